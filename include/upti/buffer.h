@@ -1,0 +1,77 @@
+/* UPTI — buffers: where records are stored until an internal thread delivers them.
+ *
+ * Each producing thread writes into its own region of the buffer without a
+ * lock; an internal callback thread hands full regions to the buffer's
+ * callback. Records of one thread arrive in the order they were made;
+ * records of different threads may interleave in any order.
+ */
+#ifndef UPTI_BUFFER_H
+#define UPTI_BUFFER_H
+
+#include <upti/types.h>
+
+UPTI_EXTERN_C_BEGIN
+
+/** Category of a record: what header.kind means. */
+typedef enum upti_buffer_category_t {
+    UPTI_BUFFER_CATEGORY_NONE = 0,
+    UPTI_BUFFER_CATEGORY_TRACING, /**< kind is a upti_tracing_kind_t */
+    UPTI_BUFFER_CATEGORY_LAST
+} upti_buffer_category_t;
+
+/** One record delivered by a buffer: category, kind and a pointer to its payload. */
+typedef struct upti_record_header_t {
+    uint32_t category; /**< upti_buffer_category_t */
+    uint32_t kind;     /**< upti_tracing_kind_t for the TRACING category */
+    void *payload;     /**< the record; valid only during the buffer callback */
+} upti_record_header_t;
+
+/** What happens when a thread's region of the buffer is full. */
+typedef enum upti_buffer_policy_t {
+    UPTI_BUFFER_POLICY_NONE = 0,
+    UPTI_BUFFER_POLICY_DISCARD,  /**< drop the record and count it (reported as drop_count) */
+    UPTI_BUFFER_POLICY_LOSSLESS, /**< the producing thread waits until the region is drained */
+    UPTI_BUFFER_POLICY_LAST
+} upti_buffer_policy_t;
+
+/**
+ * Receives records. headers[0..num_headers) are in per-thread order;
+ * drop_count is the number of records discarded since the last call.
+ * Called from a UPTI callback thread (or from the thread calling
+ * upti_flush_buffer() / finalization).
+ */
+typedef void (*upti_buffer_tracing_cb_t)(upti_context_id_t context_id, upti_buffer_id_t buffer_id,
+                                         upti_record_header_t **headers, size_t num_headers,
+                                         void *data, uint64_t drop_count);
+
+/**
+ * Creates a buffer for a context. size: bytes of each producing thread's
+ * region (at least 256, rounded up to a power of two; allocated on the
+ * thread's first record). watermark: bytes in a region that wake the callback
+ * thread (0 = deliver as soon as possible; >= size = only when full or
+ * flushed). Only inside a tool's initialize.
+ */
+UPTI_API upti_status_t upti_create_buffer(upti_context_id_t context_id, size_t size,
+                                          size_t watermark, upti_buffer_policy_t policy,
+                                          upti_buffer_tracing_cb_t callback, void *callback_data,
+                                          upti_buffer_id_t *buffer_id);
+
+/**
+ * Delivers every record written so far and returns when the callback has
+ * seen them. Thread-safe; called inside the buffer's own callback it returns
+ * UPTI_STATUS_ERROR_DEADLOCK.
+ */
+UPTI_API upti_status_t upti_flush_buffer(upti_buffer_id_t buffer_id);
+
+/** Flushes, then stops the buffer: later records for it are dropped. */
+UPTI_API upti_status_t upti_destroy_buffer(upti_buffer_id_t buffer_id);
+
+/** Creates another internal delivery thread (started on first use). */
+UPTI_API upti_status_t upti_create_callback_thread(upti_callback_thread_t *thread_id);
+/** Makes thread_id deliver buffer_id (default: the first callback thread). */
+UPTI_API upti_status_t upti_assign_callback_thread(upti_buffer_id_t buffer_id,
+                                                   upti_callback_thread_t thread_id);
+
+UPTI_EXTERN_C_END
+
+#endif

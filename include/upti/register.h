@@ -1,0 +1,34 @@
+/* libupti-register — what a runtime links to hand UPTI its dispatch tables.
+ *
+ * Cheap when no tool is present: one getenv("UPTI_TOOL_LIBRARIES") and one
+ * dlsym("upti_configure") on the first call, then nothing; libupti.so is
+ * loaded only when a tool exists.
+ */
+#ifndef UPTI_REGISTER_H
+#define UPTI_REGISTER_H
+
+#include <upti/status.h>
+#include <stdint.h>
+
+UPTI_EXTERN_C_BEGIN
+
+/** Identifies one registration. */
+typedef struct upti_register_library_id_t { uint64_t handle; } upti_register_library_id_t;
+
+/**
+ * Registers num_tables dispatch tables of the runtime called name ("uptx",
+ * "opencl") with UPTI. If a tool is present, loads libupti.so, which
+ * discovers and initializes tools (first registration only), installs its
+ * tracing wrappers and passes the tables to tools. Tables must stay valid
+ * for the life of the process and may be modified in place before this
+ * returns. Returns SUCCESS also when no tool is present;
+ * UPTI_STATUS_ERROR_DEADLOCK if called again on a thread that is already
+ * inside a registration (e.g. a tool's initialize using a runtime).
+ */
+UPTI_API upti_status_t upti_register_library_api_table(const char *name, uint64_t version,
+                                                       void **tables, uint64_t num_tables,
+                                                       upti_register_library_id_t *id);
+
+UPTI_EXTERN_C_END
+
+#endif
