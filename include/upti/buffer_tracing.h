@@ -162,7 +162,7 @@ typedef struct upti_buffer_tracing_memory_allocation_record_t {
     uint64_t runtime_context;
     upti_memory_allocation_type_t type;
     uint64_t handle;                   /**< cl_mem or the SVM/USM pointer */
-    uint64_t size;                     /**< bytes (0 at FREE if unknown) */
+    uint64_t bytes;                    /**< size in bytes (0 at FREE if unknown) */
     uint64_t flags;                    /**< the runtime's flags as passed */
 } upti_buffer_tracing_memory_allocation_record_t;
 

@@ -1,0 +1,20 @@
+/* Internal: the entry libupti-register calls in libupti once it is loaded. */
+#ifndef UPTI_COMMON_SDK_ENTRY_H
+#define UPTI_COMMON_SDK_ENTRY_H
+
+#include <upti/status.h>
+#include <stdint.h>
+
+#define UPTI_SDK_ENTRY_SYMBOL "upti_sdk_set_api_table"
+#define UPTI_SDK_SONAME "libupti.so.0"
+
+/**
+ * Exported by libupti (upti_ prefix, not in a public header): discovers and
+ * initializes tools on the first call, installs UPTI's wrappers into the
+ * tables and passes them to the tools that asked for them.
+ */
+typedef upti_status_t (*upti_sdk_set_api_table_t)(const char *name, uint64_t version,
+                                                  uint64_t instance, void **tables,
+                                                  uint64_t num_tables);
+
+#endif

@@ -1,0 +1,103 @@
+/* libupti-register: what a runtime links to hand UPTI its dispatch tables.
+ *
+ * With no tool present this costs one getenv() and one dlsym() on the first
+ * registration and a load of a cached answer afterwards; libupti.so is never
+ * loaded and no thread is started.
+ */
+#include <upti/register.h>
+
+#include "compiler.h"
+#include "log.h"
+#include "sdk_entry.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum tool_presence { PRESENCE_UNKNOWN = 0, PRESENCE_NONE, PRESENCE_SOME };
+
+static _Atomic int g_presence = PRESENCE_UNKNOWN;
+static _Atomic uint64_t g_next_instance = 1;
+static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
+static upti_sdk_set_api_table_t g_sdk_entry;
+/* Set while this thread is inside a registration: a nested one would deadlock. */
+static UPTI_TLS int t_registering;
+
+static int tools_present(void)
+{
+    int presence = atomic_load_explicit(&g_presence, memory_order_acquire);
+    if (upti_likely(presence != PRESENCE_UNKNOWN))
+        return presence == PRESENCE_SOME;
+    const char *libs = getenv("UPTI_TOOL_LIBRARIES");
+    int some = (libs != NULL && libs[0] != '\0') || dlsym(RTLD_DEFAULT, "upti_configure") != NULL;
+    /* A tool that called upti_force_configure() has loaded libupti already. */
+    if (!some) {
+        void *sdk = dlopen(UPTI_SDK_SONAME, RTLD_LAZY | RTLD_NOLOAD);
+        if (sdk != NULL) {
+            some = 1;
+            dlclose(sdk);
+        }
+    }
+    atomic_store_explicit(&g_presence, some ? PRESENCE_SOME : PRESENCE_NONE, memory_order_release);
+    return some;
+}
+
+/* Loads libupti.so from the directory this library lives in, else by soname. */
+static upti_sdk_set_api_table_t load_sdk(void)
+{
+    pthread_mutex_lock(&g_load_lock);
+    if (g_sdk_entry == NULL) {
+        void *handle = NULL;
+        Dl_info info;
+        if (dladdr((void *)&load_sdk, &info) != 0 && info.dli_fname != NULL) {
+            char path[PATH_MAX];
+            const char *slash = strrchr(info.dli_fname, '/');
+            if (slash != NULL) {
+                int n = snprintf(path, sizeof path, "%.*s/%s", (int)(slash - info.dli_fname),
+                                 info.dli_fname, UPTI_SDK_SONAME);
+                if (n > 0 && (size_t)n < sizeof path)
+                    handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+            }
+        }
+        if (handle == NULL)
+            handle = dlopen(UPTI_SDK_SONAME, RTLD_NOW | RTLD_GLOBAL);
+        if (handle == NULL) {
+            upti_log_error("tools are present but %s cannot be loaded: %s", UPTI_SDK_SONAME,
+                           dlerror());
+        } else {
+            g_sdk_entry = (upti_sdk_set_api_table_t)dlsym(handle, UPTI_SDK_ENTRY_SYMBOL);
+            if (g_sdk_entry == NULL)
+                upti_log_error("%s has no %s", UPTI_SDK_SONAME, UPTI_SDK_ENTRY_SYMBOL);
+        }
+    }
+    upti_sdk_set_api_table_t entry = g_sdk_entry;
+    pthread_mutex_unlock(&g_load_lock);
+    return entry;
+}
+
+UPTI_API upti_status_t upti_register_library_api_table(const char *name, uint64_t version,
+                                                       void **tables, uint64_t num_tables,
+                                                       upti_register_library_id_t *id)
+{
+    if (name == NULL || (num_tables > 0 && tables == NULL))
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    if (t_registering)
+        return UPTI_STATUS_ERROR_DEADLOCK;
+    uint64_t instance = atomic_fetch_add(&g_next_instance, 1);
+    if (id != NULL)
+        id->handle = instance;
+    if (!tools_present())
+        return UPTI_STATUS_SUCCESS;
+
+    t_registering = 1;
+    upti_status_t status = UPTI_STATUS_ERROR;
+    upti_sdk_set_api_table_t entry = load_sdk();
+    if (entry != NULL)
+        status = entry(name, version, instance, tables, num_tables);
+    t_registering = 0;
+    return status;
+}

@@ -1,0 +1,520 @@
+/* Buffers: one single-producer ring per (thread, buffer), drained by a callback thread.
+ *
+ * Producer protocol (the calling thread, no lock): reserve space at its
+ * private head, write the record, publish it with a release store of head.
+ * A record never wraps: when it does not fit before the end of the ring a
+ * padding record (kind 0) fills the gap. Consumer protocol (the buffer's
+ * callback thread): acquire-load head, hand the records in [tail, head) to
+ * the callback, then release-store tail, which frees the space.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIN_BUFFER_SIZE 4096u
+#define DELIVERY_BATCH 4096u
+
+typedef struct ring_record_t {
+    uint32_t len;  /* bytes of this record in the ring, header included, multiple of 8 */
+    uint32_t kind; /* upti_tracing_kind_t; 0 = padding */
+} ring_record_t;
+
+struct upti_producer {
+    /* Written by the producing thread only. */
+    uint8_t *data;
+    size_t size;
+    size_t local_head;   /* where the next record goes (after a reserve: the pending record) */
+    size_t pending_head; /* head after the reserved record, published at commit */
+    size_t cached_tail;
+    struct upti_buffer *buffer;
+    upti_thread_id_t tid;
+    _Atomic uint64_t dropped;
+    _Atomic bool orphaned; /* the thread exited: free once drained */
+    _Atomic bool starving; /* a lossless producer waits for space */
+    struct upti_producer *next;
+    _Alignas(UPTI_CACHELINE) _Atomic size_t head;
+    _Alignas(UPTI_CACHELINE) _Atomic size_t tail;
+    uint64_t drops_reported; /* consumer side */
+};
+
+struct callback_thread {
+    pthread_t thread;
+    bool started;
+    _Atomic int wake; /* futex word: 1 = there is work */
+    _Atomic bool stop;
+    _Atomic uint64_t flush_requested;
+    uint64_t flush_done; /* under lock */
+    pthread_mutex_t lock;
+    pthread_cond_t flushed;
+    upti_record_header_t *headers;
+    upti_record_header_t **header_ptrs;
+};
+
+struct upti_buffer {
+    uint32_t index;
+    int tool;
+    upti_context_id_t context;
+    size_t size;
+    size_t watermark;
+    upti_buffer_policy_t policy;
+    upti_buffer_tracing_cb_t callback;
+    void *callback_data;
+    _Atomic bool destroyed;
+    struct callback_thread *_Atomic thread;
+    pthread_mutex_t lock; /* guards the producer list (and serializes delivery) */
+    struct upti_producer *producers;
+};
+
+static struct upti_buffer *g_buffers[UPTI_MAX_BUFFERS];
+static uint32_t g_num_buffers;
+static struct callback_thread g_threads[UPTI_MAX_CALLBACK_THREADS];
+static uint32_t g_num_threads;
+static bool g_threads_stopped;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void futex_wake(_Atomic int *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void futex_wait(_Atomic int *word, int expected)
+{
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+static void wake_thread(struct callback_thread *t)
+{
+    if (atomic_load_explicit(&t->wake, memory_order_relaxed) == 0 &&
+        atomic_exchange(&t->wake, 1) == 0)
+        futex_wake(&t->wake);
+}
+
+/* ---- consumer ---- */
+
+/* Hands the published records of one producer to the callback. */
+static void deliver(struct upti_buffer *b, struct upti_producer *p, struct callback_thread *t,
+                    bool force)
+{
+    size_t head = atomic_load_explicit(&p->head, memory_order_acquire);
+    size_t tail = atomic_load_explicit(&p->tail, memory_order_relaxed);
+    uint64_t drops = atomic_load_explicit(&p->dropped, memory_order_relaxed) - p->drops_reported;
+    if (head == tail && drops == 0)
+        return;
+    if (!force && drops == 0 && head - tail < b->watermark && !atomic_load(&p->starving))
+        return;
+    size_t mask = p->size - 1;
+    do {
+        size_t n = 0;
+        while (tail != head && n < DELIVERY_BATCH) {
+            ring_record_t *r = (ring_record_t *)(p->data + (tail & mask));
+            if (r->kind != 0) {
+                t->headers[n] = (upti_record_header_t){UPTI_BUFFER_CATEGORY_TRACING, r->kind,
+                                                       r + 1};
+                t->header_ptrs[n] = &t->headers[n];
+                n++;
+            }
+            tail += r->len;
+        }
+        if (n > 0 || drops > 0)
+            b->callback(b->context, (upti_buffer_id_t){b->index + 1}, t->header_ptrs, n,
+                        b->callback_data, drops);
+        p->drops_reported += drops;
+        drops = 0;
+        atomic_store_explicit(&p->tail, tail, memory_order_release);
+    } while (tail != head);
+    atomic_store(&p->starving, false);
+}
+
+/* Delivers every producer of b; frees the regions of exited threads once empty. */
+static void drain_buffer(struct upti_buffer *b, struct callback_thread *t, bool force)
+{
+    pthread_mutex_lock(&b->lock);
+    struct upti_producer **link = &b->producers;
+    while (*link != NULL) {
+        struct upti_producer *p = *link;
+        bool orphaned = atomic_load(&p->orphaned);
+        deliver(b, p, t, force || orphaned);
+        if (orphaned && atomic_load(&p->head) == atomic_load(&p->tail)) {
+            *link = p->next;
+            free(p->data);
+            free(p);
+        } else {
+            link = &p->next;
+        }
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
+static void drain_thread_buffers(struct callback_thread *t, bool force)
+{
+    uint32_t n = __atomic_load_n(&g_num_buffers, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++)
+        if (atomic_load(&g_buffers[i]->thread) == t)
+            drain_buffer(g_buffers[i], t, force);
+}
+
+static void *callback_thread_main(void *arg)
+{
+    struct callback_thread *t = arg;
+    upti_thread_mark_internal();
+    for (;;) {
+        atomic_store(&t->wake, 0);
+        uint64_t requested = atomic_load(&t->flush_requested);
+        bool stop = atomic_load(&t->stop);
+        pthread_mutex_lock(&t->lock);
+        bool force = stop || requested != t->flush_done;
+        pthread_mutex_unlock(&t->lock);
+        drain_thread_buffers(t, force);
+        if (force) {
+            pthread_mutex_lock(&t->lock);
+            t->flush_done = requested;
+            pthread_cond_broadcast(&t->flushed);
+            pthread_mutex_unlock(&t->lock);
+        }
+        if (stop)
+            break;
+        futex_wait(&t->wake, 0);
+    }
+    return NULL;
+}
+
+/* Starts t if needed. Caller holds g_lock. */
+static bool start_thread(struct callback_thread *t)
+{
+    if (t->started)
+        return true;
+    if (g_threads_stopped)
+        return false;
+    t->headers = calloc(DELIVERY_BATCH, sizeof *t->headers);
+    t->header_ptrs = calloc(DELIVERY_BATCH, sizeof *t->header_ptrs);
+    if (t->headers == NULL || t->header_ptrs == NULL)
+        return false;
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->flushed, NULL);
+    /* UPTI's thread takes no signals: they belong to the application's threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = pthread_create(&t->thread, NULL, callback_thread_main, t);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        upti_log_error("cannot start a callback thread: %s", strerror(rc));
+        return false;
+    }
+    pthread_setname_np(t->thread, "upti-callback");
+    t->started = true;
+    return true;
+}
+
+/* Asks t to deliver everything and waits until it has. */
+static upti_status_t flush_thread(struct callback_thread *t)
+{
+    if (!t->started)
+        return UPTI_STATUS_SUCCESS;
+    if (pthread_equal(pthread_self(), t->thread))
+        return UPTI_STATUS_ERROR_DEADLOCK;
+    uint64_t gen = atomic_fetch_add(&t->flush_requested, 1) + 1;
+    atomic_store(&t->wake, 1);
+    futex_wake(&t->wake);
+    pthread_mutex_lock(&t->lock);
+    while (t->flush_done < gen && !atomic_load(&t->stop))
+        pthread_cond_wait(&t->flushed, &t->lock);
+    pthread_mutex_unlock(&t->lock);
+    return UPTI_STATUS_SUCCESS;
+}
+
+/* ---- producer ---- */
+
+static struct upti_producer *producer_create(struct upti_buffer *b, upti_thread_state_t *s)
+{
+    struct upti_producer *p = aligned_alloc(UPTI_CACHELINE, sizeof *p);
+    if (p == NULL)
+        return NULL;
+    memset(p, 0, sizeof *p);
+    p->data = aligned_alloc(UPTI_CACHELINE, b->size);
+    if (p->data == NULL) {
+        free(p);
+        return NULL;
+    }
+    p->size = b->size;
+    p->buffer = b;
+    p->tid = s->tid;
+    pthread_mutex_lock(&b->lock);
+    p->next = b->producers;
+    b->producers = p;
+    pthread_mutex_unlock(&b->lock);
+    s->producers[b->index] = p;
+    return p;
+}
+
+/* Lossless: waits until the consumer has made room. Returns false if it never will. */
+static bool wait_for_room(struct upti_producer *p, size_t need)
+{
+    struct upti_buffer *b = p->buffer;
+    struct callback_thread *t = atomic_load(&b->thread);
+    atomic_store(&p->starving, true);
+    for (unsigned spins = 0;; spins++) {
+        if (atomic_load(&b->destroyed) || atomic_load(&t->stop) || !t->started)
+            return false;
+        wake_thread(t);
+        if (spins < 64)
+            sched_yield();
+        else
+            nanosleep(&(struct timespec){0, 20000}, NULL);
+        p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
+        if (p->local_head + need - p->cached_tail <= p->size)
+            return true;
+    }
+}
+
+void *upti_buffer_reserve(struct upti_buffer *b, upti_thread_state_t *s, uint32_t kind, size_t len)
+{
+    if (upti_unlikely(atomic_load_explicit(&b->destroyed, memory_order_relaxed)))
+        return NULL;
+    struct upti_producer *p = s->producers[b->index];
+    if (upti_unlikely(p == NULL)) {
+        p = producer_create(b, s);
+        if (p == NULL)
+            return NULL;
+    }
+    len = (len + sizeof(ring_record_t) + 7) & ~(size_t)7;
+    size_t head = p->local_head;
+    size_t pos = head & (p->size - 1);
+    size_t contiguous = p->size - pos;
+    size_t need = len + (contiguous < len ? contiguous : 0);
+    if (upti_unlikely(head + need - p->cached_tail > p->size)) {
+        p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
+        if (head + need - p->cached_tail > p->size) {
+            if (len > p->size / 2 || b->policy != UPTI_BUFFER_POLICY_LOSSLESS ||
+                !wait_for_room(p, need)) {
+                atomic_store_explicit(&p->dropped,
+                                      atomic_load_explicit(&p->dropped, memory_order_relaxed) + 1,
+                                      memory_order_relaxed);
+                return NULL;
+            }
+        }
+    }
+    if (contiguous < len) {
+        *(ring_record_t *)(p->data + pos) = (ring_record_t){(uint32_t)contiguous, 0};
+        head += contiguous;
+        pos = 0;
+    }
+    ring_record_t *r = (ring_record_t *)(p->data + pos);
+    r->len = (uint32_t)len;
+    r->kind = kind;
+    p->pending_head = head + len;
+    return r + 1;
+}
+
+void upti_buffer_commit(struct upti_buffer *b, upti_thread_state_t *s)
+{
+    struct upti_producer *p = s->producers[b->index];
+    size_t head = p->pending_head;
+    p->local_head = head;
+    atomic_store_explicit(&p->head, head, memory_order_release);
+    if (upti_unlikely(head - p->cached_tail >= b->watermark))
+        wake_thread(atomic_load_explicit(&b->thread, memory_order_relaxed));
+}
+
+void upti_buffer_thread_exit(upti_thread_state_t *s)
+{
+    for (uint32_t i = 0; i < UPTI_MAX_BUFFERS; i++) {
+        struct upti_producer *p = s->producers[i];
+        if (p != NULL) {
+            s->producers[i] = NULL;
+            atomic_store(&p->orphaned, true);
+        }
+    }
+}
+
+/* ---- public API ---- */
+
+struct upti_buffer *upti_buffer_lookup(upti_buffer_id_t id)
+{
+    uint32_t n = __atomic_load_n(&g_num_buffers, __ATOMIC_ACQUIRE);
+    if (id.handle == 0 || id.handle > n)
+        return NULL;
+    return g_buffers[id.handle - 1];
+}
+
+static size_t round_up_pow2(size_t v)
+{
+    size_t p = MIN_BUFFER_SIZE;
+    while (p < v && p < ((size_t)1 << 40))
+        p <<= 1;
+    return p;
+}
+
+UPTI_API upti_status_t upti_create_buffer(upti_context_id_t context_id, size_t size,
+                                          size_t watermark, upti_buffer_policy_t policy,
+                                          upti_buffer_tracing_cb_t callback, void *callback_data,
+                                          upti_buffer_id_t *buffer_id)
+{
+    if (!upti_configuration_open())
+        return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
+    int valid = 0;
+    upti_context_is_valid(context_id, &valid);
+    if (!valid)
+        return UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
+    if (callback == NULL || buffer_id == NULL || policy <= UPTI_BUFFER_POLICY_NONE ||
+        policy >= UPTI_BUFFER_POLICY_LAST || size > ((size_t)1 << 40))
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    struct upti_buffer *b = calloc(1, sizeof *b);
+    if (b == NULL)
+        return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+    b->tool = upti_current_tool();
+    b->context = context_id;
+    b->size = round_up_pow2(size);
+    b->watermark = watermark < b->size ? watermark : b->size;
+    b->policy = policy;
+    b->callback = callback;
+    b->callback_data = callback_data;
+    pthread_mutex_init(&b->lock, NULL);
+
+    pthread_mutex_lock(&g_lock);
+    upti_status_t st = UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+    if (g_num_buffers < UPTI_MAX_BUFFERS) {
+        if (g_num_threads == 0)
+            g_num_threads = 1;
+        if (start_thread(&g_threads[0])) {
+            atomic_store(&b->thread, &g_threads[0]);
+            b->index = g_num_buffers;
+            g_buffers[g_num_buffers] = b;
+            __atomic_store_n(&g_num_buffers, g_num_buffers + 1, __ATOMIC_RELEASE);
+            buffer_id->handle = b->index + 1;
+            st = UPTI_STATUS_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (st != UPTI_STATUS_SUCCESS) {
+        pthread_mutex_destroy(&b->lock);
+        free(b);
+    }
+    return st;
+}
+
+UPTI_API upti_status_t upti_flush_buffer(upti_buffer_id_t buffer_id)
+{
+    struct upti_buffer *b = upti_buffer_lookup(buffer_id);
+    if (b == NULL)
+        return UPTI_STATUS_ERROR_BUFFER_NOT_FOUND;
+    return flush_thread(atomic_load(&b->thread));
+}
+
+UPTI_API upti_status_t upti_destroy_buffer(upti_buffer_id_t buffer_id)
+{
+    struct upti_buffer *b = upti_buffer_lookup(buffer_id);
+    if (b == NULL)
+        return UPTI_STATUS_ERROR_BUFFER_NOT_FOUND;
+    if (atomic_load(&b->destroyed))
+        return UPTI_STATUS_ERROR_BUFFER_NOT_FOUND;
+    upti_status_t st = flush_thread(atomic_load(&b->thread));
+    if (st != UPTI_STATUS_SUCCESS)
+        return st;
+    atomic_store(&b->destroyed, true);
+    return flush_thread(atomic_load(&b->thread));
+}
+
+UPTI_API upti_status_t upti_create_callback_thread(upti_callback_thread_t *thread_id)
+{
+    if (thread_id == NULL)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&g_lock);
+    upti_status_t st = UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+    if (g_num_threads == 0)
+        g_num_threads = 1; /* index 0 is the default thread */
+    if (g_threads_stopped) {
+        st = UPTI_STATUS_ERROR_FINALIZED;
+    } else if (g_num_threads < UPTI_MAX_CALLBACK_THREADS) {
+        thread_id->handle = ++g_num_threads; /* handles are index + 1 */
+        st = UPTI_STATUS_SUCCESS;
+    }
+    pthread_mutex_unlock(&g_lock);
+    return st;
+}
+
+UPTI_API upti_status_t upti_assign_callback_thread(upti_buffer_id_t buffer_id,
+                                                   upti_callback_thread_t thread_id)
+{
+    struct upti_buffer *b = upti_buffer_lookup(buffer_id);
+    if (b == NULL)
+        return UPTI_STATUS_ERROR_BUFFER_NOT_FOUND;
+    pthread_mutex_lock(&g_lock);
+    upti_status_t st = UPTI_STATUS_ERROR_THREAD_NOT_FOUND;
+    if (thread_id.handle >= 1 && thread_id.handle <= g_num_threads) {
+        struct callback_thread *t = &g_threads[thread_id.handle - 1];
+        st = UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+        if (start_thread(t)) {
+            struct callback_thread *old = atomic_load(&b->thread);
+            pthread_mutex_unlock(&g_lock);
+            /* Deliver what the old thread holds so per-thread order is kept. */
+            flush_thread(old);
+            pthread_mutex_lock(&g_lock);
+            atomic_store(&b->thread, t);
+            st = UPTI_STATUS_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    return st;
+}
+
+uint32_t upti_buffer_index(const struct upti_buffer *b)
+{
+    return b->index;
+}
+
+uint64_t upti_tool_buffers(int tool)
+{
+    uint64_t mask = 0;
+    uint32_t n = __atomic_load_n(&g_num_buffers, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++)
+        if (g_buffers[i]->tool == tool)
+            mask |= 1ull << i;
+    return mask;
+}
+
+void upti_flush_buffers(uint64_t mask)
+{
+    bool done[UPTI_MAX_CALLBACK_THREADS] = {false};
+    uint32_t n = __atomic_load_n(&g_num_buffers, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        if (!(mask & (1ull << i)))
+            continue;
+        struct callback_thread *t = atomic_load(&g_buffers[i]->thread);
+        size_t ti = (size_t)(t - g_threads);
+        if (!done[ti]) {
+            done[ti] = true;
+            flush_thread(t);
+        }
+    }
+}
+
+void upti_flush_all_buffers(void)
+{
+    upti_flush_buffers(~0ull);
+}
+
+void upti_stop_callback_threads(void)
+{
+    pthread_mutex_lock(&g_lock);
+    g_threads_stopped = true;
+    uint32_t n = g_num_threads;
+    pthread_mutex_unlock(&g_lock);
+    for (uint32_t i = 0; i < n; i++) {
+        struct callback_thread *t = &g_threads[i];
+        if (!t->started || pthread_equal(pthread_self(), t->thread))
+            continue;
+        atomic_store(&t->stop, true);
+        atomic_store(&t->wake, 1);
+        futex_wake(&t->wake);
+        pthread_join(t->thread, NULL);
+    }
+}

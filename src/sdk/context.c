@@ -1,0 +1,313 @@
+/* Contexts, their services, and the per-operation plans that wrappers read. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct service {
+    uint8_t *operations; /* operations[op] != 0: wanted; NULL: not configured */
+};
+
+struct context {
+    bool valid;
+    _Atomic bool active;
+    int tool;
+    struct service callback[UPTI_TRACING_KIND_LAST];
+    upti_callback_tracing_cb_t callback_fn[UPTI_TRACING_KIND_LAST];
+    void *callback_data[UPTI_TRACING_KIND_LAST];
+    struct service buffered[UPTI_TRACING_KIND_LAST];
+    struct upti_buffer *buffer[UPTI_TRACING_KIND_LAST];
+};
+
+/* A plan built for one set of contexts; kept forever so wrappers never see freed memory. */
+struct cached_plan {
+    uint32_t mask;
+    struct cached_plan *next;
+    upti_operation_plan_t plan;
+};
+
+static struct context g_contexts[UPTI_MAX_CONTEXTS];
+static uint32_t g_num_contexts;
+static bool g_contexts_final; /* finalization stopped everything for good */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const upti_operation_plan_t **g_plans[UPTI_TRACING_KIND_LAST];
+static struct cached_plan **g_plan_cache[UPTI_TRACING_KIND_LAST];
+static pthread_once_t g_plans_once = PTHREAD_ONCE_INIT;
+
+static void allocate_plans(void)
+{
+    for (int k = 1; k < UPTI_TRACING_KIND_LAST; k++) {
+        uint32_t n = upti_kind_info((upti_tracing_kind_t)k)->operation_count;
+        g_plans[k] = calloc(n ? n : 1, sizeof *g_plans[k]);
+        g_plan_cache[k] = calloc(n ? n : 1, sizeof *g_plan_cache[k]);
+        if (g_plans[k] == NULL || g_plan_cache[k] == NULL) {
+            upti_log_error("out of memory for operation plans");
+            abort();
+        }
+    }
+}
+
+const upti_operation_plan_t *const *upti_plans(upti_tracing_kind_t kind)
+{
+    pthread_once(&g_plans_once, allocate_plans);
+    return g_plans[kind];
+}
+
+static bool valid_kind(upti_tracing_kind_t kind)
+{
+    return kind > UPTI_TRACING_KIND_NONE && kind < UPTI_TRACING_KIND_LAST;
+}
+
+static struct context *lookup(upti_context_id_t id)
+{
+    uint32_t n = __atomic_load_n(&g_num_contexts, __ATOMIC_ACQUIRE);
+    if (id.handle == 0 || id.handle > n || !g_contexts[id.handle - 1].valid)
+        return NULL;
+    return &g_contexts[id.handle - 1];
+}
+
+/* Builds (or finds) the plan serving the contexts in mask for (kind, op). */
+static const upti_operation_plan_t *plan_for(upti_tracing_kind_t kind, uint32_t op, uint32_t mask)
+{
+    for (struct cached_plan *c = g_plan_cache[kind][op]; c != NULL; c = c->next)
+        if (c->mask == mask)
+            return &c->plan;
+    uint32_t n = (uint32_t)__builtin_popcount(mask);
+    struct cached_plan *c = calloc(1, sizeof *c);
+    upti_plan_callback_t *cbs = calloc(n, sizeof *cbs);
+    upti_plan_buffer_t *bufs = calloc(n, sizeof *bufs);
+    if (c == NULL || cbs == NULL || bufs == NULL) {
+        free(c), free(cbs), free(bufs);
+        upti_log_error("out of memory for an operation plan: tracing of one operation is lost");
+        return NULL;
+    }
+    for (uint32_t i = 0; i < UPTI_MAX_CONTEXTS; i++) {
+        if (!(mask & (1u << i)))
+            continue;
+        struct context *ctx = &g_contexts[i];
+        if (ctx->callback[kind].operations != NULL && ctx->callback[kind].operations[op])
+            cbs[c->plan.num_callbacks++] = (upti_plan_callback_t){i, ctx->callback_fn[kind],
+                                                                  ctx->callback_data[kind]};
+        if (ctx->buffered[kind].operations != NULL && ctx->buffered[kind].operations[op])
+            bufs[c->plan.num_buffers++] = (upti_plan_buffer_t){i, ctx->buffer[kind]};
+    }
+    c->mask = mask;
+    c->plan.callbacks = cbs;
+    c->plan.buffers = bufs;
+    c->next = g_plan_cache[kind][op];
+    g_plan_cache[kind][op] = c;
+    return &c->plan;
+}
+
+/* Recomputes every plan from the active contexts. Caller holds g_lock. */
+static void rebuild_plans(void)
+{
+    pthread_once(&g_plans_once, allocate_plans);
+    uint32_t active = 0;
+    for (uint32_t i = 0; i < g_num_contexts; i++)
+        if (atomic_load(&g_contexts[i].active))
+            active |= 1u << i;
+    for (int k = 1; k < UPTI_TRACING_KIND_LAST; k++) {
+        uint32_t ops = upti_kind_info((upti_tracing_kind_t)k)->operation_count;
+        for (uint32_t op = 1; op < ops; op++) {
+            uint32_t mask = 0;
+            for (uint32_t i = 0; i < g_num_contexts; i++) {
+                if (!(active & (1u << i)))
+                    continue;
+                const struct context *ctx = &g_contexts[i];
+                if ((ctx->callback[k].operations && ctx->callback[k].operations[op]) ||
+                    (ctx->buffered[k].operations && ctx->buffered[k].operations[op]))
+                    mask |= 1u << i;
+            }
+            const upti_operation_plan_t *plan = mask ? plan_for((upti_tracing_kind_t)k, op, mask)
+                                                     : NULL;
+            __atomic_store_n(&g_plans[k][op], plan, __ATOMIC_RELEASE);
+        }
+    }
+}
+
+UPTI_API upti_status_t upti_create_context(upti_context_id_t *context_id)
+{
+    if (context_id == NULL)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    if (!upti_configuration_open())
+        return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
+    pthread_mutex_lock(&g_lock);
+    upti_status_t st = UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+    if (g_num_contexts < UPTI_MAX_CONTEXTS) {
+        struct context *ctx = &g_contexts[g_num_contexts];
+        ctx->valid = true;
+        ctx->tool = upti_current_tool();
+        __atomic_store_n(&g_num_contexts, g_num_contexts + 1, __ATOMIC_RELEASE);
+        context_id->handle = g_num_contexts;
+        st = UPTI_STATUS_SUCCESS;
+    }
+    pthread_mutex_unlock(&g_lock);
+    return st;
+}
+
+static upti_status_t set_active(upti_context_id_t id, bool active)
+{
+    struct context *ctx = lookup(id);
+    if (ctx == NULL)
+        return UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
+    pthread_mutex_lock(&g_lock);
+    upti_status_t st = UPTI_STATUS_SUCCESS;
+    if (active && g_contexts_final)
+        st = UPTI_STATUS_ERROR_FINALIZED;
+    else if (atomic_load(&ctx->active) != active) {
+        atomic_store(&ctx->active, active);
+        rebuild_plans();
+    }
+    pthread_mutex_unlock(&g_lock);
+    return st;
+}
+
+UPTI_API upti_status_t upti_start_context(upti_context_id_t context_id)
+{
+    return set_active(context_id, true);
+}
+
+UPTI_API upti_status_t upti_stop_context(upti_context_id_t context_id)
+{
+    return set_active(context_id, false);
+}
+
+UPTI_API upti_status_t upti_context_is_active(upti_context_id_t context_id, int *status)
+{
+    if (status == NULL)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    struct context *ctx = lookup(context_id);
+    if (ctx == NULL)
+        return UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
+    *status = atomic_load(&ctx->active) ? 1 : 0;
+    return UPTI_STATUS_SUCCESS;
+}
+
+UPTI_API upti_status_t upti_context_is_valid(upti_context_id_t context_id, int *status)
+{
+    if (status == NULL)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    *status = lookup(context_id) != NULL;
+    return UPTI_STATUS_SUCCESS;
+}
+
+/* Validates a service request and builds its operation filter. */
+static upti_status_t make_filter(upti_tracing_kind_t kind, const uint32_t *operations,
+                                 size_t count, uint8_t **filter)
+{
+    if (!valid_kind(kind))
+        return UPTI_STATUS_ERROR_KIND_NOT_FOUND;
+    uint32_t n = upti_kind_info(kind)->operation_count;
+    for (size_t i = 0; operations != NULL && i < count; i++)
+        if (operations[i] == 0 || operations[i] >= n)
+            return UPTI_STATUS_ERROR_OPERATION_NOT_FOUND;
+    uint8_t *f = calloc(n ? n : 1, 1);
+    if (f == NULL)
+        return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+    if (operations == NULL || count == 0)
+        memset(f + 1, 1, n > 1 ? n - 1 : 0);
+    else
+        for (size_t i = 0; i < count; i++)
+            f[operations[i]] = 1;
+    *filter = f;
+    return UPTI_STATUS_SUCCESS;
+}
+
+UPTI_API upti_status_t upti_configure_callback_tracing_service(upti_context_id_t context_id,
+                                                               upti_tracing_kind_t kind,
+                                                               const uint32_t *operations,
+                                                               size_t count,
+                                                               upti_callback_tracing_cb_t callback,
+                                                               void *callback_data)
+{
+    if (!upti_configuration_open())
+        return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
+    struct context *ctx = lookup(context_id);
+    if (ctx == NULL)
+        return UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
+    if (callback == NULL)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    uint8_t *filter;
+    upti_status_t st = make_filter(kind, operations, count, &filter);
+    if (st != UPTI_STATUS_SUCCESS)
+        return st;
+    pthread_mutex_lock(&g_lock);
+    if (ctx->callback[kind].operations != NULL) {
+        st = UPTI_STATUS_ERROR_SERVICE_ALREADY_CONFIGURED;
+        free(filter);
+    } else {
+        ctx->callback_fn[kind] = callback;
+        ctx->callback_data[kind] = callback_data;
+        ctx->callback[kind].operations = filter;
+        if (atomic_load(&ctx->active))
+            rebuild_plans();
+    }
+    pthread_mutex_unlock(&g_lock);
+    return st;
+}
+
+UPTI_API upti_status_t upti_configure_buffer_tracing_service(upti_context_id_t context_id,
+                                                             upti_tracing_kind_t kind,
+                                                             const uint32_t *operations,
+                                                             size_t count,
+                                                             upti_buffer_id_t buffer_id)
+{
+    if (!upti_configuration_open())
+        return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
+    struct context *ctx = lookup(context_id);
+    if (ctx == NULL)
+        return UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
+    struct upti_buffer *buffer = upti_buffer_lookup(buffer_id);
+    if (buffer == NULL)
+        return UPTI_STATUS_ERROR_BUFFER_NOT_FOUND;
+    uint8_t *filter;
+    upti_status_t st = make_filter(kind, operations, count, &filter);
+    if (st != UPTI_STATUS_SUCCESS)
+        return st;
+    pthread_mutex_lock(&g_lock);
+    if (ctx->buffered[kind].operations != NULL) {
+        st = UPTI_STATUS_ERROR_SERVICE_ALREADY_CONFIGURED;
+        free(filter);
+    } else {
+        ctx->buffer[kind] = buffer;
+        ctx->buffered[kind].operations = filter;
+        if (atomic_load(&ctx->active))
+            rebuild_plans();
+    }
+    pthread_mutex_unlock(&g_lock);
+    return st;
+}
+
+void upti_stop_all_contexts(void)
+{
+    pthread_mutex_lock(&g_lock);
+    g_contexts_final = true;
+    for (uint32_t i = 0; i < g_num_contexts; i++)
+        atomic_store(&g_contexts[i].active, false);
+    rebuild_plans();
+    pthread_mutex_unlock(&g_lock);
+}
+
+void upti_stop_tool_contexts(int tool)
+{
+    pthread_mutex_lock(&g_lock);
+    for (uint32_t i = 0; i < g_num_contexts; i++)
+        if (g_contexts[i].tool == tool)
+            atomic_store(&g_contexts[i].active, false);
+    rebuild_plans();
+    pthread_mutex_unlock(&g_lock);
+}
+
+UPTI_API upti_status_t upti_runtime_get_operation_plans(upti_tracing_kind_t kind,
+                                                        const upti_operation_plan_t *const **plans,
+                                                        uint32_t *count)
+{
+    if (!valid_kind(kind) || plans == NULL)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    *plans = upti_plans(kind);
+    if (count != NULL)
+        *count = upti_kind_info(kind)->operation_count;
+    return UPTI_STATUS_SUCCESS;
+}

@@ -1,0 +1,156 @@
+/* Internal state of libupti shared between its files. */
+#ifndef UPTI_SDK_INTERNAL_H
+#define UPTI_SDK_INTERNAL_H
+
+#include <upti/runtime.h>
+#include <upti/upti.h>
+
+#include "clock.h"
+#include "compiler.h"
+#include "kind_info.h"
+#include "log.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#define UPTI_MAX_BUFFERS 64
+#define UPTI_MAX_CALLBACK_THREADS 16
+#define UPTI_MAX_TOOLS 32
+#define UPTI_EXTERNAL_STACK_DEPTH 64
+/** Longest string copied into a record; longer ones are truncated. */
+#define UPTI_MAX_RECORD_STRING 1024
+
+/* ---- life cycle (registration.c) ---- */
+
+/** True while tools' initialize functions run: the only time services may be configured. */
+bool upti_configuration_open(void);
+/** Index of the tool whose initialize is running, or -1. */
+int upti_current_tool(void);
+/** Discovers and initializes tools once; safe to call repeatedly. */
+void upti_ensure_tools(void);
+
+/* ---- per-thread state (thread.c) ---- */
+
+struct upti_producer;
+
+typedef struct upti_thread_state_t {
+    upti_thread_id_t tid;
+    uint64_t corr_next, corr_end;       /* block of correlation ids owned by this thread */
+    upti_runtime_call_t *current_call;  /* innermost traced call in progress */
+    int in_callback;                    /* >0: inside a UPTI callback, or a UPTI thread */
+    uint32_t external_mask;             /* contexts with a non-empty external stack */
+    struct external_stack {
+        uint32_t depth;
+        upti_user_data_t ids[UPTI_EXTERNAL_STACK_DEPTH];
+    } *external[UPTI_MAX_CONTEXTS];
+    struct upti_producer *producers[UPTI_MAX_BUFFERS]; /* this thread's region of each buffer */
+} upti_thread_state_t;
+
+extern UPTI_TLS upti_thread_state_t *upti_tls_state;
+upti_thread_state_t *upti_thread_state_slow(void);
+
+static inline upti_thread_state_t *upti_thread_state(void)
+{
+    upti_thread_state_t *s = upti_tls_state;
+    if (upti_likely(s != NULL))
+        return s;
+    return upti_thread_state_slow();
+}
+
+/** Next internal correlation id: unique in the process, never 0. */
+static inline uint64_t upti_next_correlation_id(upti_thread_state_t *s)
+{
+    if (upti_unlikely(s->corr_next == s->corr_end)) {
+        extern _Atomic uint64_t upti_correlation_counter;
+        uint64_t base = atomic_fetch_add_explicit(&upti_correlation_counter, 1024,
+                                                  memory_order_relaxed);
+        s->corr_next = base;
+        s->corr_end = base + 1024;
+    }
+    return s->corr_next++;
+}
+
+/** External id the thread pushed for context index ctx (0 if none). */
+static inline uint64_t upti_external_id(const upti_thread_state_t *s, uint32_t ctx)
+{
+    if (upti_likely((s->external_mask & (1u << ctx)) == 0))
+        return 0;
+    const struct external_stack *st = s->external[ctx];
+    return st->ids[st->depth - 1].value;
+}
+
+/** Marks the calling thread as one of UPTI's own: nothing it calls is traced. */
+void upti_thread_mark_internal(void);
+
+/* ---- contexts and plans (context.c) ---- */
+
+typedef struct upti_plan_callback_t {
+    uint32_t context;
+    upti_callback_tracing_cb_t callback;
+    void *data;
+} upti_plan_callback_t;
+
+struct upti_buffer;
+
+typedef struct upti_plan_buffer_t {
+    uint32_t context;
+    struct upti_buffer *buffer;
+} upti_plan_buffer_t;
+
+/** What the active contexts want of one (kind, operation). Immutable once published. */
+struct upti_operation_plan_t {
+    uint32_t num_callbacks;
+    uint32_t num_buffers;
+    upti_plan_callback_t *callbacks;
+    upti_plan_buffer_t *buffers;
+};
+
+/** Plans of kind, indexed by operation (see upti_kind_info()->operation_count). */
+const upti_operation_plan_t *const *upti_plans(upti_tracing_kind_t kind);
+/** Stops every context and clears every plan (finalization). */
+void upti_stop_all_contexts(void);
+/** Stops the contexts created by tool index tool. */
+void upti_stop_tool_contexts(int tool);
+/** Buffers created by contexts of tool (bitmask by buffer index). */
+uint64_t upti_tool_buffers(int tool);
+
+/* ---- buffers (buffer.c) ---- */
+
+/** Reserves len bytes of a record for buffer in the calling thread's region; NULL if dropped. */
+void *upti_buffer_reserve(struct upti_buffer *buffer, upti_thread_state_t *s, uint32_t kind,
+                          size_t len);
+/** Publishes the record last reserved by this thread for buffer. */
+void upti_buffer_commit(struct upti_buffer *buffer, upti_thread_state_t *s);
+/** Flushes every buffer (finalization). */
+void upti_flush_all_buffers(void);
+/** Flushes the buffers in mask (bit i = buffer index i). */
+void upti_flush_buffers(uint64_t mask);
+/** Stops and joins the callback threads (finalization). */
+void upti_stop_callback_threads(void);
+/** The buffer of an id, or NULL. */
+struct upti_buffer *upti_buffer_lookup(upti_buffer_id_t id);
+/** Releases the regions of a thread that exits. */
+void upti_buffer_thread_exit(upti_thread_state_t *s);
+
+/* ---- tracing (tracing.c) ---- */
+
+/** Copies a record into one buffer, its string member deep-copied. */
+void upti_write_record(struct upti_buffer *buffer, upti_thread_state_t *s, uint32_t ctx,
+                       const void *record, size_t size, size_t string_offset,
+                       const upti_runtime_correlation_t *corr);
+
+/** Runs the EXIT callbacks of a call and leaves it (the caller writes the records). */
+void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s);
+
+/* ---- agents (agent.c) ---- */
+void upti_agents_init_host(void);
+
+/* ---- intercept tables (intercept.c) ---- */
+/** Installs UPTI's wrappers into a runtime's tables, then hands them to tools. */
+upti_status_t upti_intercept_register(const char *name, uint64_t version, uint64_t instance,
+                                      void **tables, uint64_t num_tables);
+/** Installs UPTI's tracing wrappers into the uptx table (marker_tracing.c). */
+void upti_marker_install_wrappers(void *table);
+
+#endif

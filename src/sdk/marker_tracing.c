@@ -1,0 +1,239 @@
+/* UPTI's tracing wrappers for the uptx dispatch table (kind MARKER_API). */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <uptx/uptx_table.h>
+
+static const char *const g_marker_ops[UPTI_MARKER_API_LAST] = {
+    "NONE",          "uptx_range_push", "uptx_range_pop",      "uptx_range_start",
+    "uptx_range_stop", "uptx_mark",     "uptx_name_thread",    "uptx_name_category",
+};
+
+static upti_status_t marker_iterate_args(const upti_callback_tracing_record_t *record,
+                                         upti_callback_tracing_operation_args_cb_t callback,
+                                         int32_t max_dereference_count, void *data);
+
+const upti_kind_info_t upti_marker_api_kind_info = {
+    "MARKER_API", UPTI_MARKER_API_LAST, g_marker_ops, marker_iterate_args,
+};
+
+/* The implementation's entries, saved when the wrappers were installed. */
+static uptx_dispatch_table_t g_next;
+static const upti_operation_plan_t *const *g_plans;
+
+/* What a marker record carries besides the prefix. */
+struct marker_event {
+    uint32_t operation;
+    upti_timestamp_t timestamp;
+    uint64_t correlation_id;
+    const char *message;
+    uint64_t range_id;
+    uint64_t domain;
+};
+
+static void write_marker_records(const upti_operation_plan_t *plan, upti_thread_state_t *s,
+                                 const struct marker_event *e)
+{
+    size_t len = e->message != NULL ? strnlen(e->message, UPTI_MAX_RECORD_STRING - 1) + 1 : 0;
+    for (uint32_t i = 0; i < plan->num_buffers; i++) {
+        const upti_plan_buffer_t *pb = &plan->buffers[i];
+        upti_buffer_tracing_marker_api_record_t *r = upti_buffer_reserve(
+            pb->buffer, s, UPTI_TRACING_KIND_MARKER_API, sizeof *r + len);
+        if (r == NULL)
+            continue;
+        char *text = NULL;
+        if (len != 0) {
+            text = (char *)(r + 1);
+            memcpy(text, e->message, len - 1);
+            text[len - 1] = '\0';
+        }
+        *r = (upti_buffer_tracing_marker_api_record_t){
+            .size = sizeof *r,
+            .kind = UPTI_TRACING_KIND_MARKER_API,
+            .operation = e->operation,
+            .correlation_id = {e->correlation_id, {upti_external_id(s, pb->context)}},
+            .thread_id = s->tid,
+            .start_timestamp = e->timestamp,
+            .end_timestamp = e->timestamp,
+            .range_id = e->range_id,
+            .domain = e->domain,
+            .message = text,
+        };
+        upti_buffer_commit(pb->buffer, s);
+    }
+}
+
+/*
+ * One traced marker call. CALL_NEXT evaluates the call into the implementation
+ * and stores its result in `ret` (a no-op statement for void functions).
+ * Marker calls are instants: one clock read, taken before the call.
+ */
+#define TRACED_MARKER(OP, ARGS_FIELD, SET_ARGS, CALL_NEXT, SET_RETVAL, MESSAGE, RANGE_ID, DOMAIN) \
+    do {                                                                                       \
+        const upti_operation_plan_t *plan = upti_runtime_plan(g_plans, OP);                    \
+        upti_thread_state_t *s;                                                                \
+        if (upti_likely(plan == NULL) || (s = upti_thread_state())->in_callback) {             \
+            CALL_NEXT;                                                                         \
+            break;                                                                             \
+        }                                                                                      \
+        struct marker_event e = {.operation = OP};                                             \
+        if (plan->num_callbacks == 0) {                                                        \
+            e.timestamp = upti_clock_now();                                                    \
+            e.correlation_id = upti_next_correlation_id(s);                                    \
+            CALL_NEXT;                                                                         \
+        } else {                                                                               \
+            upti_callback_tracing_marker_api_data_t payload = {.size = sizeof payload};        \
+            SET_ARGS;                                                                          \
+            upti_runtime_call_t call;                                                          \
+            upti_runtime_call_enter(&call, plan, UPTI_TRACING_KIND_MARKER_API, OP, &payload);  \
+            CALL_NEXT;                                                                         \
+            SET_RETVAL;                                                                        \
+            e.timestamp = call.start_timestamp;                                                \
+            e.correlation_id = call.correlation_id;                                            \
+            upti_call_exit_callbacks(&call, s);                                                \
+        }                                                                                      \
+        e.message = MESSAGE;                                                                   \
+        e.range_id = RANGE_ID;                                                                 \
+        e.domain = DOMAIN;                                                                     \
+        if (plan->num_buffers > 0)                                                             \
+            write_marker_records(plan, s, &e);                                                 \
+    } while (0)
+
+static int traced_range_push(const char *message)
+{
+    int ret = 0;
+    TRACED_MARKER(UPTI_MARKER_API_RANGE_PUSH, range_push,
+                  payload.args.range_push.message = message, ret = g_next.range_push_fn(message),
+                  payload.retval.int_retval = ret, message, 0, 0);
+    return ret;
+}
+
+static int traced_range_pop(void)
+{
+    int ret = 0;
+    TRACED_MARKER(UPTI_MARKER_API_RANGE_POP, range_pop, (void)0, ret = g_next.range_pop_fn(),
+                  payload.retval.int_retval = ret, NULL, 0, 0);
+    return ret;
+}
+
+static uint64_t traced_range_start(const char *message)
+{
+    uint64_t ret = 0;
+    TRACED_MARKER(UPTI_MARKER_API_RANGE_START, range_start,
+                  payload.args.range_start.message = message,
+                  ret = g_next.range_start_fn(message), payload.retval.uint64_retval = ret,
+                  message, ret, 0);
+    return ret;
+}
+
+static void traced_range_stop(uint64_t id)
+{
+    TRACED_MARKER(UPTI_MARKER_API_RANGE_STOP, range_stop, payload.args.range_stop.id = id,
+                  g_next.range_stop_fn(id), (void)0, NULL, id, 0);
+}
+
+static void traced_mark(const char *message)
+{
+    TRACED_MARKER(UPTI_MARKER_API_MARK, mark, payload.args.mark.message = message,
+                  g_next.mark_fn(message), (void)0, message, 0, 0);
+}
+
+static void traced_name_thread(const char *name)
+{
+    TRACED_MARKER(UPTI_MARKER_API_NAME_THREAD, name_thread, payload.args.name_thread.name = name,
+                  g_next.name_thread_fn(name), (void)0, name, 0, 0);
+}
+
+static void traced_name_category(uint32_t category, const char *name)
+{
+    TRACED_MARKER(UPTI_MARKER_API_NAME_CATEGORY, name_category,
+                  (payload.args.name_category.category = category,
+                   payload.args.name_category.name = name),
+                  g_next.name_category_fn(category, name), (void)0, name, 0, category);
+}
+
+#define INSTALL(field, wrapper)                                                                  \
+    do {                                                                                         \
+        g_next.field = __atomic_load_n(&table->field, __ATOMIC_RELAXED);                         \
+        __atomic_store_n(&table->field, wrapper, __ATOMIC_RELEASE);                              \
+    } while (0)
+
+void upti_marker_install_wrappers(void *raw)
+{
+    uptx_dispatch_table_t *table = raw;
+    if (table == NULL || table->size < sizeof(uptx_dispatch_table_t)) {
+        upti_log_error("uptx dispatch table is older than this UPTI: markers are not traced");
+        return;
+    }
+    g_plans = upti_plans(UPTI_TRACING_KIND_MARKER_API);
+    INSTALL(range_push_fn, traced_range_push);
+    INSTALL(range_pop_fn, traced_range_pop);
+    INSTALL(range_start_fn, traced_range_start);
+    INSTALL(range_stop_fn, traced_range_stop);
+    INSTALL(mark_fn, traced_mark);
+    INSTALL(name_thread_fn, traced_name_thread);
+    INSTALL(name_category_fn, traced_name_category);
+}
+
+/* ---- argument printing ---- */
+
+static int string_arg(upti_callback_tracing_operation_args_cb_t cb,
+                      const upti_callback_tracing_record_t *r, uint32_t index,
+                      const char *const *addr, const char *name, int32_t max_deref, void *data)
+{
+    char buf[UPTI_MAX_RECORD_STRING];
+    int32_t deref = 0;
+    if (max_deref >= 1 && *addr != NULL) {
+        snprintf(buf, sizeof buf, "%s", *addr);
+        deref = 1;
+    } else if (*addr == NULL) {
+        snprintf(buf, sizeof buf, "NULL");
+    } else {
+        snprintf(buf, sizeof buf, "%p", (const void *)*addr);
+    }
+    return cb(r->kind, r->operation, index, addr, 1, "const char *", name, buf, deref, data);
+}
+
+static int u64_arg(upti_callback_tracing_operation_args_cb_t cb,
+                   const upti_callback_tracing_record_t *r, uint32_t index, const void *addr,
+                   uint64_t value, const char *type, const char *name, void *data)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRIu64, value);
+    return cb(r->kind, r->operation, index, addr, 0, type, name, buf, 0, data);
+}
+
+static upti_status_t marker_iterate_args(const upti_callback_tracing_record_t *r,
+                                         upti_callback_tracing_operation_args_cb_t cb,
+                                         int32_t max_deref, void *data)
+{
+    const upti_callback_tracing_marker_api_data_t *p = r->payload;
+    const upti_marker_api_args_t *a = &p->args;
+    switch (r->operation) {
+    case UPTI_MARKER_API_RANGE_PUSH:
+        string_arg(cb, r, 0, &a->range_push.message, "message", max_deref, data);
+        break;
+    case UPTI_MARKER_API_RANGE_START:
+        string_arg(cb, r, 0, &a->range_start.message, "message", max_deref, data);
+        break;
+    case UPTI_MARKER_API_MARK:
+        string_arg(cb, r, 0, &a->mark.message, "message", max_deref, data);
+        break;
+    case UPTI_MARKER_API_NAME_THREAD:
+        string_arg(cb, r, 0, &a->name_thread.name, "name", max_deref, data);
+        break;
+    case UPTI_MARKER_API_RANGE_STOP:
+        u64_arg(cb, r, 0, &a->range_stop.id, a->range_stop.id, "uint64_t", "id", data);
+        break;
+    case UPTI_MARKER_API_NAME_CATEGORY:
+        if (u64_arg(cb, r, 0, &a->name_category.category, a->name_category.category, "uint32_t",
+                    "category", data) == 0)
+            string_arg(cb, r, 1, &a->name_category.name, "name", max_deref, data);
+        break;
+    default: /* range_pop has no arguments */
+        break;
+    }
+    return UPTI_STATUS_SUCCESS;
+}

@@ -1,0 +1,363 @@
+/* Tool discovery and the configure → initialize → finalize life cycle. */
+#include "internal.h"
+#include "sdk_entry.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum life_state { LIFE_NONE = 0, LIFE_DISCOVERING, LIFE_INITIALIZED, LIFE_FINALIZING, LIFE_FINALIZED };
+
+struct tool {
+    upti_configure_func_t configure;
+    char *origin; /* where it was found, for messages */
+    upti_tool_configure_result_t *result;
+    upti_client_id_t client_id;
+    _Atomic bool finalized;
+};
+
+struct intercept_request {
+    upti_intercept_library_cb_t callback;
+    int mask;
+    void *data;
+};
+
+static struct tool g_tools[UPTI_MAX_TOOLS];
+static int g_num_tools;
+static struct intercept_request g_intercepts[UPTI_MAX_TOOLS * 4];
+static int g_num_intercepts;
+static upti_configure_func_t g_forced;
+
+static _Atomic int g_state = LIFE_NONE;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_done = PTHREAD_COND_INITIALIZER;
+static pthread_t g_discovery_thread;
+static int g_current_tool = -1; /* tool whose configure/initialize runs now */
+static bool g_in_initialize;
+
+bool upti_configuration_open(void)
+{
+    return atomic_load(&g_state) == LIFE_DISCOVERING && g_in_initialize &&
+           pthread_equal(pthread_self(), g_discovery_thread);
+}
+
+int upti_current_tool(void)
+{
+    return g_current_tool;
+}
+
+static bool discovery_thread(void)
+{
+    return atomic_load(&g_state) == LIFE_DISCOVERING &&
+           pthread_equal(pthread_self(), g_discovery_thread);
+}
+
+/* ---- discovery ---- */
+
+/* Adds a candidate unless the same upti_configure was found already. */
+static void add_candidate(upti_configure_func_t fn, const char *origin)
+{
+    for (int i = 0; i < g_num_tools; i++)
+        if (g_tools[i].configure == fn)
+            return;
+    if (g_num_tools == UPTI_MAX_TOOLS) {
+        upti_log_error("more than %d tools: '%s' ignored", UPTI_MAX_TOOLS, origin);
+        return;
+    }
+    g_tools[g_num_tools].configure = fn;
+    g_tools[g_num_tools].origin = strdup(origin[0] ? origin : "(executable)");
+    g_num_tools++;
+}
+
+/* upti_configure defined by the object behind handle itself, not by one of its dependencies. */
+static upti_configure_func_t own_configure(void *handle)
+{
+    void *sym = dlsym(handle, "upti_configure");
+    if (sym == NULL)
+        return NULL;
+    struct link_map *object = NULL, *owner = NULL;
+    Dl_info info;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &object) != 0 ||
+        dladdr1(sym, &info, (void **)&owner, RTLD_DL_LINKMAP) == 0 || owner != object)
+        return NULL;
+    upti_configure_func_t fn;
+    memcpy(&fn, &sym, sizeof fn);
+    return fn;
+}
+
+struct object_list {
+    char **names;
+    size_t count, capacity;
+};
+
+static int collect_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct object_list *list = arg;
+    if (list->count == list->capacity) {
+        size_t cap = list->capacity ? list->capacity * 2 : 64;
+        char **n = realloc(list->names, cap * sizeof *n);
+        if (n == NULL)
+            return 1;
+        list->names = n;
+        list->capacity = cap;
+    }
+    list->names[list->count] = strdup(info->dlpi_name ? info->dlpi_name : "");
+    if (list->names[list->count] != NULL)
+        list->count++;
+    return 0;
+}
+
+/* (a) every object already loaded: the executable, linked and preloaded libraries. */
+static void scan_loaded_objects(void)
+{
+    struct object_list list = {0};
+    dl_iterate_phdr(collect_object, &list);
+    for (size_t i = 0; i < list.count; i++) {
+        const char *name = list.names[i];
+        void *handle = dlopen(i == 0 || name[0] == '\0' ? NULL : name, RTLD_LAZY | RTLD_NOLOAD);
+        if (handle != NULL) {
+            upti_configure_func_t fn = own_configure(handle);
+            if (fn != NULL)
+                add_candidate(fn, name);
+            dlclose(handle);
+        }
+        free(list.names[i]);
+    }
+    free(list.names);
+}
+
+/* (b) each entry of UPTI_TOOL_LIBRARIES, the last one included; empty entries are skipped. */
+static void scan_tool_libraries(void)
+{
+    const char *env = secure_getenv("UPTI_TOOL_LIBRARIES");
+    if (env == NULL) {
+        if (getenv("UPTI_TOOL_LIBRARIES") != NULL)
+            upti_log_error("UPTI_TOOL_LIBRARIES ignored in a setuid/setgid process");
+        return;
+    }
+    char *copy = strdup(env);
+    if (copy == NULL)
+        return;
+    char *save = NULL;
+    for (char *path = strtok_r(copy, ":", &save); path != NULL; path = strtok_r(NULL, ":", &save)) {
+        void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (handle == NULL) {
+            upti_log_error("cannot load tool library '%s' (UPTI_TOOL_LIBRARIES): %s", path,
+                           dlerror());
+            continue;
+        }
+        upti_configure_func_t fn = own_configure(handle);
+        if (fn == NULL) {
+            upti_log_error("tool library '%s' (UPTI_TOOL_LIBRARIES) has no upti_configure: skipped",
+                           path);
+            dlclose(handle);
+            continue;
+        }
+        add_candidate(fn, path); /* the handle stays open for the life of the process */
+    }
+    free(copy);
+}
+
+static const char *tool_name(const struct tool *t)
+{
+    return t->client_id.name != NULL ? t->client_id.name : t->origin;
+}
+
+/* ---- finalization ---- */
+
+static void finalize_tool(int i, bool stop_and_flush)
+{
+    struct tool *t = &g_tools[i];
+    if (t->result == NULL || atomic_exchange(&t->finalized, true))
+        return;
+    if (stop_and_flush) {
+        upti_stop_tool_contexts(i);
+        upti_flush_buffers(upti_tool_buffers(i));
+    }
+    if (t->result->finalize != NULL)
+        t->result->finalize(t->result->tool_data);
+}
+
+static void client_finalize(upti_client_id_t client_id)
+{
+    for (int i = 0; i < g_num_tools; i++)
+        if (g_tools[i].result != NULL && g_tools[i].client_id.handle == client_id.handle)
+            finalize_tool(i, true);
+}
+
+static void finalize_all(void)
+{
+    int expected = LIFE_INITIALIZED;
+    if (!atomic_compare_exchange_strong(&g_state, &expected, LIFE_FINALIZING))
+        return;
+    upti_thread_mark_internal();
+    upti_stop_all_contexts();
+    upti_flush_all_buffers();
+    for (int i = g_num_tools - 1; i >= 0; i--)
+        finalize_tool(i, false);
+    upti_stop_callback_threads();
+    atomic_store(&g_state, LIFE_FINALIZED);
+}
+
+/* ---- discovery and initialization ---- */
+
+static void discover_and_initialize(void)
+{
+    if (g_forced != NULL)
+        add_candidate(g_forced, "upti_force_configure");
+    scan_loaded_objects();
+    scan_tool_libraries();
+
+    /* Every configure call happens before any initialize. */
+    uint32_t priority = 0;
+    for (int i = 0; i < g_num_tools; i++) {
+        struct tool *t = &g_tools[i];
+        t->client_id = (upti_client_id_t){sizeof(upti_client_id_t), NULL, priority};
+        g_current_tool = i;
+        t->result = t->configure(UPTI_VERSION, UPTI_VERSION_STRING, priority, &t->client_id);
+        priority++;
+        if (t->result != NULL && t->result->size < sizeof(size_t)) {
+            upti_log_error("tool '%s' returned a configure result without a size: skipped",
+                           tool_name(t));
+            t->result = NULL;
+        }
+    }
+    bool any = false;
+    for (int i = 0; i < g_num_tools; i++)
+        any |= g_tools[i].result != NULL;
+    if (any) {
+        upti_agents_init_host();
+        atexit(finalize_all);
+    }
+    for (int i = 0; i < g_num_tools; i++) {
+        struct tool *t = &g_tools[i];
+        if (t->result == NULL || t->result->initialize == NULL)
+            continue;
+        g_current_tool = i;
+        g_in_initialize = true;
+        int rc = t->result->initialize(client_finalize, t->result->tool_data);
+        g_in_initialize = false;
+        if (rc != 0) {
+            upti_log_error("tool '%s' failed to initialize (returned %d): it is finalized",
+                           tool_name(t), rc);
+            finalize_tool(i, true);
+        }
+    }
+    g_current_tool = -1;
+}
+
+void upti_ensure_tools(void)
+{
+    if (upti_likely(atomic_load(&g_state) >= LIFE_INITIALIZED))
+        return;
+    pthread_mutex_lock(&g_lock);
+    if (atomic_load(&g_state) == LIFE_DISCOVERING) {
+        if (pthread_equal(pthread_self(), g_discovery_thread)) {
+            pthread_mutex_unlock(&g_lock); /* re-entered from a tool: carry on */
+            return;
+        }
+        while (atomic_load(&g_state) == LIFE_DISCOVERING)
+            pthread_cond_wait(&g_done, &g_lock);
+    }
+    if (atomic_load(&g_state) == LIFE_NONE) {
+        g_discovery_thread = pthread_self();
+        atomic_store(&g_state, LIFE_DISCOVERING);
+        pthread_mutex_unlock(&g_lock);
+        upti_thread_state()->in_callback++;
+        discover_and_initialize();
+        upti_thread_state()->in_callback--;
+        pthread_mutex_lock(&g_lock);
+        atomic_store(&g_state, LIFE_INITIALIZED);
+        pthread_cond_broadcast(&g_done);
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
+/* ---- entry from libupti-register ---- */
+
+static int library_mask(const char *name)
+{
+    if (strcmp(name, "uptx") == 0)
+        return UPTI_INTERCEPT_TABLE_MARKER;
+    if (strcmp(name, "opencl") == 0)
+        return UPTI_INTERCEPT_TABLE_OPENCL;
+    return UPTI_INTERCEPT_TABLE_NONE;
+}
+
+UPTI_API upti_status_t upti_sdk_set_api_table(const char *name, uint64_t version,
+                                              uint64_t instance, void **tables,
+                                              uint64_t num_tables)
+{
+    upti_ensure_tools();
+    int mask = library_mask(name);
+    if (mask == UPTI_INTERCEPT_TABLE_MARKER && num_tables >= 1)
+        upti_marker_install_wrappers(tables[0]);
+    if (mask == UPTI_INTERCEPT_TABLE_NONE)
+        return UPTI_STATUS_SUCCESS;
+    upti_thread_state()->in_callback++;
+    for (int i = 0; i < g_num_intercepts; i++)
+        if (g_intercepts[i].mask & mask)
+            g_intercepts[i].callback((upti_intercept_table_t)mask, version, instance, tables,
+                                     num_tables, g_intercepts[i].data);
+    upti_thread_state()->in_callback--;
+    return UPTI_STATUS_SUCCESS;
+}
+
+/* ---- public API ---- */
+
+UPTI_API upti_status_t upti_at_intercept_table_registration(upti_intercept_library_cb_t callback,
+                                                            int library_mask, void *data)
+{
+    if (callback == NULL || (library_mask & ~UPTI_INTERCEPT_TABLE_ALL) != 0 || library_mask == 0)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    if (!discovery_thread())
+        return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
+    if (g_num_intercepts == (int)(sizeof g_intercepts / sizeof g_intercepts[0]))
+        return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+    g_intercepts[g_num_intercepts++] = (struct intercept_request){callback, library_mask, data};
+    return UPTI_STATUS_SUCCESS;
+}
+
+UPTI_API upti_status_t upti_force_configure(upti_configure_func_t configure_func)
+{
+    if (configure_func == NULL)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    pthread_mutex_lock(&g_lock);
+    bool fresh = atomic_load(&g_state) == LIFE_NONE && g_forced == NULL;
+    if (fresh)
+        g_forced = configure_func;
+    pthread_mutex_unlock(&g_lock);
+    if (!fresh)
+        return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
+    upti_ensure_tools();
+    return UPTI_STATUS_SUCCESS;
+}
+
+UPTI_API upti_status_t upti_is_initialized(int *status)
+{
+    if (status == NULL)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    *status = atomic_load(&g_state) >= LIFE_INITIALIZED;
+    return UPTI_STATUS_SUCCESS;
+}
+
+UPTI_API upti_status_t upti_is_finalized(int *status)
+{
+    if (status == NULL)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    *status = atomic_load(&g_state) == LIFE_FINALIZED;
+    return UPTI_STATUS_SUCCESS;
+}
+
+UPTI_API upti_status_t upti_get_version(uint32_t *major, uint32_t *minor, uint32_t *patch)
+{
+    if (major != NULL)
+        *major = UPTI_VERSION_MAJOR;
+    if (minor != NULL)
+        *minor = UPTI_VERSION_MINOR;
+    if (patch != NULL)
+        *patch = UPTI_VERSION_PATCH;
+    return UPTI_STATUS_SUCCESS;
+}

@@ -1,0 +1,205 @@
+/* Traced calls (ENTER/EXIT callbacks, API records) and records reported later. */
+#include "internal.h"
+
+#include <string.h>
+
+static upti_callback_tracing_record_t callback_record(const upti_runtime_call_t *call,
+                                                      uint32_t ctx, upti_thread_state_t *s,
+                                                      upti_callback_phase_t phase)
+{
+    return (upti_callback_tracing_record_t){
+        .size = sizeof(upti_callback_tracing_record_t),
+        .context_id = {ctx + 1},
+        .thread_id = call->thread_id,
+        .correlation_id = {call->correlation_id, {upti_external_id(s, ctx)}},
+        .kind = call->kind,
+        .operation = call->operation,
+        .phase = phase,
+        .payload = call->payload,
+    };
+}
+
+UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_operation_plan_t *plan,
+                                      upti_tracing_kind_t kind, uint32_t operation, void *payload)
+{
+    upti_thread_state_t *s = upti_thread_state();
+    /* Calls a tool makes inside a UPTI callback, or UPTI's own threads make, are not traced. */
+    if (upti_unlikely(s->in_callback)) {
+        call->plan = NULL;
+        return;
+    }
+    call->plan = plan;
+    call->kind = kind;
+    call->operation = operation;
+    call->payload = payload;
+    call->correlation_id = upti_next_correlation_id(s);
+    call->thread_id = s->tid;
+    call->parent = s->current_call;
+    s->current_call = call;
+    if (plan->num_callbacks > 0) {
+        s->in_callback++;
+        for (uint32_t i = 0; i < plan->num_callbacks; i++) {
+            const upti_plan_callback_t *cb = &plan->callbacks[i];
+            call->user_data[i].value = 0;
+            cb->callback(callback_record(call, cb->context, s, UPTI_CALLBACK_PHASE_ENTER),
+                         &call->user_data[i], cb->data);
+        }
+        s->in_callback--;
+    }
+    call->start_timestamp = upti_clock_now();
+}
+
+void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s)
+{
+    const upti_operation_plan_t *plan = call->plan;
+    s->current_call = call->parent;
+    if (plan->num_callbacks > 0) {
+        s->in_callback++;
+        for (uint32_t i = 0; i < plan->num_callbacks; i++) {
+            const upti_plan_callback_t *cb = &plan->callbacks[i];
+            cb->callback(callback_record(call, cb->context, s, UPTI_CALLBACK_PHASE_EXIT),
+                         &call->user_data[i], cb->data);
+        }
+        s->in_callback--;
+    }
+}
+
+UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
+{
+    const upti_operation_plan_t *plan = call->plan;
+    if (upti_unlikely(plan == NULL))
+        return;
+    upti_timestamp_t end = upti_clock_now();
+    upti_thread_state_t *s = upti_thread_state();
+    upti_call_exit_callbacks(call, s);
+    for (uint32_t i = 0; i < plan->num_buffers; i++) {
+        const upti_plan_buffer_t *pb = &plan->buffers[i];
+        upti_buffer_tracing_api_record_t *r =
+            upti_buffer_reserve(pb->buffer, s, call->kind, sizeof *r);
+        if (r == NULL)
+            continue;
+        *r = (upti_buffer_tracing_api_record_t){
+            .size = sizeof *r,
+            .kind = call->kind,
+            .operation = call->operation,
+            .correlation_id = {call->correlation_id, {upti_external_id(s, pb->context)}},
+            .thread_id = call->thread_id,
+            .start_timestamp = call->start_timestamp,
+            .end_timestamp = end,
+        };
+        upti_buffer_commit(pb->buffer, s);
+    }
+}
+
+UPTI_API void upti_runtime_capture_correlation(const upti_runtime_call_t *call,
+                                               upti_runtime_correlation_t *out)
+{
+    upti_thread_state_t *s = upti_thread_state();
+    if (call == NULL)
+        call = s->current_call;
+    memset(out, 0, sizeof *out);
+    out->thread_id = s->tid;
+    if (call == NULL || call->plan == NULL)
+        return;
+    out->internal = call->correlation_id;
+    uint32_t mask = s->external_mask;
+    while (mask != 0 && out->num_external < 4) {
+        uint32_t ctx = (uint32_t)__builtin_ctz(mask);
+        mask &= mask - 1;
+        out->context_index[out->num_external] = ctx;
+        out->external[out->num_external].value = upti_external_id(s, ctx);
+        out->num_external++;
+    }
+}
+
+static uint64_t captured_external(const upti_runtime_correlation_t *corr, uint32_t ctx)
+{
+    for (uint32_t i = 0; i < corr->num_external; i++)
+        if (corr->context_index[i] == ctx)
+            return corr->external[i].value;
+    return 0;
+}
+
+void upti_write_record(struct upti_buffer *buffer, upti_thread_state_t *s, uint32_t ctx,
+                       const void *record, size_t size, size_t string_offset,
+                       const upti_runtime_correlation_t *corr)
+{
+    const char *str = NULL;
+    size_t str_len = 0;
+    if (string_offset != 0) {
+        memcpy(&str, (const char *)record + string_offset, sizeof str);
+        if (str != NULL)
+            str_len = strnlen(str, UPTI_MAX_RECORD_STRING - 1) + 1;
+    }
+    size_t body = (size + 7) & ~(size_t)7;
+    const upti_record_prefix_t *prefix = record;
+    uint8_t *dst = upti_buffer_reserve(buffer, s, prefix->kind, body + str_len);
+    if (dst == NULL)
+        return;
+    memcpy(dst, record, size);
+    upti_record_prefix_t *out = (upti_record_prefix_t *)dst;
+    out->correlation_id.internal = corr->internal;
+    out->correlation_id.external.value = captured_external(corr, ctx);
+    if (string_offset != 0) {
+        char *copy = NULL;
+        if (str != NULL) {
+            copy = (char *)dst + body;
+            memcpy(copy, str, str_len - 1);
+            copy[str_len - 1] = '\0';
+        }
+        memcpy(dst + string_offset, &copy, sizeof copy);
+    }
+    upti_buffer_commit(buffer, s);
+}
+
+UPTI_API void upti_runtime_emit(const upti_runtime_record_t *rec)
+{
+    if (rec == NULL || rec->record == NULL || rec->kind <= UPTI_TRACING_KIND_NONE ||
+        rec->kind >= UPTI_TRACING_KIND_LAST ||
+        rec->operation >= upti_kind_info(rec->kind)->operation_count)
+        return;
+    const upti_operation_plan_t *plan = upti_runtime_plan(upti_plans(rec->kind), rec->operation);
+    if (plan == NULL)
+        return;
+    upti_thread_state_t *s = upti_thread_state();
+    upti_runtime_correlation_t here;
+    const upti_runtime_correlation_t *corr = rec->correlation;
+    if (corr == NULL) {
+        upti_runtime_capture_correlation(NULL, &here);
+        corr = &here;
+    }
+    upti_record_prefix_t *prefix = rec->record;
+    prefix->kind = rec->kind;
+    prefix->operation = rec->operation;
+    prefix->correlation_id.internal = corr->internal;
+    prefix->thread_id = corr->thread_id;
+    if (plan->num_callbacks > 0) {
+        s->in_callback++;
+        for (uint32_t i = 0; i < plan->num_callbacks; i++) {
+            const upti_plan_callback_t *cb = &plan->callbacks[i];
+            prefix->correlation_id.external.value = captured_external(corr, cb->context);
+            upti_callback_tracing_record_t r = {
+                .size = sizeof r,
+                .context_id = {cb->context + 1},
+                .thread_id = corr->thread_id,
+                .correlation_id = prefix->correlation_id,
+                .kind = rec->kind,
+                .operation = rec->operation,
+                .phase = rec->phase,
+                .payload = rec->record,
+            };
+            upti_user_data_t user_data = {0};
+            cb->callback(r, &user_data, cb->data);
+        }
+        s->in_callback--;
+    }
+    for (uint32_t i = 0; i < plan->num_buffers; i++)
+        upti_write_record(plan->buffers[i].buffer, s, plan->buffers[i].context, rec->record,
+                          prefix->size, rec->string_offset, corr);
+}
+
+UPTI_API void upti_runtime_warn(const char *message)
+{
+    if (message != NULL)
+        upti_log_error("%s", message);
+}
