@@ -24,25 +24,32 @@
 
 typedef struct ring_record_t {
     uint32_t len;  /* bytes of this record in the ring, header included, multiple of 8 */
-    uint32_t kind; /* upti_tracing_kind_t; 0 = padding */
+    uint32_t kind; /* upti_tracing_kind_t (a full record), UPTI_RING_COMPACT_MARKER, or 0 = padding */
 } ring_record_t;
 
+/* Fields are grouped by who writes them, one cache line each, so the
+ * producer's per-record writes never share a line with what the consumer reads. */
 struct upti_producer {
-    /* Written by the producing thread only. */
+    /* Read-only after creation. */
     uint8_t *data;
     size_t size;
-    size_t local_head;   /* where the next record goes (after a reserve: the pending record) */
-    size_t pending_head; /* head after the reserved record, published at commit */
-    size_t cached_tail;
     struct upti_buffer *buffer;
     upti_thread_id_t tid;
-    _Atomic uint64_t dropped;
+    /* Producer only, written per record. */
+    _Alignas(UPTI_CACHELINE) size_t local_head; /* where the pending record starts */
+    size_t pending_head;                        /* head after it, published at commit */
+    size_t cached_tail;
+    /* Producer, written rarely; read by the consumer. */
+    _Alignas(UPTI_CACHELINE) _Atomic uint64_t dropped;
     _Atomic bool orphaned; /* the thread exited: free once drained */
     _Atomic bool starving; /* a lossless producer waits for space */
-    struct upti_producer *next;
+    /* Published by the producer. */
     _Alignas(UPTI_CACHELINE) _Atomic size_t head;
+    /* Consumer side. */
     _Alignas(UPTI_CACHELINE) _Atomic size_t tail;
-    uint64_t drops_reported; /* consumer side */
+    uint64_t drops_reported;
+    _Atomic uint32_t space; /* futex word bumped when space is freed for a starving producer */
+    struct upti_producer *next; /* in the buffer's list, under its lock */
 };
 
 struct callback_thread {
@@ -56,6 +63,7 @@ struct callback_thread {
     pthread_cond_t flushed;
     upti_record_header_t *headers;
     upti_record_header_t **header_ptrs;
+    upti_buffer_tracing_marker_api_record_t *decoded; /* compact records expanded for delivery */
 };
 
 struct upti_buffer {
@@ -90,6 +98,24 @@ static void futex_wait(_Atomic int *word, int expected)
     syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
 }
 
+/* Expands a compact marker record into the public struct. */
+static void decode_marker(const struct upti_producer *p, const upti_compact_marker_t *c,
+                          upti_buffer_tracing_marker_api_record_t *out)
+{
+    *out = (upti_buffer_tracing_marker_api_record_t){
+        .size = sizeof *out,
+        .kind = UPTI_TRACING_KIND_MARKER_API,
+        .operation = c->operation,
+        .correlation_id = {c->correlation_id, {c->external}},
+        .thread_id = p->tid,
+        .start_timestamp = c->timestamp,
+        .end_timestamp = c->timestamp,
+        .range_id = c->operation == UPTI_MARKER_API_NAME_CATEGORY ? 0 : c->value,
+        .domain = c->operation == UPTI_MARKER_API_NAME_CATEGORY ? c->value : 0,
+        .message = c->has_message ? (const char *)(c + 1) : NULL,
+    };
+}
+
 static void wake_thread(struct callback_thread *t)
 {
     if (atomic_load_explicit(&t->wake, memory_order_relaxed) == 0 &&
@@ -115,7 +141,14 @@ static void deliver(struct upti_buffer *b, struct upti_producer *p, struct callb
         size_t n = 0;
         while (tail != head && n < DELIVERY_BATCH) {
             ring_record_t *r = (ring_record_t *)(p->data + (tail & mask));
-            if (r->kind != 0) {
+            if (r->kind == UPTI_RING_COMPACT_MARKER) {
+                decode_marker(p, (const upti_compact_marker_t *)(r + 1), &t->decoded[n]);
+                t->headers[n] = (upti_record_header_t){UPTI_BUFFER_CATEGORY_TRACING,
+                                                       UPTI_TRACING_KIND_MARKER_API,
+                                                       &t->decoded[n]};
+                t->header_ptrs[n] = &t->headers[n];
+                n++;
+            } else if (r->kind != 0) {
                 t->headers[n] = (upti_record_header_t){UPTI_BUFFER_CATEGORY_TRACING, r->kind,
                                                        r + 1};
                 t->header_ptrs[n] = &t->headers[n];
@@ -129,8 +162,11 @@ static void deliver(struct upti_buffer *b, struct upti_producer *p, struct callb
         p->drops_reported += drops;
         drops = 0;
         atomic_store_explicit(&p->tail, tail, memory_order_release);
+        if (atomic_load(&p->starving)) {
+            atomic_fetch_add(&p->space, 1);
+            futex_wake((_Atomic int *)&p->space);
+        }
     } while (tail != head);
-    atomic_store(&p->starving, false);
 }
 
 /* Delivers every producer of b; frees the regions of exited threads once empty. */
@@ -195,7 +231,8 @@ static bool start_thread(struct callback_thread *t)
         return false;
     t->headers = calloc(DELIVERY_BATCH, sizeof *t->headers);
     t->header_ptrs = calloc(DELIVERY_BATCH, sizeof *t->header_ptrs);
-    if (t->headers == NULL || t->header_ptrs == NULL)
+    t->decoded = calloc(DELIVERY_BATCH, sizeof *t->decoded);
+    if (t->headers == NULL || t->header_ptrs == NULL || t->decoded == NULL)
         return false;
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->flushed, NULL);
@@ -261,18 +298,23 @@ static bool wait_for_room(struct upti_producer *p, size_t need)
     struct upti_buffer *b = p->buffer;
     struct callback_thread *t = atomic_load(&b->thread);
     atomic_store(&p->starving, true);
-    for (unsigned spins = 0;; spins++) {
+    bool ok = false;
+    for (;;) {
         if (atomic_load(&b->destroyed) || atomic_load(&t->stop) || !t->started)
-            return false;
-        wake_thread(t);
-        if (spins < 64)
-            sched_yield();
-        else
-            nanosleep(&(struct timespec){0, 20000}, NULL);
+            break;
+        uint32_t seen = atomic_load(&p->space);
         p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
-        if (p->local_head + need - p->cached_tail <= p->size)
-            return true;
+        if (p->local_head + need - p->cached_tail <= p->size) {
+            ok = true;
+            break;
+        }
+        wake_thread(t);
+        /* Sleep until the consumer frees space (bounded, in case it is stopping). */
+        struct timespec timeout = {0, 10 * 1000 * 1000};
+        syscall(SYS_futex, &p->space, FUTEX_WAIT_PRIVATE, seen, &timeout, NULL, 0);
     }
+    atomic_store(&p->starving, false);
+    return ok;
 }
 
 void *upti_buffer_reserve(struct upti_buffer *b, upti_thread_state_t *s, uint32_t kind, size_t len)
@@ -320,8 +362,12 @@ void upti_buffer_commit(struct upti_buffer *b, upti_thread_state_t *s)
     size_t head = p->pending_head;
     p->local_head = head;
     atomic_store_explicit(&p->head, head, memory_order_release);
-    if (upti_unlikely(head - p->cached_tail >= b->watermark))
-        wake_thread(atomic_load_explicit(&b->thread, memory_order_relaxed));
+    /* The cached tail is stale (it only moves forward): confirm before waking anyone. */
+    if (upti_unlikely(head - p->cached_tail >= b->watermark)) {
+        p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
+        if (head - p->cached_tail >= b->watermark)
+            wake_thread(atomic_load_explicit(&b->thread, memory_order_relaxed));
+    }
 }
 
 void upti_buffer_thread_exit(upti_thread_state_t *s)

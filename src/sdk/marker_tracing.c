@@ -37,30 +37,24 @@ static void write_marker_records(const upti_operation_plan_t *plan, upti_thread_
                                  const struct marker_event *e)
 {
     size_t len = e->message != NULL ? strnlen(e->message, UPTI_MAX_RECORD_STRING - 1) + 1 : 0;
+    uint64_t value = e->operation == UPTI_MARKER_API_NAME_CATEGORY ? e->domain : e->range_id;
     for (uint32_t i = 0; i < plan->num_buffers; i++) {
         const upti_plan_buffer_t *pb = &plan->buffers[i];
-        upti_buffer_tracing_marker_api_record_t *r = upti_buffer_reserve(
-            pb->buffer, s, UPTI_TRACING_KIND_MARKER_API, sizeof *r + len);
+        upti_compact_marker_t *r =
+            upti_buffer_reserve(pb->buffer, s, UPTI_RING_COMPACT_MARKER, sizeof *r + len);
         if (r == NULL)
             continue;
-        char *text = NULL;
+        r->operation = e->operation;
+        r->has_message = len != 0;
+        r->correlation_id = e->correlation_id;
+        r->external = upti_external_id(s, pb->context);
+        r->timestamp = e->timestamp;
+        r->value = value;
         if (len != 0) {
-            text = (char *)(r + 1);
+            char *text = (char *)(r + 1);
             memcpy(text, e->message, len - 1);
             text[len - 1] = '\0';
         }
-        *r = (upti_buffer_tracing_marker_api_record_t){
-            .size = sizeof *r,
-            .kind = UPTI_TRACING_KIND_MARKER_API,
-            .operation = e->operation,
-            .correlation_id = {e->correlation_id, {upti_external_id(s, pb->context)}},
-            .thread_id = s->tid,
-            .start_timestamp = e->timestamp,
-            .end_timestamp = e->timestamp,
-            .range_id = e->range_id,
-            .domain = e->domain,
-            .message = text,
-        };
         upti_buffer_commit(pb->buffer, s);
     }
 }
