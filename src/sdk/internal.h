@@ -21,6 +21,9 @@
 /** Longest string copied into a record; longer ones are truncated. */
 #define UPTI_MAX_RECORD_STRING 1024
 
+/** Now on UPTI's clock (CLOCK_MONOTONIC_RAW, ns), through the TSC where possible (clock.c). */
+uint64_t upti_now(void);
+
 /* ---- life cycle (registration.c) ---- */
 
 /** True while tools' initialize functions run: the only time services may be configured. */

@@ -74,7 +74,7 @@ static void write_marker_records(const upti_operation_plan_t *plan, upti_thread_
         }                                                                                      \
         struct marker_event e = {.operation = OP};                                             \
         if (plan->num_callbacks == 0) {                                                        \
-            e.timestamp = upti_clock_now();                                                    \
+            e.timestamp = upti_now();                                                    \
             e.correlation_id = upti_next_correlation_id(s);                                    \
             CALL_NEXT;                                                                         \
         } else {                                                                               \

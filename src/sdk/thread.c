@@ -69,7 +69,7 @@ UPTI_API upti_status_t upti_get_timestamp(upti_timestamp_t *ts)
 {
     if (ts == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
-    *ts = upti_clock_now();
+    *ts = upti_now();
     return UPTI_STATUS_SUCCESS;
 }
 

@@ -46,7 +46,7 @@ UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_oper
         }
         s->in_callback--;
     }
-    call->start_timestamp = upti_clock_now();
+    call->start_timestamp = upti_now();
 }
 
 void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s)
@@ -69,7 +69,7 @@ UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
     const upti_operation_plan_t *plan = call->plan;
     if (upti_unlikely(plan == NULL))
         return;
-    upti_timestamp_t end = upti_clock_now();
+    upti_timestamp_t end = upti_now();
     upti_thread_state_t *s = upti_thread_state();
     upti_call_exit_callbacks(call, s);
     for (uint32_t i = 0; i < plan->num_buffers; i++) {
