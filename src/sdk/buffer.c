@@ -8,6 +8,7 @@
  * the callback, then release-store tail, which frees the space.
  */
 #include "internal.h"
+#include "ring.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -21,36 +22,6 @@
 
 #define MIN_BUFFER_SIZE 4096u
 #define DELIVERY_BATCH 4096u
-
-typedef struct ring_record_t {
-    uint32_t len;  /* bytes of this record in the ring, header included, multiple of 8 */
-    uint32_t kind; /* upti_tracing_kind_t (a full record), UPTI_RING_COMPACT_MARKER, or 0 = padding */
-} ring_record_t;
-
-/* Fields are grouped by who writes them, one cache line each, so the
- * producer's per-record writes never share a line with what the consumer reads. */
-struct upti_producer {
-    /* Read-only after creation. */
-    uint8_t *data;
-    size_t size;
-    struct upti_buffer *buffer;
-    upti_thread_id_t tid;
-    /* Producer only, written per record. */
-    _Alignas(UPTI_CACHELINE) size_t local_head; /* where the pending record starts */
-    size_t pending_head;                        /* head after it, published at commit */
-    size_t cached_tail;
-    /* Producer, written rarely; read by the consumer. */
-    _Alignas(UPTI_CACHELINE) _Atomic uint64_t dropped;
-    _Atomic bool orphaned; /* the thread exited: free once drained */
-    _Atomic bool starving; /* a lossless producer waits for space */
-    /* Published by the producer. */
-    _Alignas(UPTI_CACHELINE) _Atomic size_t head;
-    /* Consumer side. */
-    _Alignas(UPTI_CACHELINE) _Atomic size_t tail;
-    uint64_t drops_reported;
-    _Atomic uint32_t space; /* futex word bumped when space is freed for a starving producer */
-    struct upti_producer *next; /* in the buffer's list, under its lock */
-};
 
 struct callback_thread {
     pthread_t thread;
@@ -66,20 +37,13 @@ struct callback_thread {
     upti_buffer_tracing_marker_api_record_t *decoded; /* compact records expanded for delivery */
 };
 
-struct upti_buffer {
-    uint32_t index;
-    int tool;
-    upti_context_id_t context;
-    size_t size;
-    size_t watermark;
-    upti_buffer_policy_t policy;
-    upti_buffer_tracing_cb_t callback;
-    void *callback_data;
-    _Atomic bool destroyed;
-    struct callback_thread *_Atomic thread;
-    pthread_mutex_t lock; /* guards the producer list (and serializes delivery) */
-    struct upti_producer *producers;
-};
+
+
+
+
+
+
+
 
 static struct upti_buffer *g_buffers[UPTI_MAX_BUFFERS];
 static uint32_t g_num_buffers;
@@ -140,7 +104,7 @@ static void deliver(struct upti_buffer *b, struct upti_producer *p, struct callb
     do {
         size_t n = 0;
         while (tail != head && n < DELIVERY_BATCH) {
-            ring_record_t *r = (ring_record_t *)(p->data + (tail & mask));
+            upti_ring_record_t *r = (upti_ring_record_t *)(p->data + (tail & mask));
             if (r->kind == UPTI_RING_COMPACT_MARKER) {
                 decode_marker(p, (const upti_compact_marker_t *)(r + 1), &t->decoded[n]);
                 t->headers[n] = (upti_record_header_t){UPTI_BUFFER_CATEGORY_TRACING,
@@ -317,57 +281,46 @@ static bool wait_for_room(struct upti_producer *p, size_t need)
     return ok;
 }
 
-void *upti_buffer_reserve(struct upti_buffer *b, upti_thread_state_t *s, uint32_t kind, size_t len)
+void *upti_buffer_reserve_slow(struct upti_buffer *b, upti_thread_state_t *s, uint32_t kind,
+                               size_t len)
 {
-    if (upti_unlikely(atomic_load_explicit(&b->destroyed, memory_order_relaxed)))
+    if (atomic_load_explicit(&b->destroyed, memory_order_relaxed))
         return NULL;
     struct upti_producer *p = s->producers[b->index];
-    if (upti_unlikely(p == NULL)) {
+    if (p == NULL) {
         p = producer_create(b, s);
         if (p == NULL)
             return NULL;
     }
-    len = (len + sizeof(ring_record_t) + 7) & ~(size_t)7;
     size_t head = p->local_head;
     size_t pos = head & (p->size - 1);
     size_t contiguous = p->size - pos;
     size_t need = len + (contiguous < len ? contiguous : 0);
-    if (upti_unlikely(head + need - p->cached_tail > p->size)) {
-        p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
-        if (head + need - p->cached_tail > p->size) {
-            if (len > p->size / 2 || b->policy != UPTI_BUFFER_POLICY_LOSSLESS ||
-                !wait_for_room(p, need)) {
-                atomic_store_explicit(&p->dropped,
-                                      atomic_load_explicit(&p->dropped, memory_order_relaxed) + 1,
-                                      memory_order_relaxed);
-                return NULL;
-            }
+    p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
+    if (head + need - p->cached_tail > p->size) {
+        if (len > p->size / 2 || b->policy != UPTI_BUFFER_POLICY_LOSSLESS ||
+            !wait_for_room(p, need)) {
+            atomic_store_explicit(&p->dropped,
+                                  atomic_load_explicit(&p->dropped, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            return NULL;
         }
     }
     if (contiguous < len) {
-        *(ring_record_t *)(p->data + pos) = (ring_record_t){(uint32_t)contiguous, 0};
+        *(upti_ring_record_t *)(p->data + pos) = (upti_ring_record_t){(uint32_t)contiguous, 0};
         head += contiguous;
         pos = 0;
     }
-    ring_record_t *r = (ring_record_t *)(p->data + pos);
+    upti_ring_record_t *r = (upti_ring_record_t *)(p->data + pos);
     r->len = (uint32_t)len;
     r->kind = kind;
     p->pending_head = head + len;
     return r + 1;
 }
 
-void upti_buffer_commit(struct upti_buffer *b, upti_thread_state_t *s)
+void upti_buffer_wake(struct upti_buffer *b)
 {
-    struct upti_producer *p = s->producers[b->index];
-    size_t head = p->pending_head;
-    p->local_head = head;
-    atomic_store_explicit(&p->head, head, memory_order_release);
-    /* The cached tail is stale (it only moves forward): confirm before waking anyone. */
-    if (upti_unlikely(head - p->cached_tail >= b->watermark)) {
-        p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
-        if (head - p->cached_tail >= b->watermark)
-            wake_thread(atomic_load_explicit(&b->thread, memory_order_relaxed));
-    }
+    wake_thread(atomic_load_explicit(&b->thread, memory_order_relaxed));
 }
 
 void upti_buffer_thread_exit(upti_thread_state_t *s)

@@ -120,24 +120,6 @@ uint64_t upti_tool_buffers(int tool);
 
 /* ---- buffers (buffer.c) ---- */
 
-/** Reserves len bytes of a record for buffer in the calling thread's region; NULL if dropped. */
-void *upti_buffer_reserve(struct upti_buffer *buffer, upti_thread_state_t *s, uint32_t kind,
-                          size_t len);
-/** Ring kind of a compact marker record, expanded to the public struct at delivery. */
-#define UPTI_RING_COMPACT_MARKER 0x100u
-
-/** A marker call as stored in a ring: about half the size of the public record. */
-typedef struct upti_compact_marker_t {
-    uint32_t operation;
-    uint32_t has_message; /* the NUL-terminated text follows the struct */
-    uint64_t correlation_id;
-    uint64_t external;
-    upti_timestamp_t timestamp;
-    uint64_t value;       /* range id, or the category of NAME_CATEGORY */
-} upti_compact_marker_t;
-
-/** Publishes the record last reserved by this thread for buffer. */
-void upti_buffer_commit(struct upti_buffer *buffer, upti_thread_state_t *s);
 /** Flushes every buffer (finalization). */
 void upti_flush_all_buffers(void);
 /** Flushes the buffers in mask (bit i = buffer index i). */

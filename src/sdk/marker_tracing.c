@@ -1,5 +1,6 @@
 /* UPTI's tracing wrappers for the uptx dispatch table (kind MARKER_API). */
 #include "internal.h"
+#include "ring.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* Traced calls (ENTER/EXIT callbacks, API records) and records reported later. */
 #include "internal.h"
+#include "ring.h"
 
 #include <string.h>
 

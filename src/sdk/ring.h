@@ -1,0 +1,112 @@
+/* Internal: the producer side of buffers, inline (the consumer is in buffer.c).
+ *
+ * A producer reserves space for a record in its own ring, writes it, and
+ * commits it with a release store of its head. The fast path takes no lock
+ * and makes no call; the slow path (first record of a thread, ring full,
+ * wrap-around) is upti_buffer_reserve_slow().
+ */
+#ifndef UPTI_SDK_RING_H
+#define UPTI_SDK_RING_H
+
+#include "internal.h"
+
+typedef struct upti_ring_record_t {
+    uint32_t len;  /* bytes of this record in the ring, header included, multiple of 8 */
+    uint32_t kind; /* upti_tracing_kind_t (a full record), UPTI_RING_COMPACT_MARKER, or 0 = padding */
+} upti_ring_record_t;
+
+/* Fields are grouped by who writes them, one cache line each, so the
+ * producer's per-record writes never share a line with what the consumer reads. */
+struct upti_producer {
+    /* Read-only after creation. */
+    uint8_t *data;
+    size_t size;
+    struct upti_buffer *buffer;
+    upti_thread_id_t tid;
+    /* Producer only, written per record. */
+    _Alignas(UPTI_CACHELINE) size_t local_head; /* where the pending record starts */
+    size_t pending_head;                        /* head after it, published at commit */
+    size_t cached_tail;
+    /* Producer, written rarely; read by the consumer. */
+    _Alignas(UPTI_CACHELINE) _Atomic uint64_t dropped;
+    _Atomic bool orphaned; /* the thread exited: free once drained */
+    _Atomic bool starving; /* a lossless producer waits for space */
+    /* Published by the producer. */
+    _Alignas(UPTI_CACHELINE) _Atomic size_t head;
+    /* Consumer side. */
+    _Alignas(UPTI_CACHELINE) _Atomic size_t tail;
+    uint64_t drops_reported;
+    _Atomic uint32_t space; /* futex word bumped when space is freed for a starving producer */
+    struct upti_producer *next; /* in the buffer's list, under its lock */
+};
+
+struct callback_thread;
+
+/** Ring kind of a compact marker record, expanded to the public struct at delivery. */
+#define UPTI_RING_COMPACT_MARKER 0x100u
+
+/** A marker call as stored in a ring: about half the size of the public record. */
+typedef struct upti_compact_marker_t {
+    uint32_t operation;
+    uint32_t has_message; /* the NUL-terminated text follows the struct */
+    uint64_t correlation_id;
+    uint64_t external;
+    upti_timestamp_t timestamp;
+    uint64_t value; /* range id, or the category of NAME_CATEGORY */
+} upti_compact_marker_t;
+
+struct upti_buffer {
+    uint32_t index;
+    int tool;
+    upti_context_id_t context;
+    size_t size;
+    size_t watermark;
+    upti_buffer_policy_t policy;
+    upti_buffer_tracing_cb_t callback;
+    void *callback_data;
+    _Atomic bool destroyed;
+    struct callback_thread *_Atomic thread;
+    pthread_mutex_t lock; /* guards the producer list (and serializes delivery) */
+    struct upti_producer *producers;
+};
+
+void *upti_buffer_reserve_slow(struct upti_buffer *b, upti_thread_state_t *s, uint32_t kind,
+                               size_t len);
+void upti_buffer_wake(struct upti_buffer *b);
+
+/** Reserves len bytes of a record of kind in the calling thread's region of b; NULL if dropped. */
+static inline void *upti_buffer_reserve(struct upti_buffer *b, upti_thread_state_t *s,
+                                        uint32_t kind, size_t len)
+{
+    len = (len + sizeof(upti_ring_record_t) + 7) & ~(size_t)7;
+    struct upti_producer *p = s->producers[b->index];
+    if (upti_likely(p != NULL && !atomic_load_explicit(&b->destroyed, memory_order_relaxed))) {
+        size_t head = p->local_head;
+        size_t pos = head & (p->size - 1);
+        if (upti_likely(pos + len <= p->size && head + len - p->cached_tail <= p->size)) {
+            upti_ring_record_t *r = (upti_ring_record_t *)(p->data + pos);
+            r->len = (uint32_t)len;
+            r->kind = kind;
+            p->pending_head = head + len;
+            return r + 1;
+        }
+    }
+    return upti_buffer_reserve_slow(b, s, kind, len);
+}
+
+/** Publishes the record this thread last reserved in b. */
+static inline void upti_buffer_commit(struct upti_buffer *b, upti_thread_state_t *s)
+{
+    struct upti_producer *p = s->producers[b->index];
+    size_t head = p->pending_head;
+    p->local_head = head;
+    atomic_store_explicit(&p->head, head, memory_order_release);
+    /* The cached tail is stale (it only moves forward): confirm before waking anyone. */
+    if (upti_unlikely(head - p->cached_tail >= b->watermark)) {
+        p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
+        if (head - p->cached_tail >= b->watermark)
+            upti_buffer_wake(b);
+    }
+}
+
+#endif
