@@ -1,11 +1,11 @@
 /* libuptx: UPTI's marker runtime, built on seed 000's pattern:
  * public C function → dispatch table → implementation.
  *
- * The table's entries start as stubs. The first call through any stub fills
- * the table with the implementation and registers it with UPTI through
+ * Public functions call through the active table: stubs until the first
+ * call registers the implementation's table with UPTI through
  * libupti-register, which (if a tool is present) installs UPTI's tracing
- * wrappers and lets tools chain their own. With no tool, each call is one
- * load of a table entry and one indirect call.
+ * wrappers in it and lets tools chain their own; then that table. With no
+ * tool, each call is two loads and one indirect call.
  */
 #include <uptx/uptx.h>
 #include <uptx/uptx_table.h>
@@ -71,98 +71,106 @@ static void stub_mark(const char *message);
 static void stub_name_thread(const char *name);
 static void stub_name_category(uint32_t category, const char *name);
 
+/* The table UPTI receives: the implementation, wrapped by UPTI and tools in place. */
 static uptx_dispatch_table_t g_table = {
+    sizeof(uptx_dispatch_table_t), impl_range_push, impl_range_pop,   impl_range_start,
+    impl_range_stop,               impl_mark,       impl_name_thread, impl_name_category,
+};
+
+/* Until registration completes, public functions go through these stubs. */
+static const uptx_dispatch_table_t g_stub_table = {
     sizeof(uptx_dispatch_table_t), stub_range_push, stub_range_pop,   stub_range_start,
     stub_range_stop,               stub_mark,       stub_name_thread, stub_name_category,
 };
 
+/* The table public functions call through: the stubs, then g_table. */
+static const uptx_dispatch_table_t *_Atomic g_active = &g_stub_table;
+
 enum { FRESH, STARTED, COMPLETE };
 static _Atomic int g_state = FRESH;
-
-#define SET(field, fn) __atomic_store_n(&g_table.field, fn, __ATOMIC_RELEASE)
+static UPTI_TLS int t_initializing;
 
 /*
- * Runs once: points every entry at the implementation (so calls made while
- * UPTI initializes, e.g. from a tool's initialize, reach it untraced), then
- * hands the table to UPTI. If the registration would deadlock (another
- * runtime's registration is in progress on this thread) the stubs are put
- * back so that a later call registers again.
+ * Registers g_table with UPTI once. The registering thread's own calls made
+ * meanwhile (a tool's initialize using uptx) reach the implementation
+ * untraced; other threads wait, so that no call is lost to tracing. If the
+ * registration would deadlock (another runtime's registration is in progress
+ * on this thread), the state goes back to FRESH and a later call registers.
+ * Returns the table to call through for this call.
  */
-static void initialize(void)
+static const uptx_dispatch_table_t *initialize(void)
 {
-    int expected = FRESH;
-    if (!atomic_compare_exchange_strong(&g_state, &expected, STARTED))
-        return;
-    SET(range_push_fn, impl_range_push);
-    SET(range_pop_fn, impl_range_pop);
-    SET(range_start_fn, impl_range_start);
-    SET(range_stop_fn, impl_range_stop);
-    SET(mark_fn, impl_mark);
-    SET(name_thread_fn, impl_name_thread);
-    SET(name_category_fn, impl_name_category);
-    void *tables[] = {&g_table};
-    upti_register_library_id_t id;
-    upti_status_t st = upti_register_library_api_table("uptx", UPTX_TABLE_VERSION, tables, 1, &id);
-    if (st == UPTI_STATUS_ERROR_DEADLOCK) {
-        SET(range_push_fn, stub_range_push);
-        SET(range_pop_fn, stub_range_pop);
-        SET(range_start_fn, stub_range_start);
-        SET(range_stop_fn, stub_range_stop);
-        SET(mark_fn, stub_mark);
-        SET(name_thread_fn, stub_name_thread);
-        SET(name_category_fn, stub_name_category);
-        atomic_store(&g_state, FRESH);
-        return;
+    static const uptx_dispatch_table_t impl_table = {
+        sizeof(uptx_dispatch_table_t), impl_range_push, impl_range_pop,   impl_range_start,
+        impl_range_stop,               impl_mark,       impl_name_thread, impl_name_category,
+    };
+    if (t_initializing)
+        return &impl_table;
+    for (;;) {
+        int state = atomic_load(&g_state);
+        if (state == COMPLETE)
+            return atomic_load(&g_active);
+        if (state == STARTED) {
+            sched_yield();
+            continue;
+        }
+        if (!atomic_compare_exchange_strong(&g_state, &state, STARTED))
+            continue;
+        t_initializing = 1;
+        void *tables[] = {&g_table};
+        upti_register_library_id_t id;
+        upti_status_t st =
+            upti_register_library_api_table("uptx", UPTX_TABLE_VERSION, tables, 1, &id);
+        t_initializing = 0;
+        if (st == UPTI_STATUS_ERROR_DEADLOCK) {
+            atomic_store(&g_state, FRESH);
+            return &impl_table;
+        }
+        atomic_store(&g_active, &g_table);
+        atomic_store(&g_state, COMPLETE);
+        return &g_table;
     }
-    atomic_store(&g_state, COMPLETE);
 }
-
-/* The entry after initialization; the implementation itself while it is in progress. */
-#define ENTRY(field, stub, impl)                                                                  \
-    ({                                                                                            \
-        initialize();                                                                             \
-        __typeof__(g_table.field) fn = __atomic_load_n(&g_table.field, __ATOMIC_ACQUIRE);         \
-        fn == stub ? impl : fn;                                                                   \
-    })
 
 static int stub_range_push(const char *message)
 {
-    return ENTRY(range_push_fn, stub_range_push, impl_range_push)(message);
+    return initialize()->range_push_fn(message);
 }
 
 static int stub_range_pop(void)
 {
-    return ENTRY(range_pop_fn, stub_range_pop, impl_range_pop)();
+    return initialize()->range_pop_fn();
 }
 
 static uint64_t stub_range_start(const char *message)
 {
-    return ENTRY(range_start_fn, stub_range_start, impl_range_start)(message);
+    return initialize()->range_start_fn(message);
 }
 
 static void stub_range_stop(uint64_t id)
 {
-    ENTRY(range_stop_fn, stub_range_stop, impl_range_stop)(id);
+    initialize()->range_stop_fn(id);
 }
 
 static void stub_mark(const char *message)
 {
-    ENTRY(mark_fn, stub_mark, impl_mark)(message);
+    initialize()->mark_fn(message);
 }
 
 static void stub_name_thread(const char *name)
 {
-    ENTRY(name_thread_fn, stub_name_thread, impl_name_thread)(name);
+    initialize()->name_thread_fn(name);
 }
 
 static void stub_name_category(uint32_t category, const char *name)
 {
-    ENTRY(name_category_fn, stub_name_category, impl_name_category)(category, name);
+    initialize()->name_category_fn(category, name);
 }
 
 /* ---- public C API ---- */
 
-#define CALL(field) __atomic_load_n(&g_table.field, __ATOMIC_RELAXED)
+/* One load of the active table, one of its entry (UPTI and tools write entries atomically). */
+#define CALL(field) __atomic_load_n(&atomic_load_explicit(&g_active, memory_order_acquire)->field, __ATOMIC_RELAXED)
 
 UPTX_API int uptx_range_push(const char *message)
 {
