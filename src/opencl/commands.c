@@ -1,0 +1,486 @@
+/* Device commands: kernels, copies, fills, maps, markers — timed through
+ * profiling events and reported as KERNEL_DISPATCH / MEMORY_COPY records.
+ *
+ * Life of a traced command (uocl_cmd_t):
+ *   enqueue   uocl_cmd_begin() substitutes an internal event if the program
+ *             passed none; uocl_cmd_end() retains the program's event (UPTI's
+ *             hold is hidden from CL_EVENT_REFERENCE_COUNT, see objects.c),
+ *             links the command into its queue's shard of the pending list
+ *             and sets a CL_COMPLETE callback.
+ *   complete  the callback (a runtime thread; PoCL runs it synchronously in
+ *             its worker) claims the command, reads the four profiling times
+ *             and pushes it on a lock-free stack. Nothing else.
+ *   reap      clFinish / clWaitForEvents / queue release / exit look at their
+ *             pending commands: finished ones whose callback did not come
+ *             (failed commands never get one on PoCL) are claimed there.
+ *   emit      the completion thread (every few ms) or the synchronising
+ *             thread pops the stack, maps times onto UPTI's clock, emits the
+ *             record, unlinks the command and drops UPTI's event reference.
+ * A command is claimed once (state 0 -> 1 by compare-and-swap).
+ */
+#include "layer.h"
+
+#include <upti/names.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct uocl_cmd_t {
+    struct uocl_cmd_t *done_next;  /* on the completed stack */
+    struct uocl_cmd_t *prev, *next; /* in the shard's pending list */
+    _Atomic int state;             /* 0 pending, 1 claimed */
+    int internal_event;            /* the event is UPTI's own */
+    cl_event event;                /* the event UPTI holds a reference to */
+    cl_event local_event;          /* storage for the internal event */
+    cl_event *app_event;           /* the program's event pointer, or NULL */
+    cl_command_queue queue;
+    uocl_queue_info_t qi;
+    upti_tracing_kind_t kind;
+    uint32_t op;
+    upti_runtime_correlation_t corr;
+    uint64_t host_before, host_after; /* around the enqueue, to calibrate the clock */
+    cl_ulong times[4];             /* queued, submit, start, end (device clock) */
+    cl_int status;
+    /* kernels */
+    cl_kernel kernel;
+    const char *kernel_name;
+    uint32_t work_dim;
+    uint64_t offset[3], global[3], local[3];
+    /* copies */
+    upti_memory_direction_t direction;
+    uint64_t bytes;
+};
+
+#define SHARDS 16
+typedef struct shard_t {
+    pthread_mutex_t lock;
+    uocl_cmd_t head; /* sentinel of a circular list */
+} shard_t;
+
+static shard_t g_shards[SHARDS];
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static _Atomic int g_started; /* init_once ran: something was tracked */
+static _Atomic(uocl_cmd_t *) g_done;
+static _Atomic unsigned g_done_count;
+static pthread_mutex_t g_emit_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_wake = PTHREAD_COND_INITIALIZER;
+static int g_stopped; /* under g_emit_lock: UPTI is finalizing, emit nothing more */
+
+static shard_t *shard_of(cl_command_queue q)
+{
+    uintptr_t x = (uintptr_t)q;
+    return &g_shards[((x >> 4) ^ (x >> 12)) & (SHARDS - 1)];
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void drain_done(void);
+
+static void *completion_thread(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 2 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_mutex_lock(&g_wake_lock);
+        if (atomic_load(&g_done) == NULL)
+            pthread_cond_timedwait(&g_wake, &g_wake_lock, &until);
+        pthread_mutex_unlock(&g_wake_lock);
+        if (atomic_load(&g_done) != NULL)
+            drain_done();
+    }
+    return NULL;
+}
+
+static void init_once(void)
+{
+    for (int i = 0; i < SHARDS; i++) {
+        pthread_mutex_init(&g_shards[i].lock, NULL);
+        g_shards[i].head.next = g_shards[i].head.prev = &g_shards[i].head;
+    }
+    atomic_store(&g_started, 1);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    /* Block every signal in the helper so the program's handlers run on its threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    if (pthread_create(&t, &attr, completion_thread, NULL) != 0)
+        upti_runtime_warn("opencl: no completion thread; device records are emitted at synchronisation points");
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+}
+
+/* --- enqueue side --- */
+
+uocl_cmd_t *uocl_cmd_begin(const upti_runtime_call_t *call, upti_tracing_kind_t kind, uint32_t op,
+                           cl_command_queue queue, cl_event **event)
+{
+    uocl_queue_info_t qi;
+    if (!uocl_queue_lookup(queue, &qi))
+        return NULL;
+    if (!qi.forced_profiling && !(qi.app_properties & CL_QUEUE_PROFILING_ENABLE))
+        return NULL; /* a queue made before UPTI was there: no device times */
+    pthread_once(&g_once, init_once);
+    uocl_cmd_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    c->queue = queue;
+    c->qi = qi;
+    c->kind = kind;
+    c->op = op;
+    upti_runtime_capture_correlation(call, &c->corr);
+    if (*event == NULL) {
+        c->internal_event = 1;
+        *event = &c->local_event;
+    } else {
+        c->app_event = *event;
+    }
+    if (qi.dev != NULL && atomic_load_explicit(&qi.dev->clock_state, memory_order_acquire) == 0)
+        c->host_before = now_ns();
+    return c;
+}
+
+void uocl_cmd_kernel(uocl_cmd_t *c, cl_kernel kernel, cl_uint work_dim, const size_t *offset,
+                     const size_t *global, const size_t *local)
+{
+    cl_program program;
+    c->kernel = kernel;
+    c->kernel_name = uocl_kernel_name(kernel, &program);
+    c->work_dim = work_dim;
+    for (cl_uint i = 0; i < 3; i++) {
+        c->offset[i] = (offset != NULL && i < work_dim) ? offset[i] : 0;
+        c->global[i] = i < work_dim ? (global != NULL ? global[i] : 1) : 1;
+        c->local[i] = (local != NULL && i < work_dim) ? local[i] : (local == NULL ? 0 : 1);
+    }
+    if (work_dim == 0) /* native kernel */
+        c->global[0] = c->global[1] = c->global[2] = 0;
+}
+
+void uocl_cmd_copy(uocl_cmd_t *c, upti_memory_direction_t direction, uint64_t bytes)
+{
+    c->direction = direction;
+    c->bytes = bytes;
+}
+
+static void read_times(uocl_cmd_t *c)
+{
+    static const cl_profiling_info what[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                              CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+    for (int i = 0; i < 4; i++)
+        if (uocl_next.clGetEventProfilingInfo(c->event, what[i], sizeof(cl_ulong), &c->times[i], NULL) !=
+            CL_SUCCESS)
+            c->times[i] = 0;
+}
+
+static void push_done(uocl_cmd_t *c)
+{
+    uocl_cmd_t *head = atomic_load_explicit(&g_done, memory_order_relaxed);
+    do {
+        c->done_next = head;
+    } while (!atomic_compare_exchange_weak_explicit(&g_done, &head, c, memory_order_release,
+                                                    memory_order_relaxed));
+    /* Wake the thread only when a lot piled up; otherwise it polls every 2 ms. */
+    if (atomic_fetch_add_explicit(&g_done_count, 1, memory_order_relaxed) % 1024 == 1023)
+        pthread_cond_signal(&g_wake);
+}
+
+static int claim(uocl_cmd_t *c)
+{
+    int expected = 0;
+    return atomic_compare_exchange_strong(&c->state, &expected, 1);
+}
+
+/* Runs in a runtime thread: claim, read the times, hand over. Nothing else. */
+static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data)
+{
+    (void)event;
+    uocl_cmd_t *c = data;
+    if (!claim(c))
+        return;
+    c->status = status < 0 ? status : 0;
+    read_times(c);
+    push_done(c);
+}
+
+static void link_pending(uocl_cmd_t *c)
+{
+    shard_t *s = shard_of(c->queue);
+    pthread_mutex_lock(&s->lock);
+    c->next = &s->head;
+    c->prev = s->head.prev;
+    s->head.prev->next = c;
+    s->head.prev = c;
+    pthread_mutex_unlock(&s->lock);
+}
+
+void uocl_cmd_end(uocl_cmd_t *c, cl_int status)
+{
+    if (status != CL_SUCCESS) {
+        /* Nothing was enqueued (no event was made): no device record. */
+        free(c);
+        return;
+    }
+    c->event = c->internal_event ? c->local_event : *c->app_event;
+    if (c->event == NULL) {
+        free(c);
+        return;
+    }
+    if (!c->internal_event)
+        uocl_next.clRetainEvent(c->event);
+    if (c->host_before != 0)
+        c->host_after = now_ns();
+    link_pending(c);
+    if (uocl_next.clSetEventCallback(c->event, CL_COMPLETE, on_complete, c) != CL_SUCCESS) {
+        /* Reaped at the next synchronisation point instead. */
+    }
+}
+
+/* --- emission --- */
+
+static void calibrate(uocl_cmd_t *c)
+{
+    uocl_device_t *dev = c->qi.dev;
+    if (dev == NULL || c->host_before == 0 || c->times[0] == 0 ||
+        atomic_load_explicit(&dev->clock_state, memory_order_acquire) != 0)
+        return;
+    /* The QUEUED time is taken inside the enqueue call: if it lies within the
+       host times around that call, both clocks are the same one. */
+    uint64_t q = c->times[0];
+    int64_t offset = 0;
+    if (q < c->host_before || q > c->host_after)
+        offset = (int64_t)((c->host_before + c->host_after) / 2) - (int64_t)q;
+    dev->clock_offset = offset;
+    atomic_store_explicit(&dev->clock_state, 1, memory_order_release);
+}
+
+static upti_timestamp_t map_time(const uocl_cmd_t *c, cl_ulong t)
+{
+    if (t == 0)
+        return 0;
+    int64_t offset = c->qi.dev != NULL ? c->qi.dev->clock_offset : 0;
+    return (upti_timestamp_t)((int64_t)t + offset);
+}
+
+static void emit(uocl_cmd_t *c)
+{
+    calibrate(c);
+    upti_runtime_record_t rec;
+    memset(&rec, 0, sizeof rec);
+    rec.size = sizeof rec;
+    rec.kind = c->kind;
+    rec.operation = c->op;
+    rec.phase = UPTI_CALLBACK_PHASE_NONE;
+    rec.correlation = &c->corr;
+    upti_agent_id_t agent = {c->qi.dev != NULL ? c->qi.dev->agent.handle : 0};
+    if (c->kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
+        upti_buffer_tracing_kernel_dispatch_record_t r;
+        memset(&r, 0, sizeof r);
+        r.size = sizeof r;
+        r.kind = c->kind;
+        r.operation = c->op;
+        r.correlation_id.internal = c->corr.internal;
+        r.thread_id = c->corr.thread_id;
+        r.agent_id = agent;
+        r.queue_id = (uint64_t)(uintptr_t)c->queue;
+        r.runtime_context = (uint64_t)(uintptr_t)c->qi.context;
+        r.kernel_id = (uint64_t)(uintptr_t)c->kernel;
+        r.kernel_name = c->kernel_name;
+        r.work_dim = c->work_dim;
+        memcpy(r.global_offset, c->offset, sizeof r.global_offset);
+        memcpy(r.global_size, c->global, sizeof r.global_size);
+        memcpy(r.local_size, c->local, sizeof r.local_size);
+        r.queued_timestamp = map_time(c, c->times[0]);
+        r.submit_timestamp = map_time(c, c->times[1]);
+        r.start_timestamp = map_time(c, c->times[2]);
+        r.end_timestamp = map_time(c, c->times[3]);
+        r.status = c->status;
+        rec.record = &r;
+        rec.string_offset = offsetof(upti_buffer_tracing_kernel_dispatch_record_t, kernel_name);
+        upti_runtime_emit(&rec);
+    } else {
+        upti_buffer_tracing_memory_copy_record_t r;
+        memset(&r, 0, sizeof r);
+        r.size = sizeof r;
+        r.kind = c->kind;
+        r.operation = c->op;
+        r.correlation_id.internal = c->corr.internal;
+        r.thread_id = c->corr.thread_id;
+        r.agent_id = agent;
+        r.queue_id = (uint64_t)(uintptr_t)c->queue;
+        r.runtime_context = (uint64_t)(uintptr_t)c->qi.context;
+        r.direction = c->direction;
+        switch (c->direction) {
+        case UPTI_MEMORY_DIRECTION_HOST_TO_DEVICE:
+            r.dst_agent_id = agent;
+            break;
+        case UPTI_MEMORY_DIRECTION_DEVICE_TO_HOST:
+            r.src_agent_id = agent;
+            break;
+        case UPTI_MEMORY_DIRECTION_DEVICE_TO_DEVICE:
+            r.src_agent_id = r.dst_agent_id = agent;
+            break;
+        default:
+            break;
+        }
+        r.bytes = c->bytes;
+        r.queued_timestamp = map_time(c, c->times[0]);
+        r.submit_timestamp = map_time(c, c->times[1]);
+        r.start_timestamp = map_time(c, c->times[2]);
+        r.end_timestamp = map_time(c, c->times[3]);
+        r.status = c->status;
+        rec.record = &r;
+        upti_runtime_emit(&rec);
+    }
+}
+
+/* Unlinks a claimed command and drops UPTI's reference to its event. */
+static void retire(uocl_cmd_t *c)
+{
+    shard_t *s = shard_of(c->queue);
+    pthread_mutex_lock(&s->lock);
+    c->prev->next = c->next;
+    c->next->prev = c->prev;
+    /* Under the lock, so that a reference-count query sees a consistent count. */
+    uocl_next.clReleaseEvent(c->event);
+    pthread_mutex_unlock(&s->lock);
+    free(c);
+}
+
+static void drain_done(void)
+{
+    pthread_mutex_lock(&g_emit_lock);
+    uocl_cmd_t *list = atomic_exchange_explicit(&g_done, NULL, memory_order_acquire);
+    /* The stack is newest first: reverse it to emit in completion order. */
+    uocl_cmd_t *fifo = NULL;
+    while (list != NULL) {
+        uocl_cmd_t *next = list->done_next;
+        list->done_next = fifo;
+        fifo = list;
+        list = next;
+    }
+    while (fifo != NULL) {
+        uocl_cmd_t *next = fifo->done_next;
+        if (!g_stopped)
+            emit(fifo);
+        retire(fifo);
+        fifo = next;
+    }
+    pthread_mutex_unlock(&g_emit_lock);
+}
+
+/* Claims the finished, unclaimed commands of q (NULL: all); returns how many stay pending. */
+static unsigned reap(cl_command_queue q, int force)
+{
+    unsigned left = 0;
+    for (int i = 0; i < SHARDS; i++) {
+        shard_t *s = &g_shards[i];
+        if (q != NULL && s != shard_of(q))
+            continue;
+        pthread_mutex_lock(&s->lock);
+        for (uocl_cmd_t *c = s->head.next; c != &s->head; c = c->next) {
+            if ((q != NULL && c->queue != q) || atomic_load(&c->state) != 0)
+                continue;
+            cl_int st = CL_QUEUED;
+            uocl_next.clGetEventInfo(c->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+            if ((st == CL_COMPLETE || st < 0 || force) && claim(c)) {
+                c->status = st < 0 ? st : (st == CL_COMPLETE ? 0 : st);
+                read_times(c);
+                push_done(c);
+            } else if (st != CL_COMPLETE && st >= 0) {
+                left++;
+            }
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
+    return left;
+}
+
+void uocl_commands_sync(cl_command_queue q)
+{
+    if (!atomic_load(&g_started))
+        return; /* nothing was ever tracked */
+    reap(q, 0);
+    if (atomic_load(&g_done) != NULL)
+        drain_done();
+}
+
+cl_uint uocl_commands_event_holds(cl_event event)
+{
+    cl_command_queue q = NULL;
+    if (uocl_next.clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) != CL_SUCCESS ||
+        q == NULL)
+        return 0;
+    shard_t *s = shard_of(q);
+    cl_uint holds = 0;
+    if (!atomic_load(&g_started))
+        return 0;
+    pthread_mutex_lock(&s->lock);
+    for (uocl_cmd_t *c = s->head.next; c != &s->head; c = c->next)
+        if (c->event == event && !c->internal_event)
+            holds++;
+    pthread_mutex_unlock(&s->lock);
+    return holds;
+}
+
+void uocl_commands_drain_all(void)
+{
+    if (!atomic_load(&g_started))
+        return;
+    /* Give running commands up to two seconds to finish, then report what is known. */
+    for (int i = 0; i < 2000 && reap(NULL, 0) > 0; i++) {
+        struct timespec ms = {0, 1000 * 1000};
+        nanosleep(&ms, NULL);
+    }
+    reap(NULL, 1);
+    drain_done();
+    pthread_mutex_lock(&g_emit_lock);
+    g_stopped = 1;
+    pthread_mutex_unlock(&g_emit_lock);
+}
+
+/* --- sizes of commands --- */
+
+uint64_t uocl_image_bytes(cl_mem image, const size_t *region)
+{
+    size_t elem = 0;
+    if (region == NULL ||
+        uocl_next.clGetImageInfo(image, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, NULL) != CL_SUCCESS)
+        return 0;
+    return (uint64_t)elem * region[0] * region[1] * region[2];
+}
+
+uint64_t uocl_mems_bytes(cl_uint n, const cl_mem *mems)
+{
+    uint64_t total = 0;
+    for (cl_uint i = 0; mems != NULL && i < n; i++) {
+        size_t size = 0;
+        if (uocl_next.clGetMemObjectInfo(mems[i], CL_MEM_SIZE, sizeof size, &size, NULL) == CL_SUCCESS)
+            total += size;
+    }
+    return total;
+}
+
+uint64_t uocl_sizes_bytes(cl_uint n, const size_t *sizes)
+{
+    uint64_t total = 0;
+    for (cl_uint i = 0; sizes != NULL && i < n; i++)
+        total += sizes[i];
+    return total;
+}

@@ -1,0 +1,506 @@
+/* Hand-written calls into the next layer for the entries that need more than
+ * tracing: queues (profiling turned on behind the program's back, and hidden
+ * again), events (UPTI's references hidden), synchronisation points (device
+ * records reaped), code objects and memory allocations.
+ *
+ * Each is called by the generated wrapper in place of uocl_next.<entry>,
+ * whether or not the API call itself is traced.
+ */
+#include "opencl_impl.h"
+
+#include <upti/names.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+/* --- queues --- */
+
+static void remember_queue(cl_command_queue q, cl_context context, cl_device_id device,
+                           cl_command_queue_properties app, int forced)
+{
+    uocl_queue_info_t info;
+    memset(&info, 0, sizeof info);
+    info.context = context;
+    info.device = device;
+    info.dev = uocl_device_find(device);
+    info.app_properties = app;
+    info.forced_profiling = forced;
+    uocl_queue_put(q, &info);
+}
+
+cl_command_queue uocl_impl_clCreateCommandQueue(cl_context context, cl_device_id device,
+                                                cl_command_queue_properties properties,
+                                                cl_int *errcode_ret)
+{
+    cl_command_queue q = NULL;
+    int forced = uocl_tools_present && !(properties & CL_QUEUE_PROFILING_ENABLE);
+    if (forced) {
+        q = uocl_next.clCreateCommandQueue(context, device, properties | CL_QUEUE_PROFILING_ENABLE,
+                                           errcode_ret);
+        if (q == NULL)
+            forced = 0; /* the device refuses profiling: give the program what it asked for */
+    }
+    if (q == NULL)
+        q = uocl_next.clCreateCommandQueue(context, device, properties, errcode_ret);
+    if (q != NULL && uocl_tools_present)
+        remember_queue(q, context, device, properties, forced);
+    return q;
+}
+
+cl_command_queue uocl_impl_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
+                                                              const cl_queue_properties *properties,
+                                                              cl_int *errcode_ret)
+{
+    cl_command_queue_properties app = 0;
+    size_t n = 0;
+    if (properties != NULL) {
+        while (properties[n] != 0) {
+            if (properties[n] == CL_QUEUE_PROPERTIES)
+                app = (cl_command_queue_properties)properties[n + 1];
+            n += 2;
+        }
+    }
+    cl_command_queue q = NULL;
+    int forced = uocl_tools_present && !(app & CL_QUEUE_PROFILING_ENABLE) && n < 62;
+    if (forced) {
+        /* A copy of the list with profiling on; the program's list is untouched. */
+        cl_queue_properties copy[64];
+        int found = 0;
+        for (size_t i = 0; i < n; i += 2) {
+            copy[i] = properties[i];
+            copy[i + 1] = properties[i + 1];
+            if (properties[i] == CL_QUEUE_PROPERTIES) {
+                copy[i + 1] |= CL_QUEUE_PROFILING_ENABLE;
+                found = 1;
+            }
+        }
+        if (!found) {
+            copy[n] = CL_QUEUE_PROPERTIES;
+            copy[n + 1] = CL_QUEUE_PROFILING_ENABLE;
+            n += 2;
+        }
+        copy[n] = 0;
+        q = uocl_next.clCreateCommandQueueWithProperties(context, device, copy, errcode_ret);
+        if (q == NULL)
+            forced = 0;
+    }
+    if (q == NULL)
+        q = uocl_next.clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
+    if (q != NULL && uocl_tools_present)
+        remember_queue(q, context, device, app, forced);
+    return q;
+}
+
+cl_int uocl_impl_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name,
+                                       size_t param_value_size, void *param_value,
+                                       size_t *param_value_size_ret)
+{
+    cl_int r = uocl_next.clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value,
+                                               param_value_size_ret);
+    uocl_queue_info_t qi;
+    if (r != CL_SUCCESS || param_value == NULL || !uocl_tools_present ||
+        !uocl_queue_get(command_queue, &qi) || !qi.forced_profiling)
+        return r;
+    /* Answer what the program asked for, not what UPTI made of it. */
+    if (param_name == CL_QUEUE_PROPERTIES && param_value_size >= sizeof(cl_command_queue_properties)) {
+        *(cl_command_queue_properties *)param_value = qi.app_properties;
+    }
+#ifdef CL_QUEUE_PROPERTIES_ARRAY
+    if (param_name == CL_QUEUE_PROPERTIES_ARRAY) {
+        cl_queue_properties *list = param_value;
+        size_t n = param_value_size / sizeof *list;
+        for (size_t i = 0; i + 1 < n && list[i] != 0; i += 2)
+            if (list[i] == CL_QUEUE_PROPERTIES)
+                list[i + 1] = qi.app_properties;
+    }
+#endif
+    return r;
+}
+
+cl_int uocl_impl_clReleaseCommandQueue(cl_command_queue command_queue)
+{
+    if (uocl_tools_present)
+        uocl_commands_sync(command_queue);
+    return uocl_next.clReleaseCommandQueue(command_queue);
+}
+
+cl_int uocl_impl_clFinish(cl_command_queue command_queue)
+{
+    cl_int r = uocl_next.clFinish(command_queue);
+    if (uocl_tools_present)
+        uocl_commands_sync(command_queue);
+    return r;
+}
+
+cl_int uocl_impl_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
+{
+    cl_int r = uocl_next.clWaitForEvents(num_events, event_list);
+    if (uocl_tools_present)
+        uocl_commands_sync(NULL);
+    return r;
+}
+
+/* --- events --- */
+
+cl_int uocl_impl_clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size,
+                                void *param_value, size_t *param_value_size_ret)
+{
+    cl_int r = uocl_next.clGetEventInfo(event, param_name, param_value_size, param_value,
+                                        param_value_size_ret);
+    if (r == CL_SUCCESS && param_name == CL_EVENT_REFERENCE_COUNT && param_value != NULL &&
+        uocl_tools_present) {
+        /* Hide the references UPTI holds until it has read the event's times. */
+        cl_uint holds = uocl_commands_event_holds(event);
+        cl_uint *count = param_value;
+        if (holds < *count)
+            *count -= holds;
+    }
+    return r;
+}
+
+cl_int uocl_impl_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name,
+                                         size_t param_value_size, void *param_value,
+                                         size_t *param_value_size_ret)
+{
+    if (uocl_tools_present) {
+        /* Events of a queue the program made without profiling keep answering so. */
+        cl_command_queue q = NULL;
+        uocl_queue_info_t qi;
+        if (uocl_next.clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) == CL_SUCCESS &&
+            q != NULL && uocl_queue_get(q, &qi) && qi.forced_profiling)
+            return CL_PROFILING_INFO_NOT_AVAILABLE;
+    }
+    return uocl_next.clGetEventProfilingInfo(event, param_name, param_value_size, param_value,
+                                             param_value_size_ret);
+}
+
+/* --- code objects --- */
+
+static upti_timestamp_t now(void)
+{
+    upti_timestamp_t t = 0;
+    upti_get_timestamp(&t);
+    return t;
+}
+
+static void emit_code_object(uint32_t op, upti_callback_phase_t phase, cl_context context,
+                             cl_program program, cl_kernel kernel, const char *name)
+{
+    upti_buffer_tracing_code_object_record_t r;
+    memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    r.kind = UPTI_TRACING_KIND_CODE_OBJECT;
+    r.operation = op;
+    r.timestamp = now();
+    r.phase = phase;
+    r.runtime_context = (uint64_t)(uintptr_t)context;
+    r.code_object_id = (uint64_t)(uintptr_t)program;
+    r.kernel_id = (uint64_t)(uintptr_t)kernel;
+    r.name = name;
+    upti_runtime_record_t rec;
+    memset(&rec, 0, sizeof rec);
+    rec.size = sizeof rec;
+    rec.kind = UPTI_TRACING_KIND_CODE_OBJECT;
+    rec.operation = op;
+    rec.phase = phase;
+    rec.record = &r;
+    rec.string_offset = offsetof(upti_buffer_tracing_code_object_record_t, name);
+    upti_runtime_emit(&rec);
+}
+
+static void program_loaded(cl_program program)
+{
+    if (program == NULL || upti_runtime_plan(uocl_code_plans, UPTI_CODE_OBJECT_LOAD) == NULL)
+        return;
+    cl_context context = NULL;
+    uocl_next.clGetProgramInfo(program, CL_PROGRAM_CONTEXT, sizeof context, &context, NULL);
+    size_t size = 0;
+    char *names = NULL;
+    if (uocl_next.clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &size) == CL_SUCCESS &&
+        size > 0 && (names = calloc(1, size + 1)) != NULL)
+        uocl_next.clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, size, names, NULL);
+    emit_code_object(UPTI_CODE_OBJECT_LOAD, UPTI_CALLBACK_PHASE_LOAD, context, program, NULL,
+                     names != NULL ? names : "");
+    free(names);
+}
+
+cl_program uocl_impl_clCreateProgramWithBinary(cl_context context, cl_uint num_devices,
+                                               const cl_device_id *device_list, const size_t *lengths,
+                                               const unsigned char **binaries, cl_int *binary_status,
+                                               cl_int *errcode_ret)
+{
+    /* A program from a binary is still built before use: LOAD is reported then. */
+    return uocl_next.clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries,
+                                               binary_status, errcode_ret);
+}
+
+cl_int uocl_impl_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
+                                const char *options, upti_cl_program_notify_fn pfn_notify,
+                                void *user_data)
+{
+    cl_int r = uocl_next.clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
+    if (r == CL_SUCCESS && pfn_notify == NULL)
+        program_loaded(program);
+    return r;
+}
+
+cl_program uocl_impl_clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id *device_list,
+                                   const char *options, cl_uint num_input_programs,
+                                   const cl_program *input_programs, upti_cl_program_notify_fn pfn_notify,
+                                   void *user_data, cl_int *errcode_ret)
+{
+    cl_program p = uocl_next.clLinkProgram(context, num_devices, device_list, options, num_input_programs,
+                                           input_programs, pfn_notify, user_data, errcode_ret);
+    if (p != NULL && pfn_notify == NULL)
+        program_loaded(p);
+    return p;
+}
+
+/* The reference count before a release: 1 means this release destroys the object. */
+#define LAST_REFERENCE(get, obj, param)                                                  \
+    ({                                                                                   \
+        cl_uint count_ = 0;                                                              \
+        uocl_next.get((obj), (param), sizeof count_, &count_, NULL) == CL_SUCCESS &&     \
+            count_ == 1;                                                                 \
+    })
+
+cl_int uocl_impl_clReleaseProgram(cl_program program)
+{
+    int unload = upti_runtime_plan(uocl_code_plans, UPTI_CODE_OBJECT_LOAD) != NULL &&
+                 LAST_REFERENCE(clGetProgramInfo, program, CL_PROGRAM_REFERENCE_COUNT);
+    cl_context context = NULL;
+    if (unload)
+        uocl_next.clGetProgramInfo(program, CL_PROGRAM_CONTEXT, sizeof context, &context, NULL);
+    cl_int r = uocl_next.clReleaseProgram(program);
+    if (r == CL_SUCCESS && unload)
+        emit_code_object(UPTI_CODE_OBJECT_LOAD, UPTI_CALLBACK_PHASE_UNLOAD, context, program, NULL, "");
+    return r;
+}
+
+static void kernel_created(cl_kernel k)
+{
+    if (k == NULL || !uocl_tools_present)
+        return;
+    char name[256] = "";
+    cl_program program = NULL;
+    cl_context context = NULL;
+    uocl_next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name - 1, name, NULL);
+    uocl_next.clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof program, &program, NULL);
+    uocl_kernel_put(k, program, name);
+    if (upti_runtime_plan(uocl_code_plans, UPTI_CODE_OBJECT_KERNEL_SYMBOL) == NULL)
+        return;
+    uocl_next.clGetKernelInfo(k, CL_KERNEL_CONTEXT, sizeof context, &context, NULL);
+    emit_code_object(UPTI_CODE_OBJECT_KERNEL_SYMBOL, UPTI_CALLBACK_PHASE_LOAD, context, program, k, name);
+}
+
+cl_kernel uocl_impl_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
+{
+    cl_kernel k = uocl_next.clCreateKernel(program, kernel_name, errcode_ret);
+    kernel_created(k);
+    return k;
+}
+
+cl_int uocl_impl_clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel *kernels,
+                                          cl_uint *num_kernels_ret)
+{
+    cl_int r = uocl_next.clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
+    if (r == CL_SUCCESS && kernels != NULL)
+        for (cl_uint i = 0; i < num_kernels; i++)
+            kernel_created(kernels[i]);
+    return r;
+}
+
+cl_kernel uocl_impl_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
+{
+    cl_kernel k = uocl_next.clCloneKernel(source_kernel, errcode_ret);
+    kernel_created(k);
+    return k;
+}
+
+cl_int uocl_impl_clReleaseKernel(cl_kernel kernel)
+{
+    if (upti_runtime_plan(uocl_code_plans, UPTI_CODE_OBJECT_KERNEL_SYMBOL) == NULL)
+        return uocl_next.clReleaseKernel(kernel);
+    int unload = LAST_REFERENCE(clGetKernelInfo, kernel, CL_KERNEL_REFERENCE_COUNT);
+    cl_program program = NULL;
+    cl_context context = NULL;
+    const char *name = "";
+    if (unload) {
+        name = uocl_kernel_name(kernel, &program);
+        uocl_next.clGetKernelInfo(kernel, CL_KERNEL_CONTEXT, sizeof context, &context, NULL);
+    }
+    cl_int r = uocl_next.clReleaseKernel(kernel);
+    if (r == CL_SUCCESS && unload)
+        emit_code_object(UPTI_CODE_OBJECT_KERNEL_SYMBOL, UPTI_CALLBACK_PHASE_UNLOAD, context, program,
+                         kernel, name);
+    return r;
+}
+
+/* --- memory allocations --- */
+
+/* The context's agent if it has exactly one device, else handle 0. */
+static upti_agent_id_t context_agent(cl_context context)
+{
+    upti_agent_id_t none = {0};
+    cl_uint n = 0;
+    cl_device_id dev = NULL;
+    if (uocl_next.clGetContextInfo(context, CL_CONTEXT_NUM_DEVICES, sizeof n, &n, NULL) != CL_SUCCESS ||
+        n != 1 ||
+        uocl_next.clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL) != CL_SUCCESS)
+        return none;
+    uocl_device_t *d = uocl_device_find(dev);
+    return d != NULL ? d->agent : none;
+}
+
+static void emit_allocation(uint32_t op, cl_context context, upti_memory_allocation_type_t type,
+                            uint64_t handle, uint64_t size, uint64_t flags)
+{
+    upti_buffer_tracing_memory_allocation_record_t r;
+    memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    r.kind = UPTI_TRACING_KIND_MEMORY_ALLOCATION;
+    r.operation = op;
+    r.timestamp = now();
+    r.agent_id = context_agent(context);
+    r.runtime_context = (uint64_t)(uintptr_t)context;
+    r.type = type;
+    r.handle = handle;
+    r.bytes = size;
+    r.flags = flags;
+    upti_runtime_record_t rec;
+    memset(&rec, 0, sizeof rec);
+    rec.size = sizeof rec;
+    rec.kind = UPTI_TRACING_KIND_MEMORY_ALLOCATION;
+    rec.operation = op;
+    rec.phase = UPTI_CALLBACK_PHASE_NONE;
+    rec.record = &r;
+    upti_runtime_emit(&rec);
+}
+
+static upti_memory_allocation_type_t mem_type(cl_mem mem)
+{
+    cl_mem_object_type t = 0;
+    cl_mem parent = NULL;
+    uocl_next.clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof t, &t, NULL);
+    if (t == CL_MEM_OBJECT_BUFFER) {
+        uocl_next.clGetMemObjectInfo(mem, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL);
+        return parent != NULL ? UPTI_MEMORY_ALLOCATION_TYPE_SUB_BUFFER : UPTI_MEMORY_ALLOCATION_TYPE_BUFFER;
+    }
+    return t == CL_MEM_OBJECT_PIPE ? UPTI_MEMORY_ALLOCATION_TYPE_PIPE : UPTI_MEMORY_ALLOCATION_TYPE_IMAGE;
+}
+
+static cl_mem mem_created(cl_mem mem)
+{
+    if (mem == NULL || upti_runtime_plan(uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_ALLOCATE) == NULL)
+        return mem;
+    size_t size = 0;
+    cl_mem_flags flags = 0;
+    cl_context context = NULL;
+    uocl_next.clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, NULL);
+    uocl_next.clGetMemObjectInfo(mem, CL_MEM_FLAGS, sizeof flags, &flags, NULL);
+    uocl_next.clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof context, &context, NULL);
+    emit_allocation(UPTI_MEMORY_ALLOCATION_ALLOCATE, context, mem_type(mem), (uint64_t)(uintptr_t)mem, size,
+                    flags);
+    return mem;
+}
+
+cl_mem uocl_impl_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
+                                cl_int *errcode_ret)
+{
+    return mem_created(uocl_next.clCreateBuffer(context, flags, size, host_ptr, errcode_ret));
+}
+
+cl_mem uocl_impl_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties,
+                                              cl_mem_flags flags, size_t size, void *host_ptr,
+                                              cl_int *errcode_ret)
+{
+    return mem_created(
+        uocl_next.clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret));
+}
+
+cl_mem uocl_impl_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type,
+                                   const void *buffer_create_info, cl_int *errcode_ret)
+{
+    return mem_created(
+        uocl_next.clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret));
+}
+
+cl_mem uocl_impl_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format,
+                               const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
+{
+    return mem_created(
+        uocl_next.clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret));
+}
+
+cl_mem uocl_impl_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties,
+                                             cl_mem_flags flags, const cl_image_format *image_format,
+                                             const cl_image_desc *image_desc, void *host_ptr,
+                                             cl_int *errcode_ret)
+{
+    return mem_created(uocl_next.clCreateImageWithProperties(context, properties, flags, image_format,
+                                                             image_desc, host_ptr, errcode_ret));
+}
+
+cl_mem uocl_impl_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format,
+                                 size_t image_width, size_t image_height, size_t image_row_pitch,
+                                 void *host_ptr, cl_int *errcode_ret)
+{
+    return mem_created(uocl_next.clCreateImage2D(context, flags, image_format, image_width, image_height,
+                                                 image_row_pitch, host_ptr, errcode_ret));
+}
+
+cl_mem uocl_impl_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format,
+                                 size_t image_width, size_t image_height, size_t image_depth,
+                                 size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr,
+                                 cl_int *errcode_ret)
+{
+    return mem_created(uocl_next.clCreateImage3D(context, flags, image_format, image_width, image_height,
+                                                 image_depth, image_row_pitch, image_slice_pitch, host_ptr,
+                                                 errcode_ret));
+}
+
+cl_mem uocl_impl_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_size,
+                              cl_uint pipe_max_packets, const cl_pipe_properties *properties,
+                              cl_int *errcode_ret)
+{
+    return mem_created(uocl_next.clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties,
+                                              errcode_ret));
+}
+
+cl_int uocl_impl_clReleaseMemObject(cl_mem memobj)
+{
+    if (upti_runtime_plan(uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_FREE) == NULL)
+        return uocl_next.clReleaseMemObject(memobj);
+    int last = LAST_REFERENCE(clGetMemObjectInfo, memobj, CL_MEM_REFERENCE_COUNT);
+    size_t size = 0;
+    cl_mem_flags flags = 0;
+    cl_context context = NULL;
+    upti_memory_allocation_type_t type = UPTI_MEMORY_ALLOCATION_TYPE_NONE;
+    if (last) {
+        uocl_next.clGetMemObjectInfo(memobj, CL_MEM_SIZE, sizeof size, &size, NULL);
+        uocl_next.clGetMemObjectInfo(memobj, CL_MEM_FLAGS, sizeof flags, &flags, NULL);
+        uocl_next.clGetMemObjectInfo(memobj, CL_MEM_CONTEXT, sizeof context, &context, NULL);
+        type = mem_type(memobj);
+    }
+    cl_int r = uocl_next.clReleaseMemObject(memobj);
+    if (r == CL_SUCCESS && last)
+        emit_allocation(UPTI_MEMORY_ALLOCATION_FREE, context, type, (uint64_t)(uintptr_t)memobj, size, flags);
+    return r;
+}
+
+void *uocl_impl_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, unsigned int alignment)
+{
+    void *p = uocl_next.clSVMAlloc(context, flags, size, alignment);
+    if (p != NULL && upti_runtime_plan(uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_ALLOCATE) != NULL)
+        emit_allocation(UPTI_MEMORY_ALLOCATION_ALLOCATE, context, UPTI_MEMORY_ALLOCATION_TYPE_SVM,
+                        (uint64_t)(uintptr_t)p, size, flags);
+    return p;
+}
+
+void uocl_impl_clSVMFree(cl_context context, void *svm_pointer)
+{
+    uocl_next.clSVMFree(context, svm_pointer);
+    if (svm_pointer != NULL && upti_runtime_plan(uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_FREE) != NULL)
+        emit_allocation(UPTI_MEMORY_ALLOCATION_FREE, context, UPTI_MEMORY_ALLOCATION_TYPE_SVM,
+                        (uint64_t)(uintptr_t)svm_pointer, 0, 0);
+}

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Runs an OpenCL test program without and with the UPTI layer and asserts on
+what the test tool recorded (tool.c writes one line per record).
+Exit 0: pass, 1: fail, 77: skipped."""
+import argparse
+import collections
+import os
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+
+
+def fail(msg):
+    print('FAIL:', msg)
+    sys.exit(1)
+
+
+def expect(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def run(cmd, env):
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    return p.returncode, p.stdout, p.stderr.decode(errors='replace')
+
+
+def parse(path):
+    recs = []
+    for line in open(path):
+        parts = line.split()
+        if not parts:
+            continue
+        rec = {'_t': parts[0], 'op': parts[1] if len(parts) > 1 and '=' not in parts[1] else '', 'line': line}
+        for p in parts[1:]:
+            if '=' in p and '(' not in p:
+                k, v = p.split('=', 1)
+                rec[k] = v
+        recs.append(rec)
+    return recs
+
+
+def count(recs, type_, op=None, **fields):
+    return sum(1 for r in recs if r['_t'] == type_ and (op is None or r['op'] == op)
+               and all(r.get(k) == str(v) for k, v in fields.items()))
+
+
+def check_common(recs):
+    expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
+    expect(not any(r['_t'] == 'DROPS' for r in recs), 'records dropped')
+    api = {int(r['corr']): r for r in recs if r['_t'] == 'API'}
+    for r in recs:
+        if r['_t'] == 'API':
+            expect(int(r['start']) <= int(r['end']), 'API start > end: ' + r['line'])
+        if r['_t'] in ('KERNEL', 'COPY'):
+            t = [int(r[k]) for k in ('queued', 'submit', 'start', 'end')]
+            if r['status'] == '0':
+                expect(0 < t[0] <= t[1] <= t[2] <= t[3], 'device times out of order: ' + r['line'])
+            corr = int(r['corr'])
+            if api:
+                expect(corr in api and api[corr]['op'].startswith('clEnqueue'),
+                       'device record not correlated with its enqueue: ' + r['line'])
+                expect(int(api[corr]['start']) <= t[0] <= int(api[corr]['end']),
+                       'queued time outside its enqueue call: ' + r['line'])
+    # Within one (in-order) queue, commands run in enqueue order.
+    by_queue = collections.defaultdict(list)
+    for r in recs:
+        if r['_t'] in ('KERNEL', 'COPY') and r['status'] == '0':
+            by_queue[r['queue']].append((int(r['corr']), int(r['start']), int(r['end'])))
+    for q, items in by_queue.items():
+        items.sort()
+        for a, b in zip(items, items[1:]):
+            expect(a[2] <= b[1], f'queue {q}: command {b[0]} started before {a[0]} ended')
+    # A blocking clFinish returns after the commands it waited for ended.
+    finishes = [r for r in recs if r['_t'] == 'API' and r['op'] == 'clFinish']
+    if len(by_queue) != 1:
+        finishes = []  # API records do not say which queue a clFinish waited for
+    for r in recs:
+        if r['_t'] in ('KERNEL', 'COPY') and r['status'] == '0':
+            later = [f for f in finishes if int(f['corr']) > int(r['corr']) and f['tid'] == api.get(int(r['corr']), {}).get('tid')]
+            if later:
+                f = min(later, key=lambda f: int(f['corr']))
+                expect(int(r['end']) <= int(f['end']), 'a command ends after the clFinish that waited for it')
+
+
+def case_vadd(recs):
+    for op, n in (('clEnqueueNDRangeKernel', 1), ('clEnqueueWriteBuffer', 2), ('clEnqueueReadBuffer', 1),
+                  ('clSetKernelArg', 3), ('clCreateBuffer', 3), ('clFinish', 1), ('clGetPlatformIDs', 1)):
+        expect(count(recs, 'API', op) == n, f'{op}: {count(recs, "API", op)} API records, expected {n}')
+    expect(count(recs, 'KERNEL') == 1, 'kernel records')
+    k = [r for r in recs if r['_t'] == 'KERNEL'][0]
+    expect(k['name'] == 'vadd' and k['dim'] == '1' and k['global'] == '1024,1,1' and k['local'] == '64',
+           'kernel record: ' + k['line'])
+    expect(count(recs, 'COPY', 'WRITE_BUFFER', bytes=4096, dir=1) == 2, 'write records')
+    expect(count(recs, 'COPY', 'READ_BUFFER', bytes=4096, dir=2) == 1, 'read records')
+    expect(count(recs, 'COPY') == 3, 'copy records')
+    expect(count(recs, 'ALLOC', 'ALLOCATE', type=1, bytes=4096) == 3, 'allocations')
+    expect(count(recs, 'ALLOC', 'FREE', type=1, bytes=4096) == 3, 'frees')
+    expect(count(recs, 'CODE', 'LOAD', phase='LOAD', name='vadd') == 1, 'program load')
+    expect(count(recs, 'CODE', 'LOAD', phase='UNLOAD') == 1, 'program unload')
+    expect(count(recs, 'CODE', 'KERNEL_SYMBOL', phase='LOAD', name='vadd') == 1, 'kernel symbol load')
+    expect(count(recs, 'CODE', 'KERNEL_SYMBOL', phase='UNLOAD', name='vadd') == 1, 'kernel symbol unload')
+    expect(count(recs, 'AGENT') >= 1 and count(recs, 'AGENT', handle='yes') >= 1, 'agents')
+    args = [r['line'] for r in recs if r['_t'] == 'ARGS' and r['op'] == 'clEnqueueNDRangeKernel']
+    expect(len(args) == 1 and 'global_work_size(const size_t *)=[1024]' in args[0] and
+           'local_work_size(const size_t *)=[64]' in args[0] and 'ret=0' in args[0], 'arguments: %s' % args)
+    expect(any('kernel_name(const char *)=vadd' in r['line'] for r in recs if r['_t'] == 'ARGS'),
+           'string argument')
+
+
+def case_threads(recs):
+    expect(count(recs, 'API', 'clEnqueueNDRangeKernel') == 40, 'enqueue API records')
+    expect(count(recs, 'KERNEL', 'NDRANGE', name='inc') == 40, 'kernel records')
+    expect(count(recs, 'COPY', 'WRITE_BUFFER', bytes=1024) == 8, 'write records')
+    expect(count(recs, 'COPY', 'READ_BUFFER', bytes=1024) == 8, 'read records')
+    queues = collections.Counter(r['queue'] for r in recs if r['_t'] == 'KERNEL')
+    expect(len(queues) == 8 and set(queues.values()) == {5}, 'kernels per queue: %s' % queues)
+    tids = {r['tid'] for r in recs if r['_t'] == 'API' and r['op'] == 'clEnqueueNDRangeKernel'}
+    expect(len(tids) == 4, 'enqueueing threads: %d' % len(tids))
+
+
+COPIES = [('WRITE_BUFFER', 4096, 1), ('COPY_BUFFER', 4096, 1), ('READ_BUFFER', 4096, 1),
+          ('WRITE_BUFFER_RECT', 128, 1), ('COPY_BUFFER_RECT', 128, 1), ('READ_BUFFER_RECT', 128, 1),
+          ('FILL_BUFFER', 4096, 1), ('MAP_BUFFER', 4096, 1), ('UNMAP', 0, 2), ('MIGRATE', 4096, 1),
+          ('MARKER', 0, 1), ('BARRIER', 0, 1), ('WRITE_IMAGE', 1024, 1), ('COPY_IMAGE', 1024, 1),
+          ('READ_IMAGE', 1024, 1), ('COPY_IMAGE_TO_BUFFER', 1024, 1), ('COPY_BUFFER_TO_IMAGE', 1024, 1),
+          ('FILL_IMAGE', 1024, 1), ('MAP_IMAGE', 1024, 1), ('SVM_MEMFILL', 4096, 1),
+          ('SVM_MEMCPY', 4096, 1), ('SVM_MAP', 4096, 1), ('SVM_UNMAP', 0, 1)]
+
+
+def case_copies(recs):
+    for op, nbytes, n in COPIES:
+        expect(count(recs, 'COPY', op, bytes=nbytes) == n,
+               f'{op}: {count(recs, "COPY", op)} records ({[r["line"] for r in recs if r["op"] == op]}), expected {n} of {nbytes} bytes')
+    expect(count(recs, 'COPY') == sum(n for _, _, n in COPIES), 'copy records in all')
+    expect(count(recs, 'ALLOC', 'ALLOCATE') == 6 and count(recs, 'ALLOC', 'FREE') == 6, 'allocations')
+    expect(count(recs, 'ALLOC', 'ALLOCATE', type=3, bytes=1024) == 2, 'image allocations')
+    expect(count(recs, 'ALLOC', 'ALLOCATE', type=5, bytes=4096) == 2, 'SVM allocations')
+
+
+def case_errors(recs):
+    expect(count(recs, 'API', 'clEnqueueNDRangeKernel') == 3, 'enqueue API records')
+    expect(count(recs, 'KERNEL', 'NDRANGE', name='two', status=0) == 2, 'kernel records (failed enqueue has none)')
+    expect(count(recs, 'COPY', 'READ_BUFFER') == 1, 'read records (failed enqueue has none)')
+    rets = [r['line'].split('ret=')[1].strip() for r in recs if r['_t'] == 'ARGS' and r['op'] == 'clEnqueueNDRangeKernel']
+    expect(rets == ['-52', '0', '0'], 'enqueue return codes at EXIT: %s' % rets)
+    expect(any(r['op'] == 'clCreateKernel' and 'errcode_ret(cl_int *)=CL_INVALID_KERNEL_NAME' in r['line']
+               for r in recs if r['_t'] == 'ARGS'), 'errcode_ret at EXIT')
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--layer', required=True)
+    ap.add_argument('--tool', required=True)
+    ap.add_argument('--chain-tool', required=True)
+    ap.add_argument('--workdir', required=True)
+    ap.add_argument('--case', required=True)
+    ap.add_argument('app')
+    a = ap.parse_args()
+    base = {k: v for k, v in os.environ.items() if not k.startswith(('UPTI_', 'OPENCL_LAYERS'))}
+    traced = dict(base, OPENCL_LAYERS=a.layer, UPTI_TOOL_LIBRARIES=a.tool)
+    if a.case == 'two_platforms':
+        icd = '/usr/lib/oclgrind/liboclgrind-rt-icd.so'
+        pocl = '/etc/OpenCL/vendors/pocl.icd'
+        if not os.path.exists(icd) or not os.path.exists(pocl):
+            print('SKIP: oclgrind ICD (%s) or PoCL ICD not installed' % icd)
+            sys.exit(SKIP)
+        vendors = tempfile.mkdtemp(dir=a.workdir)
+        open(os.path.join(vendors, 'a_pocl.icd'), 'w').write(open(pocl).read())
+        open(os.path.join(vendors, 'b_oclgrind.icd'), 'w').write(icd + '\n')
+        base['OCL_ICD_VENDORS'] = vendors
+        traced['OCL_ICD_VENDORS'] = vendors
+    if a.case == 'no_tool':
+        traced.pop('UPTI_TOOL_LIBRARIES')
+    if a.case == 'chain':
+        traced['UPTI_TOOL_LIBRARIES'] = a.chain_tool
+        traced['UPTI_OCL_TEST_KINDS'] = 'kernel,api'
+    if a.case == 'kernel_only':
+        traced['UPTI_OCL_TEST_KINDS'] = 'kernel'
+    out = os.path.join(a.workdir, a.case + '.records')
+    if os.path.exists(out):
+        os.remove(out)
+    traced['UPTI_OCL_TEST_OUT'] = out
+    try:
+        rc0, out0, err0 = run([a.app], base)
+    except subprocess.TimeoutExpired:
+        if a.case == 'two_platforms':
+            print('SKIP: the program hangs with the oclgrind ICD even without the layer')
+            sys.exit(SKIP)
+        raise
+    rc1, out1, err1 = run([a.app], traced)
+    expect(rc0 == rc1, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
+    expect(out0 == out1, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
+    expect('upti:' not in err1, 'UPTI warnings: ' + err1)
+    if a.case == 'no_tool':
+        expect(not os.path.exists(out), 'a tool ran although none was configured')
+        print('PASS')
+        return
+    recs = parse(out)
+    check_common(recs)
+    if a.case in ('ocl_vadd', 'two_platforms'):
+        case_vadd(recs)
+    if a.case == 'two_platforms':
+        expect(count(recs, 'AGENT') >= 2, 'two platforms: agents %d' % count(recs, 'AGENT'))
+    if a.case == 'ocl_threads':
+        case_threads(recs)
+    if a.case == 'ocl_copies':
+        case_copies(recs)
+    if a.case == 'ocl_errors':
+        case_errors(recs)
+    if a.case == 'chain':
+        expect(count(recs, 'CHAIN', forwarded=1) == 1, 'chained entry not called once')
+        expect(count(recs, 'KERNEL') == 1 and count(recs, 'API', 'clEnqueueNDRangeKernel') == 1,
+               'tracing beneath the chained entry')
+    if a.case == 'kernel_only':
+        expect(count(recs, 'KERNEL') == 1 and count(recs, 'API') == 0 and count(recs, 'COPY') == 0,
+               'kernel records without API tracing')
+    print('PASS')
+
+
+if __name__ == '__main__':
+    main()
