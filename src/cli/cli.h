@@ -1,0 +1,37 @@
+/* Internal: the `upti` command line: one file per subcommand, dispatched by main.c. */
+#ifndef UPTI_CLI_H
+#define UPTI_CLI_H
+
+#include <stdio.h>
+
+/** One subcommand: its name, a one-line summary, its entry and its help. */
+typedef struct cli_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv); /**< argv[0] is the subcommand's name */
+    void (*help)(FILE *out);
+} cli_command;
+
+int cmd_run(int argc, char **argv);
+void cmd_run_help(FILE *out);
+int cmd_stats(int argc, char **argv);
+void cmd_stats_help(FILE *out);
+int cmd_export(int argc, char **argv);
+void cmd_export_help(FILE *out);
+int cmd_merge(int argc, char **argv);
+void cmd_merge_help(FILE *out);
+
+/** Prints "upti: <message>" and a hint to the subcommand's help; returns 2 (usage error). */
+int cli_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** Prints "upti: <message>"; returns 1. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** Reports getopt_long's '?' or ':' (optstring starts with "+:") as a usage error; returns 2. */
+int cli_bad_option(const char *command, int c, char **argv, int optind_value, int optopt_value);
+
+/** Directory holding UPTI's libraries (next to the binary: ../lib, ../<libdir>); NULL if none. */
+const char *cli_library_dir(void);
+
+/** db path without a trailing ".db" (malloc'd). */
+char *cli_strip_db(const char *path);
+
+#endif

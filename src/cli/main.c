@@ -1,0 +1,168 @@
+/* upti: the command-line tracer. One file per subcommand (cmd_*.c), dispatched from a table. */
+#include "cli.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <upti/defines.h>
+
+static const cli_command k_commands[] = {
+    {"run", "trace a program: upti run [options] -- program [args...]", cmd_run, cmd_run_help},
+    {"stats", "print the summary tables of a trace database", cmd_stats, cmd_stats_help},
+    {"export", "write a database as Perfetto, JSON or CSV", cmd_export, cmd_export_help},
+    {"merge", "join databases of several processes or ranks into one", cmd_merge, cmd_merge_help},
+};
+#define NCOMMANDS (sizeof k_commands / sizeof k_commands[0])
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: upti <command> [options] [arguments]\n"
+            "\n"
+            "UPTI's tracer: records OpenCL calls, kernels, memory copies and allocations,\n"
+            "uptx and NVTX markers of a program into a SQLite database per process, and\n"
+            "writes Perfetto timelines, CSV and summary tables.\n"
+            "\n"
+            "commands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-8s %s\n", k_commands[i].name, k_commands[i].summary);
+    fprintf(out,
+            "  help     upti help <command>: the options of a command\n"
+            "\n"
+            "options:\n"
+            "  -h, --help     this help\n"
+            "  -V, --version  print the version\n"
+            "\n"
+            "examples:\n"
+            "  upti run --sys-trace --stats -- ./app 1000\n"
+            "  upti run --kernel-trace --format db,pftrace -d out -o %%hostname%%-%%pid%% -- ./app\n"
+            "  upti stats out/host-1234.db\n"
+            "  upti export out/host-1234.db --format pftrace     (open at https://ui.perfetto.dev)\n"
+            "  upti merge rank0.db rank1.db -o all.db\n"
+            "\n"
+            "exit status: upti run exits with the program's status (128+N if signal N\n"
+            "killed it); 2 for a usage error; 1 for other errors.\n"
+            "See docs/cli.md and docs/database.md.\n");
+}
+
+static const cli_command *find(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(name, k_commands[i].name) == 0)
+            return &k_commands[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage_error(NULL, "missing command");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
+        help(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("upti %s\n", UPTI_VERSION_STRING);
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0) {
+        if (argc < 3) {
+            help(stdout);
+            return 0;
+        }
+        const cli_command *c = find(argv[2]);
+        if (c == NULL)
+            return cli_usage_error(NULL, "unknown command '%s'", argv[2]);
+        c->help(stdout);
+        return 0;
+    }
+    if (cmd[0] == '-')
+        return cli_usage_error(NULL, "unknown option '%s'", cmd);
+    const cli_command *c = find(cmd);
+    if (c == NULL)
+        return cli_usage_error(NULL, "unknown command '%s'", cmd);
+    return c->run(argc - 1, argv + 1);
+}
+
+int cli_usage_error(const char *command, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (command)
+        fprintf(stderr, "upti: %s: %s (see 'upti %s --help')\n", command, msg, command);
+    else
+        fprintf(stderr, "upti: %s (see 'upti --help')\n", msg);
+    return 2;
+}
+
+int cli_error(const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "upti: %s\n", msg);
+    return 1;
+}
+
+int cli_bad_option(const char *command, int c, char **argv, int optind_value, int optopt_value)
+{
+    const char *arg = argv[optind_value - 1];
+    if (c == ':') {
+        if (optopt_value != 0)
+            return cli_usage_error(command, "option '-%c' needs a value", optopt_value);
+        return cli_usage_error(command, "option '%s' needs a value", arg);
+    }
+    if (optopt_value != 0)
+        return cli_usage_error(command, "unknown option '-%c'", optopt_value);
+    return cli_usage_error(command, "unknown option '%s'", arg);
+}
+
+const char *cli_library_dir(void)
+{
+    static char dir[PATH_MAX];
+    static int done;
+    if (done)
+        return dir[0] ? dir : NULL;
+    done = 1;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash == NULL)
+        return NULL;
+    *slash = '\0';
+    const char *candidates[] = {"../lib", "../" UPTI_CLI_LIBDIR, "../lib64", "."};
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        char probe[PATH_MAX], joined[PATH_MAX];
+        int n = snprintf(joined, sizeof joined, "%s/%s", exe, candidates[i]);
+        if (n < 0 || (size_t)n >= sizeof joined - 32)
+            continue;
+        memcpy(probe, joined, (size_t)n);
+        memcpy(probe + n, "/libupti-trace.so", sizeof "/libupti-trace.so");
+        if (access(probe, R_OK) == 0) {
+            if (realpath(joined, dir) == NULL)
+                memcpy(dir, joined, (size_t)n + 1);
+            return dir;
+        }
+    }
+    return NULL;
+}
+
+char *cli_strip_db(const char *path)
+{
+    char *s = strdup(path);
+    size_t n = strlen(s);
+    if (n > 3 && strcmp(s + n - 3, ".db") == 0)
+        s[n - 3] = '\0';
+    return s;
+}

@@ -1,0 +1,381 @@
+/* libupti-nvtx.so: an NVTX v3 injection library (NVTX_INJECTION64_PATH).
+ *
+ * NVTX calls its InitializeInjectionNvtx2() once per module that includes the
+ * NVTX headers; each call fills that module's function-pointer slots. Calls
+ * become MARKER_API records delivered through UPTI's runtime interface
+ * (upti_runtime_emit): push/pop, start/end, marks, thread and category names.
+ * The record's domain field holds (NVTX domain index << 32) | category; a
+ * domain's name is reported as NAME_CATEGORY of (index << 32 | 0).
+ * Registered strings and domains are handles owned here; wide strings are
+ * converted to UTF-8; payloads and ARGB colours are kept.
+ */
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+
+#include <upti/register.h>
+#include <upti/runtime.h>
+#include <upti/upti.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#define UPTI_NVTX_EXPORT __attribute__((visibility("default")))
+
+typedef struct nvtx_domain {
+    uint32_t index;
+    char *name;
+} nvtx_domain;
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static const upti_operation_plan_t *const *g_plans;
+static uint32_t g_num_plans;
+static _Atomic uint32_t g_next_domain = 1;
+static _Atomic uint64_t g_next_range = 1;
+static __thread int t_depth;
+
+static void register_once(void)
+{
+    upti_register_library_id_t id;
+    /* Discovers and initializes tools (first registration in the process). */
+    upti_register_library_api_table("nvtx", 3, NULL, 0, &id);
+    if (upti_runtime_get_operation_plans(UPTI_TRACING_KIND_MARKER_API, &g_plans, &g_num_plans) !=
+        UPTI_STATUS_SUCCESS)
+        g_plans = NULL;
+}
+
+/* UTF-8 of a wide string (UTF-32 on Linux); malloc'd. */
+static char *utf8_of(const wchar_t *w)
+{
+    if (w == NULL)
+        return NULL;
+    size_t n = wcslen(w);
+    char *out = malloc(n * 4 + 1), *p = out;
+    if (out == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = (uint32_t)w[i];
+        if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+            c = 0xFFFD;
+        if (c < 0x80) {
+            *p++ = (char)c;
+        } else if (c < 0x800) {
+            *p++ = (char)(0xC0 | (c >> 6));
+            *p++ = (char)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            *p++ = (char)(0xE0 | (c >> 12));
+            *p++ = (char)(0x80 | ((c >> 6) & 0x3F));
+            *p++ = (char)(0x80 | (c & 0x3F));
+        } else {
+            *p++ = (char)(0xF0 | (c >> 18));
+            *p++ = (char)(0x80 | ((c >> 12) & 0x3F));
+            *p++ = (char)(0x80 | ((c >> 6) & 0x3F));
+            *p++ = (char)(0x80 | (c & 0x3F));
+        }
+    }
+    *p = '\0';
+    return out;
+}
+
+static inline const upti_operation_plan_t *plan_of(uint32_t op)
+{
+    if (g_plans == NULL || op >= g_num_plans)
+        return NULL;
+    return upti_runtime_plan(g_plans, op);
+}
+
+/* Builds and delivers one marker record. thread: the named OS thread (NAME_THREAD), else 0. */
+static void emit(uint32_t op, const char *message, uint64_t range_id, uint32_t domain,
+                 const nvtxEventAttributes_t *attr, uint64_t thread)
+{
+    upti_buffer_tracing_marker_api_record_t r;
+    memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    upti_get_timestamp(&r.start_timestamp);
+    r.end_timestamp = r.start_timestamp;
+    r.range_id = range_id;
+    r.domain = (uint64_t)domain << 32;
+    r.message = message;
+    char *owned = NULL;
+    if (attr != NULL && attr->size >= offsetof(nvtxEventAttributes_t, message) + sizeof attr->message) {
+        r.domain |= attr->category;
+        if (attr->colorType == NVTX_COLOR_ARGB)
+            r.color = attr->color;
+        r.payload_type = (uint32_t)attr->payloadType;
+        switch (attr->payloadType) {
+        case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64: r.payload = attr->payload.ullValue; break;
+        case NVTX_PAYLOAD_TYPE_INT64: r.payload = (uint64_t)attr->payload.llValue; break;
+        case NVTX_PAYLOAD_TYPE_DOUBLE: memcpy(&r.payload, &attr->payload.dValue, 8); break;
+        case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32: r.payload = attr->payload.uiValue; break;
+        case NVTX_PAYLOAD_TYPE_INT32: r.payload = (uint64_t)(int64_t)attr->payload.iValue; break;
+        case NVTX_PAYLOAD_TYPE_FLOAT: {
+            uint32_t bits;
+            memcpy(&bits, &attr->payload.fValue, 4);
+            r.payload = bits;
+            break;
+        }
+        default: r.payload_type = 0;
+        }
+        switch (attr->messageType) {
+        case NVTX_MESSAGE_TYPE_ASCII: r.message = attr->message.ascii; break;
+        case NVTX_MESSAGE_TYPE_UNICODE: r.message = owned = utf8_of(attr->message.unicode); break;
+        case NVTX_MESSAGE_TYPE_REGISTERED:
+            r.message = (const char *)attr->message.registered; /* our own copy */
+            break;
+        default: r.message = NULL;
+        }
+    }
+    upti_runtime_correlation_t corr;
+    upti_runtime_record_t rec;
+    memset(&rec, 0, sizeof rec);
+    rec.size = sizeof rec;
+    rec.kind = UPTI_TRACING_KIND_MARKER_API;
+    rec.operation = op;
+    rec.phase = UPTI_CALLBACK_PHASE_NONE;
+    rec.record = &r;
+    rec.string_offset = offsetof(upti_buffer_tracing_marker_api_record_t, message);
+    if (thread != 0) {
+        upti_runtime_capture_correlation(NULL, &corr);
+        corr.thread_id = thread;
+        rec.correlation = &corr;
+    }
+    upti_runtime_emit(&rec);
+    free(owned);
+}
+
+static uint32_t domain_index(nvtxDomainHandle_t d)
+{
+    return d ? ((nvtx_domain *)d)->index : 0;
+}
+
+/* ---- core ---- */
+static void mark_ex(const nvtxEventAttributes_t *a)
+{
+    if (plan_of(UPTI_MARKER_API_MARK))
+        emit(UPTI_MARKER_API_MARK, NULL, 0, 0, a, 0);
+}
+static void mark_a(const char *m)
+{
+    if (plan_of(UPTI_MARKER_API_MARK))
+        emit(UPTI_MARKER_API_MARK, m, 0, 0, NULL, 0);
+}
+static void mark_w(const wchar_t *m)
+{
+    if (plan_of(UPTI_MARKER_API_MARK)) {
+        char *s = utf8_of(m);
+        emit(UPTI_MARKER_API_MARK, s, 0, 0, NULL, 0);
+        free(s);
+    }
+}
+static nvtxRangeId_t start_common(uint32_t domain, const char *m, const nvtxEventAttributes_t *a)
+{
+    nvtxRangeId_t id = atomic_fetch_add(&g_next_range, 1);
+    if (plan_of(UPTI_MARKER_API_RANGE_START))
+        emit(UPTI_MARKER_API_RANGE_START, m, id, domain, a, 0);
+    return id;
+}
+static nvtxRangeId_t start_ex(const nvtxEventAttributes_t *a) { return start_common(0, NULL, a); }
+static nvtxRangeId_t start_a(const char *m) { return start_common(0, m, NULL); }
+static nvtxRangeId_t start_w(const wchar_t *m)
+{
+    char *s = utf8_of(m);
+    nvtxRangeId_t id = start_common(0, s, NULL);
+    free(s);
+    return id;
+}
+static void range_end(nvtxRangeId_t id)
+{
+    if (plan_of(UPTI_MARKER_API_RANGE_STOP))
+        emit(UPTI_MARKER_API_RANGE_STOP, NULL, id, 0, NULL, 0);
+}
+static int push_common(uint32_t domain, const char *m, const nvtxEventAttributes_t *a)
+{
+    if (plan_of(UPTI_MARKER_API_RANGE_PUSH))
+        emit(UPTI_MARKER_API_RANGE_PUSH, m, 0, domain, a, 0);
+    return t_depth++;
+}
+static int push_ex(const nvtxEventAttributes_t *a) { return push_common(0, NULL, a); }
+static int push_a(const char *m) { return push_common(0, m, NULL); }
+static int push_w(const wchar_t *m)
+{
+    char *s = utf8_of(m);
+    int d = push_common(0, s, NULL);
+    free(s);
+    return d;
+}
+static int pop_common(uint32_t domain)
+{
+    if (t_depth == 0)
+        return -1;
+    if (plan_of(UPTI_MARKER_API_RANGE_POP))
+        emit(UPTI_MARKER_API_RANGE_POP, NULL, 0, domain, NULL, 0);
+    return --t_depth;
+}
+static int pop(void) { return pop_common(0); }
+static void name_category_common(uint32_t domain, uint32_t category, const char *name)
+{
+    if (plan_of(UPTI_MARKER_API_NAME_CATEGORY)) {
+        nvtxEventAttributes_t a;
+        memset(&a, 0, sizeof a);
+        a.version = NVTX_VERSION;
+        a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+        a.category = category;
+        a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+        a.message.ascii = name;
+        emit(UPTI_MARKER_API_NAME_CATEGORY, name, 0, domain, &a, 0);
+    }
+}
+static void name_category_a(uint32_t c, const char *n) { name_category_common(0, c, n); }
+static void name_category_w(uint32_t c, const wchar_t *n)
+{
+    char *s = utf8_of(n);
+    name_category_common(0, c, s);
+    free(s);
+}
+static void name_thread_a(uint32_t tid, const char *n)
+{
+    if (plan_of(UPTI_MARKER_API_NAME_THREAD))
+        emit(UPTI_MARKER_API_NAME_THREAD, n, 0, 0, NULL, tid); /* 0: the calling thread */
+}
+static void name_thread_w(uint32_t tid, const wchar_t *n)
+{
+    char *s = utf8_of(n);
+    name_thread_a(tid, s);
+    free(s);
+}
+
+/* ---- core2: domains, registered strings, resources ---- */
+static void d_mark_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+    if (plan_of(UPTI_MARKER_API_MARK))
+        emit(UPTI_MARKER_API_MARK, NULL, 0, domain_index(d), a, 0);
+}
+static nvtxRangeId_t d_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+    return start_common(domain_index(d), NULL, a);
+}
+static void d_range_end(nvtxDomainHandle_t d, nvtxRangeId_t id)
+{
+    (void)d;
+    range_end(id);
+}
+static int d_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+    return push_common(domain_index(d), NULL, a);
+}
+static int d_pop(nvtxDomainHandle_t d) { return pop_common(domain_index(d)); }
+static nvtxResourceHandle_t d_resource_create(nvtxDomainHandle_t d, nvtxResourceAttributes_t *a)
+{
+    (void)d;
+    (void)a;
+    return (nvtxResourceHandle_t)malloc(1);
+}
+static void d_resource_destroy(nvtxResourceHandle_t r) { free(r); }
+static void d_name_category_a(nvtxDomainHandle_t d, uint32_t c, const char *n)
+{
+    name_category_common(domain_index(d), c, n);
+}
+static void d_name_category_w(nvtxDomainHandle_t d, uint32_t c, const wchar_t *n)
+{
+    char *s = utf8_of(n);
+    name_category_common(domain_index(d), c, s);
+    free(s);
+}
+static nvtxStringHandle_t d_register_a(nvtxDomainHandle_t d, const char *s)
+{
+    (void)d;
+    return (nvtxStringHandle_t)strdup(s ? s : ""); /* lives as long as the process */
+}
+static nvtxStringHandle_t d_register_w(nvtxDomainHandle_t d, const wchar_t *s)
+{
+    (void)d;
+    return (nvtxStringHandle_t)utf8_of(s ? s : L"");
+}
+static nvtxDomainHandle_t d_create_a(const char *name)
+{
+    nvtx_domain *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return NULL;
+    d->index = atomic_fetch_add(&g_next_domain, 1);
+    d->name = strdup(name ? name : "");
+    name_category_common(d->index, 0, d->name);
+    return (nvtxDomainHandle_t)d;
+}
+static nvtxDomainHandle_t d_create_w(const wchar_t *name)
+{
+    char *s = utf8_of(name ? name : L"");
+    nvtxDomainHandle_t d = d_create_a(s);
+    free(s);
+    return d;
+}
+static void d_destroy(nvtxDomainHandle_t d)
+{
+    (void)d; /* records may still name it: kept */
+}
+static void initialize(const void *reserved) { (void)reserved; }
+
+typedef struct slot {
+    unsigned id;
+    NvtxFunctionPointer fn;
+} slot;
+
+#define FN(f) ((NvtxFunctionPointer)(void (*)(void))(f))
+static const slot k_core[] = {
+    {NVTX_CBID_CORE_MarkEx, FN(mark_ex)},           {NVTX_CBID_CORE_MarkA, FN(mark_a)},
+    {NVTX_CBID_CORE_MarkW, FN(mark_w)},             {NVTX_CBID_CORE_RangeStartEx, FN(start_ex)},
+    {NVTX_CBID_CORE_RangeStartA, FN(start_a)},      {NVTX_CBID_CORE_RangeStartW, FN(start_w)},
+    {NVTX_CBID_CORE_RangeEnd, FN(range_end)},       {NVTX_CBID_CORE_RangePushEx, FN(push_ex)},
+    {NVTX_CBID_CORE_RangePushA, FN(push_a)},        {NVTX_CBID_CORE_RangePushW, FN(push_w)},
+    {NVTX_CBID_CORE_RangePop, FN(pop)},             {NVTX_CBID_CORE_NameCategoryA, FN(name_category_a)},
+    {NVTX_CBID_CORE_NameCategoryW, FN(name_category_w)},
+    {NVTX_CBID_CORE_NameOsThreadA, FN(name_thread_a)},
+    {NVTX_CBID_CORE_NameOsThreadW, FN(name_thread_w)},
+};
+static const slot k_core2[] = {
+    {NVTX_CBID_CORE2_DomainMarkEx, FN(d_mark_ex)},
+    {NVTX_CBID_CORE2_DomainRangeStartEx, FN(d_start_ex)},
+    {NVTX_CBID_CORE2_DomainRangeEnd, FN(d_range_end)},
+    {NVTX_CBID_CORE2_DomainRangePushEx, FN(d_push_ex)},
+    {NVTX_CBID_CORE2_DomainRangePop, FN(d_pop)},
+    {NVTX_CBID_CORE2_DomainResourceCreate, FN(d_resource_create)},
+    {NVTX_CBID_CORE2_DomainResourceDestroy, FN(d_resource_destroy)},
+    {NVTX_CBID_CORE2_DomainNameCategoryA, FN(d_name_category_a)},
+    {NVTX_CBID_CORE2_DomainNameCategoryW, FN(d_name_category_w)},
+    {NVTX_CBID_CORE2_DomainRegisterStringA, FN(d_register_a)},
+    {NVTX_CBID_CORE2_DomainRegisterStringW, FN(d_register_w)},
+    {NVTX_CBID_CORE2_DomainCreateA, FN(d_create_a)},
+    {NVTX_CBID_CORE2_DomainCreateW, FN(d_create_w)},
+    {NVTX_CBID_CORE2_DomainDestroy, FN(d_destroy)},
+    {NVTX_CBID_CORE2_Initialize, FN(initialize)},
+};
+
+static int fill(const NvtxExportTableCallbacks *cb, NvtxCallbackModule module, const slot *slots,
+                size_t n)
+{
+    NvtxFunctionTable table = NULL;
+    unsigned int size = 0;
+    if (!cb->GetModuleFunctionTable(module, &table, &size) || table == NULL)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (slots[i].id < size && table[slots[i].id] != NULL)
+            *table[slots[i].id] = slots[i].fn;
+    return 1;
+}
+
+UPTI_NVTX_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
+{
+    if (get_export_table == NULL)
+        return 0;
+    const NvtxExportTableCallbacks *cb =
+        (const NvtxExportTableCallbacks *)get_export_table(NVTX_ETID_CALLBACKS);
+    if (cb == NULL || cb->struct_size < sizeof(NvtxExportTableCallbacks))
+        return 0;
+    pthread_once(&g_once, register_once);
+    if (!fill(cb, NVTX_CB_MODULE_CORE, k_core, sizeof k_core / sizeof k_core[0]))
+        return 0;
+    fill(cb, NVTX_CB_MODULE_CORE2, k_core2, sizeof k_core2 / sizeof k_core2[0]);
+    return 1;
+}

@@ -1,0 +1,859 @@
+/* The trace database writer: records stream into SQLite through prepared
+ * statements inside big transactions; strings are interned in memory. */
+#include "output.h"
+#include "schema.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+    ST_STRING,
+    ST_API,
+    ST_KERNEL,
+    ST_COPY,
+    ST_ALLOC,
+    ST_MARKER,
+    ST_REGION,
+    ST_QUEUE,
+    ST_CATEGORY,
+    ST_CODE_OBJECT,
+    ST_SYMBOL,
+    ST_UNLOAD_OBJECT,
+    ST_UNLOAD_SYMBOL,
+    ST_AGENT,
+    ST_COUNT
+};
+
+static const char *const k_statements[ST_COUNT] = {
+    [ST_STRING] = "INSERT INTO string(id, string) VALUES(?,?)",
+    [ST_API] = "INSERT INTO api(process_id, tid, domain_id, name_id, correlation_id, external_id,"
+               " start, end) VALUES(?,?,?,?,?,?,?,?)",
+    [ST_KERNEL] = "INSERT INTO kernel_dispatch(process_id, tid, agent_handle, queue_handle,"
+                  " runtime_context, kernel_id, name_id, operation_id, correlation_id,"
+                  " external_id, work_dim, grid_x, grid_y, grid_z, workgroup_x, workgroup_y,"
+                  " workgroup_z, offset_x, offset_y, offset_z, queued, submit, start, end, status)"
+                  " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_COPY] = "INSERT INTO memory_copy(process_id, tid, agent_handle, queue_handle,"
+                " runtime_context, operation_id, direction_id, src_agent, dst_agent, bytes,"
+                " correlation_id, external_id, queued, submit, start, end, status)"
+                " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_ALLOC] = "INSERT INTO memory_allocate(process_id, tid, operation_id, agent_handle,"
+                 " runtime_context, type_id, handle, size, flags, correlation_id, external_id,"
+                 " timestamp) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_MARKER] = "INSERT INTO marker(process_id, tid, operation, operation_id, correlation_id,"
+                  " external_id, timestamp, range_id, domain, category, color, payload_type,"
+                  " payload, message_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_REGION] = "INSERT INTO region(process_id, tid, end_tid, kind, name_id, depth, domain,"
+                  " category, color, payload_type, payload, correlation_id, start, end)"
+                  " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_QUEUE] = "INSERT INTO info_queue(process_id, handle, agent_handle, runtime_context)"
+                 " VALUES(?,?,?,?)",
+    [ST_CATEGORY] = "INSERT INTO info_category(process_id, domain, category, name_id)"
+                    " VALUES(?,?,?,?)",
+    [ST_CODE_OBJECT] = "INSERT INTO info_code_object(process_id, code_object_id, runtime_context,"
+                       " name_id, load) VALUES(?,?,?,?,?)",
+    [ST_SYMBOL] = "INSERT INTO info_kernel_symbol(process_id, kernel_id, code_object_id,"
+                  " runtime_context, name_id, load) VALUES(?,?,?,?,?,?)",
+    [ST_UNLOAD_OBJECT] = "UPDATE info_code_object SET unload = ? WHERE id = ?",
+    [ST_UNLOAD_SYMBOL] = "UPDATE info_kernel_symbol SET unload = ? WHERE id = ?",
+    [ST_AGENT] = "INSERT INTO info_agent(process_id, handle, type, runtime, name, vendor,"
+                 " driver_version, compute_units, global_memory_bytes, runtime_handle, node_id)"
+                 " VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+};
+
+/* An open push range or a started range. */
+typedef struct open_range {
+    uint64_t start, correlation, payload, range_id, tid;
+    int64_t name_id;
+    uint32_t domain, category, color, payload_type;
+} open_range;
+
+typedef struct thread_state {
+    uint64_t tid;
+    uint64_t first, last;
+    int64_t name_id;
+    open_range *stack;
+    size_t depth, cap;
+} thread_state;
+
+struct uo_db {
+    sqlite3 *db;
+    sqlite3_stmt *st[ST_COUNT];
+    int64_t process_id;
+    uo_op_name_fn op_name;
+    char *path;
+    /* Interned strings: text and hash by id, and an id table keyed by hash. */
+    char **text;
+    uint64_t *hash;
+    size_t nstr, strcap;
+    uint32_t *slots;
+    size_t slotcap;
+    uo_map op_ids;     /* (kind << 32 | op) → string id */
+    uo_map threads;    /* tid → index + 1 in thread array */
+    thread_state *thr;
+    size_t nthr, thrcap;
+    uo_map ranges;     /* range id → index + 1 into pending (start seen) */
+    uo_map stops;      /* range id → stop timestamp (stop seen first) */
+    uo_map stop_tids;  /* range id → stopping thread */
+    open_range *pending;
+    size_t npending, pendcap;
+    uo_map queues;     /* queue handle → 1 */
+    uo_map symbols;    /* kernel id → info_kernel_symbol row */
+    uo_map objects;    /* code object id → info_code_object row */
+    uo_map filter;     /* name id → 1 keep, 2 drop */
+    uo_kernel_filter_fn filter_fn;
+    void *filter_data;
+    uint64_t rows, txn_rows, last_commit, first_ts;
+    int failed, in_txn;
+};
+
+static const char *const k_kind_names[] = {"NONE", "MARKER_API", "OPENCL_API", "KERNEL_DISPATCH",
+                                           "MEMORY_COPY", "MEMORY_ALLOCATION", "CODE_OBJECT"};
+static const char *const k_directions[] = {"NONE", "HOST_TO_DEVICE", "DEVICE_TO_HOST",
+                                           "DEVICE_TO_DEVICE", "HOST_TO_HOST"};
+static const char *const k_alloc_types[] = {"NONE",  "BUFFER", "SUB_BUFFER", "IMAGE",
+                                            "PIPE",  "SVM",    "USM_HOST",   "USM_DEVICE",
+                                            "USM_SHARED"};
+static const char *const k_agent_types[] = {"NONE", "CPU", "GPU", "ACCELERATOR"};
+
+static uint64_t str_hash(const char *s, size_t *len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    const unsigned char *p = (const unsigned char *)s;
+    for (; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    *len = (size_t)(p - (const unsigned char *)s);
+    return h ? h : 1;
+}
+
+static int exec_sql(uo_db *db, const char *sql)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        fprintf(stderr, "upti: database %s: %s\n", db->path, msg ? msg : "error");
+        sqlite3_free(msg);
+        db->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+static int begin(uo_db *db)
+{
+    if (db->in_txn)
+        return 0;
+    if (exec_sql(db, "BEGIN") != 0)
+        return -1;
+    db->in_txn = 1;
+    return 0;
+}
+
+static int step(uo_db *db, sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        if (!db->failed)
+            fprintf(stderr, "upti: database %s: %s\n", db->path, sqlite3_errmsg(db->db));
+        db->failed = 1;
+        return -1;
+    }
+    db->rows++;
+    db->txn_rows++;
+    return 0;
+}
+
+static int slot_grow(uo_db *db)
+{
+    size_t cap = db->slotcap ? db->slotcap * 2 : 1024;
+    uint32_t *slots = calloc(cap, sizeof *slots);
+    if (slots == NULL)
+        return -1;
+    for (size_t id = 1; id <= db->nstr; id++) {
+        size_t i = db->hash[id] & (cap - 1);
+        while (slots[i])
+            i = (i + 1) & (cap - 1);
+        slots[i] = (uint32_t)id;
+    }
+    free(db->slots);
+    db->slots = slots;
+    db->slotcap = cap;
+    return 0;
+}
+
+int64_t uo_db_intern(uo_db *db, const char *raw)
+{
+    if (raw == NULL)
+        return 0;
+    size_t len;
+    uint64_t h = str_hash(raw, &len);
+    if ((db->nstr + 1) * 2 > db->slotcap && slot_grow(db) != 0)
+        return 0;
+    size_t mask = db->slotcap - 1, i = h & mask;
+    for (; db->slots[i]; i = (i + 1) & mask) {
+        uint32_t id = db->slots[i];
+        if (db->hash[id] == h && strcmp(db->text[id], raw) == 0)
+            return id;
+    }
+    if (db->nstr + 2 > db->strcap) {
+        size_t cap = db->strcap ? db->strcap * 2 : 1024;
+        char **t = realloc(db->text, cap * sizeof *t);
+        if (t == NULL)
+            return 0;
+        db->text = t;
+        uint64_t *hh = realloc(db->hash, cap * sizeof *hh);
+        if (hh == NULL)
+            return 0;
+        db->hash = hh;
+        db->strcap = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (copy == NULL)
+        return 0;
+    memcpy(copy, raw, len + 1);
+    int64_t id = (int64_t)++db->nstr;
+    db->text[id] = copy; /* the raw bytes are the key; the database gets valid UTF-8 */
+    db->hash[id] = h;
+    db->slots[i] = (uint32_t)id;
+
+    int owned;
+    const char *clean = uo_utf8_sanitize(raw, &owned);
+    sqlite3_stmt *st = db->st[ST_STRING];
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, clean, -1, SQLITE_STATIC);
+    step(db, st);
+    if (owned)
+        free((void *)clean);
+    return id;
+}
+
+const char *uo_db_string(uo_db *db, int64_t id)
+{
+    return (id > 0 && (size_t)id <= db->nstr) ? db->text[id] : NULL;
+}
+
+static int64_t op_id(uo_db *db, uint32_t kind, uint32_t op)
+{
+    int inserted;
+    uint64_t *v = uo_map_insert(&db->op_ids, ((uint64_t)kind << 32) | op, &inserted);
+    if (v == NULL)
+        return 0;
+    if (inserted) {
+        const char *name = db->op_name ? db->op_name(kind, op) : NULL;
+        char tmp[32];
+        if (name == NULL) {
+            snprintf(tmp, sizeof tmp, "operation %u", op);
+            name = tmp;
+        }
+        *v = (uint64_t)uo_db_intern(db, name);
+    }
+    return (int64_t)*v;
+}
+
+static int64_t table_id(uo_db *db, const char *const *names, size_t n, uint32_t v)
+{
+    char tmp[32];
+    const char *name = tmp;
+    if (v < n)
+        name = names[v];
+    else
+        snprintf(tmp, sizeof tmp, "%u", v);
+    return uo_db_intern(db, name);
+}
+
+static thread_state *thread_of(uo_db *db, uint64_t tid, uint64_t ts)
+{
+    int inserted;
+    uint64_t *v = uo_map_insert(&db->threads, tid, &inserted);
+    if (v == NULL)
+        return NULL;
+    if (inserted) {
+        if (db->nthr == db->thrcap) {
+            size_t cap = db->thrcap ? db->thrcap * 2 : 16;
+            thread_state *t = realloc(db->thr, cap * sizeof *t);
+            if (t == NULL) {
+                uo_map_remove(&db->threads, tid);
+                return NULL;
+            }
+            db->thr = t;
+            db->thrcap = cap;
+        }
+        thread_state *t = &db->thr[db->nthr++];
+        memset(t, 0, sizeof *t);
+        t->tid = tid;
+        t->first = t->last = ts;
+        *v = db->nthr;
+        /* Best effort: the kernel's name of the thread, if it still runs. */
+        char path[64], comm[64];
+        snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)tid);
+        FILE *f = fopen(path, "r");
+        if (f != NULL) {
+            if (fgets(comm, sizeof comm, f) != NULL) {
+                comm[strcspn(comm, "\n")] = '\0';
+                t->name_id = uo_db_intern(db, comm);
+            }
+            fclose(f);
+        }
+    }
+    thread_state *t = &db->thr[*v - 1];
+    if (ts != 0) {
+        if (t->first == 0 || ts < t->first)
+            t->first = ts;
+        if (ts > t->last)
+            t->last = ts;
+    }
+    return t;
+}
+
+void uo_db_name_thread(uo_db *db, uint64_t tid, const char *name)
+{
+    thread_state *t = thread_of(db, tid, 0);
+    if (t != NULL)
+        t->name_id = uo_db_intern(db, name);
+}
+
+static void bind_u64(sqlite3_stmt *st, int i, uint64_t v) { sqlite3_bind_int64(st, i, (int64_t)v); }
+
+static int add_region(uo_db *db, const open_range *r, uint64_t end_tid, int kind, size_t depth,
+                      uint64_t end)
+{
+    sqlite3_stmt *st = db->st[ST_REGION];
+    sqlite3_bind_int64(st, 1, db->process_id);
+    bind_u64(st, 2, r->tid);
+    bind_u64(st, 3, end_tid);
+    sqlite3_bind_int(st, 4, kind);
+    sqlite3_bind_int64(st, 5, r->name_id);
+    sqlite3_bind_int64(st, 6, (int64_t)depth);
+    sqlite3_bind_int64(st, 7, r->domain);
+    sqlite3_bind_int64(st, 8, r->category);
+    sqlite3_bind_int64(st, 9, r->color);
+    sqlite3_bind_int64(st, 10, r->payload_type);
+    bind_u64(st, 11, r->payload);
+    bind_u64(st, 12, r->correlation);
+    bind_u64(st, 13, r->start);
+    bind_u64(st, 14, end < r->start ? r->start : end);
+    return step(db, st);
+}
+
+static int add_marker(uo_db *db, const upti_buffer_tracing_marker_api_record_t *m)
+{
+    uint32_t domain = (uint32_t)(m->domain >> 32), category = (uint32_t)m->domain;
+    int64_t msg = uo_db_intern(db, m->message);
+    sqlite3_stmt *st = db->st[ST_MARKER];
+    sqlite3_bind_int64(st, 1, db->process_id);
+    bind_u64(st, 2, m->thread_id);
+    sqlite3_bind_int64(st, 3, m->operation);
+    sqlite3_bind_int64(st, 4, op_id(db, UPTI_TRACING_KIND_MARKER_API, m->operation));
+    bind_u64(st, 5, m->correlation_id.internal);
+    bind_u64(st, 6, m->correlation_id.external.value);
+    bind_u64(st, 7, m->start_timestamp);
+    bind_u64(st, 8, m->range_id);
+    sqlite3_bind_int64(st, 9, domain);
+    sqlite3_bind_int64(st, 10, category);
+    sqlite3_bind_int64(st, 11, m->color);
+    sqlite3_bind_int64(st, 12, m->payload_type);
+    bind_u64(st, 13, m->payload);
+    sqlite3_bind_int64(st, 14, msg);
+    if (step(db, st) != 0)
+        return -1;
+
+    thread_state *t = thread_of(db, m->thread_id, m->start_timestamp);
+    if (t == NULL)
+        return -1;
+    open_range r = {m->start_timestamp, m->correlation_id.internal, m->payload, m->range_id,
+                    m->thread_id, msg, domain, category, m->color, m->payload_type};
+    switch (m->operation) {
+    case UPTI_MARKER_API_RANGE_PUSH:
+        if (t->depth == t->cap) {
+            size_t cap = t->cap ? t->cap * 2 : 8;
+            open_range *s = realloc(t->stack, cap * sizeof *s);
+            if (s == NULL)
+                return -1;
+            t->stack = s;
+            t->cap = cap;
+        }
+        t->stack[t->depth++] = r;
+        break;
+    case UPTI_MARKER_API_RANGE_POP:
+        if (t->depth > 0) {
+            t->depth--;
+            return add_region(db, &t->stack[t->depth], m->thread_id, 0, t->depth,
+                              m->start_timestamp);
+        }
+        break;
+    case UPTI_MARKER_API_RANGE_START: {
+        uint64_t *stop = uo_map_find(&db->stops, m->range_id);
+        if (stop != NULL) { /* the stop was delivered first (another thread) */
+            uint64_t end = *stop, *etid = uo_map_find(&db->stop_tids, m->range_id);
+            uint64_t end_tid = etid ? *etid : m->thread_id;
+            uo_map_remove(&db->stops, m->range_id);
+            uo_map_remove(&db->stop_tids, m->range_id);
+            return add_region(db, &r, end_tid, 1, 0, end);
+        }
+        if (db->npending == db->pendcap) {
+            size_t cap = db->pendcap ? db->pendcap * 2 : 16;
+            open_range *p = realloc(db->pending, cap * sizeof *p);
+            if (p == NULL)
+                return -1;
+            db->pending = p;
+            db->pendcap = cap;
+        }
+        db->pending[db->npending] = r;
+        uint64_t *v = uo_map_insert(&db->ranges, m->range_id, NULL);
+        if (v != NULL)
+            *v = ++db->npending;
+        break;
+    }
+    case UPTI_MARKER_API_RANGE_STOP: {
+        uint64_t *v = uo_map_find(&db->ranges, m->range_id);
+        if (v == NULL) {
+            uint64_t *s = uo_map_insert(&db->stops, m->range_id, NULL);
+            uint64_t *e = uo_map_insert(&db->stop_tids, m->range_id, NULL);
+            if (s)
+                *s = m->start_timestamp;
+            if (e)
+                *e = m->thread_id;
+            break;
+        }
+        size_t idx = *v - 1;
+        uo_map_remove(&db->ranges, m->range_id);
+        open_range done = db->pending[idx];
+        /* Keep pending dense: move the last entry into the hole. */
+        db->npending--;
+        if (idx != db->npending) {
+            db->pending[idx] = db->pending[db->npending];
+            uint64_t *mv = uo_map_find(&db->ranges, db->pending[idx].range_id);
+            if (mv)
+                *mv = idx + 1;
+        }
+        return add_region(db, &done, m->thread_id, 1, 0, m->start_timestamp);
+    }
+    case UPTI_MARKER_API_NAME_THREAD:
+        t->name_id = msg;
+        break;
+    case UPTI_MARKER_API_NAME_CATEGORY: {
+        sqlite3_stmt *c = db->st[ST_CATEGORY];
+        sqlite3_bind_int64(c, 1, db->process_id);
+        sqlite3_bind_int64(c, 2, domain);
+        sqlite3_bind_int64(c, 3, category);
+        sqlite3_bind_int64(c, 4, msg);
+        return step(db, c);
+    }
+    default:
+        break;
+    }
+    return 0;
+}
+
+static void note_queue(uo_db *db, uint64_t queue, uint64_t agent, uint64_t context)
+{
+    int inserted;
+    if (uo_map_insert(&db->queues, queue, &inserted) == NULL || !inserted)
+        return;
+    sqlite3_stmt *st = db->st[ST_QUEUE];
+    sqlite3_bind_int64(st, 1, db->process_id);
+    bind_u64(st, 2, queue);
+    bind_u64(st, 3, agent);
+    bind_u64(st, 4, context);
+    step(db, st);
+}
+
+static int keep_kernel(uo_db *db, int64_t name_id)
+{
+    if (db->filter_fn == NULL)
+        return 1;
+    int inserted;
+    uint64_t *v = uo_map_insert(&db->filter, (uint64_t)name_id, &inserted);
+    if (v == NULL)
+        return 1;
+    if (inserted)
+        *v = db->filter_fn(db->filter_data, name_id, uo_db_string(db, name_id)) ? 1 : 2;
+    return *v == 1;
+}
+
+int uo_db_add_record(uo_db *db, uint32_t kind, const void *record)
+{
+    if (db == NULL || db->failed)
+        return -1;
+    if (begin(db) != 0)
+        return -1;
+    const upti_record_prefix_t *p = record;
+    switch (kind) {
+    case UPTI_TRACING_KIND_OPENCL_API: {
+        const upti_buffer_tracing_api_record_t *a = record;
+        thread_of(db, a->thread_id, a->start_timestamp);
+        sqlite3_stmt *st = db->st[ST_API];
+        sqlite3_bind_int64(st, 1, db->process_id);
+        bind_u64(st, 2, a->thread_id);
+        sqlite3_bind_int64(st, 3, table_id(db, k_kind_names, 7, kind));
+        sqlite3_bind_int64(st, 4, op_id(db, kind, a->operation));
+        bind_u64(st, 5, a->correlation_id.internal);
+        bind_u64(st, 6, a->correlation_id.external.value);
+        bind_u64(st, 7, a->start_timestamp);
+        bind_u64(st, 8, a->end_timestamp);
+        return step(db, st);
+    }
+    case UPTI_TRACING_KIND_MARKER_API:
+        return add_marker(db, record);
+    case UPTI_TRACING_KIND_KERNEL_DISPATCH: {
+        const upti_buffer_tracing_kernel_dispatch_record_t *k = record;
+        int64_t name = uo_db_intern(db, k->kernel_name ? k->kernel_name : "<unknown kernel>");
+        if (!keep_kernel(db, name))
+            return 0;
+        note_queue(db, k->queue_id, k->agent_id.handle, k->runtime_context);
+        sqlite3_stmt *st = db->st[ST_KERNEL];
+        sqlite3_bind_int64(st, 1, db->process_id);
+        bind_u64(st, 2, k->thread_id);
+        bind_u64(st, 3, k->agent_id.handle);
+        bind_u64(st, 4, k->queue_id);
+        bind_u64(st, 5, k->runtime_context);
+        bind_u64(st, 6, k->kernel_id);
+        sqlite3_bind_int64(st, 7, name);
+        sqlite3_bind_int64(st, 8, op_id(db, kind, k->operation));
+        bind_u64(st, 9, k->correlation_id.internal);
+        bind_u64(st, 10, k->correlation_id.external.value);
+        sqlite3_bind_int64(st, 11, k->work_dim);
+        for (int i = 0; i < 3; i++) {
+            bind_u64(st, 12 + i, k->global_size[i]);
+            bind_u64(st, 15 + i, k->local_size[i]);
+            bind_u64(st, 18 + i, k->global_offset[i]);
+        }
+        bind_u64(st, 21, k->queued_timestamp);
+        bind_u64(st, 22, k->submit_timestamp);
+        bind_u64(st, 23, k->start_timestamp);
+        bind_u64(st, 24, k->end_timestamp);
+        sqlite3_bind_int(st, 25, k->status);
+        return step(db, st);
+    }
+    case UPTI_TRACING_KIND_MEMORY_COPY: {
+        const upti_buffer_tracing_memory_copy_record_t *m = record;
+        note_queue(db, m->queue_id, m->agent_id.handle, m->runtime_context);
+        sqlite3_stmt *st = db->st[ST_COPY];
+        sqlite3_bind_int64(st, 1, db->process_id);
+        bind_u64(st, 2, m->thread_id);
+        bind_u64(st, 3, m->agent_id.handle);
+        bind_u64(st, 4, m->queue_id);
+        bind_u64(st, 5, m->runtime_context);
+        sqlite3_bind_int64(st, 6, op_id(db, kind, m->operation));
+        sqlite3_bind_int64(st, 7, table_id(db, k_directions, 5, m->direction));
+        bind_u64(st, 8, m->src_agent_id.handle);
+        bind_u64(st, 9, m->dst_agent_id.handle);
+        bind_u64(st, 10, m->bytes);
+        bind_u64(st, 11, m->correlation_id.internal);
+        bind_u64(st, 12, m->correlation_id.external.value);
+        bind_u64(st, 13, m->queued_timestamp);
+        bind_u64(st, 14, m->submit_timestamp);
+        bind_u64(st, 15, m->start_timestamp);
+        bind_u64(st, 16, m->end_timestamp);
+        sqlite3_bind_int(st, 17, m->status);
+        return step(db, st);
+    }
+    case UPTI_TRACING_KIND_MEMORY_ALLOCATION: {
+        const upti_buffer_tracing_memory_allocation_record_t *m = record;
+        thread_of(db, m->thread_id, m->timestamp);
+        sqlite3_stmt *st = db->st[ST_ALLOC];
+        sqlite3_bind_int64(st, 1, db->process_id);
+        bind_u64(st, 2, m->thread_id);
+        sqlite3_bind_int64(st, 3, op_id(db, kind, m->operation));
+        bind_u64(st, 4, m->agent_id.handle);
+        bind_u64(st, 5, m->runtime_context);
+        sqlite3_bind_int64(st, 6, table_id(db, k_alloc_types, 9, m->type));
+        bind_u64(st, 7, m->handle);
+        bind_u64(st, 8, m->size);
+        bind_u64(st, 9, m->flags);
+        bind_u64(st, 10, m->correlation_id.internal);
+        bind_u64(st, 11, m->correlation_id.external.value);
+        bind_u64(st, 12, m->timestamp);
+        return step(db, st);
+    }
+    case UPTI_TRACING_KIND_CODE_OBJECT: {
+        const upti_buffer_tracing_code_object_record_t *c = record;
+        int symbol = c->operation == UPTI_CODE_OBJECT_KERNEL_SYMBOL;
+        uo_map *rows = symbol ? &db->symbols : &db->objects;
+        uint64_t key = symbol ? c->kernel_id : c->code_object_id;
+        if (c->phase == UPTI_CALLBACK_PHASE_UNLOAD) {
+            uint64_t *row = uo_map_find(rows, key);
+            if (row == NULL)
+                return 0;
+            sqlite3_stmt *st = db->st[symbol ? ST_UNLOAD_SYMBOL : ST_UNLOAD_OBJECT];
+            bind_u64(st, 1, c->timestamp);
+            bind_u64(st, 2, *row);
+            uo_map_remove(rows, key);
+            return step(db, st);
+        }
+        int64_t name = uo_db_intern(db, c->name);
+        sqlite3_stmt *st = db->st[symbol ? ST_SYMBOL : ST_CODE_OBJECT];
+        int i = 1;
+        sqlite3_bind_int64(st, i++, db->process_id);
+        if (symbol)
+            bind_u64(st, i++, c->kernel_id);
+        bind_u64(st, i++, c->code_object_id);
+        bind_u64(st, i++, c->runtime_context);
+        sqlite3_bind_int64(st, i++, name);
+        bind_u64(st, i++, c->timestamp);
+        if (step(db, st) != 0)
+            return -1;
+        uint64_t *row = uo_map_insert(rows, key, NULL);
+        if (row)
+            *row = (uint64_t)sqlite3_last_insert_rowid(db->db);
+        return 0;
+    }
+    default:
+        (void)p;
+        return 0;
+    }
+}
+
+int uo_db_add_agent(uo_db *db, const upti_agent_t *a)
+{
+    if (db == NULL || db->failed)
+        return -1;
+    if (begin(db) != 0)
+        return -1;
+    sqlite3_stmt *st = db->st[ST_AGENT];
+    const char *texts[4] = {a->runtime, a->name, a->vendor, a->driver_version};
+    char *clean[4];
+    for (int i = 0; i < 4; i++) {
+        int owned;
+        const char *c = uo_utf8_sanitize(texts[i], &owned);
+        clean[i] = owned ? (char *)c : NULL;
+        sqlite3_bind_text(st, 4 + i, c, -1, SQLITE_TRANSIENT);
+        if (owned)
+            free(clean[i]);
+    }
+    sqlite3_bind_int64(st, 1, db->process_id);
+    bind_u64(st, 2, a->id.handle);
+    sqlite3_bind_text(st, 3, a->type < 4 ? k_agent_types[a->type] : "UNKNOWN", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 8, a->compute_units);
+    bind_u64(st, 9, a->global_memory_bytes);
+    bind_u64(st, 10, a->runtime_handle);
+    sqlite3_bind_int64(st, 11, a->node_id);
+    return step(db, st);
+}
+
+int uo_db_set_metadata(uo_db *db, const char *key, const char *value)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO metadata(key, value) VALUES(?,?)", -1,
+                           &st, NULL) != SQLITE_OK)
+        return -1;
+    int o1, o2;
+    const char *k = uo_utf8_sanitize(key, &o1), *v = uo_utf8_sanitize(value, &o2);
+    sqlite3_bind_text(st, 1, k, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, v, -1, SQLITE_TRANSIENT);
+    if (o1)
+        free((void *)k);
+    if (o2)
+        free((void *)v);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+void uo_db_set_kernel_filter(uo_db *db, uo_kernel_filter_fn fn, void *data)
+{
+    db->filter_fn = fn;
+    db->filter_data = data;
+}
+
+uint64_t uo_db_row_count(const uo_db *db) { return db ? db->rows : 0; }
+
+void uo_db_checkpoint(uo_db *db, uint64_t now, uint64_t min_ns)
+{
+    if (db == NULL || db->failed || !db->in_txn || db->txn_rows == 0 ||
+        now - db->last_commit < min_ns)
+        return;
+    db->in_txn = 0;
+    if (exec_sql(db, "COMMIT") == 0) {
+        db->txn_rows = 0;
+        db->last_commit = now;
+    }
+}
+
+uo_db *uo_db_create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
+                    char *err, size_t errlen)
+{
+    uo_db *db = calloc(1, sizeof *db);
+    if (db == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    db->path = strdup(path);
+    db->op_name = op_name;
+    /* One writer thread at a time (the caller serializes): skip SQLite's own
+     * statistics mutex. Refused harmlessly if SQLite is already initialized. */
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    /* Truncate rather than unlink: the caller may hold a lock on this inode. */
+    if (truncate(path, 0) != 0 && errno != ENOENT) {
+        snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    if (sqlite3_open_v2(path, &db->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        snprintf(err, errlen, "cannot create %s: %s", path,
+                 db->db ? sqlite3_errmsg(db->db) : "out of memory");
+        goto fail;
+    }
+    if (exec_sql(db, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+                     " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY;"
+                     " PRAGMA cache_size=-32768;") != 0 ||
+        exec_sql(db, "BEGIN;" UO_SCHEMA_TABLES UO_SCHEMA_VIEWS) != 0) {
+        snprintf(err, errlen, "cannot create the schema of %s: %s", path, sqlite3_errmsg(db->db));
+        goto fail;
+    }
+    for (int i = 0; i < ST_COUNT; i++) {
+        if (sqlite3_prepare_v3(db->db, k_statements[i], -1, SQLITE_PREPARE_PERSISTENT, &db->st[i],
+                               NULL) != SQLITE_OK) {
+            snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db->db));
+            goto fail;
+        }
+    }
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->db,
+                           "INSERT INTO info_process(pid, ppid, hostname, rank, command, start,"
+                           " wall_start) VALUES(?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db->db));
+        goto fail;
+    }
+    int o1, o2;
+    const char *host = uo_utf8_sanitize(proc->hostname, &o1);
+    const char *cmd = uo_utf8_sanitize(proc->command, &o2);
+    sqlite3_bind_int64(st, 1, proc->pid);
+    sqlite3_bind_int64(st, 2, proc->ppid);
+    sqlite3_bind_text(st, 3, host, -1, SQLITE_TRANSIENT);
+    if (proc->rank >= 0)
+        sqlite3_bind_int64(st, 4, proc->rank);
+    sqlite3_bind_text(st, 5, cmd, -1, SQLITE_TRANSIENT);
+    bind_u64(st, 6, proc->start);
+    bind_u64(st, 7, proc->wall_start);
+    if (o1)
+        free((void *)host);
+    if (o2)
+        free((void *)cmd);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db->db));
+        goto fail;
+    }
+    db->process_id = sqlite3_last_insert_rowid(db->db);
+    exec_sql(db, "INSERT INTO metadata(key, value) VALUES('schema_version', '" UO_SCHEMA_VERSION
+                 "'), ('writer', 'upti " UPTI_VERSION_STRING "'), ('clock', 'CLOCK_MONOTONIC_RAW ns')");
+    db->rows = 1;
+    db->txn_rows = 1;
+    db->in_txn = 1;
+    db->first_ts = proc->start;
+    return db;
+fail:
+    for (int i = 0; i < ST_COUNT; i++)
+        sqlite3_finalize(db->st[i]);
+    sqlite3_close(db->db);
+    free(db->path);
+    free(db);
+    return NULL;
+}
+
+static void free_state(uo_db *db)
+{
+    for (size_t i = 1; i <= db->nstr; i++)
+        free(db->text[i]);
+    free(db->text);
+    free(db->hash);
+    free(db->slots);
+    for (size_t i = 0; i < db->nthr; i++)
+        free(db->thr[i].stack);
+    free(db->thr);
+    free(db->pending);
+    uo_map *maps[] = {&db->op_ids, &db->threads, &db->ranges,  &db->stops,  &db->stop_tids,
+                      &db->queues, &db->symbols, &db->objects, &db->filter};
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
+        uo_map_free(maps[i]);
+    free(db->path);
+    free(db);
+}
+
+int uo_db_close(uo_db *db, uint64_t end)
+{
+    if (db == NULL)
+        return -1;
+    int failed = db->failed;
+    if (!failed) {
+        begin(db);
+        /* Ranges still open end with the process. */
+        for (size_t i = 0; i < db->nthr; i++) {
+            thread_state *t = &db->thr[i];
+            while (t->depth > 0) {
+                t->depth--;
+                add_region(db, &t->stack[t->depth], t->tid, 0, t->depth, end);
+            }
+        }
+        for (size_t i = 0; i < db->npending; i++)
+            add_region(db, &db->pending[i], db->pending[i].tid, 1, 0, end);
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db->db,
+                               "INSERT INTO info_thread(process_id, tid, name_id, start, end)"
+                               " VALUES(?,?,?,?,?)",
+                               -1, &st, NULL) == SQLITE_OK) {
+            for (size_t i = 0; i < db->nthr; i++) {
+                thread_state *t = &db->thr[i];
+                sqlite3_bind_int64(st, 1, db->process_id);
+                bind_u64(st, 2, t->tid);
+                if (t->name_id)
+                    sqlite3_bind_int64(st, 3, t->name_id);
+                else
+                    sqlite3_bind_null(st, 3);
+                bind_u64(st, 4, t->first);
+                bind_u64(st, 5, t->last);
+                step(db, st);
+            }
+            sqlite3_finalize(st);
+        }
+        if (sqlite3_prepare_v2(db->db, "UPDATE info_process SET end = ? WHERE id = ?", -1, &st,
+                               NULL) == SQLITE_OK) {
+            bind_u64(st, 1, end);
+            sqlite3_bind_int64(st, 2, db->process_id);
+            step(db, st);
+            sqlite3_finalize(st);
+        }
+        exec_sql(db, UO_SCHEMA_INDEXES);
+        exec_sql(db, "COMMIT");
+        failed = db->failed;
+    }
+    for (int i = 0; i < ST_COUNT; i++)
+        sqlite3_finalize(db->st[i]);
+    if (sqlite3_close(db->db) != SQLITE_OK)
+        failed = 1;
+    free_state(db);
+    return failed ? -1 : 0;
+}
+
+void uo_db_abandon(uo_db *db)
+{
+    /* The parent owns the file; the child leaves the handle and its memory alone. */
+    (void)db;
+}
+
+sqlite3 *uo_open(const char *path, int writable, char *err, size_t errlen)
+{
+    sqlite3 *db = NULL;
+    int flags = (writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot open %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return NULL;
+    }
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM metadata WHERE key = 'schema_version'", -1, &st,
+                           NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s is not an upti trace database", path);
+        sqlite3_close(db);
+        return NULL;
+    }
+    sqlite3_finalize(st);
+    return db;
+}

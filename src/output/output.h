@@ -1,0 +1,154 @@
+/* Internal: UPTI's trace writers (libupti-output.a), linked into libupti-trace.so and `upti`.
+ *
+ * Design: records stream into one SQLite database per process (db.c) as the
+ * tool drains its buffers; nothing is kept in memory but interned strings
+ * and small per-thread state. Every other format — Perfetto protobuf, Chrome
+ * JSON, CSV, summary tables — is produced from a closed database (export.c,
+ * timeline.c, summary.c), by the tool at finalize and by `upti export`.
+ * docs/database.md documents the schema.
+ */
+#ifndef UPTI_OUTPUT_H
+#define UPTI_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <upti/agent.h>
+#include <upti/buffer_tracing.h>
+#include <upti/marker.h>
+
+/* ---- byte buffers and safe strings (str.c) ---- */
+
+/** A growable byte buffer; when out is set, uo_buf_flush() writes it there. */
+typedef struct uo_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+    FILE *out;
+    int error; /**< set once a write or an allocation failed */
+} uo_buf;
+
+void uo_buf_init(uo_buf *b, FILE *out);
+void uo_buf_free(uo_buf *b);
+/** Makes room for n more bytes; returns a pointer to them (or NULL and sets error). */
+char *uo_buf_reserve(uo_buf *b, size_t n);
+void uo_buf_put(uo_buf *b, const void *p, size_t n);
+void uo_buf_puts(uo_buf *b, const char *s);
+void uo_buf_putc(uo_buf *b, char c);
+void uo_buf_printf(uo_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void uo_buf_put_u64(uo_buf *b, uint64_t v);
+void uo_buf_put_i64(uo_buf *b, int64_t v);
+/** Writes the buffered bytes to out when more than threshold are held (0: always). */
+void uo_buf_flush(uo_buf *b, size_t threshold);
+
+/** 1 if s[0..n) is valid UTF-8 (no overlongs, no surrogates). */
+int uo_utf8_valid(const char *s, size_t n);
+/**
+ * s as valid UTF-8: each byte of an invalid sequence becomes U+FFFD.
+ * Returns s itself when already valid, else a malloc'd string (*owned = 1).
+ */
+const char *uo_utf8_sanitize(const char *s, int *owned);
+/** Appends s as a JSON string literal with its quotes (s must be valid UTF-8). */
+void uo_json_string(uo_buf *b, const char *s);
+/** Appends s as one CSV field (RFC 4180): quoted when it holds , " CR LF or a control byte. */
+void uo_csv_field(uo_buf *b, const char *s);
+/** Appends s for a terminal: control bytes as \n, \t, \xHH. */
+void uo_text_escape(uo_buf *b, const char *s, size_t max_chars);
+
+/* ---- hash maps (map.c) ---- */
+
+/** uint64 → uint64 map, open addressing. Any key value is allowed. */
+typedef struct uo_map {
+    uint64_t *keys;
+    uint64_t *vals;
+    uint8_t *used;
+    size_t cap;
+    size_t count;
+} uo_map;
+
+void uo_map_init(uo_map *m);
+void uo_map_free(uo_map *m);
+/** Pointer to the value of key, or NULL. */
+uint64_t *uo_map_find(const uo_map *m, uint64_t key);
+/** Pointer to the value of key, inserted as 0 if absent (*inserted = 1); NULL on ENOMEM. */
+uint64_t *uo_map_insert(uo_map *m, uint64_t key, int *inserted);
+int uo_map_remove(uo_map *m, uint64_t key);
+uint64_t uo_hash64(uint64_t x);
+
+/* ---- the database writer (db.c) ---- */
+
+typedef struct uo_db uo_db;
+
+/** What describes the traced process. Strings may be NULL. */
+typedef struct uo_process_info {
+    int64_t pid, ppid;
+    int64_t rank; /**< -1 if none */
+    const char *hostname;
+    const char *command; /**< the command line, arguments separated by spaces */
+    uint64_t start;      /**< ns, UPTI's clock */
+    uint64_t wall_start; /**< ns since the epoch when it started */
+} uo_process_info;
+
+/** Resolves the name of (kind, operation); may return NULL. */
+typedef const char *(*uo_op_name_fn)(uint32_t kind, uint32_t operation);
+
+/**
+ * Creates (truncating) the database at path and its schema, and starts the
+ * first transaction. err receives a message on failure (NULL returned).
+ */
+uo_db *uo_db_create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
+                    char *err, size_t errlen);
+/** Sets metadata(key, value). */
+int uo_db_set_metadata(uo_db *db, const char *key, const char *value);
+/** Interns s (sanitized to UTF-8); returns its string id (> 0), or 0 for NULL. */
+int64_t uo_db_intern(uo_db *db, const char *s);
+/** Text of an interned id (valid while db is open). */
+const char *uo_db_string(uo_db *db, int64_t id);
+
+/** Appends one buffer record of any tracing kind. Returns 0 or -1 on a database error. */
+int uo_db_add_record(uo_db *db, uint32_t kind, const void *record);
+/** Commits the current transaction if it holds rows and more than min_ns passed since the last. */
+void uo_db_checkpoint(uo_db *db, uint64_t now, uint64_t min_ns);
+/** Adds an agent row. */
+int uo_db_add_agent(uo_db *db, const upti_agent_t *agent);
+/** Names a thread (later names win). */
+void uo_db_name_thread(uo_db *db, uint64_t tid, const char *name);
+/** Closes open regions at end, writes thread rows, the process end time, indexes; closes. */
+int uo_db_close(uo_db *db, uint64_t end);
+/** Abandons the handle without touching the file (a forked child). */
+void uo_db_abandon(uo_db *db);
+/** Records written so far (all tables). */
+uint64_t uo_db_row_count(const uo_db *db);
+/** A kernel-name filter: return 0 to drop the dispatch. name_id is the interned name. */
+typedef int (*uo_kernel_filter_fn)(void *data, int64_t name_id, const char *name);
+void uo_db_set_kernel_filter(uo_db *db, uo_kernel_filter_fn fn, void *data);
+
+/* ---- readers of a closed database (export.c, timeline.c, summary.c, merge.c) ---- */
+
+typedef struct sqlite3 sqlite3;
+
+/** Opens a database read-only (read-write if writable); NULL with a message in err. */
+sqlite3 *uo_open(const char *path, int writable, char *err, size_t errlen);
+
+/** Writes the Perfetto protobuf timeline. Returns 0 or -1 (message in err). */
+int uo_export_pftrace(sqlite3 *db, const char *path, char *err, size_t errlen);
+/** Writes the Chrome trace-event JSON timeline (ui.perfetto.dev and chrome://tracing open it). */
+int uo_export_json(sqlite3 *db, const char *path, char *err, size_t errlen);
+/**
+ * Writes one CSV per record kind: <prefix>_api_trace.csv, _kernel_trace.csv,
+ * _memory_copy_trace.csv, _memory_allocation_trace.csv, _marker_api_trace.csv,
+ * _region_trace.csv; kinds with no rows are skipped unless all_files.
+ * *files receives the number written.
+ */
+int uo_export_csv(sqlite3 *db, const char *prefix, int all_files, int *files, char *err,
+                  size_t errlen);
+/** Prints the summary tables (text) or writes them as CSV (csv = 1). */
+int uo_summary(sqlite3 *db, FILE *out, int csv, char *err, size_t errlen);
+/** Merges the inputs into a new database at out_path (truncated). */
+int uo_merge(const char *out_path, const char *const *inputs, int n, char *err, size_t errlen);
+
+/** Expands %pid% %ppid% %hostname% %rank% %argv0% %env{NAME}% %%; returns malloc'd text. */
+char *uo_expand_placeholders(const char *pattern);
+
+#endif

@@ -1,0 +1,97 @@
+/* Output file names: %pid% %ppid% %hostname% %rank% %argv0% %env{NAME}% and %%. */
+#include "output.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *rank_string(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                       "SLURM_PROCID", "MPI_LOCALRANKID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v != NULL && v[0] != '\0')
+            return v;
+    }
+    return "0";
+}
+
+/* Basename of the running program, from /proc/self/cmdline's first entry. */
+static void argv0_string(char *out, size_t n)
+{
+    char buf[4096];
+    out[0] = '\0';
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    if (f == NULL)
+        return;
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = '\0';
+    const char *slash = strrchr(buf, '/');
+    const char *base = slash ? slash + 1 : buf;
+    size_t len = strlen(base);
+    if (len >= n)
+        len = n - 1;
+    memcpy(out, base, len);
+    out[len] = '\0';
+}
+
+/* Appends text, turning '/' (and NUL-unsafe bytes) into '_' so one placeholder stays one component. */
+static void put_component(uo_buf *b, const char *s)
+{
+    for (; *s; s++)
+        uo_buf_putc(b, *s == '/' ? '_' : *s);
+}
+
+char *uo_expand_placeholders(const char *pattern)
+{
+    uo_buf b;
+    uo_buf_init(&b, NULL);
+    for (const char *p = pattern; *p;) {
+        if (*p != '%') {
+            uo_buf_putc(&b, *p++);
+            continue;
+        }
+        if (strncmp(p, "%%", 2) == 0) {
+            uo_buf_putc(&b, '%');
+            p += 2;
+        } else if (strncmp(p, "%pid%", 5) == 0) {
+            uo_buf_put_i64(&b, getpid());
+            p += 5;
+        } else if (strncmp(p, "%ppid%", 6) == 0) {
+            uo_buf_put_i64(&b, getppid());
+            p += 6;
+        } else if (strncmp(p, "%hostname%", 10) == 0) {
+            char host[256] = "unknown";
+            gethostname(host, sizeof host - 1);
+            host[sizeof host - 1] = '\0';
+            put_component(&b, host);
+            p += 10;
+        } else if (strncmp(p, "%rank%", 6) == 0) {
+            put_component(&b, rank_string());
+            p += 6;
+        } else if (strncmp(p, "%argv0%", 7) == 0) {
+            char a[1024];
+            argv0_string(a, sizeof a);
+            put_component(&b, a);
+            p += 7;
+        } else if (strncmp(p, "%env{", 5) == 0 && strstr(p + 5, "}%") != NULL) {
+            const char *end = strstr(p + 5, "}%");
+            char name[256];
+            snprintf(name, sizeof name, "%.*s", (int)(end - (p + 5)), p + 5);
+            const char *v = getenv(name);
+            if (v != NULL)
+                put_component(&b, v);
+            p = end + 2;
+        } else {
+            uo_buf_putc(&b, *p++);
+        }
+    }
+    uo_buf_putc(&b, '\0');
+    if (b.error) {
+        uo_buf_free(&b);
+        return NULL;
+    }
+    return b.data;
+}

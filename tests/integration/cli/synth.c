@@ -1,0 +1,226 @@
+/* upti-synth: writes a trace database from synthesized records (no SDK needed),
+ * then optionally the other formats. Used by the writer tests and bench/output.
+ *
+ *   upti-synth OUT.db N [--nasty] [--formats db,pftrace,json,csv] [--quiet]
+ *
+ * N is the number of records. Per iteration: an API call, a kernel or a copy
+ * with the same correlation id, and every 8th iteration a push/pop pair and a
+ * mark; two threads, two queues. Prints "records/s" lines per format.
+ */
+#include "output.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char *const k_api[] = {"NONE", "clEnqueueNDRangeKernel", "clEnqueueReadBuffer",
+                                    "clFinish"};
+static const char *const k_marker[] = {"NONE", "uptx_range_push", "uptx_range_pop",
+                                       "uptx_range_start", "uptx_range_stop", "uptx_mark",
+                                       "uptx_name_thread", "uptx_name_category"};
+
+static const char *op_name(uint32_t kind, uint32_t op)
+{
+    if (kind == UPTI_TRACING_KIND_OPENCL_API && op < 4)
+        return k_api[op];
+    if (kind == UPTI_TRACING_KIND_MARKER_API && op < 8)
+        return k_marker[op];
+    if (kind == UPTI_TRACING_KIND_KERNEL_DISPATCH)
+        return "NDRANGE";
+    if (kind == UPTI_TRACING_KIND_MEMORY_COPY)
+        return "READ_BUFFER";
+    if (kind == UPTI_TRACING_KIND_MEMORY_ALLOCATION)
+        return op == 1 ? "ALLOCATE" : "FREE";
+    return NULL;
+}
+
+static const char *const k_plain[] = {"vector_add", "matrix_mul", "reduce"};
+/* Every hazard a string can hold: quotes, commas, newlines, control bytes, invalid UTF-8. */
+static const char *const k_nasty[] = {
+    "he said \"hi\", then left",
+    "line1\nline2\r\nline3",
+    "tab\there\x01\x02\x1f\x7f end",
+    "bad utf8 \xff\xfe \xc3\x28 \xe2\x82 \xed\xa0\x80 \xf8\x88\x80\x80\x80",
+    "unicode \xc3\xbc \xe2\x82\xac \xf0\x9f\x98\x80",
+    "back\\slash </script> ' ; DROP TABLE api; --",
+};
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: upti-synth OUT.db N [--nasty] [--formats LIST] [--quiet]\n");
+        return 2;
+    }
+    const char *out = argv[1];
+    uint64_t n = strtoull(argv[2], NULL, 10);
+    int nasty = 0, quiet = 0;
+    const char *formats = "db";
+    for (int i = 3; i < argc; i++) {
+        if (strcmp(argv[i], "--nasty") == 0)
+            nasty = 1;
+        else if (strcmp(argv[i], "--quiet") == 0)
+            quiet = 1;
+        else if (strcmp(argv[i], "--formats") == 0 && i + 1 < argc)
+            formats = argv[++i];
+    }
+    const char *const *names = nasty ? k_nasty : k_plain;
+    size_t nnames = nasty ? sizeof k_nasty / sizeof *k_nasty : sizeof k_plain / sizeof *k_plain;
+
+    uo_process_info proc = {1234, 1, -1, "synth-host", nasty ? k_nasty[3] : "synth", 1000, 0};
+    char err[512];
+    uint64_t t0 = now_ns();
+    uo_db *db = uo_db_create(out, &proc, op_name, err, sizeof err);
+    if (db == NULL) {
+        fprintf(stderr, "upti-synth: %s\n", err);
+        return 1;
+    }
+    uint64_t ts = 10000, corr = 0, written = 0, it = 0;
+    while (written < n) {
+        uint64_t tid = 1234 + (it & 1);
+        it++;
+        corr++;
+        if (it % 8 == 1) {
+            upti_buffer_tracing_marker_api_record_t m = {0};
+            m.size = sizeof m;
+            m.kind = UPTI_TRACING_KIND_MARKER_API;
+            m.operation = UPTI_MARKER_API_RANGE_PUSH;
+            m.thread_id = tid;
+            m.correlation_id.internal = corr++;
+            m.start_timestamp = m.end_timestamp = ts++;
+            m.message = names[it % nnames];
+            m.color = 0xFF00FF00u;
+            uo_db_add_record(db, m.kind, &m);
+            m.operation = UPTI_MARKER_API_MARK;
+            m.correlation_id.internal = corr++;
+            m.start_timestamp = m.end_timestamp = ts++;
+            uo_db_add_record(db, m.kind, &m);
+            written += 2;
+        }
+        upti_buffer_tracing_api_record_t a = {0};
+        a.size = sizeof a;
+        a.kind = UPTI_TRACING_KIND_OPENCL_API;
+        a.operation = (it % 4 == 0) ? 2 : 1;
+        a.correlation_id.internal = corr;
+        a.thread_id = tid;
+        a.start_timestamp = ts;
+        a.end_timestamp = ts + 50;
+        uo_db_add_record(db, a.kind, &a);
+        written++;
+        if (a.operation == 1) {
+            upti_buffer_tracing_kernel_dispatch_record_t k = {0};
+            k.size = sizeof k;
+            k.kind = UPTI_TRACING_KIND_KERNEL_DISPATCH;
+            k.operation = UPTI_KERNEL_DISPATCH_NDRANGE;
+            k.correlation_id.internal = corr;
+            k.thread_id = tid;
+            k.agent_id.handle = 2;
+            k.queue_id = 0x1000 + (it & 1);
+            k.kernel_id = 7 + it % nnames;
+            k.kernel_name = names[it % nnames];
+            k.work_dim = 1;
+            k.global_size[0] = 1024;
+            k.local_size[0] = 64;
+            k.queued_timestamp = ts + 10;
+            k.submit_timestamp = ts + 20;
+            k.start_timestamp = ts + 100;
+            k.end_timestamp = ts + 180;
+            uo_db_add_record(db, k.kind, &k);
+        } else {
+            upti_buffer_tracing_memory_copy_record_t c = {0};
+            c.size = sizeof c;
+            c.kind = UPTI_TRACING_KIND_MEMORY_COPY;
+            c.operation = UPTI_MEMORY_COPY_READ_BUFFER;
+            c.correlation_id.internal = corr;
+            c.thread_id = tid;
+            c.agent_id.handle = 2;
+            c.queue_id = 0x1000 + (it & 1);
+            c.direction = UPTI_MEMORY_DIRECTION_DEVICE_TO_HOST;
+            c.src_agent_id.handle = 2;
+            c.bytes = 4096;
+            c.start_timestamp = ts + 100;
+            c.end_timestamp = ts + 150;
+            uo_db_add_record(db, c.kind, &c);
+        }
+        written++;
+        ts += 200;
+        if (it % 8 == 1) {
+            upti_buffer_tracing_marker_api_record_t m = {0};
+            m.size = sizeof m;
+            m.kind = UPTI_TRACING_KIND_MARKER_API;
+            m.operation = UPTI_MARKER_API_RANGE_POP;
+            m.thread_id = tid;
+            m.correlation_id.internal = ++corr;
+            m.start_timestamp = m.end_timestamp = ts++;
+            uo_db_add_record(db, m.kind, &m);
+            written++;
+        }
+    }
+    uo_db_name_thread(db, 1234, nasty ? k_nasty[0] : "main");
+    uint64_t t1 = now_ns();
+    if (uo_db_close(db, ts + 1000) != 0) {
+        fprintf(stderr, "upti-synth: closing %s failed\n", out);
+        return 1;
+    }
+    uint64_t t2 = now_ns();
+    if (!quiet)
+        printf("db: %llu records in %.3f s (inserts %.3f s, indexes+close %.3f s): %.0f records/s\n",
+               (unsigned long long)written, (t2 - t0) / 1e9, (t1 - t0) / 1e9, (t2 - t1) / 1e9,
+               written / ((t2 - t0) / 1e9));
+
+    sqlite3 *rdb = uo_open(out, 0, err, sizeof err);
+    if (rdb == NULL) {
+        fprintf(stderr, "upti-synth: %s\n", err);
+        return 1;
+    }
+    char base[4096];
+    snprintf(base, sizeof base, "%s", out);
+    char *dot = strrchr(base, '.');
+    if (dot && strcmp(dot, ".db") == 0)
+        *dot = '\0';
+    int rc = 0;
+    char path[4200];
+    if (strstr(formats, "pftrace")) {
+        snprintf(path, sizeof path, "%s.pftrace", base);
+        uint64_t a = now_ns();
+        rc |= uo_export_pftrace(rdb, path, err, sizeof err);
+        uint64_t b = now_ns();
+        if (!quiet)
+            printf("pftrace: %.3f s: %.0f records/s\n", (b - a) / 1e9, written / ((b - a) / 1e9));
+    }
+    if (strstr(formats, "json")) {
+        snprintf(path, sizeof path, "%s.json", base);
+        uint64_t a = now_ns();
+        rc |= uo_export_json(rdb, path, err, sizeof err);
+        uint64_t b = now_ns();
+        if (!quiet)
+            printf("json: %.3f s: %.0f records/s\n", (b - a) / 1e9, written / ((b - a) / 1e9));
+    }
+    if (strstr(formats, "csv")) {
+        uint64_t a = now_ns();
+        int files = 0;
+        rc |= uo_export_csv(rdb, base, 0, &files, err, sizeof err);
+        uint64_t b = now_ns();
+        if (!quiet)
+            printf("csv: %d files %.3f s: %.0f records/s\n", files, (b - a) / 1e9,
+                   written / ((b - a) / 1e9));
+    }
+    if (strstr(formats, "stats")) {
+        uint64_t a = now_ns();
+        rc |= uo_summary(rdb, stdout, 0, err, sizeof err);
+        uint64_t b = now_ns();
+        if (!quiet)
+            printf("stats: %.3f s\n", (b - a) / 1e9);
+    }
+    if (rc != 0)
+        fprintf(stderr, "upti-synth: %s\n", err);
+    sqlite3_close(rdb);
+    return rc ? 1 : 0;
+}
