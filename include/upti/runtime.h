@@ -64,7 +64,12 @@ typedef struct upti_runtime_call_t {
 UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_operation_plan_t *plan,
                                       upti_tracing_kind_t kind, uint32_t operation,
                                       void *payload);
-/** Ends it: reads the end time, runs EXIT callbacks, writes API records. Set retval first. */
+/**
+ * Ends it: reads the end time, runs EXIT callbacks, writes API records
+ * (upti_buffer_tracing_api_record_t; for MARKER_API none: a marker
+ * integration emits its upti_buffer_tracing_marker_api_record_t itself with
+ * upti_runtime_emit()). Set retval first.
+ */
 UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call);
 
 /**
@@ -89,6 +94,8 @@ typedef struct upti_runtime_record_t {
  * Delivers a record to every active context that wants (kind, operation):
  * callbacks see it as payload; buffers get a copy (prefix fields and the
  * external correlation filled per context; the string member deep-copied).
+ * Correlation: record->correlation, else the call in progress on this
+ * thread, else a new internal id.
  */
 UPTI_API void upti_runtime_emit(const upti_runtime_record_t *record);
 

@@ -73,6 +73,9 @@ UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
     upti_timestamp_t end = upti_now();
     upti_thread_state_t *s = upti_thread_state();
     upti_call_exit_callbacks(call, s);
+    /* Marker integrations report their own records (upti_runtime_emit). */
+    if (call->kind == UPTI_TRACING_KIND_MARKER_API)
+        return;
     for (uint32_t i = 0; i < plan->num_buffers; i++) {
         const upti_plan_buffer_t *pb = &plan->buffers[i];
         upti_buffer_tracing_api_record_t *r =
@@ -167,6 +170,9 @@ UPTI_API void upti_runtime_emit(const upti_runtime_record_t *rec)
     const upti_runtime_correlation_t *corr = rec->correlation;
     if (corr == NULL) {
         upti_runtime_capture_correlation(NULL, &here);
+        /* Not inside a traced call (an NVTX marker, say): the record is its own origin. */
+        if (here.internal == 0)
+            here.internal = upti_next_correlation_id(s);
         corr = &here;
     }
     upti_record_prefix_t *prefix = rec->record;
