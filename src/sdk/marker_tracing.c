@@ -34,7 +34,8 @@ struct marker_event {
     uint64_t domain;
 };
 
-static void write_marker_records(const upti_operation_plan_t *plan, upti_thread_state_t *s,
+static inline __attribute__((always_inline)) void
+write_marker_records(const upti_operation_plan_t *plan, upti_thread_state_t *s,
                                  const struct marker_event *e)
 {
     size_t len = e->message != NULL ? strnlen(e->message, UPTI_MAX_RECORD_STRING - 1) + 1 : 0;
