@@ -465,11 +465,6 @@ UPTI_API upti_status_t upti_assign_callback_thread(upti_buffer_id_t buffer_id,
     return st;
 }
 
-uint32_t upti_buffer_index(const struct upti_buffer *b)
-{
-    return b->index;
-}
-
 uint64_t upti_tool_buffers(int tool)
 {
     uint64_t mask = 0;

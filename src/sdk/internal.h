@@ -144,10 +144,7 @@ void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s)
 /* ---- agents (agent.c) ---- */
 void upti_agents_init_host(void);
 
-/* ---- intercept tables (intercept.c) ---- */
-/** Installs UPTI's wrappers into a runtime's tables, then hands them to tools. */
-upti_status_t upti_intercept_register(const char *name, uint64_t version, uint64_t instance,
-                                      void **tables, uint64_t num_tables);
+/* ---- marker tracing (marker_tracing.c) ---- */
 /** Installs UPTI's tracing wrappers into the uptx table (marker_tracing.c). */
 void upti_marker_install_wrappers(void *table);
 
