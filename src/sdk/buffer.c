@@ -137,6 +137,14 @@ static void deliver(struct upti_buffer *b, struct upti_producer *p, struct callb
 static void drain_buffer(struct upti_buffer *b, struct callback_thread *t, bool force)
 {
     pthread_mutex_lock(&b->lock);
+    /* Adopt the producers that arrived since the last drain. */
+    struct upti_producer *arrived = atomic_exchange(&b->incoming, NULL);
+    while (arrived != NULL) {
+        struct upti_producer *next = arrived->next;
+        arrived->next = b->producers;
+        b->producers = arrived;
+        arrived = next;
+    }
     struct upti_producer **link = &b->producers;
     while (*link != NULL) {
         struct upti_producer *p = *link;
@@ -248,10 +256,11 @@ static struct upti_producer *producer_create(struct upti_buffer *b, upti_thread_
     p->size = b->size;
     p->buffer = b;
     p->tid = s->tid;
-    pthread_mutex_lock(&b->lock);
-    p->next = b->producers;
-    b->producers = p;
-    pthread_mutex_unlock(&b->lock);
+    /* Lock-free push: a thread's first record never waits for a running callback. */
+    struct upti_producer *top = atomic_load(&b->incoming);
+    do
+        p->next = top;
+    while (!atomic_compare_exchange_weak(&b->incoming, &top, p));
     s->producers[b->index] = p;
     return p;
 }

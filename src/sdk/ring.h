@@ -66,8 +66,10 @@ struct upti_buffer {
     void *callback_data;
     _Atomic bool destroyed;
     struct callback_thread *_Atomic thread;
-    pthread_mutex_t lock; /* guards the producer list (and serializes delivery) */
+    pthread_mutex_t lock; /* the consumer's: guards the producer list, serializes delivery */
     struct upti_producer *producers;
+    /* New producers push themselves here without a lock; the consumer adopts them. */
+    struct upti_producer *_Atomic incoming;
 };
 
 void *upti_buffer_reserve_slow(struct upti_buffer *b, upti_thread_state_t *s, uint32_t kind,
