@@ -5,6 +5,7 @@
 #include <upti/agent.h>
 #include <upti/buffer.h>
 #include <upti/buffer_tracing.h>
+#include <upti/callback.h>
 #include <upti/callback_tracing.h>
 #include <upti/context.h>
 #include <upti/defines.h>

@@ -1,6 +1,7 @@
 /* upti export: a trace database as a Perfetto timeline, Chrome JSON or CSV. */
 #include "cli.h"
 #include "output.h"
+#include "safe_open.h"
 
 #include <getopt.h>
 #include <sqlite3.h>
@@ -92,7 +93,7 @@ int cmd_export(int argc, char **argv)
     if (rc == 0 && want_csv) {
         rc = uo_export_csv(db, base, 1, NULL, err, sizeof err);
         snprintf(path, len, "%s_stats.csv", base);
-        FILE *f = rc == 0 ? fopen(path, "w") : NULL;
+        FILE *f = rc == 0 ? uo_fopen_new(path, "w") : NULL;
         if (f != NULL) {
             rc = uo_summary(db, f, 1, err, sizeof err);
             fclose(f);

@@ -36,6 +36,9 @@ void cmd_run_help(FILE *out)
             "  --sys-trace               all of the above\n"
             "  --kernel-include-regex RE keep only kernels whose name matches RE (POSIX ERE)\n"
             "  --kernel-exclude-regex RE drop kernels whose name matches RE\n"
+            "  --args                    also record the arguments of OpenCL calls (names,\n"
+            "                            types, printed values: the arg table and the args\n"
+            "                            view); implies --opencl-trace; off by default (cost)\n"
             "\n"
             "output:\n"
             "  -d, --output-dir DIR      directory of the outputs (default: .)\n"
@@ -48,8 +51,9 @@ void cmd_run_help(FILE *out)
             "                            JSON), csv (one file per record kind). Default: db\n"
             "  --stats                   print the summary tables at exit (on stderr, per\n"
             "                            process; also NAME_stats.csv with --format csv)\n"
-            "  -L, --list                list tracing kinds and operations (and, with a\n"
-            "                            PROGRAM, the agents it saw) and exit\n"
+            "  -L, --list                list tracing kinds, operations and agents; with a\n"
+            "                            PROGRAM, also run it (traced as usual) and print,\n"
+            "                            per process at its end, the agents (devices) it saw\n"
             "  -h, --help                this help\n"
             "\n"
             "environment set for PROGRAM: UPTI_TOOL_LIBRARIES, OPENCL_LAYERS,\n"
@@ -60,7 +64,7 @@ void cmd_run_help(FILE *out)
 
 enum {
     O_OPENCL = 256, O_KERNEL, O_COPY, O_ALLOC, O_MARKER, O_SYS, O_STATS, O_FORMAT, O_INCLUDE,
-    O_EXCLUDE
+    O_EXCLUDE, O_ARGS
 };
 
 /* Prepends value to a ':'-separated variable (kept once). */
@@ -109,6 +113,9 @@ static upti_status_t list_agents(const upti_agent_t **agents, size_t n, void *da
 {
     (void)data;
     printf("agents:\n");
+    if (n <= 1)
+        printf("  (devices appear once a runtime registers: 'upti run -L -- PROGRAM' prints,\n"
+               "   at the end of each traced process, the agents it saw)\n");
     for (size_t i = 0; i < n; i++)
         printf("  %llu %s %s: %s (%s)\n", (unsigned long long)agents[i]->id.handle,
                agents[i]->runtime ? agents[i]->runtime : "?",
@@ -119,12 +126,18 @@ static upti_status_t list_agents(const upti_agent_t **agents, size_t n, void *da
     return UPTI_STATUS_SUCCESS;
 }
 
-/* -L: what libupti knows, through its public API (libupti is linked by `upti`). */
-static int list_kinds(void)
+/* -L: what libupti knows, through its public API (libupti is linked by `upti`).
+ * With a PROGRAM (agents = 0), the tool in each traced process prints the
+ * agents that process saw when it ends (UPTI_TRACE_LIST). */
+static int list_kinds(int agents)
 {
     printf("tracing kinds and operations:\n");
     if (upti_iterate_tracing_kinds(list_cb_kind, NULL) != UPTI_STATUS_SUCCESS)
         return cli_error("cannot list tracing kinds");
+    if (!agents) {
+        printf("agents: listed on stderr by each traced process when it ends\n");
+        return 0;
+    }
     if (upti_query_available_agents(list_agents, NULL) != UPTI_STATUS_SUCCESS)
         printf("agents: run a program (upti run -L -- PROGRAM) to list its devices\n");
     return 0;
@@ -152,13 +165,14 @@ int cmd_run(int argc, char **argv)
         {"format", required_argument, NULL, O_FORMAT},
         {"kernel-include-regex", required_argument, NULL, O_INCLUDE},
         {"kernel-exclude-regex", required_argument, NULL, O_EXCLUDE},
+        {"args", no_argument, NULL, O_ARGS},
         {"list", no_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     char kinds[256] = "";
     const char *dir = NULL, *file = NULL, *formats = "db", *include = NULL, *exclude = NULL;
-    int stats = 0, list = 0, c;
+    int stats = 0, list = 0, args = 0, c;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+:d:o:Lh", opts, NULL)) != -1) {
@@ -177,6 +191,7 @@ int cmd_run(int argc, char **argv)
         case O_INCLUDE: include = optarg; break;
         case O_EXCLUDE: exclude = optarg; break;
         case 'L': list = 1; break;
+        case O_ARGS: args = 1; k = "opencl_api"; break;
         case 'h': cmd_run_help(stdout); return 0;
         default: return cli_bad_option("run", c, argv, optind, optopt);
         }
@@ -205,7 +220,7 @@ int cmd_run(int argc, char **argv)
         regfree(&re);
     }
     if (list && optind >= argc)
-        return list_kinds();
+        return list_kinds(1);
     if (optind >= argc)
         return cli_usage_error("run", "missing PROGRAM (upti run [options] -- PROGRAM [ARGS...])");
 
@@ -231,6 +246,12 @@ int cmd_run(int argc, char **argv)
         unsetenv("UPTI_TRACE_STATS");
     if (list)
         setenv("UPTI_TRACE_LIST", "1", 1);
+    else
+        unsetenv("UPTI_TRACE_LIST");
+    if (args)
+        setenv("UPTI_TRACE_ARGS", "1", 1);
+    else
+        unsetenv("UPTI_TRACE_ARGS");
     if (include)
         setenv("UPTI_TRACE_KERNEL_INCLUDE", include, 1);
     if (exclude)
@@ -260,6 +281,8 @@ int cmd_run(int argc, char **argv)
              (unsigned long long)wall.tv_sec * 1000000000ull + (unsigned long long)wall.tv_nsec);
     setenv("UPTI_TRACE_SESSION_START", session, 1);
 
+    if (list && list_kinds(0) != 0)
+        return 1;
     fflush(NULL);
     g_child = fork();
     if (g_child < 0)
@@ -269,11 +292,19 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "upti: cannot run '%s': %s\n", argv[optind], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
     }
-    /* The terminal's SIGINT/SIGQUIT reach the program too; upti waits for it. */
-    signal(SIGINT, SIG_IGN);
+    /* SIGINT, SIGTERM, SIGHUP sent to upti go to the program (whose tool then
+     * writes its outputs before it ends); upti waits for it and exits with its
+     * status. The terminal's Ctrl+C reaches both: the program's tool takes a
+     * repeated SIGINT as one. SIGQUIT from the terminal reaches the program. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     signal(SIGQUIT, SIG_IGN);
-    signal(SIGTERM, forward);
-    signal(SIGHUP, forward);
     int status = 0;
     while (waitpid(g_child, &status, 0) < 0) {
         if (errno != EINTR)

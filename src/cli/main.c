@@ -34,6 +34,8 @@ static void help(FILE *out)
             "options:\n"
             "  -h, --help     this help\n"
             "  -V, --version  print the version\n"
+            "  -L, --list     list tracing kinds, operations and agents (= upti run -L;\n"
+            "                 'upti run -L -- PROGRAM' also lists the devices PROGRAM saw)\n"
             "\n"
             "examples:\n"
             "  upti run --sys-trace --stats -- ./app 1000\n"
@@ -67,6 +69,12 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
         printf("upti %s\n", UPTI_VERSION_STRING);
         return 0;
+    }
+    if (strcmp(cmd, "-L") == 0 || strcmp(cmd, "--list") == 0) {
+        /* upti -L [-- PROGRAM ...] is upti run -L [-- PROGRAM ...] */
+        argv[1] = "-L";
+        argv[0] = "run";
+        return cmd_run(argc, argv);
     }
     if (strcmp(cmd, "help") == 0) {
         if (argc < 3) {
@@ -141,7 +149,7 @@ const char *cli_library_dir(void)
     if (slash == NULL)
         return NULL;
     *slash = '\0';
-    const char *candidates[] = {"../lib", "../" UPTI_CLI_LIBDIR, "../lib64", "."};
+    const char *candidates[] = {"../lib", ("../" UPTI_CLI_LIBDIR), "../lib64", "."};
     for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
         char probe[PATH_MAX], joined[PATH_MAX];
         int n = snprintf(joined, sizeof joined, "%s/%s", exe, candidates[i]);

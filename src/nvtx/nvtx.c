@@ -284,15 +284,35 @@ static void d_name_category_w(nvtxDomainHandle_t d, uint32_t c, const wchar_t *n
     name_category_common(domain_index(d), c, s);
     free(s);
 }
+/* Registered strings and domains live as long as the process: they stay
+ * reachable from this list (no leak reported when the application drops its
+ * handles). */
+typedef struct kept_node {
+    struct kept_node *next;
+    void *ptr;
+} kept_node;
+static _Atomic(kept_node *) g_kept;
+
+static void *keep(void *p)
+{
+    kept_node *n = p != NULL ? malloc(sizeof *n) : NULL;
+    if (n == NULL)
+        return p;
+    n->ptr = p;
+    n->next = atomic_load(&g_kept);
+    while (!atomic_compare_exchange_weak(&g_kept, &n->next, n))
+        ;
+    return p;
+}
 static nvtxStringHandle_t d_register_a(nvtxDomainHandle_t d, const char *s)
 {
     (void)d;
-    return (nvtxStringHandle_t)strdup(s ? s : ""); /* lives as long as the process */
+    return (nvtxStringHandle_t)keep(strdup(s ? s : ""));
 }
 static nvtxStringHandle_t d_register_w(nvtxDomainHandle_t d, const wchar_t *s)
 {
     (void)d;
-    return (nvtxStringHandle_t)utf8_of(s ? s : L"");
+    return (nvtxStringHandle_t)keep(utf8_of(s ? s : L""));
 }
 static nvtxDomainHandle_t d_create_a(const char *name)
 {
@@ -302,7 +322,7 @@ static nvtxDomainHandle_t d_create_a(const char *name)
     d->index = atomic_fetch_add(&g_next_domain, 1);
     d->name = strdup(name ? name : "");
     name_category_common(d->index, 0, d->name);
-    return (nvtxDomainHandle_t)d;
+    return (nvtxDomainHandle_t)keep(d);
 }
 static nvtxDomainHandle_t d_create_w(const wchar_t *name)
 {

@@ -2,23 +2,34 @@
  * profiling events and reported as KERNEL_DISPATCH / MEMORY_COPY records.
  *
  * Life of a traced command (uocl_cmd_t):
- *   enqueue   uocl_cmd_begin() substitutes an internal event if the program
- *             passed none; uocl_cmd_end() retains the program's event (UPTI's
- *             hold is hidden from CL_EVENT_REFERENCE_COUNT, see objects.c),
- *             links the command into its queue's shard of the pending list
- *             and sets a CL_COMPLETE callback.
- *   complete  the callback (a runtime thread; PoCL runs it synchronously in
- *             its worker) claims the command, reads the four profiling times
- *             and pushes it on a lock-free stack. Nothing else.
- *   reap      clFinish / clWaitForEvents / queue release / exit look at their
- *             pending commands: finished ones whose callback did not come
- *             (failed commands never get one on PoCL) are claimed there.
- *   emit      the completion thread (every few ms) or the synchronising
- *             thread pops the stack, maps times onto UPTI's clock, emits the
- *             record, unlinks the command and drops UPTI's event reference.
+ *   enqueue   uocl_cmd_begin() takes a command from this thread's pool and
+ *             substitutes an internal event if the program passed none;
+ *             uocl_cmd_end() retains the program's event (UPTI's hold is
+ *             hidden from CL_EVENT_REFERENCE_COUNT, see objects.c) and links
+ *             the command into its queue's shard of the pending list.
+ *   complete  by default the completion thread polls the pending lists every
+ *             millisecond or two (one clGetEventInfo per command; on an
+ *             in-order queue it stops at the first unfinished command), claims
+ *             finished commands and pushes them on a lock-free stack. With
+ *             UPTI_OPENCL_COMPLETION=callback a CL_COMPLETE callback does the
+ *             claim instead (PoCL runs it synchronously in its worker, and never
+ *             for failed commands). Polling measured cheaper on PoCL: no
+ *             callback allocation in the runtime, nothing added to its worker.
+ *   reap      clFinish / clWaitForEvents / queue release / exit claim their
+ *             queue's finished commands at once (also failed ones).
+ *   emit      the completion thread or the synchronising thread pops the
+ *             stack, reads the four profiling times, maps them onto UPTI's
+ *             clock, emits the record, unlinks the command, drops UPTI's event
+ *             reference and returns the command to the pool.
  * A command is claimed once (state 0 -> 1 by compare-and-swap).
+ *
+ * Pool: commands are recycled in batches. A thread allocates from its own
+ * list; when empty it takes one batch from the global list (or mallocs one).
+ * The emitting thread gathers retired commands into batches and hands each
+ * back in one locked push; an exiting thread gives its list back.
  */
 #include "layer.h"
+#include "subscriber_hooks.h"
 
 #include <upti/names.h>
 
@@ -29,7 +40,8 @@
 #include <time.h>
 
 struct uocl_cmd_t {
-    struct uocl_cmd_t *done_next;  /* on the completed stack */
+    struct uocl_cmd_t *done_next;  /* on the completed stack, or in a pool list */
+    struct uocl_cmd_t *batch_next; /* next batch in the global pool */
     struct uocl_cmd_t *prev, *next; /* in the shard's pending list */
     _Atomic int state;             /* 0 pending, 1 claimed */
     int internal_event;            /* the event is UPTI's own */
@@ -42,6 +54,7 @@ struct uocl_cmd_t {
     uint32_t op;
     upti_runtime_correlation_t corr;
     uint64_t host_before, host_after; /* around the enqueue, to calibrate the clock */
+    uint64_t real_before, real_after; /* the same on CLOCK_REALTIME (oclgrind's clock) */
     cl_ulong times[4];             /* queued, submit, start, end (device clock) */
     cl_int status;
     /* kernels */
@@ -69,6 +82,69 @@ static pthread_mutex_t g_emit_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t g_wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_wake = PTHREAD_COND_INITIALIZER;
 static int g_stopped; /* under g_emit_lock: UPTI is finalizing, emit nothing more */
+static int g_use_callbacks; /* UPTI_OPENCL_COMPLETION=callback: CL_COMPLETE callbacks, no polling */
+
+/* --- command pool --- */
+#define POOL_BATCH 256
+static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static uocl_cmd_t *g_pool_batches; /* under g_pool_lock; linked by batch_next */
+static pthread_key_t g_pool_key;
+static __thread uocl_cmd_t *t_pool; /* this thread's free commands, linked by done_next */
+
+static void pool_put_batch(uocl_cmd_t *first)
+{
+    if (first == NULL)
+        return;
+    pthread_mutex_lock(&g_pool_lock);
+    first->batch_next = g_pool_batches;
+    g_pool_batches = first;
+    pthread_mutex_unlock(&g_pool_lock);
+}
+
+/* Thread exit: the cached commands go back to the global pool. */
+static void pool_thread_exit(void *arg)
+{
+    uocl_cmd_t **cache = arg;
+    pool_put_batch(*cache);
+    *cache = NULL;
+}
+
+static __attribute__((noinline)) uocl_cmd_t *pool_refill(void)
+{
+    pthread_mutex_lock(&g_pool_lock);
+    uocl_cmd_t *batch = g_pool_batches;
+    if (batch != NULL)
+        g_pool_batches = batch->batch_next;
+    pthread_mutex_unlock(&g_pool_lock);
+    if (batch == NULL) {
+        uocl_cmd_t *block = calloc(64, sizeof *block);
+        if (block == NULL)
+            return NULL;
+        for (int i = 0; i < 63; i++)
+            block[i].done_next = &block[i + 1];
+        batch = block;
+    }
+    if (pthread_getspecific(g_pool_key) == NULL)
+        pthread_setspecific(g_pool_key, &t_pool);
+    return batch;
+}
+
+static inline uocl_cmd_t *cmd_alloc(void)
+{
+    uocl_cmd_t *c = t_pool;
+    if (__builtin_expect(c == NULL, 0) && (c = pool_refill()) == NULL)
+        return NULL;
+    t_pool = c->done_next;
+    memset(c, 0, sizeof *c);
+    return c;
+}
+
+/* A command that was never linked, back to this thread's list. */
+static inline void cmd_free_local(uocl_cmd_t *c)
+{
+    c->done_next = t_pool;
+    t_pool = c;
+}
 
 static shard_t *shard_of(cl_command_queue q)
 {
@@ -83,15 +159,26 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void drain_done(void);
+static unsigned reap(cl_command_queue q, int force, unsigned budget);
 
 static void *completion_thread(void *arg)
 {
     (void)arg;
+    uocl_sub_thread_started(); /* INTERNAL_THREADS subscribers (subscriber_hooks.c) */
     for (;;) {
+        if (!g_use_callbacks)
+            reap(NULL, 0, 64);
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 2 * 1000 * 1000;
+        until.tv_nsec += (g_use_callbacks ? 2 : 1) * 1000 * 1000;
         if (until.tv_nsec >= 1000000000) {
             until.tv_sec++;
             until.tv_nsec -= 1000000000;
@@ -112,6 +199,9 @@ static void init_once(void)
         pthread_mutex_init(&g_shards[i].lock, NULL);
         g_shards[i].head.next = g_shards[i].head.prev = &g_shards[i].head;
     }
+    const char *mode = getenv("UPTI_OPENCL_COMPLETION");
+    g_use_callbacks = mode != NULL && strcmp(mode, "callback") == 0;
+    pthread_key_create(&g_pool_key, pool_thread_exit);
     atomic_store(&g_started, 1);
     pthread_t t;
     pthread_attr_t attr;
@@ -138,7 +228,7 @@ uocl_cmd_t *uocl_cmd_begin(const upti_runtime_call_t *call, upti_tracing_kind_t 
     if (!qi.forced_profiling && !(qi.app_properties & CL_QUEUE_PROFILING_ENABLE))
         return NULL; /* a queue made before UPTI was there: no device times */
     pthread_once(&g_once, init_once);
-    uocl_cmd_t *c = calloc(1, sizeof *c);
+    uocl_cmd_t *c = cmd_alloc();
     if (c == NULL)
         return NULL;
     c->queue = queue;
@@ -152,8 +242,10 @@ uocl_cmd_t *uocl_cmd_begin(const upti_runtime_call_t *call, upti_tracing_kind_t 
     } else {
         c->app_event = *event;
     }
-    if (qi.dev != NULL && atomic_load_explicit(&qi.dev->clock_state, memory_order_acquire) == 0)
+    if (qi.dev != NULL && atomic_load_explicit(&qi.dev->clock_state, memory_order_acquire) == 0) {
+        c->real_before = realtime_ns();
         c->host_before = now_ns();
+    }
     return c;
 }
 
@@ -207,7 +299,7 @@ static int claim(uocl_cmd_t *c)
     return atomic_compare_exchange_strong(&c->state, &expected, 1);
 }
 
-/* Runs in a runtime thread: claim, read the times, hand over. Nothing else. */
+/* Runs in a runtime thread: claim and hand over. Nothing else. */
 static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data)
 {
     (void)event;
@@ -215,7 +307,6 @@ static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data)
     if (!claim(c))
         return;
     c->status = status < 0 ? status : 0;
-    read_times(c);
     push_done(c);
 }
 
@@ -234,20 +325,23 @@ void uocl_cmd_end(uocl_cmd_t *c, cl_int status)
 {
     if (status != CL_SUCCESS) {
         /* Nothing was enqueued (no event was made): no device record. */
-        free(c);
+        cmd_free_local(c);
         return;
     }
     c->event = c->internal_event ? c->local_event : *c->app_event;
     if (c->event == NULL) {
-        free(c);
+        cmd_free_local(c);
         return;
     }
     if (!c->internal_event)
         uocl_next.clRetainEvent(c->event);
-    if (c->host_before != 0)
+    if (c->host_before != 0) {
         c->host_after = now_ns();
+        c->real_after = realtime_ns();
+    }
     link_pending(c);
-    if (uocl_next.clSetEventCallback(c->event, CL_COMPLETE, on_complete, c) != CL_SUCCESS) {
+    if (g_use_callbacks &&
+        uocl_next.clSetEventCallback(c->event, CL_COMPLETE, on_complete, c) != CL_SUCCESS) {
         /* Reaped at the next synchronisation point instead. */
     }
 }
@@ -264,8 +358,16 @@ static void calibrate(uocl_cmd_t *c)
        host times around that call, both clocks are the same one. */
     uint64_t q = c->times[0];
     int64_t offset = 0;
-    if (q < c->host_before || q > c->host_after)
-        offset = (int64_t)((c->host_before + c->host_after) / 2) - (int64_t)q;
+    /* Else a device stamping with CLOCK_REALTIME (oclgrind, with microsecond
+       jitter): the two clocks' difference, read back to back. Else the midpoint. */
+    const uint64_t slack = 100 * 1000;
+    if (q < c->host_before || q > c->host_after) {
+        if (q + slack >= c->real_before && q <= c->real_after + slack)
+            offset = (int64_t)((c->host_before + c->host_after) / 2) -
+                     (int64_t)((c->real_before + c->real_after) / 2);
+        else
+            offset = (int64_t)((c->host_before + c->host_after) / 2) - (int64_t)q;
+    }
     dev->clock_offset = offset;
     atomic_store_explicit(&dev->clock_state, 1, memory_order_release);
 }
@@ -280,6 +382,7 @@ static upti_timestamp_t map_time(const uocl_cmd_t *c, cl_ulong t)
 
 static void emit(uocl_cmd_t *c)
 {
+    read_times(c);
     calibrate(c);
     upti_runtime_record_t rec;
     memset(&rec, 0, sizeof rec);
@@ -360,7 +463,6 @@ static void retire(uocl_cmd_t *c)
     /* Under the lock, so that a reference-count query sees a consistent count. */
     uocl_next.clReleaseEvent(c->event);
     pthread_mutex_unlock(&s->lock);
-    free(c);
 }
 
 static void drain_done(void)
@@ -375,36 +477,66 @@ static void drain_done(void)
         fifo = list;
         list = next;
     }
+    uocl_cmd_t *batch = NULL;
+    unsigned in_batch = 0;
     while (fifo != NULL) {
         uocl_cmd_t *next = fifo->done_next;
         if (!g_stopped)
             emit(fifo);
         retire(fifo);
+        fifo->done_next = batch;
+        batch = fifo;
+        if (++in_batch == POOL_BATCH) {
+            pool_put_batch(batch);
+            batch = NULL;
+            in_batch = 0;
+        }
         fifo = next;
     }
+    pool_put_batch(batch);
     pthread_mutex_unlock(&g_emit_lock);
 }
 
-/* Claims the finished, unclaimed commands of q (NULL: all); returns how many stay pending. */
-static unsigned reap(cl_command_queue q, int force)
+/*
+ * Claims the finished, unclaimed commands of q (NULL: all); returns how many
+ * stay pending (a lower bound when budget cut the scan short). On an in-order
+ * queue commands finish in order: after its first unfinished command, the
+ * queue's later ones are counted without asking the runtime. budget: stop a
+ * shard's scan after that many unfinished commands (0: no limit).
+ */
+static unsigned reap(cl_command_queue q, int force, unsigned budget)
 {
     unsigned left = 0;
     for (int i = 0; i < SHARDS; i++) {
         shard_t *s = &g_shards[i];
         if (q != NULL && s != shard_of(q))
             continue;
+        cl_command_queue blocked[8];
+        unsigned nblocked = 0, unfinished = 0;
         pthread_mutex_lock(&s->lock);
         for (uocl_cmd_t *c = s->head.next; c != &s->head; c = c->next) {
             if ((q != NULL && c->queue != q) || atomic_load(&c->state) != 0)
                 continue;
+            if (budget != 0 && unfinished >= budget)
+                break;
+            int skip = 0;
+            for (unsigned b = 0; b < nblocked && !force; b++)
+                skip |= blocked[b] == c->queue;
+            if (skip) {
+                left++;
+                unfinished++;
+                continue;
+            }
             cl_int st = CL_QUEUED;
             uocl_next.clGetEventInfo(c->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
             if ((st == CL_COMPLETE || st < 0 || force) && claim(c)) {
                 c->status = st < 0 ? st : (st == CL_COMPLETE ? 0 : st);
-                read_times(c);
                 push_done(c);
             } else if (st != CL_COMPLETE && st >= 0) {
                 left++;
+                unfinished++;
+                if (!(c->qi.app_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) && nblocked < 8)
+                    blocked[nblocked++] = c->queue;
             }
         }
         pthread_mutex_unlock(&s->lock);
@@ -416,7 +548,7 @@ void uocl_commands_sync(cl_command_queue q)
 {
     if (!atomic_load(&g_started))
         return; /* nothing was ever tracked */
-    reap(q, 0);
+    reap(q, 0, 0);
     if (atomic_load(&g_done) != NULL)
         drain_done();
 }
@@ -444,11 +576,11 @@ void uocl_commands_drain_all(void)
     if (!atomic_load(&g_started))
         return;
     /* Give running commands up to two seconds to finish, then report what is known. */
-    for (int i = 0; i < 2000 && reap(NULL, 0) > 0; i++) {
+    for (int i = 0; i < 2000 && reap(NULL, 0, 0) > 0; i++) {
         struct timespec ms = {0, 1000 * 1000};
         nanosleep(&ms, NULL);
     }
-    reap(NULL, 1);
+    reap(NULL, 1, 0);
     drain_done();
     pthread_mutex_lock(&g_emit_lock);
     g_stopped = 1;

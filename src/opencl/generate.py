@@ -49,6 +49,7 @@ IMPL = {
     'clReleaseProgram', 'clCreateBuffer', 'clCreateBufferWithProperties', 'clCreateSubBuffer',
     'clCreateImage', 'clCreateImage2D', 'clCreateImage3D', 'clCreateImageWithProperties',
     'clCreatePipe', 'clReleaseMemObject', 'clSVMAlloc', 'clSVMFree',
+    'clGetExtensionFunctionAddress', 'clGetExtensionFunctionAddressForPlatform',
 }
 
 H2D, D2H, D2D, NONE = ('UPTI_MEMORY_DIRECTION_HOST_TO_DEVICE', 'UPTI_MEMORY_DIRECTION_DEVICE_TO_HOST',
@@ -307,6 +308,9 @@ def gen_command_slow(f):
     args = ', '.join('evp' if n == 'event' else ('errp' if n == 'errcode_ret' else n) for n in names)
     o.append(f'    {f.ret} r = {call_expr(f, args)};\n')
     status = 'r' if f.ret == 'cl_int' else '*errp'
+    # Subscribers of GPU_OPERATION_DISPATCHED get the event (subscriber_hooks.c).
+    o.append(f'    if (c != NULL && __builtin_expect(uocl_sub_want_events, 0) && {status} == CL_SUCCESS)\n')
+    o.append('        uocl_sub_enqueued(*evp);\n')
     o.append('    if (c != NULL)\n')
     o.append(f'        uocl_cmd_end(c, {status});\n')
     o.append('    if (p != NULL) {\n')
@@ -328,7 +332,7 @@ def gen_impl_decls(funcs):
 
 
 def gen_wrappers(funcs):
-    o = [GEN_NOTE, '#include "layer.h"\n#include "opencl_impl.h"\n\n#include <stdint.h>\n\n']
+    o = [GEN_NOTE, '#include "layer.h"\n#include "opencl_impl.h"\n#include "subscriber_hooks.h"\n\n#include <stdint.h>\n\n']
     o.append('/* The function type of each slot. */\n')
     for f in funcs:
         ps = ', '.join(p.decl() for p in f.params) or 'void'
@@ -356,6 +360,48 @@ def gen_wrappers(funcs):
         o.append(f'    *(void **)&trampolines->{f.name} = (void *)t_{f.name};\n')
     o.append('}\n\n')
     o.append(f'const unsigned uocl_num_entries = {len(funcs)};\n')
+    o.append(gen_subscriber_tables(funcs))
+    return ''.join(o)
+
+
+BLOCKING = ('blocking_read', 'blocking_write', 'blocking_map', 'blocking_copy')
+
+
+def gen_subscriber_tables(funcs):
+    """What subscriber_hooks.c needs to know of each call: uocl_api_info[] and uocl_sub_describe()."""
+    st = 'upti_opencl_api_args_t'
+    o = ['\n/* For subscribers (subscriber_hooks.c): command kind/operation, how the call\n'
+         '   reports its status, where its blocking flag is. */\n',
+         'const uocl_api_info_t uocl_api_info[UPTI_OPENCL_API_LAST] = {\n']
+    for f in funcs:
+        names = [p.name for p in f.params]
+        kind = op = '0'
+        if f.name in COMMANDS:
+            k, dop, _ = COMMANDS[f.name]
+            kind, op = f'UPTI_TRACING_KIND_{k}', f'UPTI_{k}_{dop}'
+        ret = 'UOCL_RET_CL_INT' if f.ret == 'cl_int' else (
+            'UOCL_RET_ERRCODE' if 'errcode_ret' in names else 'UOCL_RET_NONE')
+        err = f'offsetof({st}, {f.name}.errcode_ret)' if 'errcode_ret' in names else '0'
+        blk = next((f'offsetof({st}, {f.name}.{b})' for b in BLOCKING if b in names), '0')
+        o.append(f'    [{f.op}] = {{{kind}, {op}, {ret}, {err}, {blk}}},\n')
+    o.append('};\n\n')
+    o.append('void uocl_sub_describe(uint32_t op, const upti_opencl_api_args_t *a, upti_gpu_op_details_t *d)\n{\n'
+             '    switch (op) {\n')
+    for f in funcs:
+        if f.name not in COMMANDS:
+            continue
+        _, _, describe = COMMANDS[f.name]
+        o.append(f'    case {f.op}: {{\n')
+        for p in f.params:
+            o.append(f'        {p.decl()} = a->{f.name}.{p.name};\n        (void){p.name};\n')
+        if describe.startswith('uocl_cmd_kernel('):
+            o.append('        ' + describe.replace('uocl_cmd_kernel(c,', 'uocl_sub_kernel(d,') + '\n')
+        else:
+            inner = describe[len('uocl_cmd_copy(c, '):-2]
+            direction, nbytes = inner.split(', ', 1)
+            o.append(f'        d->bytes = {nbytes};\n')
+        o.append('        break;\n    }\n')
+    o.append('    default:\n        break;\n    }\n}\n')
     return ''.join(o)
 
 # --- opencl_kind_info.c ----------------------------------------------------

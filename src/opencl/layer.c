@@ -13,11 +13,13 @@
  * registers instead (see uocl_register_slow).
  */
 #include "layer.h"
+#include "subscriber_hooks.h"
 
 #include <upti/names.h>
 #include <upti/register.h>
 #include <upti/registration.h>
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +137,35 @@ UOCL_EXPORT cl_int clDeinitLayer(void)
     return CL_SUCCESS;
 }
 
+/* --- extension functions --- */
+
+/*
+ * The loaders answer a dispatch-table extension (clGetKernelSubGroupInfoKHR,
+ * clCreateSubDevicesEXT, clGetGLContextInfoKHR, ...) with their own exported
+ * entry, which dispatches through the layers: such a pointer is returned as
+ * is. A pointer from elsewhere for a name that is a dispatch slot (a vendor's
+ * own function, or a loader that asks the vendor) would bypass the layers:
+ * the program gets the slot's trampoline instead, which is traced and
+ * honours tools that chain the slot. Other names (vendor extensions outside
+ * the table, e.g. clSetContentSizeBufferPoCL) are returned unchanged.
+ */
+void *uocl_extension_function(const char *name, void *found)
+{
+    if (found == NULL || name == NULL || !uocl_tools_present)
+        return found;
+    Dl_info loader, mine;
+    if (uocl_next.clGetPlatformIDs != NULL && dladdr((void *)uocl_next.clGetPlatformIDs, &loader) != 0 &&
+        dladdr(found, &mine) != 0 && loader.dli_fbase == mine.dli_fbase)
+        return found; /* the loader's own entry: through every layer already */
+    for (uint32_t op = 1; op < UPTI_OPENCL_API_LAST && op <= uocl_num_entries; op++) {
+        const char *slot = NULL;
+        if (upti_get_tracing_operation_name(UPTI_TRACING_KIND_OPENCL_API, op, &slot) == UPTI_STATUS_SUCCESS &&
+            slot != NULL && strcmp(slot, name) == 0)
+            return ((void **)&g_exported)[op - 1];
+    }
+    return found;
+}
+
 /* --- registration --- */
 
 static char *device_string(cl_device_id dev, cl_device_info what)
@@ -235,6 +266,19 @@ static void at_exit(void)
     drain_once();
 }
 
+/* No tool: nothing will ever be traced (plans stay NULL, queues are not
+   profiled), so each trampoline jumps straight to the next layer: one load
+   and one jump of ours per call instead of the wrapper's two loads, branch
+   and second jump. Entries the target lacks keep their wrapper. */
+static void bypass_wrappers(void)
+{
+    void **reg = (void **)&uocl_registered;
+    void *const *next = (void *const *)&uocl_next;
+    for (unsigned i = 0; i < uocl_num_entries; i++)
+        if (next[i] != NULL)
+            __atomic_store_n(&reg[i], next[i], __ATOMIC_RELEASE);
+}
+
 void uocl_register_slow(void)
 {
     int expected = 0;
@@ -243,6 +287,22 @@ void uocl_register_slow(void)
            OpenCL) or another one: go on untraced rather than wait. */
         return;
     }
+    /* libupti.so is always loaded with this layer (it links it), so UPTI
+       initializes even with no tool. Decide as libupti-register would without
+       our link: a tool list, a visible upti_configure, or UPTI initialized
+       before we got here (upti_force_configure). */
+    int before = 0;
+    upti_is_initialized(&before);
+    const char *libs = getenv("UPTI_TOOL_LIBRARIES");
+    /* Looked up in the program's global scope: RTLD_DEFAULT from here would
+       also search this layer's own dependencies (libupti.so itself). */
+    void *global = dlopen(NULL, RTLD_LAZY);
+    int maybe_tool = before || (libs != NULL && libs[0] != '\0') ||
+                     (global != NULL && dlsym(global, "upti_configure") != NULL) ||
+                     /* a program linked with libupti may subscribe at any time (callback.h) */
+                     (global != NULL && dlsym(global, "upti_callback_subscribe") != NULL);
+    if (global != NULL)
+        dlclose(global);
     add_agents();
     upti_register_library_id_t id;
     void *tables[1] = {&uocl_registered};
@@ -250,13 +310,14 @@ void uocl_register_slow(void)
     if (st == UPTI_STATUS_SUCCESS) {
         int initialized = 0;
         upti_is_initialized(&initialized);
-        if (initialized) {
+        if (initialized && maybe_tool) {
             uocl_tools_present = 1;
             load_plans(UPTI_TRACING_KIND_OPENCL_API, &uocl_api_plans, UPTI_OPENCL_API_LAST);
             load_plans(UPTI_TRACING_KIND_KERNEL_DISPATCH, &uocl_kernel_plans, UPTI_KERNEL_DISPATCH_LAST);
             load_plans(UPTI_TRACING_KIND_MEMORY_COPY, &uocl_copy_plans, UPTI_MEMORY_COPY_LAST);
             load_plans(UPTI_TRACING_KIND_MEMORY_ALLOCATION, &uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_LAST);
             load_plans(UPTI_TRACING_KIND_CODE_OBJECT, &uocl_code_plans, UPTI_CODE_OBJECT_LAST);
+            uocl_sub_init(); /* subscribers (callback.h): subscriber_hooks.c */
             /* Registered after UPTI's own exit handler, so it runs before it:
                pending device records reach the buffers before they are flushed. */
             atexit(at_exit);
@@ -264,5 +325,7 @@ void uocl_register_slow(void)
     } else if (st != UPTI_STATUS_ERROR_DEADLOCK) {
         upti_runtime_warn("opencl: registration with UPTI failed; OpenCL is not traced");
     }
+    if (!uocl_tools_present && st != UPTI_STATUS_ERROR_DEADLOCK)
+        bypass_wrappers();
     atomic_store_explicit(&uocl_reg_state, 2, memory_order_release);
 }

@@ -96,4 +96,10 @@ cl_uint uocl_commands_event_holds(cl_event event);
 /* Waits (bounded) for every pending command and emits all records: at exit. */
 void uocl_commands_drain_all(void);
 
+/* --- extension functions (layer.c) --- */
+/* What clGetExtensionFunctionAddress* hands the program for name, given what
+   the layers beneath returned: a dispatch slot's trampoline when the pointer
+   would bypass the layers (it is the vendor's), else found unchanged. */
+void *uocl_extension_function(const char *name, void *found);
+
 #endif

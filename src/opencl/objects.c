@@ -504,3 +504,16 @@ void uocl_impl_clSVMFree(cl_context context, void *svm_pointer)
         emit_allocation(UPTI_MEMORY_ALLOCATION_FREE, context, UPTI_MEMORY_ALLOCATION_TYPE_SVM,
                         (uint64_t)(uintptr_t)svm_pointer, 0, 0);
 }
+
+/* --- extension functions: pointers that would bypass the layers are wrapped --- */
+
+void *uocl_impl_clGetExtensionFunctionAddress(const char *function_name)
+{
+    return uocl_extension_function(function_name, uocl_next.clGetExtensionFunctionAddress(function_name));
+}
+
+void *uocl_impl_clGetExtensionFunctionAddressForPlatform(cl_platform_id platform, const char *function_name)
+{
+    return uocl_extension_function(
+        function_name, uocl_next.clGetExtensionFunctionAddressForPlatform(platform, function_name));
+}

@@ -24,6 +24,7 @@ enum {
     ST_UNLOAD_OBJECT,
     ST_UNLOAD_SYMBOL,
     ST_AGENT,
+    ST_ARG,
     ST_COUNT
 };
 
@@ -62,6 +63,7 @@ static const char *const k_statements[ST_COUNT] = {
     [ST_AGENT] = "INSERT INTO info_agent(process_id, handle, type, runtime, name, vendor,"
                  " driver_version, compute_units, global_memory_bytes, runtime_handle, node_id)"
                  " VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+    [ST_ARG] = "INSERT INTO arg(correlation_id, position, type_id, name_id, value) VALUES(?,?,?,?,?)",
 };
 
 /* An open push range or a started range. */
@@ -562,7 +564,7 @@ int uo_db_add_record(uo_db *db, uint32_t kind, const void *record)
         bind_u64(st, 5, m->runtime_context);
         sqlite3_bind_int64(st, 6, table_id(db, k_alloc_types, 9, m->type));
         bind_u64(st, 7, m->handle);
-        bind_u64(st, 8, m->size);
+        bind_u64(st, 8, m->bytes); /* m->size is the record's own size */
         bind_u64(st, 9, m->flags);
         bind_u64(st, 10, m->correlation_id.internal);
         bind_u64(st, 11, m->correlation_id.external.value);
@@ -632,6 +634,28 @@ int uo_db_add_agent(uo_db *db, const upti_agent_t *a)
     bind_u64(st, 10, a->runtime_handle);
     sqlite3_bind_int64(st, 11, a->node_id);
     return step(db, st);
+}
+
+int uo_db_add_arg(uo_db *db, uint64_t correlation_id, uint32_t position, const char *type,
+                  const char *name, const char *value)
+{
+    if (db == NULL || db->failed || begin(db) != 0)
+        return -1;
+    sqlite3_stmt *st = db->st[ST_ARG];
+    bind_u64(st, 1, correlation_id);
+    sqlite3_bind_int64(st, 2, position);
+    sqlite3_bind_int64(st, 3, uo_db_intern(db, type));
+    sqlite3_bind_int64(st, 4, uo_db_intern(db, name));
+    int owned = 0;
+    const char *v = value != NULL ? uo_utf8_sanitize(value, &owned) : NULL;
+    if (v != NULL)
+        sqlite3_bind_text(st, 5, v, -1, owned ? SQLITE_TRANSIENT : SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 5);
+    int rc = step(db, st);
+    if (owned)
+        free((void *)v);
+    return rc;
 }
 
 int uo_db_set_metadata(uo_db *db, const char *key, const char *value)
@@ -821,6 +845,9 @@ int uo_db_close(uo_db *db, uint64_t end)
             sqlite3_finalize(st);
         }
         exec_sql(db, UO_SCHEMA_INDEXES);
+        /* Arguments were recorded by correlation id; join them to their call. */
+        exec_sql(db, "UPDATE arg SET api_id = (SELECT a.id FROM api a"
+                     " WHERE a.correlation_id = arg.correlation_id) WHERE api_id IS NULL");
         exec_sql(db, "COMMIT");
         failed = db->failed;
     }

@@ -1,5 +1,6 @@
 /* CSV per record kind (RFC 4180), written from the database's views. */
 #include "output.h"
+#include "safe_open.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -61,7 +62,7 @@ static int csv_one(sqlite3 *db, const char *path, const char *sql, int all, int 
         sqlite3_finalize(st);
         return rc == SQLITE_DONE ? 0 : -1;
     }
-    FILE *f = fopen(path, "wb");
+    FILE *f = uo_fopen_new(path, "wb");
     if (f == NULL) {
         snprintf(err, errlen, "cannot write %s: %m", path);
         sqlite3_finalize(st);

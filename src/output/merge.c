@@ -24,7 +24,7 @@ static const merge_table k_tables[] = {
                            " I:load I:unload"},
     {"api", "A:id P:process_id I:tid S:domain_id S:name_id I:correlation_id I:external_id I:start"
             " I:end"},
-    {"arg", "A:api_id I:position S:type_id S:name_id I:value"},
+    {"arg", "A:api_id I:correlation_id I:position S:type_id S:name_id I:value"},
     {"kernel_dispatch", "P:process_id I:tid I:agent_handle I:queue_handle I:runtime_context"
                         " I:kernel_id S:name_id S:operation_id I:correlation_id I:external_id"
                         " I:work_dim I:grid_x I:grid_y I:grid_z I:workgroup_x I:workgroup_y"

@@ -108,6 +108,12 @@ const char *uo_db_string(uo_db *db, int64_t id);
 
 /** Appends one buffer record of any tracing kind. Returns 0 or -1 on a database error. */
 int uo_db_add_record(uo_db *db, uint32_t kind, const void *record);
+/**
+ * Appends one argument of the API call with this correlation id (arg table;
+ * api_id is joined from the api rows when the database is closed).
+ */
+int uo_db_add_arg(uo_db *db, uint64_t correlation_id, uint32_t position, const char *type,
+                  const char *name, const char *value);
 /** Commits the current transaction if it holds rows and more than min_ns passed since the last. */
 void uo_db_checkpoint(uo_db *db, uint64_t now, uint64_t min_ns);
 /** Adds an agent row. */

@@ -32,7 +32,8 @@
     " domain_id INTEGER, name_id INTEGER, correlation_id INTEGER, external_id INTEGER,"       \
     " start INTEGER, end INTEGER);"                                                           \
     "CREATE TABLE IF NOT EXISTS arg(id INTEGER PRIMARY KEY, api_id INTEGER,"                 \
-    " position INTEGER, type_id INTEGER, name_id INTEGER, value TEXT);"                       \
+    " correlation_id INTEGER, position INTEGER, type_id INTEGER, name_id INTEGER,"           \
+    " value TEXT);"                                                                           \
     "CREATE TABLE IF NOT EXISTS kernel_dispatch(id INTEGER PRIMARY KEY, process_id INTEGER," \
     " tid INTEGER, agent_handle INTEGER, queue_handle INTEGER, runtime_context INTEGER,"     \
     " kernel_id INTEGER, name_id INTEGER, operation_id INTEGER, correlation_id INTEGER,"     \
@@ -64,6 +65,11 @@
     " n.string AS name, a.correlation_id, a.external_id, a.start, a.end,"                    \
     " a.end - a.start AS duration FROM api a JOIN info_process p ON p.id = a.process_id"     \
     " LEFT JOIN string d ON d.id = a.domain_id LEFT JOIN string n ON n.id = a.name_id;"      \
+    "CREATE VIEW IF NOT EXISTS args AS SELECT g.id, g.api_id, p.pid, g.correlation_id,"     \
+    " f.string AS function, g.position, t.string AS type, n.string AS name, g.value"         \
+    " FROM arg g LEFT JOIN api a ON a.id = g.api_id"                                          \
+    " LEFT JOIN info_process p ON p.id = a.process_id LEFT JOIN string f ON f.id = a.name_id" \
+    " LEFT JOIN string t ON t.id = g.type_id LEFT JOIN string n ON n.id = g.name_id;"        \
     "CREATE VIEW IF NOT EXISTS kernels AS SELECT k.id, p.pid, k.tid, k.agent_handle,"        \
     " k.queue_handle, k.kernel_id, n.string AS name, o.string AS operation,"                 \
     " k.correlation_id, k.external_id, k.work_dim, k.grid_x, k.grid_y, k.grid_z,"            \
@@ -103,6 +109,7 @@
 #define UO_SCHEMA_INDEXES                                                                     \
     "CREATE INDEX IF NOT EXISTS api_correlation ON api(correlation_id);"                     \
     "CREATE INDEX IF NOT EXISTS kernel_correlation ON kernel_dispatch(correlation_id);"      \
-    "CREATE INDEX IF NOT EXISTS copy_correlation ON memory_copy(correlation_id);"
+    "CREATE INDEX IF NOT EXISTS copy_correlation ON memory_copy(correlation_id);"            \
+    "CREATE INDEX IF NOT EXISTS arg_api ON arg(api_id);"
 
 #endif

@@ -9,6 +9,7 @@
  * timestamp order with proper nesting, so both formats need no re-sorting.
  */
 #include "output.h"
+#include "safe_open.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -758,9 +759,10 @@ out:
 
 static int export_with(sqlite3 *db, const char *path, tl_sink *sink, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "wb");
+    FILE *f = uo_fopen_new(path, "wb");
     if (f == NULL) {
         snprintf(err, errlen, "cannot write %s: %m", path);
+        uo_buf_free(&sink->out); /* what the caller put there already */
         return -1;
     }
     sink->out.out = f;

@@ -161,6 +161,7 @@ UPTI_API upti_status_t upti_runtime_add_agent(const upti_agent_t *agent, upti_ag
 UPTI_API upti_status_t upti_query_available_agents(upti_query_available_agents_cb_t callback,
                                                    void *data)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     if (callback == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     upti_agents_init_host();

@@ -9,6 +9,7 @@
  */
 #include "internal.h"
 #include "ring.h"
+#include "fork.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -123,6 +124,8 @@ static void deliver(struct upti_buffer *b, struct upti_producer *p, struct callb
         if (n > 0 || drops > 0)
             b->callback(b->context, (upti_buffer_id_t){b->index + 1}, t->header_ptrs, n,
                         b->callback_data, drops);
+        if (drops > 0)
+            upti_subscriber_drops(b->index + 1, drops);
         p->drops_reported += drops;
         drops = 0;
         atomic_store_explicit(&p->tail, tail, memory_order_release);
@@ -133,9 +136,17 @@ static void deliver(struct upti_buffer *b, struct upti_producer *p, struct callb
     } while (tail != head);
 }
 
+/* Set while a fork() waits for the buffer locks: the callback threads then
+ * stand back, or a busy one (unfair mutexes) could keep the fork waiting. */
+static _Atomic bool g_fork_pending;
+
 /* Delivers every producer of b; frees the regions of exited threads once empty. */
 static void drain_buffer(struct upti_buffer *b, struct callback_thread *t, bool force)
 {
+    if (atomic_load_explicit(&g_fork_pending, memory_order_relaxed)) {
+        sched_yield();
+        return;
+    }
     pthread_mutex_lock(&b->lock);
     /* Adopt the producers that arrived since the last drain. */
     struct upti_producer *arrived = atomic_exchange(&b->incoming, NULL);
@@ -173,6 +184,7 @@ static void *callback_thread_main(void *arg)
 {
     struct callback_thread *t = arg;
     upti_thread_mark_internal();
+    upti_subscriber_thread(1, UPTI_INTERNAL_THREAD_BUFFER_DELIVERY, "upti-callback");
     for (;;) {
         atomic_store(&t->wake, 0);
         uint64_t requested = atomic_load(&t->flush_requested);
@@ -191,6 +203,7 @@ static void *callback_thread_main(void *arg)
             break;
         futex_wait(&t->wake, 0);
     }
+    upti_subscriber_thread(0, UPTI_INTERNAL_THREAD_BUFFER_DELIVERY, "upti-callback");
     return NULL;
 }
 
@@ -366,6 +379,7 @@ UPTI_API upti_status_t upti_create_buffer(upti_context_id_t context_id, size_t s
                                           upti_buffer_tracing_cb_t callback, void *callback_data,
                                           upti_buffer_id_t *buffer_id)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     if (!upti_configuration_open())
         return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
     int valid = 0;
@@ -411,6 +425,7 @@ UPTI_API upti_status_t upti_create_buffer(upti_context_id_t context_id, size_t s
 
 UPTI_API upti_status_t upti_flush_buffer(upti_buffer_id_t buffer_id)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     struct upti_buffer *b = upti_buffer_lookup(buffer_id);
     if (b == NULL)
         return UPTI_STATUS_ERROR_BUFFER_NOT_FOUND;
@@ -419,6 +434,7 @@ UPTI_API upti_status_t upti_flush_buffer(upti_buffer_id_t buffer_id)
 
 UPTI_API upti_status_t upti_destroy_buffer(upti_buffer_id_t buffer_id)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     struct upti_buffer *b = upti_buffer_lookup(buffer_id);
     if (b == NULL)
         return UPTI_STATUS_ERROR_BUFFER_NOT_FOUND;
@@ -433,6 +449,7 @@ UPTI_API upti_status_t upti_destroy_buffer(upti_buffer_id_t buffer_id)
 
 UPTI_API upti_status_t upti_create_callback_thread(upti_callback_thread_t *thread_id)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     if (thread_id == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     pthread_mutex_lock(&g_lock);
@@ -452,6 +469,7 @@ UPTI_API upti_status_t upti_create_callback_thread(upti_callback_thread_t *threa
 UPTI_API upti_status_t upti_assign_callback_thread(upti_buffer_id_t buffer_id,
                                                    upti_callback_thread_t thread_id)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     struct upti_buffer *b = upti_buffer_lookup(buffer_id);
     if (b == NULL)
         return UPTI_STATUS_ERROR_BUFFER_NOT_FOUND;
@@ -520,4 +538,89 @@ void upti_stop_callback_threads(void)
         futex_wake(&t->wake);
         pthread_join(t->thread, NULL);
     }
+}
+
+/* ---- fork() without exec ----
+ * prepare: no delivery may be under way (a callback thread inside a tool's
+ * callback, e.g. inside SQLite, or relinking a producer list), so every
+ * buffer's lock is taken, after g_lock. parent: released. child: it has only
+ * the forking thread. Records still in the rings are the parent's (the
+ * parent delivers them): the child starts from empty rings; the rings of the
+ * other threads are orphaned (freed at the next drain); the forking thread's
+ * rings carry its new thread id; the parent's drops are not the child's;
+ * the callback threads, which did not survive, are started again so that
+ * lossless producers of the child never wait for a consumer that is gone. */
+static void fork_prepare(void)
+{
+    atomic_store(&g_fork_pending, true);
+    pthread_mutex_lock(&g_lock);
+    uint32_t n = __atomic_load_n(&g_num_buffers, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++)
+        pthread_mutex_lock(&g_buffers[i]->lock);
+    upti_thread_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+    upti_thread_fork_parent();
+    uint32_t n = __atomic_load_n(&g_num_buffers, __ATOMIC_ACQUIRE);
+    for (uint32_t i = n; i-- > 0;)
+        pthread_mutex_unlock(&g_buffers[i]->lock);
+    pthread_mutex_unlock(&g_lock);
+    atomic_store(&g_fork_pending, false);
+}
+
+static void fork_reset_producer(struct upti_producer *p, upti_thread_state_t *self,
+                                upti_thread_id_t tid)
+{
+    size_t head = atomic_load(&p->head);
+    atomic_store(&p->tail, head);
+    p->local_head = p->pending_head = p->cached_tail = head;
+    p->drops_reported = atomic_load(&p->dropped);
+    atomic_store(&p->starving, false);
+    if (self != NULL && self->producers[p->buffer->index] == p)
+        p->tid = tid;
+    else
+        atomic_store(&p->orphaned, true);
+}
+
+static void fork_child(void)
+{
+    upti_thread_fork_child(); /* first: the states of the vanished threads go */
+    upti_thread_state_t *self = upti_tls_state;
+    upti_thread_id_t tid = (upti_thread_id_t)syscall(SYS_gettid);
+    uint32_t n = __atomic_load_n(&g_num_buffers, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        struct upti_buffer *b = g_buffers[i];
+        pthread_mutex_init(&b->lock, NULL);
+        for (struct upti_producer *p = b->producers; p != NULL; p = p->next)
+            fork_reset_producer(p, self, tid);
+        for (struct upti_producer *p = atomic_load(&b->incoming); p != NULL; p = p->next)
+            fork_reset_producer(p, self, tid);
+    }
+    pthread_mutex_init(&g_lock, NULL);
+    atomic_store(&g_fork_pending, false);
+    for (uint32_t i = 0; i < g_num_threads; i++) {
+        struct callback_thread *t = &g_threads[i];
+        if (!t->started)
+            continue;
+        t->started = false;
+        free(t->headers);
+        free(t->header_ptrs);
+        free(t->decoded);
+        t->headers = NULL;
+        t->header_ptrs = NULL;
+        t->decoded = NULL;
+        atomic_store(&t->wake, 0);
+        atomic_store(&t->stop, false);
+        atomic_store(&t->flush_requested, 0);
+        t->flush_done = 0;
+        if (!g_threads_stopped)
+            start_thread(t);
+    }
+}
+
+__attribute__((constructor)) static void buffer_fork_init(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
 }

@@ -4,7 +4,7 @@
  * every traced call reads the clock once or twice, so the TSC path halves
  * that part of the overhead. ns = base_ns + (tsc - base_tsc) * mult / 2^32.
  * The conversion is re-anchored on CLOCK_MONOTONIC_RAW at growing intervals
- * (10 ms doubling to 1 s) and its slope re-measured over the whole run, so
+ * (1 ms doubling to 1 s) and its slope re-measured over the whole run, so
  * the error stays well under a microsecond; a re-anchor never moves time
  * backwards. Parameters are published under a sequence lock.
  */
@@ -18,13 +18,7 @@
 #include <x86intrin.h>
 #endif
 
-struct tsc_params {
-    _Atomic uint32_t seq; /* odd while being written */
-    _Atomic uint64_t base_tsc, base_ns, mult, next_refresh_tsc;
-};
-
-static struct tsc_params g_params;
-static bool g_use_tsc;
+struct upti_tsc_params upti_tsc;
 static uint64_t g_first_tsc, g_first_ns;
 static uint64_t g_interval_tsc; /* current re-anchor interval in ticks */
 static _Atomic bool g_refreshing;
@@ -46,6 +40,7 @@ static inline uint64_t read_tsc(void)
 static void sample(uint64_t *tsc, uint64_t *ns)
 {
     uint64_t best = UINT64_MAX;
+    *tsc = *ns = 0;
     for (int i = 0; i < 5; i++) {
         uint64_t a = read_tsc();
         uint64_t n = raw_ns();
@@ -68,14 +63,14 @@ static uint64_t convert(uint64_t tsc, uint64_t base_tsc, uint64_t base_ns, uint6
 
 static void publish(uint64_t base_tsc, uint64_t base_ns, uint64_t mult, uint64_t next)
 {
-    uint32_t seq = atomic_load_explicit(&g_params.seq, memory_order_relaxed);
-    atomic_store_explicit(&g_params.seq, seq + 1, memory_order_relaxed);
+    uint32_t seq = atomic_load_explicit(&upti_tsc.seq, memory_order_relaxed);
+    atomic_store_explicit(&upti_tsc.seq, seq + 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&g_params.base_tsc, base_tsc, memory_order_relaxed);
-    atomic_store_explicit(&g_params.base_ns, base_ns, memory_order_relaxed);
-    atomic_store_explicit(&g_params.mult, mult, memory_order_relaxed);
-    atomic_store_explicit(&g_params.next_refresh_tsc, next, memory_order_relaxed);
-    atomic_store_explicit(&g_params.seq, seq + 2, memory_order_release);
+    atomic_store_explicit(&upti_tsc.base_tsc, base_tsc, memory_order_relaxed);
+    atomic_store_explicit(&upti_tsc.base_ns, base_ns, memory_order_relaxed);
+    atomic_store_explicit(&upti_tsc.mult, mult, memory_order_relaxed);
+    atomic_store_explicit(&upti_tsc.next_refresh_tsc, next, memory_order_relaxed);
+    atomic_store_explicit(&upti_tsc.seq, seq + 2, memory_order_release);
 }
 
 /* Re-anchors the conversion on CLOCK_MONOTONIC_RAW and re-measures its slope. */
@@ -124,7 +119,10 @@ static bool invariant_tsc(void)
 
 __attribute__((constructor)) static void clock_init(void)
 {
+    /* UPTI_CLOCK=gettime: clock_gettime() only; tsc (or unset, empty): the TSC when invariant. */
     const char *mode = getenv("UPTI_CLOCK");
+    if (mode != NULL && mode[0] != '\0' && strcmp(mode, "gettime") != 0 && strcmp(mode, "tsc") != 0)
+        upti_log_error("UPTI_CLOCK='%.64s' is neither 'gettime' nor 'tsc': ignored", mode);
     if ((mode != NULL && strcmp(mode, "gettime") == 0) || !invariant_tsc())
         return;
     sample(&g_first_tsc, &g_first_ns);
@@ -134,27 +132,29 @@ __attribute__((constructor)) static void clock_init(void)
         sample(&tsc, &ns);
     while (ns - g_first_ns < 200000);
     uint64_t mult = (uint64_t)(((unsigned __int128)(ns - g_first_ns) << 32) / (tsc - g_first_tsc));
-    g_interval_tsc = (uint64_t)(((unsigned __int128)10000000ull << 32) / mult); /* 10 ms */
+    /* Short first intervals: the first slope is only good to ~100 ppm, and each
+     * re-anchor both removes the offset and measures the slope over a longer span. */
+    g_interval_tsc = (uint64_t)(((unsigned __int128)1000000ull << 32) / mult); /* 1 ms */
     publish(tsc, ns, mult, tsc + g_interval_tsc);
-    g_use_tsc = true;
+    atomic_store_explicit(&upti_tsc.enabled, true, memory_order_release);
 }
 
-uint64_t upti_now(void)
+/* Called by upti_now() when the TSC is not used or the parameters are due for a refresh. */
+uint64_t upti_now_slow(void)
 {
-    if (!g_use_tsc)
+    if (!atomic_load_explicit(&upti_tsc.enabled, memory_order_acquire))
         return raw_ns();
     for (;;) {
-        uint32_t seq = atomic_load_explicit(&g_params.seq, memory_order_acquire);
-        uint64_t base_tsc = atomic_load_explicit(&g_params.base_tsc, memory_order_relaxed);
-        uint64_t base_ns = atomic_load_explicit(&g_params.base_ns, memory_order_relaxed);
-        uint64_t mult = atomic_load_explicit(&g_params.mult, memory_order_relaxed);
-        uint64_t next = atomic_load_explicit(&g_params.next_refresh_tsc, memory_order_relaxed);
+        uint32_t seq = atomic_load_explicit(&upti_tsc.seq, memory_order_acquire);
+        uint64_t base_tsc = atomic_load_explicit(&upti_tsc.base_tsc, memory_order_relaxed);
+        uint64_t base_ns = atomic_load_explicit(&upti_tsc.base_ns, memory_order_relaxed);
+        uint64_t mult = atomic_load_explicit(&upti_tsc.mult, memory_order_relaxed);
+        uint64_t next = atomic_load_explicit(&upti_tsc.next_refresh_tsc, memory_order_relaxed);
         atomic_thread_fence(memory_order_acquire);
-        if (upti_unlikely((seq & 1) != 0 ||
-                          atomic_load_explicit(&g_params.seq, memory_order_relaxed) != seq))
+        if ((seq & 1) != 0 || atomic_load_explicit(&upti_tsc.seq, memory_order_relaxed) != seq)
             continue;
         uint64_t tsc = read_tsc();
-        if (upti_unlikely(tsc >= next)) {
+        if (tsc >= next) {
             refresh(base_tsc, base_ns, mult);
             continue;
         }
@@ -162,7 +162,7 @@ uint64_t upti_now(void)
     }
 }
 #else
-uint64_t upti_now(void)
+uint64_t upti_now_slow(void)
 {
     return raw_ns();
 }

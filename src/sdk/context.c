@@ -129,6 +129,7 @@ static void rebuild_plans(void)
 
 UPTI_API upti_status_t upti_create_context(upti_context_id_t *context_id)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     if (context_id == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     if (!upti_configuration_open())
@@ -166,16 +167,19 @@ static upti_status_t set_active(upti_context_id_t id, bool active)
 
 UPTI_API upti_status_t upti_start_context(upti_context_id_t context_id)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     return set_active(context_id, true);
 }
 
 UPTI_API upti_status_t upti_stop_context(upti_context_id_t context_id)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     return set_active(context_id, false);
 }
 
 UPTI_API upti_status_t upti_context_is_active(upti_context_id_t context_id, int *status)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     if (status == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     struct context *ctx = lookup(context_id);
@@ -187,6 +191,7 @@ UPTI_API upti_status_t upti_context_is_active(upti_context_id_t context_id, int 
 
 UPTI_API upti_status_t upti_context_is_valid(upti_context_id_t context_id, int *status)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     if (status == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     *status = lookup(context_id) != NULL;
@@ -222,6 +227,7 @@ UPTI_API upti_status_t upti_configure_callback_tracing_service(upti_context_id_t
                                                                upti_callback_tracing_cb_t callback,
                                                                void *callback_data)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     if (!upti_configuration_open())
         return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
     struct context *ctx = lookup(context_id);
@@ -254,6 +260,7 @@ UPTI_API upti_status_t upti_configure_buffer_tracing_service(upti_context_id_t c
                                                              size_t count,
                                                              upti_buffer_id_t buffer_id)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     if (!upti_configuration_open())
         return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
     struct context *ctx = lookup(context_id);
@@ -310,4 +317,55 @@ UPTI_API upti_status_t upti_runtime_get_operation_plans(upti_tracing_kind_t kind
     if (count != NULL)
         *count = upti_kind_info(kind)->operation_count;
     return UPTI_STATUS_SUCCESS;
+}
+
+/* ---- the subscribers' internal context (subscriber.c) ---- */
+
+static int g_subscriber_context = -1;
+
+upti_status_t upti_subscriber_context_service(upti_tracing_kind_t kind, const uint8_t *filter,
+                                              upti_callback_tracing_cb_t callback, void *data)
+{
+    if (!valid_kind(kind) || (filter != NULL && callback == NULL))
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    uint32_t n = upti_kind_info(kind)->operation_count;
+    uint8_t *copy = NULL;
+    if (filter != NULL) {
+        copy = calloc(n ? n : 1, 1);
+        if (copy == NULL)
+            return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+        memcpy(copy, filter, n);
+        copy[0] = 0;
+    }
+    pthread_mutex_lock(&g_lock);
+    upti_status_t st = UPTI_STATUS_SUCCESS;
+    if (g_subscriber_context < 0) {
+        if (g_num_contexts < UPTI_MAX_CONTEXTS) {
+            g_subscriber_context = (int)g_num_contexts;
+            g_contexts[g_num_contexts].valid = true;
+            g_contexts[g_num_contexts].tool = -2; /* no tool's: stopped only at finalization */
+            __atomic_store_n(&g_num_contexts, g_num_contexts + 1, __ATOMIC_RELEASE);
+        } else {
+            st = UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+        }
+    }
+    if (st == UPTI_STATUS_SUCCESS) {
+        struct context *ctx = &g_contexts[g_subscriber_context];
+        /* Filters are read only under g_lock: the old one can go. */
+        uint8_t *old = ctx->callback[kind].operations;
+        ctx->callback_fn[kind] = callback;
+        ctx->callback_data[kind] = data;
+        ctx->callback[kind].operations = copy;
+        copy = old;
+        bool any = false;
+        for (int k = 1; k < UPTI_TRACING_KIND_LAST; k++)
+            any |= ctx->callback[k].operations != NULL;
+        if (g_contexts_final)
+            any = false;
+        atomic_store(&ctx->active, any);
+        rebuild_plans();
+    }
+    pthread_mutex_unlock(&g_lock);
+    free(copy);
+    return st;
 }

@@ -21,8 +21,37 @@
 /** Longest string copied into a record; longer ones are truncated. */
 #define UPTI_MAX_RECORD_STRING 1024
 
-/** Now on UPTI's clock (CLOCK_MONOTONIC_RAW, ns), through the TSC where possible (clock.c). */
-uint64_t upti_now(void);
+/* ---- clock (clock.c) ---- */
+
+/** TSC-to-ns conversion, published under a sequence lock by clock.c. */
+struct upti_tsc_params {
+    _Atomic uint32_t seq; /* odd while being written */
+    _Atomic bool enabled; /* the TSC is invariant and calibrated */
+    _Atomic uint64_t base_tsc, base_ns, mult, next_refresh_tsc;
+};
+extern struct upti_tsc_params upti_tsc;
+uint64_t upti_now_slow(void);
+
+/** Now on UPTI's clock (CLOCK_MONOTONIC_RAW, ns), through the TSC where possible. */
+static inline uint64_t upti_now(void)
+{
+#if defined(__x86_64__)
+    uint32_t seq = atomic_load_explicit(&upti_tsc.seq, memory_order_acquire);
+    uint64_t base_tsc = atomic_load_explicit(&upti_tsc.base_tsc, memory_order_relaxed);
+    uint64_t base_ns = atomic_load_explicit(&upti_tsc.base_ns, memory_order_relaxed);
+    uint64_t mult = atomic_load_explicit(&upti_tsc.mult, memory_order_relaxed);
+    uint64_t next = atomic_load_explicit(&upti_tsc.next_refresh_tsc, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    uint64_t tsc = __builtin_ia32_rdtsc();
+    /* Not calibrated (next == 0), being rewritten, or due for a refresh: slow path. */
+    if (upti_unlikely(tsc >= next || (int64_t)(tsc - base_tsc) < 0 || (seq & 1) != 0 ||
+                      atomic_load_explicit(&upti_tsc.seq, memory_order_relaxed) != seq))
+        return upti_now_slow();
+    return base_ns + (uint64_t)(((unsigned __int128)(tsc - base_tsc) * mult) >> 32);
+#else
+    return upti_now_slow();
+#endif
+}
 
 /* ---- life cycle (registration.c) ---- */
 
@@ -42,6 +71,7 @@ typedef struct upti_thread_state_t {
     uint64_t corr_next, corr_end;       /* block of correlation ids owned by this thread */
     upti_runtime_call_t *current_call;  /* innermost traced call in progress */
     int in_callback;                    /* >0: inside a UPTI callback, or a UPTI thread */
+    int in_subscriber;                  /* >0: inside a subscriber callback (callback.h) */
     uint32_t external_mask;             /* contexts with a non-empty external stack */
     struct external_stack {
         uint32_t depth;
@@ -85,6 +115,26 @@ static inline uint64_t upti_external_id(const upti_thread_state_t *s, uint32_t c
 
 /** Marks the calling thread as one of UPTI's own: nothing it calls is traced. */
 void upti_thread_mark_internal(void);
+
+/** Public entry points start with this: inside a subscriber callback they refuse. */
+#define UPTI_REFUSE_IN_SUBSCRIBER()                                                            \
+    do {                                                                                       \
+        upti_thread_state_t *refuse_s_ = upti_tls_state;                                       \
+        if (upti_unlikely(refuse_s_ != NULL && refuse_s_->in_subscriber > 0))                  \
+            return UPTI_STATUS_ERROR_CALLBACK_CONTEXT;                                         \
+    } while (0)
+
+/* ---- subscribers (subscriber.c; the internal context is in context.c) ---- */
+
+/** Sets the callback service of kind of the subscribers' internal context. */
+upti_status_t upti_subscriber_context_service(upti_tracing_kind_t kind, const uint8_t *filter,
+                                              upti_callback_tracing_cb_t callback, void *data);
+/** Enabled-domain word of the subscribers (bit 1u << upti_callback_domain_t). */
+extern uint32_t upti_subscriber_domain_word;
+/** INTERNAL_THREADS: a UPTI thread of type (upti_internal_thread_type_t) starts (1) or ends (0). */
+void upti_subscriber_thread(int start, uint32_t type, const char *name);
+/** INTERNAL_EVENT warning: buffer (its id) dropped records. */
+void upti_subscriber_drops(uint64_t buffer, uint64_t drops);
 
 /* ---- contexts and plans (context.c) ---- */
 

@@ -310,6 +310,7 @@ UPTI_API upti_status_t upti_sdk_set_api_table(const char *name, uint64_t version
 UPTI_API upti_status_t upti_at_intercept_table_registration(upti_intercept_library_cb_t callback,
                                                             int library_mask, void *data)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     if (callback == NULL || (library_mask & ~UPTI_INTERCEPT_TABLE_ALL) != 0 || library_mask == 0)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     if (!discovery_thread())
@@ -322,6 +323,7 @@ UPTI_API upti_status_t upti_at_intercept_table_registration(upti_intercept_libra
 
 UPTI_API upti_status_t upti_force_configure(upti_configure_func_t configure_func)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     if (configure_func == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     pthread_mutex_lock(&g_lock);
@@ -337,6 +339,7 @@ UPTI_API upti_status_t upti_force_configure(upti_configure_func_t configure_func
 
 UPTI_API upti_status_t upti_is_initialized(int *status)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     if (status == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     *status = atomic_load(&g_state) >= LIFE_INITIALIZED;
@@ -345,6 +348,7 @@ UPTI_API upti_status_t upti_is_initialized(int *status)
 
 UPTI_API upti_status_t upti_is_finalized(int *status)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     if (status == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     *status = atomic_load(&g_state) == LIFE_FINALIZED;

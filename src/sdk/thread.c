@@ -1,6 +1,8 @@
 /* Per-thread state: thread id, correlation-id blocks, external correlation stacks. */
 #include "internal.h"
+#include "fork.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -11,14 +13,42 @@ _Atomic uint64_t upti_correlation_counter = 1;
 static pthread_key_t g_thread_key;
 static pthread_once_t g_thread_key_once = PTHREAD_ONCE_INIT;
 
+/* Every live thread's state is on one list, so that a forked child, which has
+ * only the forking thread, frees the states of the threads it does not have. */
+typedef struct state_node {
+    struct state_node *prev, *next;
+    upti_thread_state_t s;
+} state_node;
+static state_node *g_states;
+static pthread_mutex_t g_states_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static state_node *node_of(upti_thread_state_t *s)
+{
+    return (state_node *)((char *)s - offsetof(state_node, s));
+}
+
+static void free_state(upti_thread_state_t *s)
+{
+    for (uint32_t i = 0; i < UPTI_MAX_CONTEXTS; i++)
+        free(s->external[i]);
+    free(node_of(s));
+}
+
 static void thread_exit(void *arg)
 {
     upti_thread_state_t *s = arg;
     upti_buffer_thread_exit(s);
-    for (uint32_t i = 0; i < UPTI_MAX_CONTEXTS; i++)
-        free(s->external[i]);
+    state_node *n = node_of(s);
+    pthread_mutex_lock(&g_states_lock);
+    if (n->prev != NULL)
+        n->prev->next = n->next;
+    else
+        g_states = n->next;
+    if (n->next != NULL)
+        n->next->prev = n->prev;
+    pthread_mutex_unlock(&g_states_lock);
     upti_tls_state = NULL;
-    free(s);
+    free_state(s);
 }
 
 static void make_key(void)
@@ -28,11 +58,18 @@ static void make_key(void)
 
 upti_thread_state_t *upti_thread_state_slow(void)
 {
-    upti_thread_state_t *s = calloc(1, sizeof *s);
-    if (s == NULL) {
+    state_node *n = calloc(1, sizeof *n);
+    if (n == NULL) {
         upti_log_error("out of memory for thread state");
         abort();
     }
+    upti_thread_state_t *s = &n->s;
+    pthread_mutex_lock(&g_states_lock);
+    n->next = g_states;
+    if (g_states != NULL)
+        g_states->prev = n;
+    g_states = n;
+    pthread_mutex_unlock(&g_states_lock);
     s->tid = (upti_thread_id_t)syscall(SYS_gettid);
     pthread_once(&g_thread_key_once, make_key);
     pthread_setspecific(g_thread_key, s);
@@ -45,16 +82,34 @@ void upti_thread_mark_internal(void)
     upti_thread_state()->in_callback = 1;
 }
 
-/* A forked child is a new process: its only thread has a new id. */
-static void after_fork_child(void)
+/* A forked child is a new process: its only thread has a new id, and the
+ * states of the other threads (gone) are freed. Their buffer rings are
+ * orphaned by buffer.c's own fork handler. */
+void upti_thread_fork_prepare(void)
 {
-    if (upti_tls_state != NULL)
-        upti_tls_state->tid = (upti_thread_id_t)syscall(SYS_gettid);
+    pthread_mutex_lock(&g_states_lock);
 }
 
-__attribute__((constructor)) static void thread_init(void)
+void upti_thread_fork_parent(void)
 {
-    pthread_atfork(NULL, NULL, after_fork_child);
+    pthread_mutex_unlock(&g_states_lock);
+}
+
+void upti_thread_fork_child(void)
+{
+    pthread_mutex_init(&g_states_lock, NULL);
+    upti_thread_state_t *self = upti_tls_state;
+    state_node *keep = self != NULL ? node_of(self) : NULL;
+    for (state_node *n = g_states, *next; n != NULL; n = next) {
+        next = n->next;
+        if (n != keep)
+            free_state(&n->s);
+    }
+    g_states = keep;
+    if (keep != NULL) {
+        keep->prev = keep->next = NULL;
+        self->tid = (upti_thread_id_t)syscall(SYS_gettid);
+    }
 }
 
 UPTI_API upti_status_t upti_get_thread_id(upti_thread_id_t *tid)
@@ -86,6 +141,7 @@ static upti_status_t context_index(upti_context_id_t id, uint32_t *index)
 UPTI_API upti_status_t upti_push_external_correlation_id(upti_context_id_t context_id,
                                                          upti_user_data_t external_id)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     uint32_t ctx;
     upti_status_t st = context_index(context_id, &ctx);
     if (st != UPTI_STATUS_SUCCESS)
@@ -108,6 +164,7 @@ UPTI_API upti_status_t upti_push_external_correlation_id(upti_context_id_t conte
 UPTI_API upti_status_t upti_pop_external_correlation_id(upti_context_id_t context_id,
                                                         upti_user_data_t *external_id)
 {
+    UPTI_REFUSE_IN_SUBSCRIBER();
     uint32_t ctx;
     upti_status_t st = context_index(context_id, &ctx);
     if (st != UPTI_STATUS_SUCCESS)

@@ -2,6 +2,8 @@
 #include "internal.h"
 #include "ring.h"
 
+#include <upti/runtime_callback.h>
+
 #include <string.h>
 
 static upti_callback_tracing_record_t callback_record(const upti_runtime_call_t *call,
@@ -207,6 +209,9 @@ UPTI_API void upti_runtime_emit(const upti_runtime_record_t *rec)
 
 UPTI_API void upti_runtime_warn(const char *message)
 {
-    if (message != NULL)
+    if (message != NULL) {
         upti_log_error("%s", message);
+        upti_runtime_subscriber_internal(UPTI_CB_DOMAIN_INTERNAL_EVENT, UPTI_CB_PHASE_INTERNAL_EVENT,
+                                         UPTI_INTERNAL_EVENT_TYPE_WARNING, message, 0);
+    }
 }

@@ -13,17 +13,25 @@
  *                        file newer than this belongs to another process of the same
  *                        run and is not overwritten ("-<pid>" is appended instead)
  *   UPTI_TRACE_BUFFER_SIZE  bytes per producing thread's buffer region (default 4 MiB)
+ *   UPTI_TRACE_ARGS      1: record the arguments of OpenCL calls (arg table)
+ *   UPTI_TRACE_LIST      1: print the agents seen (upti_query_available_agents) at finalize
+ *   UPTI_TRACE_SIGNALS   0: do not finalize on SIGINT/SIGTERM (default: finalize, then
+ *                        chain to the handler the program had, or its default action)
  * Records stream into the per-process database from the buffer callback;
  * finalize closes it and writes the other formats from it.
  */
 #include <upti/upti.h>
 
 #include "output.h"
+#include "safe_open.h"
+#include "tool_env.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <regex.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +59,142 @@ static struct {
     upti_context_id_t context;
     upti_buffer_id_t buffer;
     int lock_fd;
+    int args, list;
+    upti_context_id_t args_context;
+    upti_client_finalize_t finalize;
+    upti_client_id_t client_id;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER, .lock_fd = -1};
+
+/*
+ * API arguments (UPTI_TRACE_ARGS): the callback at EXIT of each OpenCL call
+ * prints the arguments (upti_iterate_callback_tracing_operation_args, one
+ * dereference) into its thread's batch; the buffer callback and finalize
+ * move the batches into the database. A batch entry is an arg_head followed
+ * by the type, name and value strings, each with its NUL.
+ */
+typedef struct arg_head {
+    uint64_t correlation;
+    uint32_t position;
+    uint32_t type_len, name_len, value_len; /* with the NULs */
+} arg_head;
+
+typedef struct arg_batch {
+    pthread_mutex_t lock; /* the owning thread appends, the drain takes */
+    char *data;
+    size_t len, cap;
+    struct arg_batch *next;
+} arg_batch;
+
+static pthread_mutex_t g_batches_lock = PTHREAD_MUTEX_INITIALIZER;
+static arg_batch *g_batches;
+static __thread arg_batch *t_batch;
+
+static arg_batch *my_batch(void)
+{
+    arg_batch *b = t_batch;
+    if (b != NULL)
+        return b;
+    b = calloc(1, sizeof *b);
+    if (b == NULL)
+        return NULL;
+    pthread_mutex_init(&b->lock, NULL);
+    pthread_mutex_lock(&g_batches_lock);
+    b->next = g_batches;
+    g_batches = b;
+    pthread_mutex_unlock(&g_batches_lock);
+    t_batch = b;
+    return b;
+}
+
+typedef struct arg_ctx {
+    arg_batch *batch;
+    uint64_t correlation;
+} arg_ctx;
+
+static int append_arg(upti_tracing_kind_t kind, uint32_t operation, uint32_t arg_index,
+                      const void *arg_value_addr, int32_t indirection_count, const char *arg_type,
+                      const char *arg_name, const char *arg_value_string, int32_t dereference_count,
+                      void *data)
+{
+    (void)kind;
+    (void)operation;
+    (void)arg_value_addr;
+    (void)indirection_count;
+    (void)dereference_count;
+    arg_ctx *c = data;
+    arg_batch *b = c->batch;
+    if (arg_type == NULL)
+        arg_type = "";
+    if (arg_name == NULL)
+        arg_name = "";
+    if (arg_value_string == NULL)
+        arg_value_string = "";
+    arg_head h = {c->correlation, arg_index, (uint32_t)strlen(arg_type) + 1,
+                  (uint32_t)strlen(arg_name) + 1, (uint32_t)strlen(arg_value_string) + 1};
+    size_t need = sizeof h + h.type_len + h.name_len + h.value_len;
+    if (b->len + need > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 16384;
+        while (cap < b->len + need)
+            cap *= 2;
+        char *p = realloc(b->data, cap);
+        if (p == NULL)
+            return 1;
+        b->data = p;
+        b->cap = cap;
+    }
+    char *p = b->data + b->len;
+    memcpy(p, &h, sizeof h);
+    p += sizeof h;
+    memcpy(p, arg_type, h.type_len);
+    p += h.type_len;
+    memcpy(p, arg_name, h.name_len);
+    p += h.name_len;
+    memcpy(p, arg_value_string, h.value_len);
+    b->len += need;
+    return 0;
+}
+
+static void args_callback(upti_callback_tracing_record_t record, upti_user_data_t *user_data,
+                          void *callback_data)
+{
+    (void)user_data;
+    (void)callback_data;
+    if (record.phase != UPTI_CALLBACK_PHASE_EXIT || __atomic_load_n(&g.finalized, __ATOMIC_RELAXED))
+        return;
+    arg_batch *b = my_batch();
+    if (b == NULL)
+        return;
+    arg_ctx c = {b, record.correlation_id.internal};
+    pthread_mutex_lock(&b->lock);
+    upti_iterate_callback_tracing_operation_args(record, append_arg, 1, &c);
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* Moves every thread's batch into the database (g.lock held). */
+static void drain_args(void)
+{
+    pthread_mutex_lock(&g_batches_lock);
+    arg_batch *list = g_batches;
+    pthread_mutex_unlock(&g_batches_lock);
+    for (arg_batch *b = list; b != NULL; b = b->next) {
+        pthread_mutex_lock(&b->lock);
+        char *data = b->data;
+        size_t len = b->len;
+        b->data = NULL;
+        b->len = b->cap = 0;
+        pthread_mutex_unlock(&b->lock);
+        for (size_t off = 0; off + sizeof(arg_head) <= len;) {
+            arg_head h;
+            memcpy(&h, data + off, sizeof h);
+            const char *type = data + off + sizeof h;
+            const char *name = type + h.type_len;
+            const char *value = name + h.name_len;
+            uo_db_add_arg(g.db, h.correlation, h.position, type, name, value);
+            off += sizeof h + h.type_len + h.name_len + h.value_len;
+        }
+        free(data);
+    }
+}
 
 static void warn(const char *fmt, const char *a, const char *b)
 {
@@ -87,6 +230,14 @@ static const struct {
     {"code_object", UPTI_TRACING_KIND_CODE_OBJECT},
 };
 
+static int kind_known(const char *t)
+{
+    for (size_t i = 0; i < sizeof k_kinds / sizeof k_kinds[0]; i++)
+        if (strcmp(t, k_kinds[i].name) == 0)
+            return 1;
+    return 0;
+}
+
 static unsigned parse_kinds(const char *s)
 {
     if (s == NULL || s[0] == '\0' || strcmp(s, "all") == 0)
@@ -100,6 +251,8 @@ static unsigned parse_kinds(const char *s)
                 bits |= 1u << k_kinds[i].kind;
         if (strcmp(t, "all") == 0)
             bits = ~0u;
+        else if (i == sizeof k_kinds / sizeof k_kinds[0] && !kind_known(t))
+            warn("UPTI_TRACE_KINDS: unknown kind '%s'%s (ignored)", t, NULL);
     }
     free(copy);
     return bits;
@@ -222,13 +375,19 @@ static int claim_output(char **base)
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s.db", *base);
         mkdirs(path);
-        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        /* O_NOFOLLOW: a symbolic link planted as <base>.db is neither followed
+         * nor reused (a regular file of this user with one link only). */
+        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd >= 0) {
             flock(fd, LOCK_EX);
             return fd;
         }
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && !same_session(path, session))
+        if (errno != EEXIST)
+            return -1;
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat sb;
+        if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() &&
+            sb.st_nlink == 1 && flock(fd, LOCK_EX | LOCK_NB) == 0 && !same_session(path, session))
             return fd; /* a leftover of an earlier run: reuse it */
         if (fd >= 0)
             close(fd);
@@ -269,36 +428,168 @@ static void buffer_callback(upti_context_id_t context, upti_buffer_id_t buffer,
                 uo_db_add_record(g.db, h->kind, h->payload);
         }
         g.drops += drop_count;
+        if (g.args)
+            drain_args();
         uo_db_checkpoint(g.db, now_ns(), 1000000000ull);
     }
     pthread_mutex_unlock(&g.lock);
 }
 
+static int open_output(void);
+static uo_db *g_parent_db; /* the parent's, left alone (and reachable) in a child */
+
 static void child_after_fork(void)
 {
-    /* The database belongs to the parent. A child that execs loads its own tool. */
+    /* The database belongs to the parent (a child that execs loads its own
+     * tool). A child that goes on without exec traces into its own output:
+     * the pattern expanded again (%pid% is the child's), "-<pid>" appended
+     * when that is the parent's file. libupti's own fork handler made sure no
+     * delivery (so no SQLite call) was under way at the fork. */
     pthread_mutex_init(&g.lock, NULL);
+    int traced = g.db != NULL && !g.finalized;
     if (g.db != NULL)
         uo_db_abandon(g.db);
+    g_parent_db = g.db;
     g.db = NULL;
     g.finalized = 1;
+    if (g.lock_fd >= 0)
+        close(g.lock_fd);
+    g.lock_fd = -1;
+    if (!traced)
+        return;
+    free(g.base);
+    free(g.db_path);
+    g.base = g.db_path = NULL;
+    g.pid = getpid();
+    g.drops = 0;
+    if (open_output() == 0)
+        g.finalized = 0;
 }
 
-static int tool_initialize(upti_client_finalize_t finalize, void *data)
+/*
+ * SIGINT/SIGTERM (Ctrl+C, or forwarded by `upti run`): the outputs are written
+ * before the process goes. Finalizing inside a signal handler would take
+ * locks the interrupted thread may hold, so the handler wakes a tool thread
+ * (sem_post is async-signal-safe) that finalizes through UPTI
+ * (finalize_func: buffers flushed, then tool_finalize), waits for it (at most
+ * 30 s), then chains to the program's previous handler or, if it had none,
+ * restores the default action and re-raises (the signal stays blocked until
+ * the handler returns, so the process ends with the signal, as without UPTI).
+ */
+static const int k_signals[] = {SIGINT, SIGTERM};
+static struct sigaction g_old_action[2];
+static sem_t g_sig_wake, g_sig_done;
+static int g_sig_busy;
+
+static void *signal_thread(void *arg)
 {
-    (void)finalize;
-    (void)data;
-    g.pid = getpid();
-    g.kinds = parse_kinds(getenv("UPTI_TRACE_KINDS"));
-    g.formats = parse_formats(getenv("UPTI_TRACE_FORMATS"));
-    const char *stats = getenv("UPTI_TRACE_STATS");
-    g.stats = stats != NULL && stats[0] != '\0' && strcmp(stats, "0") != 0;
-    g.has_include = compile(&g.include, "UPTI_TRACE_KERNEL_INCLUDE");
-    g.has_exclude = compile(&g.exclude, "UPTI_TRACE_KERNEL_EXCLUDE");
+    (void)arg;
+    while (sem_wait(&g_sig_wake) != 0)
+        ;
+    if (g.finalize != NULL)
+        g.finalize(g.client_id);
+    sem_post(&g_sig_done);
+    return NULL;
+}
+
+static void on_signal(int sig, siginfo_t *info, void *uctx)
+{
+    int saved = errno;
+    int i = sig == SIGINT ? 0 : 1;
+    if (getpid() == g.pid && !__atomic_exchange_n(&g_sig_busy, 1, __ATOMIC_ACQ_REL)) {
+        sem_post(&g_sig_wake);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 30;
+        while (sem_timedwait(&g_sig_done, &until) != 0 && errno == EINTR)
+            ;
+        sem_post(&g_sig_done); /* a second signal does not wait again */
+    } else if (getpid() == g.pid) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 30;
+        while (sem_timedwait(&g_sig_done, &until) != 0 && errno == EINTR)
+            ;
+        sem_post(&g_sig_done);
+    }
+    struct sigaction *old = &g_old_action[i];
+    errno = saved;
+    if (old->sa_flags & SA_SIGINFO) {
+        if (old->sa_sigaction != NULL)
+            old->sa_sigaction(sig, info, uctx);
+        return;
+    }
+    if (old->sa_handler == SIG_IGN)
+        return;
+    if (old->sa_handler == SIG_DFL) {
+        sigaction(sig, old, NULL);
+        raise(sig); /* delivered when this handler returns */
+        return;
+    }
+    old->sa_handler(sig);
+}
+
+static void install_signal_handlers(void)
+{
+    const char *v = getenv("UPTI_TRACE_SIGNALS");
+    if (v != NULL && strcmp(v, "0") == 0)
+        return;
+    if (sem_init(&g_sig_wake, 0, 0) != 0 || sem_init(&g_sig_done, 0, 0) != 0)
+        return;
+    /* The thread takes no signals: they go to the program's threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t t;
+    int rc = pthread_create(&t, NULL, signal_thread, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return;
+    pthread_detach(t);
+    for (int i = 0; i < 2; i++) {
+        struct sigaction cur;
+        if (sigaction(k_signals[i], NULL, &cur) != 0 ||
+            (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN))
+            continue; /* an ignored signal stays ignored (nohup) */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_signal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaddset(&sa.sa_mask, SIGINT);
+        sigaddset(&sa.sa_mask, SIGTERM);
+        sigaction(k_signals[i], &sa, &g_old_action[i]);
+    }
+}
+
+/* Creates this process's output (<base>.db, or the fallback) and opens the
+ * database. 0, or -1 when nothing is traced (said on stderr). */
+static int open_output(void)
+{
     g.base = output_base();
     if (g.base == NULL)
-        return 1;
+        return -1;
     g.lock_fd = claim_output(&g.base);
+    if (g.lock_fd < 0) {
+        /* An output directory that cannot be written: the trace goes to the
+         * fallback and says where, in one line. */
+        char reason[128];
+        snprintf(reason, sizeof reason, "%s", strerror(errno));
+        char *fallback = ut_fallback_base(g.base);
+        int fd = fallback != NULL ? claim_output(&fallback) : -1;
+        if (fd >= 0) {
+            fprintf(stderr, "upti: cannot create %s.db (%s): the trace goes to %s.db instead\n",
+                    g.base, reason, fallback);
+            free(g.base);
+            g.base = fallback;
+            g.lock_fd = fd;
+        } else {
+            fprintf(stderr, "upti: cannot create %s.db (%s) nor a fallback in $TMPDIR or /tmp: "
+                    "nothing is traced\n", g.base, reason);
+            free(fallback);
+            return -1;
+        }
+    }
     size_t len = strlen(g.base) + 4;
     g.db_path = malloc(len);
     snprintf(g.db_path, len, "%s.db", g.base);
@@ -324,19 +615,37 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
     g.db = uo_db_create(g.db_path, &proc, op_name, err, sizeof err);
     free(cmd);
     if (g.db == NULL) {
-        warn("%s%s", err, NULL);
-        return 1;
+        warn("%s%s: nothing is traced", err, NULL);
+        return -1;
     }
     const char *session = getenv("UPTI_TRACE_SESSION_START");
     if (session != NULL)
         uo_db_set_metadata(g.db, "session", session);
     if (g.has_include || g.has_exclude)
         uo_db_set_kernel_filter(g.db, kernel_filter, NULL);
+    return 0;
+}
 
-    size_t region = 4u << 20;
-    const char *bs = getenv("UPTI_TRACE_BUFFER_SIZE");
-    if (bs != NULL && strtoull(bs, NULL, 10) >= 4096)
-        region = (size_t)strtoull(bs, NULL, 10);
+static int tool_initialize(upti_client_finalize_t finalize, void *data)
+{
+    (void)data;
+    g.finalize = finalize;
+    g.pid = getpid();
+    g.kinds = parse_kinds(getenv("UPTI_TRACE_KINDS"));
+    g.formats = parse_formats(getenv("UPTI_TRACE_FORMATS"));
+    const char *stats = getenv("UPTI_TRACE_STATS");
+    g.stats = stats != NULL && stats[0] != '\0' && strcmp(stats, "0") != 0;
+    const char *args = getenv("UPTI_TRACE_ARGS");
+    g.args = args != NULL && args[0] != '\0' && strcmp(args, "0") != 0 &&
+             ((g.kinds >> UPTI_TRACING_KIND_OPENCL_API) & 1);
+    const char *list = getenv("UPTI_TRACE_LIST");
+    g.list = list != NULL && list[0] != '\0' && strcmp(list, "0") != 0;
+    g.has_include = compile(&g.include, "UPTI_TRACE_KERNEL_INCLUDE");
+    g.has_exclude = compile(&g.exclude, "UPTI_TRACE_KERNEL_EXCLUDE");
+    if (open_output() != 0)
+        return g.base == NULL ? 1 : 0;
+
+    size_t region = ut_env_size("UPTI_TRACE_BUFFER_SIZE", 4u << 20, 4096, (size_t)1 << 30);
     upti_status_t st = upti_create_context(&g.context);
     if (st == UPTI_STATUS_SUCCESS)
         st = upti_create_buffer(g.context, region, region / 2, UPTI_BUFFER_POLICY_LOSSLESS,
@@ -354,6 +663,18 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
         if (s != UPTI_STATUS_SUCCESS && s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
             warn("cannot trace %s: %s", k_kinds[i].name, upti_get_status_string(s));
     }
+    if (st == UPTI_STATUS_SUCCESS && g.args) {
+        /* Arguments come from a callback service, on a context of their own. */
+        upti_status_t s = upti_create_context(&g.args_context);
+        if (s == UPTI_STATUS_SUCCESS)
+            s = upti_configure_callback_tracing_service(g.args_context,
+                                                        UPTI_TRACING_KIND_OPENCL_API, NULL, 0,
+                                                        args_callback, NULL);
+        if (s == UPTI_STATUS_SUCCESS)
+            s = upti_start_context(g.args_context);
+        if (s != UPTI_STATUS_SUCCESS && s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
+            warn("cannot record API arguments: %s%s", upti_get_status_string(s), NULL);
+    }
     if (st == UPTI_STATUS_SUCCESS)
         st = upti_start_context(g.context);
     if (st != UPTI_STATUS_SUCCESS) {
@@ -361,6 +682,7 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
         return 1;
     }
     pthread_atfork(NULL, NULL, child_after_fork);
+    install_signal_handlers();
     return 0;
 }
 
@@ -369,6 +691,23 @@ static upti_status_t add_agents(const upti_agent_t **agents, size_t n, void *dat
     (void)data;
     for (size_t i = 0; i < n; i++)
         uo_db_add_agent(g.db, agents[i]);
+    return UPTI_STATUS_SUCCESS;
+}
+
+/* UPTI_TRACE_LIST: the agents this process saw, on stderr. */
+static upti_status_t print_agents(const upti_agent_t **agents, size_t n, void *data)
+{
+    (void)data;
+    static const char *const types[] = {"NONE", "CPU", "GPU", "ACCELERATOR"};
+    fprintf(stderr, "upti: agents of pid %d:\n", (int)g.pid);
+    for (size_t i = 0; i < n; i++) {
+        const upti_agent_t *a = agents[i];
+        fprintf(stderr, "  %llu %s %s: %s (%s, %s; %u compute units, %llu bytes)\n",
+                (unsigned long long)a->id.handle, a->runtime ? a->runtime : "?",
+                (unsigned)a->type < 4 ? types[a->type] : "?", a->name ? a->name : "?",
+                a->vendor ? a->vendor : "", a->driver_version ? a->driver_version : "",
+                a->compute_units, (unsigned long long)a->global_memory_bytes);
+    }
     return UPTI_STATUS_SUCCESS;
 }
 
@@ -397,7 +736,7 @@ static void write_outputs(void)
             warn("%s%s", err, NULL);
         if (g.stats) {
             snprintf(path, len, "%s_stats.csv", g.base);
-            FILE *f = fopen(path, "w");
+            FILE *f = uo_fopen_new(path, "w");
             if (f != NULL) {
                 uo_summary(db, f, 1, err, sizeof err);
                 fclose(f);
@@ -427,8 +766,12 @@ static void tool_finalize(void *data)
         pthread_mutex_unlock(&g.lock);
         return;
     }
+    if (g.args)
+        drain_args();
     g.finalized = 1;
     upti_query_available_agents(add_agents, NULL);
+    if (g.list)
+        upti_query_available_agents(print_agents, NULL);
     if (g.drops != 0) {
         char n[32];
         snprintf(n, sizeof n, "%llu", (unsigned long long)g.drops);
@@ -452,7 +795,9 @@ UPTI_API upti_tool_configure_result_t *upti_configure(uint32_t version, const ch
     (void)priority;
     static upti_tool_configure_result_t result = {sizeof(upti_tool_configure_result_t),
                                                   tool_initialize, tool_finalize, NULL};
-    if (client_id != NULL)
+    if (client_id != NULL) {
         client_id->name = "upti-trace";
+        g.client_id = *client_id;
+    }
     return &result;
 }

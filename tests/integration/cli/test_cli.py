@@ -22,6 +22,7 @@ UPTI = os.path.join(BUILD, "bin", "upti")
 UPTX_APP = os.path.join(BUILD, "bin", "upti-test-uptx-app")
 NVTX_APP = os.path.join(BUILD, "bin", "upti-test-nvtx-app")
 SYNTH = os.path.join(BUILD, "bin", "upti-synth")
+OCL_APP = os.path.join(BUILD, "bin", "upti-test-ocl-e2e")
 SKIP = 77
 
 
@@ -261,7 +262,7 @@ def case_cli_errors(tmp):
     h = run([UPTI, "run", "--help"]).stdout
     for opt in ("--opencl-trace", "--kernel-trace", "--memory-copy-trace", "--memory-alloc-trace",
                 "--marker-trace", "--sys-trace", "--stats", "--output-dir", "--output-file",
-                "--format", "--kernel-include-regex", "--kernel-exclude-regex", "--list"):
+                "--format", "--kernel-include-regex", "--kernel-exclude-regex", "--list", "--args"):
         check(opt in h, "run --help lacks " + opt)
     run([UPTI, "run", "-d", os.path.join(tmp, "o"), "--", "/nonexistent/program"], expect=127)
     run([UPTI, "run", "-d", os.path.join(tmp, "o"), "--", "sh", "-c", "kill -TERM $$"],
@@ -302,6 +303,288 @@ def case_nvtx(tmp):
           and cats.get((1, 5)) == "domain category five", "categories %r" % cats)
     traceck.decode_pftrace(os.path.join(d, "v.pftrace"))
     traceck.check_json(os.path.join(d, "v.json"))
+
+
+# The OpenCL calls upti-test-ocl-e2e makes (see ocl_e2e.c), with N kern_a and M kern_b.
+def expected_ocl_calls(n, m):
+    return {"clGetPlatformIDs": 1, "clGetDeviceIDs": 1, "clCreateContext": 1,
+            "clCreateCommandQueueWithProperties": 1, "clCreateProgramWithSource": 1,
+            "clBuildProgram": 1, "clCreateKernel": 2, "clCreateBuffer": 2,
+            "clEnqueueWriteBuffer": 1, "clSetKernelArg": 2, "clEnqueueNDRangeKernel": n + m,
+            "clEnqueueCopyBuffer": 1, "clEnqueueReadBuffer": 1, "clFinish": 1,
+            "clReleaseMemObject": 2, "clReleaseKernel": 2, "clReleaseProgram": 1,
+            "clReleaseCommandQueue": 1, "clReleaseContext": 1}
+
+
+def ocl_ready():
+    """SKIP unless the OpenCL test program is built and finds a device (PoCL)."""
+    if not os.path.exists(OCL_APP) or not os.path.exists(os.path.join(BUILD, "lib",
+                                                                       "libupti-opencl.so")):
+        print("SKIP: OpenCL (or the OpenCL layer) was not built")
+        return False
+    p = run([OCL_APP, "--kernels", "1"], expect=None)
+    if p.returncode != 0:
+        print("SKIP: no OpenCL device: %s" % (p.stdout + p.stderr).strip())
+        return False
+    return True
+
+
+def check_process_lifetime(db, table, cols=("start", "end")):
+    start, end = db.execute("SELECT start, end FROM info_process").fetchone()
+    check(end is not None and start is not None and end >= start, "process start/end not written")
+    lo, hi = cols
+    bad = one(db, "SELECT count(*) FROM %s WHERE %s > %s OR %s < ? OR %s > ?" % (table, lo, hi, lo,
+                                                                              hi), start, end)
+    check(bad == 0, "%d %s rows with end < start or outside the process's lifetime [%d, %d]"
+          % (bad, table, start, end))
+
+
+def case_opencl(tmp):
+    """1000 enqueues under --sys-trace: exact kernel/API/copy rows; pftrace flows; JSON; CSV."""
+    if not ocl_ready():
+        return SKIP
+    n = 1000
+    d = os.path.join(tmp, "out")
+    p = run([UPTI, "run", "--sys-trace", "--format", "db,pftrace,json,csv", "-d", d, "-o", "o",
+             "--", OCL_APP, "--kernels", str(n)])
+    check("ocl_e2e: a=%d b=0 sum=%d errors=0" % (n, sum(range(1024)) + 1024 * n) in p.stdout,
+          "the program's result changed under upti: %r" % p.stdout)
+    db = db_of(os.path.join(d, "o.db"))
+    check(one(db, "SELECT count(*) FROM kernel_dispatch") == n, "kernel rows: %d"
+          % one(db, "SELECT count(*) FROM kernel_dispatch"))
+    check(one(db, "SELECT count(*) FROM kernels WHERE name = 'kern_a' AND grid_x = 1024"
+                  " AND workgroup_x = 64 AND work_dim = 1") == n, "kernel names/grid")
+    check(one(db, "SELECT count(DISTINCT correlation_id) FROM kernel_dispatch") == n,
+          "kernel correlation ids not distinct")
+    check_process_lifetime(db, "kernel_dispatch")
+    check_process_lifetime(db, "memory_copy")
+    check_process_lifetime(db, "api")
+    calls = dict(db.execute("SELECT name, count(*) FROM apis GROUP BY name").fetchall())
+    check(calls == expected_ocl_calls(n, 0), "API calls differ: %r" % calls)
+    check(one(db, "SELECT count(*) FROM apis WHERE domain != 'OPENCL_API'") == 0, "API domain")
+    # Each kernel is joined to its enqueue call.
+    check(one(db, "SELECT count(*) FROM kernel_dispatch k JOIN apis a USING (correlation_id)"
+                  " WHERE a.name = 'clEnqueueNDRangeKernel' AND a.start <= k.queued") == n,
+          "kernels not correlated with their clEnqueueNDRangeKernel")
+    copies = sorted(db.execute("SELECT c.direction, c.operation, c.bytes, a.name FROM memory_copies c"
+                               " JOIN apis a USING (correlation_id)").fetchall())
+    check(copies == [("DEVICE_TO_DEVICE", "COPY_BUFFER", 1024, "clEnqueueCopyBuffer"),
+                     ("DEVICE_TO_HOST", "READ_BUFFER", 4096, "clEnqueueReadBuffer"),
+                     ("HOST_TO_DEVICE", "WRITE_BUFFER", 4096, "clEnqueueWriteBuffer")],
+          "copies: %r" % copies)
+    check(one(db, "SELECT count(*) FROM memory_allocations WHERE operation = 'ALLOCATE'"
+                  " AND size = 4096 AND type = 'BUFFER'") == 2, "allocations: %r"
+          % db.execute("SELECT operation, type, size FROM memory_allocations").fetchall())
+    check(one(db, "SELECT count(*) FROM memory_allocations WHERE operation = 'FREE'") == 2,
+          "releases")
+    agents = db.execute("SELECT type, runtime FROM info_agent").fetchall()
+    check(("CPU", "opencl") in agents or any(a[1] == "opencl" for a in agents),
+          "no OpenCL agent row: %r" % agents)
+    # Perfetto: one flow per enqueue -> device operation, kernels on a queue track.
+    pf = traceck.decode_pftrace(os.path.join(d, "o.pftrace"))
+    check(pf["flows"] == n + 3, "pftrace flows %d != %d" % (pf["flows"], n + 3))
+    by_flow_out = {f: s["name"] for s in pf["slices"] for f in s["flow_out"]}
+    by_flow_in = {f: s["name"] for s in pf["slices"] for f in s["flow_in"]}
+    check(set(by_flow_out) == set(by_flow_in), "flow ends differ")
+    pairs = {}
+    for f, src in by_flow_out.items():
+        pairs[(src, by_flow_in[f])] = pairs.get((src, by_flow_in[f]), 0) + 1
+    check(pairs == {("clEnqueueNDRangeKernel", "kern_a"): n,
+                    ("clEnqueueWriteBuffer", "WRITE_BUFFER"): 1,
+                    ("clEnqueueReadBuffer", "READ_BUFFER"): 1,
+                    ("clEnqueueCopyBuffer", "COPY_BUFFER"): 1}, "flow pairs %r" % pairs)
+    kslices = [s for s in pf["slices"] if s["name"] == "kern_a"]
+    check(len(kslices) == n and all(len(s["flow_in"]) == 1 and s["end"] >= s["ts"]
+                                    for s in kslices), "pftrace kernel slices")
+    api_slices = [s for s in pf["slices"] if s["name"] in calls]
+    check(len(api_slices) == sum(calls.values()), "pftrace API slices %d" % len(api_slices))
+    doc, counts = traceck.check_json(os.path.join(d, "o.json"))
+    check(counts["s"] == n + 3 and counts["f"] == n + 3, "JSON flows %r" % counts)
+    check(sum(1 for e in doc["traceEvents"] if e["ph"] == "X" and e["name"] == "kern_a") == n,
+          "JSON kernel slices")
+    rows = traceck.check_csv(os.path.join(d, "o_kernel_trace.csv"))
+    check(len(rows) - 1 == n and all(r[rows[0].index("Kernel_Name")] == "kern_a" for r in rows[1:]),
+          "CSV kernel rows")
+    h = rows[0]
+    check(all(int(r[h.index("End_Timestamp")]) >= int(r[h.index("Start_Timestamp")])
+              for r in rows[1:]), "CSV kernel end < start")
+    rows = traceck.check_csv(os.path.join(d, "o_api_trace.csv"))
+    check(len(rows) - 1 == sum(calls.values()), "CSV API rows")
+    rows = traceck.check_csv(os.path.join(d, "o_memory_copy_trace.csv"))
+    h = rows[0]
+    check(sorted((r[h.index("Direction")], int(r[h.index("Bytes")])) for r in rows[1:]) ==
+          [("DEVICE_TO_DEVICE", 1024), ("DEVICE_TO_HOST", 4096), ("HOST_TO_DEVICE", 4096)],
+          "CSV copies")
+    traceck.check_csv(os.path.join(d, "o_memory_allocation_trace.csv"))
+
+
+def case_opencl_regex(tmp):
+    """--kernel-include-regex / --kernel-exclude-regex: exact kernel rows per name."""
+    if not ocl_ready():
+        return SKIP
+    cases = (
+        ([], {"kern_a": 7, "kern_b": 5}),
+        (["--kernel-include-regex", "^kern_a$"], {"kern_a": 7}),
+        (["--kernel-exclude-regex", "_a$"], {"kern_b": 5}),
+        (["--kernel-include-regex", "kern_", "--kernel-exclude-regex", "b"], {"kern_a": 7}),
+        (["--kernel-include-regex", "^nothing$"], {}),
+    )
+    for i, (opts, want) in enumerate(cases):
+        d = os.path.join(tmp, "out%d" % i)
+        run([UPTI, "run", "--kernel-trace", "--opencl-trace", "--format", "db,pftrace,json,csv",
+             "-d", d, "-o", "r"] + opts + ["--", OCL_APP, "--kernels", "7", "--kernels-b", "5"])
+        db = db_of(os.path.join(d, "r.db"))
+        got = dict(db.execute("SELECT name, count(*) FROM kernels GROUP BY name").fetchall())
+        check(got == want, "%r: kernels %r, expected %r" % (opts, got, want))
+        # API calls are not filtered.
+        check(one(db, "SELECT count(*) FROM apis WHERE name = 'clEnqueueNDRangeKernel'") == 12,
+              "%r: enqueue API rows" % opts)
+        pf = traceck.decode_pftrace(os.path.join(d, "r.pftrace"))
+        for name in ("kern_a", "kern_b"):
+            k = sum(1 for s in pf["slices"] if s["name"] == name)
+            check(k == want.get(name, 0), "%r: %d %s slices in pftrace" % (opts, k, name))
+        check(pf["flows"] == sum(want.values()), "%r: pftrace flows %d" % (opts, pf["flows"]))
+        traceck.check_json(os.path.join(d, "r.json"))
+        if want:
+            rows = traceck.check_csv(os.path.join(d, "r_kernel_trace.csv"))
+            check(len(rows) - 1 == sum(want.values()), "%r: CSV kernel rows" % opts)
+
+
+def case_opencl_args(tmp):
+    """--args: argument rows (name, type, printed value) per OpenCL call, joined to the call."""
+    if not ocl_ready():
+        return SKIP
+    n = 5
+    d = os.path.join(tmp, "out")
+    run([UPTI, "run", "--args", "--kernel-trace", "--format", "db,csv", "-d", d, "-o", "g", "--",
+         OCL_APP, "--kernels", str(n)])
+    db = db_of(os.path.join(d, "g.db"))
+    calls = dict(db.execute("SELECT name, count(*) FROM apis GROUP BY name").fetchall())
+    check(calls == expected_ocl_calls(n, 0), "--args implies --opencl-trace: %r" % calls)
+    check(one(db, "SELECT count(*) FROM arg WHERE api_id IS NULL") == 0, "args without a call")
+    check(one(db, "SELECT count(*) FROM arg g JOIN api a ON a.id = g.api_id"
+                  " WHERE a.correlation_id != g.correlation_id") == 0, "arg joined to another call")
+    # clSetKernelArg(kernel, arg_index, arg_size, arg_value): 2 calls x 4 arguments.
+    rows = db.execute("SELECT correlation_id, position, type, name, value FROM args"
+                      " WHERE function = 'clSetKernelArg' ORDER BY correlation_id, position").fetchall()
+    check(len(rows) == 8, "clSetKernelArg arg rows: %r" % rows)
+    for i in range(2):
+        r = rows[4 * i:4 * i + 4]
+        check([x[1] for x in r] == [0, 1, 2, 3], "positions %r" % r)
+        check([(x[2], x[3]) for x in r] == [("cl_kernel", "kernel"), ("cl_uint", "arg_index"),
+                                            ("size_t", "arg_size"), ("const void *", "arg_value")],
+              "clSetKernelArg types/names %r" % r)
+        check(r[1][4] == "0" and r[2][4] == "8" and r[3][4].startswith("0x")
+              and r[0][4].startswith("0x"), "clSetKernelArg values %r" % r)
+    # clEnqueueNDRangeKernel: 9 arguments per call, arrays printed through one dereference.
+    check(one(db, "SELECT count(*) FROM args WHERE function = 'clEnqueueNDRangeKernel'") == 9 * n,
+          "clEnqueueNDRangeKernel arg rows")
+    vals = db.execute("SELECT name, value, count(*) FROM args WHERE function ="
+                      " 'clEnqueueNDRangeKernel' AND position BETWEEN 2 AND 6"
+                      " GROUP BY name, value ORDER BY position").fetchall()
+    check(vals == [("work_dim", "1", n), ("global_work_offset", "0x0", n),
+                   ("global_work_size", "[1024]", n), ("local_work_size", "[64]", n),
+                   ("num_events_in_wait_list", "0", n)], "clEnqueueNDRangeKernel values %r" % vals)
+    names = sorted(r[0] for r in db.execute("SELECT value FROM args WHERE function ="
+                                            " 'clCreateKernel' AND name = 'kernel_name'"))
+    check(names == ["kern_a", "kern_b"], "clCreateKernel kernel_name %r" % names)
+    # Output arguments are printed at EXIT: the error code written by the runtime.
+    check(one(db, "SELECT count(*) FROM args WHERE name = 'errcode_ret' AND value = 'CL_SUCCESS'")
+          == 1 + 1 + 1 + 2 + 2, "errcode_ret values %r" % db.execute(
+              "SELECT function, value FROM args WHERE name = 'errcode_ret'").fetchall())
+    # Every call has its arguments (clFinish(queue): 1 row).
+    check(one(db, "SELECT count(*) FROM api a WHERE NOT EXISTS (SELECT 1 FROM arg g"
+                  " WHERE g.api_id = a.id)") == 0, "calls without arguments")
+    # Default: no arguments recorded.
+    run([UPTI, "run", "--sys-trace", "-d", d, "-o", "noargs", "--", OCL_APP, "--kernels", "2"])
+    check(one(db_of(os.path.join(d, "noargs.db")), "SELECT count(*) FROM arg") == 0,
+          "arguments recorded without --args")
+    # upti merge keeps the rows joined.
+    merged = os.path.join(tmp, "m.db")
+    run([UPTI, "merge", os.path.join(d, "noargs.db"), os.path.join(d, "g.db"), "-o", merged])
+    m = db_of(merged)
+    check(one(m, "SELECT count(*) FROM args WHERE function = 'clSetKernelArg'") == 8,
+          "merged arg rows")
+    check(one(m, "SELECT count(*) FROM arg g JOIN api a ON a.id = g.api_id"
+                 " WHERE a.correlation_id != g.correlation_id") == 0, "merged args re-joined")
+
+
+def case_list(tmp):
+    """upti -L / upti run -L: kinds, operations and agents (the PoCL device with a program)."""
+    for args in (["-L"], ["--list"], ["run", "-L"]):
+        p = run([UPTI] + args)
+        for word in ("MARKER_API", "OPENCL_API", "KERNEL_DISPATCH", "MEMORY_COPY",
+                     "clEnqueueNDRangeKernel", "uptx_range_push", "agents:", "host CPU"):
+            check(word in p.stdout, "%r lists no %s: %s" % (args, word, p.stdout))
+    if not ocl_ready():
+        return SKIP
+    d = os.path.join(tmp, "out")
+    for pre in (["run", "-L"], ["-L"]):
+        p = run([UPTI] + pre + ["-d", d, "-o", "l", "--", OCL_APP, "--kernels", "2"]
+                if pre[0] == "run" else [UPTI] + pre + ["--", OCL_APP, "--kernels", "2"])
+        check("KERNEL_DISPATCH" in p.stdout and "clEnqueueNDRangeKernel" in p.stdout,
+              "no kinds listed")
+        check("ocl_e2e: a=2 " in p.stdout, "the program did not run")
+        lines = p.stderr.splitlines()
+        heads = [i for i, l in enumerate(lines) if l.startswith("upti: agents of pid ")]
+        check(len(heads) == 1, "agents printed %d times: %s" % (len(heads), p.stderr))
+        agents = lines[heads[0] + 1:]
+        check(any(" opencl " in l for l in agents), "no OpenCL agent listed: %s" % p.stderr)
+    # The device listed is the one in the database (PoCL on this machine).
+    db = db_of(os.path.join(d, "l.db"))
+    name = one(db, "SELECT name FROM info_agent WHERE runtime = 'opencl'")
+    check(name and any(name in l and " opencl " in l for l in agents),
+          "device %r not listed: %r" % (name, agents))
+    p = run([UPTI, "run", "-L", "-d", d, "-o", "l2", "--", OCL_APP, "--kernels", "1"])
+    check(name in p.stderr, "device %r not listed: %s" % (name, p.stderr))
+
+
+def case_signal(tmp):
+    """SIGINT/SIGTERM sent to `upti` reach the program, whose tool writes complete outputs."""
+    if not ocl_ready():
+        return SKIP
+    import signal as sig
+    e = dict(os.environ)
+    for k in list(e):
+        if k.startswith("UPTI_") or k in ("OPENCL_LAYERS", "NVTX_INJECTION64_PATH"):
+            del e[k]
+    cases = ((sig.SIGINT, [], 128 + sig.SIGINT), (sig.SIGTERM, [], 128 + sig.SIGTERM),
+             (sig.SIGINT, ["--own-handler"], 0), ("group", [], 128 + sig.SIGINT))
+    for i, (signum, opts, want_rc) in enumerate(cases):
+        # "group": a terminal's Ctrl+C, SIGINT to upti and the program (so twice to the program).
+        d = os.path.join(tmp, "out%d" % i)
+        p = subprocess.Popen([UPTI, "run", "--sys-trace", "--format", "db,pftrace,json", "-d", d,
+                              "-o", "s", "--", OCL_APP, "--until-signal"] + opts, env=e,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+        line = p.stdout.readline()
+        check(line.strip() == "looping", "program did not start: %r" % line)
+        if signum == "group":
+            os.killpg(p.pid, sig.SIGINT)
+        else:
+            p.send_signal(signum)  # to upti only: it forwards to the program
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise Fail("%s: upti did not end after the signal" % signum)
+        check(p.returncode == want_rc, "%s %r: upti exit %d, expected %d; stderr %s"
+              % (signum, opts, p.returncode, want_rc, err))
+        if opts:
+            check("handler ran" in out, "the program's own handler was not called: %r" % out)
+        db = db_of(os.path.join(d, "s.db"))
+        check(one(db, "SELECT end FROM info_process") is not None, "process end not written")
+        n_api = one(db, "SELECT count(*) FROM apis WHERE name = 'clEnqueueNDRangeKernel'")
+        n_fin = one(db, "SELECT count(*) FROM apis WHERE name = 'clFinish'")
+        n_k = one(db, "SELECT count(*) FROM kernel_dispatch")
+        check(n_api >= 1 and n_fin >= 1, "no loop iterations recorded")
+        # Every finished iteration's kernel is there (the last enqueue may be cut short).
+        check(n_fin <= n_k <= n_api, "kernels %d, enqueues %d, finishes %d" % (n_k, n_api, n_fin))
+        check_process_lifetime(db, "kernel_dispatch")
+        check_process_lifetime(db, "api")
+        pf = traceck.decode_pftrace(os.path.join(d, "s.pftrace"))
+        check(sum(1 for s in pf["slices"] if s["name"] == "kern_a") == n_k, "pftrace kernels")
+        traceck.check_json(os.path.join(d, "s.json"))
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

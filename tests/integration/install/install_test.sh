@@ -65,10 +65,10 @@ case "$cflags $libs" in
       (its prefix is fixed when the build is configured; prefix=\${pcfiledir}/../.. would follow the files)" ;;
 esac
 # shellcheck disable=SC2086
-"$cc" -shared -fPIC -o "$work/pc_tool.so" "$project/tool.c" $cflags $libs \
+"$cc" -shared -fPIC -o "$work/pc_tool.so" "$project/tool.c" $cflags $libs ${LDFLAGS:-} \
     -Wl,-rpath,"$libdir" || fail "building a tool with pkg-config flags failed"
 # shellcheck disable=SC2086
-"$cc" -o "$work/pc_app" "$project/app.c" $cflags -L"$libdir" -luptx -Wl,-rpath,"$libdir" ||
+"$cc" -o "$work/pc_app" "$project/app.c" $cflags ${LDFLAGS:-} -L"$libdir" -luptx -Wl,-rpath,"$libdir" ||
     fail "building an app with pkg-config flags failed"
 out=$(env -u LD_LIBRARY_PATH UPTI_TOOL_LIBRARIES="$work/pc_tool.so" "$work/pc_app" 2>&1) ||
     fail "pc_app failed: $out"

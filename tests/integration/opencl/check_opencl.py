@@ -22,8 +22,8 @@ def expect(cond, msg):
         fail(msg)
 
 
-def run(cmd, env):
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+def run(cmd, env, timeout=60):
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
     return p.returncode, p.stdout, p.stderr.decode(errors='replace')
 
 
@@ -47,7 +47,7 @@ def count(recs, type_, op=None, **fields):
                and all(r.get(k) == str(v) for k, v in fields.items()))
 
 
-def check_common(recs):
+def check_common(recs, slack=0):
     expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
     expect(not any(r['_t'] == 'DROPS' for r in recs), 'records dropped')
     api = {int(r['corr']): r for r in recs if r['_t'] == 'API'}
@@ -62,7 +62,7 @@ def check_common(recs):
             if api:
                 expect(corr in api and api[corr]['op'].startswith('clEnqueue'),
                        'device record not correlated with its enqueue: ' + r['line'])
-                expect(int(api[corr]['start']) <= t[0] <= int(api[corr]['end']),
+                expect(int(api[corr]['start']) - slack <= t[0] <= int(api[corr]['end']) + slack,
                        'queued time outside its enqueue call: ' + r['line'])
     # Within one (in-order) queue, commands run in enqueue order.
     by_queue = collections.defaultdict(list)
@@ -140,6 +140,26 @@ def case_copies(recs):
     expect(count(recs, 'ALLOC', 'ALLOCATE', type=5, bytes=4096) == 2, 'SVM allocations')
 
 
+def case_two_platforms(recs):
+    """ocl_platforms: vector add on PoCL and on oclgrind, each traced with its own agent."""
+    agents = {r['id']: r['line'] for r in recs if r['_t'] == 'AGENT'}
+    expect(len(agents) >= 2, 'two platforms: agents %s' % agents)
+    kernels = [r for r in recs if r['_t'] == 'KERNEL']
+    expect(len(kernels) == 2 and all(k['name'] == 'vadd' and k['global'] == '1024,1,1' for k in kernels),
+           'kernel records: %s' % [k['line'] for k in kernels])
+    expect(len({k['agent'] for k in kernels}) == 2 and all(k['agent'] in agents for k in kernels),
+           'kernels on two agents: %s' % [k['line'] for k in kernels])
+    names = sorted(agents[k['agent']] for k in kernels)
+    expect(any('Oclgrind' in n for n in names), 'no kernel on the oclgrind device: %s' % names)
+    expect(count(recs, 'COPY', 'WRITE_BUFFER', bytes=4096) == 4 and count(recs, 'COPY', 'READ_BUFFER', bytes=4096) == 2,
+           'copy records')
+    for k in kernels:
+        expect(count(recs, 'COPY', 'READ_BUFFER', src=k['agent']) == 1, 'read from agent ' + k['agent'])
+    for op, n in (('clEnqueueNDRangeKernel', 2), ('clEnqueueWriteBuffer', 4), ('clCreateCommandQueue', 1),
+                  ('clCreateCommandQueueWithProperties', 1), ('clFinish', 2)):
+        expect(count(recs, 'API', op) == n, f'{op}: {count(recs, "API", op)} API records, expected {n}')
+
+
 def case_errors(recs):
     expect(count(recs, 'API', 'clEnqueueNDRangeKernel') == 3, 'enqueue API records')
     expect(count(recs, 'KERNEL', 'NDRANGE', name='two', status=0) == 2, 'kernel records (failed enqueue has none)')
@@ -184,12 +204,18 @@ def main():
         os.remove(out)
     traced['UPTI_OCL_TEST_OUT'] = out
     try:
-        rc0, out0, err0 = run([a.app], base)
+        rc0, out0, err0 = run([a.app], base, 5 if a.case == 'two_platforms' else 60)
     except subprocess.TimeoutExpired:
         if a.case == 'two_platforms':
-            print('SKIP: the program hangs with the oclgrind ICD even without the layer')
+            # oclgrind 21.10's 2.0+ dispatch slots point back into the loader:
+            # a program that calls one of them on its platform loops forever.
+            print('SKIP: the two-platform program did not finish in 5 s without the layer '
+                  '(oclgrind ICD looping in a 2.0+ entry?)')
             sys.exit(SKIP)
         raise
+    if a.case == 'two_platforms' and b'platforms: 2' not in out0:
+        print('SKIP: the loader did not offer both platforms: ' + out0.decode(errors='replace'))
+        sys.exit(SKIP)
     rc1, out1, err1 = run([a.app], traced)
     expect(rc0 == rc1, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
     expect(out0 == out1, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
@@ -199,17 +225,23 @@ def main():
         print('PASS')
         return
     recs = parse(out)
-    check_common(recs)
-    if a.case in ('ocl_vadd', 'two_platforms'):
+    # oclgrind stamps with CLOCK_REALTIME at microsecond jitter, mapped by measured offset.
+    check_common(recs, 20000 if a.case == 'two_platforms' else 0)
+    if a.case == 'ocl_vadd':
         case_vadd(recs)
     if a.case == 'two_platforms':
-        expect(count(recs, 'AGENT') >= 2, 'two platforms: agents %d' % count(recs, 'AGENT'))
+        case_two_platforms(recs)
     if a.case == 'ocl_threads':
         case_threads(recs)
     if a.case == 'ocl_copies':
         case_copies(recs)
     if a.case == 'ocl_errors':
         case_errors(recs)
+    if a.case == 'extension':
+        expect(b'called' in out1, 'clRetainDeviceEXT / clReleaseDeviceEXT not found: ' + out1.decode())
+        for op in ('clGetExtensionFunctionAddressForPlatform', 'clRetainDeviceEXT', 'clReleaseDeviceEXT'):
+            n = 2 if op == 'clGetExtensionFunctionAddressForPlatform' else 1
+            expect(count(recs, 'API', op) == n, f'{op}: {count(recs, "API", op)} API records, expected {n}')
     if a.case == 'chain':
         expect(count(recs, 'CHAIN', forwarded=1) == 1, 'chained entry not called once')
         expect(count(recs, 'KERNEL') == 1 and count(recs, 'API', 'clEnqueueNDRangeKernel') == 1,

@@ -1,0 +1,110 @@
+#!/bin/sh
+# CI: the whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer
+# (build-asan) and under ThreadSanitizer (build-tsan), built with clang, with
+# zero reports; then the libFuzzer targets (if built) for a bounded time each.
+#
+#   scripts/ci-sanitizers.sh [asan] [tsan] [fuzz]     (default: all three)
+#
+# Environment: UPTI_FUZZ_SECONDS (default 20) per fuzz target,
+#              JOBS (default nproc) for builds and ctest.
+#
+# Every report is written to <build>/sanitizer-reports/ (log_path) as well as
+# failing the test it happened in (halt_on_error=1); the step fails if any
+# report file exists after ctest, so a report in a test that tolerates a
+# non-zero exit still fails CI.
+#
+# Uninstrumented executables (python3 running the test drivers, clinfo, the
+# ICD loader's host processes) that load a sanitized UPTI library need the
+# sanitizer runtime first in the link map: the tests that do that put
+# UPTI_SANITIZER_PRELOAD (the runtime's shared object, exported below) in
+# LD_PRELOAD themselves. PoCL and LLVM inside it are not instrumented:
+# scripts/sanitizer-suppressions/ silences reports inside them, and only them.
+set -eu
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+JOBS=${JOBS:-$(nproc)}
+CC=${CC_SANITIZE:-clang}
+SUPP=$ROOT/scripts/sanitizer-suppressions
+steps=${*:-asan tsan fuzz}
+
+runtime_so() {
+    # The shared sanitizer runtime matching $CC, e.g. libclang_rt.asan-x86_64.so.
+    $CC -print-file-name="libclang_rt.$1-$(uname -m).so"
+}
+
+build() { # dir sanitizer [extra cmake args]
+    dir=$1
+    san=$2
+    shift 2
+    CC=$CC cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUPTI_SANITIZE="$san" "$@" >/dev/null
+    cmake --build "$dir" -j "$JOBS" >"$dir/ci-build.log" 2>&1 || {
+        tail -50 "$dir/ci-build.log"
+        echo "ci-sanitizers: build of $dir failed (log: $dir/ci-build.log)"
+        exit 1
+    }
+}
+
+run_suite() { # dir label
+    dir=$1
+    reports=$ROOT/$dir/sanitizer-reports
+    rm -rf "$reports"
+    mkdir -p "$reports"
+    start=$(date +%s)
+    set +e
+    (cd "$dir" && ctest --output-on-failure -j "$JOBS" --timeout 600)
+    rc=$?
+    set -e
+    # A report, not a note (LSan's "thread was not suspended" in forked children).
+    found=$(grep -l -a -E 'ERROR: |runtime error|WARNING: ThreadSanitizer|SUMMARY: ' -r "$reports" | head -20)
+    if [ -n "$found" ]; then
+        for f in $found; do
+            echo "==== $f"
+            head -60 "$f"
+        done
+        echo "ci-sanitizers: $2: sanitizer reports found"
+        exit 1
+    fi
+    [ $rc -eq 0 ] || {
+        echo "ci-sanitizers: $2: tests failed"
+        exit 1
+    }
+    echo "ci-sanitizers: $2: all tests passed, zero reports ($(($(date +%s) - start)) s)"
+}
+
+for step in $steps; do
+    case $step in
+    asan)
+        build build-asan address,undefined
+        rt=$(runtime_so asan)
+        export UPTI_SANITIZER_PRELOAD="$rt"
+        export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:log_path=$ROOT/build-asan/sanitizer-reports/asan:suppressions=$SUPP/asan.supp"
+        export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$ROOT/build-asan/sanitizer-reports/ubsan:suppressions=$SUPP/ubsan.supp"
+        export LSAN_OPTIONS="suppressions=$SUPP/lsan.supp:print_suppressions=0"
+        # Lighter stress loops; the assertions stay exact.
+        export UPTI_TEST_SCALE=${UPTI_TEST_SCALE_ASAN:-4}
+        run_suite build-asan "address,undefined"
+        unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS UPTI_SANITIZER_PRELOAD UPTI_TEST_SCALE
+        ;;
+    tsan)
+        build build-tsan thread
+        export UPTI_SANITIZER_PRELOAD="$(runtime_so tsan)"
+        # die_after_fork=0: a forked child restarts UPTI's delivery thread
+        # (tests/integration/faults fork cases); TSan would kill it otherwise.
+        export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:die_after_fork=0:log_path=$ROOT/build-tsan/sanitizer-reports/tsan:suppressions=$SUPP/tsan.supp"
+        export UPTI_TEST_SCALE=${UPTI_TEST_SCALE_TSAN:-20}
+        run_suite build-tsan thread
+        unset TSAN_OPTIONS UPTI_SANITIZER_PRELOAD UPTI_TEST_SCALE
+        ;;
+    fuzz)
+        if [ -x scripts/ci-fuzz.sh ]; then
+            scripts/ci-fuzz.sh
+        else
+            echo "ci-sanitizers: no fuzz targets"
+        fi
+        ;;
+    *)
+        echo "usage: $0 [asan] [tsan] [fuzz]" >&2
+        exit 2
+        ;;
+    esac
+done

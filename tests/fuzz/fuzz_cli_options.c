@@ -1,0 +1,50 @@
+/* libFuzzer: the `upti` option parser (stats, export, merge: every option,
+ * -o patterns with placeholders), argv made from the input (NUL-separated).
+ * Runs in an empty directory; arguments naming other places ('/') or the run
+ * subcommand (which would start programs) are dropped. */
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int upti_cli_main(int argc, char **argv);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static int ready;
+    if (!ready) {
+        char dir[64];
+        snprintf(dir, sizeof dir, "/tmp/upti-fuzz-cli-%d", (int)getpid());
+        mkdir(dir, 0700);
+        if (chdir(dir) != 0)
+            abort();
+        freopen("/dev/null", "w", stdout);
+        ready = 1;
+    }
+    if (size < 1)
+        return 0;
+    static const char *const cmds[] = {"stats", "export", "merge", "help"};
+    char *copy = malloc(size + 1);
+    memcpy(copy, data + 1, size - 1);
+    copy[size - 1] = '\0';
+    char *argv[34] = {"upti", (char *)cmds[data[0] % 4]};
+    int argc = 2;
+    for (char *p = copy; p < copy + size - 1 && argc < 33; p += strlen(p) + 1) {
+        if (strchr(p, '/') != NULL || strcmp(p, "run") == 0)
+            continue;
+        argv[argc++] = p;
+    }
+    argv[argc] = NULL;
+    /* glibc keeps getopt's position inside a cluster of short options across
+     * calls; upti parses once per process, so reset it as a new process would
+     * (optind = 0 makes glibc re-initialise everything). */
+    char *dummy[] = {"upti", NULL};
+    optind = 0;
+    getopt(1, dummy, "+:"); /* "+": every subcommand parses in order */
+    upti_cli_main(argc, argv);
+    free(copy);
+    return 0;
+}

@@ -1,0 +1,47 @@
+/* libFuzzer: what `upti stats` and `upti export` do, on any file given as a
+ * trace database: an error message, never a crash. Seed it with a real trace
+ * (scripts/ci-sanitizers.sh makes one with a small page size). */
+#include "output.h"
+
+#include <sqlite3.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char g_dir[64];
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (g_dir[0] == '\0') {
+        snprintf(g_dir, sizeof g_dir, "/tmp/upti-fuzz-reader-%d", (int)getpid());
+        mkdir(g_dir, 0700);
+    }
+    char path[128], out[128];
+    snprintf(path, sizeof path, "%s/in.db", g_dir);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL)
+        return 0;
+    fwrite(data, 1, size, f);
+    fclose(f);
+    char err[512];
+    sqlite3 *db = uo_open(path, 0, err, sizeof err);
+    if (db == NULL)
+        return 0;
+    FILE *null = fopen("/dev/null", "w");
+    uo_summary(db, null, 0, err, sizeof err);
+    uo_summary(db, null, 1, err, sizeof err);
+    fclose(null);
+    snprintf(out, sizeof out, "%s/out.json", g_dir);
+    uo_export_json(db, out, err, sizeof err);
+    snprintf(out, sizeof out, "%s/out.pftrace", g_dir);
+    uo_export_pftrace(db, out, err, sizeof err);
+    snprintf(out, sizeof out, "%s/out", g_dir);
+    int files = 0;
+    uo_export_csv(db, out, 1, &files, err, sizeof err);
+    sqlite3_close(db);
+    return 0;
+}

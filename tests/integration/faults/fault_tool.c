@@ -1,0 +1,82 @@
+/* A tool library that misbehaves in one way chosen at compile time:
+ *   FAULT_NULL         upti_configure returns NULL (the tool declines)
+ *   FAULT_INIT_FAIL    initialize returns 1
+ *   FAULT_NO_CONFIGURE exports no upti_configure
+ *   FAULT_UPTX_IN_INIT initialize calls uptx (the runtime being registered)
+ *   FAULT_OCL_IN_INIT  initialize calls clGetPlatformIDs (under the OpenCL layer)
+ * With none: a well-behaved tool that counts marker ENTER callbacks. Every
+ * tool prints "tool: ..." lines on stdout. */
+#include <upti/upti.h>
+#include <uptx/uptx.h>
+
+#include <stdatomic.h>
+#include <stdio.h>
+#ifdef FAULT_OCL_IN_INIT
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#endif
+
+static _Atomic unsigned long g_enters;
+static upti_context_id_t g_ctx;
+
+static void on_marker(upti_callback_tracing_record_t record, upti_user_data_t *user_data,
+                      void *data)
+{
+    (void)user_data;
+    (void)data;
+    if (record.phase == UPTI_CALLBACK_PHASE_ENTER)
+        atomic_fetch_add(&g_enters, 1);
+}
+
+static int initialize(upti_client_finalize_t finalize, void *data)
+{
+    (void)finalize;
+    (void)data;
+    upti_create_context(&g_ctx);
+    upti_configure_callback_tracing_service(g_ctx, UPTI_TRACING_KIND_MARKER_API, NULL, 0,
+                                            on_marker, NULL);
+    upti_start_context(g_ctx);
+#ifdef FAULT_UPTX_IN_INIT
+    uptx_range_push("from initialize");
+    uptx_range_pop();
+#endif
+#ifdef FAULT_OCL_IN_INIT
+    cl_uint n = 0;
+    cl_int rc = clGetPlatformIDs(0, NULL, &n);
+    printf("tool: clGetPlatformIDs in initialize returned %d\n", (int)rc);
+#endif
+#ifdef FAULT_INIT_FAIL
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+static void finalize(void *data)
+{
+    (void)data;
+    printf("tool: finalize enters=%lu\n", atomic_load(&g_enters));
+    fflush(stdout);
+}
+
+#ifndef FAULT_NO_CONFIGURE
+__attribute__((visibility("default"))) upti_tool_configure_result_t *
+upti_configure(uint32_t version, const char *runtime_version, uint32_t priority,
+               upti_client_id_t *client_id)
+{
+    (void)version;
+    (void)runtime_version;
+    (void)priority;
+    static upti_tool_configure_result_t result = {sizeof result, initialize, finalize, NULL};
+    client_id->name = "fault-tool";
+#ifdef FAULT_NULL
+    return NULL;
+#else
+    return &result;
+#endif
+}
+#else
+__attribute__((visibility("default"))) int fault_tool_not_a_configure(void) { return 0; }
+void *fault_tool_keep = (void *)initialize;
+void *fault_tool_keep2 = (void *)finalize;
+#endif
