@@ -48,7 +48,7 @@ IMPL = {
     'clReleaseKernel', 'clCreateProgramWithBinary', 'clBuildProgram', 'clLinkProgram',
     'clReleaseProgram', 'clCreateBuffer', 'clCreateBufferWithProperties', 'clCreateSubBuffer',
     'clCreateImage', 'clCreateImage2D', 'clCreateImage3D', 'clCreateImageWithProperties',
-    'clCreatePipe', 'clReleaseMemObject', 'clSVMAlloc', 'clSVMFree',
+    'clCreatePipe', 'clRetainMemObject', 'clReleaseMemObject', 'clSVMAlloc', 'clSVMFree',
     'clGetExtensionFunctionAddress', 'clGetExtensionFunctionAddressForPlatform',
 }
 

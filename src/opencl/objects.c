@@ -6,6 +6,7 @@
  * Each is called by the generated wrapper in place of uocl_next.<entry>,
  * whether or not the API call itself is traced.
  */
+#include "memrefs.h"
 #include "opencl_impl.h"
 
 #include <upti/names.h>
@@ -393,6 +394,7 @@ static cl_mem mem_created(cl_mem mem)
 {
     if (mem == NULL || upti_runtime_plan(uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_ALLOCATE) == NULL)
         return mem;
+    uocl_memref_created(mem);
     size_t size = 0;
     cl_mem_flags flags = 0;
     cl_context context = NULL;
@@ -467,11 +469,22 @@ cl_mem uocl_impl_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pi
                                               errcode_ret));
 }
 
+cl_int uocl_impl_clRetainMemObject(cl_mem memobj)
+{
+    cl_int r = uocl_next.clRetainMemObject(memobj);
+    if (r == CL_SUCCESS)
+        uocl_memref_retained(memobj);
+    return r;
+}
+
 cl_int uocl_impl_clReleaseMemObject(cl_mem memobj)
 {
+    /* The application's count, not the runtime's (see memrefs.c). */
+    int last = uocl_memref_released(memobj);
     if (upti_runtime_plan(uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_FREE) == NULL)
         return uocl_next.clReleaseMemObject(memobj);
-    int last = LAST_REFERENCE(clGetMemObjectInfo, memobj, CL_MEM_REFERENCE_COUNT);
+    if (last < 0) /* created before tracing: the runtime's count is all there is */
+        last = LAST_REFERENCE(clGetMemObjectInfo, memobj, CL_MEM_REFERENCE_COUNT);
     size_t size = 0;
     cl_mem_flags flags = 0;
     cl_context context = NULL;

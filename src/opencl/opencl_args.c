@@ -87,15 +87,25 @@ static void put_scalar(char *out, size_t cap, const void *p, unsigned size, unsi
     }
 }
 
-static void put_text(char *out, size_t cap, const char *s)
+/* Appends at most MAX_TEXT bytes of s; len: its length when known (not NUL-terminated), else SIZE_MAX. */
+static void put_text_n(char *out, size_t cap, const char *s, size_t len)
 {
     size_t n = strlen(out);
+    size_t have = len != SIZE_MAX ? len : strnlen(s, MAX_TEXT + 1);
     if (n < cap)
-        snprintf(out + n, cap - n, "%.*s%s", MAX_TEXT, s, strlen(s) > MAX_TEXT ? "..." : "");
+        snprintf(out + n, cap - n, "%.*s%s", (int)(have > MAX_TEXT ? MAX_TEXT : have), s,
+                 have > MAX_TEXT ? "..." : "");
+}
+
+static void put_text(char *out, size_t cap, const char *s)
+{
+    put_text_n(out, cap, s, SIZE_MAX);
 }
 
 /* Prints one argument; returns the number of dereferences applied. */
-static int format_arg(const uocl_arg_desc_t *a, const char *args, int deref, char *out, size_t cap)
+/* lengths: clCreateProgramWithSource's lengths array for its strings (NULL: NUL-terminated). */
+static int format_arg(const uocl_arg_desc_t *a, const char *args, int deref, const size_t *lengths,
+                      char *out, size_t cap)
 {
     const void *addr = args + a->offset;
     out[0] = '\0';
@@ -121,7 +131,8 @@ static int format_arg(const uocl_arg_desc_t *a, const char *args, int deref, cha
             const char *s = ((const char *const *)ptr)[i];
             if (i > 0)
                 strncat(out, ", ", cap - strlen(out) - 1);
-            put_text(out, cap, s != NULL ? s : "(null)");
+            size_t len = lengths != NULL && lengths[i] != 0 ? lengths[i] : SIZE_MAX;
+            put_text_n(out, cap, s != NULL ? s : "(null)", s != NULL ? len : SIZE_MAX);
         }
         strncat(out, count > MAX_ELEMS ? ", ...]" : "]", cap - strlen(out) - 1);
         return 1;
@@ -167,7 +178,12 @@ upti_status_t uocl_iterate_args(const upti_callback_tracing_record_t *record,
         int deref = max_dereference_count;
         if (a->output && record->phase == UPTI_CALLBACK_PHASE_ENTER)
             deref = 0;
-        int applied = format_arg(a, args, deref, value, sizeof value);
+        /* A string array followed by its lengths (clCreateProgramWithSource): strings
+         * with a length need not be NUL-terminated, so never read past it. */
+        const size_t *lengths = NULL;
+        if (a->format == UOCL_F_STRARR && i + 1 < f->count && strcmp(f->args[i + 1].name, "lengths") == 0)
+            lengths = *(const size_t *const *)(args + f->args[i + 1].offset);
+        int applied = format_arg(a, args, deref, lengths, value, sizeof value);
         if (callback(record->kind, record->operation, i, args + a->offset, a->indirection, a->type, a->name,
                      value, applied, data) != 0)
             break;

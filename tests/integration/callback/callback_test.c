@@ -9,6 +9,7 @@
 #include <upti/opencl.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,7 @@ static void on_a(upti_callback_domain_t domain, uint32_t api_group, uint32_t api
     (void)api_group;
     (void)backend_context;
     event_t e;
+    int mismatch = 0;
     memset(&e, 0, sizeof e);
     e.domain = domain;
     e.api_id = api_id;
@@ -85,32 +87,40 @@ static void on_a(upti_callback_domain_t domain, uint32_t api_group, uint32_t api
             *instance = (void *)(uintptr_t)(d->correlation_id * 8 + domain);
         else if (instance != NULL && d->phase == UPTI_CB_PHASE_API_EXIT &&
                  *instance != (void *)(uintptr_t)(d->correlation_id * 8 + domain))
-            g_instance_mismatch++;
+            mismatch = 1;
     }
+    /* Callbacks arrive from the API threads and UPTI's threads at once. */
     pthread_mutex_lock(&g_lock);
+    g_instance_mismatch += mismatch;
     if (g_num_events < MAX_EVENTS)
         g_events[g_num_events++] = e;
-    pthread_mutex_unlock(&g_lock);
     (*(int *)user_data)++;
+    pthread_mutex_unlock(&g_lock);
 }
 
 /* ---- subscriber B: refusals inside a callback ---- */
 
 static upti_callback_subscriber_t g_sub_b;
 static upti_status_t g_inside_flush = UPTI_STATUS_SUCCESS, g_inside_enable = UPTI_STATUS_SUCCESS;
-static int g_b_calls;
+static _Atomic int g_b_calls;
 
 static void on_b(upti_callback_domain_t domain, uint32_t api_group, uint32_t api_id, void *backend_context,
                  const void *cb_data, void *user_data, void **instance)
 {
     (void)domain, (void)api_group, (void)api_id, (void)backend_context, (void)cb_data, (void)user_data;
     (void)instance;
-    if (g_b_calls++ == 0) {
+    pthread_mutex_lock(&g_lock);
+    int first = g_b_calls++ == 0;
+    pthread_mutex_unlock(&g_lock);
+    if (first) {
         g_inside_flush = upti_flush_buffer((upti_buffer_id_t){1});
         g_inside_enable = upti_callback_enable_domain(g_sub_b, UPTI_CB_DOMAIN_INTERNAL_EVENT, 1, 1);
         /* Name helpers are allowed. */
-        if (upti_callback_domain_name(domain) == NULL || upti_callback_phase_name(UPTI_CB_PHASE_API_EXIT) == NULL)
+        if (upti_callback_domain_name(domain) == NULL || upti_callback_phase_name(UPTI_CB_PHASE_API_EXIT) == NULL) {
+            pthread_mutex_lock(&g_lock);
             g_b_calls = -1000;
+            pthread_mutex_unlock(&g_lock);
+        }
     }
 }
 
@@ -120,7 +130,7 @@ static upti_buffer_id_t g_api_buffer, g_device_buffer;
 static uint64_t g_record_corr[4096];
 static int g_num_records;
 static uint64_t g_drops_seen_by_buffer;
-static volatile int g_slow_consumer;
+static _Atomic int g_slow_consumer;
 static upti_callback_subscriber_t g_sub_a;
 static int g_a_calls;
 
@@ -301,7 +311,9 @@ int main(void)
 
     /* Unsubscribe B: its handle is dead; it sees nothing more. */
     EXPECT(upti_callback_unsubscribe(g_sub_b) == UPTI_STATUS_SUCCESS, "unsubscribe B");
+    pthread_mutex_lock(&g_lock);
     int b_before = g_b_calls;
+    pthread_mutex_unlock(&g_lock);
     EXPECT(upti_callback_enable_domain(g_sub_b, UPTI_CB_DOMAIN_DRIVER_API, 1, 1) != UPTI_STATUS_SUCCESS,
            "old handle accepted");
     EXPECT(upti_callback_unsubscribe(g_sub_b) != UPTI_STATUS_SUCCESS, "unsubscribed twice");

@@ -1,0 +1,121 @@
+/* The application's own references to memory objects.
+ *
+ * CL_MEM_REFERENCE_COUNT cannot tell when the application lets go of a
+ * buffer: PoCL holds references of its own while commands using it are
+ * pending. So the layer counts what the application does — 1 at creation,
+ * +1 per clRetainMemObject, -1 per clReleaseMemObject — and reports FREE
+ * when that count reaches 0. Objects created before tracing are unknown.
+ */
+#include "memrefs.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+struct slot {
+    cl_mem mem; /* NULL: empty */
+    uint32_t refs;
+};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct slot *g_slots;
+static size_t g_capacity, g_count; /* capacity: a power of two */
+
+static size_t hash(cl_mem mem)
+{
+    uint64_t h = (uint64_t)(uintptr_t)mem * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 17);
+}
+
+static struct slot *find(cl_mem mem)
+{
+    if (g_capacity == 0)
+        return NULL;
+    for (size_t i = hash(mem) & (g_capacity - 1);; i = (i + 1) & (g_capacity - 1)) {
+        if (g_slots[i].mem == mem)
+            return &g_slots[i];
+        if (g_slots[i].mem == NULL)
+            return NULL;
+    }
+}
+
+static void insert(cl_mem mem, uint32_t refs)
+{
+    size_t i = hash(mem) & (g_capacity - 1);
+    while (g_slots[i].mem != NULL)
+        i = (i + 1) & (g_capacity - 1);
+    g_slots[i] = (struct slot){mem, refs};
+    g_count++;
+}
+
+static int grow(void)
+{
+    size_t old_capacity = g_capacity;
+    struct slot *old = g_slots;
+    size_t capacity = old_capacity ? old_capacity * 2 : 256;
+    struct slot *slots = calloc(capacity, sizeof *slots);
+    if (slots == NULL)
+        return -1;
+    g_slots = slots;
+    g_capacity = capacity;
+    g_count = 0;
+    for (size_t i = 0; i < old_capacity; i++)
+        if (old[i].mem != NULL)
+            insert(old[i].mem, old[i].refs);
+    free(old);
+    return 0;
+}
+
+/* Removes a slot, moving later members of its probe run back (no tombstones). */
+static void erase(struct slot *s)
+{
+    size_t mask = g_capacity - 1;
+    size_t hole = (size_t)(s - g_slots);
+    g_slots[hole].mem = NULL;
+    g_count--;
+    for (size_t i = (hole + 1) & mask; g_slots[i].mem != NULL; i = (i + 1) & mask) {
+        size_t home = hash(g_slots[i].mem) & mask;
+        /* Move it if its home is not within (hole, i]. */
+        if ((i > hole && (home <= hole || home > i)) || (i < hole && home <= hole && home > i)) {
+            g_slots[hole] = g_slots[i];
+            g_slots[i].mem = NULL;
+            hole = i;
+        }
+    }
+}
+
+void uocl_memref_created(cl_mem mem)
+{
+    if (mem == NULL)
+        return;
+    pthread_mutex_lock(&g_lock);
+    struct slot *s = find(mem);
+    if (s != NULL)
+        s->refs = 1; /* an address reused after a FREE we missed */
+    else if ((g_count + 1) * 2 <= g_capacity || grow() == 0)
+        insert(mem, 1);
+    pthread_mutex_unlock(&g_lock);
+}
+
+void uocl_memref_retained(cl_mem mem)
+{
+    pthread_mutex_lock(&g_lock);
+    struct slot *s = find(mem);
+    if (s != NULL)
+        s->refs++;
+    pthread_mutex_unlock(&g_lock);
+}
+
+int uocl_memref_released(cl_mem mem)
+{
+    pthread_mutex_lock(&g_lock);
+    int last = -1;
+    struct slot *s = find(mem);
+    if (s != NULL) {
+        last = --s->refs == 0;
+        if (last)
+            erase(s);
+    }
+    pthread_mutex_unlock(&g_lock);
+    return last;
+}
