@@ -44,7 +44,9 @@ for t in $targets; do
     start=$(date +%s)
     # -close_fd_mask=3: the targets' own messages (upti: ...) stay out of the log;
     # libFuzzer's crash report and the sanitizers' still come through.
-    if (cd "$out" && "$ROOT/$B/bin/$t" -max_total_time="$SECONDS_EACH" -timeout=10 \
+    # A fixed seed (UPTI_FUZZ_SEED, default 1): a CI run replays the same inputs,
+    # so a failure is reproducible and a landing never fails by the luck of the draw.
+    if (cd "$out" && "$ROOT/$B/bin/$t" -seed="${UPTI_FUZZ_SEED:-1}" -max_total_time="$SECONDS_EACH" -timeout=10 \
             -rss_limit_mb=2048 -close_fd_mask=1 -artifact_prefix="$out/$t-" "$corpus" \
             >"$out/$t.log" 2>&1); then
         echo "ci-fuzz: $t: $(grep -a -o 'Done [0-9]* runs' "$out/$t.log" | tail -1) in $(($(date +%s) - start)) s, no crash"

@@ -516,8 +516,10 @@ static int load_strings(sqlite3 *db, tl_sink *s, char *err, size_t errlen)
     while (sqlite3_step(st) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
         const char *t = (const char *)sqlite3_column_text(st, 1);
-        if (id > 0 && id <= max && t)
+        if (id > 0 && id <= max && t) {
+            free(s->strings[id]); /* a corrupt file may repeat an id */
             s->strings[id] = strdup(t);
+        }
     }
     sqlite3_finalize(st);
     return 0;
