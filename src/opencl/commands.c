@@ -169,11 +169,14 @@ static uint64_t realtime_ns(void)
 static void drain_done(void);
 static unsigned reap(cl_command_queue q, int force, unsigned budget);
 
+static _Atomic int g_stop;         /* the process is exiting: the thread ends */
+static _Atomic int g_thread_ended;
+
 static void *completion_thread(void *arg)
 {
     (void)arg;
     uocl_sub_thread_started(); /* INTERNAL_THREADS subscribers (subscriber_hooks.c) */
-    for (;;) {
+    while (!atomic_load(&g_stop)) {
         if (!g_use_callbacks)
             reap(NULL, 0, 64);
         struct timespec until;
@@ -190,7 +193,33 @@ static void *completion_thread(void *arg)
         if (atomic_load(&g_done) != NULL)
             drain_done();
     }
+    uocl_sub_thread_ended();
+    pthread_mutex_lock(&g_wake_lock);
+    atomic_store(&g_thread_ended, 1);
+    pthread_cond_broadcast(&g_wake);
+    pthread_mutex_unlock(&g_wake_lock);
     return NULL;
+}
+
+void uocl_commands_stop_thread(void)
+{
+    if (!atomic_load(&g_started))
+        return;
+    /* Bounded: a thread stuck inside the runtime must not hold up the exit. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 200 * 1000 * 1000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&g_wake_lock);
+    atomic_store(&g_stop, 1);
+    pthread_cond_broadcast(&g_wake);
+    while (!atomic_load(&g_thread_ended) &&
+           pthread_cond_timedwait(&g_wake, &g_wake_lock, &until) == 0)
+        ;
+    pthread_mutex_unlock(&g_wake_lock);
 }
 
 static void init_once(void)

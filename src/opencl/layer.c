@@ -126,8 +126,10 @@ static _Atomic int g_drained;
 
 static void drain_once(void)
 {
-    if (atomic_exchange(&g_drained, 1) == 0)
+    if (atomic_exchange(&g_drained, 1) == 0) {
         uocl_commands_drain_all();
+        uocl_commands_stop_thread();
+    }
 }
 
 /* The Khronos loader calls this at its own teardown; ocl-icd never does. */

@@ -95,6 +95,8 @@ void uocl_commands_sync(cl_command_queue q);
 cl_uint uocl_commands_event_holds(cl_event event);
 /* Waits (bounded) for every pending command and emits all records: at exit. */
 void uocl_commands_drain_all(void);
+/** Stops the completion thread (at exit, after the final drain); waits at most 200 ms. */
+void uocl_commands_stop_thread(void);
 
 /* --- extension functions (layer.c) --- */
 /* What clGetExtensionFunctionAddress* hands the program for name, given what

@@ -601,3 +601,9 @@ void uocl_sub_thread_started(void)
     upti_runtime_subscriber_internal(UPTI_CB_DOMAIN_INTERNAL_THREADS, UPTI_CB_PHASE_INTERNAL_THREAD_START,
                                      UPTI_INTERNAL_THREAD_COMPLETION, "upti-opencl completion", 0);
 }
+
+void uocl_sub_thread_ended(void)
+{
+    upti_runtime_subscriber_internal(UPTI_CB_DOMAIN_INTERNAL_THREADS, UPTI_CB_PHASE_INTERNAL_THREAD_END,
+                                     UPTI_INTERNAL_THREAD_COMPLETION, "upti-opencl completion", 0);
+}

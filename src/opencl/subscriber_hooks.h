@@ -32,8 +32,10 @@ extern int uocl_sub_want_events;
 /** Called by an enqueue wrapper with the command's event before UPTI's tracking takes it. */
 void uocl_sub_enqueued(cl_event event);
 
-/** The completion thread started (INTERNAL_THREADS). It runs until the process ends. */
+/** The completion thread started (INTERNAL_THREADS); it ends at exit, after the final drain. */
 void uocl_sub_thread_started(void);
+/** The completion thread ends (at exit). */
+void uocl_sub_thread_ended(void);
 
 /** Registers the layer as UPTI's subscriber provider (at registration). */
 void uocl_sub_init(void);
