@@ -239,6 +239,7 @@ static void check_operations(int expected_ops)
 
 static void at_exit_check(void)
 {
+    pthread_mutex_lock(&g_lock);
     /* UPTI finalized before this ran: its buffer thread has ended. */
     int end = 0;
     for (int i = 0; i < g_num_events; i++)
@@ -259,6 +260,7 @@ static void at_exit_check(void)
         starts += g_events[i].domain == UPTI_CB_DOMAIN_INTERNAL_THREADS &&
                   g_events[i].phase == UPTI_CB_PHASE_INTERNAL_THREAD_START;
     EXPECT(starts == 2, "internal thread starts %d (buffer delivery, completion)", starts);
+    pthread_mutex_unlock(&g_lock);
     printf(g_failures == 0 ? "callback test: PASS\n" : "callback test: FAIL (%d)\n", g_failures);
     fflush(stdout);
     _exit(g_failures == 0 ? 0 : 1);
@@ -357,8 +359,14 @@ int main(void)
     CHECK(clReleaseProgram(prog));
 
     /* Completions are asynchronous: wait for the six. */
-    for (int i = 0; i < 2000 && count(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED, UPTI_CB_PHASE_API_EXIT, 0) < 6; i++)
+    for (int i = 0; i < 2000; i++) {
+        pthread_mutex_lock(&g_lock); /* callbacks still arrive from UPTI's threads */
+        int completed = count(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED, UPTI_CB_PHASE_API_EXIT, 0);
+        pthread_mutex_unlock(&g_lock);
+        if (completed >= 6)
+            break;
         usleep(1000);
+    }
     EXPECT(upti_flush_buffer(g_device_buffer) == UPTI_STATUS_SUCCESS, "flush");
     EXPECT(upti_flush_buffer(g_api_buffer) == UPTI_STATUS_SUCCESS, "flush");
 
