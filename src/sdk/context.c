@@ -6,6 +6,9 @@
 
 struct service {
     uint8_t *operations; /* operations[op] != 0: wanted; NULL: not configured */
+    upti_callback_tracing_cb_t callback; /* callback services */
+    void *callback_data;
+    struct upti_buffer *buffer;          /* buffer services */
 };
 
 struct context {
@@ -13,10 +16,7 @@ struct context {
     _Atomic bool active;
     int tool;
     struct service callback[UPTI_TRACING_KIND_LAST];
-    upti_callback_tracing_cb_t callback_fn[UPTI_TRACING_KIND_LAST];
-    void *callback_data[UPTI_TRACING_KIND_LAST];
     struct service buffered[UPTI_TRACING_KIND_LAST];
-    struct upti_buffer *buffer[UPTI_TRACING_KIND_LAST];
 };
 
 /* A plan built for one set of contexts; kept forever so wrappers never see freed memory. */
@@ -87,10 +87,10 @@ static const upti_operation_plan_t *plan_for(upti_tracing_kind_t kind, uint32_t 
             continue;
         struct context *ctx = &g_contexts[i];
         if (ctx->callback[kind].operations != NULL && ctx->callback[kind].operations[op])
-            cbs[c->plan.num_callbacks++] = (upti_plan_callback_t){i, ctx->callback_fn[kind],
-                                                                  ctx->callback_data[kind]};
+            cbs[c->plan.num_callbacks++] = (upti_plan_callback_t){i, ctx->callback[kind].callback,
+                                                                  ctx->callback[kind].callback_data};
         if (ctx->buffered[kind].operations != NULL && ctx->buffered[kind].operations[op])
-            bufs[c->plan.num_buffers++] = (upti_plan_buffer_t){i, ctx->buffer[kind]};
+            bufs[c->plan.num_buffers++] = (upti_plan_buffer_t){i, ctx->buffered[kind].buffer};
     }
     c->mask = mask;
     c->plan.callbacks = cbs;
@@ -220,6 +220,28 @@ static upti_status_t make_filter(upti_tracing_kind_t kind, const uint32_t *opera
     return UPTI_STATUS_SUCCESS;
 }
 
+/* Installs a callback or buffer service (target filled in by the caller) with its
+ * operation filter; once per (context, kind). */
+static upti_status_t install_service(struct context *ctx, struct service *services,
+                                     upti_tracing_kind_t kind, const uint32_t *operations,
+                                     size_t count, struct service target)
+{
+    upti_status_t st = make_filter(kind, operations, count, &target.operations);
+    if (st != UPTI_STATUS_SUCCESS)
+        return st;
+    pthread_mutex_lock(&g_lock);
+    if (services[kind].operations != NULL) {
+        st = UPTI_STATUS_ERROR_SERVICE_ALREADY_CONFIGURED;
+        free(target.operations);
+    } else {
+        services[kind] = target;
+        if (atomic_load(&ctx->active))
+            rebuild_plans();
+    }
+    pthread_mutex_unlock(&g_lock);
+    return st;
+}
+
 UPTI_API upti_status_t upti_configure_callback_tracing_service(upti_context_id_t context_id,
                                                                upti_tracing_kind_t kind,
                                                                const uint32_t *operations,
@@ -235,23 +257,8 @@ UPTI_API upti_status_t upti_configure_callback_tracing_service(upti_context_id_t
         return UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
     if (callback == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
-    uint8_t *filter;
-    upti_status_t st = make_filter(kind, operations, count, &filter);
-    if (st != UPTI_STATUS_SUCCESS)
-        return st;
-    pthread_mutex_lock(&g_lock);
-    if (ctx->callback[kind].operations != NULL) {
-        st = UPTI_STATUS_ERROR_SERVICE_ALREADY_CONFIGURED;
-        free(filter);
-    } else {
-        ctx->callback_fn[kind] = callback;
-        ctx->callback_data[kind] = callback_data;
-        ctx->callback[kind].operations = filter;
-        if (atomic_load(&ctx->active))
-            rebuild_plans();
-    }
-    pthread_mutex_unlock(&g_lock);
-    return st;
+    return install_service(ctx, ctx->callback, kind, operations, count,
+                           (struct service){.callback = callback, .callback_data = callback_data});
 }
 
 UPTI_API upti_status_t upti_configure_buffer_tracing_service(upti_context_id_t context_id,
@@ -269,22 +276,8 @@ UPTI_API upti_status_t upti_configure_buffer_tracing_service(upti_context_id_t c
     struct upti_buffer *buffer = upti_buffer_lookup(buffer_id);
     if (buffer == NULL)
         return UPTI_STATUS_ERROR_BUFFER_NOT_FOUND;
-    uint8_t *filter;
-    upti_status_t st = make_filter(kind, operations, count, &filter);
-    if (st != UPTI_STATUS_SUCCESS)
-        return st;
-    pthread_mutex_lock(&g_lock);
-    if (ctx->buffered[kind].operations != NULL) {
-        st = UPTI_STATUS_ERROR_SERVICE_ALREADY_CONFIGURED;
-        free(filter);
-    } else {
-        ctx->buffer[kind] = buffer;
-        ctx->buffered[kind].operations = filter;
-        if (atomic_load(&ctx->active))
-            rebuild_plans();
-    }
-    pthread_mutex_unlock(&g_lock);
-    return st;
+    return install_service(ctx, ctx->buffered, kind, operations, count,
+                           (struct service){.buffer = buffer});
 }
 
 void upti_stop_all_contexts(void)
@@ -353,9 +346,7 @@ upti_status_t upti_subscriber_context_service(upti_tracing_kind_t kind, const ui
         struct context *ctx = &g_contexts[g_subscriber_context];
         /* Filters are read only under g_lock: the old one can go. */
         uint8_t *old = ctx->callback[kind].operations;
-        ctx->callback_fn[kind] = callback;
-        ctx->callback_data[kind] = data;
-        ctx->callback[kind].operations = copy;
+        ctx->callback[kind] = (struct service){copy, callback, data, NULL};
         copy = old;
         bool any = false;
         for (int k = 1; k < UPTI_TRACING_KIND_LAST; k++)
