@@ -424,11 +424,7 @@ static void emit(uocl_cmd_t *c)
     if (c->kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
         upti_buffer_tracing_kernel_dispatch_record_t r;
         memset(&r, 0, sizeof r);
-        r.size = sizeof r;
-        r.kind = c->kind;
-        r.operation = c->op;
-        r.correlation_id.internal = c->corr.internal;
-        r.thread_id = c->corr.thread_id;
+        r.size = sizeof r; /* the prefix's other fields are filled by upti_runtime_emit */
         r.agent_id = agent;
         r.queue_id = (uint64_t)(uintptr_t)c->queue;
         r.runtime_context = (uint64_t)(uintptr_t)c->qi.context;
@@ -449,11 +445,7 @@ static void emit(uocl_cmd_t *c)
     } else {
         upti_buffer_tracing_memory_copy_record_t r;
         memset(&r, 0, sizeof r);
-        r.size = sizeof r;
-        r.kind = c->kind;
-        r.operation = c->op;
-        r.correlation_id.internal = c->corr.internal;
-        r.thread_id = c->corr.thread_id;
+        r.size = sizeof r; /* the prefix's other fields are filled by upti_runtime_emit */
         r.agent_id = agent;
         r.queue_id = (uint64_t)(uintptr_t)c->queue;
         r.runtime_context = (uint64_t)(uintptr_t)c->qi.context;

@@ -189,9 +189,7 @@ static void emit_code_object(uint32_t op, upti_callback_phase_t phase, cl_contex
 {
     upti_buffer_tracing_code_object_record_t r;
     memset(&r, 0, sizeof r);
-    r.size = sizeof r;
-    r.kind = UPTI_TRACING_KIND_CODE_OBJECT;
-    r.operation = op;
+    r.size = sizeof r; /* the prefix's other fields are filled by upti_runtime_emit */
     r.timestamp = now();
     r.phase = phase;
     r.runtime_context = (uint64_t)(uintptr_t)context;
@@ -358,9 +356,7 @@ static void emit_allocation(uint32_t op, cl_context context, upti_memory_allocat
 {
     upti_buffer_tracing_memory_allocation_record_t r;
     memset(&r, 0, sizeof r);
-    r.size = sizeof r;
-    r.kind = UPTI_TRACING_KIND_MEMORY_ALLOCATION;
-    r.operation = op;
+    r.size = sizeof r; /* the prefix's other fields are filled by upti_runtime_emit */
     r.timestamp = now();
     r.agent_id = context_agent(context);
     r.runtime_context = (uint64_t)(uintptr_t)context;
