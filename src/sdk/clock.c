@@ -145,20 +145,15 @@ uint64_t upti_now_slow(void)
     if (!atomic_load_explicit(&upti_tsc.enabled, memory_order_acquire))
         return raw_ns();
     for (;;) {
-        uint32_t seq = atomic_load_explicit(&upti_tsc.seq, memory_order_acquire);
-        uint64_t base_tsc = atomic_load_explicit(&upti_tsc.base_tsc, memory_order_relaxed);
-        uint64_t base_ns = atomic_load_explicit(&upti_tsc.base_ns, memory_order_relaxed);
-        uint64_t mult = atomic_load_explicit(&upti_tsc.mult, memory_order_relaxed);
-        uint64_t next = atomic_load_explicit(&upti_tsc.next_refresh_tsc, memory_order_relaxed);
-        atomic_thread_fence(memory_order_acquire);
-        if ((seq & 1) != 0 || atomic_load_explicit(&upti_tsc.seq, memory_order_relaxed) != seq)
+        struct upti_tsc_snapshot p;
+        if (!upti_tsc_read(&p))
             continue;
         uint64_t tsc = read_tsc();
-        if (tsc >= next) {
-            refresh(base_tsc, base_ns, mult);
+        if (tsc >= p.next_refresh_tsc) {
+            refresh(p.base_tsc, p.base_ns, p.mult);
             continue;
         }
-        return convert(tsc, base_tsc, base_ns, mult);
+        return convert(tsc, p.base_tsc, p.base_ns, p.mult);
     }
 }
 #else

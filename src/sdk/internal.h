@@ -32,22 +32,34 @@ struct upti_tsc_params {
 extern struct upti_tsc_params upti_tsc;
 uint64_t upti_now_slow(void);
 
+/** A consistent copy of the conversion parameters. */
+struct upti_tsc_snapshot {
+    uint64_t base_tsc, base_ns, mult, next_refresh_tsc;
+};
+
+/** Copies the parameters; false if clock.c was publishing new ones meanwhile. */
+static inline bool upti_tsc_read(struct upti_tsc_snapshot *p)
+{
+    uint32_t seq = atomic_load_explicit(&upti_tsc.seq, memory_order_acquire);
+    p->base_tsc = atomic_load_explicit(&upti_tsc.base_tsc, memory_order_relaxed);
+    p->base_ns = atomic_load_explicit(&upti_tsc.base_ns, memory_order_relaxed);
+    p->mult = atomic_load_explicit(&upti_tsc.mult, memory_order_relaxed);
+    p->next_refresh_tsc = atomic_load_explicit(&upti_tsc.next_refresh_tsc, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    return (seq & 1) == 0 && atomic_load_explicit(&upti_tsc.seq, memory_order_relaxed) == seq;
+}
+
 /** Now on UPTI's clock (CLOCK_MONOTONIC_RAW, ns), through the TSC where possible. */
 static inline uint64_t upti_now(void)
 {
 #if defined(__x86_64__)
-    uint32_t seq = atomic_load_explicit(&upti_tsc.seq, memory_order_acquire);
-    uint64_t base_tsc = atomic_load_explicit(&upti_tsc.base_tsc, memory_order_relaxed);
-    uint64_t base_ns = atomic_load_explicit(&upti_tsc.base_ns, memory_order_relaxed);
-    uint64_t mult = atomic_load_explicit(&upti_tsc.mult, memory_order_relaxed);
-    uint64_t next = atomic_load_explicit(&upti_tsc.next_refresh_tsc, memory_order_relaxed);
-    atomic_thread_fence(memory_order_acquire);
+    struct upti_tsc_snapshot p;
+    bool consistent = upti_tsc_read(&p);
     uint64_t tsc = __builtin_ia32_rdtsc();
     /* Not calibrated (next == 0), being rewritten, or due for a refresh: slow path. */
-    if (upti_unlikely(tsc >= next || (int64_t)(tsc - base_tsc) < 0 || (seq & 1) != 0 ||
-                      atomic_load_explicit(&upti_tsc.seq, memory_order_relaxed) != seq))
+    if (upti_unlikely(!consistent || tsc >= p.next_refresh_tsc || (int64_t)(tsc - p.base_tsc) < 0))
         return upti_now_slow();
-    return base_ns + (uint64_t)(((unsigned __int128)(tsc - base_tsc) * mult) >> 32);
+    return p.base_ns + (uint64_t)(((unsigned __int128)(tsc - p.base_tsc) * p.mult) >> 32);
 #else
     return upti_now_slow();
 #endif
