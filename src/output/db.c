@@ -200,18 +200,12 @@ int64_t uo_db_intern(uo_db *db, const char *raw)
         if (db->hash[id] == h && strcmp(db->text[id], raw) == 0)
             return id;
     }
-    if (db->nstr + 2 > db->strcap) {
-        size_t cap = db->strcap ? db->strcap * 2 : 1024;
-        char **t = realloc(db->text, cap * sizeof *t);
-        if (t == NULL)
-            return 0;
-        db->text = t;
-        uint64_t *hh = realloc(db->hash, cap * sizeof *hh);
-        if (hh == NULL)
-            return 0;
-        db->hash = hh;
-        db->strcap = cap;
-    }
+    /* Two arrays of one capacity: it is raised once both have grown. */
+    size_t text_cap = db->strcap, hash_cap = db->strcap;
+    if (uo_grow(&db->text, &text_cap, db->nstr + 2, sizeof *db->text, 1024) != 0 ||
+        uo_grow(&db->hash, &hash_cap, db->nstr + 2, sizeof *db->hash, 1024) != 0)
+        return 0;
+    db->strcap = text_cap;
     char *copy = malloc(len + 1);
     if (copy == NULL)
         return 0;
@@ -273,15 +267,9 @@ static thread_state *thread_of(uo_db *db, uint64_t tid, uint64_t ts)
     if (v == NULL)
         return NULL;
     if (inserted) {
-        if (db->nthr == db->thrcap) {
-            size_t cap = db->thrcap ? db->thrcap * 2 : 16;
-            thread_state *t = realloc(db->thr, cap * sizeof *t);
-            if (t == NULL) {
-                uo_map_remove(&db->threads, tid);
-                return NULL;
-            }
-            db->thr = t;
-            db->thrcap = cap;
+        if (uo_grow(&db->thr, &db->thrcap, db->nthr + 1, sizeof *db->thr, 16) != 0) {
+            uo_map_remove(&db->threads, tid);
+            return NULL;
         }
         thread_state *t = &db->thr[db->nthr++];
         memset(t, 0, sizeof *t);
@@ -369,14 +357,8 @@ static int add_marker(uo_db *db, const upti_buffer_tracing_marker_api_record_t *
                     m->thread_id, msg, domain, category, m->color, m->payload_type};
     switch (m->operation) {
     case UPTI_MARKER_API_RANGE_PUSH:
-        if (t->depth == t->cap) {
-            size_t cap = t->cap ? t->cap * 2 : 8;
-            open_range *s = realloc(t->stack, cap * sizeof *s);
-            if (s == NULL)
-                return -1;
-            t->stack = s;
-            t->cap = cap;
-        }
+        if (uo_grow(&t->stack, &t->cap, t->depth + 1, sizeof *t->stack, 8) != 0)
+            return -1;
         t->stack[t->depth++] = r;
         break;
     case UPTI_MARKER_API_RANGE_POP:
@@ -395,14 +377,8 @@ static int add_marker(uo_db *db, const upti_buffer_tracing_marker_api_record_t *
             uo_map_remove(&db->stop_tids, m->range_id);
             return add_region(db, &r, end_tid, 1, 0, end);
         }
-        if (db->npending == db->pendcap) {
-            size_t cap = db->pendcap ? db->pendcap * 2 : 16;
-            open_range *p = realloc(db->pending, cap * sizeof *p);
-            if (p == NULL)
-                return -1;
-            db->pending = p;
-            db->pendcap = cap;
-        }
+        if (uo_grow(&db->pending, &db->pendcap, db->npending + 1, sizeof *db->pending, 16) != 0)
+            return -1;
         db->pending[db->npending] = r;
         uint64_t *v = uo_map_insert(&db->ranges, m->range_id, NULL);
         if (v != NULL)

@@ -20,6 +20,17 @@
 
 /* ---- byte buffers and safe strings (str.c) ---- */
 
+/**
+ * Makes the array at *array (elements of elem bytes, *cap of them) hold at
+ * least need elements: doubles from first. On failure returns -1 and leaves
+ * *array and *cap as they were.
+ */
+int uo_grow_slow(void *array, size_t *cap, size_t need, size_t elem, size_t first);
+static inline int uo_grow(void *array, size_t *cap, size_t need, size_t elem, size_t first)
+{
+    return need <= *cap ? 0 : uo_grow_slow(array, cap, need, elem, first);
+}
+
 /** A growable byte buffer; when out is set, uo_buf_flush() writes it there. */
 typedef struct uo_buf {
     char *data;

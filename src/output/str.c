@@ -18,19 +18,26 @@ void uo_buf_free(uo_buf *b)
     b->len = b->cap = 0;
 }
 
+int uo_grow_slow(void *array, size_t *cap, size_t need, size_t elem, size_t first)
+{
+    size_t n = *cap ? *cap : first;
+    while (n < need)
+        n *= 2;
+    void *old;
+    memcpy(&old, array, sizeof old);
+    void *p = realloc(old, n * elem);
+    if (p == NULL)
+        return -1;
+    memcpy(array, &p, sizeof p);
+    *cap = n;
+    return 0;
+}
+
 char *uo_buf_reserve(uo_buf *b, size_t n)
 {
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n)
-            cap *= 2;
-        char *p = realloc(b->data, cap);
-        if (p == NULL) {
-            b->error = 1;
-            return NULL;
-        }
-        b->data = p;
-        b->cap = cap;
+    if (uo_grow(&b->data, &b->cap, b->len + n, 1, 4096) != 0) {
+        b->error = 1;
+        return NULL;
     }
     return b->data + b->len;
 }

@@ -277,16 +277,14 @@ static void js_ts(uo_buf *b, uint64_t ns)
 
 static void js_add_track(json_sink *j, uint64_t uuid, int64_t pid, int64_t tid)
 {
-    if (j->ntracks == j->cap) {
-        j->cap = j->cap ? j->cap * 2 : 64;
-        j->pid = realloc(j->pid, j->cap * sizeof *j->pid);
-        j->tid = realloc(j->tid, j->cap * sizeof *j->tid);
-        if (j->pid == NULL || j->tid == NULL) {
-            j->base.out.error = 1;
-            j->ntracks = j->cap = 0;
-            return;
-        }
+    /* Two arrays of one capacity: it is raised once both have grown. */
+    size_t pid_cap = j->cap, tid_cap = j->cap;
+    if (uo_grow(&j->pid, &pid_cap, j->ntracks + 1, sizeof *j->pid, 64) != 0 ||
+        uo_grow(&j->tid, &tid_cap, j->ntracks + 1, sizeof *j->tid, 64) != 0) {
+        j->base.out.error = 1;
+        return;
     }
+    j->cap = pid_cap;
     j->pid[j->ntracks] = pid;
     j->tid[j->ntracks] = tid;
     uint64_t *v = uo_map_insert(&j->tracks, uuid, NULL);
@@ -432,14 +430,8 @@ static void stack_close_until(tl_sink *sink, stack *st, uint64_t track, uint64_t
 
 static int stack_push(stack *st, uint64_t end)
 {
-    if (st->n == st->cap) {
-        size_t cap = st->cap ? st->cap * 2 : 16;
-        open_slice *s = realloc(st->s, cap * sizeof *s);
-        if (s == NULL)
-            return -1;
-        st->s = s;
-        st->cap = cap;
-    }
+    if (uo_grow(&st->s, &st->cap, st->n + 1, sizeof *st->s, 16) != 0)
+        return -1;
     st->s[st->n++].end = end;
     return 0;
 }
@@ -486,13 +478,8 @@ static size_t lane_pick(lanes *l, uint64_t start, uint64_t end, int *is_new)
         l->end[best] = end;
         return best;
     }
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 4;
-        uint64_t *e = realloc(l->end, l->cap * sizeof *e);
-        if (e == NULL)
-            return 0;
-        l->end = e;
-    }
+    if (uo_grow(&l->end, &l->cap, l->n + 1, sizeof *l->end, 4) != 0)
+        return 0;
     l->end[l->n] = end;
     *is_new = 1;
     return l->n++;

@@ -132,16 +132,8 @@ static int append_arg(upti_tracing_kind_t kind, uint32_t operation, uint32_t arg
     arg_head h = {c->correlation, arg_index, (uint32_t)strlen(arg_type) + 1,
                   (uint32_t)strlen(arg_name) + 1, (uint32_t)strlen(arg_value_string) + 1};
     size_t need = sizeof h + h.type_len + h.name_len + h.value_len;
-    if (b->len + need > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 16384;
-        while (cap < b->len + need)
-            cap *= 2;
-        char *p = realloc(b->data, cap);
-        if (p == NULL)
-            return 1;
-        b->data = p;
-        b->cap = cap;
-    }
+    if (uo_grow(&b->data, &b->cap, b->len + need, 1, 16384) != 0)
+        return 1;
     char *p = b->data + b->len;
     memcpy(p, &h, sizeof h);
     p += sizeof h;
