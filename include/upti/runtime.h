@@ -99,6 +99,13 @@ typedef struct upti_runtime_record_t {
  */
 UPTI_API void upti_runtime_emit(const upti_runtime_record_t *record);
 
+/**
+ * *present = 1 if discovery has run and some tool's upti_configure returned a
+ * result, else 0. A runtime that found none after registering can stop
+ * tracing work for good (tools are configured only once).
+ */
+UPTI_API upti_status_t upti_runtime_tools_present(int *present);
+
 /** Adds a device agent; strings are copied. *id receives its id. */
 UPTI_API upti_status_t upti_runtime_add_agent(const upti_agent_t *agent, upti_agent_id_t *id);
 

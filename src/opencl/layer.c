@@ -289,20 +289,11 @@ void uocl_register_slow(void)
            OpenCL) or another one: go on untraced rather than wait. */
         return;
     }
-    /* libupti.so is always loaded with this layer (it links it), so UPTI
-       initializes even with no tool. Decide as libupti-register would without
-       our link: a tool list, a visible upti_configure, or UPTI initialized
-       before we got here (upti_force_configure). */
-    int before = 0;
-    upti_is_initialized(&before);
-    const char *libs = getenv("UPTI_TOOL_LIBRARIES");
-    /* Looked up in the program's global scope: RTLD_DEFAULT from here would
+    /* A program linked with libupti may subscribe at any time (callback.h).
+       Looked up in the program's global scope: RTLD_DEFAULT from here would
        also search this layer's own dependencies (libupti.so itself). */
     void *global = dlopen(NULL, RTLD_LAZY);
-    int maybe_tool = before || (libs != NULL && libs[0] != '\0') ||
-                     (global != NULL && dlsym(global, "upti_configure") != NULL) ||
-                     /* a program linked with libupti may subscribe at any time (callback.h) */
-                     (global != NULL && dlsym(global, "upti_callback_subscribe") != NULL);
+    int subscriber = global != NULL && dlsym(global, "upti_callback_subscribe") != NULL;
     if (global != NULL)
         dlclose(global);
     add_agents();
@@ -310,9 +301,11 @@ void uocl_register_slow(void)
     void *tables[1] = {&uocl_registered};
     upti_status_t st = upti_register_library_api_table("opencl", UPTI_OPENCL_TABLE_VERSION, tables, 1, &id);
     if (st == UPTI_STATUS_SUCCESS) {
-        int initialized = 0;
+        /* Registration ran discovery: UPTI knows whether any tool was configured. */
+        int initialized = 0, tools = 0;
         upti_is_initialized(&initialized);
-        if (initialized && maybe_tool) {
+        upti_runtime_tools_present(&tools);
+        if (initialized && (tools || subscriber)) {
             uocl_tools_present = 1;
             load_plans(UPTI_TRACING_KIND_OPENCL_API, &uocl_api_plans, UPTI_OPENCL_API_LAST);
             load_plans(UPTI_TRACING_KIND_KERNEL_DISPATCH, &uocl_kernel_plans, UPTI_KERNEL_DISPATCH_LAST);

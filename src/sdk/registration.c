@@ -28,6 +28,7 @@ static int g_num_tools;
 static struct intercept_request g_intercepts[UPTI_MAX_TOOLS * 4];
 static int g_num_intercepts;
 static upti_configure_func_t g_forced;
+static bool g_any_tool; /* some upti_configure returned a result */
 
 static _Atomic int g_state = LIFE_NONE;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -227,6 +228,7 @@ static void discover_and_initialize(void)
     bool any = false;
     for (int i = 0; i < g_num_tools; i++)
         any |= g_tools[i].result != NULL;
+    g_any_tool = any;
     if (any) {
         upti_agents_init_host();
         atexit(finalize_all);
@@ -343,6 +345,14 @@ UPTI_API upti_status_t upti_is_initialized(int *status)
     if (status == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     *status = atomic_load(&g_state) >= LIFE_INITIALIZED;
+    return UPTI_STATUS_SUCCESS;
+}
+
+UPTI_API upti_status_t upti_runtime_tools_present(int *present)
+{
+    if (present == NULL)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    *present = atomic_load(&g_state) >= LIFE_INITIALIZED && g_any_tool;
     return UPTI_STATUS_SUCCESS;
 }
 
