@@ -789,7 +789,8 @@ int uo_export_pftrace(sqlite3 *db, const char *path, char *err, size_t errlen)
     uo_buf_init(&p.ev, NULL);
     uo_buf_init(&p.tmp, NULL);
     p.first = 1;
-    /* interned[] needs the string count: loaded lazily on first use. */
+    /* interned[] (a flag per string id: its name was already emitted) is sized
+     * here from the string table; export_with() loads the strings themselves. */
     sqlite3_stmt *st;
     int64_t max = 0;
     if (sqlite3_prepare_v2(db, "SELECT max(id) FROM string", -1, &st, NULL) == SQLITE_OK) {
