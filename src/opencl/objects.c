@@ -6,7 +6,7 @@
  * Each is called by the generated wrapper in place of uocl_next.<entry>,
  * whether or not the API call itself is traced.
  */
-#include "memrefs.h"
+#include "app_refs.h"
 #include "opencl_impl.h"
 
 #include <upti/names.h>
@@ -223,14 +223,50 @@ static void program_loaded(cl_program program)
     free(names);
 }
 
+/* Counts the application's reference to a new program (see app_refs.c). */
+static cl_program program_created(cl_program program)
+{
+    if (program != NULL && uocl_tools_present)
+        uocl_appref_created(program);
+    return program;
+}
+
 cl_program uocl_impl_clCreateProgramWithBinary(cl_context context, cl_uint num_devices,
                                                const cl_device_id *device_list, const size_t *lengths,
                                                const unsigned char **binaries, cl_int *binary_status,
                                                cl_int *errcode_ret)
 {
     /* A program from a binary is still built before use: LOAD is reported then. */
-    return uocl_next.clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries,
-                                               binary_status, errcode_ret);
+    return program_created(uocl_next.clCreateProgramWithBinary(context, num_devices, device_list, lengths,
+                                                               binaries, binary_status, errcode_ret));
+}
+
+cl_program uocl_impl_clCreateProgramWithSource(cl_context context, cl_uint count, const char **strings,
+                                               const size_t *lengths, cl_int *errcode_ret)
+{
+    return program_created(uocl_next.clCreateProgramWithSource(context, count, strings, lengths, errcode_ret));
+}
+
+cl_program uocl_impl_clCreateProgramWithIL(cl_context context, const void *il, size_t length,
+                                           cl_int *errcode_ret)
+{
+    return program_created(uocl_next.clCreateProgramWithIL(context, il, length, errcode_ret));
+}
+
+cl_program uocl_impl_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices,
+                                                       const cl_device_id *device_list,
+                                                       const char *kernel_names, cl_int *errcode_ret)
+{
+    return program_created(uocl_next.clCreateProgramWithBuiltInKernels(context, num_devices, device_list,
+                                                                       kernel_names, errcode_ret));
+}
+
+cl_int uocl_impl_clRetainProgram(cl_program program)
+{
+    cl_int r = uocl_next.clRetainProgram(program);
+    if (r == CL_SUCCESS)
+        uocl_appref_retained(program);
+    return r;
 }
 
 cl_int uocl_impl_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
@@ -250,6 +286,7 @@ cl_program uocl_impl_clLinkProgram(cl_context context, cl_uint num_devices, cons
 {
     cl_program p = uocl_next.clLinkProgram(context, num_devices, device_list, options, num_input_programs,
                                            input_programs, pfn_notify, user_data, errcode_ret);
+    program_created(p);
     if (p != NULL && pfn_notify == NULL)
         program_loaded(p);
     return p;
@@ -265,8 +302,12 @@ cl_program uocl_impl_clLinkProgram(cl_context context, cl_uint num_devices, cons
 
 cl_int uocl_impl_clReleaseProgram(cl_program program)
 {
-    int unload = upti_runtime_plan(uocl_code_plans, UPTI_CODE_OBJECT_LOAD) != NULL &&
-                 LAST_REFERENCE(clGetProgramInfo, program, CL_PROGRAM_REFERENCE_COUNT);
+    /* The application's count, not the runtime's: PoCL's kernel commands
+     * keep kernels, and kernels their program, alive after clFinish. */
+    int last = uocl_appref_released(program);
+    if (last < 0) /* created before tracing */
+        last = LAST_REFERENCE(clGetProgramInfo, program, CL_PROGRAM_REFERENCE_COUNT);
+    int unload = last && upti_runtime_plan(uocl_code_plans, UPTI_CODE_OBJECT_LOAD) != NULL;
     cl_context context = NULL;
     if (unload)
         uocl_next.clGetProgramInfo(program, CL_PROGRAM_CONTEXT, sizeof context, &context, NULL);
@@ -280,6 +321,7 @@ static void kernel_created(cl_kernel k)
 {
     if (k == NULL || !uocl_tools_present)
         return;
+    uocl_appref_created(k);
     char name[256] = "";
     cl_program program = NULL;
     cl_context context = NULL;
@@ -316,11 +358,20 @@ cl_kernel uocl_impl_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
     return k;
 }
 
+cl_int uocl_impl_clRetainKernel(cl_kernel kernel)
+{
+    cl_int r = uocl_next.clRetainKernel(kernel);
+    if (r == CL_SUCCESS)
+        uocl_appref_retained(kernel);
+    return r;
+}
+
 cl_int uocl_impl_clReleaseKernel(cl_kernel kernel)
 {
+    int last = uocl_appref_released(kernel); /* see clReleaseProgram */
     if (upti_runtime_plan(uocl_code_plans, UPTI_CODE_OBJECT_KERNEL_SYMBOL) == NULL)
         return uocl_next.clReleaseKernel(kernel);
-    int unload = LAST_REFERENCE(clGetKernelInfo, kernel, CL_KERNEL_REFERENCE_COUNT);
+    int unload = last >= 0 ? last : LAST_REFERENCE(clGetKernelInfo, kernel, CL_KERNEL_REFERENCE_COUNT);
     cl_program program = NULL;
     cl_context context = NULL;
     const char *name = "";
@@ -390,7 +441,7 @@ static cl_mem mem_created(cl_mem mem)
 {
     if (mem == NULL || upti_runtime_plan(uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_ALLOCATE) == NULL)
         return mem;
-    uocl_memref_created(mem);
+    uocl_appref_created(mem);
     size_t size = 0;
     cl_mem_flags flags = 0;
     cl_context context = NULL;
@@ -469,14 +520,14 @@ cl_int uocl_impl_clRetainMemObject(cl_mem memobj)
 {
     cl_int r = uocl_next.clRetainMemObject(memobj);
     if (r == CL_SUCCESS)
-        uocl_memref_retained(memobj);
+        uocl_appref_retained(memobj);
     return r;
 }
 
 cl_int uocl_impl_clReleaseMemObject(cl_mem memobj)
 {
-    /* The application's count, not the runtime's (see memrefs.c). */
-    int last = uocl_memref_released(memobj);
+    /* The application's count, not the runtime's (see app_refs.c). */
+    int last = uocl_appref_released(memobj);
     if (upti_runtime_plan(uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_FREE) == NULL)
         return uocl_next.clReleaseMemObject(memobj);
     if (last < 0) /* created before tracing: the runtime's count is all there is */

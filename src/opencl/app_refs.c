@@ -1,19 +1,24 @@
-/* The application's own references to memory objects.
+/* The application's own references to OpenCL objects (memory objects,
+ * programs, kernels).
  *
- * CL_MEM_REFERENCE_COUNT cannot tell when the application lets go of a
- * buffer: PoCL holds references of its own while commands using it are
- * pending. So the layer counts what the application does — 1 at creation,
- * +1 per clRetainMemObject, -1 per clReleaseMemObject — and reports FREE
- * when that count reaches 0. Objects created before tracing are unknown.
+ * The runtime's reference count (CL_MEM_REFERENCE_COUNT,
+ * CL_PROGRAM_REFERENCE_COUNT, ...) cannot tell when the application lets go
+ * of an object: PoCL holds references of its own while commands using it
+ * are pending (a kernel command holds its kernel, a kernel its program),
+ * and drops them later on its own threads. So the layer counts what the
+ * application does — 1 at creation, +1 per clRetain*, -1 per clRelease* —
+ * and reports FREE or UNLOAD when that count reaches 0. Objects created
+ * before tracing are unknown. Live objects have distinct addresses, so one
+ * table serves every type.
  */
-#include "memrefs.h"
+#include "app_refs.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 struct slot {
-    cl_mem mem; /* NULL: empty */
+    const void *obj; /* NULL: empty */
     uint32_t refs;
 };
 
@@ -21,30 +26,30 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot *g_slots;
 static size_t g_capacity, g_count; /* capacity: a power of two */
 
-static size_t hash(cl_mem mem)
+static size_t hash(const void *obj)
 {
-    uint64_t h = (uint64_t)(uintptr_t)mem * 0x9E3779B97F4A7C15ull;
+    uint64_t h = (uint64_t)(uintptr_t)obj * 0x9E3779B97F4A7C15ull;
     return (size_t)(h >> 17);
 }
 
-static struct slot *find(cl_mem mem)
+static struct slot *find(const void *obj)
 {
     if (g_capacity == 0)
         return NULL;
-    for (size_t i = hash(mem) & (g_capacity - 1);; i = (i + 1) & (g_capacity - 1)) {
-        if (g_slots[i].mem == mem)
+    for (size_t i = hash(obj) & (g_capacity - 1);; i = (i + 1) & (g_capacity - 1)) {
+        if (g_slots[i].obj == obj)
             return &g_slots[i];
-        if (g_slots[i].mem == NULL)
+        if (g_slots[i].obj == NULL)
             return NULL;
     }
 }
 
-static void insert(cl_mem mem, uint32_t refs)
+static void insert(const void *obj, uint32_t refs)
 {
-    size_t i = hash(mem) & (g_capacity - 1);
-    while (g_slots[i].mem != NULL)
+    size_t i = hash(obj) & (g_capacity - 1);
+    while (g_slots[i].obj != NULL)
         i = (i + 1) & (g_capacity - 1);
-    g_slots[i] = (struct slot){mem, refs};
+    g_slots[i] = (struct slot){obj, refs};
     g_count++;
 }
 
@@ -60,8 +65,8 @@ static int grow(void)
     g_capacity = capacity;
     g_count = 0;
     for (size_t i = 0; i < old_capacity; i++)
-        if (old[i].mem != NULL)
-            insert(old[i].mem, old[i].refs);
+        if (old[i].obj != NULL)
+            insert(old[i].obj, old[i].refs);
     free(old);
     return 0;
 }
@@ -71,46 +76,46 @@ static void erase(struct slot *s)
 {
     size_t mask = g_capacity - 1;
     size_t hole = (size_t)(s - g_slots);
-    g_slots[hole].mem = NULL;
+    g_slots[hole].obj = NULL;
     g_count--;
-    for (size_t i = (hole + 1) & mask; g_slots[i].mem != NULL; i = (i + 1) & mask) {
-        size_t home = hash(g_slots[i].mem) & mask;
+    for (size_t i = (hole + 1) & mask; g_slots[i].obj != NULL; i = (i + 1) & mask) {
+        size_t home = hash(g_slots[i].obj) & mask;
         /* Move it if its home is not within (hole, i]. */
         if ((i > hole && (home <= hole || home > i)) || (i < hole && home <= hole && home > i)) {
             g_slots[hole] = g_slots[i];
-            g_slots[i].mem = NULL;
+            g_slots[i].obj = NULL;
             hole = i;
         }
     }
 }
 
-void uocl_memref_created(cl_mem mem)
+void uocl_appref_created(const void *obj)
 {
-    if (mem == NULL)
+    if (obj == NULL)
         return;
     pthread_mutex_lock(&g_lock);
-    struct slot *s = find(mem);
+    struct slot *s = find(obj);
     if (s != NULL)
         s->refs = 1; /* an address reused after a FREE we missed */
     else if ((g_count + 1) * 2 <= g_capacity || grow() == 0)
-        insert(mem, 1);
+        insert(obj, 1);
     pthread_mutex_unlock(&g_lock);
 }
 
-void uocl_memref_retained(cl_mem mem)
+void uocl_appref_retained(const void *obj)
 {
     pthread_mutex_lock(&g_lock);
-    struct slot *s = find(mem);
+    struct slot *s = find(obj);
     if (s != NULL)
         s->refs++;
     pthread_mutex_unlock(&g_lock);
 }
 
-int uocl_memref_released(cl_mem mem)
+int uocl_appref_released(const void *obj)
 {
     pthread_mutex_lock(&g_lock);
     int last = -1;
-    struct slot *s = find(mem);
+    struct slot *s = find(obj);
     if (s != NULL) {
         last = --s->refs == 0;
         if (last)
