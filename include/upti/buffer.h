@@ -63,6 +63,16 @@ UPTI_API upti_status_t upti_create_buffer(upti_context_id_t context_id, size_t s
  */
 UPTI_API upti_status_t upti_flush_buffer(upti_buffer_id_t buffer_id);
 
+/**
+ * Bounds how long a record may wait in its region: every interval_ns the
+ * callback thread delivers whatever the buffer holds, even below the
+ * watermark (0, the default: only the watermark, a full region or a flush
+ * deliver). A tool that writes a trace file as records arrive uses it to
+ * bound what a process killed without warning (SIGKILL) takes with it.
+ * Callable at any time; UPTI_STATUS_ERROR_INVALID_ARGUMENT below 1 ms.
+ */
+UPTI_API upti_status_t upti_set_buffer_flush_interval(upti_buffer_id_t buffer_id, uint64_t interval_ns);
+
 /** Flushes, then stops the buffer: later records for it are dropped. */
 UPTI_API upti_status_t upti_destroy_buffer(upti_buffer_id_t buffer_id);
 

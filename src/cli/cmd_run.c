@@ -5,12 +5,14 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -141,6 +143,102 @@ static int list_kinds(int agents)
     if (upti_query_available_agents(list_agents, NULL) != UPTI_STATUS_SUCCESS)
         printf("agents: run a program (upti run -L -- PROGRAM) to list its devices\n");
     return 0;
+}
+
+/*
+ * Processes that die without closing their trace (SIGKILL, _exit, a crash
+ * their handler could not finish) leave a database complete up to its last
+ * commit. Each traced process appends "<pid> <database>" to the manifest (a
+ * private file in $TMPDIR named by UPTI_TRACE_MANIFEST); once the program
+ * has ended, every database of the manifest that no live process holds
+ * (flock) and that was not closed is recovered (uo_db_recover) and its other
+ * formats written, as its process would have.
+ */
+static char g_manifest[PATH_MAX];
+
+static int create_manifest(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(g_manifest, sizeof g_manifest, "%s/upti-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    int fd = mkstemp(g_manifest);
+    if (fd < 0) {
+        snprintf(g_manifest, sizeof g_manifest, "/tmp/upti-run-XXXXXX");
+        fd = mkstemp(g_manifest);
+    }
+    if (fd < 0) {
+        g_manifest[0] = '\0';
+        fprintf(stderr, "upti: cannot create a run manifest (%s): the traces of processes that "
+                        "die without closing them will not be recovered\n", strerror(errno));
+        return -1;
+    }
+    close(fd);
+    setenv("UPTI_TRACE_MANIFEST", g_manifest, 1);
+    return 0;
+}
+
+/* How the program (pid top) or one of its processes ended, for the database. */
+static void describe_end(char *out, size_t len, pid_t pid, pid_t top, int status)
+{
+    if (pid == top && WIFSIGNALED(status))
+        snprintf(out, len, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else if (pid == top && WIFEXITED(status))
+        snprintf(out, len, "exited with status %d without closing its trace", WEXITSTATUS(status));
+    else
+        snprintf(out, len, "ended without closing its trace");
+}
+
+static void recover_traces(pid_t top, int status, unsigned formats, int stats)
+{
+    if (g_manifest[0] == '\0')
+        return;
+    FILE *f = fopen(g_manifest, "r");
+    if (f == NULL)
+        return;
+    /* The tool's bound (tool.c): a record waits at most one interval in
+     * UPTI's buffer and one more for its commit. */
+    const char *flush = getenv("UPTI_TRACE_FLUSH_MS");
+    long flush_ms = flush != NULL && flush[0] != '\0' ? strtol(flush, NULL, 10) : 50;
+    if (flush_ms <= 0)
+        flush_ms = 50;
+    char line[PATH_MAX + 32];
+    while (fgets(line, sizeof line, f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        char *space = strchr(line, ' ');
+        if (space == NULL)
+            continue;
+        *space = '\0';
+        pid_t pid = (pid_t)strtol(line, NULL, 10);
+        const char *db = space + 1;
+        /* A process of the run that still lives holds its lock: leave it. */
+        int fd = open(db, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            close(fd);
+            continue;
+        }
+        char reason[160], err[512];
+        describe_end(reason, sizeof reason, pid, top, status);
+        int rc = uo_db_recover(db, reason, NULL, err, sizeof err);
+        if (rc < 0) {
+            fprintf(stderr, "upti: cannot recover the trace of pid %d: %s\n", (int)pid, err);
+        } else if (rc > 0) {
+            char base[PATH_MAX];
+            snprintf(base, sizeof base, "%s", db);
+            size_t n = strlen(base);
+            if (n > 3 && strcmp(base + n - 3, ".db") == 0)
+                base[n - 3] = '\0';
+            fprintf(stderr,
+                    "upti: pid %d %s: recovered its trace %s, which holds everything recorded "
+                    "until %ld ms (2 x UPTI_TRACE_FLUSH_MS) before it ended\n",
+                    (int)pid, reason, db, 2 * flush_ms);
+            uo_write_outputs(db, base, formats, stats, (int)pid);
+            if (!(formats & UO_FORMAT_DB))
+                remove(db);
+        }
+        close(fd);
+    }
+    fclose(f);
 }
 
 static pid_t g_child;
@@ -283,10 +381,22 @@ int cmd_run(int argc, char **argv)
 
     if (list && list_kinds(0) != 0)
         return 1;
+    unsigned format_bits = 0;
+    copy = strdup(formats);
+    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        format_bits |= !strcmp(t, "db")        ? UO_FORMAT_DB
+                       : !strcmp(t, "pftrace") ? UO_FORMAT_PFTRACE
+                       : !strcmp(t, "json")    ? UO_FORMAT_JSON
+                                               : UO_FORMAT_CSV;
+    free(copy);
+    create_manifest();
     fflush(NULL);
     g_child = fork();
-    if (g_child < 0)
+    if (g_child < 0) {
+        if (g_manifest[0])
+            unlink(g_manifest);
         return cli_error("fork: %s", strerror(errno));
+    }
     if (g_child == 0) {
         execvp(argv[optind], argv + optind);
         fprintf(stderr, "upti: cannot run '%s': %s\n", argv[optind], strerror(errno));
@@ -307,9 +417,15 @@ int cmd_run(int argc, char **argv)
     signal(SIGQUIT, SIG_IGN);
     int status = 0;
     while (waitpid(g_child, &status, 0) < 0) {
-        if (errno != EINTR)
+        if (errno != EINTR) {
+            if (g_manifest[0])
+                unlink(g_manifest);
             return cli_error("waitpid: %s", strerror(errno));
+        }
     }
+    recover_traces(g_child, status, format_bits, stats);
+    if (g_manifest[0])
+        unlink(g_manifest);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status))

@@ -666,6 +666,10 @@ void uo_db_checkpoint(uo_db *db, uint64_t now, uint64_t min_ns)
     if (db == NULL || db->failed || !db->in_txn || db->txn_rows == 0 ||
         now - db->last_commit < min_ns)
         return;
+    /* What `upti run` tells of a trace it recovers: complete up to here. */
+    char stamp[24];
+    snprintf(stamp, sizeof stamp, "%llu", (unsigned long long)now);
+    uo_db_set_metadata(db, "committed", stamp);
     db->in_txn = 0;
     if (exec_sql(db, "COMMIT") == 0) {
         db->txn_rows = 0;
@@ -698,7 +702,12 @@ uo_db *uo_db_create(const char *path, const uo_process_info *proc, uo_op_name_fn
                  db->db ? sqlite3_errmsg(db->db) : "out of memory");
         goto fail;
     }
-    if (exec_sql(db, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+    /* A rollback journal (not journal_mode=OFF): a process killed in the
+     * middle of a commit, or of a transaction that spilled pages, leaves a
+     * hot journal that rolls the file back to its last commit when `upti run`
+     * opens it to recover. synchronous=OFF: the OS keeps what a dead process
+     * wrote; only a machine crash would need fsync. */
+    if (exec_sql(db, "PRAGMA page_size=65536; PRAGMA journal_mode=DELETE; PRAGMA synchronous=OFF;"
                      " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY;"
                      " PRAGMA cache_size=-32768;") != 0 ||
         exec_sql(db, "BEGIN;" UO_SCHEMA_TABLES UO_SCHEMA_VIEWS) != 0) {

@@ -133,6 +133,15 @@ int uo_db_add_agent(uo_db *db, const upti_agent_t *agent);
 void uo_db_name_thread(uo_db *db, uint64_t tid, const char *name);
 /** Closes open regions at end, writes thread rows, the process end time, indexes; closes. */
 int uo_db_close(uo_db *db, uint64_t end);
+/**
+ * Finishes the database of a process that died before uo_db_close (SIGKILL,
+ * a crash, _exit): rolls back its unfinished transaction (SQLite's journal),
+ * adds the thread rows and the process end (its last record), the indexes,
+ * and metadata 'ended' = reason. *committed receives the time of its last
+ * commit (0 if unknown). Returns 1 if recovered, 0 if it was complete, -1 on
+ * error (message in err).
+ */
+int uo_db_recover(const char *path, const char *reason, uint64_t *committed, char *err, size_t errlen);
 /** Abandons the handle without touching the file (a forked child). */
 void uo_db_abandon(uo_db *db);
 /** Records written so far (all tables). */
@@ -162,6 +171,16 @@ int uo_export_csv(sqlite3 *db, const char *prefix, int all_files, int *files, ch
                   size_t errlen);
 /** Prints the summary tables (text) or writes them as CSV (csv = 1). */
 int uo_summary(sqlite3 *db, FILE *out, int csv, char *err, size_t errlen);
+/** Output formats (bits of uo_write_outputs' formats). */
+enum { UO_FORMAT_DB = 1, UO_FORMAT_PFTRACE = 2, UO_FORMAT_JSON = 4, UO_FORMAT_CSV = 8 };
+/**
+ * Writes the formats other than db of the closed database db_path next to it
+ * (<base>.pftrace, <base>.json, <base>_*.csv) and, if stats, the summary on
+ * stderr (headed with pid) and, with csv, <base>_stats.csv. Problems are said
+ * on stderr ("upti: ..."). Returns 0, or -1 if something was not written.
+ */
+int uo_write_outputs(const char *db_path, const char *base, unsigned formats, int stats, int pid);
+
 /** Merges the inputs into a new database at out_path (truncated). */
 int uo_merge(const char *out_path, const char *const *inputs, int n, char *err, size_t errlen);
 

@@ -58,9 +58,11 @@ static void futex_wake(_Atomic int *word)
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-static void futex_wait(_Atomic int *word, int expected)
+/* Waits while *word == expected, at most timeout_ns (0: no limit). */
+static void futex_wait(_Atomic int *word, int expected, uint64_t timeout_ns)
 {
-    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+    struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, timeout_ns ? &ts : NULL, NULL, 0);
 }
 
 /* Expands a compact marker record into the public struct. */
@@ -172,12 +174,31 @@ static void drain_buffer(struct upti_buffer *b, struct callback_thread *t, bool 
     pthread_mutex_unlock(&b->lock);
 }
 
-static void drain_thread_buffers(struct callback_thread *t, bool force)
+/* Drains t's buffers: all of each if force or if its flush interval is due.
+ * Returns how long t may sleep before an interval falls due (0: no limit). */
+static uint64_t drain_thread_buffers(struct callback_thread *t, bool force)
 {
     uint32_t n = __atomic_load_n(&g_num_buffers, __ATOMIC_ACQUIRE);
-    for (uint32_t i = 0; i < n; i++)
-        if (atomic_load(&g_buffers[i]->thread) == t)
-            drain_buffer(g_buffers[i], t, force);
+    uint64_t now = 0, sleep = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct upti_buffer *b = g_buffers[i];
+        if (atomic_load(&b->thread) != t)
+            continue;
+        uint64_t interval = atomic_load_explicit(&b->flush_interval, memory_order_relaxed);
+        bool due = false;
+        if (interval != 0) {
+            if (now == 0)
+                now = upti_now();
+            due = now >= b->next_periodic;
+            if (due || b->next_periodic - now > interval)
+                b->next_periodic = now + interval; /* also when the interval was shortened */
+            uint64_t left = b->next_periodic - now;
+            if (sleep == 0 || left < sleep)
+                sleep = left;
+        }
+        drain_buffer(b, t, force || due);
+    }
+    return sleep;
 }
 
 static void *callback_thread_main(void *arg)
@@ -192,7 +213,7 @@ static void *callback_thread_main(void *arg)
         pthread_mutex_lock(&t->lock);
         bool force = stop || requested != t->flush_done;
         pthread_mutex_unlock(&t->lock);
-        drain_thread_buffers(t, force);
+        uint64_t sleep = drain_thread_buffers(t, force);
         if (force) {
             pthread_mutex_lock(&t->lock);
             t->flush_done = requested;
@@ -201,7 +222,7 @@ static void *callback_thread_main(void *arg)
         }
         if (stop)
             break;
-        futex_wait(&t->wake, 0);
+        futex_wait(&t->wake, 0, sleep);
     }
     upti_subscriber_thread(0, UPTI_INTERNAL_THREAD_BUFFER_DELIVERY, "upti-callback");
     return NULL;
@@ -430,6 +451,21 @@ UPTI_API upti_status_t upti_flush_buffer(upti_buffer_id_t buffer_id)
     if (b == NULL)
         return UPTI_STATUS_ERROR_BUFFER_NOT_FOUND;
     return flush_thread(atomic_load(&b->thread));
+}
+
+UPTI_API upti_status_t upti_set_buffer_flush_interval(upti_buffer_id_t buffer_id, uint64_t interval_ns)
+{
+    struct upti_buffer *b = upti_buffer_lookup(buffer_id);
+    if (b == NULL)
+        return UPTI_STATUS_ERROR_BUFFER_NOT_FOUND;
+    if (interval_ns != 0 && interval_ns < 1000000u)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    atomic_store(&b->flush_interval, interval_ns);
+    /* Wake the thread so that it sleeps no longer than the new interval. */
+    struct callback_thread *t = atomic_load(&b->thread);
+    atomic_store(&t->wake, 1);
+    futex_wake(&t->wake);
+    return UPTI_STATUS_SUCCESS;
 }
 
 UPTI_API upti_status_t upti_destroy_buffer(upti_buffer_id_t buffer_id)

@@ -70,6 +70,8 @@ struct upti_buffer {
     struct upti_producer *producers;
     /* New producers push themselves here without a lock; the consumer adopts them. */
     struct upti_producer *_Atomic incoming;
+    _Atomic uint64_t flush_interval; /* ns; 0: none (upti_set_buffer_flush_interval) */
+    uint64_t next_periodic;          /* the callback thread's: when the interval is next due */
 };
 
 void *upti_buffer_reserve_slow(struct upti_buffer *b, upti_thread_state_t *s, uint32_t kind,

@@ -15,10 +15,18 @@
  *   UPTI_TRACE_BUFFER_SIZE  bytes per producing thread's buffer region (default 4 MiB)
  *   UPTI_TRACE_ARGS      1: record the arguments of OpenCL calls (arg table)
  *   UPTI_TRACE_LIST      1: print the agents seen (upti_query_available_agents) at finalize
- *   UPTI_TRACE_SIGNALS   0: do not finalize on SIGINT/SIGTERM (default: finalize, then
- *                        chain to the handler the program had, or its default action)
- * Records stream into the per-process database from the buffer callback;
- * finalize closes it and writes the other formats from it.
+ *   UPTI_TRACE_SIGNALS   0: do not finalize on SIGINT/SIGTERM nor on a crash (default:
+ *                        finalize, then chain to the handler the program had, or its
+ *                        default action)
+ *   UPTI_TRACE_FLUSH_MS  the longest a record waits before it is committed to the
+ *                        database, halved (default 50: what SIGKILL takes with it is at
+ *                        most the last 2 x 50 ms)
+ *   UPTI_TRACE_MANIFEST  a file to which the database's path is appended (set by
+ *                        `upti run`, which recovers the databases of processes that died
+ *                        without closing them)
+ * Records stream into the per-process database from the buffer callback,
+ * committed at least every UPTI_TRACE_FLUSH_MS; finalize closes it and writes
+ * the other formats from it.
  */
 #include <upti/upti.h>
 
@@ -41,8 +49,6 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { F_DB = 1, F_PFTRACE = 2, F_JSON = 4, F_CSV = 8 };
-
 static struct {
     pthread_mutex_t lock;
     uo_db *db;
@@ -63,6 +69,8 @@ static struct {
     upti_context_id_t args_context;
     upti_client_finalize_t finalize;
     upti_client_id_t client_id;
+    uint64_t flush_ns;    /* UPTI_TRACE_FLUSH_MS */
+    size_t agents_added;  /* agents already in the database */
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER, .lock_fd = -1};
 
 /*
@@ -253,18 +261,18 @@ static unsigned parse_kinds(const char *s)
 static unsigned parse_formats(const char *s)
 {
     if (s == NULL || s[0] == '\0')
-        return F_DB;
+        return UO_FORMAT_DB;
     unsigned bits = 0;
     char *copy = strdup(s);
     for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (strcmp(t, "db") == 0 || strcmp(t, "rocpd") == 0)
-            bits |= F_DB;
+            bits |= UO_FORMAT_DB;
         else if (strcmp(t, "pftrace") == 0 || strcmp(t, "perfetto") == 0)
-            bits |= F_PFTRACE;
+            bits |= UO_FORMAT_PFTRACE;
         else if (strcmp(t, "json") == 0)
-            bits |= F_JSON;
+            bits |= UO_FORMAT_JSON;
         else if (strcmp(t, "csv") == 0)
-            bits |= F_CSV;
+            bits |= UO_FORMAT_CSV;
         else
             warn("UPTI_TRACE_FORMATS: unknown format '%s'%s", t, NULL);
     }
@@ -422,13 +430,34 @@ static void buffer_callback(upti_context_id_t context, upti_buffer_id_t buffer,
         g.drops += drop_count;
         if (g.args)
             drain_args();
-        uo_db_checkpoint(g.db, now_ns(), 1000000000ull);
+        uo_db_checkpoint(g.db, now_ns(), g.flush_ns);
     }
     pthread_mutex_unlock(&g.lock);
 }
 
 static int open_output(void);
-static uo_db *g_parent_db; /* the parent's, left alone (and reachable) in a child */
+static void start_tool_thread(void);
+static int g_tool_thread_started;
+static uo_db *g_parent_db;
+
+/*
+ * The tool's thread commits (SQLite, UPTI's agent list) inside g_tick_lock,
+ * which a fork() takes first (pthread_atfork): a child never inherits a
+ * lock held by a thread it does not have. Not g.lock itself: UPTI's own fork
+ * handler, which runs after this one, waits for a delivery under way, and
+ * the delivery's callback takes g.lock.
+ */
+static pthread_mutex_t g_tick_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&g_tick_lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&g_tick_lock);
+} /* the parent's, left alone (and reachable) in a child */
 
 static void child_after_fork(void)
 {
@@ -436,7 +465,9 @@ static void child_after_fork(void)
      * tool). A child that goes on without exec traces into its own output:
      * the pattern expanded again (%pid% is the child's), "-<pid>" appended
      * when that is the parent's file. libupti's own fork handler made sure no
-     * delivery (so no SQLite call) was under way at the fork. */
+     * delivery, and fork_prepare no commit of the tool's thread (so no SQLite
+     * call), was under way at the fork. */
+    pthread_mutex_init(&g_tick_lock, NULL);
     pthread_mutex_init(&g.lock, NULL);
     int traced = g.db != NULL && !g.finalized;
     if (g.db != NULL)
@@ -454,58 +485,137 @@ static void child_after_fork(void)
     g.base = g.db_path = NULL;
     g.pid = getpid();
     g.drops = 0;
-    if (open_output() == 0)
+    g.agents_added = 0;
+    g_tool_thread_started = 0;
+    if (open_output() == 0) {
         g.finalized = 0;
+        start_tool_thread();
+    }
+}
+
+/* Adds the agents that appeared since the last call (g.lock held). The list
+ * only grows, so the new ones are those past g.agents_added. */
+static upti_status_t add_new_agents(const upti_agent_t **agents, size_t n, void *data)
+{
+    (void)data;
+    for (size_t i = g.agents_added; i < n; i++)
+        uo_db_add_agent(g.db, agents[i]);
+    if (n > g.agents_added)
+        g.agents_added = n;
+    return UPTI_STATUS_SUCCESS;
 }
 
 /*
- * SIGINT/SIGTERM (Ctrl+C, or forwarded by `upti run`): the outputs are written
- * before the process goes. Finalizing inside a signal handler would take
- * locks the interrupted thread may hold, so the handler wakes a tool thread
- * (sem_post is async-signal-safe) that finalizes through UPTI
- * (finalize_func: buffers flushed, then tool_finalize), waits for it (at most
- * 30 s), then chains to the program's previous handler or, if it had none,
- * restores the default action and re-raises (the signal stays blocked until
- * the handler returns, so the process ends with the signal, as without UPTI).
+ * The tool's thread. Every half UPTI_TRACE_FLUSH_MS it commits what the
+ * buffer callback inserted since the last commit, with the agents known so
+ * far: a process killed without warning (SIGKILL) loses at most the records
+ * of its last two intervals (one waiting in UPTI's buffer, one waiting for
+ * its commit) plus the time the writing took, and `upti run` recovers the
+ * rest.
+ *
+ * It also finalizes on a signal. SIGINT/SIGTERM (Ctrl+C, or forwarded by
+ * `upti run`) and crashes (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, when the
+ * program has no handler of its own) get the outputs written before the
+ * process goes. Finalizing inside a signal handler would take locks the
+ * interrupted thread may hold, so the handler wakes this thread (sem_post is
+ * async-signal-safe), which finalizes through UPTI (finalize_func: buffers
+ * flushed, then tool_finalize), and waits for it: at most 30 s, 5 s after a
+ * crash (the crashed thread may hold a lock the finalization needs; then the
+ * trace is what the last commit holds). Then the handler chains to the
+ * program's previous handler or, if it had none, restores the default action
+ * and re-raises (the signal stays blocked until the handler returns, so the
+ * process ends with the signal, as without UPTI; a faulting instruction
+ * simply faults again).
  */
-static const int k_signals[] = {SIGINT, SIGTERM};
-static struct sigaction g_old_action[2];
+static const int k_signals[] = {SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+#define NUM_SIGNALS (sizeof k_signals / sizeof k_signals[0])
+#define FIRST_CRASH_SIGNAL 2 /* k_signals[2..]: install only over the default action */
+static struct sigaction g_old_action[NUM_SIGNALS];
 static sem_t g_sig_wake, g_sig_done;
 static int g_sig_busy;
+static pthread_t g_tool_thread;
 
-static void *signal_thread(void *arg)
+static void *tool_thread(void *arg)
 {
     (void)arg;
-    while (sem_wait(&g_sig_wake) != 0)
-        ;
+    for (;;) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        /* Ticks every half interval, committing what is older than that: a
+         * row waits at most one interval for its commit. */
+        uint64_t ns = (uint64_t)until.tv_nsec + g.flush_ns / 2;
+        until.tv_sec += (time_t)(ns / 1000000000u);
+        until.tv_nsec = (long)(ns % 1000000000u);
+        if (sem_timedwait(&g_sig_wake, &until) == 0)
+            break;
+        if (errno != ETIMEDOUT)
+            continue;
+        pthread_mutex_lock(&g_tick_lock);
+        pthread_mutex_lock(&g.lock);
+        if (g.db != NULL && !g.finalized && getpid() == g.pid) {
+            upti_query_available_agents(add_new_agents, NULL);
+            uo_db_checkpoint(g.db, now_ns(), g.flush_ns / 2);
+        }
+        pthread_mutex_unlock(&g.lock);
+        pthread_mutex_unlock(&g_tick_lock);
+    }
     if (g.finalize != NULL)
         g.finalize(g.client_id);
     sem_post(&g_sig_done);
     return NULL;
 }
 
+static void start_tool_thread(void)
+{
+    if (sem_init(&g_sig_wake, 0, 0) != 0 || sem_init(&g_sig_done, 0, 0) != 0)
+        return;
+    /* The thread takes no signals: they go to the program's threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&g_tool_thread, NULL, tool_thread, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        warn("cannot start the tool's thread (%s)%s: records are committed only as they arrive",
+             strerror(rc), NULL);
+        return;
+    }
+    pthread_detach(g_tool_thread);
+    g_tool_thread_started = 1;
+}
+
+static void wait_finalized(int seconds)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += seconds;
+    while (sem_timedwait(&g_sig_done, &until) != 0 && errno == EINTR)
+        ;
+    sem_post(&g_sig_done); /* a second signal does not wait again */
+}
+
 static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
     int saved = errno;
-    int i = sig == SIGINT ? 0 : 1;
-    if (getpid() == g.pid && !__atomic_exchange_n(&g_sig_busy, 1, __ATOMIC_ACQ_REL)) {
-        sem_post(&g_sig_wake);
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 30;
-        while (sem_timedwait(&g_sig_done, &until) != 0 && errno == EINTR)
-            ;
-        sem_post(&g_sig_done); /* a second signal does not wait again */
-    } else if (getpid() == g.pid) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 30;
-        while (sem_timedwait(&g_sig_done, &until) != 0 && errno == EINTR)
-            ;
-        sem_post(&g_sig_done);
+    size_t i = 0;
+    while (i < NUM_SIGNALS - 1 && k_signals[i] != sig)
+        i++;
+    int crash = i >= FIRST_CRASH_SIGNAL;
+    /* A crash in the tool's own thread cannot wait for that thread. */
+    if (getpid() == g.pid && g_tool_thread_started &&
+        !(crash && pthread_equal(pthread_self(), g_tool_thread))) {
+        if (!__atomic_exchange_n(&g_sig_busy, 1, __ATOMIC_ACQ_REL))
+            sem_post(&g_sig_wake);
+        wait_finalized(crash ? 5 : 30);
     }
     struct sigaction *old = &g_old_action[i];
     errno = saved;
+    if (old->sa_flags & SA_RESETHAND) { /* what the kernel would have done for it */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigaction(sig, &dfl, NULL);
+    }
     if (old->sa_flags & SA_SIGINFO) {
         if (old->sa_sigaction != NULL)
             old->sa_sigaction(sig, info, uctx);
@@ -524,25 +634,19 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
 static void install_signal_handlers(void)
 {
     const char *v = getenv("UPTI_TRACE_SIGNALS");
-    if (v != NULL && strcmp(v, "0") == 0)
+    if (!g_tool_thread_started || (v != NULL && strcmp(v, "0") == 0))
         return;
-    if (sem_init(&g_sig_wake, 0, 0) != 0 || sem_init(&g_sig_done, 0, 0) != 0)
-        return;
-    /* The thread takes no signals: they go to the program's threads. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_t t;
-    int rc = pthread_create(&t, NULL, signal_thread, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0)
-        return;
-    pthread_detach(t);
-    for (int i = 0; i < 2; i++) {
+    for (size_t i = 0; i < NUM_SIGNALS; i++) {
         struct sigaction cur;
         if (sigaction(k_signals[i], NULL, &cur) != 0 ||
             (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN))
             continue; /* an ignored signal stays ignored (nohup) */
+        /* A program that handles its own faults (a JIT, a GC) keeps them; a
+         * one-shot crash reporter (SA_RESETHAND, as LLVM inside PoCL or Mesa
+         * installs) runs after the trace is written. */
+        if (i >= FIRST_CRASH_SIGNAL && !(cur.sa_flags & SA_RESETHAND) &&
+            ((cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL))
+            continue;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = on_signal;
@@ -552,6 +656,22 @@ static void install_signal_handlers(void)
         sigaddset(&sa.sa_mask, SIGTERM);
         sigaction(k_signals[i], &sa, &g_old_action[i]);
     }
+}
+
+/* UPTI_TRACE_MANIFEST: tells `upti run` where this process's database is. */
+static void add_to_manifest(void)
+{
+    const char *manifest = getenv("UPTI_TRACE_MANIFEST");
+    if (manifest == NULL || manifest[0] == '\0')
+        return;
+    int fd = open(manifest, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char line[PATH_MAX + 32];
+    int n = snprintf(line, sizeof line, "%d %s\n", (int)getpid(), g.db_path);
+    if (n > 0 && (size_t)n < sizeof line && write(fd, line, (size_t)n) != n)
+        warn("cannot add %s to the run's manifest%s", g.db_path, NULL);
+    close(fd);
 }
 
 /* Creates this process's output (<base>.db, or the fallback) and opens the
@@ -615,6 +735,7 @@ static int open_output(void)
         uo_db_set_metadata(g.db, "session", session);
     if (g.has_include || g.has_exclude)
         uo_db_set_kernel_filter(g.db, kernel_filter, NULL);
+    add_to_manifest();
     return 0;
 }
 
@@ -634,6 +755,7 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
     g.list = list != NULL && list[0] != '\0' && strcmp(list, "0") != 0;
     g.has_include = compile(&g.include, "UPTI_TRACE_KERNEL_INCLUDE");
     g.has_exclude = compile(&g.exclude, "UPTI_TRACE_KERNEL_EXCLUDE");
+    g.flush_ns = 1000000ull * ut_env_size("UPTI_TRACE_FLUSH_MS", 50, 1, 3600000);
     if (open_output() != 0)
         return g.base == NULL ? 1 : 0;
 
@@ -642,6 +764,8 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
     if (st == UPTI_STATUS_SUCCESS)
         st = upti_create_buffer(g.context, region, region / 2, UPTI_BUFFER_POLICY_LOSSLESS,
                                 buffer_callback, NULL, &g.buffer);
+    if (st == UPTI_STATUS_SUCCESS)
+        st = upti_set_buffer_flush_interval(g.buffer, g.flush_ns);
     for (size_t i = 0; st == UPTI_STATUS_SUCCESS && i < sizeof k_kinds / sizeof k_kinds[0]; i++) {
         upti_tracing_kind_t kind = k_kinds[i].kind;
         int want = (g.kinds >> kind) & 1;
@@ -673,17 +797,10 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
         warn("tracing not started: %s%s", upti_get_status_string(st), NULL);
         return 1;
     }
-    pthread_atfork(NULL, NULL, child_after_fork);
+    pthread_atfork(fork_prepare, fork_parent, child_after_fork);
+    start_tool_thread();
     install_signal_handlers();
     return 0;
-}
-
-static upti_status_t add_agents(const upti_agent_t **agents, size_t n, void *data)
-{
-    (void)data;
-    for (size_t i = 0; i < n; i++)
-        uo_db_add_agent(g.db, agents[i]);
-    return UPTI_STATUS_SUCCESS;
 }
 
 /* UPTI_TRACE_LIST: the agents this process saw, on stderr. */
@@ -705,44 +822,8 @@ static upti_status_t print_agents(const upti_agent_t **agents, size_t n, void *d
 
 static void write_outputs(void)
 {
-    char err[512];
-    sqlite3 *db = uo_open(g.db_path, 0, err, sizeof err);
-    if (db == NULL) {
-        warn("%s%s", err, NULL);
-        return;
-    }
-    size_t len = strlen(g.base) + 16;
-    char *path = malloc(len);
-    if (g.formats & F_PFTRACE) {
-        snprintf(path, len, "%s.pftrace", g.base);
-        if (uo_export_pftrace(db, path, err, sizeof err) != 0)
-            warn("%s%s", err, NULL);
-    }
-    if (g.formats & F_JSON) {
-        snprintf(path, len, "%s.json", g.base);
-        if (uo_export_json(db, path, err, sizeof err) != 0)
-            warn("%s%s", err, NULL);
-    }
-    if (g.formats & F_CSV) {
-        if (uo_export_csv(db, g.base, 0, NULL, err, sizeof err) != 0)
-            warn("%s%s", err, NULL);
-        if (g.stats) {
-            snprintf(path, len, "%s_stats.csv", g.base);
-            FILE *f = uo_fopen_new(path, "w");
-            if (f != NULL) {
-                uo_summary(db, f, 1, err, sizeof err);
-                fclose(f);
-            }
-        }
-    }
-    if (g.stats) {
-        fprintf(stderr, "upti: summary of pid %d (%s)\n", (int)g.pid, g.db_path);
-        if (uo_summary(db, stderr, 0, err, sizeof err) != 0)
-            warn("%s%s", err, NULL);
-    }
-    sqlite3_close(db);
-    free(path);
-    if (!(g.formats & F_DB))
+    uo_write_outputs(g.db_path, g.base, g.formats, g.stats, (int)g.pid);
+    if (!(g.formats & UO_FORMAT_DB))
         remove(g.db_path);
     if (g.lock_fd >= 0)
         close(g.lock_fd);
@@ -761,7 +842,7 @@ static void tool_finalize(void *data)
     if (g.args)
         drain_args();
     g.finalized = 1;
-    upti_query_available_agents(add_agents, NULL);
+    upti_query_available_agents(add_new_agents, NULL);
     if (g.list)
         upti_query_available_agents(print_agents, NULL);
     if (g.drops != 0) {

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Crash-safe traces: check_crash.py BUILD CASE. Exit 0 pass, 1 fail, 77 skipped.
+
+`upti run --sys-trace --format db,pftrace` on tests/apps/ocl_crash, a program
+that runs N kernels (each waited for) and then dies. The bound under test
+(docs/reliability.md): a process killed without warning keeps everything it
+recorded until 2 x UPTI_TRACE_FLUSH_MS before it died; one that crashes
+(SIGSEGV, SIGABRT) or ends in _exit keeps everything.
+
+  sigkill       N kernels, a pause far longer than the bound, M more kernels,
+                SIGKILL: recovered by `upti run`; the N kernels exactly, at most
+                the M more, every row whole.
+  sigkill_mid   killed by the test at moments spread over a busy run (inside
+                commits too): each database opens, passes integrity_check and
+                holds whole rows only.
+  segv, abort   the tool finalizes in its handler: exactly N kernels, written
+                by the process itself (no recovery).
+  exit          _exit(3) after a pause: recovered, exactly N kernels, status 3.
+"""
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import shutil
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'cli'))
+import traceck  # noqa: E402
+
+SKIP = 77
+BUILD = os.path.abspath(sys.argv[1])
+CASE = sys.argv[2]
+UPTI = os.path.join(BUILD, 'bin', 'upti')
+APP = os.path.join(BUILD, 'bin', 'ocl_crash')
+N, M = 20, 5
+FLUSH_MS = 50
+PAUSE_MS = 40 * FLUSH_MS  # 20 x the bound of 2 x FLUSH_MS
+
+
+def fail(msg):
+    print('FAIL %s: %s' % (CASE, msg))
+    sys.exit(1)
+
+
+def env():
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith(('UPTI_TOOL', 'UPTI_TRACE', 'OPENCL_LAYERS'))}
+    e['UPTI_TRACE_FLUSH_MS'] = str(FLUSH_MS)
+    # Sanitizer builds: the faults are the program's, not reports; let the
+    # default action (and UPTI's handler) have them.
+    for var in ('ASAN_OPTIONS', 'TSAN_OPTIONS', 'UBSAN_OPTIONS'):
+        if var in e:
+            e[var] += ':handle_segv=0:handle_abort=0'
+    return e
+
+
+def upti_run(tmp, name, args, expect_rc):
+    cmd = [UPTI, 'run', '--sys-trace', '--format', 'db,pftrace', '-d', tmp, '-o', name,
+           '--', APP] + [str(a) for a in args]
+    p = subprocess.run(cmd, env=env(), capture_output=True, text=True, errors='replace',
+                       timeout=120)
+    where = '\ncommand: %s\nstdout: %s\nstderr: %s' % (' '.join(cmd), p.stdout, p.stderr)
+    if p.returncode != expect_rc:
+        fail('exit status %d, expected %d%s' % (p.returncode, expect_rc, where))
+    if 'app: %d kernels' % args[0] not in p.stdout:
+        fail('the program did not run its kernels%s' % where)
+    return [l for l in p.stderr.splitlines() if l.startswith('upti:')], where
+
+
+def check_db(path, kernels_min, kernels_max, recovered, reason=None):
+    """Checks a finished database; returns the number of kernel rows."""
+    if not os.path.exists(path):
+        fail('%s missing' % path)
+    con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+    try:
+        if con.execute('PRAGMA integrity_check').fetchone()[0] != 'ok':
+            fail('%s: integrity_check failed' % path)
+        q = lambda sql: con.execute(sql).fetchone()[0]  # noqa: E731
+        kernels = q('SELECT count(*) FROM kernel_dispatch')
+        if not kernels_min <= kernels <= kernels_max:
+            fail('%s: %d kernel rows, expected %d..%d' % (path, kernels, kernels_min, kernels_max))
+        whole = q("SELECT count(*) FROM kernels WHERE name = 'bump' AND start > 0"
+                  " AND end >= start AND submit <= start")
+        if whole != kernels:
+            fail('%s: %d of %d kernel rows are whole' % (path, whole, kernels))
+        finishes = q("SELECT count(*) FROM apis WHERE name = 'clFinish'")
+        if kernels_min == kernels_max and finishes != kernels_min:
+            fail('%s: %d clFinish rows, expected %d' % (path, finishes, kernels_min))
+        if q('SELECT count(*) FROM info_process WHERE end IS NOT NULL AND end >= start') != 1:
+            fail('%s: the process has no end' % path)
+        last = q('SELECT max(end) FROM kernel_dispatch') or 0
+        if q('SELECT end FROM info_process') < last:
+            fail('%s: the process ends before its last kernel' % path)
+        if q('SELECT count(*) FROM info_thread') < 1:
+            fail('%s: no thread rows' % path)
+        if q("SELECT count(*) FROM info_agent WHERE runtime = 'opencl'") < 1:
+            fail('%s: no OpenCL agent' % path)
+        ended = con.execute("SELECT value FROM metadata WHERE key = 'ended'").fetchone()
+        if recovered and (ended is None or (reason and reason not in ended[0])):
+            fail('%s: metadata ended = %r, expected %r' % (path, ended, reason))
+        if not recovered and ended is not None:
+            fail('%s: recovered (%r), but the process should have closed it' % (path, ended))
+        return kernels
+    finally:
+        con.close()
+
+
+def check_pftrace(path, kernels):
+    if not os.path.exists(path):
+        fail('%s missing' % path)
+    t = traceck.decode_pftrace(path)
+    bumps = sum(1 for s in t['slices'] if s['name'] == 'bump')
+    # A kernel is one slice on its queue's track (plus its enqueue call's).
+    if bumps < kernels:
+        fail('%s: %d "bump" slices for %d kernels' % (path, bumps, kernels))
+
+
+def case_sigkill(tmp):
+    lines, where = upti_run(tmp, 'k', [N, 'kill', PAUSE_MS, M], 128 + 9)
+    if len(lines) != 1 or 'killed by signal 9' not in lines[0] or 'recovered' not in lines[0]:
+        fail('expected one "upti:" line on the recovery%s' % where)
+    kernels = check_db(os.path.join(tmp, 'k.db'), N, N + M, True, 'killed by signal 9')
+    check_pftrace(os.path.join(tmp, 'k.pftrace'), kernels)
+    print('sigkill: %d kernels of %d..%d recovered' % (kernels, N, N + M))
+
+
+def children(pid):
+    try:
+        with open('/proc/%d/task/%d/children' % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def case_sigkill_mid(tmp):
+    counts, lags = [], []
+    for i, delay in enumerate((0.3, 0.45, 0.6, 0.75, 0.9, 1.2)):
+        cmd = [UPTI, 'run', '--sys-trace', '-d', tmp, '-o', 'mid%d' % i, '--', APP,
+               '100000', 'kill']
+        p = subprocess.Popen(cmd, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, errors='replace')
+        time.sleep(delay)
+        kids = children(p.pid)
+        killed_at = time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)  # UPTI's clock
+        for k in kids:
+            os.kill(k, signal.SIGKILL)
+        out, err = p.communicate(timeout=120)
+        if not kids:
+            fail('the program had ended before %.2f s' % delay)
+        if p.returncode != 128 + 9:
+            fail('exit status %d, expected 137\nstderr: %s' % (p.returncode, err))
+        path = os.path.join(tmp, 'mid%d.db' % i)
+        counts.append(check_db(path, 0, 100000, True, 'killed by signal 9'))
+        # Measured, not asserted (a loaded machine may starve the writer):
+        # how long before the kill the last recovered record ended.
+        con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+        last = con.execute('SELECT max(end) FROM api').fetchone()[0] or 0
+        con.close()
+        lags.append((killed_at - last) / 1e6)
+    print('sigkill_mid: kernels recovered per run: %s' % counts)
+    print('sigkill_mid: last record before the kill, ms (bound %d): %s'
+          % (2 * FLUSH_MS, ', '.join('%.1f' % x for x in lags)))
+
+
+def case_crash(tmp, how, sig):
+    lines, where = upti_run(tmp, how, [N, how, 0, 0], 128 + sig)
+    if lines:
+        fail('no "upti:" line expected%s' % where)
+    check_db(os.path.join(tmp, how + '.db'), N, N, False)
+    check_pftrace(os.path.join(tmp, how + '.pftrace'), N)
+    print('%s: %d kernels, written by the process itself' % (how, N))
+
+
+def case_exit(tmp):
+    lines, where = upti_run(tmp, 'x', [N, 'exit', PAUSE_MS, 0], 3)
+    if len(lines) != 1 or 'exited with status 3' not in lines[0]:
+        fail('expected one "upti:" line on the recovery%s' % where)
+    check_db(os.path.join(tmp, 'x.db'), N, N, True, 'exited with status 3')
+    check_pftrace(os.path.join(tmp, 'x.pftrace'), N)
+    print('exit: %d kernels recovered' % N)
+
+
+CASES = {
+    'sigkill': case_sigkill,
+    'sigkill_mid': case_sigkill_mid,
+    'segv': lambda tmp: case_crash(tmp, 'segv', signal.SIGSEGV),
+    'abort': lambda tmp: case_crash(tmp, 'abort', signal.SIGABRT),
+    'exit': case_exit,
+}
+
+
+def main():
+    for f in (UPTI, APP):
+        if not os.path.exists(f):
+            print('SKIP: %s not built' % f)
+            return SKIP
+    tmp = tempfile.mkdtemp(prefix='upti-crash-')
+    try:
+        CASES[CASE](tmp)
+        return 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
