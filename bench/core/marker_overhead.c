@@ -58,7 +58,9 @@ static void load_sdk(void)
 {
     Dl_info info;
     char path[PATH_MAX] = "libupti.so.0";
-    if (dladdr((void *)&uptx_range_push, &info) != 0 && info.dli_fname != NULL) {
+    /* libuptx's exported uptx_range_push (the one this program calls is inline). */
+    void *uptx_fn = dlsym(RTLD_DEFAULT, "uptx_range_push");
+    if (uptx_fn != NULL && dladdr(uptx_fn, &info) != 0 && info.dli_fname != NULL) {
         const char *slash = strrchr(info.dli_fname, '/');
         if (slash != NULL)
             snprintf(path, sizeof path, "%.*s/libupti.so.0", (int)(slash - info.dli_fname),

@@ -1,8 +1,12 @@
 /* uptx — the marker runtime's dispatch table (seed 000's pattern).
  *
- * Each public uptx_* function calls through this table. UPTI receives it at
- * registration (library name "uptx", one table), installs its tracing
- * wrappers, then hands it to tools that asked for UPTI_INTERCEPT_TABLE_MARKER.
+ * Each public uptx_* function calls through the table uptx_active points to
+ * (uptx/uptx.h): libuptx's init stubs until the first call, then this table
+ * if anything wrapped it. UPTI receives it at registration (library name
+ * "uptx", one table), installs its tracing wrappers, then hands it to tools
+ * that asked for UPTI_INTERCEPT_TABLE_MARKER. Entries may be replaced only
+ * during that registration; if none was (no tool), uptx_active becomes NULL
+ * and the uptx_* functions no longer call through any table.
  */
 #ifndef UPTX_TABLE_H
 #define UPTX_TABLE_H

@@ -1,12 +1,19 @@
 /* libuptx: UPTI's marker runtime, built on seed 000's pattern:
  * public C function → dispatch table → implementation.
  *
- * Public functions call through the active table: stubs until the first
- * call registers the implementation's table with UPTI through
- * libupti-register, which (if a tool is present) installs UPTI's tracing
- * wrappers in it and lets tools chain their own; then that table. With no
- * tool, each call is two loads and one indirect call.
+ * The public functions are defined in <uptx/uptx.h>, inline by default (this
+ * file compiles the same bodies as libuptx's exported functions, for dlsym
+ * and UPTX_NO_INLINE users). Each loads uptx_active:
+ *  - &g_stub_table at first: the stubs register g_table with UPTI through
+ *    libupti-register, which (if a tool is present) installs UPTI's tracing
+ *    wrappers in it and lets tools chain their own; then re-call;
+ *  - NULL after registration if g_table still holds the implementation (no
+ *    tool): the inline code does what the implementation would, with no call
+ *    (impl_* below and the header's bodies share uptx_thread_depth and
+ *    uptx_next_range_id, and must stay equivalent);
+ *  - &g_table otherwise: one more load and an indirect call into the wrappers.
  */
+#define UPTX_EXPORT_DEFINITIONS
 #include <uptx/uptx.h>
 #include <uptx/uptx_table.h>
 #include <upti/register.h>
@@ -16,28 +23,30 @@
 #include <sched.h>
 #include <stdatomic.h>
 
-/* ---- implementation ---- */
+/* ---- state shared with the inline functions (see uptx.h) ---- */
 
-static UPTI_TLS int t_depth;
-static _Atomic uint64_t g_next_range_id = 1;
+UPTX_API __thread int uptx_thread_depth __attribute__((tls_model("initial-exec")));
+UPTX_API uint64_t uptx_next_range_id __attribute__((aligned(UPTI_CACHELINE))) = 1;
+
+/* ---- implementation ---- */
 
 static int impl_range_push(const char *message)
 {
     (void)message;
-    return t_depth++;
+    return uptx_thread_depth++;
 }
 
 static int impl_range_pop(void)
 {
-    if (t_depth == 0)
+    if (uptx_thread_depth == 0)
         return -1;
-    return --t_depth;
+    return --uptx_thread_depth;
 }
 
 static uint64_t impl_range_start(const char *message)
 {
     (void)message;
-    return atomic_fetch_add_explicit(&g_next_range_id, 1, memory_order_relaxed);
+    return __atomic_fetch_add(&uptx_next_range_id, 1, __ATOMIC_RELAXED);
 }
 
 static void impl_range_stop(uint64_t id)
@@ -71,6 +80,12 @@ static void stub_mark(const char *message);
 static void stub_name_thread(const char *name);
 static void stub_name_category(uint32_t category, const char *name);
 
+/* The implementation, unwrapped: what calls reach when no tool is present. */
+static const uptx_dispatch_table_t g_impl_table = {
+    sizeof(uptx_dispatch_table_t), impl_range_push, impl_range_pop,   impl_range_start,
+    impl_range_stop,               impl_mark,       impl_name_thread, impl_name_category,
+};
+
 /* The table UPTI receives: the implementation, wrapped by UPTI and tools in place. */
 static uptx_dispatch_table_t g_table = {
     sizeof(uptx_dispatch_table_t), impl_range_push, impl_range_pop,   impl_range_start,
@@ -83,12 +98,22 @@ static const uptx_dispatch_table_t g_stub_table = {
     stub_range_stop,               stub_mark,       stub_name_thread, stub_name_category,
 };
 
-/* The table public functions call through: the stubs, then g_table. */
-static const uptx_dispatch_table_t *_Atomic g_active = &g_stub_table;
+/* The table public functions call through: the stubs, then NULL (no tool) or g_table.
+ * Accessed with __atomic builtins only (the header reads it from C and C++). */
+UPTX_API const uptx_dispatch_table_t *uptx_active = &g_stub_table;
 
 enum { FRESH, STARTED, COMPLETE };
 static _Atomic int g_state = FRESH;
 static UPTI_TLS int t_initializing;
+
+/* 1 if UPTI and tools left every entry of g_table as the implementation. */
+static int table_unwrapped(void)
+{
+#define SAME(field) (__atomic_load_n(&g_table.field, __ATOMIC_RELAXED) == g_impl_table.field)
+    return SAME(range_push_fn) && SAME(range_pop_fn) && SAME(range_start_fn) &&
+           SAME(range_stop_fn) && SAME(mark_fn) && SAME(name_thread_fn) && SAME(name_category_fn);
+#undef SAME
+}
 
 /*
  * Registers g_table with UPTI once. The registering thread's own calls made
@@ -96,20 +121,20 @@ static UPTI_TLS int t_initializing;
  * untraced; other threads wait, so that no call is lost to tracing. If the
  * registration would deadlock (another runtime's registration is in progress
  * on this thread), the state goes back to FRESH and a later call registers.
- * Returns the table to call through for this call.
+ * Then publishes the table later calls go through: NULL when nothing wrapped
+ * g_table (the inline functions then make no call), else g_table.
+ * Returns the table to call through for this call (never NULL).
  */
 static const uptx_dispatch_table_t *initialize(void)
 {
-    static const uptx_dispatch_table_t impl_table = {
-        sizeof(uptx_dispatch_table_t), impl_range_push, impl_range_pop,   impl_range_start,
-        impl_range_stop,               impl_mark,       impl_name_thread, impl_name_category,
-    };
     if (t_initializing)
-        return &impl_table;
+        return &g_impl_table;
     for (;;) {
         int state = atomic_load(&g_state);
-        if (state == COMPLETE)
-            return atomic_load(&g_active);
+        if (state == COMPLETE) {
+            const uptx_dispatch_table_t *t = __atomic_load_n(&uptx_active, __ATOMIC_ACQUIRE);
+            return t != NULL ? t : &g_impl_table;
+        }
         if (state == STARTED) {
             sched_yield();
             continue;
@@ -124,11 +149,12 @@ static const uptx_dispatch_table_t *initialize(void)
         t_initializing = 0;
         if (st == UPTI_STATUS_ERROR_DEADLOCK) {
             atomic_store(&g_state, FRESH);
-            return &impl_table;
+            return &g_impl_table;
         }
-        atomic_store(&g_active, &g_table);
+        const uptx_dispatch_table_t *t = table_unwrapped() ? NULL : &g_table;
+        __atomic_store_n(&uptx_active, t, __ATOMIC_RELEASE);
         atomic_store(&g_state, COMPLETE);
-        return &g_table;
+        return t != NULL ? t : &g_impl_table;
     }
 }
 
@@ -167,42 +193,4 @@ static void stub_name_category(uint32_t category, const char *name)
     initialize()->name_category_fn(category, name);
 }
 
-/* ---- public C API ---- */
-
-/* One load of the active table, one of its entry (UPTI and tools write entries atomically). */
-#define CALL(field) __atomic_load_n(&atomic_load_explicit(&g_active, memory_order_acquire)->field, __ATOMIC_RELAXED)
-
-UPTX_API int uptx_range_push(const char *message)
-{
-    return CALL(range_push_fn)(message);
-}
-
-UPTX_API int uptx_range_pop(void)
-{
-    return CALL(range_pop_fn)();
-}
-
-UPTX_API uint64_t uptx_range_start(const char *message)
-{
-    return CALL(range_start_fn)(message);
-}
-
-UPTX_API void uptx_range_stop(uint64_t id)
-{
-    CALL(range_stop_fn)(id);
-}
-
-UPTX_API void uptx_mark(const char *message)
-{
-    CALL(mark_fn)(message);
-}
-
-UPTX_API void uptx_name_thread(const char *name)
-{
-    CALL(name_thread_fn)(name);
-}
-
-UPTX_API void uptx_name_category(uint32_t category, const char *name)
-{
-    CALL(name_category_fn)(category, name);
-}
+/* The exported uptx_* functions are the header's bodies (UPTX_EXPORT_DEFINITIONS). */

@@ -34,39 +34,83 @@ struct marker_event {
     uint64_t domain;
 };
 
-static inline __attribute__((always_inline)) void
-write_marker_records(const upti_operation_plan_t *plan, upti_thread_state_t *s,
-                                 const struct marker_event *e)
+/* Copies n bytes: up to 16 inline with two overlapping moves (marker texts are
+ * short), longer ones with memcpy. Reads only src[0, n). */
+static inline __attribute__((always_inline)) void copy_text(char *dst, const char *src, size_t n)
 {
-    size_t len = e->message != NULL ? strnlen(e->message, UPTI_MAX_RECORD_STRING - 1) + 1 : 0;
-    uint64_t value = e->operation == UPTI_MARKER_API_NAME_CATEGORY ? e->domain : e->range_id;
-    for (uint32_t i = 0; i < plan->num_buffers; i++) {
-        const upti_plan_buffer_t *pb = &plan->buffers[i];
-        upti_compact_marker_t *r =
-            upti_buffer_reserve(pb->buffer, s, UPTI_RING_COMPACT_MARKER, sizeof *r + len);
-        if (r == NULL)
-            continue;
-        r->operation = e->operation;
-        r->has_message = len != 0;
-        r->correlation_id = e->correlation_id;
-        r->external = upti_external_id(s, pb->context);
-        r->timestamp = e->timestamp;
-        r->value = value;
-        if (len != 0) {
-            char *text = (char *)(r + 1);
-            memcpy(text, e->message, len - 1);
-            text[len - 1] = '\0';
-        }
-        upti_buffer_commit(pb->buffer, s);
+    if (n >= 8 && n <= 16) {
+        uint64_t a, z;
+        memcpy(&a, src, 8);
+        memcpy(&z, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &z, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, z;
+        memcpy(&a, src, 4);
+        memcpy(&z, src + n - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + n - 4, &z, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++)
+            dst[i] = src[i];
+    } else {
+        memcpy(dst, src, n);
     }
 }
 
+/* Writes e's compact record (len: bytes of its text, NUL included, 0 if none) into pb's buffer. */
+static inline __attribute__((always_inline)) void
+write_marker_record(const upti_plan_buffer_t *pb, upti_thread_state_t *s,
+                    const struct marker_event *e, size_t len, uint64_t value)
+{
+    struct upti_buffer *b = pb->buffer;
+    upti_compact_marker_t *r =
+        upti_buffer_reserve(b, s, UPTI_RING_COMPACT_MARKER, sizeof *r + len);
+    if (r == NULL)
+        return;
+    /* Loaded before the text is copied (the compiler must assume the copy writes anywhere). */
+    struct upti_producer *p = s->producers[b->index];
+    r->operation = e->operation;
+    r->has_message = len != 0;
+    r->correlation_id = e->correlation_id;
+    r->external = upti_external_id(s, pb->context);
+    r->timestamp = e->timestamp;
+    r->value = value;
+    if (len != 0) {
+        char *text = (char *)(r + 1);
+        copy_text(text, e->message, len - 1);
+        text[len - 1] = '\0';
+    }
+    upti_buffer_commit_producer(b, p);
+}
+
+static inline __attribute__((always_inline)) void
+write_marker_records(const upti_operation_plan_t *plan, upti_thread_state_t *s,
+                     const struct marker_event *e)
+{
+    size_t len = e->message != NULL ? strnlen(e->message, UPTI_MAX_RECORD_STRING - 1) + 1 : 0;
+    uint64_t value = e->operation == UPTI_MARKER_API_NAME_CATEGORY ? e->domain : e->range_id;
+    uint32_t n = plan->num_buffers;
+    const upti_plan_buffer_t *pb = plan->buffers;
+    if (upti_likely(n == 1)) { /* the common case: one buffer, no loop */
+        write_marker_record(pb, s, e, len, value);
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        write_marker_record(&pb[i], s, e, len, value);
+}
+
 /*
- * One traced marker call. CALL_NEXT evaluates the call into the implementation
- * and stores its result in `ret` (a no-op statement for void functions).
- * Marker calls are instants: one clock read, taken before the call.
+ * One traced marker call. The wrapper only dispatches, without a frame of its
+ * own: straight to the implementation when no context wants the operation
+ * (or inside a UPTI callback), else to one of two functions per operation —
+ * TO_BUFFERS, the hot path (buffers only, no callback service), and
+ * WITH_CALLBACKS (its upti_runtime_call_t is large). CALL_NEXT evaluates the
+ * call into the implementation and stores its result in `ret` (a no-op
+ * statement for void functions). Marker calls are instants: one clock read,
+ * taken before the call.
  */
-#define TRACED_MARKER(OP, ARGS_FIELD, SET_ARGS, CALL_NEXT, SET_RETVAL, MESSAGE, RANGE_ID, DOMAIN) \
+#define TRACED_MARKER(OP, TO_BUFFERS, WITH_CALLBACKS, CALL_NEXT)                                \
     do {                                                                                       \
         const upti_operation_plan_t *plan = upti_runtime_plan(g_plans, OP);                    \
         upti_thread_state_t *s;                                                                \
@@ -74,22 +118,40 @@ write_marker_records(const upti_operation_plan_t *plan, upti_thread_state_t *s,
             CALL_NEXT;                                                                         \
             break;                                                                             \
         }                                                                                      \
-        struct marker_event e = {.operation = OP};                                             \
-        if (plan->num_callbacks == 0) {                                                        \
-            e.timestamp = upti_now();                                                    \
-            e.correlation_id = upti_next_correlation_id(s);                                    \
-            CALL_NEXT;                                                                         \
-        } else {                                                                               \
-            upti_callback_tracing_marker_api_data_t payload = {.size = sizeof payload};        \
-            SET_ARGS;                                                                          \
-            upti_runtime_call_t call;                                                          \
-            upti_runtime_call_enter(&call, plan, UPTI_TRACING_KIND_MARKER_API, OP, &payload);  \
-            CALL_NEXT;                                                                         \
-            SET_RETVAL;                                                                        \
-            e.timestamp = call.start_timestamp;                                                \
-            e.correlation_id = call.correlation_id;                                            \
-            upti_call_exit_callbacks(&call, s);                                                \
+        if (upti_unlikely(plan->num_callbacks != 0)) {                                         \
+            WITH_CALLBACKS;                                                                    \
+            break;                                                                             \
         }                                                                                      \
+        TO_BUFFERS;                                                                            \
+    } while (0)
+
+/* The body of an operation's TO_BUFFERS function. */
+#define MARKER_TO_BUFFERS(OP, CALL_NEXT, MESSAGE, RANGE_ID, DOMAIN)                               \
+    do {                                                                                       \
+        struct marker_event e = {.operation = OP};                                             \
+        e.timestamp = upti_now();                                                              \
+        e.correlation_id = upti_next_correlation_id(s);                                        \
+        CALL_NEXT;                                                                             \
+        e.message = MESSAGE;                                                                   \
+        e.range_id = RANGE_ID;                                                                 \
+        e.domain = DOMAIN;                                                                     \
+        if (upti_likely(plan->num_buffers > 0))                                                \
+            write_marker_records(plan, s, &e);                                                 \
+    } while (0)
+
+/* The body of an operation's WITH_CALLBACKS function: callbacks around the call, then buffers. */
+#define MARKER_WITH_CALLBACKS(OP, SET_ARGS, CALL_NEXT, SET_RETVAL, MESSAGE, RANGE_ID, DOMAIN)      \
+    do {                                                                                       \
+        struct marker_event e = {.operation = OP};                                             \
+        upti_callback_tracing_marker_api_data_t payload = {.size = sizeof payload};            \
+        SET_ARGS;                                                                              \
+        upti_runtime_call_t call;                                                              \
+        upti_runtime_call_enter(&call, plan, UPTI_TRACING_KIND_MARKER_API, OP, &payload);      \
+        CALL_NEXT;                                                                             \
+        SET_RETVAL;                                                                            \
+        e.timestamp = call.start_timestamp;                                                    \
+        e.correlation_id = call.correlation_id;                                                \
+        upti_call_exit_callbacks(&call, s);                                                    \
         e.message = MESSAGE;                                                                   \
         e.range_id = RANGE_ID;                                                                 \
         e.domain = DOMAIN;                                                                     \
@@ -97,57 +159,152 @@ write_marker_records(const upti_operation_plan_t *plan, upti_thread_state_t *s,
             write_marker_records(plan, s, &e);                                                 \
     } while (0)
 
+#define OUT_OF_LINE static __attribute__((noinline))
+#define PLAN_S const upti_operation_plan_t *plan, upti_thread_state_t *s
+
+OUT_OF_LINE int range_push_buf(PLAN_S, const char *message)
+{
+    int ret = 0;
+    MARKER_TO_BUFFERS(UPTI_MARKER_API_RANGE_PUSH, ret = g_next.range_push_fn(message), message,
+                      0, 0);
+    return ret;
+}
+
+OUT_OF_LINE int range_push_cb(PLAN_S, const char *message)
+{
+    int ret = 0;
+    MARKER_WITH_CALLBACKS(UPTI_MARKER_API_RANGE_PUSH, payload.args.range_push.message = message,
+                          ret = g_next.range_push_fn(message), payload.retval.int_retval = ret,
+                          message, 0, 0);
+    return ret;
+}
+
 static int traced_range_push(const char *message)
 {
     int ret = 0;
-    TRACED_MARKER(UPTI_MARKER_API_RANGE_PUSH, range_push,
-                  payload.args.range_push.message = message, ret = g_next.range_push_fn(message),
-                  payload.retval.int_retval = ret, message, 0, 0);
+    TRACED_MARKER(UPTI_MARKER_API_RANGE_PUSH, ret = range_push_buf(plan, s, message),
+                  ret = range_push_cb(plan, s, message), ret = g_next.range_push_fn(message));
+    return ret;
+}
+
+OUT_OF_LINE int range_pop_buf(PLAN_S)
+{
+    int ret = 0;
+    MARKER_TO_BUFFERS(UPTI_MARKER_API_RANGE_POP, ret = g_next.range_pop_fn(), NULL, 0, 0);
+    return ret;
+}
+
+OUT_OF_LINE int range_pop_cb(PLAN_S)
+{
+    int ret = 0;
+    MARKER_WITH_CALLBACKS(UPTI_MARKER_API_RANGE_POP, (void)0, ret = g_next.range_pop_fn(),
+                          payload.retval.int_retval = ret, NULL, 0, 0);
     return ret;
 }
 
 static int traced_range_pop(void)
 {
     int ret = 0;
-    TRACED_MARKER(UPTI_MARKER_API_RANGE_POP, range_pop, (void)0, ret = g_next.range_pop_fn(),
-                  payload.retval.int_retval = ret, NULL, 0, 0);
+    TRACED_MARKER(UPTI_MARKER_API_RANGE_POP, ret = range_pop_buf(plan, s),
+                  ret = range_pop_cb(plan, s), ret = g_next.range_pop_fn());
+    return ret;
+}
+
+OUT_OF_LINE uint64_t range_start_buf(PLAN_S, const char *message)
+{
+    uint64_t ret = 0;
+    MARKER_TO_BUFFERS(UPTI_MARKER_API_RANGE_START, ret = g_next.range_start_fn(message), message,
+                      ret, 0);
+    return ret;
+}
+
+OUT_OF_LINE uint64_t range_start_cb(PLAN_S, const char *message)
+{
+    uint64_t ret = 0;
+    MARKER_WITH_CALLBACKS(UPTI_MARKER_API_RANGE_START, payload.args.range_start.message = message,
+                          ret = g_next.range_start_fn(message),
+                          payload.retval.uint64_retval = ret, message, ret, 0);
     return ret;
 }
 
 static uint64_t traced_range_start(const char *message)
 {
     uint64_t ret = 0;
-    TRACED_MARKER(UPTI_MARKER_API_RANGE_START, range_start,
-                  payload.args.range_start.message = message,
-                  ret = g_next.range_start_fn(message), payload.retval.uint64_retval = ret,
-                  message, ret, 0);
+    TRACED_MARKER(UPTI_MARKER_API_RANGE_START, ret = range_start_buf(plan, s, message),
+                  ret = range_start_cb(plan, s, message), ret = g_next.range_start_fn(message));
     return ret;
+}
+
+OUT_OF_LINE void range_stop_buf(PLAN_S, uint64_t id)
+{
+    MARKER_TO_BUFFERS(UPTI_MARKER_API_RANGE_STOP, g_next.range_stop_fn(id), NULL, id, 0);
+}
+
+OUT_OF_LINE void range_stop_cb(PLAN_S, uint64_t id)
+{
+    MARKER_WITH_CALLBACKS(UPTI_MARKER_API_RANGE_STOP, payload.args.range_stop.id = id,
+                          g_next.range_stop_fn(id), (void)0, NULL, id, 0);
 }
 
 static void traced_range_stop(uint64_t id)
 {
-    TRACED_MARKER(UPTI_MARKER_API_RANGE_STOP, range_stop, payload.args.range_stop.id = id,
-                  g_next.range_stop_fn(id), (void)0, NULL, id, 0);
+    TRACED_MARKER(UPTI_MARKER_API_RANGE_STOP, range_stop_buf(plan, s, id),
+                  range_stop_cb(plan, s, id), g_next.range_stop_fn(id));
+}
+
+OUT_OF_LINE void mark_buf(PLAN_S, const char *message)
+{
+    MARKER_TO_BUFFERS(UPTI_MARKER_API_MARK, g_next.mark_fn(message), message, 0, 0);
+}
+
+OUT_OF_LINE void mark_cb(PLAN_S, const char *message)
+{
+    MARKER_WITH_CALLBACKS(UPTI_MARKER_API_MARK, payload.args.mark.message = message,
+                          g_next.mark_fn(message), (void)0, message, 0, 0);
 }
 
 static void traced_mark(const char *message)
 {
-    TRACED_MARKER(UPTI_MARKER_API_MARK, mark, payload.args.mark.message = message,
-                  g_next.mark_fn(message), (void)0, message, 0, 0);
+    TRACED_MARKER(UPTI_MARKER_API_MARK, mark_buf(plan, s, message), mark_cb(plan, s, message),
+                  g_next.mark_fn(message));
+}
+
+OUT_OF_LINE void name_thread_buf(PLAN_S, const char *name)
+{
+    MARKER_TO_BUFFERS(UPTI_MARKER_API_NAME_THREAD, g_next.name_thread_fn(name), name, 0, 0);
+}
+
+OUT_OF_LINE void name_thread_cb(PLAN_S, const char *name)
+{
+    MARKER_WITH_CALLBACKS(UPTI_MARKER_API_NAME_THREAD, payload.args.name_thread.name = name,
+                          g_next.name_thread_fn(name), (void)0, name, 0, 0);
 }
 
 static void traced_name_thread(const char *name)
 {
-    TRACED_MARKER(UPTI_MARKER_API_NAME_THREAD, name_thread, payload.args.name_thread.name = name,
-                  g_next.name_thread_fn(name), (void)0, name, 0, 0);
+    TRACED_MARKER(UPTI_MARKER_API_NAME_THREAD, name_thread_buf(plan, s, name),
+                  name_thread_cb(plan, s, name), g_next.name_thread_fn(name));
+}
+
+OUT_OF_LINE void name_category_buf(PLAN_S, uint32_t category, const char *name)
+{
+    MARKER_TO_BUFFERS(UPTI_MARKER_API_NAME_CATEGORY, g_next.name_category_fn(category, name),
+                      name, 0, category);
+}
+
+OUT_OF_LINE void name_category_cb(PLAN_S, uint32_t category, const char *name)
+{
+    MARKER_WITH_CALLBACKS(UPTI_MARKER_API_NAME_CATEGORY,
+                          (payload.args.name_category.category = category,
+                           payload.args.name_category.name = name),
+                          g_next.name_category_fn(category, name), (void)0, name, 0, category);
 }
 
 static void traced_name_category(uint32_t category, const char *name)
 {
-    TRACED_MARKER(UPTI_MARKER_API_NAME_CATEGORY, name_category,
-                  (payload.args.name_category.category = category,
-                   payload.args.name_category.name = name),
-                  g_next.name_category_fn(category, name), (void)0, name, 0, category);
+    TRACED_MARKER(UPTI_MARKER_API_NAME_CATEGORY, name_category_buf(plan, s, category, name),
+                  name_category_cb(plan, s, category, name),
+                  g_next.name_category_fn(category, name));
 }
 
 #define INSTALL(field, wrapper)                                                                  \

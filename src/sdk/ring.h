@@ -98,10 +98,9 @@ static inline void *upti_buffer_reserve(struct upti_buffer *b, upti_thread_state
     return upti_buffer_reserve_slow(b, s, kind, len);
 }
 
-/** Publishes the record this thread last reserved in b. */
-static inline void upti_buffer_commit(struct upti_buffer *b, upti_thread_state_t *s)
+/** Publishes the record this thread last reserved in b; p is its producer, s->producers[b->index]. */
+static inline void upti_buffer_commit_producer(struct upti_buffer *b, struct upti_producer *p)
 {
-    struct upti_producer *p = s->producers[b->index];
     size_t head = p->pending_head;
     p->local_head = head;
     atomic_store_explicit(&p->head, head, memory_order_release);
@@ -111,6 +110,12 @@ static inline void upti_buffer_commit(struct upti_buffer *b, upti_thread_state_t
         if (head - p->cached_tail >= b->watermark)
             upti_buffer_wake(b);
     }
+}
+
+/** Publishes the record this thread last reserved in b. */
+static inline void upti_buffer_commit(struct upti_buffer *b, upti_thread_state_t *s)
+{
+    upti_buffer_commit_producer(b, s->producers[b->index]);
 }
 
 #endif

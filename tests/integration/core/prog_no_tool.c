@@ -1,9 +1,14 @@
 /* A marker application run with no tool (no upti_configure anywhere, no
  * UPTI_TOOL_LIBRARIES): after many uptx calls libupti.so is not mapped, no
- * thread was started and every call returned what the marker API promises. */
+ * thread was started and every call returned what the marker API promises.
+ * Before the first call uptx_active points at libuptx's init stubs; after
+ * it, it is NULL (the inline functions make no call).
+ * Built twice: with the header's inline functions, and with UPTX_NO_INLINE
+ * (libuptx.so's exported functions, checked to be the ones called). */
 #include <uptx/uptx.h>
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +49,13 @@ int main(void)
     CHECK(getenv("UPTI_TOOL_LIBRARIES") == NULL);
     int threads_before = count_threads();
     CHECK_EQ_U64(threads_before, 1);
+    CHECK(__atomic_load_n(&uptx_active, __ATOMIC_ACQUIRE) != NULL); /* the init stubs */
+#ifdef UPTX_NO_INLINE
+    /* The calls below go to libuptx.so's exported functions. */
+    Dl_info info;
+    CHECK(dladdr((void *)&uptx_range_push, &info) != 0 && info.dli_fname != NULL &&
+          strstr(info.dli_fname, "libuptx.so") != NULL);
+#endif
 
     for (int i = 0; i < 100000; i++) {
         int d0 = uptx_range_push("outer");
@@ -66,6 +78,10 @@ int main(void)
     uptx_mark("m");
     uptx_name_thread("main");
     uptx_name_category(1, "c");
+    CHECK(__atomic_load_n(&uptx_active, __ATOMIC_ACQUIRE) == NULL); /* registered, no tool */
+    CHECK_EQ_U64(uptx_range_push("after"), 0);
+    CHECK_EQ_U64(uptx_thread_depth, 1);
+    CHECK_EQ_U64(uptx_range_pop(), 0);
 
     CHECK_EQ_U64(mapped("libuptx.so"), 1);   /* the check itself works */
     CHECK_EQ_U64(mapped("/libupti.so"), 0);  /* the SDK was never loaded */
