@@ -570,8 +570,11 @@ void uocl_commands_sync(cl_command_queue q)
     if (!atomic_load(&g_started))
         return; /* nothing was ever tracked */
     reap(q, 0, 0);
-    if (atomic_load(&g_done) != NULL)
-        drain_done();
+    /* Always: the completion thread may have claimed a command of q and be
+     * emitting it right now (under g_emit_lock); its record must be out
+     * before the synchronisation returns, or a tool finalized just after it
+     * (SIGINT) would miss a kernel the program saw finish. */
+    drain_done();
 }
 
 cl_uint uocl_commands_event_holds(cl_event event)
