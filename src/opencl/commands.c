@@ -21,7 +21,11 @@
  *             stack, reads the four profiling times, maps them onto UPTI's
  *             clock, emits the record, unlinks the command, drops UPTI's event
  *             reference and returns the command to the pool.
- * A command is claimed once (state 0 -> 1 by compare-and-swap).
+ * A command is claimed once (state 0 -> 1 by compare-and-swap). With
+ * callbacks, the command is recycled only once both the reap and the
+ * callback are done with it (holds): a late callback never touches a
+ * recycled command, and the event stays UPTI's until then. (A command that
+ * fails is never called back by PoCL: it and its event stay held.)
  *
  * Pool: commands are recycled in batches. A thread allocates from its own
  * list; when empty it takes one batch from the global list (or mallocs one).
@@ -44,6 +48,8 @@ struct uocl_cmd_t {
     struct uocl_cmd_t *batch_next; /* next batch in the global pool */
     struct uocl_cmd_t *prev, *next; /* in the shard's pending list */
     _Atomic int state;             /* 0 pending, 1 claimed */
+    _Atomic int holds;             /* 1 for the pending list, +1 while a CL_COMPLETE callback
+                                      may still run: recycled (and its event released) at 0 */
     int internal_event;            /* the event is UPTI's own */
     cl_event event;                /* the event UPTI holds a reference to */
     cl_event local_event;          /* storage for the internal event */
@@ -328,15 +334,31 @@ static int claim(uocl_cmd_t *c)
     return atomic_compare_exchange_strong(&c->state, &expected, 1);
 }
 
-/* Runs in a runtime thread: claim and hand over. Nothing else. */
+/* Drops one hold of a command that is off the pending list; the last one
+ * releases UPTI's event reference and recycles the command. */
+static void cmd_put(uocl_cmd_t *c)
+{
+    if (atomic_fetch_sub(&c->holds, 1) != 1)
+        return;
+    uocl_next.clReleaseEvent(c->event);
+    c->done_next = NULL;
+    pool_put_batch(c);
+}
+
+/* Runs in a runtime thread: claim and hand over, then drop the callback's hold. */
 static void CL_CALLBACK on_complete(cl_event event, cl_int status, void *data)
 {
     (void)event;
     uocl_cmd_t *c = data;
-    if (!claim(c))
-        return;
-    c->status = status < 0 ? status : 0;
-    push_done(c);
+    /* Pairs with the store of holds in uocl_cmd_end: the command's fields are
+     * visible here without relying on the runtime's own synchronisation
+     * (which ThreadSanitizer cannot see in an uninstrumented runtime). */
+    (void)atomic_load_explicit(&c->holds, memory_order_acquire);
+    if (claim(c)) {
+        c->status = status < 0 ? status : 0;
+        push_done(c);
+    }
+    cmd_put(c);
 }
 
 static void link_pending(uocl_cmd_t *c)
@@ -368,11 +390,15 @@ void uocl_cmd_end(uocl_cmd_t *c, cl_int status)
         c->host_after = now_ns();
         c->real_after = realtime_ns();
     }
+    /* The callback's hold is taken before the command is visible: a reap on
+     * another thread cannot recycle it (nor release its event) under
+     * clSetEventCallback. */
+    atomic_store(&c->holds, g_use_callbacks ? 2 : 1);
+    cl_event event = c->event; /* c is not read once linked: it may be reaped at once */
     link_pending(c);
     if (g_use_callbacks &&
-        uocl_next.clSetEventCallback(c->event, CL_COMPLETE, on_complete, c) != CL_SUCCESS) {
-        /* Reaped at the next synchronisation point instead. */
-    }
+        uocl_next.clSetEventCallback(event, CL_COMPLETE, on_complete, c) != CL_SUCCESS)
+        cmd_put(c); /* reaped at the next synchronisation point instead */
 }
 
 /* --- emission --- */
@@ -474,16 +500,20 @@ static void emit(uocl_cmd_t *c)
     }
 }
 
-/* Unlinks a claimed command and drops UPTI's reference to its event. */
-static void retire(uocl_cmd_t *c)
+/* Unlinks a claimed command and drops the list's hold; 1 if that was the
+ * last (UPTI's event reference released: the caller recycles it). */
+static int retire(uocl_cmd_t *c)
 {
     shard_t *s = shard_of(c->queue);
     pthread_mutex_lock(&s->lock);
     c->prev->next = c->next;
     c->next->prev = c->prev;
+    int last = atomic_fetch_sub(&c->holds, 1) == 1;
     /* Under the lock, so that a reference-count query sees a consistent count. */
-    uocl_next.clReleaseEvent(c->event);
+    if (last)
+        uocl_next.clReleaseEvent(c->event);
     pthread_mutex_unlock(&s->lock);
+    return last;
 }
 
 static void drain_done(void)
@@ -504,7 +534,10 @@ static void drain_done(void)
         uocl_cmd_t *next = fifo->done_next;
         if (!g_stopped)
             emit(fifo);
-        retire(fifo);
+        if (!retire(fifo)) { /* its callback has yet to return: it recycles it */
+            fifo = next;
+            continue;
+        }
         fifo->done_next = batch;
         batch = fifo;
         if (++in_batch == POOL_BATCH) {
