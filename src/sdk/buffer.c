@@ -611,7 +611,7 @@ static void fork_reset_producer(struct upti_producer *p, upti_thread_state_t *se
 {
     size_t head = atomic_load(&p->head);
     atomic_store(&p->tail, head);
-    p->local_head = p->pending_head = p->cached_tail = head;
+    p->local_head = p->pending_head = p->cached_tail = p->wake_check = head;
     p->drops_reported = atomic_load(&p->dropped);
     atomic_store(&p->starving, false);
     if (self != NULL && self->producers[p->buffer->index] == p)

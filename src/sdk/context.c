@@ -1,5 +1,6 @@
 /* Contexts, their services, and the per-operation plans that wrappers read. */
 #include "internal.h"
+#include "ring.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -90,11 +91,14 @@ static const upti_operation_plan_t *plan_for(upti_tracing_kind_t kind, uint32_t 
             cbs[c->plan.num_callbacks++] = (upti_plan_callback_t){i, ctx->callback[kind].callback,
                                                                   ctx->callback[kind].callback_data};
         if (ctx->buffered[kind].operations != NULL && ctx->buffered[kind].operations[op])
-            bufs[c->plan.num_buffers++] = (upti_plan_buffer_t){i, ctx->buffered[kind].buffer};
+            bufs[c->plan.num_buffers++] = (upti_plan_buffer_t){
+                i, ctx->buffered[kind].buffer->index, ctx->buffered[kind].buffer};
     }
     c->mask = mask;
     c->plan.callbacks = cbs;
     c->plan.buffers = bufs;
+    if (c->plan.num_buffers > 0)
+        c->plan.buffer0 = bufs[0];
     c->next = g_plan_cache[kind][op];
     g_plan_cache[kind][op] = c;
     return &c->plan;

@@ -49,8 +49,9 @@ static inline bool upti_tsc_read(struct upti_tsc_snapshot *p)
     return (seq & 1) == 0 && atomic_load_explicit(&upti_tsc.seq, memory_order_relaxed) == seq;
 }
 
-/** Now on UPTI's clock (CLOCK_MONOTONIC_RAW, ns), through the TSC where possible. */
-static inline uint64_t upti_now(void)
+/** upti_now()'s fast path, which makes no call: false, leaving *ns alone, where it would take
+ *  its slow path (TSC not used or not calibrated, parameters being rewritten or due for a refresh). */
+static inline bool upti_now_fast(uint64_t *ns)
 {
 #if defined(__x86_64__)
     struct upti_tsc_snapshot p;
@@ -58,11 +59,22 @@ static inline uint64_t upti_now(void)
     uint64_t tsc = __builtin_ia32_rdtsc();
     /* Not calibrated (next == 0), being rewritten, or due for a refresh: slow path. */
     if (upti_unlikely(!consistent || tsc >= p.next_refresh_tsc || (int64_t)(tsc - p.base_tsc) < 0))
-        return upti_now_slow();
-    return p.base_ns + (uint64_t)(((unsigned __int128)(tsc - p.base_tsc) * p.mult) >> 32);
+        return false;
+    *ns = p.base_ns + (uint64_t)(((unsigned __int128)(tsc - p.base_tsc) * p.mult) >> 32);
+    return true;
 #else
-    return upti_now_slow();
+    (void)ns;
+    return false;
 #endif
+}
+
+/** Now on UPTI's clock (CLOCK_MONOTONIC_RAW, ns), through the TSC where possible. */
+static inline uint64_t upti_now(void)
+{
+    uint64_t ns;
+    if (upti_likely(upti_now_fast(&ns)))
+        return ns;
+    return upti_now_slow();
 }
 
 /* ---- life cycle (registration.c) ---- */
@@ -160,6 +172,7 @@ struct upti_buffer;
 
 typedef struct upti_plan_buffer_t {
     uint32_t context;
+    uint32_t index; /* buffer->index (thread states' producers[]): marker_fast() loads less */
     struct upti_buffer *buffer;
 } upti_plan_buffer_t;
 
@@ -169,6 +182,7 @@ struct upti_operation_plan_t {
     uint32_t num_buffers;
     upti_plan_callback_t *callbacks;
     upti_plan_buffer_t *buffers;
+    upti_plan_buffer_t buffer0; /* buffers[0] if any: the one-buffer fast path loads less */
 };
 
 /** Plans of kind, indexed by operation (see upti_kind_info()->operation_count). */

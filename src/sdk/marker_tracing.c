@@ -100,21 +100,162 @@ write_marker_records(const upti_operation_plan_t *plan, upti_thread_state_t *s,
         write_marker_record(&pb[i], s, e, len, value);
 }
 
+/* Texts shorter than this many bytes (NUL excluded) can take marker_fast(). */
+#define UPTI_SHORT_TEXT 32
+
+/* Bytes of text before its NUL if fewer than UPTI_SHORT_TEXT, else UPTI_SHORT_TEXT.
+ * Reads stop at the NUL. */
+static inline __attribute__((always_inline)) size_t short_text_len(const char *text)
+{
+    size_t n = 0;
+#pragma GCC unroll 32
+    for (; n < UPTI_SHORT_TEXT; n++)
+        if (text[n] == '\0')
+            break;
+    return n;
+}
+
+/* Copies n < 32 bytes with two overlapping moves each way at most. Reads only src[0, n). */
+static inline __attribute__((always_inline)) void copy_short_text(char *dst, const char *src,
+                                                                  size_t n)
+{
+    if (n >= 16) {
+        char a[16], z[16];
+        memcpy(a, src, 16);
+        memcpy(z, src + n - 16, 16);
+        memcpy(dst, a, 16);
+        memcpy(dst + n - 16, z, 16);
+    } else {
+        copy_text(dst, src, n);
+    }
+}
+
+/*
+ * The common case of a buffers-only marker call, without a call (no strnlen,
+ * no slow path): one buffer, a text shorter than UPTI_SHORT_TEXT, room in
+ * the thread's region without a wrap, a fresh correlation id and the
+ * clock's fast path. Writes and commits the record (as upti_buffer_reserve()
+ * and upti_buffer_commit_producer() would) and returns MARKER_DONE, or
+ * MARKER_WAKE if the region holds the buffer's watermark or more by its
+ * cached tail and is due for a check (p->wake_check; the rest of the commit
+ * is marker_slow()'s); in every other case returns
+ * MARKER_NOT_DONE having published nothing (at most unpublished bytes past
+ * the region's head) and taken no correlation id.
+ */
+enum { MARKER_NOT_DONE, MARKER_DONE, MARKER_WAKE };
+static inline __attribute__((always_inline)) int
+marker_fast(const upti_operation_plan_t *plan, upti_thread_state_t *s, uint32_t op,
+            const char *message, uint64_t value)
+{
+    upti_timestamp_t ts;
+    if (upti_unlikely(!upti_now_fast(&ts)))
+        return MARKER_NOT_DONE;
+    if (upti_unlikely(plan->num_buffers != 1))
+        return MARKER_NOT_DONE;
+    struct upti_buffer *b = plan->buffer0.buffer;
+    struct upti_producer *p = s->producers[plan->buffer0.index];
+    if (upti_unlikely(p == NULL || atomic_load_explicit(&b->destroyed, memory_order_relaxed)))
+        return MARKER_NOT_DONE;
+    size_t n = 0; /* bytes of the text before its NUL */
+    if (message != NULL) {
+        n = short_text_len(message);
+        if (upti_unlikely(n == UPTI_SHORT_TEXT))
+            return MARKER_NOT_DONE;
+    }
+    size_t len = (sizeof(upti_ring_record_t) + sizeof(upti_compact_marker_t) +
+                  (message != NULL ? n + 1 : 0) + 7) & ~(size_t)7;
+    size_t head = p->local_head, size = p->size;
+    size_t pos = head & (size - 1);
+    if (upti_unlikely(pos + len > size || head + len - p->cached_tail > size))
+        return MARKER_NOT_DONE;
+    head += len;
+    /* Until the commit, what is written is unpublished scratch. */
+    upti_ring_record_t *h = (upti_ring_record_t *)(p->data + pos);
+    h->len = (uint32_t)len;
+    h->kind = UPTI_RING_COMPACT_MARKER;
+    upti_compact_marker_t *r = (upti_compact_marker_t *)(h + 1);
+    if (message != NULL) {
+        char *dst = (char *)(r + 1);
+        copy_short_text(dst, message, n);
+        dst[n] = '\0';
+    }
+    r->operation = op;
+    r->has_message = message != NULL;
+    /* No external id pushed on any context: the common case, one test. */
+    r->external = upti_likely(s->external_mask == 0)
+                      ? 0
+                      : upti_external_id(s, plan->buffer0.context);
+    r->value = value;
+    uint64_t corr = s->corr_next;
+    if (upti_unlikely(corr == s->corr_end))
+        return MARKER_NOT_DONE;
+    r->correlation_id = corr;
+    r->timestamp = ts;
+    s->corr_next = corr + 1;
+    p->local_head = head;
+    atomic_store_explicit(&p->head, head, memory_order_release);
+    if (upti_unlikely(head - p->cached_tail >= b->watermark) &&
+        (ptrdiff_t)(head - p->wake_check) >= 0)
+        return MARKER_WAKE;
+    return MARKER_DONE;
+}
+
+/* What marker_fast() left undone: all the records (any number of buffers,
+ * any text, the slow paths) if it returned MARKER_NOT_DONE, the end of the
+ * commit if it returned MARKER_WAKE. */
+static __attribute__((noinline)) void marker_slow(const upti_operation_plan_t *plan,
+                                                  upti_thread_state_t *s, uint32_t op,
+                                                  const char *message, uint64_t value, int done)
+{
+    if (done == MARKER_WAKE) {
+        struct upti_buffer *b = plan->buffers[0].buffer;
+        struct upti_producer *p = s->producers[b->index];
+        size_t head = p->local_head;
+        p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
+        if (head - p->cached_tail >= b->watermark) {
+            upti_buffer_wake(b);
+            /* Woken, and still above the watermark: marker_fast() checks again after
+             * another watermark / 8 bytes (4 KiB at most), not at every record (a
+             * consumer slower than the producer made a fifth of them pay this). */
+            size_t step = b->watermark / 8;
+            p->wake_check = head + (step < 4096 ? step : 4096);
+        }
+        return;
+    }
+    struct marker_event e = {.operation = op};
+    e.timestamp = upti_now();
+    e.correlation_id = upti_next_correlation_id(s);
+    e.message = message;
+    e.range_id = value;
+    e.domain = value;
+    if (plan->num_buffers > 0)
+        write_marker_records(plan, s, &e);
+}
+
 /*
  * One traced marker call. The wrapper only dispatches, without a frame of its
  * own: straight to the implementation when no context wants the operation
  * (or inside a UPTI callback), else to one of two functions per operation —
  * TO_BUFFERS, the hot path (buffers only, no callback service), and
- * WITH_CALLBACKS (its upti_runtime_call_t is large). CALL_NEXT evaluates the
- * call into the implementation and stores its result in `ret` (a no-op
- * statement for void functions). Marker calls are instants: one clock read,
- * taken before the call.
+ * WITH_CALLBACKS (its upti_runtime_call_t is large). A thread's first traced
+ * call goes through FIRST_CALL, which creates its state (a call would give
+ * the wrapper a frame). CALL_NEXT evaluates the call into the implementation
+ * and stores its result in `ret` (a no-op statement for void functions).
+ * Marker calls are instants: one clock read, taken before the call.
  */
-#define TRACED_MARKER(OP, TO_BUFFERS, WITH_CALLBACKS, CALL_NEXT)                                \
+#define TRACED_MARKER(OP, TO_BUFFERS, WITH_CALLBACKS, CALL_NEXT, FIRST_CALL)                    \
     do {                                                                                       \
         const upti_operation_plan_t *plan = upti_runtime_plan(g_plans, OP);                    \
-        upti_thread_state_t *s;                                                                \
-        if (upti_likely(plan == NULL) || (s = upti_thread_state())->in_callback) {             \
+        if (upti_likely(plan == NULL)) {                                                       \
+            CALL_NEXT;                                                                         \
+            break;                                                                             \
+        }                                                                                      \
+        upti_thread_state_t *s = upti_tls_state;                                               \
+        if (upti_unlikely(s == NULL)) {                                                        \
+            FIRST_CALL;                                                                        \
+            break;                                                                             \
+        }                                                                                      \
+        if (s->in_callback) {                                                                  \
             CALL_NEXT;                                                                         \
             break;                                                                             \
         }                                                                                      \
@@ -125,7 +266,15 @@ write_marker_records(const upti_operation_plan_t *plan, upti_thread_state_t *s,
         TO_BUFFERS;                                                                            \
     } while (0)
 
-/* The body of an operation's TO_BUFFERS function. */
+/*
+ * The TO_BUFFERS function of an operation whose record does not carry its
+ * result writes the records before the call into the implementation, which
+ * is then a tail call: in the fast case (marker_fast()) it makes no call.
+ * Every other case goes to its _slow twin (marker_slow(), then the call).
+ * The timestamp is still taken before the call.
+ */
+
+/* The body of range_start's TO_BUFFERS function (its record carries the result). */
 #define MARKER_TO_BUFFERS(OP, CALL_NEXT, MESSAGE, RANGE_ID, DOMAIN)                               \
     do {                                                                                       \
         struct marker_event e = {.operation = OP};                                             \
@@ -162,12 +311,18 @@ write_marker_records(const upti_operation_plan_t *plan, upti_thread_state_t *s,
 #define OUT_OF_LINE static __attribute__((noinline))
 #define PLAN_S const upti_operation_plan_t *plan, upti_thread_state_t *s
 
+OUT_OF_LINE int range_push_buf_slow(PLAN_S, const char *message, int done)
+{
+    marker_slow(plan, s, UPTI_MARKER_API_RANGE_PUSH, message, 0, done);
+    return g_next.range_push_fn(message);
+}
+
 OUT_OF_LINE int range_push_buf(PLAN_S, const char *message)
 {
-    int ret = 0;
-    MARKER_TO_BUFFERS(UPTI_MARKER_API_RANGE_PUSH, ret = g_next.range_push_fn(message), message,
-                      0, 0);
-    return ret;
+    int done = marker_fast(plan, s, UPTI_MARKER_API_RANGE_PUSH, message, 0);
+    if (upti_likely(done == MARKER_DONE))
+        return g_next.range_push_fn(message);
+    return range_push_buf_slow(plan, s, message, done);
 }
 
 OUT_OF_LINE int range_push_cb(PLAN_S, const char *message)
@@ -179,19 +334,35 @@ OUT_OF_LINE int range_push_cb(PLAN_S, const char *message)
     return ret;
 }
 
+static int traced_range_push(const char *message);
+
+OUT_OF_LINE int range_push_first(const char *message)
+{
+    (void)upti_thread_state_slow();
+    return traced_range_push(message);
+}
+
 static int traced_range_push(const char *message)
 {
     int ret = 0;
     TRACED_MARKER(UPTI_MARKER_API_RANGE_PUSH, ret = range_push_buf(plan, s, message),
-                  ret = range_push_cb(plan, s, message), ret = g_next.range_push_fn(message));
+                  ret = range_push_cb(plan, s, message), ret = g_next.range_push_fn(message),
+                  ret = range_push_first(message));
     return ret;
+}
+
+OUT_OF_LINE int range_pop_buf_slow(PLAN_S, int done)
+{
+    marker_slow(plan, s, UPTI_MARKER_API_RANGE_POP, NULL, 0, done);
+    return g_next.range_pop_fn();
 }
 
 OUT_OF_LINE int range_pop_buf(PLAN_S)
 {
-    int ret = 0;
-    MARKER_TO_BUFFERS(UPTI_MARKER_API_RANGE_POP, ret = g_next.range_pop_fn(), NULL, 0, 0);
-    return ret;
+    int done = marker_fast(plan, s, UPTI_MARKER_API_RANGE_POP, NULL, 0);
+    if (upti_likely(done == MARKER_DONE))
+        return g_next.range_pop_fn();
+    return range_pop_buf_slow(plan, s, done);
 }
 
 OUT_OF_LINE int range_pop_cb(PLAN_S)
@@ -202,11 +373,20 @@ OUT_OF_LINE int range_pop_cb(PLAN_S)
     return ret;
 }
 
+static int traced_range_pop(void);
+
+OUT_OF_LINE int range_pop_first(void)
+{
+    (void)upti_thread_state_slow();
+    return traced_range_pop();
+}
+
 static int traced_range_pop(void)
 {
     int ret = 0;
     TRACED_MARKER(UPTI_MARKER_API_RANGE_POP, ret = range_pop_buf(plan, s),
-                  ret = range_pop_cb(plan, s), ret = g_next.range_pop_fn());
+                  ret = range_pop_cb(plan, s), ret = g_next.range_pop_fn(),
+                  ret = range_pop_first());
     return ret;
 }
 
@@ -227,17 +407,37 @@ OUT_OF_LINE uint64_t range_start_cb(PLAN_S, const char *message)
     return ret;
 }
 
+static uint64_t traced_range_start(const char *message);
+
+OUT_OF_LINE uint64_t range_start_first(const char *message)
+{
+    (void)upti_thread_state_slow();
+    return traced_range_start(message);
+}
+
 static uint64_t traced_range_start(const char *message)
 {
     uint64_t ret = 0;
     TRACED_MARKER(UPTI_MARKER_API_RANGE_START, ret = range_start_buf(plan, s, message),
-                  ret = range_start_cb(plan, s, message), ret = g_next.range_start_fn(message));
+                  ret = range_start_cb(plan, s, message), ret = g_next.range_start_fn(message),
+                  ret = range_start_first(message));
     return ret;
+}
+
+OUT_OF_LINE void range_stop_buf_slow(PLAN_S, uint64_t id, int done)
+{
+    marker_slow(plan, s, UPTI_MARKER_API_RANGE_STOP, NULL, id, done);
+    g_next.range_stop_fn(id);
 }
 
 OUT_OF_LINE void range_stop_buf(PLAN_S, uint64_t id)
 {
-    MARKER_TO_BUFFERS(UPTI_MARKER_API_RANGE_STOP, g_next.range_stop_fn(id), NULL, id, 0);
+    int done = marker_fast(plan, s, UPTI_MARKER_API_RANGE_STOP, NULL, id);
+    if (upti_likely(done == MARKER_DONE)) {
+        g_next.range_stop_fn(id);
+        return;
+    }
+    range_stop_buf_slow(plan, s, id, done);
 }
 
 OUT_OF_LINE void range_stop_cb(PLAN_S, uint64_t id)
@@ -246,15 +446,34 @@ OUT_OF_LINE void range_stop_cb(PLAN_S, uint64_t id)
                           g_next.range_stop_fn(id), (void)0, NULL, id, 0);
 }
 
+static void traced_range_stop(uint64_t id);
+
+OUT_OF_LINE void range_stop_first(uint64_t id)
+{
+    (void)upti_thread_state_slow();
+    traced_range_stop(id);
+}
+
 static void traced_range_stop(uint64_t id)
 {
     TRACED_MARKER(UPTI_MARKER_API_RANGE_STOP, range_stop_buf(plan, s, id),
-                  range_stop_cb(plan, s, id), g_next.range_stop_fn(id));
+                  range_stop_cb(plan, s, id), g_next.range_stop_fn(id), range_stop_first(id));
+}
+
+OUT_OF_LINE void mark_buf_slow(PLAN_S, const char *message, int done)
+{
+    marker_slow(plan, s, UPTI_MARKER_API_MARK, message, 0, done);
+    g_next.mark_fn(message);
 }
 
 OUT_OF_LINE void mark_buf(PLAN_S, const char *message)
 {
-    MARKER_TO_BUFFERS(UPTI_MARKER_API_MARK, g_next.mark_fn(message), message, 0, 0);
+    int done = marker_fast(plan, s, UPTI_MARKER_API_MARK, message, 0);
+    if (upti_likely(done == MARKER_DONE)) {
+        g_next.mark_fn(message);
+        return;
+    }
+    mark_buf_slow(plan, s, message, done);
 }
 
 OUT_OF_LINE void mark_cb(PLAN_S, const char *message)
@@ -263,15 +482,34 @@ OUT_OF_LINE void mark_cb(PLAN_S, const char *message)
                           g_next.mark_fn(message), (void)0, message, 0, 0);
 }
 
+static void traced_mark(const char *message);
+
+OUT_OF_LINE void mark_first(const char *message)
+{
+    (void)upti_thread_state_slow();
+    traced_mark(message);
+}
+
 static void traced_mark(const char *message)
 {
     TRACED_MARKER(UPTI_MARKER_API_MARK, mark_buf(plan, s, message), mark_cb(plan, s, message),
-                  g_next.mark_fn(message));
+                  g_next.mark_fn(message), mark_first(message));
+}
+
+OUT_OF_LINE void name_thread_buf_slow(PLAN_S, const char *name, int done)
+{
+    marker_slow(plan, s, UPTI_MARKER_API_NAME_THREAD, name, 0, done);
+    g_next.name_thread_fn(name);
 }
 
 OUT_OF_LINE void name_thread_buf(PLAN_S, const char *name)
 {
-    MARKER_TO_BUFFERS(UPTI_MARKER_API_NAME_THREAD, g_next.name_thread_fn(name), name, 0, 0);
+    int done = marker_fast(plan, s, UPTI_MARKER_API_NAME_THREAD, name, 0);
+    if (upti_likely(done == MARKER_DONE)) {
+        g_next.name_thread_fn(name);
+        return;
+    }
+    name_thread_buf_slow(plan, s, name, done);
 }
 
 OUT_OF_LINE void name_thread_cb(PLAN_S, const char *name)
@@ -280,16 +518,35 @@ OUT_OF_LINE void name_thread_cb(PLAN_S, const char *name)
                           g_next.name_thread_fn(name), (void)0, name, 0, 0);
 }
 
+static void traced_name_thread(const char *name);
+
+OUT_OF_LINE void name_thread_first(const char *name)
+{
+    (void)upti_thread_state_slow();
+    traced_name_thread(name);
+}
+
 static void traced_name_thread(const char *name)
 {
     TRACED_MARKER(UPTI_MARKER_API_NAME_THREAD, name_thread_buf(plan, s, name),
-                  name_thread_cb(plan, s, name), g_next.name_thread_fn(name));
+                  name_thread_cb(plan, s, name), g_next.name_thread_fn(name),
+                  name_thread_first(name));
+}
+
+OUT_OF_LINE void name_category_buf_slow(PLAN_S, uint32_t category, const char *name, int done)
+{
+    marker_slow(plan, s, UPTI_MARKER_API_NAME_CATEGORY, name, category, done);
+    g_next.name_category_fn(category, name);
 }
 
 OUT_OF_LINE void name_category_buf(PLAN_S, uint32_t category, const char *name)
 {
-    MARKER_TO_BUFFERS(UPTI_MARKER_API_NAME_CATEGORY, g_next.name_category_fn(category, name),
-                      name, 0, category);
+    int done = marker_fast(plan, s, UPTI_MARKER_API_NAME_CATEGORY, name, category);
+    if (upti_likely(done == MARKER_DONE)) {
+        g_next.name_category_fn(category, name);
+        return;
+    }
+    name_category_buf_slow(plan, s, category, name, done);
 }
 
 OUT_OF_LINE void name_category_cb(PLAN_S, uint32_t category, const char *name)
@@ -300,11 +557,19 @@ OUT_OF_LINE void name_category_cb(PLAN_S, uint32_t category, const char *name)
                           g_next.name_category_fn(category, name), (void)0, name, 0, category);
 }
 
+static void traced_name_category(uint32_t category, const char *name);
+
+OUT_OF_LINE void name_category_first(uint32_t category, const char *name)
+{
+    (void)upti_thread_state_slow();
+    traced_name_category(category, name);
+}
+
 static void traced_name_category(uint32_t category, const char *name)
 {
     TRACED_MARKER(UPTI_MARKER_API_NAME_CATEGORY, name_category_buf(plan, s, category, name),
                   name_category_cb(plan, s, category, name),
-                  g_next.name_category_fn(category, name));
+                  g_next.name_category_fn(category, name), name_category_first(category, name));
 }
 
 #define INSTALL(field, wrapper)                                                                  \

@@ -27,6 +27,7 @@ struct upti_producer {
     _Alignas(UPTI_CACHELINE) size_t local_head; /* where the pending record starts */
     size_t pending_head;                        /* head after it, published at commit */
     size_t cached_tail;
+    size_t wake_check; /* marker_fast(): head from which a commit above the watermark re-checks */
     /* Producer, written rarely; read by the consumer. */
     _Alignas(UPTI_CACHELINE) _Atomic uint64_t dropped;
     _Atomic bool orphaned; /* the thread exited: free once drained */
