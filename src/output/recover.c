@@ -4,7 +4,8 @@
  * interval (docs/reliability.md), so a process killed by SIGKILL, or one that
  * ends in _exit() or a crash its handlers could not finish, leaves a
  * database that holds every committed record but lacks what uo_db_close()
- * adds: thread rows, the process end, indexes. `upti run` calls
+ * adds: thread rows (with the names uptx/NVTX gave), the process end, the
+ * regions of ranges still open when it died, indexes. `upti run` calls
  * uo_db_recover() on it once the process is gone. Opening the file rolls an
  * interrupted transaction back (SQLite's hot journal), so what is recovered
  * is exactly the last commit.
@@ -48,6 +49,82 @@ static int64_t select_int(sqlite3 *db, const char *sql, int64_t fallback)
     " UNION ALL SELECT process_id, tid, start, end FROM kernel_dispatch"                     \
     " UNION ALL SELECT process_id, tid, start, end FROM memory_copy"
 
+/* Ranges still open at the end: pushes without their pop (replayed per
+ * thread in call order) and starts without a stop become regions ending at
+ * end, as uo_db_close() would have made them. */
+static int close_open_ranges(sqlite3 *db, int64_t end)
+{
+    sqlite3_stmt *q = NULL, *ins = NULL;
+    int rc = -1;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id, tid, operation FROM marker WHERE operation IN (?1, ?2)"
+                           " ORDER BY tid, correlation_id",
+                           -1, &q, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db,
+                           "INSERT INTO region(process_id, tid, end_tid, kind, name_id, depth, domain,"
+                           " category, color, payload_type, payload, correlation_id, start, end)"
+                           " SELECT process_id, tid, tid, ?2, message_id, ?3, domain, category, color,"
+                           " payload_type, payload, correlation_id, timestamp, max(timestamp, ?4)"
+                           " FROM marker WHERE id = ?1",
+                           -1, &ins, NULL) != SQLITE_OK)
+        goto out;
+    sqlite3_bind_int(q, 1, UPTI_MARKER_API_RANGE_PUSH);
+    sqlite3_bind_int(q, 2, UPTI_MARKER_API_RANGE_POP);
+    int64_t *stack = NULL, tid = 0;
+    size_t depth = 0, cap = 0;
+    int stepped, failed = 0;
+    for (;;) {
+        stepped = sqlite3_step(q);
+        int64_t row_tid = stepped == SQLITE_ROW ? sqlite3_column_int64(q, 1) : 0;
+        if (stepped != SQLITE_ROW || row_tid != tid) {
+            /* The previous thread's ranges still open, innermost last. */
+            for (size_t i = 0; i < depth && !failed; i++) {
+                sqlite3_bind_int64(ins, 1, stack[i]);
+                sqlite3_bind_int(ins, 2, 0);
+                sqlite3_bind_int64(ins, 3, (int64_t)i);
+                sqlite3_bind_int64(ins, 4, end);
+                failed = sqlite3_step(ins) != SQLITE_DONE;
+                sqlite3_reset(ins);
+            }
+            depth = 0;
+            tid = row_tid;
+        }
+        if (stepped != SQLITE_ROW || failed)
+            break;
+        if (sqlite3_column_int(q, 2) == UPTI_MARKER_API_RANGE_PUSH) {
+            if (uo_grow(&stack, &cap, depth + 1, sizeof *stack, 16) != 0) {
+                failed = 1;
+                break;
+            }
+            stack[depth++] = sqlite3_column_int64(q, 0);
+        } else if (depth > 0) {
+            depth--;
+        }
+    }
+    free(stack);
+    if (failed || stepped != SQLITE_DONE)
+        goto out;
+    sqlite3_finalize(ins);
+    ins = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "INSERT INTO region(process_id, tid, end_tid, kind, name_id, depth, domain,"
+                           " category, color, payload_type, payload, correlation_id, start, end)"
+                           " SELECT process_id, tid, tid, 1, message_id, 0, domain, category, color,"
+                           " payload_type, payload, correlation_id, timestamp, max(timestamp, ?3)"
+                           " FROM marker s WHERE operation = ?1 AND NOT EXISTS (SELECT 1 FROM marker e"
+                           " WHERE e.operation = ?2 AND e.range_id = s.range_id)",
+                           -1, &ins, NULL) != SQLITE_OK)
+        goto out;
+    sqlite3_bind_int(ins, 1, UPTI_MARKER_API_RANGE_START);
+    sqlite3_bind_int(ins, 2, UPTI_MARKER_API_RANGE_STOP);
+    sqlite3_bind_int64(ins, 3, end);
+    rc = sqlite3_step(ins) == SQLITE_DONE ? 0 : -1;
+out:
+    sqlite3_finalize(q);
+    sqlite3_finalize(ins);
+    return rc;
+}
+
 int uo_db_recover(const char *path, const char *reason, uint64_t *committed, char *err, size_t errlen)
 {
     if (committed != NULL)
@@ -77,7 +154,23 @@ int uo_db_recover(const char *path, const char *reason, uint64_t *committed, cha
                 " SELECT process_id, tid, min(t0), max(t1) FROM (" RECORD_TIMES ")"
                 " WHERE tid IS NOT NULL GROUP BY process_id, tid;"
                 "UPDATE info_process SET end = max(start, coalesce((SELECT max(end)"
-                " FROM info_thread), start));" UO_SCHEMA_INDEXES
+                " FROM info_thread), start));",
+                path, err, errlen) != 0)
+        goto rollback;
+    /* Names given by uptx/NVTX (the last one); the process's own comm is not
+     * readable any more. */
+    char names[256];
+    snprintf(names, sizeof names,
+             "UPDATE info_thread SET name_id = (SELECT m.message_id FROM marker m WHERE"
+             " m.operation = %d AND m.tid = info_thread.tid ORDER BY m.correlation_id DESC LIMIT 1)",
+             (int)UPTI_MARKER_API_NAME_THREAD);
+    if (run_sql(db, names, path, err, errlen) != 0)
+        goto rollback;
+    if (close_open_ranges(db, select_int(db, "SELECT end FROM info_process", 0)) != 0) {
+        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+        goto rollback;
+    }
+    if (run_sql(db, UO_SCHEMA_INDEXES
                 "UPDATE arg SET api_id = (SELECT a.id FROM api a"
                 " WHERE a.correlation_id = arg.correlation_id) WHERE api_id IS NULL;",
                 path, err, errlen) != 0)

@@ -533,6 +533,9 @@ static const int k_signals[] = {SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGILL, SIGFPE
 static struct sigaction g_old_action[NUM_SIGNALS];
 static sem_t g_sig_wake, g_sig_done;
 static int g_sig_busy;
+static int g_crashes;  /* crash signals taken */
+static int g_signals;  /* the handlers are wanted (UPTI_TRACE_SIGNALS) */
+static void retake_crash_signals(void);
 static pthread_t g_tool_thread;
 
 static void *tool_thread(void *arg)
@@ -555,6 +558,7 @@ static void *tool_thread(void *arg)
         if (g.db != NULL && !g.finalized && getpid() == g.pid) {
             upti_query_available_agents(add_new_agents, NULL);
             uo_db_checkpoint(g.db, now_ns(), g.flush_ns / 2);
+            retake_crash_signals();
         }
         pthread_mutex_unlock(&g.lock);
         pthread_mutex_unlock(&g_tick_lock);
@@ -601,6 +605,17 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
     while (i < NUM_SIGNALS - 1 && k_signals[i] != sig)
         i++;
     int crash = i >= FIRST_CRASH_SIGNAL;
+    if (crash && __atomic_fetch_add(&g_crashes, 1, __ATOMIC_ACQ_REL) > 0) {
+        /* Again (a reporter chained to put this handler back, or a crash
+         * while finalizing): the default action, at once. */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigaction(sig, &dfl, NULL);
+        raise(sig);
+        errno = saved;
+        return;
+    }
     /* A crash in the tool's own thread cannot wait for that thread. */
     if (getpid() == g.pid && g_tool_thread_started &&
         !(crash && pthread_equal(pthread_self(), g_tool_thread))) {
@@ -631,31 +646,52 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
     old->sa_handler(sig);
 }
 
+/* Installs on_signal for k_signals[i] over what is there, when it may. */
+static void take_signal(size_t i, int only_over_reporters)
+{
+    struct sigaction cur;
+    if (sigaction(k_signals[i], NULL, &cur) != 0 ||
+        (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN))
+        return; /* an ignored signal stays ignored (nohup) */
+    if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal)
+        return; /* ours already */
+    /* A program that handles its own faults (a JIT, a GC) keeps them; a
+     * one-shot crash reporter (SA_RESETHAND, as LLVM inside PoCL or Mesa
+     * installs) runs after the trace is written. */
+    int reporter = (cur.sa_flags & SA_RESETHAND) != 0;
+    if (i >= FIRST_CRASH_SIGNAL && !reporter && ((cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL))
+        return;
+    if (only_over_reporters && !reporter)
+        return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaction(k_signals[i], &sa, &g_old_action[i]);
+}
+
 static void install_signal_handlers(void)
 {
     const char *v = getenv("UPTI_TRACE_SIGNALS");
     if (!g_tool_thread_started || (v != NULL && strcmp(v, "0") == 0))
         return;
-    for (size_t i = 0; i < NUM_SIGNALS; i++) {
-        struct sigaction cur;
-        if (sigaction(k_signals[i], NULL, &cur) != 0 ||
-            (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN))
-            continue; /* an ignored signal stays ignored (nohup) */
-        /* A program that handles its own faults (a JIT, a GC) keeps them; a
-         * one-shot crash reporter (SA_RESETHAND, as LLVM inside PoCL or Mesa
-         * installs) runs after the trace is written. */
-        if (i >= FIRST_CRASH_SIGNAL && !(cur.sa_flags & SA_RESETHAND) &&
-            ((cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL))
-            continue;
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_signal;
-        sa.sa_flags = SA_SIGINFO | SA_RESTART;
-        sigemptyset(&sa.sa_mask);
-        sigaddset(&sa.sa_mask, SIGINT);
-        sigaddset(&sa.sa_mask, SIGTERM);
-        sigaction(k_signals[i], &sa, &g_old_action[i]);
-    }
+    g_signals = 1;
+    for (size_t i = 0; i < NUM_SIGNALS; i++)
+        take_signal(i, 0);
+}
+
+/* A runtime loaded after the tool started (LLVM inside PoCL, at the first
+ * build) may put its one-shot crash reporter over the tool's handlers; it
+ * restores the tool's when it runs, but abort() then goes straight to the
+ * default action. The tool's thread puts its handler back on top, chained. */
+static void retake_crash_signals(void)
+{
+    if (g_signals && __atomic_load_n(&g_crashes, __ATOMIC_ACQUIRE) == 0)
+        for (size_t i = 0; i < NUM_SIGNALS; i++)
+            take_signal(i, 1);
 }
 
 /* UPTI_TRACE_MANIFEST: tells `upti run` where this process's database is. */

@@ -1,5 +1,7 @@
 /* A program that dies in the middle of its work, for the crash-safe trace
- * tests (tests/integration/crash). Plain OpenCL, no UPTI.
+ * tests (tests/integration/crash). OpenCL plus three uptx calls: the thread
+ * is named "crasher", and the ranges "work" (pushed) and "async" (started)
+ * are still open when it dies.
  *
  *   ocl_crash N HOW [WAIT_MS [M]]
  *
@@ -9,6 +11,8 @@
  * (_exit(3): no atexit handler, no destructor runs).
  */
 #include "ocl_common.h"
+
+#include <uptx/uptx.h>
 
 #include <signal.h>
 #include <stdint.h>
@@ -29,6 +33,9 @@ int main(int argc, char **argv)
     const char *how = argv[2];
     int wait_ms = argc > 3 ? atoi(argv[3]) : 0;
     int more = argc > 4 ? atoi(argv[4]) : 0;
+    uptx_name_thread("crasher");
+    uptx_range_push("work");
+    uptx_range_start("async");
     cl_device_id dev = ocl_first_device(NULL);
     cl_int err;
     cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);

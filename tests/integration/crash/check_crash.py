@@ -97,6 +97,16 @@ def check_db(path, kernels_min, kernels_max, recovered, reason=None):
             fail('%s: no thread rows' % path)
         if q("SELECT count(*) FROM info_agent WHERE runtime = 'opencl'") < 1:
             fail('%s: no OpenCL agent' % path)
+        # The ranges open when it died end with the process, on its named thread.
+        for name, kind in (('work', 0), ('async', 1)):
+            n = q("SELECT count(*) FROM region r JOIN string s ON s.id = r.name_id"
+                  " WHERE s.string = '%s' AND r.kind = %d AND r.start > 0"
+                  " AND r.end = (SELECT end FROM info_process)" % (name, kind))
+            if n != 1:
+                fail('%s: %d region(s) %r ending with the process, expected 1' % (path, n, name))
+        if q("SELECT count(*) FROM info_thread t JOIN string s ON s.id = t.name_id"
+             " WHERE s.string = 'crasher'") != 1:
+            fail('%s: the thread named "crasher" is not in info_thread' % path)
         ended = con.execute("SELECT value FROM metadata WHERE key = 'ended'").fetchone()
         if recovered and (ended is None or (reason and reason not in ended[0])):
             fail('%s: metadata ended = %r, expected %r' % (path, ended, reason))
