@@ -52,6 +52,14 @@ static int64_t select_int(sqlite3 *db, const char *sql, int64_t fallback)
 /* Ranges still open at the end: pushes without their pop (replayed per
  * thread in call order) and starts without a stop become regions ending at
  * end, as uo_db_close() would have made them. */
+/* A region (?1 kind, ?2 depth) ending at ?3 from the markers that match WHERE. */
+#define REGION_FROM_MARKERS(WHERE)                                                          \
+    "INSERT INTO region(process_id, tid, end_tid, kind, name_id, depth, domain, category,"  \
+    " color, payload_type, payload, correlation_id, start, end)"                            \
+    " SELECT process_id, tid, tid, ?1, message_id, ?2, domain, category, color,"           \
+    " payload_type, payload, correlation_id, timestamp, max(timestamp, ?3)"                 \
+    " FROM marker s WHERE " WHERE
+
 static int close_open_ranges(sqlite3 *db, int64_t end)
 {
     sqlite3_stmt *q = NULL, *ins = NULL;
@@ -60,13 +68,7 @@ static int close_open_ranges(sqlite3 *db, int64_t end)
                            "SELECT id, tid, operation FROM marker WHERE operation IN (?1, ?2)"
                            " ORDER BY tid, correlation_id",
                            -1, &q, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db,
-                           "INSERT INTO region(process_id, tid, end_tid, kind, name_id, depth, domain,"
-                           " category, color, payload_type, payload, correlation_id, start, end)"
-                           " SELECT process_id, tid, tid, ?2, message_id, ?3, domain, category, color,"
-                           " payload_type, payload, correlation_id, timestamp, max(timestamp, ?4)"
-                           " FROM marker WHERE id = ?1",
-                           -1, &ins, NULL) != SQLITE_OK)
+        sqlite3_prepare_v2(db, REGION_FROM_MARKERS("id = ?4"), -1, &ins, NULL) != SQLITE_OK)
         goto out;
     sqlite3_bind_int(q, 1, UPTI_MARKER_API_RANGE_PUSH);
     sqlite3_bind_int(q, 2, UPTI_MARKER_API_RANGE_POP);
@@ -79,10 +81,10 @@ static int close_open_ranges(sqlite3 *db, int64_t end)
         if (stepped != SQLITE_ROW || row_tid != tid) {
             /* The previous thread's ranges still open, innermost last. */
             for (size_t i = 0; i < depth && !failed; i++) {
-                sqlite3_bind_int64(ins, 1, stack[i]);
-                sqlite3_bind_int(ins, 2, 0);
-                sqlite3_bind_int64(ins, 3, (int64_t)i);
-                sqlite3_bind_int64(ins, 4, end);
+                sqlite3_bind_int(ins, 1, 0);
+                sqlite3_bind_int64(ins, 2, (int64_t)i);
+                sqlite3_bind_int64(ins, 3, end);
+                sqlite3_bind_int64(ins, 4, stack[i]);
                 failed = sqlite3_step(ins) != SQLITE_DONE;
                 sqlite3_reset(ins);
             }
@@ -107,17 +109,15 @@ static int close_open_ranges(sqlite3 *db, int64_t end)
     sqlite3_finalize(ins);
     ins = NULL;
     if (sqlite3_prepare_v2(db,
-                           "INSERT INTO region(process_id, tid, end_tid, kind, name_id, depth, domain,"
-                           " category, color, payload_type, payload, correlation_id, start, end)"
-                           " SELECT process_id, tid, tid, 1, message_id, 0, domain, category, color,"
-                           " payload_type, payload, correlation_id, timestamp, max(timestamp, ?3)"
-                           " FROM marker s WHERE operation = ?1 AND NOT EXISTS (SELECT 1 FROM marker e"
-                           " WHERE e.operation = ?2 AND e.range_id = s.range_id)",
+                           REGION_FROM_MARKERS("operation = ?4 AND NOT EXISTS (SELECT 1 FROM marker e"
+                                               " WHERE e.operation = ?5 AND e.range_id = s.range_id)"),
                            -1, &ins, NULL) != SQLITE_OK)
         goto out;
-    sqlite3_bind_int(ins, 1, UPTI_MARKER_API_RANGE_START);
-    sqlite3_bind_int(ins, 2, UPTI_MARKER_API_RANGE_STOP);
+    sqlite3_bind_int(ins, 1, 1);
+    sqlite3_bind_int(ins, 2, 0);
     sqlite3_bind_int64(ins, 3, end);
+    sqlite3_bind_int(ins, 4, UPTI_MARKER_API_RANGE_START);
+    sqlite3_bind_int(ins, 5, UPTI_MARKER_API_RANGE_STOP);
     rc = sqlite3_step(ins) == SQLITE_DONE ? 0 : -1;
 out:
     sqlite3_finalize(q);
