@@ -676,7 +676,7 @@ static void take_signal(size_t i, int only_over_reporters)
 static void install_signal_handlers(void)
 {
     const char *v = getenv("UPTI_TRACE_SIGNALS");
-    if (!g_tool_thread_started || (v != NULL && strcmp(v, "0") == 0))
+    if (v != NULL && strcmp(v, "0") == 0)
         return;
     g_signals = 1;
     for (size_t i = 0; i < NUM_SIGNALS; i++)
@@ -834,8 +834,9 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
         return 1;
     }
     pthread_atfork(fork_prepare, fork_parent, child_after_fork);
-    start_tool_thread();
+    /* Before the thread, which reads what this writes (retake_crash_signals). */
     install_signal_handlers();
+    start_tool_thread();
     return 0;
 }
 
