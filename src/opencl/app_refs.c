@@ -102,13 +102,16 @@ void uocl_appref_created(const void *obj)
     pthread_mutex_unlock(&g_lock);
 }
 
-void uocl_appref_retained(const void *obj)
+cl_int uocl_appref_retained(cl_int status, const void *obj)
 {
+    if (status != CL_SUCCESS)
+        return status;
     pthread_mutex_lock(&g_lock);
     struct slot *s = find(obj);
     if (s != NULL)
         s->refs++;
     pthread_mutex_unlock(&g_lock);
+    return status;
 }
 
 int uocl_appref_released(const void *obj)

@@ -263,10 +263,7 @@ cl_program uocl_impl_clCreateProgramWithBuiltInKernels(cl_context context, cl_ui
 
 cl_int uocl_impl_clRetainProgram(cl_program program)
 {
-    cl_int r = uocl_next.clRetainProgram(program);
-    if (r == CL_SUCCESS)
-        uocl_appref_retained(program);
-    return r;
+    return uocl_appref_retained(uocl_next.clRetainProgram(program), program);
 }
 
 cl_int uocl_impl_clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
@@ -360,10 +357,7 @@ cl_kernel uocl_impl_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 
 cl_int uocl_impl_clRetainKernel(cl_kernel kernel)
 {
-    cl_int r = uocl_next.clRetainKernel(kernel);
-    if (r == CL_SUCCESS)
-        uocl_appref_retained(kernel);
-    return r;
+    return uocl_appref_retained(uocl_next.clRetainKernel(kernel), kernel);
 }
 
 cl_int uocl_impl_clReleaseKernel(cl_kernel kernel)
@@ -518,10 +512,7 @@ cl_mem uocl_impl_clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pi
 
 cl_int uocl_impl_clRetainMemObject(cl_mem memobj)
 {
-    cl_int r = uocl_next.clRetainMemObject(memobj);
-    if (r == CL_SUCCESS)
-        uocl_appref_retained(memobj);
-    return r;
+    return uocl_appref_retained(uocl_next.clRetainMemObject(memobj), memobj);
 }
 
 cl_int uocl_impl_clReleaseMemObject(cl_mem memobj)
