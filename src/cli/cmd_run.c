@@ -221,7 +221,7 @@ static void recover_traces(pid_t top, int status, unsigned formats, int stats)
         describe_end(reason, sizeof reason, pid, top, status);
         int rc = uo_db_recover(db, reason, NULL, err, sizeof err);
         if (rc < 0) {
-            fprintf(stderr, "upti: cannot recover the trace of pid %d: %s\n", (int)pid, err);
+            fprintf(stderr, "upti: cannot recover the trace of pid %d (%s): %s\n", (int)pid, db, err);
         } else if (rc > 0) {
             char base[PATH_MAX];
             snprintf(base, sizeof base, "%s", db);
@@ -299,13 +299,23 @@ int cmd_run(int argc, char **argv)
         }
     }
     /* Validate before running anything. */
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } k_formats[] = {{"db", UO_FORMAT_DB}, {"pftrace", UO_FORMAT_PFTRACE}, {"json", UO_FORMAT_JSON},
+                     {"csv", UO_FORMAT_CSV}};
+    unsigned format_bits = 0;
     char *copy = strdup(formats);
     for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (strcmp(t, "db") && strcmp(t, "pftrace") && strcmp(t, "json") && strcmp(t, "csv")) {
+        size_t i = 0;
+        while (i < 4 && strcmp(t, k_formats[i].name) != 0)
+            i++;
+        if (i == 4) {
             int rc = cli_usage_error("run", "unknown format '%s' (db, pftrace, json, csv)", t);
             free(copy);
             return rc;
         }
+        format_bits |= k_formats[i].bit;
     }
     free(copy);
     const char *res[2] = {include, exclude};
@@ -381,14 +391,6 @@ int cmd_run(int argc, char **argv)
 
     if (list && list_kinds(0) != 0)
         return 1;
-    unsigned format_bits = 0;
-    copy = strdup(formats);
-    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-        format_bits |= !strcmp(t, "db")        ? UO_FORMAT_DB
-                       : !strcmp(t, "pftrace") ? UO_FORMAT_PFTRACE
-                       : !strcmp(t, "json")    ? UO_FORMAT_JSON
-                                               : UO_FORMAT_CSV;
-    free(copy);
     create_manifest();
     fflush(NULL);
     g_child = fork();
