@@ -43,29 +43,6 @@ static const merge_table k_tables[] = {
                " I:payload_type I:payload I:correlation_id I:start I:end"},
 };
 
-static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
-{
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf(err, errlen, "%s", msg ? msg : sqlite3_errmsg(db));
-        sqlite3_free(msg);
-        return -1;
-    }
-    return 0;
-}
-
-static int64_t scalar(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    int64_t v = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            v = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    return v;
-}
-
 static int copy_table(sqlite3 *db, const merge_table *t, int64_t poff, int64_t aoff, char *err,
                       size_t errlen)
 {
@@ -101,7 +78,7 @@ static int copy_table(sqlite3 *db, const merge_table *t, int64_t poff, int64_t a
     uo_buf_printf(&sql, "INSERT INTO main.\"%s\"(%s) SELECT %s FROM src.\"%s\" t ORDER BY t.rowid",
                   t->name, cols.data, exprs.data, t->name);
     uo_buf_putc(&sql, '\0');
-    int rc = (cols.error || exprs.error || sql.error) ? -1 : exec(db, sql.data, err, errlen);
+    int rc = (cols.error || exprs.error || sql.error) ? -1 : uo_sql_exec(db, sql.data, err, errlen);
     uo_buf_free(&cols);
     uo_buf_free(&exprs);
     uo_buf_free(&sql);
@@ -130,7 +107,7 @@ int uo_merge(const char *out_path, const char *const *inputs, int n, char *err, 
         return -1;
     }
     int rc = -1;
-    if (exec(db, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+    if (uo_sql_exec(db, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
                  " PRAGMA temp_store=MEMORY; BEGIN;" UO_SCHEMA_TABLES UO_SCHEMA_VIEWS
                  "CREATE UNIQUE INDEX IF NOT EXISTS string_text ON string(string);"
                  "INSERT INTO metadata(key, value) VALUES('schema_version', '" UO_SCHEMA_VERSION
@@ -147,22 +124,22 @@ int uo_merge(const char *out_path, const char *const *inputs, int n, char *err, 
         sqlite3_finalize(st);
         if (r != SQLITE_DONE)
             goto out_err;
-        if (exec(db, "BEGIN; INSERT OR IGNORE INTO main.string(string) SELECT string FROM"
+        if (uo_sql_exec(db, "BEGIN; INSERT OR IGNORE INTO main.string(string) SELECT string FROM"
                      " src.string ORDER BY id;"
                      "CREATE TEMP TABLE smap(old INTEGER PRIMARY KEY, new INTEGER);"
                      "INSERT INTO temp.smap SELECT s.id, m.id FROM src.string s"
                      " JOIN main.string m ON m.string = s.string;",
                  err, errlen))
             goto out;
-        int64_t poff = scalar(db, "SELECT coalesce(max(id), 0) FROM main.info_process");
-        int64_t aoff = scalar(db, "SELECT coalesce(max(id), 0) FROM main.api");
+        int64_t poff = uo_sql_int(db, "SELECT coalesce(max(id), 0) FROM main.info_process", 0);
+        int64_t aoff = uo_sql_int(db, "SELECT coalesce(max(id), 0) FROM main.api", 0);
         for (size_t t = 0; t < sizeof k_tables / sizeof k_tables[0]; t++)
             if (copy_table(db, &k_tables[t], poff, aoff, err, errlen) != 0)
                 goto out;
-        if (exec(db, "DROP TABLE temp.smap; COMMIT; DETACH DATABASE src;", err, errlen))
+        if (uo_sql_exec(db, "DROP TABLE temp.smap; COMMIT; DETACH DATABASE src;", err, errlen))
             goto out;
     }
-    if (exec(db, "BEGIN;" UO_SCHEMA_INDEXES "COMMIT;", err, errlen))
+    if (uo_sql_exec(db, "BEGIN;" UO_SCHEMA_INDEXES "COMMIT;", err, errlen))
         goto out;
     rc = 0;
     goto out;

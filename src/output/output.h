@@ -156,6 +156,10 @@ typedef struct sqlite3 sqlite3;
 
 /** Opens a database read-only (read-write if writable); NULL with a message in err. */
 sqlite3 *uo_open(const char *path, int writable, char *err, size_t errlen);
+/** Runs sql (any number of statements); 0, or -1 with SQLite's message in err. */
+int uo_sql_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
+/** The integer in the first column of sql's first row; fallback if none, NULL or an error. */
+int64_t uo_sql_int(sqlite3 *db, const char *sql, int64_t fallback);
 
 /** Writes the Perfetto protobuf timeline. Returns 0 or -1 (message in err). */
 int uo_export_pftrace(sqlite3 *db, const char *path, char *err, size_t errlen);
