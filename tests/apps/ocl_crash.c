@@ -5,7 +5,8 @@
  *
  *   ocl_crash N HOW [WAIT_MS [M]]
  *
- * Runs N kernels, each waited for with clFinish, prints "app: N kernels",
+ * Runs N kernels, each waited for with clFinish (printing "app: started" after
+ * the first, so that a test can time a kill from there), prints "app: N kernels",
  * sleeps WAIT_MS (default 0), enqueues M more kernels without waiting, then
  * dies as HOW says: kill (SIGKILL), segv (a NULL write), abort, or exit
  * (_exit(3): no atexit handler, no destructor runs).
@@ -52,6 +53,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++) {
         CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL));
         CHECK(clFinish(q));
+        if (i == 0) {
+            printf("app: started\n");
+            fflush(stdout);
+        }
     }
     printf("app: %d kernels\n", n);
     fflush(stdout);

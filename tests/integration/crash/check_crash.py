@@ -146,11 +146,17 @@ def children(pid):
 
 def case_sigkill_mid(tmp):
     counts, lags = [], []
-    for i, delay in enumerate((0.3, 0.45, 0.6, 0.75, 0.9, 1.2)):
+    # Delays after the first kernel finished (the program says so), not after
+    # the start: a loaded machine may take longer than a fixed delay to start it.
+    for i, delay in enumerate((0.2, 0.3, 0.45, 0.6, 0.75, 0.9)):
         cmd = [UPTI, 'run', '--sys-trace', '-d', tmp, '-o', 'mid%d' % i, '--', APP,
                '100000', 'kill']
         p = subprocess.Popen(cmd, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, errors='replace')
+        first = p.stdout.readline()
+        if first != 'app: started\n':
+            p.kill()
+            fail('the program did not start its kernels: %r' % first)
         time.sleep(delay)
         kids = children(p.pid)
         killed_at = time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)  # UPTI's clock
