@@ -8,8 +8,13 @@
  * and drops them later on its own threads. So the layer counts what the
  * application does — 1 at creation, +1 per clRetain*, -1 per clRelease* —
  * and reports FREE or UNLOAD when that count reaches 0. Objects created
- * before tracing are unknown. Live objects have distinct addresses, so one
- * table serves every type.
+ * before tracing are unknown: they get no FREE or UNLOAD. Live objects (and
+ * SVM pointers) have distinct addresses, so one table serves every type.
+ *
+ * Each entry also keeps what the release reports (context, agent, size...),
+ * captured at creation: an object may outlive the objects it was made from
+ * (a buffer its context, a kernel its program), so a release must not ask
+ * the runtime about them.
  */
 #include "app_refs.h"
 
@@ -20,6 +25,7 @@
 struct slot {
     const void *obj; /* NULL: empty */
     uint32_t refs;
+    uocl_appref_info_t info;
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -44,12 +50,12 @@ static struct slot *find(const void *obj)
     }
 }
 
-static void insert(const void *obj, uint32_t refs)
+static void insert(const void *obj, uint32_t refs, const uocl_appref_info_t *info)
 {
     size_t i = hash(obj) & (g_capacity - 1);
     while (g_slots[i].obj != NULL)
         i = (i + 1) & (g_capacity - 1);
-    g_slots[i] = (struct slot){obj, refs};
+    g_slots[i] = (struct slot){obj, refs, *info};
     g_count++;
 }
 
@@ -66,7 +72,7 @@ static int grow(void)
     g_count = 0;
     for (size_t i = 0; i < old_capacity; i++)
         if (old[i].obj != NULL)
-            insert(old[i].obj, old[i].refs);
+            insert(old[i].obj, old[i].refs, &old[i].info);
     free(old);
     return 0;
 }
@@ -89,16 +95,18 @@ static void erase(struct slot *s)
     }
 }
 
-void uocl_appref_created(const void *obj)
+void uocl_appref_created(const void *obj, const uocl_appref_info_t *info)
 {
     if (obj == NULL)
         return;
     pthread_mutex_lock(&g_lock);
     struct slot *s = find(obj);
-    if (s != NULL)
-        s->refs = 1; /* an address reused after a FREE we missed */
-    else if ((g_count + 1) * 2 <= g_capacity || grow() == 0)
-        insert(obj, 1);
+    if (s != NULL) { /* an address reused after a release we missed */
+        s->refs = 1;
+        s->info = *info;
+    } else if ((g_count + 1) * 2 <= g_capacity || grow() == 0) {
+        insert(obj, 1, info);
+    }
     pthread_mutex_unlock(&g_lock);
 }
 
@@ -114,15 +122,20 @@ cl_int uocl_appref_retained(cl_int status, const void *obj)
     return status;
 }
 
-int uocl_appref_released(const void *obj)
+int uocl_appref_released(const void *obj, uocl_appref_info_t *info)
 {
+    if (obj == NULL)
+        return -1;
     pthread_mutex_lock(&g_lock);
     int last = -1;
     struct slot *s = find(obj);
     if (s != NULL) {
         last = --s->refs == 0;
-        if (last)
+        if (last) {
+            if (info != NULL)
+                *info = s->info;
             erase(s);
+        }
     }
     pthread_mutex_unlock(&g_lock);
     return last;

@@ -50,6 +50,7 @@ IMPL = {
     'clCreateProgramWithBuiltInKernels', 'clRetainProgram', 'clRetainKernel', 'clCreateBuffer', 'clCreateBufferWithProperties', 'clCreateSubBuffer',
     'clCreateImage', 'clCreateImage2D', 'clCreateImage3D', 'clCreateImageWithProperties',
     'clCreatePipe', 'clRetainMemObject', 'clReleaseMemObject', 'clSVMAlloc', 'clSVMFree',
+    'clEnqueueSVMFree',
     'clGetExtensionFunctionAddress', 'clGetExtensionFunctionAddressForPlatform',
 }
 
@@ -236,9 +237,14 @@ def gen_plain_wrapper(f):
     if f.name in REGISTER_FIRST:
         o.append('    uocl_ensure_registered();\n')
     o.append(f'    const upti_operation_plan_t *p = upti_runtime_plan(uocl_api_plans, {f.op});\n')
-    ret = '' if f.ret == 'void' else 'return '
-    o.append(f'    if (__builtin_expect(p == NULL, 1))\n        {ret}{call_expr(f)};\n')
-    o.append(f'    {ret}s_{f.name}(p{", " if f.params else ""}{f.argnames()});\n}}\n\n')
+    slow = f's_{f.name}(p{", " if f.params else ""}{f.argnames()})'
+    if f.ret == 'void':
+        # Not traced: the next layer only, once (a void call must not fall through to the slow path).
+        o.append(f'    if (__builtin_expect(p == NULL, 1)) {{\n        {call_expr(f)};\n        return;\n    }}\n')
+        o.append(f'    {slow};\n}}\n\n')
+    else:
+        o.append(f'    if (__builtin_expect(p == NULL, 1))\n        return {call_expr(f)};\n')
+        o.append(f'    return {slow};\n}}\n\n')
     return ''.join(o)
 
 

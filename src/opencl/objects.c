@@ -223,11 +223,15 @@ static void program_loaded(cl_program program)
     free(names);
 }
 
-/* Counts the application's reference to a new program (see app_refs.c). */
-static cl_program program_created(cl_program program)
+/* Counts the application's reference to a new program of context (see app_refs.c). */
+static cl_program program_created(cl_context context, cl_program program)
 {
-    if (program != NULL && uocl_tools_present)
-        uocl_appref_created(program);
+    if (program != NULL && uocl_tools_present) {
+        uocl_appref_info_t info;
+        memset(&info, 0, sizeof info);
+        info.context = context;
+        uocl_appref_created(program, &info);
+    }
     return program;
 }
 
@@ -237,27 +241,27 @@ cl_program uocl_impl_clCreateProgramWithBinary(cl_context context, cl_uint num_d
                                                cl_int *errcode_ret)
 {
     /* A program from a binary is still built before use: LOAD is reported then. */
-    return program_created(uocl_next.clCreateProgramWithBinary(context, num_devices, device_list, lengths,
+    return program_created(context, uocl_next.clCreateProgramWithBinary(context, num_devices, device_list, lengths,
                                                                binaries, binary_status, errcode_ret));
 }
 
 cl_program uocl_impl_clCreateProgramWithSource(cl_context context, cl_uint count, const char **strings,
                                                const size_t *lengths, cl_int *errcode_ret)
 {
-    return program_created(uocl_next.clCreateProgramWithSource(context, count, strings, lengths, errcode_ret));
+    return program_created(context, uocl_next.clCreateProgramWithSource(context, count, strings, lengths, errcode_ret));
 }
 
 cl_program uocl_impl_clCreateProgramWithIL(cl_context context, const void *il, size_t length,
                                            cl_int *errcode_ret)
 {
-    return program_created(uocl_next.clCreateProgramWithIL(context, il, length, errcode_ret));
+    return program_created(context, uocl_next.clCreateProgramWithIL(context, il, length, errcode_ret));
 }
 
 cl_program uocl_impl_clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices,
                                                        const cl_device_id *device_list,
                                                        const char *kernel_names, cl_int *errcode_ret)
 {
-    return program_created(uocl_next.clCreateProgramWithBuiltInKernels(context, num_devices, device_list,
+    return program_created(context, uocl_next.clCreateProgramWithBuiltInKernels(context, num_devices, device_list,
                                                                        kernel_names, errcode_ret));
 }
 
@@ -283,34 +287,26 @@ cl_program uocl_impl_clLinkProgram(cl_context context, cl_uint num_devices, cons
 {
     cl_program p = uocl_next.clLinkProgram(context, num_devices, device_list, options, num_input_programs,
                                            input_programs, pfn_notify, user_data, errcode_ret);
-    program_created(p);
+    program_created(context, p);
     if (p != NULL && pfn_notify == NULL)
         program_loaded(p);
     return p;
 }
 
-/* The reference count before a release: 1 means this release destroys the object. */
-#define LAST_REFERENCE(get, obj, param)                                                  \
-    ({                                                                                   \
-        cl_uint count_ = 0;                                                              \
-        uocl_next.get((obj), (param), sizeof count_, &count_, NULL) == CL_SUCCESS &&     \
-            count_ == 1;                                                                 \
-    })
-
+/*
+ * Releases: the application's count, not the runtime's (PoCL's kernel
+ * commands keep kernels, and kernels their program, alive after clFinish),
+ * and what is reported was captured at creation (see app_refs.c). An object
+ * made before tracing is unknown: no UNLOAD or FREE for it.
+ */
 cl_int uocl_impl_clReleaseProgram(cl_program program)
 {
-    /* The application's count, not the runtime's: PoCL's kernel commands
-     * keep kernels, and kernels their program, alive after clFinish. */
-    int last = uocl_appref_released(program);
-    if (last < 0) /* created before tracing */
-        last = LAST_REFERENCE(clGetProgramInfo, program, CL_PROGRAM_REFERENCE_COUNT);
-    int unload = last && upti_runtime_plan(uocl_code_plans, UPTI_CODE_OBJECT_LOAD) != NULL;
-    cl_context context = NULL;
-    if (unload)
-        uocl_next.clGetProgramInfo(program, CL_PROGRAM_CONTEXT, sizeof context, &context, NULL);
+    uocl_appref_info_t info;
+    int unload = uocl_appref_released(program, &info) == 1 &&
+                 upti_runtime_plan(uocl_code_plans, UPTI_CODE_OBJECT_LOAD) != NULL;
     cl_int r = uocl_next.clReleaseProgram(program);
     if (r == CL_SUCCESS && unload)
-        emit_code_object(UPTI_CODE_OBJECT_LOAD, UPTI_CALLBACK_PHASE_UNLOAD, context, program, NULL, "");
+        emit_code_object(UPTI_CODE_OBJECT_LOAD, UPTI_CALLBACK_PHASE_UNLOAD, info.context, program, NULL, "");
     return r;
 }
 
@@ -318,17 +314,19 @@ static void kernel_created(cl_kernel k)
 {
     if (k == NULL || !uocl_tools_present)
         return;
-    uocl_appref_created(k);
     char name[256] = "";
-    cl_program program = NULL;
-    cl_context context = NULL;
+    uocl_appref_info_t info;
+    memset(&info, 0, sizeof info);
     uocl_next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name - 1, name, NULL);
-    uocl_next.clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof program, &program, NULL);
-    uocl_kernel_put(k, program, name);
+    uocl_next.clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof info.program, &info.program, NULL);
+    uocl_next.clGetKernelInfo(k, CL_KERNEL_CONTEXT, sizeof info.context, &info.context, NULL);
+    info.name = uocl_intern(name);
+    uocl_appref_created(k, &info);
+    uocl_kernel_put(k, info.program, name);
     if (upti_runtime_plan(uocl_code_plans, UPTI_CODE_OBJECT_KERNEL_SYMBOL) == NULL)
         return;
-    uocl_next.clGetKernelInfo(k, CL_KERNEL_CONTEXT, sizeof context, &context, NULL);
-    emit_code_object(UPTI_CODE_OBJECT_KERNEL_SYMBOL, UPTI_CALLBACK_PHASE_LOAD, context, program, k, name);
+    emit_code_object(UPTI_CODE_OBJECT_KERNEL_SYMBOL, UPTI_CALLBACK_PHASE_LOAD, info.context, info.program, k,
+                     info.name);
 }
 
 cl_kernel uocl_impl_clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
@@ -362,21 +360,13 @@ cl_int uocl_impl_clRetainKernel(cl_kernel kernel)
 
 cl_int uocl_impl_clReleaseKernel(cl_kernel kernel)
 {
-    int last = uocl_appref_released(kernel); /* see clReleaseProgram */
-    if (upti_runtime_plan(uocl_code_plans, UPTI_CODE_OBJECT_KERNEL_SYMBOL) == NULL)
-        return uocl_next.clReleaseKernel(kernel);
-    int unload = last >= 0 ? last : LAST_REFERENCE(clGetKernelInfo, kernel, CL_KERNEL_REFERENCE_COUNT);
-    cl_program program = NULL;
-    cl_context context = NULL;
-    const char *name = "";
-    if (unload) {
-        name = uocl_kernel_name(kernel, &program);
-        uocl_next.clGetKernelInfo(kernel, CL_KERNEL_CONTEXT, sizeof context, &context, NULL);
-    }
+    uocl_appref_info_t info; /* see clReleaseProgram */
+    int unload = uocl_appref_released(kernel, &info) == 1 &&
+                 upti_runtime_plan(uocl_code_plans, UPTI_CODE_OBJECT_KERNEL_SYMBOL) != NULL;
     cl_int r = uocl_next.clReleaseKernel(kernel);
     if (r == CL_SUCCESS && unload)
-        emit_code_object(UPTI_CODE_OBJECT_KERNEL_SYMBOL, UPTI_CALLBACK_PHASE_UNLOAD, context, program,
-                         kernel, name);
+        emit_code_object(UPTI_CODE_OBJECT_KERNEL_SYMBOL, UPTI_CALLBACK_PHASE_UNLOAD, info.context, info.program,
+                         kernel, info.name);
     return r;
 }
 
@@ -396,19 +386,18 @@ static upti_agent_id_t context_agent(cl_context context)
     return d != NULL ? d->agent : none;
 }
 
-static void emit_allocation(uint32_t op, cl_context context, upti_memory_allocation_type_t type,
-                            uint64_t handle, uint64_t size, uint64_t flags)
+static void emit_allocation(uint32_t op, const void *handle, const uocl_appref_info_t *info)
 {
     upti_buffer_tracing_memory_allocation_record_t r;
     memset(&r, 0, sizeof r);
     r.size = sizeof r; /* the prefix's other fields are filled by upti_runtime_emit */
     r.timestamp = now();
-    r.agent_id = context_agent(context);
-    r.runtime_context = (uint64_t)(uintptr_t)context;
-    r.type = type;
-    r.handle = handle;
-    r.bytes = size;
-    r.flags = flags;
+    r.agent_id = info->agent;
+    r.runtime_context = (uint64_t)(uintptr_t)info->context;
+    r.type = (upti_memory_allocation_type_t)info->type;
+    r.handle = (uint64_t)(uintptr_t)handle;
+    r.bytes = info->size;
+    r.flags = info->flags;
     upti_runtime_record_t rec;
     memset(&rec, 0, sizeof rec);
     rec.size = sizeof rec;
@@ -431,19 +420,36 @@ static upti_memory_allocation_type_t mem_type(cl_mem mem)
     return t == CL_MEM_OBJECT_PIPE ? UPTI_MEMORY_ALLOCATION_TYPE_PIPE : UPTI_MEMORY_ALLOCATION_TYPE_IMAGE;
 }
 
+/* An allocation made while allocations are traced: remembered (for its FREE) and reported. */
+static void allocated(const void *handle, uocl_appref_info_t *info)
+{
+    info->agent = context_agent(info->context);
+    uocl_appref_created(handle, info);
+    emit_allocation(UPTI_MEMORY_ALLOCATION_ALLOCATE, handle, info);
+}
+
+/* The application's last reference to an allocation is gone: FREE, if it was reported. */
+static void freed(const void *handle, int last, const uocl_appref_info_t *info)
+{
+    if (last == 1 && upti_runtime_plan(uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_FREE) != NULL)
+        emit_allocation(UPTI_MEMORY_ALLOCATION_FREE, handle, info);
+}
+
 static cl_mem mem_created(cl_mem mem)
 {
     if (mem == NULL || upti_runtime_plan(uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_ALLOCATE) == NULL)
         return mem;
-    uocl_appref_created(mem);
     size_t size = 0;
     cl_mem_flags flags = 0;
-    cl_context context = NULL;
+    uocl_appref_info_t info;
+    memset(&info, 0, sizeof info);
     uocl_next.clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, NULL);
     uocl_next.clGetMemObjectInfo(mem, CL_MEM_FLAGS, sizeof flags, &flags, NULL);
-    uocl_next.clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof context, &context, NULL);
-    emit_allocation(UPTI_MEMORY_ALLOCATION_ALLOCATE, context, mem_type(mem), (uint64_t)(uintptr_t)mem, size,
-                    flags);
+    uocl_next.clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof info.context, &info.context, NULL);
+    info.size = size;
+    info.flags = flags;
+    info.type = mem_type(mem);
+    allocated(mem, &info);
     return mem;
 }
 
@@ -515,45 +521,78 @@ cl_int uocl_impl_clRetainMemObject(cl_mem memobj)
     return uocl_appref_retained(uocl_next.clRetainMemObject(memobj), memobj);
 }
 
+/* Releases (clReleaseMemObject, clSVMFree, clEnqueueSVMFree) forget the
+ * allocation before the runtime frees it: another thread may be handed the
+ * same address at once, and its allocation must not be forgotten instead. */
 cl_int uocl_impl_clReleaseMemObject(cl_mem memobj)
 {
-    /* The application's count, not the runtime's (see app_refs.c). */
-    int last = uocl_appref_released(memobj);
-    if (upti_runtime_plan(uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_FREE) == NULL)
-        return uocl_next.clReleaseMemObject(memobj);
-    if (last < 0) /* created before tracing: the runtime's count is all there is */
-        last = LAST_REFERENCE(clGetMemObjectInfo, memobj, CL_MEM_REFERENCE_COUNT);
-    size_t size = 0;
-    cl_mem_flags flags = 0;
-    cl_context context = NULL;
-    upti_memory_allocation_type_t type = UPTI_MEMORY_ALLOCATION_TYPE_NONE;
-    if (last) {
-        uocl_next.clGetMemObjectInfo(memobj, CL_MEM_SIZE, sizeof size, &size, NULL);
-        uocl_next.clGetMemObjectInfo(memobj, CL_MEM_FLAGS, sizeof flags, &flags, NULL);
-        uocl_next.clGetMemObjectInfo(memobj, CL_MEM_CONTEXT, sizeof context, &context, NULL);
-        type = mem_type(memobj);
-    }
+    uocl_appref_info_t info;
+    int last = uocl_appref_released(memobj, &info);
     cl_int r = uocl_next.clReleaseMemObject(memobj);
-    if (r == CL_SUCCESS && last)
-        emit_allocation(UPTI_MEMORY_ALLOCATION_FREE, context, type, (uint64_t)(uintptr_t)memobj, size, flags);
+    if (r == CL_SUCCESS)
+        freed(memobj, last, &info);
     return r;
 }
 
 void *uocl_impl_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, unsigned int alignment)
 {
     void *p = uocl_next.clSVMAlloc(context, flags, size, alignment);
-    if (p != NULL && upti_runtime_plan(uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_ALLOCATE) != NULL)
-        emit_allocation(UPTI_MEMORY_ALLOCATION_ALLOCATE, context, UPTI_MEMORY_ALLOCATION_TYPE_SVM,
-                        (uint64_t)(uintptr_t)p, size, flags);
+    if (p != NULL && upti_runtime_plan(uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_ALLOCATE) != NULL) {
+        uocl_appref_info_t info;
+        memset(&info, 0, sizeof info);
+        info.context = context;
+        info.type = UPTI_MEMORY_ALLOCATION_TYPE_SVM;
+        info.size = size;
+        info.flags = flags;
+        allocated(p, &info);
+    }
     return p;
 }
 
 void uocl_impl_clSVMFree(cl_context context, void *svm_pointer)
 {
+    uocl_appref_info_t info;
+    int last = uocl_appref_released(svm_pointer, &info);
     uocl_next.clSVMFree(context, svm_pointer);
-    if (svm_pointer != NULL && upti_runtime_plan(uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_FREE) != NULL)
-        emit_allocation(UPTI_MEMORY_ALLOCATION_FREE, context, UPTI_MEMORY_ALLOCATION_TYPE_SVM,
-                        (uint64_t)(uintptr_t)svm_pointer, 0, 0);
+    freed(svm_pointer, last, &info);
+}
+
+cl_int uocl_impl_clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers,
+                                  void **svm_pointers, upti_cl_svm_free_fn pfn_free_func, void *user_data,
+                                  cl_uint num_events_in_wait_list, const cl_event *event_wait_list,
+                                  cl_event *event)
+{
+    /* Any number of pointers: what each one's creation captured, in small steps. */
+    enum { STEP = 32 };
+    cl_uint n = svm_pointers != NULL ? num_svm_pointers : 0;
+    uocl_appref_info_t step_info[STEP];
+    int step_last[STEP];
+    uocl_appref_info_t *info = n <= STEP ? step_info : calloc(n, sizeof *info);
+    int *last = n <= STEP ? step_last : calloc(n, sizeof *last);
+    if (info == NULL || last == NULL) { /* no memory: these FREEs are not reported */
+        n = 0;
+        if (info != step_info)
+            free(info);
+        if (last != step_last)
+            free(last);
+        info = step_info;
+        last = step_last;
+    }
+    for (cl_uint i = 0; i < n; i++)
+        last[i] = uocl_appref_released(svm_pointers[i], &info[i]);
+    cl_int r = uocl_next.clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func,
+                                          user_data, num_events_in_wait_list, event_wait_list, event);
+    for (cl_uint i = 0; i < n; i++) {
+        if (r == CL_SUCCESS)
+            freed(svm_pointers[i], last[i], &info[i]);
+        else if (last[i] == 1) /* not freed after all: remembered again */
+            uocl_appref_created(svm_pointers[i], &info[i]);
+    }
+    if (info != step_info)
+        free(info);
+    if (last != step_last)
+        free(last);
+    return r;
 }
 
 /* --- extension functions: pointers that would bypass the layers are wrapped --- */
