@@ -64,6 +64,15 @@ uocl_device_t *uocl_device_find(cl_device_id id)
     return NULL;
 }
 
+uocl_device_t *uocl_device_of_agent(upti_agent_id_t agent)
+{
+    unsigned n = atomic_load_explicit(&g_num_devices, memory_order_acquire);
+    for (unsigned i = 0; agent.handle != 0 && i < n; i++)
+        if (g_devices[i].agent.handle == agent.handle)
+            return &g_devices[i];
+    return NULL;
+}
+
 /* --- layer entry points --- */
 
 UOCL_EXPORT cl_int clGetLayerInfo(cl_layer_info param_name, size_t param_value_size,

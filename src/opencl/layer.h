@@ -48,6 +48,8 @@ typedef struct uocl_device_t {
 } uocl_device_t;
 /* The device's entry, or NULL for a device unknown at registration (sub-devices). */
 uocl_device_t *uocl_device_find(cl_device_id id);
+/* The device of an agent (records carry agents), or NULL; asks the runtime nothing. */
+uocl_device_t *uocl_device_of_agent(upti_agent_id_t agent);
 
 /* --- object tables (tables.c): pointer-keyed, lock-free reads --- */
 typedef struct uocl_queue_info_t {

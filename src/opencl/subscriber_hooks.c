@@ -426,11 +426,10 @@ static void api_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user_da
 
 /* ---- device records: COMPLETED ---- */
 
-static void report_clock(const uocl_queue_info_t *qi)
+static void report_clock(uocl_device_t *dev)
 {
     enum { MAX_REPORTED = 64 };
     static _Atomic(uocl_device_t *) reported[MAX_REPORTED];
-    uocl_device_t *dev = qi->dev;
     if (dev == NULL || atomic_load(&dev->clock_state) != 1)
         return;
     for (int i = 0; i < MAX_REPORTED; i++) {
@@ -467,6 +466,7 @@ static void device_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user
     done.kind = op_kind(rec.kind, rec.operation);
     done.operation = rec.operation;
     uint64_t queue, context;
+    upti_agent_id_t agent;
     if (rec.kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
         const upti_buffer_tracing_kernel_dispatch_record_t *r = rec.payload;
         done.operation_id = r->kernel_id;
@@ -480,6 +480,7 @@ static void device_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user
         done.status = r->status;
         queue = r->queue_id;
         context = r->runtime_context;
+        agent = r->agent_id;
     } else {
         const upti_buffer_tracing_memory_copy_record_t *r = rec.payload;
         done.name = op_name(rec.kind, rec.operation);
@@ -490,11 +491,13 @@ static void device_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user
         done.status = r->status;
         queue = r->queue_id;
         context = r->runtime_context;
+        agent = r->agent_id;
     }
-    uocl_queue_info_t qi;
-    int have_qi = uocl_queue_get((cl_command_queue)(uintptr_t)queue, &qi);
-    if (have_qi && (atomic_load(&g_domains) & (1u << UPTI_CB_DOMAIN_INTERNAL_EVENT)))
-        report_clock(&qi);
+    /* From the record, not the queue: the program may have released the
+     * queue (and the handle be another queue's by now). */
+    uocl_device_t *dev = uocl_device_of_agent(agent);
+    if (dev != NULL && (atomic_load(&g_domains) & (1u << UPTI_CB_DOMAIN_INTERNAL_EVENT)))
+        report_clock(dev);
     struct sub_op *o = ops_take(rec.correlation_id.internal);
     if (o == NULL) {
         /* Enqueued before COMPLETED was enabled: nothing to wait for. */
@@ -503,7 +506,7 @@ static void device_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user
         tmp.corr = rec.correlation_id.internal;
         tmp.queue = queue;
         tmp.context = context;
-        tmp.device = have_qi ? (uint64_t)(uintptr_t)qi.device : 0;
+        tmp.device = dev != NULL ? (uint64_t)(uintptr_t)dev->id : 0;
         deliver_op(&tmp, UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED, &done, done.status);
         return;
     }

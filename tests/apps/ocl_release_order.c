@@ -32,8 +32,11 @@ static const char *const kind_names[KINDS] = {"context", "queue", "program", "ke
                                               "image", "sampler", "svm", "svm_enqueued", "event", "user_event"};
 static int g_made[KINDS];
 
+static cl_device_id g_dev;
+
 #ifdef SUBSCRIBER
 static _Atomic int g_seen[UPTI_CB_DOMAIN_MAX];
+static _Atomic int g_completed_on_device; /* COMPLETED naming the device */
 
 static void on_callback(upti_callback_domain_t domain, uint32_t api_group, uint32_t api_id, void *backend_context,
                         const void *cb_data, void *user_data, void **instance)
@@ -43,6 +46,8 @@ static void on_callback(upti_callback_domain_t domain, uint32_t api_group, uint3
         const upti_callback_gpu_op_data_t *d = cb_data;
         if (domain >= UPTI_CB_DOMAIN_INTERNAL_THREADS || d->phase == UPTI_CB_PHASE_API_EXIT)
             atomic_fetch_add(&g_seen[domain], 1);
+        if (domain == UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED && d->device_handle == (uintptr_t)g_dev)
+            atomic_fetch_add(&g_completed_on_device, 1);
     }
 }
 
@@ -68,7 +73,6 @@ static upti_tool_configure_result_t *configure(uint32_t version, const char *run
 }
 #endif
 
-static cl_device_id g_dev;
 static int g_svm; /* the device has coarse-grained SVM */
 
 static const char *const source = "__kernel void k(__global int *a) { if (a) a[get_global_id(0)] += 1; }\n";
@@ -269,7 +273,8 @@ static int legal(const enum kind *order, int n)
 
 static int g_orders;
 
-/* Every order of kinds[from..n): the permutations by swapping. */
+/* Every order of kinds[from..n): the permutations by swapping. The kinds of
+ * chain not in kinds are released first, right after they are made. */
 static void permute(enum kind *kinds, int from, int n, unsigned chain)
 {
     if (from == n) {
@@ -277,6 +282,14 @@ static void permute(enum kind *kinds, int from, int n, unsigned chain)
             return;
         family f;
         make(&f, chain);
+        for (int k = 0; k < KINDS; k++)
+            if (f.obj[k] != NULL) {
+                int permuted = 0;
+                for (int i = 0; i < n; i++)
+                    permuted |= kinds[i] == (enum kind)k;
+                if (!permuted)
+                    release(&f, (enum kind)k);
+            }
         for (int i = 0; i < n; i++)
             release(&f, kinds[i]);
         g_orders++;
@@ -295,27 +308,31 @@ static void permute(enum kind *kinds, int from, int n, unsigned chain)
 #define B(k) (1u << (k))
 static void pairs(void)
 {
-    /* Each chain: a parent and what is made from it (and from that). */
-    const unsigned chains[] = {
-        B(CTX) | B(QUEUE),
-        B(CTX) | B(PROG) | B(KERN),
-        B(CTX) | B(BUF) | B(SUB),
-        B(CTX) | B(IMG) | B(SAMP),
-        B(CTX) | B(BUF) | B(SVM),
-        B(CTX) | B(QUEUE) | B(SVMQ),
-        B(CTX) | B(QUEUE) | B(BUF) | B(EVT),
-        B(CTX) | B(QUEUE) | B(PROG) | B(KERN) | B(EVT),
-        B(CTX) | B(UEVT),
+    /* Each chain: a parent and what is made from it (and from that); all of
+     * its objects in every order, but those in the second mask: released
+     * first (a kernel's event: each order of four of its five objects). */
+    const unsigned chains[][2] = {
+        {B(CTX) | B(QUEUE), 0},
+        {B(CTX) | B(PROG) | B(KERN), 0},
+        {B(CTX) | B(BUF) | B(SUB), 0},
+        {B(CTX) | B(IMG) | B(SAMP), 0},
+        {B(CTX) | B(BUF) | B(SVM), 0},
+        {B(CTX) | B(QUEUE) | B(SVMQ), 0},
+        {B(CTX) | B(QUEUE) | B(BUF) | B(EVT), 0},
+        {B(CTX) | B(QUEUE) | B(PROG) | B(KERN) | B(EVT), B(PROG)},
+        {B(CTX) | B(QUEUE) | B(PROG) | B(KERN) | B(EVT), B(QUEUE)},
+        {B(CTX) | B(QUEUE) | B(PROG) | B(KERN) | B(EVT), B(CTX)},
+        {B(CTX) | B(UEVT), 0},
     };
     for (size_t i = 0; i < sizeof chains / sizeof chains[0]; i++) {
-        if (!g_svm && (chains[i] & (B(SVM) | B(SVMQ))))
+        if (!g_svm && (chains[i][0] & (B(SVM) | B(SVMQ))))
             continue;
         enum kind kinds[KINDS];
         int n = 0;
         for (int k = 0; k < KINDS; k++)
-            if (chains[i] & B(k))
+            if ((chains[i][0] & ~chains[i][1]) & B(k))
                 kinds[n++] = (enum kind)k;
-        permute(kinds, 0, n, chains[i]);
+        permute(kinds, 0, n, chains[i][0]);
     }
 }
 
@@ -520,9 +537,10 @@ int main(int argc, char **argv)
         printf(" %s=%d", kind_names[k], g_made[k]);
     printf("\n");
 #ifdef SUBSCRIBER
-    printf("seen: loaded=%d unloaded=%d completed=%d\n", atomic_load(&g_seen[UPTI_CB_DOMAIN_DRIVER_MODULE_LOADED]),
+    printf("seen: loaded=%d unloaded=%d completed=%d on_device=%d\n",
+           atomic_load(&g_seen[UPTI_CB_DOMAIN_DRIVER_MODULE_LOADED]),
            atomic_load(&g_seen[UPTI_CB_DOMAIN_DRIVER_MODULE_UNLOADED]),
-           atomic_load(&g_seen[UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED]));
+           atomic_load(&g_seen[UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED]), atomic_load(&g_completed_on_device));
 #endif
     printf("ok\n");
     return 0;

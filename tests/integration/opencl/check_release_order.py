@@ -19,7 +19,7 @@ agent and context; each program and kernel object loaded and unloaded once.
   completed_after_release
                  a kernel that runs after its queue, kernel, program, buffer
                  and context were released: its record (sys-trace) and its
-                 COMPLETED callback (subscriber) still come, once
+                 COMPLETED callback (subscriber) still come, once, naming its device
 """
 import os
 import re
@@ -152,7 +152,7 @@ def main():
             check_allocations(db, counts, where, every_type=False)
             check_code_objects(db, counts, where)
             out, where = run([SUB_APP, 'completed'], {'OPENCL_LAYERS': LAYER})
-            if 'kernel status 0\n' not in out or 'completed=1\n' not in out:
+            if 'kernel status 0\n' not in out or 'completed=1 on_device=1\n' not in out:
                 fail('expected the kernel to complete, seen once by the subscriber%s' % where)
         else:
             fail('unknown case')
