@@ -8,7 +8,7 @@ CMAKE_FLAGS ?=
 all: build
 
 deps:
-	@scripts/install-deps.sh
+	@sh scripts/install-deps.sh
 
 build: deps
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
@@ -18,7 +18,7 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 demo: build
-	@scripts/demo.sh $(BUILD)
+	@sh scripts/demo.sh $(BUILD)
 
 install: build
 	cmake --install $(BUILD)

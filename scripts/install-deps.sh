@@ -1,14 +1,32 @@
 #!/bin/sh
-# Installs what UPTI needs to build and test, from Debian packages only.
-# Idempotent: packages already present are skipped; nothing is downloaded
-# from anywhere but the system's apt sources.
+# Installs what UPTI needs to build and test, from Debian packages only, on
+# anything from a bare Debian 12 (debootstrap --variant=minbase: no compiler,
+# no make, no cmake, no sudo) upwards:
+#
+#   sh scripts/install-deps.sh
+#
+# Run it as root, or as a user with sudo. Idempotent: packages already
+# present are skipped, and nothing is downloaded from anywhere but the
+# system's apt sources.
 set -eu
 
+# build-essential: the C and C++ compilers, the C library headers and make.
+# One package per line; tests/integration/install/check_deps.py checks that
+# every tool and library the build and the tests use is here.
 PACKAGES="
-gcc make cmake pkg-config python3
-ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
-libsqlite3-dev sqlite3
-clang libclang-rt-14-dev
+build-essential
+cmake
+pkg-config
+python3
+ocl-icd-libopencl1
+ocl-icd-opencl-dev
+opencl-c-headers
+pocl-opencl-icd
+clinfo
+libsqlite3-dev
+sqlite3
+clang
+libclang-rt-14-dev
 "
 
 missing=""
@@ -17,12 +35,24 @@ for p in $PACKAGES; do
         missing="$missing $p"
     fi
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+    echo "install-deps: every package is installed"
+    exit 0
+fi
+
+# As root, apt-get directly (a bare system has no sudo); otherwise through sudo.
+if [ "$(id -u)" -eq 0 ]; then
+    as_root=""
+elif command -v sudo >/dev/null 2>&1; then
+    as_root="sudo"
+else
+    echo "install-deps: missing:$missing" >&2
+    echo "install-deps: run this script as root (there is no sudo to install them with)" >&2
+    exit 1
+fi
 
 echo "install-deps: installing:$missing"
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO=sudo
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
+# (env: sudo does not pass the environment on)
+$as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing
+$as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing

@@ -1,4 +1,4 @@
-/* samples/intercept_table — seed 000's dispatch-table chaining, as a tool.
+/* samples/intercept_table — chaining a function into a runtime's dispatch table, as a tool.
  *
  * libuptx calls every uptx_* function through a dispatch table
  * (uptx/uptx_table.h). When it registers, UPTI installs its own tracing

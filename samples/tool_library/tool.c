@@ -1,4 +1,4 @@
-/* samples/tool_library — seed 002's "full upti_configure sample", in C.
+/* samples/tool_library — a full tool library: upti_configure, initialize, finalize.
  *
  * A tool is a shared library that exports upti_configure(). UPTI finds it
  * (in a loaded object, or listed in UPTI_TOOL_LIBRARIES), calls

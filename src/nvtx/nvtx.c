@@ -9,8 +9,7 @@
  * Registered strings and domains are handles owned here; wide strings are
  * converted to UTF-8; payloads and ARGB colours are kept.
  */
-#define NVTX_NO_IMPL
-#include <nvtx3/nvToolsExt.h>
+#include "nvtx_injection.h"
 
 #include <upti/register.h>
 #include <upti/runtime.h>
@@ -89,7 +88,7 @@ static inline const upti_operation_plan_t *plan_of(uint32_t op)
 
 /* Builds and delivers one marker record. thread: the named OS thread (NAME_THREAD), else 0. */
 static void emit(uint32_t op, const char *message, uint64_t range_id, uint32_t domain,
-                 const nvtxEventAttributes_t *attr, uint64_t thread)
+                 const un_event_attributes *attr, uint64_t thread)
 {
     upti_buffer_tracing_marker_api_record_t r;
     memset(&r, 0, sizeof r);
@@ -100,29 +99,29 @@ static void emit(uint32_t op, const char *message, uint64_t range_id, uint32_t d
     r.domain = (uint64_t)domain << 32;
     r.message = message;
     char *owned = NULL;
-    if (attr != NULL && attr->size >= offsetof(nvtxEventAttributes_t, message) + sizeof attr->message) {
+    if (attr != NULL && attr->size >= offsetof(un_event_attributes, message) + sizeof attr->message) {
         r.domain |= attr->category;
-        if (attr->colorType == NVTX_COLOR_ARGB)
+        if (attr->color_type == UN_COLOR_ARGB)
             r.color = attr->color;
-        r.payload_type = (uint32_t)attr->payloadType;
-        switch (attr->payloadType) {
-        case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64: r.payload = attr->payload.ullValue; break;
-        case NVTX_PAYLOAD_TYPE_INT64: r.payload = (uint64_t)attr->payload.llValue; break;
-        case NVTX_PAYLOAD_TYPE_DOUBLE: memcpy(&r.payload, &attr->payload.dValue, 8); break;
-        case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32: r.payload = attr->payload.uiValue; break;
-        case NVTX_PAYLOAD_TYPE_INT32: r.payload = (uint64_t)(int64_t)attr->payload.iValue; break;
-        case NVTX_PAYLOAD_TYPE_FLOAT: {
+        r.payload_type = (uint32_t)attr->payload_type;
+        switch (attr->payload_type) {
+        case UN_PAYLOAD_TYPE_UNSIGNED_INT64: r.payload = attr->payload.u64; break;
+        case UN_PAYLOAD_TYPE_INT64: r.payload = (uint64_t)attr->payload.i64; break;
+        case UN_PAYLOAD_TYPE_DOUBLE: memcpy(&r.payload, &attr->payload.d, 8); break;
+        case UN_PAYLOAD_TYPE_UNSIGNED_INT32: r.payload = attr->payload.u32; break;
+        case UN_PAYLOAD_TYPE_INT32: r.payload = (uint64_t)(int64_t)attr->payload.i32; break;
+        case UN_PAYLOAD_TYPE_FLOAT: {
             uint32_t bits;
-            memcpy(&bits, &attr->payload.fValue, 4);
+            memcpy(&bits, &attr->payload.f, 4);
             r.payload = bits;
             break;
         }
         default: r.payload_type = 0;
         }
-        switch (attr->messageType) {
-        case NVTX_MESSAGE_TYPE_ASCII: r.message = attr->message.ascii; break;
-        case NVTX_MESSAGE_TYPE_UNICODE: r.message = owned = utf8_of(attr->message.unicode); break;
-        case NVTX_MESSAGE_TYPE_REGISTERED:
+        switch (attr->message_type) {
+        case UN_MESSAGE_TYPE_ASCII: r.message = attr->message.ascii; break;
+        case UN_MESSAGE_TYPE_UNICODE: r.message = owned = utf8_of(attr->message.unicode); break;
+        case UN_MESSAGE_TYPE_REGISTERED:
             r.message = (const char *)attr->message.registered; /* our own copy */
             break;
         default: r.message = NULL;
@@ -146,13 +145,13 @@ static void emit(uint32_t op, const char *message, uint64_t range_id, uint32_t d
     free(owned);
 }
 
-static uint32_t domain_index(nvtxDomainHandle_t d)
+static uint32_t domain_index(un_domain_handle d)
 {
     return d ? ((nvtx_domain *)d)->index : 0;
 }
 
 /* ---- core ---- */
-static void mark_ex(const nvtxEventAttributes_t *a)
+static void mark_ex(const un_event_attributes *a)
 {
     if (plan_of(UPTI_MARKER_API_MARK))
         emit(UPTI_MARKER_API_MARK, NULL, 0, 0, a, 0);
@@ -170,34 +169,34 @@ static void mark_w(const wchar_t *m)
         free(s);
     }
 }
-static nvtxRangeId_t start_common(uint32_t domain, const char *m, const nvtxEventAttributes_t *a)
+static un_range_id start_common(uint32_t domain, const char *m, const un_event_attributes *a)
 {
-    nvtxRangeId_t id = atomic_fetch_add(&g_next_range, 1);
+    un_range_id id = atomic_fetch_add(&g_next_range, 1);
     if (plan_of(UPTI_MARKER_API_RANGE_START))
         emit(UPTI_MARKER_API_RANGE_START, m, id, domain, a, 0);
     return id;
 }
-static nvtxRangeId_t start_ex(const nvtxEventAttributes_t *a) { return start_common(0, NULL, a); }
-static nvtxRangeId_t start_a(const char *m) { return start_common(0, m, NULL); }
-static nvtxRangeId_t start_w(const wchar_t *m)
+static un_range_id start_ex(const un_event_attributes *a) { return start_common(0, NULL, a); }
+static un_range_id start_a(const char *m) { return start_common(0, m, NULL); }
+static un_range_id start_w(const wchar_t *m)
 {
     char *s = utf8_of(m);
-    nvtxRangeId_t id = start_common(0, s, NULL);
+    un_range_id id = start_common(0, s, NULL);
     free(s);
     return id;
 }
-static void range_end(nvtxRangeId_t id)
+static void range_end(un_range_id id)
 {
     if (plan_of(UPTI_MARKER_API_RANGE_STOP))
         emit(UPTI_MARKER_API_RANGE_STOP, NULL, id, 0, NULL, 0);
 }
-static int push_common(uint32_t domain, const char *m, const nvtxEventAttributes_t *a)
+static int push_common(uint32_t domain, const char *m, const un_event_attributes *a)
 {
     if (plan_of(UPTI_MARKER_API_RANGE_PUSH))
         emit(UPTI_MARKER_API_RANGE_PUSH, m, 0, domain, a, 0);
     return t_depth++;
 }
-static int push_ex(const nvtxEventAttributes_t *a) { return push_common(0, NULL, a); }
+static int push_ex(const un_event_attributes *a) { return push_common(0, NULL, a); }
 static int push_a(const char *m) { return push_common(0, m, NULL); }
 static int push_w(const wchar_t *m)
 {
@@ -218,12 +217,12 @@ static int pop(void) { return pop_common(0); }
 static void name_category_common(uint32_t domain, uint32_t category, const char *name)
 {
     if (plan_of(UPTI_MARKER_API_NAME_CATEGORY)) {
-        nvtxEventAttributes_t a;
+        un_event_attributes a;
         memset(&a, 0, sizeof a);
-        a.version = NVTX_VERSION;
-        a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+        a.version = UN_VERSION;
+        a.size = UN_EVENT_ATTRIB_STRUCT_SIZE;
         a.category = category;
-        a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+        a.message_type = UN_MESSAGE_TYPE_ASCII;
         a.message.ascii = name;
         emit(UPTI_MARKER_API_NAME_CATEGORY, name, 0, domain, &a, 0);
     }
@@ -248,37 +247,37 @@ static void name_thread_w(uint32_t tid, const wchar_t *n)
 }
 
 /* ---- core2: domains, registered strings, resources ---- */
-static void d_mark_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+static void d_mark_ex(un_domain_handle d, const un_event_attributes *a)
 {
     if (plan_of(UPTI_MARKER_API_MARK))
         emit(UPTI_MARKER_API_MARK, NULL, 0, domain_index(d), a, 0);
 }
-static nvtxRangeId_t d_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+static un_range_id d_start_ex(un_domain_handle d, const un_event_attributes *a)
 {
     return start_common(domain_index(d), NULL, a);
 }
-static void d_range_end(nvtxDomainHandle_t d, nvtxRangeId_t id)
+static void d_range_end(un_domain_handle d, un_range_id id)
 {
     (void)d;
     range_end(id);
 }
-static int d_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+static int d_push_ex(un_domain_handle d, const un_event_attributes *a)
 {
     return push_common(domain_index(d), NULL, a);
 }
-static int d_pop(nvtxDomainHandle_t d) { return pop_common(domain_index(d)); }
-static nvtxResourceHandle_t d_resource_create(nvtxDomainHandle_t d, nvtxResourceAttributes_t *a)
+static int d_pop(un_domain_handle d) { return pop_common(domain_index(d)); }
+static un_resource_handle d_resource_create(un_domain_handle d, void *a)
 {
     (void)d;
     (void)a;
-    return (nvtxResourceHandle_t)malloc(1);
+    return (un_resource_handle)malloc(1);
 }
-static void d_resource_destroy(nvtxResourceHandle_t r) { free(r); }
-static void d_name_category_a(nvtxDomainHandle_t d, uint32_t c, const char *n)
+static void d_resource_destroy(un_resource_handle r) { free(r); }
+static void d_name_category_a(un_domain_handle d, uint32_t c, const char *n)
 {
     name_category_common(domain_index(d), c, n);
 }
-static void d_name_category_w(nvtxDomainHandle_t d, uint32_t c, const wchar_t *n)
+static void d_name_category_w(un_domain_handle d, uint32_t c, const wchar_t *n)
 {
     char *s = utf8_of(n);
     name_category_common(domain_index(d), c, s);
@@ -304,17 +303,17 @@ static void *keep(void *p)
         ;
     return p;
 }
-static nvtxStringHandle_t d_register_a(nvtxDomainHandle_t d, const char *s)
+static un_string_handle d_register_a(un_domain_handle d, const char *s)
 {
     (void)d;
-    return (nvtxStringHandle_t)keep(strdup(s ? s : ""));
+    return (un_string_handle)keep(strdup(s ? s : ""));
 }
-static nvtxStringHandle_t d_register_w(nvtxDomainHandle_t d, const wchar_t *s)
+static un_string_handle d_register_w(un_domain_handle d, const wchar_t *s)
 {
     (void)d;
-    return (nvtxStringHandle_t)keep(utf8_of(s ? s : L""));
+    return (un_string_handle)keep(utf8_of(s ? s : L""));
 }
-static nvtxDomainHandle_t d_create_a(const char *name)
+static un_domain_handle d_create_a(const char *name)
 {
     nvtx_domain *d = calloc(1, sizeof *d);
     if (d == NULL)
@@ -322,16 +321,16 @@ static nvtxDomainHandle_t d_create_a(const char *name)
     d->index = atomic_fetch_add(&g_next_domain, 1);
     d->name = strdup(name ? name : "");
     name_category_common(d->index, 0, d->name);
-    return (nvtxDomainHandle_t)keep(d);
+    return (un_domain_handle)keep(d);
 }
-static nvtxDomainHandle_t d_create_w(const wchar_t *name)
+static un_domain_handle d_create_w(const wchar_t *name)
 {
     char *s = utf8_of(name ? name : L"");
-    nvtxDomainHandle_t d = d_create_a(s);
+    un_domain_handle d = d_create_a(s);
     free(s);
     return d;
 }
-static void d_destroy(nvtxDomainHandle_t d)
+static void d_destroy(un_domain_handle d)
 {
     (void)d; /* records may still name it: kept */
 }
@@ -339,45 +338,45 @@ static void initialize(const void *reserved) { (void)reserved; }
 
 typedef struct slot {
     unsigned id;
-    NvtxFunctionPointer fn;
+    un_function fn;
 } slot;
 
-#define FN(f) ((NvtxFunctionPointer)(void (*)(void))(f))
+#define FN(f) ((un_function)(void (*)(void))(f))
 static const slot k_core[] = {
-    {NVTX_CBID_CORE_MarkEx, FN(mark_ex)},           {NVTX_CBID_CORE_MarkA, FN(mark_a)},
-    {NVTX_CBID_CORE_MarkW, FN(mark_w)},             {NVTX_CBID_CORE_RangeStartEx, FN(start_ex)},
-    {NVTX_CBID_CORE_RangeStartA, FN(start_a)},      {NVTX_CBID_CORE_RangeStartW, FN(start_w)},
-    {NVTX_CBID_CORE_RangeEnd, FN(range_end)},       {NVTX_CBID_CORE_RangePushEx, FN(push_ex)},
-    {NVTX_CBID_CORE_RangePushA, FN(push_a)},        {NVTX_CBID_CORE_RangePushW, FN(push_w)},
-    {NVTX_CBID_CORE_RangePop, FN(pop)},             {NVTX_CBID_CORE_NameCategoryA, FN(name_category_a)},
-    {NVTX_CBID_CORE_NameCategoryW, FN(name_category_w)},
-    {NVTX_CBID_CORE_NameOsThreadA, FN(name_thread_a)},
-    {NVTX_CBID_CORE_NameOsThreadW, FN(name_thread_w)},
+    {UN_CBID_CORE_MarkEx, FN(mark_ex)},           {UN_CBID_CORE_MarkA, FN(mark_a)},
+    {UN_CBID_CORE_MarkW, FN(mark_w)},             {UN_CBID_CORE_RangeStartEx, FN(start_ex)},
+    {UN_CBID_CORE_RangeStartA, FN(start_a)},      {UN_CBID_CORE_RangeStartW, FN(start_w)},
+    {UN_CBID_CORE_RangeEnd, FN(range_end)},       {UN_CBID_CORE_RangePushEx, FN(push_ex)},
+    {UN_CBID_CORE_RangePushA, FN(push_a)},        {UN_CBID_CORE_RangePushW, FN(push_w)},
+    {UN_CBID_CORE_RangePop, FN(pop)},             {UN_CBID_CORE_NameCategoryA, FN(name_category_a)},
+    {UN_CBID_CORE_NameCategoryW, FN(name_category_w)},
+    {UN_CBID_CORE_NameOsThreadA, FN(name_thread_a)},
+    {UN_CBID_CORE_NameOsThreadW, FN(name_thread_w)},
 };
 static const slot k_core2[] = {
-    {NVTX_CBID_CORE2_DomainMarkEx, FN(d_mark_ex)},
-    {NVTX_CBID_CORE2_DomainRangeStartEx, FN(d_start_ex)},
-    {NVTX_CBID_CORE2_DomainRangeEnd, FN(d_range_end)},
-    {NVTX_CBID_CORE2_DomainRangePushEx, FN(d_push_ex)},
-    {NVTX_CBID_CORE2_DomainRangePop, FN(d_pop)},
-    {NVTX_CBID_CORE2_DomainResourceCreate, FN(d_resource_create)},
-    {NVTX_CBID_CORE2_DomainResourceDestroy, FN(d_resource_destroy)},
-    {NVTX_CBID_CORE2_DomainNameCategoryA, FN(d_name_category_a)},
-    {NVTX_CBID_CORE2_DomainNameCategoryW, FN(d_name_category_w)},
-    {NVTX_CBID_CORE2_DomainRegisterStringA, FN(d_register_a)},
-    {NVTX_CBID_CORE2_DomainRegisterStringW, FN(d_register_w)},
-    {NVTX_CBID_CORE2_DomainCreateA, FN(d_create_a)},
-    {NVTX_CBID_CORE2_DomainCreateW, FN(d_create_w)},
-    {NVTX_CBID_CORE2_DomainDestroy, FN(d_destroy)},
-    {NVTX_CBID_CORE2_Initialize, FN(initialize)},
+    {UN_CBID_CORE2_DomainMarkEx, FN(d_mark_ex)},
+    {UN_CBID_CORE2_DomainRangeStartEx, FN(d_start_ex)},
+    {UN_CBID_CORE2_DomainRangeEnd, FN(d_range_end)},
+    {UN_CBID_CORE2_DomainRangePushEx, FN(d_push_ex)},
+    {UN_CBID_CORE2_DomainRangePop, FN(d_pop)},
+    {UN_CBID_CORE2_DomainResourceCreate, FN(d_resource_create)},
+    {UN_CBID_CORE2_DomainResourceDestroy, FN(d_resource_destroy)},
+    {UN_CBID_CORE2_DomainNameCategoryA, FN(d_name_category_a)},
+    {UN_CBID_CORE2_DomainNameCategoryW, FN(d_name_category_w)},
+    {UN_CBID_CORE2_DomainRegisterStringA, FN(d_register_a)},
+    {UN_CBID_CORE2_DomainRegisterStringW, FN(d_register_w)},
+    {UN_CBID_CORE2_DomainCreateA, FN(d_create_a)},
+    {UN_CBID_CORE2_DomainCreateW, FN(d_create_w)},
+    {UN_CBID_CORE2_DomainDestroy, FN(d_destroy)},
+    {UN_CBID_CORE2_Initialize, FN(initialize)},
 };
 
-static int fill(const NvtxExportTableCallbacks *cb, NvtxCallbackModule module, const slot *slots,
+static int fill(const un_export_table_callbacks *cb, int module, const slot *slots,
                 size_t n)
 {
-    NvtxFunctionTable table = NULL;
+    un_function_table table = NULL;
     unsigned int size = 0;
-    if (!cb->GetModuleFunctionTable(module, &table, &size) || table == NULL)
+    if (!cb->get_module_function_table(module, &table, &size) || table == NULL)
         return 0;
     for (size_t i = 0; i < n; i++)
         if (slots[i].id < size && table[slots[i].id] != NULL)
@@ -385,17 +384,17 @@ static int fill(const NvtxExportTableCallbacks *cb, NvtxCallbackModule module, c
     return 1;
 }
 
-UPTI_NVTX_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
+UPTI_NVTX_EXPORT int InitializeInjectionNvtx2(un_get_export_table_fn get_export_table)
 {
     if (get_export_table == NULL)
         return 0;
-    const NvtxExportTableCallbacks *cb =
-        (const NvtxExportTableCallbacks *)get_export_table(NVTX_ETID_CALLBACKS);
-    if (cb == NULL || cb->struct_size < sizeof(NvtxExportTableCallbacks))
+    const un_export_table_callbacks *cb =
+        (const un_export_table_callbacks *)get_export_table(UN_ETID_CALLBACKS);
+    if (cb == NULL || cb->struct_size < sizeof(un_export_table_callbacks))
         return 0;
     pthread_once(&g_once, register_once);
-    if (!fill(cb, NVTX_CB_MODULE_CORE, k_core, sizeof k_core / sizeof k_core[0]))
+    if (!fill(cb, UN_CB_MODULE_CORE, k_core, sizeof k_core / sizeof k_core[0]))
         return 0;
-    fill(cb, NVTX_CB_MODULE_CORE2, k_core2, sizeof k_core2 / sizeof k_core2[0]);
+    fill(cb, UN_CB_MODULE_CORE2, k_core2, sizeof k_core2 / sizeof k_core2[0]);
     return 1;
 }

@@ -1,22 +1,43 @@
 #!/bin/sh
-# Installs the build tree into a temporary prefix, then builds and runs code
-# against it the two ways users do: find_package(upti) and pkg-config upti.
-#   install_test.sh BUILD_DIR PROJECT_DIR CMAKE C_COMPILER
+# Installs UPTI, then builds and runs code against the installed tree the ways
+# users do: find_package(upti), pkg-config upti and uptx, and the installed
+# upti command.
+#   install_test.sh BUILD_DIR PROJECT_DIR CMAKE C_COMPILER opt
+#       the build tree, installed with --prefix into an /opt-like prefix
+#   install_test.sh BUILD_DIR PROJECT_DIR CMAKE C_COMPILER usr SOURCE_DIR [SANITIZE]
+#       a build configured with -DCMAKE_INSTALL_PREFIX=/usr (Debian: multiarch
+#       libdir lib/<triplet>), installed with DESTDIR, used from there
 set -eu
 build=$1
 project=$2
 cmake=$3
 cc=$4
+mode=${5:-opt}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-prefix=$work/prefix
 
 step() { echo "== $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-step "cmake --install $build --prefix $prefix"
-"$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 || {
-    cat "$work/install.log" >&2; fail "cmake --install failed"; }
+if [ "$mode" = usr ]; then
+    src=$6
+    sanitize=${7:-}
+    build=$work/build-usr
+    step "configure $src with -DCMAKE_INSTALL_PREFIX=/usr, build, install with DESTDIR"
+    "$cmake" -S "$src" -B "$build" -DCMAKE_INSTALL_PREFIX=/usr -DBUILD_TESTING=OFF \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER="$cc" -DUPTI_SANITIZE="$sanitize" \
+        >"$work/usr-configure.log" 2>&1 || { cat "$work/usr-configure.log" >&2; fail "configure failed"; }
+    "$cmake" --build "$build" -j 2 >"$work/usr-build.log" 2>&1 || {
+        tail -40 "$work/usr-build.log" >&2; fail "build failed"; }
+    DESTDIR=$work/root "$cmake" --install "$build" >"$work/install.log" 2>&1 || {
+        cat "$work/install.log" >&2; fail "cmake --install failed"; }
+    prefix=$work/root/usr
+else
+    prefix=$work/opt/upti
+    step "cmake --install $build --prefix $prefix"
+    "$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 || {
+        cat "$work/install.log" >&2; fail "cmake --install failed"; }
+fi
 
 for f in include/upti/upti.h include/upti/register.h include/upti/runtime.h include/uptx/uptx.h \
          include/uptx/uptx_table.h; do
@@ -30,7 +51,12 @@ config=$(find "$prefix" -name uptiConfig.cmake | head -1)
 [ -n "$config" ] || fail "uptiConfig.cmake not installed"
 pc=$(find "$prefix" -name upti.pc | head -1)
 [ -n "$pc" ] || fail "upti.pc not installed"
+[ -f "$(dirname "$pc")/uptx.pc" ] || fail "uptx.pc not installed beside upti.pc"
 libdir=$(dirname "$(find "$prefix" -name libupti.so | head -1)")
+[ "$(dirname "$pc")" = "$libdir/pkgconfig" ] || fail "upti.pc is in $(dirname "$pc"), not $libdir/pkgconfig"
+for f in README.md docs/README.md docs/writing-a-tool.md docs/database.md docs/cli.md samples/first_tool/mytool.c; do
+    [ -f "$prefix/share/doc/upti/$f" ] || fail "doc $f not installed in $prefix/share/doc/upti"
+done
 
 step "find_package(upti): configure, build and run an out-of-tree project"
 "$cmake" -S "$project" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
@@ -53,24 +79,45 @@ maps=$(env -u LD_LIBRARY_PATH UPTI_TOOL_LIBRARIES="$work/consumer/libconsumer_to
        LD_DEBUG=libs "$work/consumer/consumer_app" 2>&1 | grep 'calling init:' | grep -c "$build/" || true)
 [ "$maps" -eq 0 ] || fail "consumer_app loaded libraries from the build tree $build"
 
-step "pkg-config upti: flags point into the install prefix"
+step "pkg-config upti and uptx: flags are the installed include and library directories"
 export PKG_CONFIG_PATH="$(dirname "$pc")"
 cflags=$(pkg-config --cflags upti) || fail "pkg-config --cflags upti failed"
 libs=$(pkg-config --libs upti) || fail "pkg-config --libs upti failed"
 echo "cflags: $cflags"
 echo "libs: $libs"
-case "$cflags $libs" in
-*"$prefix"*) ;;
-*) fail "upti.pc does not point into the prefix it was installed to ($prefix): '$cflags $libs'
-      (its prefix is fixed when the build is configured; prefix=\${pcfiledir}/../.. would follow the files)" ;;
+# pkg-config prints the paths as the .pc file builds them (${pcfiledir}/../..):
+# compare the directories they name.
+pc_dir() { (cd "$1" 2>/dev/null && pwd -P) || echo "$1 (missing)"; }
+inc=$(pc_dir "$(echo ${cflags#-I})")
+[ "$inc" = "$(pc_dir "$prefix/include")" ] ||
+    fail "pkg-config --cflags upti names $inc, not $prefix/include (the installed headers)"
+lib=$(pc_dir "$(echo "$libs" | sed -n 's/^-L\([^ ]*\) -lupti *$/\1/p')")
+[ "$lib" = "$(pc_dir "$libdir")" ] ||
+    fail "pkg-config --libs upti gives '$libs': not -L$libdir -lupti"
+uptx_libs=$(pkg-config --libs uptx) || fail "pkg-config --libs uptx failed"
+uptx_cflags=$(pkg-config --cflags uptx) || fail "pkg-config --cflags uptx failed"
+[ "$(pc_dir "$(echo ${uptx_cflags#-I})")" = "$inc" ] || fail "pkg-config --cflags uptx gives '$uptx_cflags'"
+case "$uptx_libs" in
+*-luptx*) ;;
+*) fail "pkg-config --libs uptx gives '$uptx_libs', without -luptx" ;;
 esac
 # shellcheck disable=SC2086
 "$cc" -shared -fPIC -o "$work/pc_tool.so" "$project/tool.c" $cflags $libs ${LDFLAGS:-} \
     -Wl,-rpath,"$libdir" || fail "building a tool with pkg-config flags failed"
 # shellcheck disable=SC2086
-"$cc" -o "$work/pc_app" "$project/app.c" $cflags ${LDFLAGS:-} -L"$libdir" -luptx -Wl,-rpath,"$libdir" ||
-    fail "building an app with pkg-config flags failed"
+"$cc" -o "$work/pc_app" "$project/app.c" $uptx_cflags $uptx_libs ${LDFLAGS:-} -Wl,-rpath,"$libdir" ||
+    fail "building an app with pkg-config uptx flags failed"
 out=$(env -u LD_LIBRARY_PATH UPTI_TOOL_LIBRARIES="$work/pc_tool.so" "$work/pc_app" 2>&1) ||
     fail "pc_app failed: $out"
 [ "$out" = "$expected" ] || fail "pc_app printed '$out', expected '$expected'"
+
+step "the installed upti traces the app (it finds libupti-trace.so, which finds libupti.so)"
+if [ -z "${LDFLAGS:-}" ]; then
+    out=$(env -u LD_LIBRARY_PATH -u UPTI_TOOL_LIBRARIES "$prefix/bin/upti" run --marker-trace \
+          -d "$work/trace" -- "$work/pc_app" 2>&1) || fail "installed upti run failed: $out"
+    echo "$out"
+    [ -n "$(find "$work/trace" -name '*.db')" ] || fail "installed upti run wrote no database"
+else
+    echo "(skipped in a sanitizer build: the installed upti needs the sanitizer runtime preloaded)"
+fi
 echo "PASS"

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""The documentation says what the code does.
+
+  check_docs.py SOURCE_DIR CASE [BUILD_DIR]
+
+writing_a_tool_builds_and_runs
+    docs/writing-a-tool.md's complete tool is samples/first_tool/mytool.c
+    word for word; its build command, run as written in a directory holding
+    only that file, builds it against an installed tree (cmake --install of
+    BUILD_DIR), and its run command, on the vector-add test program, prints
+    the tool's summary with one kernel and no upti: message.
+database_metadata_keys
+    Every metadata key the code writes (read from the writers' source) is
+    listed in docs/database.md's metadata section, and no other key is.
+index_lists_every_page
+    docs/README.md links every page of docs/, and every sample directory.
+no_internal_history
+    Docs, samples and the README speak to users: no seed numbers, issue
+    numbers, CI paths or work sessions.
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SRC = os.path.abspath(sys.argv[1])
+CASE = sys.argv[2]
+BUILD = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def read(rel):
+    with open(os.path.join(SRC, rel), encoding="utf-8") as f:
+        return f.read()
+
+
+def blocks(text, lang):
+    return re.findall(r"```" + lang + r"\n(.*?)```", text, re.S)
+
+
+def writing_a_tool_builds_and_runs():
+    doc = read("docs/writing-a-tool.md")
+    sample = read("samples/first_tool/mytool.c")
+    code = [b for b in blocks(doc, "c") if "upti_configure" in b and "int tool_init" in b.replace(
+        "static int tool_init", "int tool_init")]
+    if not code:
+        fail("docs/writing-a-tool.md has no complete tool (a ```c block with upti_configure and tool_init)")
+    if code[0] != sample:
+        fail("the complete tool in docs/writing-a-tool.md differs from samples/first_tool/mytool.c")
+    sh = blocks(doc, "sh")
+    build_cmd = next((b for b in sh if "mytool.so mytool.c" in b), None)
+    run_cmd = next((b for b in sh if "UPTI_TOOL_LIBRARIES=" in b and "./my_opencl_app" in b), None)
+    if build_cmd is None or run_cmd is None:
+        fail("docs/writing-a-tool.md lacks the build command (mytool.so mytool.c) or the run command")
+    for var in ("OPENCL_LAYERS=", "NVTX_INJECTION64_PATH="):
+        if var not in run_cmd:
+            fail(f"the run command does not set {var[:-1]}")
+    for must in ("absolute paths", "priority > 0", "upti run"):
+        if must not in doc:
+            fail(f"docs/writing-a-tool.md does not say '{must}'")
+    vadd = os.path.join(BUILD, "bin", "ocl_vadd")
+    with tempfile.TemporaryDirectory() as d:
+        prefix = os.path.join(d, "prefix")
+        p = subprocess.run(["cmake", "--install", BUILD, "--prefix", prefix], capture_output=True, text=True)
+        if p.returncode != 0:
+            fail("cmake --install: " + p.stdout + p.stderr)
+        pcs = glob.glob(os.path.join(prefix, "**", "pkgconfig", "upti.pc"), recursive=True)
+        if len(pcs) != 1:
+            fail(f"the installed tree has {len(pcs)} upti.pc files")
+        work = os.path.join(d, "work")
+        os.mkdir(work)
+        shutil.copy(os.path.join(SRC, "samples/first_tool/mytool.c"), work)
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("UPTI_TOOL_LIBRARIES", "OPENCL_LAYERS", "NVTX_INJECTION64_PATH", "LD_LIBRARY_PATH")}
+        env["PKG_CONFIG_PATH"] = os.path.dirname(pcs[0])
+        if os.environ.get("LDFLAGS"):  # sanitizer builds: the tool needs the runtime too
+            build_cmd = build_cmd.rstrip() + " " + os.environ["LDFLAGS"] + "\n"
+        print("$ " + build_cmd.strip())
+        p = subprocess.run(["sh", "-ec", build_cmd], cwd=work, env=env, capture_output=True, text=True)
+        if p.returncode != 0:
+            fail("the build command failed: " + p.stdout + p.stderr)
+        if not os.path.exists(vadd):
+            print("SKIP: no OpenCL test program to run the tool on")
+            sys.exit(77)
+        os.symlink(vadd, os.path.join(work, "my_opencl_app"))
+        env["PWD"] = work
+        print("$ " + run_cmd.strip())
+        p = subprocess.run(["sh", "-ec", run_cmd], cwd=work, env=env, capture_output=True, text=True,
+                           timeout=120)
+        print(p.stdout + p.stderr)
+        if p.returncode != 0:
+            fail(f"the run command exited {p.returncode}")
+        if "upti:" in p.stderr:
+            fail("the run printed a upti: message")
+        if not re.search(r"^mytool: 0 marker calls, [1-9]\d* OpenCL calls, 1 kernels \([1-9]\d* ns on the device\)$",
+                         p.stderr, re.M):
+            fail("the tool's summary is missing or wrong")
+        maps = subprocess.run(["sh", "-ec", "LD_DEBUG=libs " + run_cmd.replace("\\\n", " ")], cwd=work,
+                              env=env, capture_output=True, text=True, timeout=120)
+        if BUILD + "/lib/" in maps.stderr:
+            fail("the run loaded UPTI libraries from the build tree, not the installed one")
+    print("PASS")
+
+
+def metadata_keys_in_code():
+    keys = {}
+    for f in sorted(glob.glob(os.path.join(SRC, "src", "**", "*.c"), recursive=True)):
+        text = open(f, encoding="utf-8").read()
+        rel = os.path.relpath(f, SRC)
+        # uo_db_set_metadata(db, "key", ...) and any *_metadata*(x, "key", ...) helper
+        for m in re.finditer(r"\w*set_metadata\w*\s*\(\s*[^,()]+,\s*\"([a-z_]+)\"", text):
+            keys.setdefault(m.group(1), rel)
+        # INSERT [OR REPLACE] INTO metadata(key, value) VALUES('key', ...), ('key2', ...)
+        for m in re.finditer(r"INTO metadata\s*\(\s*key\s*,\s*value\s*\)\s*VALUES(.*?)(?:;|\"\s*,\s*-1|\)\s*;)", text, re.S):
+            for k in re.findall(r"\(\s*'([a-z_]+)'\s*,", m.group(1)):
+                keys.setdefault(k, rel)
+    return keys
+
+
+def database_metadata_keys():
+    keys = metadata_keys_in_code()
+    for must in ("schema_version", "writer", "clock"):
+        if must not in keys:
+            fail(f"the scan of src/ found no metadata key '{must}': the scan is broken")
+    doc = read("docs/database.md")
+    m = re.search(r"^## Metadata\n(.*?)(?=^## )", doc, re.S | re.M)
+    if not m:
+        fail("docs/database.md has no '## Metadata' section")
+    documented = set(re.findall(r"^\| `([a-z_]+)` \|", m.group(1), re.M))
+    missing = sorted(set(keys) - documented)
+    extra = sorted(documented - set(keys))
+    if missing:
+        fail("metadata keys written but not documented in docs/database.md: " +
+             ", ".join(f"{k} ({keys[k]})" for k in missing))
+    if extra:
+        fail("metadata keys documented but never written: " + ", ".join(extra))
+    print(f"PASS: {len(keys)} metadata keys: {', '.join(sorted(keys))}")
+
+
+def index_lists_every_page():
+    index = read("docs/README.md")
+    links = set(re.findall(r"\]\(([\w.-]+\.md)\)", index))
+    pages = {os.path.basename(p) for p in glob.glob(os.path.join(SRC, "docs", "*.md"))} - {"README.md"}
+    missing = sorted(pages - links)
+    dead = sorted(links - pages)
+    if missing:
+        fail("docs/README.md does not link: " + ", ".join(missing))
+    if dead:
+        fail("docs/README.md links pages that do not exist: " + ", ".join(dead))
+    samples = sorted(os.path.basename(os.path.dirname(p))
+                     for p in glob.glob(os.path.join(SRC, "samples", "*", "CMakeLists.txt")))
+    unlisted = [s for s in samples if f"`samples/{s}`" not in index]
+    if unlisted:
+        fail("docs/README.md does not list the samples: " + ", ".join(unlisted))
+    print(f"PASS: {len(pages)} pages, {len(samples)} samples")
+
+
+HISTORY = [
+    (r"\bseeds? \d+", "a seed number"),
+    (r"\bissues? #?\d+", "an issue number"),
+    (r"\.ci/", "a CI path"),
+    (r"\b(?:this|a|previous|earlier|next|helper|work) session\b", "a work session"),
+]
+
+
+def no_internal_history():
+    files = ["README.md"] + [os.path.relpath(p, SRC) for p in
+                             glob.glob(os.path.join(SRC, "docs", "*.md")) +
+                             glob.glob(os.path.join(SRC, "samples", "**", "*"), recursive=True)
+                             if os.path.isfile(p)]
+    found = []
+    for rel in sorted(files):
+        for n, line in enumerate(read(rel).splitlines(), 1):
+            for pat, what in HISTORY:
+                if re.search(pat, line, re.I):
+                    found.append(f"{rel}:{n}: {what}: {line.strip()}")
+    if found:
+        fail("internal history in user docs:\n  " + "\n  ".join(found))
+    print(f"PASS: {len(files)} files")
+
+
+{"writing_a_tool_builds_and_runs": writing_a_tool_builds_and_runs,
+ "database_metadata_keys": database_metadata_keys,
+ "index_lists_every_page": index_lists_every_page,
+ "no_internal_history": no_internal_history}[CASE]()
