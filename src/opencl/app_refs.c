@@ -12,6 +12,7 @@
  * table serves every type.
  */
 #include "app_refs.h"
+#include "fork.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -126,4 +127,21 @@ int uocl_appref_released(const void *obj)
     }
     pthread_mutex_unlock(&g_lock);
     return last;
+}
+
+/* ---- fork() without exec (fork.c) ---- */
+
+void uocl_appref_fork_prepare(void)
+{
+    pthread_mutex_lock(&g_lock);
+}
+
+void uocl_appref_fork_parent(void)
+{
+    pthread_mutex_unlock(&g_lock);
+}
+
+void uocl_appref_fork_child(void)
+{
+    pthread_mutex_unlock(&g_lock);
 }
