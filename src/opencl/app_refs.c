@@ -17,6 +17,7 @@
  * the runtime about them.
  */
 #include "app_refs.h"
+#include "fork.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -139,4 +140,21 @@ int uocl_appref_released(const void *obj, uocl_appref_info_t *info)
     }
     pthread_mutex_unlock(&g_lock);
     return last;
+}
+
+/* ---- fork() without exec (fork.c) ---- */
+
+void uocl_appref_fork_prepare(void)
+{
+    pthread_mutex_lock(&g_lock);
+}
+
+void uocl_appref_fork_parent(void)
+{
+    pthread_mutex_unlock(&g_lock);
+}
+
+void uocl_appref_fork_child(void)
+{
+    pthread_mutex_unlock(&g_lock);
 }

@@ -33,6 +33,7 @@
  * back in one locked push; an exiting thread gives its list back.
  */
 #include "layer.h"
+#include "fork.h"
 #include "subscriber_hooks.h"
 
 #include <upti/names.h>
@@ -79,7 +80,9 @@ typedef struct shard_t {
     uocl_cmd_t head; /* sentinel of a circular list */
 } shard_t;
 
-static shard_t g_shards[SHARDS];
+/* Locks initialized statically: a fork() takes them whether or not anything
+ * was ever tracked (fork.c). */
+static shard_t g_shards[SHARDS] = {[0 ... SHARDS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER}};
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static _Atomic int g_started; /* init_once ran: something was tracked */
 static _Atomic(uocl_cmd_t *) g_done;
@@ -231,8 +234,9 @@ void uocl_commands_stop_thread(void)
 static void init_once(void)
 {
     for (int i = 0; i < SHARDS; i++) {
-        pthread_mutex_init(&g_shards[i].lock, NULL);
+        pthread_mutex_lock(&g_shards[i].lock);
         g_shards[i].head.next = g_shards[i].head.prev = &g_shards[i].head;
+        pthread_mutex_unlock(&g_shards[i].lock);
     }
     const char *mode = getenv("UPTI_OPENCL_COMPLETION");
     g_use_callbacks = mode != NULL && strcmp(mode, "callback") == 0;
@@ -672,4 +676,43 @@ uint64_t uocl_sizes_bytes(cl_uint n, const size_t *sizes)
     for (cl_uint i = 0; sizes != NULL && i < n; i++)
         total += sizes[i];
     return total;
+}
+
+/* --- fork() without exec (fork.c) --- */
+
+void uocl_commands_fork_prepare(void)
+{
+    pthread_mutex_lock(&g_emit_lock);
+    for (int i = 0; i < SHARDS; i++)
+        pthread_mutex_lock(&g_shards[i].lock);
+    pthread_mutex_lock(&g_pool_lock);
+    pthread_mutex_lock(&g_wake_lock);
+}
+
+void uocl_commands_fork_parent(void)
+{
+    pthread_mutex_unlock(&g_wake_lock);
+    pthread_mutex_unlock(&g_pool_lock);
+    for (int i = SHARDS; i-- > 0;)
+        pthread_mutex_unlock(&g_shards[i].lock);
+    pthread_mutex_unlock(&g_emit_lock);
+}
+
+/* The commands pending or completed are the parent's: the child drops them
+ * (neither emitted nor released: the memory and events stay the parent's).
+ * The completion thread did not survive the fork: the child runs without. */
+void uocl_commands_fork_child(void)
+{
+    if (atomic_load(&g_started)) {
+        for (int i = 0; i < SHARDS; i++)
+            g_shards[i].head.next = g_shards[i].head.prev = &g_shards[i].head;
+        atomic_store(&g_thread_ended, 1);
+    }
+    atomic_store(&g_done, NULL);
+    atomic_store(&g_done_count, 0);
+    pthread_mutex_unlock(&g_wake_lock);
+    pthread_mutex_unlock(&g_pool_lock);
+    for (int i = SHARDS; i-- > 0;)
+        pthread_mutex_unlock(&g_shards[i].lock);
+    pthread_mutex_unlock(&g_emit_lock);
 }

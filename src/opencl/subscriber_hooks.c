@@ -18,6 +18,7 @@
  * delivered in that order whatever order they arrive in (struct sub_op).
  */
 #include "subscriber_hooks.h"
+#include "fork.h"
 
 #include <upti/names.h>
 #include <upti/runtime_callback.h>
@@ -609,4 +610,25 @@ void uocl_sub_thread_ended(void)
 {
     upti_runtime_subscriber_internal(UPTI_CB_DOMAIN_INTERNAL_THREADS, UPTI_CB_PHASE_INTERNAL_THREAD_END,
                                      UPTI_INTERNAL_THREAD_COMPLETION, "upti-opencl completion", 0);
+}
+
+/* ---- fork() without exec (fork.c) ---- */
+
+void uocl_sub_fork_prepare(void)
+{
+    pthread_mutex_lock(&g_ops_lock);
+}
+
+void uocl_sub_fork_parent(void)
+{
+    pthread_mutex_unlock(&g_ops_lock);
+}
+
+/* The operations in flight are the parent's (their COMPLETED is the
+ * parent's to deliver): the child forgets them, and with them the locks of
+ * those whose callbacks ran on other threads. */
+void uocl_sub_fork_child(void)
+{
+    memset(g_ops, 0, sizeof g_ops);
+    pthread_mutex_unlock(&g_ops_lock);
 }

@@ -8,6 +8,7 @@
  * sees a half-written overwrite.
  */
 #include "layer.h"
+#include "fork.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -176,4 +177,24 @@ const char *uocl_intern(const char *s)
     }
     pthread_mutex_unlock(&g_intern_lock);
     return n != NULL ? n->text : "";
+}
+
+/* ---- fork() without exec (fork.c) ---- */
+
+void uocl_tables_fork_prepare(void)
+{
+    pthread_mutex_lock(&g_write_lock);
+    pthread_mutex_lock(&g_intern_lock);
+}
+
+void uocl_tables_fork_parent(void)
+{
+    pthread_mutex_unlock(&g_intern_lock);
+    pthread_mutex_unlock(&g_write_lock);
+}
+
+void uocl_tables_fork_child(void)
+{
+    pthread_mutex_unlock(&g_intern_lock);
+    pthread_mutex_unlock(&g_write_lock);
 }

@@ -1,5 +1,6 @@
 /* Agents: one CPU agent per NUMA node, plus the devices runtimes add. */
 #include "internal.h"
+#include "fork.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,4 +178,21 @@ UPTI_API upti_status_t upti_query_available_agents(upti_query_available_agents_c
     free(list);
     (void)st;
     return UPTI_STATUS_SUCCESS;
+}
+
+/* ---- fork() without exec (fork.h) ---- */
+
+void upti_agent_fork_prepare(void)
+{
+    pthread_mutex_lock(&g_lock);
+}
+
+void upti_agent_fork_parent(void)
+{
+    pthread_mutex_unlock(&g_lock);
+}
+
+void upti_agent_fork_child(void)
+{
+    pthread_mutex_unlock(&g_lock);
 }

@@ -576,7 +576,7 @@ void upti_stop_callback_threads(void)
     }
 }
 
-/* ---- fork() without exec ----
+/* ---- fork() without exec (fork.h) ----
  * prepare: no delivery may be under way (a callback thread inside a tool's
  * callback, e.g. inside SQLite, or relinking a producer list), so every
  * buffer's lock is taken, after g_lock. parent: released. child: it has only
@@ -586,19 +586,17 @@ void upti_stop_callback_threads(void)
  * rings carry its new thread id; the parent's drops are not the child's;
  * the callback threads, which did not survive, are started again so that
  * lossless producers of the child never wait for a consumer that is gone. */
-static void fork_prepare(void)
+void upti_buffer_fork_prepare(void)
 {
     atomic_store(&g_fork_pending, true);
     pthread_mutex_lock(&g_lock);
     uint32_t n = __atomic_load_n(&g_num_buffers, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n; i++)
         pthread_mutex_lock(&g_buffers[i]->lock);
-    upti_thread_fork_prepare();
 }
 
-static void fork_parent(void)
+void upti_buffer_fork_parent(void)
 {
-    upti_thread_fork_parent();
     uint32_t n = __atomic_load_n(&g_num_buffers, __ATOMIC_ACQUIRE);
     for (uint32_t i = n; i-- > 0;)
         pthread_mutex_unlock(&g_buffers[i]->lock);
@@ -620,21 +618,20 @@ static void fork_reset_producer(struct upti_producer *p, upti_thread_state_t *se
         atomic_store(&p->orphaned, true);
 }
 
-static void fork_child(void)
+void upti_buffer_fork_child(void)
 {
-    upti_thread_fork_child(); /* first: the states of the vanished threads go */
     upti_thread_state_t *self = upti_tls_state;
     upti_thread_id_t tid = (upti_thread_id_t)syscall(SYS_gettid);
     uint32_t n = __atomic_load_n(&g_num_buffers, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n; i++) {
         struct upti_buffer *b = g_buffers[i];
-        pthread_mutex_init(&b->lock, NULL);
+        pthread_mutex_unlock(&b->lock);
         for (struct upti_producer *p = b->producers; p != NULL; p = p->next)
             fork_reset_producer(p, self, tid);
         for (struct upti_producer *p = atomic_load(&b->incoming); p != NULL; p = p->next)
             fork_reset_producer(p, self, tid);
     }
-    pthread_mutex_init(&g_lock, NULL);
+    pthread_mutex_unlock(&g_lock);
     atomic_store(&g_fork_pending, false);
     for (uint32_t i = 0; i < g_num_threads; i++) {
         struct callback_thread *t = &g_threads[i];
@@ -654,9 +651,4 @@ static void fork_child(void)
         if (!g_threads_stopped)
             start_thread(t);
     }
-}
-
-__attribute__((constructor)) static void buffer_fork_init(void)
-{
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
 }

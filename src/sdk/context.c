@@ -1,5 +1,6 @@
 /* Contexts, their services, and the per-operation plans that wrappers read. */
 #include "internal.h"
+#include "fork.h"
 #include "ring.h"
 
 #include <stdlib.h>
@@ -363,4 +364,21 @@ upti_status_t upti_subscriber_context_service(upti_tracing_kind_t kind, const ui
     pthread_mutex_unlock(&g_lock);
     free(copy);
     return st;
+}
+
+/* ---- fork() without exec (fork.h) ---- */
+
+void upti_context_fork_prepare(void)
+{
+    pthread_mutex_lock(&g_lock);
+}
+
+void upti_context_fork_parent(void)
+{
+    pthread_mutex_unlock(&g_lock);
+}
+
+void upti_context_fork_child(void)
+{
+    pthread_mutex_unlock(&g_lock);
 }

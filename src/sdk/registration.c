@@ -1,6 +1,7 @@
 /* Tool discovery and the configure → initialize → finalize life cycle. */
 #include "internal.h"
 #include "sdk_entry.h"
+#include "fork.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -275,6 +276,31 @@ void upti_ensure_tools(void)
         pthread_cond_broadcast(&g_done);
     }
     pthread_mutex_unlock(&g_lock);
+}
+
+/* ---- fork() without exec (fork.h) ---- */
+
+void upti_registration_fork_prepare(void)
+{
+    pthread_mutex_lock(&g_lock);
+}
+
+void upti_registration_fork_parent(void)
+{
+    pthread_mutex_unlock(&g_lock);
+}
+
+/* A child forked while another thread ran the tools' configure or initialize
+ * never sees them finish: it is not traced (its calls would otherwise wait
+ * for ever for the end of discovery). */
+void upti_registration_fork_child(void)
+{
+    pthread_mutex_unlock(&g_lock);
+    if (atomic_load(&g_state) == LIFE_DISCOVERING &&
+        !pthread_equal(pthread_self(), g_discovery_thread)) {
+        upti_stop_all_contexts();
+        atomic_store(&g_state, LIFE_FINALIZED);
+    }
 }
 
 /* ---- entry from libupti-register ---- */

@@ -9,6 +9,7 @@
  * runtimes' wrappers need no check of their own.
  */
 #include "internal.h"
+#include "fork.h"
 
 #include <upti/runtime_callback.h>
 
@@ -294,4 +295,14 @@ void upti_subscriber_drops(uint64_t buffer, uint64_t drops)
              (unsigned long long)buffer, (unsigned long long)drops);
     upti_runtime_subscriber_internal(UPTI_CB_DOMAIN_INTERNAL_EVENT, UPTI_CB_PHASE_INTERNAL_EVENT,
                                      UPTI_INTERNAL_EVENT_TYPE_WARNING, message, drops);
+}
+
+/* fork() without exec (fork.h): not taken by prepare (an unsubscribe holds
+ * it while it waits for running callbacks); a fresh one in the child, which
+ * has none of the threads that may have held it. */
+void upti_subscriber_fork_child(void)
+{
+    pthread_mutex_init(&g_lock, NULL);
+    for (int i = 0; i < UPTI_MAX_SUBSCRIBERS; i++)
+        atomic_store(&g_subs[i].busy, 0);
 }

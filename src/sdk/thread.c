@@ -84,7 +84,7 @@ void upti_thread_mark_internal(void)
 
 /* A forked child is a new process: its only thread has a new id, and the
  * states of the other threads (gone) are freed. Their buffer rings are
- * orphaned by buffer.c's own fork handler. */
+ * orphaned by buffer.c's fork handler (fork.h). */
 void upti_thread_fork_prepare(void)
 {
     pthread_mutex_lock(&g_states_lock);
@@ -97,7 +97,7 @@ void upti_thread_fork_parent(void)
 
 void upti_thread_fork_child(void)
 {
-    pthread_mutex_init(&g_states_lock, NULL);
+    pthread_mutex_unlock(&g_states_lock);
     upti_thread_state_t *self = upti_tls_state;
     state_node *keep = self != NULL ? node_of(self) : NULL;
     for (state_node *n = g_states, *next; n != NULL; n = next) {

@@ -459,6 +459,24 @@ static void fork_parent(void)
     pthread_mutex_unlock(&g_tick_lock);
 } /* the parent's, left alone (and reachable) in a child */
 
+/*
+ * The argument batches (UPTI_TRACE_ARGS) in a child: their locks may have
+ * been held at the fork by threads the child does not have, and cannot be
+ * taken by fork_prepare (a delivery under way, which libupti's handler waits
+ * for after this one, takes them under g.lock). The child gets fresh locks
+ * and empty batches: what they held are the parent's calls. The data is
+ * left, not freed: a thread may have been inside realloc() at the fork.
+ */
+static void forget_args_after_fork(void)
+{
+    pthread_mutex_init(&g_batches_lock, NULL);
+    for (arg_batch *b = g_batches; b != NULL; b = b->next) {
+        pthread_mutex_init(&b->lock, NULL);
+        b->data = NULL;
+        b->len = b->cap = 0;
+    }
+}
+
 static void child_after_fork(void)
 {
     /* The database belongs to the parent (a child that execs loads its own
@@ -469,6 +487,7 @@ static void child_after_fork(void)
      * call), was under way at the fork. */
     pthread_mutex_init(&g_tick_lock, NULL);
     pthread_mutex_init(&g.lock, NULL);
+    forget_args_after_fork();
     int traced = g.db != NULL && !g.finalized;
     if (g.db != NULL)
         uo_db_abandon(g.db);

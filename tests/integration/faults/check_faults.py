@@ -283,6 +283,81 @@ def fork_while_spamming(tmp):
         fail('expected the parent and 10 child traces, got %d' % len(dbs))
 
 
+
+# ---- fork without exec while a thread enqueues OpenCL work (fork_ocl.c) ----
+FORK_OCL = os.path.join(BIN, 'fault_fork_ocl')
+FORK_OCL_FORKS = 6
+
+
+def fork_ocl(tmp, mode, traced_child):
+    """Runs fault_fork_ocl MODE under the trace tool; checks the parent's trace
+    exactly and returns (kernels, stdout, child databases)."""
+    if not os.path.exists(FORK_OCL) or not os.path.exists(LAYER):
+        print('SKIP: no OpenCL')
+        sys.exit(SKIP)
+    out = tmp + '/fo'
+    env = {'UPTI_TOOL_LIBRARIES': TRACE_TOOL, 'OPENCL_LAYERS': LAYER, 'UPTI_TRACE_OUTPUT': out,
+           'UPTI_TRACE_KINDS': 'opencl_api,kernel_dispatch,marker_api'}
+    e = base_env()
+    e.update(env)
+    probe = subprocess.run([FORK_OCL, mode, '0'], env=e, capture_output=True, text=True)
+    if probe.returncode == SKIP:
+        print(probe.stdout.strip())
+        sys.exit(SKIP)
+    p, _ = run([FORK_OCL, mode, str(FORK_OCL_FORKS)], env, lines=0,
+               stdout_has=['forks ok'], timeout=240)
+    words = [l for l in p.stdout.splitlines() if l.startswith('app: ') and 'kernels' in l]
+    if len(words) != 1:
+        fail('no single "app: N kernels" line: %r' % p.stdout)
+    n = int(words[0].split()[1])
+    parent = out + '.db'
+    if not os.path.exists(parent):
+        fail('no parent trace: %s' % os.listdir(tmp))
+    got = (db_count(parent, 'SELECT count(*) FROM kernels'),
+           db_count(parent, "SELECT count(*) FROM apis WHERE name = 'clEnqueueNDRangeKernel'"),
+           db_count(parent, "SELECT count(*) FROM regions WHERE name = 'parent'"),
+           db_count(parent, "SELECT count(*) FROM regions WHERE name = 'child'"))
+    if got != (n, n, 1, 0):
+        fail('parent trace holds (kernels, enqueues, parent ranges, child ranges) = %s, '
+             'expected %s' % (got, (n, n, 1, 0)))
+    kids = sorted(d for d in glob.glob(out + '-*.db'))
+    if len(kids) != FORK_OCL_FORKS:
+        fail('expected %d child traces, got %s' % (FORK_OCL_FORKS, os.listdir(tmp)))
+    for d in kids if traced_child else ():
+        got = (db_count(d, 'SELECT count(*) FROM kernels'),
+               db_count(d, 'SELECT count(*) FROM apis'),
+               db_count(d, "SELECT count(*) FROM regions WHERE name = 'parent'"))
+        if got != (0, 0, 0):
+            fail('child trace %s holds the parent\'s records (kernels, apis, parent ranges) = %s'
+                 % (d, got))
+    return n, p.stdout, kids
+
+
+def fork_ocl_exit(tmp):
+    fork_ocl(tmp, 'exit', True)
+
+
+def fork_ocl_calls(tmp):
+    _, _, kids = fork_ocl(tmp, 'calls', True)
+    for d in kids:
+        got = (db_count(d, "SELECT count(*) FROM regions WHERE name = 'child'"),
+               db_count(d, "SELECT count(*) FROM markers WHERE message = 'child mark'"))
+        if got != (100, 100):
+            fail('child trace %s holds (child ranges, child marks) = %s, expected (100, 100)'
+                 % (d, got))
+
+
+def fork_ocl_underscore_exit(tmp):
+    # _exit runs no exit handler: the child's trace is what its tool thread
+    # committed (not checked); the parent's is exact.
+    fork_ocl(tmp, '_exit', False)
+
+
+def fork_ocl_subscriber(tmp):
+    n, stdout, _ = fork_ocl(tmp, 'subscriber', True)
+    if 'app: completed %d\n' % n not in stdout:
+        fail('the subscriber did not see %d kernels completed: %r' % (n, stdout))
+
 CASES = {k: v for k, v in globals().items() if callable(v) and k in sys.argv[2:3]}
 if CASE not in CASES:
     print('unknown case', CASE)
