@@ -45,7 +45,8 @@
  * policy DISCARD: the record is dropped at once. LOSSLESS: the producer waits
  * for the consumer, but only while the consumer makes progress: when tail
  * has not moved for header->full_wait_ns (default 50 ms; the collector is
- * absent, stopped or too slow), the record is dropped. Every dropped record
+ * absent, stopped or too slow), the record is dropped, and so is every later
+ * one, without waiting, until tail moves again. Every dropped record
  * is counted, exactly: slot->dropped (the slot's producer), or
  * header->no_slot_drops (a thread found no free slot).
  */
@@ -122,7 +123,10 @@ typedef struct upti_ring_slot_t {
     uint64_t producer_private3[7];
     _Atomic uint64_t owner;         /**< 320: tid of the thread holding the slot, 0 = never used */
     uint64_t data_offset;           /**< 328: where the slot's data starts in the file */
-    uint64_t reserved[6];
+    /** 336: LOSSLESS, the producer's: tail + 1 where it last gave up waiting (0: never).
+     *  While tail is still there the collector is stalled: it drops without waiting again. */
+    uint64_t stalled_at;
+    uint64_t reserved[5];
 } upti_ring_slot_t;
 
 _Static_assert(sizeof(upti_ring_header_t) <= UPTI_RING_HEADER_BYTES, "ring header size");
