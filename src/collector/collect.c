@@ -48,6 +48,7 @@ struct seen {
 
 struct collector {
     const ur_collect_opts *opts;
+    long crash_after; /* tests: SIGKILL itself after this many DATA chunks, before their tail store */
     int fd;
     struct ring rings[MAX_RINGS];
     int num_rings;
@@ -252,6 +253,8 @@ static long long drain_ring(struct collector *k, struct ring *r)
                             slot->producer_base};
             if (ur_spool_append(k->fd, &c, iov, pieces) != 0)
                 return fail("cannot write the spool", k->opts->spool);
+            if (k->crash_after > 0 && --k->crash_after == 0)
+                raise(SIGKILL); /* the worst moment: appended, tail not yet moved */
             r->resume_pos[i] = head;
             r->dropped_seen[i] = dropped;
             atomic_store_explicit(&slot->tail, head, memory_order_release);
@@ -291,6 +294,8 @@ int ur_collect(const ur_collect_opts *opts)
     if (k == NULL)
         return 1;
     k->opts = opts;
+    const char *crash = getenv("UPTI_RING_TEST_CRASH_AFTER_CHUNKS");
+    k->crash_after = crash != NULL ? atol(crash) : 0;
     k->fd = ur_spool_open(opts->spool, remember, k);
     if (k->fd < 0) {
         fail("cannot open the spool", opts->spool);

@@ -14,7 +14,8 @@ its counter store); with a full ring, records + dropped_records == calls.
 Cases: kill (SIGKILL at random moments, 20 times), exit (_exit), segv
 (SIGSEGV, default action), segv_caught (a handler swallows one; the trace
 goes on), return, collector_kill (the collector SIGKILLed three times while
-the program runs, then started again: it resumes), full_discard (no collector
+the program runs, twice of them between a spool append and the ring's tail
+store, then started again: it resumes), full_discard (no collector
 during the run, DISCARD: the records that fit, then exactly counted drops),
 full_lossless (a 4 KiB ring with a collector: no drops; without one: drops,
 counted, and the program is not held), fork (the child's records in its own
@@ -69,10 +70,10 @@ def start_prog(work, mode, n, threads=1, size=1 << 20, policy="lossless", slots=
                             env=env(extra))
 
 
-def start_collector(work, wait_pid, spool="spool"):
+def start_collector(work, wait_pid, spool="spool", extra=None):
     return subprocess.Popen([RING, "collect", os.path.join(work, spool), "--dir", work,
                              "--wait-pid", str(wait_pid)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(extra))
 
 
 def finish(p, what, timeout=60):
@@ -200,6 +201,12 @@ def case_collector_kill(root):
         coll.send_signal(signal.SIGKILL)
         coll.wait()
         kills += coll.returncode == -signal.SIGKILL
+    # And twice at the worst moment: a chunk appended, the ring's tail not yet moved.
+    for chunks in (3, 7):
+        coll = start_collector(work, prog.pid, extra={"UPTI_RING_TEST_CRASH_AFTER_CHUNKS": str(chunks)})
+        coll.wait()
+        if coll.returncode != -signal.SIGKILL:
+            fail("collector_kill: the collector with the crash hook exited %d" % coll.returncode)
     coll = start_collector(work, prog.pid)
     rc, _out, err = finish(prog, "collector_kill: ring_prog")
     if rc != 0:
