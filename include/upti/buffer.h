@@ -76,6 +76,46 @@ UPTI_API upti_status_t upti_set_buffer_flush_interval(upti_buffer_id_t buffer_id
 /** Flushes, then stops the buffer: later records for it are dropped. */
 UPTI_API upti_status_t upti_destroy_buffer(upti_buffer_id_t buffer_id);
 
+/**
+ * Creates a shared buffer: records that survive their process. Each
+ * producing thread's region is a ring in a file-backed shared mapping
+ * (format: src/common/upti_ring_abi.h, docs/shared-rings.md) that a
+ * collector in another process drains (`upti-ring collect`); a record is
+ * there as soon as the call that made it returns, so a process killed at any
+ * moment (SIGKILL, a crash, _exit) loses none of the records it committed.
+ * Nothing in the process delivers them: there is no callback and no thread.
+ *
+ * size: bytes of each thread's ring (at least 4096, rounded up to a power of
+ * two). max_threads: rings in the file (1..65536); a thread takes one at its
+ * first record and gives it back when it exits (reused once drained); a
+ * thread that finds none drops its records (counted). path_or_dir: the file,
+ * created or truncated; or an existing folder, where the file is named
+ * upti-<pid>-<n>.upti-ring; NULL: /dev/shm. A child forked without exec
+ * writes to a file of its own, named that way in the same folder.
+ *
+ * Full ring: DISCARD drops the record at once; LOSSLESS waits for the
+ * collector while it makes progress, and drops the record when it made none
+ * for 50 ms (UPTI_RING_FULL_WAIT_MS at creation changes that): a program is
+ * never stopped by an absent collector. Drops are counted exactly in the file.
+ * upti_flush_buffer() returns at once (records are already shared);
+ * upti_destroy_buffer() marks the file closed. The collector removes the file.
+ * Only inside a tool's initialize. Returns UPTI_STATUS_ERROR_OUT_OF_RESOURCES
+ * if the file cannot be created (the reason printed on stderr).
+ */
+UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, size_t size,
+                                                 upti_buffer_policy_t policy,
+                                                 const char *path_or_dir, uint32_t max_threads,
+                                                 upti_buffer_id_t *buffer_id);
+
+/**
+ * Copies the path of a shared buffer's file (this process's: a forked child
+ * has its own) into path[0..capacity). UPTI_STATUS_ERROR_BUFFER_NOT_FOUND if
+ * buffer_id is not a shared buffer, UPTI_STATUS_ERROR_INVALID_ARGUMENT if
+ * capacity is too small. Thread-safe.
+ */
+UPTI_API upti_status_t upti_get_shared_buffer_path(upti_buffer_id_t buffer_id, char *path,
+                                                   size_t capacity);
+
 /** Creates another internal delivery thread (started on first use). */
 UPTI_API upti_status_t upti_create_callback_thread(upti_callback_thread_t *thread_id);
 /** Makes thread_id deliver buffer_id (default: the first callback thread). */

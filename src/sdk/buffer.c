@@ -149,6 +149,8 @@ static void drain_buffer(struct upti_buffer *b, struct callback_thread *t, bool 
         sched_yield();
         return;
     }
+    if (b->shared != NULL)
+        return; /* a collector in another process drains it */
     pthread_mutex_lock(&b->lock);
     /* Adopt the producers that arrived since the last drain. */
     struct upti_producer *arrived = atomic_exchange(&b->incoming, NULL);
@@ -278,6 +280,8 @@ static upti_status_t flush_thread(struct callback_thread *t)
 
 static struct upti_producer *producer_create(struct upti_buffer *b, upti_thread_state_t *s)
 {
+    if (b->shared != NULL)
+        return upti_shared_producer_create(b, s);
     struct upti_producer *p = aligned_alloc(UPTI_CACHELINE, sizeof *p);
     if (p == NULL)
         return NULL;
@@ -342,7 +346,7 @@ void *upti_buffer_reserve_slow(struct upti_buffer *b, upti_thread_state_t *s, ui
     p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
     if (head + need - p->cached_tail > p->size) {
         if (len > p->size / 2 || b->policy != UPTI_BUFFER_POLICY_LOSSLESS ||
-            !wait_for_room(p, need)) {
+            !(b->shared != NULL ? upti_shared_wait_for_room(p, need) : wait_for_room(p, need))) {
             atomic_store_explicit(&p->dropped,
                                   atomic_load_explicit(&p->dropped, memory_order_relaxed) + 1,
                                   memory_order_relaxed);
@@ -422,12 +426,18 @@ UPTI_API upti_status_t upti_create_buffer(upti_context_id_t context_id, size_t s
     b->callback_data = callback_data;
     pthread_mutex_init(&b->lock, NULL);
 
+    return upti_buffer_register(b, buffer_id);
+}
+
+upti_status_t upti_buffer_register(struct upti_buffer *b, upti_buffer_id_t *buffer_id)
+{
     pthread_mutex_lock(&g_lock);
     upti_status_t st = UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
     if (g_num_buffers < UPTI_MAX_BUFFERS) {
         if (g_num_threads == 0)
             g_num_threads = 1;
-        if (start_thread(&g_threads[0])) {
+        /* A shared buffer names the default thread (flushes find it) without starting it. */
+        if (b->shared != NULL || start_thread(&g_threads[0])) {
             atomic_store(&b->thread, &g_threads[0]);
             b->index = g_num_buffers;
             g_buffers[g_num_buffers] = b;
@@ -480,6 +490,8 @@ UPTI_API upti_status_t upti_destroy_buffer(upti_buffer_id_t buffer_id)
     if (st != UPTI_STATUS_SUCCESS)
         return st;
     atomic_store(&b->destroyed, true);
+    if (b->shared != NULL)
+        upti_shared_close(b);
     return flush_thread(atomic_load(&b->thread));
 }
 
@@ -626,6 +638,8 @@ void upti_buffer_fork_child(void)
     for (uint32_t i = 0; i < n; i++) {
         struct upti_buffer *b = g_buffers[i];
         pthread_mutex_unlock(&b->lock);
+        if (b->shared != NULL)
+            upti_shared_fork_child(b, self);
         for (struct upti_producer *p = b->producers; p != NULL; p = p->next)
             fork_reset_producer(p, self, tid);
         for (struct upti_producer *p = atomic_load(&b->incoming); p != NULL; p = p->next)

@@ -73,11 +73,26 @@ struct upti_buffer {
     struct upti_producer *_Atomic incoming;
     _Atomic uint64_t flush_interval; /* ns; 0: none (upti_set_buffer_flush_interval) */
     uint64_t next_periodic;          /* the callback thread's: when the interval is next due */
+    /* A shared buffer (shared_buffer.c): its producers live in a ring file that a
+     * collector in another process drains; no callback thread delivers it. */
+    struct upti_shared_ring *shared;
 };
 
 void *upti_buffer_reserve_slow(struct upti_buffer *b, upti_thread_state_t *s, uint32_t kind,
                                size_t len);
 void upti_buffer_wake(struct upti_buffer *b);
+/** Registers a created buffer (starting its callback thread unless it is shared). */
+upti_status_t upti_buffer_register(struct upti_buffer *b, upti_buffer_id_t *buffer_id);
+
+/* ---- shared buffers (shared_buffer.c) ---- */
+/** Claims a slot of b's ring file for the thread of s; NULL (counted) if none. */
+struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_thread_state_t *s);
+/** LOSSLESS: waits while the collector makes progress; false once it stalled (drop). */
+bool upti_shared_wait_for_room(struct upti_producer *p, size_t need);
+/** A forked child: gives b a ring file of its own (the parent's stays the parent's). */
+void upti_shared_fork_child(struct upti_buffer *b, upti_thread_state_t *self);
+/** upti_destroy_buffer(): marks the ring file closed. */
+void upti_shared_close(struct upti_buffer *b);
 
 /** Reserves len bytes of a record of kind in the calling thread's region of b; NULL if dropped. */
 static inline void *upti_buffer_reserve(struct upti_buffer *b, upti_thread_state_t *s,

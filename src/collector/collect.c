@@ -1,0 +1,368 @@
+/* `upti-ring collect`: drains ring files into the spool while their
+ * producers run (the consumer side of src/common/upti_ring_abi.h).
+ *
+ * For each slot: load-acquire head, append [tail, head) to the spool as one
+ * DATA chunk (straight from the mapping), then store-release tail. A
+ * collector killed between the append and the tail store finds, when started
+ * again, chunks in the spool that go past the slot's tail: it moves the tail
+ * there first (resume_pos), so nothing is appended twice.
+ */
+#include "collector.h"
+#include "spool.h"
+#include "upti_ring_abi.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_RINGS 4096
+
+struct ring {
+    char *path;
+    uint64_t uid;
+    upti_ring_header_t *hdr;
+    void *map;
+    size_t map_size;
+    uint64_t *resume_pos;    /* per slot: where the spool ends for it */
+    uint64_t *dropped_seen;  /* per slot: the last drop count in the spool */
+    uint64_t no_slot_seen;
+    int process_written;     /* the PROCESS chunk is in the spool */
+    int done;                /* the producer ended and the rings are empty */
+};
+
+/* What a resumed spool already holds, per ring uid (known before the files are opened). */
+struct seen {
+    uint64_t uid;
+    uint32_t slot;
+    uint64_t pos_end, dropped;
+    int process;
+};
+
+struct collector {
+    const ur_collect_opts *opts;
+    long crash_after; /* tests: SIGKILL itself after this many DATA chunks, before their tail store */
+    int fd;
+    struct ring rings[MAX_RINGS];
+    int num_rings;
+    struct seen *seen;
+    size_t num_seen, cap_seen;
+};
+
+int ur_process_alive(int64_t pid, uint64_t start_ticks)
+{
+    if (pid <= 0)
+        return 0;
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    if (p == NULL || p[1] != ' ')
+        return 0;
+    char state = p[2];
+    if (state == 'Z' || state == 'X' || state == 'x')
+        return 0; /* a zombie has ended: its memory is gone */
+    if (start_ticks == 0)
+        return 1;
+    for (int field = 2; field < 21 && p != NULL; field++)
+        p = strchr(p + 1, ' ');
+    return p != NULL && strtoull(p + 1, NULL, 10) == start_ticks;
+}
+
+static void remember(void *arg, const ur_chunk_t *c, const uint8_t *payload)
+{
+    (void)payload;
+    struct collector *k = arg;
+    struct seen *s = NULL;
+    for (size_t i = 0; i < k->num_seen; i++)
+        if (k->seen[i].uid == c->ring_uid && k->seen[i].slot == c->slot)
+            s = &k->seen[i];
+    if (s == NULL) {
+        if (k->num_seen == k->cap_seen) {
+            size_t cap = k->cap_seen ? 2 * k->cap_seen : 64;
+            struct seen *n = realloc(k->seen, cap * sizeof *n);
+            if (n == NULL)
+                return;
+            k->seen = n;
+            k->cap_seen = cap;
+        }
+        s = &k->seen[k->num_seen++];
+        *s = (struct seen){c->ring_uid, c->slot, 0, 0, 0};
+    }
+    if (c->type == UR_CHUNK_PROCESS)
+        s->process = 1;
+    if (c->type == UR_CHUNK_DATA && c->pos_end > s->pos_end)
+        s->pos_end = c->pos_end;
+    if ((c->type == UR_CHUNK_DATA || c->type == UR_CHUNK_DROPS) && c->dropped > s->dropped)
+        s->dropped = c->dropped;
+}
+
+static const struct seen *find_seen(const struct collector *k, uint64_t uid, uint32_t slot)
+{
+    for (size_t i = 0; i < k->num_seen; i++)
+        if (k->seen[i].uid == uid && k->seen[i].slot == slot)
+            return &k->seen[i];
+    return NULL;
+}
+
+static int known_path(const struct collector *k, const char *path)
+{
+    for (int i = 0; i < k->num_rings; i++)
+        if (strcmp(k->rings[i].path, path) == 0)
+            return 1;
+    return 0;
+}
+
+/* Maps a ring file and checks its header. 1: added; 0: not (yet) a ring. */
+static int add_ring(struct collector *k, const char *path)
+{
+    if (known_path(k, path) || k->num_rings == MAX_RINGS)
+        return 0;
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < UPTI_RING_HEADER_BYTES) {
+        close(fd);
+        return 0;
+    }
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return 0;
+    upti_ring_header_t *h = map;
+    if (h->magic != UPTI_RING_MAGIC ||
+        atomic_load_explicit(&h->state, memory_order_acquire) == UPTI_RING_STATE_CREATING) {
+        munmap(map, (size_t)st.st_size); /* being created: the next scan takes it */
+        return 0;
+    }
+    if (h->version != UPTI_RING_VERSION || h->header_bytes != UPTI_RING_HEADER_BYTES ||
+        h->slot_bytes != UPTI_RING_SLOT_BYTES || h->file_size != (uint64_t)st.st_size ||
+        h->record_abi != sizeof(void *) || (h->slot_size & (h->slot_size - 1)) != 0 ||
+        h->max_slots == 0 || h->max_slots > 65536) {
+        fprintf(stderr, "upti: %s is not a ring file this collector reads: skipped\n", path);
+        munmap(map, (size_t)st.st_size);
+        struct ring *r = &k->rings[k->num_rings++];
+        *r = (struct ring){.path = strdup(path), .done = 1};
+        return 0;
+    }
+    struct ring *r = &k->rings[k->num_rings++];
+    *r = (struct ring){.path = strdup(path), .uid = h->uid, .hdr = h, .map = map,
+                       .map_size = (size_t)st.st_size};
+    r->resume_pos = calloc(h->max_slots, sizeof *r->resume_pos);
+    r->dropped_seen = calloc(h->max_slots, sizeof *r->dropped_seen);
+    for (uint32_t i = 0; i < h->max_slots; i++) {
+        const struct seen *s = find_seen(k, r->uid, i);
+        if (s != NULL) {
+            r->resume_pos[i] = s->pos_end;
+            r->dropped_seen[i] = s->dropped;
+        }
+    }
+    const struct seen *s = find_seen(k, r->uid, UR_NO_SLOT);
+    if (s != NULL) {
+        r->no_slot_seen = s->dropped;
+        r->process_written = s->process;
+    }
+    atomic_store(&h->collector_pid, (int64_t)getpid());
+    return 1;
+}
+
+static void scan_dir(struct collector *k)
+{
+    DIR *d = opendir(k->opts->dir);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    size_t suffix = strlen(UPTI_RING_SUFFIX);
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n <= suffix || strcmp(e->d_name + n - suffix, UPTI_RING_SUFFIX) != 0)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", k->opts->dir, e->d_name);
+        add_ring(k, path);
+    }
+    closedir(d);
+}
+
+static int fail(const char *what, const char *path)
+{
+    fprintf(stderr, "upti: %s %s: %s\n", what, path, strerror(errno));
+    return -1;
+}
+
+/* Appends what ring r's slots committed since the last pass. Returns records'
+ * bytes moved, or -1 on a spool error. */
+static long long drain_ring(struct collector *k, struct ring *r)
+{
+    upti_ring_header_t *h = r->hdr;
+    long long moved = 0;
+    if (!r->process_written) {
+        ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_PROCESS, sizeof *h, r->uid, UR_NO_SLOT, 0, 0, 0, 0, 0};
+        c.bytes = (sizeof *h + 7) & ~(uint64_t)7;
+        upti_ring_header_t copy;
+        memcpy(&copy, h, sizeof copy);
+        struct iovec iov[2] = {{&copy, sizeof copy}, {(void *)"\0\0\0\0\0\0\0", c.bytes - sizeof copy}};
+        if (ur_spool_append(k->fd, &c, iov, 2) != 0)
+            return fail("cannot write the spool", k->opts->spool);
+        r->process_written = 1;
+    }
+    uint64_t size = h->slot_size, mask = size - 1;
+    for (uint32_t i = 0; i < h->max_slots; i++) {
+        upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
+        uint64_t head = atomic_load_explicit(&slot->head, memory_order_acquire);
+        uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
+        if (r->resume_pos[i] > tail && r->resume_pos[i] <= head) {
+            tail = r->resume_pos[i]; /* appended by a collector killed before its tail store */
+            atomic_store_explicit(&slot->tail, tail, memory_order_release);
+        }
+        uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed);
+        if (head != tail) {
+            if (head - tail > size || slot->data_offset + size > r->map_size) {
+                fprintf(stderr, "upti: %s: slot %u is corrupt (head %llu, tail %llu): skipped\n",
+                        r->path, i, (unsigned long long)head, (unsigned long long)tail);
+                atomic_store_explicit(&slot->tail, head, memory_order_release);
+                continue;
+            }
+            const uint8_t *data = (const uint8_t *)r->map + slot->data_offset;
+            uint64_t a = tail & mask, n = head - tail;
+            struct iovec iov[2];
+            int pieces = 1;
+            if (a + n <= size) {
+                iov[0] = (struct iovec){(void *)(data + a), n};
+            } else {
+                iov[0] = (struct iovec){(void *)(data + a), size - a};
+                iov[1] = (struct iovec){(void *)data, n - (size - a)};
+                pieces = 2;
+            }
+            ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DATA, n, r->uid, i, 0, tail, head, dropped,
+                            slot->producer_base};
+            if (ur_spool_append(k->fd, &c, iov, pieces) != 0)
+                return fail("cannot write the spool", k->opts->spool);
+            if (k->crash_after > 0 && --k->crash_after == 0)
+                raise(SIGKILL); /* the worst moment: appended, tail not yet moved */
+            r->resume_pos[i] = head;
+            r->dropped_seen[i] = dropped;
+            atomic_store_explicit(&slot->tail, head, memory_order_release);
+            moved += (long long)n;
+        } else if (dropped != r->dropped_seen[i]) {
+            ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DROPS, 0, r->uid, i, 0, 0, 0, dropped, 0};
+            if (ur_spool_append(k->fd, &c, NULL, 0) != 0)
+                return fail("cannot write the spool", k->opts->spool);
+            r->dropped_seen[i] = dropped;
+        }
+    }
+    uint64_t no_slot = atomic_load_explicit(&h->no_slot_drops, memory_order_relaxed);
+    if (no_slot != r->no_slot_seen) {
+        ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DROPS, 0, r->uid, UR_NO_SLOT, 0, 0, 0, no_slot, 0};
+        if (ur_spool_append(k->fd, &c, NULL, 0) != 0)
+            return fail("cannot write the spool", k->opts->spool);
+        r->no_slot_seen = no_slot;
+    }
+    return moved;
+}
+
+static void close_ring(struct ring *r, int keep)
+{
+    if (r->map != NULL) {
+        atomic_store(&r->hdr->collector_pid, 0);
+        munmap(r->map, r->map_size);
+    }
+    r->map = NULL;
+    r->hdr = NULL;
+    if (!keep)
+        unlink(r->path);
+}
+
+int ur_collect(const ur_collect_opts *opts)
+{
+    struct collector *k = calloc(1, sizeof *k);
+    if (k == NULL)
+        return 1;
+    k->opts = opts;
+    const char *crash = getenv("UPTI_RING_TEST_CRASH_AFTER_CHUNKS");
+    k->crash_after = crash != NULL ? atol(crash) : 0;
+    k->fd = ur_spool_open(opts->spool, remember, k);
+    if (k->fd < 0) {
+        fail("cannot open the spool", opts->spool);
+        free(k);
+        return 1;
+    }
+    for (int i = 0; i < opts->num_files; i++)
+        if (!add_ring(k, opts->files[i]))
+            fprintf(stderr, "upti: %s is not a ring file: skipped\n", opts->files[i]);
+    int rc = 0;
+    uint64_t pass = 0;
+    for (;;) {
+        /* Whether the producers were alive before this pass: a pass that starts
+         * after a producer ended sees all it committed. */
+        int waiting = opts->wait_pid > 0 && ur_process_alive(opts->wait_pid, 0);
+        if (opts->dir != NULL && (pass % 8 == 0 || !waiting))
+            scan_dir(k);
+        pass++;
+        int alive[MAX_RINGS];
+        for (int i = 0; i < k->num_rings; i++) {
+            struct ring *r = &k->rings[i];
+            alive[i] = !r->done && ur_process_alive(r->hdr->pid, r->hdr->proc_start_ticks);
+        }
+        long long moved = 0;
+        int open_rings = 0;
+        for (int i = 0; i < k->num_rings; i++) {
+            struct ring *r = &k->rings[i];
+            if (r->done)
+                continue;
+            long long m = drain_ring(k, r);
+            if (m < 0) {
+                rc = 1;
+                goto out;
+            }
+            moved += m;
+            if (!alive[i]) {
+                r->done = 1; /* ended before this pass, which took the rest */
+                close_ring(r, opts->keep);
+            } else {
+                open_rings++;
+            }
+        }
+        if (open_rings == 0 && !waiting) {
+            if (opts->dir == NULL)
+                break;
+            int before = k->num_rings;
+            scan_dir(k); /* a child's file that appeared meanwhile */
+            if (k->num_rings == before)
+                break;
+            continue;
+        }
+        if (moved == 0) {
+            struct timespec pause = {0, (long)opts->poll_ns};
+            nanosleep(&pause, NULL);
+        }
+    }
+out:
+    for (int i = 0; i < k->num_rings; i++) {
+        if (k->rings[i].map != NULL)
+            close_ring(&k->rings[i], 1);
+        free(k->rings[i].path);
+        free(k->rings[i].resume_pos);
+        free(k->rings[i].dropped_seen);
+    }
+    if (close(k->fd) != 0 && rc == 0)
+        rc = fail("cannot write the spool", opts->spool) != 0;
+    free(k->seen);
+    free(k);
+    return rc;
+}

@@ -1,0 +1,44 @@
+/* The collector: the process outside the traced program that drains its
+ * shared rings (src/common/upti_ring_abi.h) into a spool file while it runs,
+ * and converts the spool into the SQLite database afterwards.
+ *
+ *   ring files --(collect.c, while the program runs)--> spool --(convert.c)--> <prefix>-<pid>.db
+ *
+ * The spool (spool.h) is the collector's compact form: the ring records
+ * appended as they were read, in chunks; cheap to append, and enough to
+ * resume: a collector killed and started again continues where the spool
+ * ends, without losing or repeating a record.
+ */
+#ifndef UPTI_COLLECTOR_H
+#define UPTI_COLLECTOR_H
+
+#include <stdint.h>
+
+/** What `upti-ring collect` does. */
+typedef struct ur_collect_opts {
+    const char *spool;    /**< the spool file: created, or resumed if it exists */
+    const char *dir;      /**< a folder scanned for *.upti-ring files, or NULL */
+    const char **files;   /**< ring files named on the command line */
+    int num_files;
+    int64_t wait_pid;     /**< keep collecting until this process has ended (0: none) */
+    int keep;             /**< 1: leave drained ring files in place (default: remove them) */
+    uint64_t poll_ns;     /**< pause when no ring had anything new */
+} ur_collect_opts;
+
+/**
+ * Drains ring files into the spool until every producer whose file it found
+ * has ended (and wait_pid too), and its rings are empty. Returns 0, or 1 on
+ * an error (message on stderr, prefixed upti:).
+ */
+int ur_collect(const ur_collect_opts *opts);
+
+/**
+ * Converts a spool into one database per traced process, named
+ * <prefix>-<pid>.db; prints each path on stdout. Returns 0 or 1.
+ */
+int ur_convert(const char *spool, const char *prefix);
+
+/** 1 if process pid is running and started at start_ticks (0: not checked). */
+int ur_process_alive(int64_t pid, uint64_t start_ticks);
+
+#endif

@@ -1,0 +1,348 @@
+/* `upti-ring convert`: the spool into one SQLite database per process,
+ * through the tracing tool's own writer (src/output, uo_db_*): same schema,
+ * same views, indexes built once at uo_db_close().
+ *
+ * Records are checked before use: a record whose length or string does not
+ * fit its chunk is counted as malformed and skipped, never read past.
+ */
+#include "collector.h"
+#include "output.h"
+#include "spool.h"
+#include "upti_ring_abi.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <upti/upti.h>
+
+struct proc {
+    uint64_t uid;
+    upti_ring_header_t hdr;
+    uo_db *db;
+    char *path;
+    uint64_t *tid;      /* per slot: the thread of its records (THREAD records) */
+    uint64_t *dropped;  /* per slot: the last drop count */
+    uint64_t no_slot_drops;
+    uint64_t records, malformed, end;
+};
+
+struct converter {
+    const char *prefix;
+    struct proc *procs;
+    size_t num_procs, cap_procs;
+    uint64_t records, next_progress;
+    int progress; /* stderr is a terminal */
+    int error;
+};
+
+static const char *op_name(uint32_t kind, uint32_t op)
+{
+    const char *name = NULL;
+    if (upti_get_tracing_operation_name((upti_tracing_kind_t)kind, op, &name) != UPTI_STATUS_SUCCESS)
+        return NULL;
+    return name;
+}
+
+static struct proc *find_proc(struct converter *v, uint64_t uid)
+{
+    for (size_t i = 0; i < v->num_procs; i++)
+        if (v->procs[i].uid == uid)
+            return &v->procs[i];
+    return NULL;
+}
+
+static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *payload)
+{
+    if (find_proc(v, c->ring_uid) != NULL || c->bytes < sizeof(upti_ring_header_t))
+        return;
+    if (v->num_procs == v->cap_procs) {
+        size_t cap = v->cap_procs ? 2 * v->cap_procs : 8;
+        struct proc *n = realloc(v->procs, cap * sizeof *n);
+        if (n == NULL) {
+            v->error = 1;
+            return;
+        }
+        v->procs = n;
+        v->cap_procs = cap;
+    }
+    struct proc *p = &v->procs[v->num_procs];
+    memset(p, 0, sizeof *p);
+    p->uid = c->ring_uid;
+    memcpy(&p->hdr, payload, sizeof p->hdr);
+    p->hdr.hostname[sizeof p->hdr.hostname - 1] = '\0';
+    p->hdr.command[sizeof p->hdr.command - 1] = '\0';
+    if (p->hdr.max_slots == 0 || p->hdr.max_slots > 65536 ||
+        (p->hdr.slot_size & (p->hdr.slot_size - 1)) != 0)
+        return;
+    p->tid = calloc(p->hdr.max_slots, sizeof *p->tid);
+    p->dropped = calloc(p->hdr.max_slots, sizeof *p->dropped);
+    size_t len = strlen(v->prefix) + 64;
+    p->path = malloc(len);
+    if (p->tid == NULL || p->dropped == NULL || p->path == NULL) {
+        free(p->tid);
+        free(p->dropped);
+        free(p->path);
+        v->error = 1;
+        return;
+    }
+    /* Two processes of one pid (a reused pid): the later gets its uid too. */
+    int dup = 0;
+    for (size_t i = 0; i < v->num_procs; i++)
+        dup |= v->procs[i].hdr.pid == p->hdr.pid;
+    if (dup)
+        snprintf(p->path, len, "%s-%lld-%016llx.db", v->prefix, (long long)p->hdr.pid,
+                 (unsigned long long)p->uid);
+    else
+        snprintf(p->path, len, "%s-%lld.db", v->prefix, (long long)p->hdr.pid);
+    uo_process_info info = {p->hdr.pid,         p->hdr.ppid,        -1, p->hdr.hostname,
+                            p->hdr.command,     p->hdr.clock_start, p->hdr.wall_start};
+    char err[512];
+    p->db = uo_db_create(p->path, &info, op_name, err, sizeof err);
+    if (p->db == NULL) {
+        fprintf(stderr, "upti: %s\n", err);
+        free(p->tid);
+        free(p->dropped);
+        free(p->path);
+        v->error = 1;
+        return;
+    }
+    uo_db_set_metadata(p->db, "source", "shared-ring");
+    p->end = p->hdr.clock_start;
+    v->num_procs++;
+}
+
+/* The record's last timestamp (the process's end is the latest). */
+static uint64_t record_time(uint32_t kind, const void *rec)
+{
+    switch (kind) {
+    case UPTI_TRACING_KIND_OPENCL_API:
+        return ((const upti_buffer_tracing_api_record_t *)rec)->end_timestamp;
+    case UPTI_TRACING_KIND_MARKER_API:
+        return ((const upti_buffer_tracing_marker_api_record_t *)rec)->end_timestamp;
+    case UPTI_TRACING_KIND_KERNEL_DISPATCH:
+        return ((const upti_buffer_tracing_kernel_dispatch_record_t *)rec)->end_timestamp;
+    case UPTI_TRACING_KIND_MEMORY_COPY:
+        return ((const upti_buffer_tracing_memory_copy_record_t *)rec)->end_timestamp;
+    case UPTI_TRACING_KIND_MEMORY_ALLOCATION:
+        return ((const upti_buffer_tracing_memory_allocation_record_t *)rec)->timestamp;
+    case UPTI_TRACING_KIND_CODE_OBJECT:
+        return ((const upti_buffer_tracing_code_object_record_t *)rec)->timestamp;
+    default:
+        return 0;
+    }
+}
+
+/* sizeof the public struct of kind and the offset of its string pointer (0: none). */
+static size_t kind_layout(uint32_t kind, size_t *string_offset)
+{
+    *string_offset = 0;
+    switch (kind) {
+    case UPTI_TRACING_KIND_OPENCL_API:
+        return sizeof(upti_buffer_tracing_api_record_t);
+    case UPTI_TRACING_KIND_MARKER_API:
+        *string_offset = offsetof(upti_buffer_tracing_marker_api_record_t, message);
+        return sizeof(upti_buffer_tracing_marker_api_record_t);
+    case UPTI_TRACING_KIND_KERNEL_DISPATCH:
+        *string_offset = offsetof(upti_buffer_tracing_kernel_dispatch_record_t, kernel_name);
+        return sizeof(upti_buffer_tracing_kernel_dispatch_record_t);
+    case UPTI_TRACING_KIND_MEMORY_COPY:
+        return sizeof(upti_buffer_tracing_memory_copy_record_t);
+    case UPTI_TRACING_KIND_MEMORY_ALLOCATION:
+        return sizeof(upti_buffer_tracing_memory_allocation_record_t);
+    case UPTI_TRACING_KIND_CODE_OBJECT:
+        *string_offset = offsetof(upti_buffer_tracing_code_object_record_t, name);
+        return sizeof(upti_buffer_tracing_code_object_record_t);
+    default:
+        return 0;
+    }
+}
+
+/* The text at [s, end) if NUL-terminated there, else NULL. */
+static const char *text_in(const char *s, const char *end)
+{
+    return s < end && memchr(s, '\0', (size_t)(end - s)) != NULL ? s : NULL;
+}
+
+/* One ring record (header at r, len bytes, at ring position pos) into p's database. */
+static int convert_record(struct proc *p, const ur_chunk_t *c, const uint8_t *r, uint32_t len,
+                          uint64_t pos)
+{
+    const upti_ring_record_header_t *h = (const upti_ring_record_header_t *)r;
+    const uint8_t *body = r + sizeof *h, *end = r + len;
+    size_t body_len = len - sizeof *h;
+    union {
+        upti_buffer_tracing_api_record_t api;
+        upti_buffer_tracing_marker_api_record_t marker;
+        upti_buffer_tracing_kernel_dispatch_record_t kernel;
+        upti_buffer_tracing_memory_copy_record_t copy;
+        upti_buffer_tracing_memory_allocation_record_t alloc;
+        upti_buffer_tracing_code_object_record_t code;
+    } u;
+    uint32_t kind = h->kind;
+    if (kind == UPTI_RING_KIND_PADDING)
+        return 0;
+    if (kind == UPTI_RING_KIND_THREAD) {
+        if (body_len < sizeof(upti_ring_thread_t))
+            return -1;
+        upti_ring_thread_t t;
+        memcpy(&t, body, sizeof t);
+        p->tid[c->slot] = t.tid;
+        return 0;
+    }
+    if (kind == UPTI_RING_KIND_COMPACT_MARKER) {
+        upti_ring_compact_marker_t m;
+        if (body_len < sizeof m)
+            return -1;
+        memcpy(&m, body, sizeof m);
+        const char *msg = NULL;
+        if (m.has_message && (msg = text_in((const char *)body + sizeof m, (const char *)end)) == NULL)
+            return -1;
+        int category = m.operation == UPTI_MARKER_API_NAME_CATEGORY;
+        u.marker = (upti_buffer_tracing_marker_api_record_t){
+            .size = sizeof u.marker,
+            .kind = UPTI_TRACING_KIND_MARKER_API,
+            .operation = m.operation,
+            .correlation_id = {m.correlation_id, {m.external}},
+            .thread_id = p->tid[c->slot],
+            .start_timestamp = m.timestamp,
+            .end_timestamp = m.timestamp,
+            .range_id = category ? 0 : m.value,
+            .domain = category ? m.value : 0,
+            .message = msg,
+        };
+        kind = UPTI_TRACING_KIND_MARKER_API;
+    } else {
+        size_t string_offset;
+        size_t size = kind_layout(kind, &string_offset);
+        upti_record_prefix_t prefix;
+        if (size == 0 || body_len < size)
+            return -1;
+        memcpy(&prefix, body, sizeof prefix);
+        if (prefix.size != size || prefix.kind != kind)
+            return -1;
+        memcpy(&u, body, size);
+        if (string_offset != 0) {
+            uint64_t addr;
+            memcpy(&addr, (const uint8_t *)&u + string_offset, sizeof addr);
+            const char *s = NULL;
+            if (addr != 0) {
+                /* The producer's address of the copy inside this record. */
+                uint64_t at = c->producer_base + (pos & (p->hdr.slot_size - 1));
+                if (addr < at + sizeof *h + size || addr >= at + len)
+                    return -1;
+                s = text_in((const char *)r + (addr - at), (const char *)end);
+                if (s == NULL)
+                    return -1;
+            }
+            memcpy((uint8_t *)&u + string_offset, &s, sizeof s);
+        }
+    }
+    uint64_t t = record_time(kind, &u);
+    if (t > p->end)
+        p->end = t;
+    p->records++;
+    return uo_db_add_record(p->db, kind, &u) == 0 ? 0 : -2;
+}
+
+static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
+{
+    struct converter *v = arg;
+    if (v->error)
+        return;
+    if (c->type == UR_CHUNK_PROCESS) {
+        open_proc(v, c, payload);
+        return;
+    }
+    struct proc *p = find_proc(v, c->ring_uid);
+    if (p == NULL)
+        return;
+    if (c->type == UR_CHUNK_DROPS || c->type == UR_CHUNK_DATA) {
+        if (c->slot == UR_NO_SLOT)
+            p->no_slot_drops = c->dropped > p->no_slot_drops ? c->dropped : p->no_slot_drops;
+        else if (c->slot < p->hdr.max_slots && c->dropped > p->dropped[c->slot])
+            p->dropped[c->slot] = c->dropped;
+    }
+    if (c->type != UR_CHUNK_DATA || c->slot >= p->hdr.max_slots)
+        return;
+    uint64_t off = 0;
+    while (off + sizeof(upti_ring_record_header_t) <= c->bytes) {
+        upti_ring_record_header_t h;
+        memcpy(&h, payload + off, sizeof h);
+        if (h.len < sizeof h || h.len % 8 != 0 || h.len > c->bytes - off) {
+            p->malformed++; /* the rest of the chunk cannot be framed */
+            break;
+        }
+        int rc = convert_record(p, c, payload + off, h.len, c->pos_begin + off);
+        if (rc == -1)
+            p->malformed++;
+        else if (rc == -2)
+            v->error = 1;
+        off += h.len;
+        if (++v->records >= v->next_progress && v->progress) {
+            fprintf(stderr, "\rupti: converted %llu records", (unsigned long long)v->records);
+            v->next_progress = v->records + 1000000;
+        }
+    }
+}
+
+int ur_convert(const char *spool, const char *prefix)
+{
+    int fd = open(spool, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "upti: cannot open %s: %s\n", spool, strerror(errno));
+        return 1;
+    }
+    struct stat st;
+    void *map = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && st.st_size > 0)
+        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        fprintf(stderr, "upti: %s is not a spool\n", spool);
+        return 1;
+    }
+    struct converter v = {.prefix = prefix, .next_progress = 1000000, .progress = isatty(2)};
+    size_t used = ur_spool_scan(map, (size_t)st.st_size, on_chunk, &v);
+    munmap(map, (size_t)st.st_size);
+    if (v.progress && v.records >= 1000000)
+        fprintf(stderr, "\n");
+    int rc = used == 0 || v.error;
+    if (used == 0)
+        fprintf(stderr, "upti: %s is not a spool\n", spool);
+    for (size_t i = 0; i < v.num_procs; i++) {
+        struct proc *p = &v.procs[i];
+        uint64_t drops = p->no_slot_drops;
+        for (uint32_t s = 0; s < p->hdr.max_slots; s++)
+            drops += p->dropped[s];
+        char n[32];
+        snprintf(n, sizeof n, "%llu", (unsigned long long)drops);
+        uo_db_set_metadata(p->db, "dropped_records", n);
+        snprintf(n, sizeof n, "%llu", (unsigned long long)p->malformed);
+        uo_db_set_metadata(p->db, "malformed_records", n);
+        if (drops != 0)
+            fprintf(stderr, "upti: process %lld: %llu records were dropped (ring full)\n",
+                    (long long)p->hdr.pid, (unsigned long long)drops);
+        if (p->malformed != 0)
+            fprintf(stderr, "upti: process %lld: %llu malformed records skipped\n",
+                    (long long)p->hdr.pid, (unsigned long long)p->malformed);
+        if (uo_db_close(p->db, p->end) != 0) {
+            fprintf(stderr, "upti: cannot complete %s\n", p->path);
+            rc = 1;
+        } else {
+            printf("%s\n", p->path);
+        }
+        free(p->path);
+        free(p->tid);
+        free(p->dropped);
+    }
+    free(v.procs);
+    return rc;
+}

@@ -1,0 +1,86 @@
+/* upti-ring: the collector of shared rings (docs/shared-rings.md).
+ *
+ *   upti-ring collect SPOOL [--dir DIR] [--wait-pid PID] [--keep] [RING_FILE...]
+ *   upti-ring convert SPOOL PREFIX
+ *   upti-ring recover PREFIX RING_FILE|DIR...   (collect what is left, then convert)
+ */
+#include "collector.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int usage(void)
+{
+    fprintf(stderr,
+            "usage: upti-ring collect SPOOL [--dir DIR] [--wait-pid PID] [--keep] [RING_FILE...]\n"
+            "       upti-ring convert SPOOL PREFIX     (writes PREFIX-<pid>.db per process)\n"
+            "       upti-ring recover PREFIX DIR|RING_FILE  (collect what is left, then convert)\n");
+    return 2;
+}
+
+static int collect(int argc, char **argv)
+{
+    if (argc < 1)
+        return usage();
+    ur_collect_opts o = {.spool = argv[0], .poll_ns = 500 * 1000};
+    const char **files = calloc((size_t)argc, sizeof *files);
+    if (files == NULL)
+        return 1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
+            o.dir = argv[++i];
+        } else if (strcmp(argv[i], "--wait-pid") == 0 && i + 1 < argc) {
+            o.wait_pid = strtoll(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--keep") == 0) {
+            o.keep = 1;
+        } else if (argv[i][0] == '-') {
+            free(files);
+            return usage();
+        } else {
+            files[o.num_files++] = argv[i];
+        }
+    }
+    o.files = files;
+    int rc = ur_collect(&o);
+    free(files);
+    return rc;
+}
+
+static int recover(int argc, char **argv)
+{
+    if (argc != 2)
+        return usage();
+    char spool[4096];
+    snprintf(spool, sizeof spool, "%s.spool", argv[0]);
+    struct stat st;
+    const char *files[1] = {argv[1]};
+    ur_collect_opts o = {.spool = spool, .poll_ns = 500 * 1000};
+    if (stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode)) {
+        o.dir = argv[1];
+    } else {
+        o.files = files;
+        o.num_files = 1;
+    }
+    int rc = ur_collect(&o);
+    if (rc == 0)
+        rc = ur_convert(spool, argv[0]);
+    if (rc == 0)
+        unlink(spool);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage();
+    if (strcmp(argv[1], "collect") == 0)
+        return collect(argc - 2, argv + 2);
+    if (strcmp(argv[1], "convert") == 0)
+        return argc == 4 ? ur_convert(argv[2], argv[3]) : usage();
+    if (strcmp(argv[1], "recover") == 0)
+        return recover(argc - 2, argv + 2);
+    return usage();
+}

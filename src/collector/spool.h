@@ -1,0 +1,55 @@
+/* The spool: the collector's own file of what it drained, in chunks.
+ *
+ *   file   = UR_SPOOL_MAGIC (8 bytes), then chunks
+ *   chunk  = ur_chunk_t (64 bytes), then `bytes` bytes of payload (a multiple of 8)
+ *
+ * A chunk is complete when its header and its whole payload are in the file;
+ * a collector killed while appending leaves an incomplete last chunk, which
+ * the next one cuts off (ur_spool_open). Chunks of one ring slot are in
+ * position order; DATA chunks of a slot never overlap.
+ */
+#ifndef UPTI_COLLECTOR_SPOOL_H
+#define UPTI_COLLECTOR_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#define UR_SPOOL_MAGIC "UPTISPL1"
+#define UR_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
+
+enum {
+    UR_CHUNK_PROCESS = 1, /**< payload: the ring file's upti_ring_header_t, once per ring uid */
+    UR_CHUNK_DATA = 2,    /**< payload: slot's records [pos_begin, pos_end), as in the ring */
+    UR_CHUNK_DROPS = 3,   /**< no payload: dropped = the slot's count so far (slot UR_NO_SLOT:
+                               the header's no_slot_drops) */
+};
+#define UR_NO_SLOT 0xffffffffu
+
+typedef struct ur_chunk_t {
+    uint32_t magic;     /**< UR_CHUNK_MAGIC */
+    uint32_t type;      /**< UR_CHUNK_* */
+    uint64_t bytes;     /**< payload bytes after this header */
+    uint64_t ring_uid;  /**< the ring file's header uid */
+    uint32_t slot;
+    uint32_t reserved;
+    uint64_t pos_begin, pos_end; /**< DATA: ring positions of the payload */
+    uint64_t dropped;   /**< DATA and DROPS: the slot's drop count when read */
+    uint64_t producer_base; /**< DATA: the producer's address of the slot's data */
+} ur_chunk_t;
+_Static_assert(sizeof(ur_chunk_t) == 64, "chunk header size");
+
+/** Calls fn for each complete chunk of the mapped spool; returns the bytes they span. */
+typedef void (*ur_chunk_fn)(void *arg, const ur_chunk_t *c, const uint8_t *payload);
+size_t ur_spool_scan(const uint8_t *data, size_t len, ur_chunk_fn fn, void *arg);
+
+/**
+ * Opens (creating) the spool for appending: an incomplete last chunk is cut
+ * off, and fn (if not NULL) sees each complete chunk. Returns the fd or -1.
+ */
+int ur_spool_open(const char *path, ur_chunk_fn fn, void *arg);
+
+/** Appends one chunk (header then the pieces). Returns 0 or -1 (errno). */
+int ur_spool_append(int fd, const ur_chunk_t *c, const struct iovec *pieces, int n);
+
+#endif

@@ -1,0 +1,358 @@
+/* Shared buffers: per-thread rings in a file-backed shared mapping that a
+ * collector in another process drains (src/common/upti_ring_abi.h is the
+ * format, docs/shared-rings.md the design).
+ *
+ * A shared buffer is an ordinary buffer (buffer.c, ring.h) whose producers
+ * live in the ring file: each thread's struct upti_producer is the first
+ * 320 bytes of its slot's control block, so the unchanged inline fast path
+ * (reserve, write, store-release of head) commits straight into the file. No
+ * callback thread delivers it; nothing in the process reads it back.
+ */
+#include "internal.h"
+#include "ring.h"
+#include "upti_ring_abi.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The producer's own fields sit where the format says the collector finds them. */
+_Static_assert(offsetof(struct upti_producer, data) == offsetof(upti_ring_slot_t, producer_base),
+               "slot: producer_base");
+_Static_assert(offsetof(struct upti_producer, dropped) == offsetof(upti_ring_slot_t, dropped),
+               "slot: dropped");
+_Static_assert(offsetof(struct upti_producer, head) == offsetof(upti_ring_slot_t, head),
+               "slot: head");
+_Static_assert(offsetof(struct upti_producer, tail) == offsetof(upti_ring_slot_t, tail),
+               "slot: tail");
+_Static_assert(sizeof(struct upti_producer) <= offsetof(upti_ring_slot_t, owner),
+               "slot: the producer fits before owner");
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "positions are 64-bit");
+
+#define DEFAULT_DIR "/dev/shm"
+#define PAGE 4096u
+
+struct upti_shared_ring {
+    char path[PATH_MAX];
+    char dir[PATH_MAX - 128]; /* where a forked child creates its own file */
+    void *map;
+    size_t map_size;
+    upti_ring_header_t *hdr;
+    uint32_t max_slots;
+    size_t slot_size;
+    uint64_t full_wait_ns;
+};
+
+static _Atomic uint32_t g_file_counter;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Field 22 of /proc/self/stat: this process's start time, in clock ticks. */
+static uint64_t proc_start_ticks(void)
+{
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
+    if (p == NULL)
+        return 0;
+    /* After ')': field 3 (state) ... field 22. */
+    for (int field = 2; field < 21 && p != NULL; field++)
+        p = strchr(p + 1, ' ');
+    return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+static void read_command(char *out, size_t cap)
+{
+    out[0] = '\0';
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, out, cap - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    while (n > 0 && out[n - 1] == '\0')
+        n--;
+    for (ssize_t i = 0; i < n; i++)
+        if (out[i] == '\0')
+            out[i] = ' ';
+    out[n] = '\0';
+}
+
+/* Creates, sizes, maps and fills the ring file r->path. Returns 0 or an errno. */
+static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool exclusive)
+{
+    size_t slots_bytes = ((size_t)r->max_slots * UPTI_RING_SLOT_BYTES + PAGE - 1) & ~(size_t)(PAGE - 1);
+    size_t size = UPTI_RING_HEADER_BYTES + slots_bytes + (size_t)r->max_slots * r->slot_size;
+    int fd = open(r->path, O_RDWR | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC), 0600);
+    if (fd < 0)
+        return errno;
+    if (!exclusive && ftruncate(fd, 0) != 0) {
+        int e = errno;
+        close(fd);
+        return e;
+    }
+    if (ftruncate(fd, (off_t)size) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(r->path);
+        return e;
+    }
+    void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int e = errno;
+    close(fd);
+    if (map == MAP_FAILED) {
+        unlink(r->path);
+        return e;
+    }
+    r->map = map;
+    r->map_size = size;
+    r->hdr = map;
+    upti_ring_header_t *h = r->hdr;
+    h->magic = UPTI_RING_MAGIC;
+    h->version = UPTI_RING_VERSION;
+    h->header_bytes = UPTI_RING_HEADER_BYTES;
+    h->slot_bytes = UPTI_RING_SLOT_BYTES;
+    h->max_slots = r->max_slots;
+    h->slot_size = r->slot_size;
+    h->file_size = size;
+    h->policy = policy;
+    h->record_abi = (uint32_t)sizeof(void *);
+    h->full_wait_ns = r->full_wait_ns;
+    if (getrandom(&h->uid, sizeof h->uid, GRND_NONBLOCK) != (ssize_t)sizeof h->uid)
+        h->uid = mono_ns() ^ ((uint64_t)getpid() << 32);
+    h->pid = getpid();
+    h->ppid = getppid();
+    h->proc_start_ticks = proc_start_ticks();
+    h->clock_start = upti_now();
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    h->wall_start = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
+    gethostname(h->hostname, sizeof h->hostname - 1);
+    read_command(h->command, sizeof h->command);
+    size_t data = UPTI_RING_HEADER_BYTES + slots_bytes;
+    for (uint32_t i = 0; i < r->max_slots; i++)
+        upti_ring_slot(map, i)->data_offset = data + (size_t)i * r->slot_size;
+    atomic_store_explicit(&h->state, UPTI_RING_STATE_LIVE, memory_order_release);
+    return 0;
+}
+
+/* The name of an automatically named ring file in dir. */
+static void auto_name(struct upti_shared_ring *r)
+{
+    snprintf(r->path, sizeof r->path, "%s/upti-%d-%u" UPTI_RING_SUFFIX, r->dir, (int)getpid(),
+             atomic_fetch_add(&g_file_counter, 1));
+}
+
+UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, size_t size,
+                                                 upti_buffer_policy_t policy,
+                                                 const char *path_or_dir, uint32_t max_threads,
+                                                 upti_buffer_id_t *buffer_id)
+{
+    UPTI_REFUSE_IN_SUBSCRIBER();
+    if (!upti_configuration_open())
+        return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
+    int valid = 0;
+    upti_context_is_valid(context_id, &valid);
+    if (!valid)
+        return UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
+    if (buffer_id == NULL || policy <= UPTI_BUFFER_POLICY_NONE || policy >= UPTI_BUFFER_POLICY_LAST ||
+        size > ((size_t)1 << 32) || max_threads == 0 || max_threads > 65536 ||
+        (path_or_dir != NULL && strlen(path_or_dir) >= PATH_MAX - 128))
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    struct upti_shared_ring *r = calloc(1, sizeof *r);
+    struct upti_buffer *b = calloc(1, sizeof *b);
+    if (r == NULL || b == NULL) {
+        free(r);
+        free(b);
+        return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+    }
+    r->max_slots = max_threads;
+    r->slot_size = PAGE;
+    while (r->slot_size < size)
+        r->slot_size <<= 1;
+    r->full_wait_ns = UPTI_RING_DEFAULT_FULL_WAIT_NS;
+    const char *wait = getenv("UPTI_RING_FULL_WAIT_MS");
+    if (wait != NULL && wait[0] != '\0')
+        r->full_wait_ns = strtoull(wait, NULL, 10) * 1000000u;
+
+    struct stat st;
+    const char *where = path_or_dir != NULL ? path_or_dir : DEFAULT_DIR;
+    bool is_dir = stat(where, &st) == 0 && S_ISDIR(st.st_mode);
+    if (is_dir) {
+        snprintf(r->dir, sizeof r->dir, "%s", where);
+        auto_name(r);
+    } else {
+        snprintf(r->path, sizeof r->path, "%s", where);
+        snprintf(r->dir, sizeof r->dir, "%s", where);
+        char *slash = strrchr(r->dir, '/');
+        if (slash == NULL)
+            snprintf(r->dir, sizeof r->dir, ".");
+        else if (slash == r->dir)
+            slash[1] = '\0';
+        else
+            *slash = '\0';
+    }
+    int e = ring_file_create(r, policy, is_dir);
+    if (e != 0) {
+        upti_log_error("cannot create the shared buffer %s: %s", r->path, strerror(e));
+        free(r);
+        free(b);
+        return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+    }
+    b->tool = upti_current_tool();
+    b->context = context_id;
+    b->size = r->slot_size;
+    b->watermark = SIZE_MAX; /* nobody in the process is woken */
+    b->policy = policy;
+    b->shared = r;
+    pthread_mutex_init(&b->lock, NULL);
+    upti_status_t rc = upti_buffer_register(b, buffer_id); /* frees b on failure */
+    if (rc != UPTI_STATUS_SUCCESS) {
+        munmap(r->map, r->map_size);
+        unlink(r->path);
+        free(r);
+    }
+    return rc;
+}
+
+UPTI_API upti_status_t upti_get_shared_buffer_path(upti_buffer_id_t buffer_id, char *path,
+                                                   size_t capacity)
+{
+    struct upti_buffer *b = upti_buffer_lookup(buffer_id);
+    if (b == NULL || b->shared == NULL)
+        return UPTI_STATUS_ERROR_BUFFER_NOT_FOUND;
+    if (path == NULL || strlen(b->shared->path) >= capacity)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    strcpy(path, b->shared->path);
+    return UPTI_STATUS_SUCCESS;
+}
+
+/* Takes slot i for tid if it is free, or held by an exited thread and fully drained. */
+static bool claim_slot(struct upti_shared_ring *r, uint32_t i, upti_thread_id_t tid)
+{
+    upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
+    uint64_t owner = atomic_load_explicit(&slot->owner, memory_order_acquire);
+    if (owner != 0) {
+        struct upti_producer *old = (struct upti_producer *)slot;
+        if (!atomic_load(&old->orphaned) ||
+            atomic_load_explicit(&slot->head, memory_order_relaxed) !=
+                atomic_load_explicit(&slot->tail, memory_order_acquire))
+            return false;
+    }
+    return atomic_compare_exchange_strong(&slot->owner, &owner, tid);
+}
+
+struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_thread_state_t *s)
+{
+    struct upti_shared_ring *r = b->shared;
+    if (r->hdr == NULL)
+        return NULL;
+    uint32_t i = 0;
+    while (i < r->max_slots && !claim_slot(r, i, s->tid))
+        i++;
+    if (i == r->max_slots) {
+        atomic_fetch_add_explicit(&r->hdr->no_slot_drops, 1, memory_order_relaxed);
+        return NULL;
+    }
+    upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
+    struct upti_producer *p = (struct upti_producer *)slot;
+    size_t head = atomic_load_explicit(&p->head, memory_order_relaxed);
+    p->data = (uint8_t *)r->map + slot->data_offset;
+    p->size = r->slot_size;
+    p->buffer = b;
+    p->tid = s->tid;
+    p->local_head = p->pending_head = p->cached_tail = p->wake_check = head;
+    atomic_store(&p->orphaned, false);
+    atomic_store(&p->starving, false);
+    slot->stalled_at = 0;
+    s->producers[b->index] = p;
+    /* The slot is empty (fresh, or drained before it was claimed): this fits. */
+    upti_ring_thread_t *t = upti_buffer_reserve(b, s, UPTI_RING_KIND_THREAD, sizeof *t);
+    if (t != NULL) {
+        t->tid = s->tid;
+        t->timestamp = upti_now();
+        upti_buffer_commit(b, s);
+    }
+    return p;
+}
+
+bool upti_shared_wait_for_room(struct upti_producer *p, size_t need)
+{
+    struct upti_shared_ring *r = p->buffer->shared;
+    upti_ring_slot_t *slot = (upti_ring_slot_t *)p;
+    uint64_t last_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
+    if (slot->stalled_at == last_tail + 1)
+        return false; /* gave up at this tail already: the collector has not moved since */
+    uint64_t deadline = mono_ns() + r->full_wait_ns;
+    atomic_store(&p->starving, true);
+    bool ok = false;
+    for (;;) {
+        uint64_t tail = atomic_load_explicit(&p->tail, memory_order_acquire);
+        p->cached_tail = tail;
+        if (p->local_head + need - tail <= p->size) {
+            ok = true;
+            break;
+        }
+        uint64_t now = mono_ns();
+        if (tail != last_tail) {
+            last_tail = tail;
+            deadline = now + r->full_wait_ns;
+        } else if (now >= deadline || atomic_load(&p->buffer->destroyed)) {
+            slot->stalled_at = tail + 1;
+            break;
+        }
+        struct timespec pause = {0, 20 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    atomic_store(&p->starving, false);
+    return ok;
+}
+
+void upti_shared_fork_child(struct upti_buffer *b, upti_thread_state_t *self)
+{
+    struct upti_shared_ring *r = b->shared;
+    /* Nothing of the parent's file may be written by the child. */
+    if (self != NULL)
+        self->producers[b->index] = NULL;
+    if (r->map != NULL)
+        munmap(r->map, r->map_size);
+    r->map = NULL;
+    r->hdr = NULL;
+    if (atomic_load(&b->destroyed))
+        return;
+    auto_name(r);
+    int e = ring_file_create(r, b->policy, true);
+    if (e != 0) {
+        upti_log_error("cannot create the shared buffer %s for a forked child: %s", r->path,
+                       strerror(e));
+        atomic_store(&b->destroyed, true);
+    }
+}
+
+void upti_shared_close(struct upti_buffer *b)
+{
+    if (b->shared->hdr != NULL)
+        atomic_store_explicit(&b->shared->hdr->state, UPTI_RING_STATE_CLOSED, memory_order_release);
+}

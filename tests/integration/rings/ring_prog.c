@@ -1,0 +1,193 @@
+/* A traced program whose tool (in the executable, upti_force_configure)
+ * writes its marker records into a shared buffer; check_rings.py kills it,
+ * crashes it or lets it end, then counts what the collector got.
+ *
+ *   ring_prog MODE DIR COUNTER N [THREADS [SIZE [POLICY [SLOTS]]]]
+ *
+ * Each of THREADS threads (default 1) makes N uptx_mark("<thread>:<i>")
+ * calls; after each call returns it stores i + 1 in its counter, word
+ * <thread> of the file COUNTER (a shared mapping the killer reads after the
+ * kill: a call counted there had returned, so its record was committed).
+ * MODE: return (main returns), exit (_exit(0)), segv (SIGSEGV, default
+ * action), segv_caught (a handler swallows a SIGSEGV halfway; the program
+ * goes on), kill (return, but the test kills it before), fork (thread 0
+ * makes N/2 marks, forks; the child makes N marks "c:<i>" and _exits; the
+ * parent waits for it, then makes N marks "p:<i>"). SIZE: bytes per ring
+ * (default 1 MiB). POLICY: lossless (default) or discard. SLOTS: rings
+ * (default THREADS + 1). Prints the ring file's path on stdout.
+ */
+#include <upti/upti.h>
+#include <uptx/uptx.h>
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_THREADS 64
+
+static const char *g_dir;
+static size_t g_size = 1u << 20;
+static upti_buffer_policy_t g_policy = UPTI_BUFFER_POLICY_LOSSLESS;
+static uint32_t g_slots;
+static long g_n;
+static _Atomic uint64_t *g_counter;
+static upti_buffer_id_t g_buffer;
+
+static void die(const char *what, upti_status_t st)
+{
+    fprintf(stderr, "ring_prog: %s: %d\n", what, (int)st);
+    _exit(3);
+}
+
+static int tool_init(upti_client_finalize_t fini, void *data)
+{
+    (void)fini;
+    (void)data;
+    upti_context_id_t ctx;
+    upti_status_t st = upti_create_context(&ctx);
+    if (st != UPTI_STATUS_SUCCESS)
+        die("upti_create_context", st);
+    st = upti_create_shared_buffer(ctx, g_size, g_policy, g_dir, g_slots, &g_buffer);
+    if (st != UPTI_STATUS_SUCCESS)
+        die("upti_create_shared_buffer", st);
+    st = upti_configure_buffer_tracing_service(ctx, UPTI_TRACING_KIND_MARKER_API, NULL, 0, g_buffer);
+    if (st != UPTI_STATUS_SUCCESS)
+        die("upti_configure_buffer_tracing_service", st);
+    return upti_start_context(ctx) == UPTI_STATUS_SUCCESS ? 0 : 1;
+}
+
+static void tool_fini(void *data)
+{
+    (void)data;
+}
+
+static upti_tool_configure_result_t g_result = {sizeof(upti_tool_configure_result_t), tool_init,
+                                                tool_fini, NULL};
+
+static upti_tool_configure_result_t *configure(uint32_t version, const char *runtime_version,
+                                               uint32_t priority, upti_client_id_t *client_id)
+{
+    (void)version;
+    (void)runtime_version;
+    (void)priority;
+    (void)client_id;
+    return &g_result;
+}
+
+static sigjmp_buf g_jump;
+/* Address 8, through a volatile pointer the compiler cannot see through. */
+static volatile int *volatile g_bad = (volatile int *)(uintptr_t)8;
+
+static void on_segv(int sig)
+{
+    (void)sig;
+    siglongjmp(g_jump, 1);
+}
+
+static void marks(const char *who, int word, long from, long to, int crash_at_half)
+{
+    char msg[64];
+    for (long i = from; i < to; i++) {
+        snprintf(msg, sizeof msg, "%s:%ld", who, i);
+        uptx_mark(msg);
+        atomic_store_explicit(&g_counter[word], (uint64_t)(i + 1), memory_order_release);
+        if (crash_at_half && i == to / 2 && sigsetjmp(g_jump, 1) == 0)
+            *g_bad = 1; /* SIGSEGV, swallowed by on_segv */
+    }
+}
+
+static void *worker(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    char who[16];
+    snprintf(who, sizeof who, "%d", t);
+    marks(who, t, 0, g_n, 0);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 5) {
+        fprintf(stderr, "usage: ring_prog MODE DIR COUNTER N [THREADS [SIZE [POLICY [SLOTS]]]]\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    g_dir = argv[2];
+    g_n = atol(argv[4]);
+    int threads = argc > 5 ? atoi(argv[5]) : 1;
+    if (threads < 1 || threads > MAX_THREADS)
+        return 2;
+    if (argc > 6)
+        g_size = (size_t)atol(argv[6]);
+    if (argc > 7 && strcmp(argv[7], "discard") == 0)
+        g_policy = UPTI_BUFFER_POLICY_DISCARD;
+    g_slots = argc > 8 ? (uint32_t)atoi(argv[8]) : (uint32_t)threads + 1;
+    int fd = open(argv[3], O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || ftruncate(fd, MAX_THREADS * 8) != 0)
+        return 2;
+    g_counter = mmap(NULL, MAX_THREADS * 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (g_counter == MAP_FAILED)
+        return 2;
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+
+    upti_status_t st = upti_force_configure(configure);
+    if (st != UPTI_STATUS_SUCCESS)
+        die("upti_force_configure", st);
+    char path[4096];
+    st = upti_get_shared_buffer_path(g_buffer, path, sizeof path);
+    if (st != UPTI_STATUS_SUCCESS)
+        die("upti_get_shared_buffer_path", st);
+    printf("%s\n", path);
+    fflush(stdout);
+
+    if (strcmp(mode, "fork") == 0) {
+        marks("0", 0, 0, g_n / 2, 0);
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0) {
+            marks("c", 1, 0, g_n, 0);
+            char mine[4096];
+            if (upti_get_shared_buffer_path(g_buffer, mine, sizeof mine) == UPTI_STATUS_SUCCESS)
+                printf("%s\n", mine);
+            fflush(stdout);
+            _exit(0);
+        }
+        int status = 0;
+        waitpid(child, &status, 0);
+        marks("p", 2, 0, g_n, 0);
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+    }
+    if (strcmp(mode, "segv_caught") == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_segv;
+        sigaction(SIGSEGV, &sa, NULL);
+        marks("0", 0, 0, g_n, 1);
+        return 0;
+    }
+    pthread_t th[MAX_THREADS];
+    for (int t = 1; t < threads; t++)
+        if (pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t) != 0)
+            return 2;
+    worker((void *)(intptr_t)0);
+    for (int t = 1; t < threads; t++)
+        pthread_join(th[t], NULL);
+    if (strcmp(mode, "exit") == 0)
+        _exit(0);
+    if (strcmp(mode, "segv") == 0) {
+        signal(SIGSEGV, SIG_DFL);
+        *g_bad = 1;
+    }
+    return 0;
+}
