@@ -6,6 +6,24 @@
 
 UPTI_EXTERN_C_BEGIN
 
+/**
+ * Longest marker text, in bytes (its NUL excluded), that a buffer record
+ * keeps: uptx and NVTX messages, thread and category names. A longer text is
+ * cut to its first UPTI_MARKER_TEXT_MAX bytes in the record (callbacks still
+ * get the whole text); upti_get_marker_texts_truncated() counts the cut ones,
+ * and UPTI says how many on stderr once, when it finalizes.
+ */
+#define UPTI_MARKER_TEXT_MAX 1023
+
+/**
+ * How many marker texts were cut to UPTI_MARKER_TEXT_MAX bytes in buffer
+ * records so far in this process (a call is counted once, whatever the
+ * number of buffers it is recorded in; a forked child counts from 0).
+ * Thread-safe, callable at any time. Returns UPTI_STATUS_ERROR_INVALID_ARGUMENT
+ * if count is NULL.
+ */
+UPTI_API upti_status_t upti_get_marker_texts_truncated(uint64_t *count);
+
 /** Operations of UPTI_TRACING_KIND_MARKER_API. */
 typedef enum upti_marker_api_operation_t {
     UPTI_MARKER_API_NONE = 0,

@@ -28,6 +28,7 @@ static void fork_child(void)
     upti_agent_fork_child();
     upti_context_fork_child();
     upti_subscriber_fork_child();
+    upti_marker_fork_child();
     upti_registration_fork_child(); /* may stop the contexts: after context.c's */
     upti_buffer_fork_child();       /* last: restarts the callback threads */
 }

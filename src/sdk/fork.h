@@ -43,5 +43,6 @@ void upti_registration_fork_parent(void);
 void upti_registration_fork_child(void);
 
 void upti_subscriber_fork_child(void);
+void upti_marker_fork_child(void);
 
 #endif

@@ -18,8 +18,15 @@
 #define UPTI_MAX_CALLBACK_THREADS 16
 #define UPTI_MAX_TOOLS 32
 #define UPTI_EXTERNAL_STACK_DEPTH 64
-/** Longest string copied into a record; longer ones are truncated. */
+/** Longest string copied into a record, its NUL included; longer ones are
+ *  cut (marker texts: UPTI_MARKER_TEXT_MAX, counted by upti_marker_text_cut). */
 #define UPTI_MAX_RECORD_STRING 1024
+_Static_assert(UPTI_MAX_RECORD_STRING == UPTI_MARKER_TEXT_MAX + 1, "marker text limit");
+
+/** Counts a marker text longer than UPTI_MARKER_TEXT_MAX (marker_tracing.c). */
+void upti_marker_text_cut(void);
+/** Says once on stderr how many marker texts were cut, if any (at finalization). */
+void upti_report_marker_texts_cut(void);
 
 /* ---- clock (clock.c) ---- */
 

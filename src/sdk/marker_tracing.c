@@ -1,6 +1,7 @@
 /* UPTI's tracing wrappers for the uptx dispatch table (kind MARKER_API). */
 #include "internal.h"
 #include "ring.h"
+#include "fork.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -88,7 +89,9 @@ static inline __attribute__((always_inline)) void
 write_marker_records(const upti_operation_plan_t *plan, upti_thread_state_t *s,
                      const struct marker_event *e)
 {
-    size_t len = e->message != NULL ? strnlen(e->message, UPTI_MAX_RECORD_STRING - 1) + 1 : 0;
+    size_t len = e->message != NULL ? strnlen(e->message, UPTI_MARKER_TEXT_MAX) + 1 : 0;
+    if (upti_unlikely(len == UPTI_MARKER_TEXT_MAX + 1) && e->message[UPTI_MARKER_TEXT_MAX] != '\0')
+        upti_marker_text_cut();
     uint64_t value = e->operation == UPTI_MARKER_API_NAME_CATEGORY ? e->domain : e->range_id;
     uint32_t n = plan->num_buffers;
     const upti_plan_buffer_t *pb = plan->buffers;
@@ -593,6 +596,38 @@ void upti_marker_install_wrappers(void *raw)
     INSTALL(mark_fn, traced_mark);
     INSTALL(name_thread_fn, traced_name_thread);
     INSTALL(name_category_fn, traced_name_category);
+}
+
+/* ---- texts longer than UPTI_MARKER_TEXT_MAX ---- */
+
+static _Atomic uint64_t g_texts_cut;
+
+void upti_marker_text_cut(void)
+{
+    atomic_fetch_add_explicit(&g_texts_cut, 1, memory_order_relaxed);
+}
+
+UPTI_API upti_status_t upti_get_marker_texts_truncated(uint64_t *count)
+{
+    if (count == NULL)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    *count = atomic_load_explicit(&g_texts_cut, memory_order_relaxed);
+    return UPTI_STATUS_SUCCESS;
+}
+
+void upti_report_marker_texts_cut(void)
+{
+    uint64_t n = atomic_load(&g_texts_cut);
+    if (n != 0)
+        upti_log_error("%llu marker text%s longer than %d bytes (UPTI_MARKER_TEXT_MAX) %s cut",
+                       (unsigned long long)n, n == 1 ? "" : "s", UPTI_MARKER_TEXT_MAX,
+                       n == 1 ? "was" : "were");
+}
+
+/* fork() without exec (fork.h): the child's count starts from 0. */
+void upti_marker_fork_child(void)
+{
+    atomic_store(&g_texts_cut, 0);
 }
 
 /* ---- argument printing ---- */

@@ -197,6 +197,7 @@ static void finalize_all(void)
     upti_thread_mark_internal();
     upti_stop_all_contexts();
     upti_flush_all_buffers();
+    upti_report_marker_texts_cut();
     for (int i = g_num_tools - 1; i >= 0; i--)
         finalize_tool(i, false);
     upti_stop_callback_threads();

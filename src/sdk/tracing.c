@@ -202,6 +202,13 @@ UPTI_API void upti_runtime_emit(const upti_runtime_record_t *rec)
         }
         s->in_callback--;
     }
+    if (rec->kind == UPTI_TRACING_KIND_MARKER_API && plan->num_buffers > 0 &&
+        rec->string_offset != 0) {
+        const char *text = NULL;
+        memcpy(&text, (const char *)rec->record + rec->string_offset, sizeof text);
+        if (text != NULL && strnlen(text, UPTI_MARKER_TEXT_MAX + 1) > UPTI_MARKER_TEXT_MAX)
+            upti_marker_text_cut(); /* once per call, whatever the number of buffers */
+    }
     for (uint32_t i = 0; i < plan->num_buffers; i++)
         upti_write_record(plan->buffers[i].buffer, s, plan->buffers[i].context, rec->record,
                           prefix->size, rec->string_offset, corr);

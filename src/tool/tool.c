@@ -906,6 +906,11 @@ static void tool_finalize(void *data)
         snprintf(n, sizeof n, "%llu", (unsigned long long)g.drops);
         warn("%s records were dropped%s", n, NULL);
     }
+    uint64_t cut = 0;
+    upti_get_marker_texts_truncated(&cut);
+    char cut_text[32];
+    snprintf(cut_text, sizeof cut_text, "%llu", (unsigned long long)cut);
+    uo_db_set_metadata(g.db, "marker_texts_truncated", cut_text);
     int rc = uo_db_close(g.db, now_ns());
     g.db = NULL;
     if (rc == 0)

@@ -284,6 +284,52 @@ def fork_while_spamming(tmp):
 
 
 
+# ---- marker texts longer than UPTI_MARKER_TEXT_MAX (1023 bytes) ----
+MARKER_TEXT = os.path.join(BIN, 'fault_marker_text')
+TEXT_MAX = 1023
+
+
+def text_of(n):
+    return ''.join(chr(ord('a') + i % 26) for i in range(n))
+
+
+def marker_texts(tmp, name, lengths, cut):
+    """Marks texts of these lengths; checks the stderr line, the database's
+    count of cut texts and every stored text."""
+    out = '%s/%s' % (tmp, name)
+    env = {'UPTI_TOOL_LIBRARIES': TRACE_TOOL, 'UPTI_TRACE_OUTPUT': out,
+           'UPTI_TRACE_KINDS': 'marker_api'}
+    want = ['%d marker text%s longer than 1023 bytes (UPTI_MARKER_TEXT_MAX) %s cut'
+            % (cut, '' if cut == 1 else 's', 'was' if cut == 1 else 'were')] if cut else []
+    _, lines = run([MARKER_TEXT] + [str(n) for n in lengths], env, lines=len(want),
+                   contains=want)
+    for w in want:
+        if lines != ['upti: ' + w]:
+            fail('stderr says %r, expected %r' % (lines, ['upti: ' + w]))
+    db = out + '.db'
+    v = db_count(db, "SELECT value FROM metadata WHERE key = 'marker_texts_truncated'")
+    if v != str(cut):
+        fail('metadata marker_texts_truncated = %r, expected %r' % (v, str(cut)))
+    con = sqlite3.connect('file:%s?mode=ro' % db, uri=True)
+    try:
+        got = [r[0] for r in con.execute('SELECT message FROM markers ORDER BY id')]
+    finally:
+        con.close()
+    expected = [text_of(min(n, TEXT_MAX)) for n in lengths]
+    if got != expected:
+        fail('stored texts have lengths %s, expected %s'
+             % ([len(t) for t in got], [len(t) for t in expected]))
+
+
+def marker_text_cut(tmp):
+    marker_texts(tmp, 'cut', [10, 1024, 5000, 1023, 70000, 1025], 4)
+
+
+def marker_text_at_limit(tmp):
+    marker_texts(tmp, 'at', [1022, 1023], 0)   # at the limit: kept whole, nothing said
+    marker_texts(tmp, 'over', [1024], 1)       # one byte over: cut to 1023, said once
+
+
 # ---- fork without exec while a thread enqueues OpenCL work (fork_ocl.c) ----
 FORK_OCL = os.path.join(BIN, 'fault_fork_ocl')
 FORK_OCL_FORKS = 6
