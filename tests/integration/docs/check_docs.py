@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The documentation says what the code does.
 
-  check_docs.py SOURCE_DIR CASE [BUILD_DIR]
+  check_docs.py SOURCE_DIR CASE [BUILD_DIR [C_COMPILER]]
 
 writing_a_tool_builds_and_runs
     docs/writing-a-tool.md's complete tool is samples/first_tool/mytool.c
@@ -29,6 +29,7 @@ import tempfile
 SRC = os.path.abspath(sys.argv[1])
 CASE = sys.argv[2]
 BUILD = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
+CC = sys.argv[4] if len(sys.argv) > 4 else "cc"
 
 
 def fail(msg):
@@ -80,8 +81,9 @@ def writing_a_tool_builds_and_runs():
         env = {k: v for k, v in os.environ.items()
                if k not in ("UPTI_TOOL_LIBRARIES", "OPENCL_LAYERS", "NVTX_INJECTION64_PATH", "LD_LIBRARY_PATH")}
         env["PKG_CONFIG_PATH"] = os.path.dirname(pcs[0])
-        if os.environ.get("LDFLAGS"):  # sanitizer builds: the tool needs the runtime too
-            build_cmd = build_cmd.rstrip() + " " + os.environ["LDFLAGS"] + "\n"
+        if os.environ.get("LDFLAGS"):
+            # Sanitizer builds: the tool is built by the build's compiler, with its runtime.
+            build_cmd = re.sub(r"^cc ", CC + " ", build_cmd).rstrip() + " " + os.environ["LDFLAGS"] + "\n"
         print("$ " + build_cmd.strip())
         p = subprocess.run(["sh", "-ec", build_cmd], cwd=work, env=env, capture_output=True, text=True)
         if p.returncode != 0:
