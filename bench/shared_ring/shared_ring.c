@@ -10,9 +10,12 @@
  * kept. none: no tool. buffer: an in-process buffer (4 MiB per thread,
  * LOSSLESS, a callback that only counts). shared: a shared buffer (4 MiB per
  * thread, LOSSLESS) in a fresh folder, with `upti-ring collect` running
- * beside it. Printed per mode: ns per record (wall time of the loop / records
+ * beside it: the program waits whenever the collector falls behind.
+ * shared_big: the same with rings that hold a whole loop: the program's own
+ * cost of recording, whatever the collector's pace. Printed per mode: ns per record (wall time of the loop / records
  * of one thread), the cost added to none, and the ratio to none. Then
- * `upti-ring convert` of the shared mode's spool: records per second. Rings,
+ * `upti-ring convert --stats` of the last shared run's spool: records per
+ * second, and the records dropped (a collector that fell 50 ms behind). Rings,
  * spool and databases go to a fresh folder in $TMPDIR (default /tmp).
  * No assertion: bench.shared_ring_smoke runs it small.
  */
@@ -61,8 +64,12 @@ static int tool_init(upti_client_finalize_t fini, void *data)
     if (upti_create_context(&ctx) != UPTI_STATUS_SUCCESS)
         return 1;
     upti_status_t st;
+    size_t whole_loop = (size_t)g_records * 64 + (1u << 20); /* > 56 bytes per record */
     if (strcmp(g_mode, "shared") == 0)
         st = upti_create_shared_buffer(ctx, 4u << 20, UPTI_BUFFER_POLICY_LOSSLESS, g_dir,
+                                       (uint32_t)g_threads + 1, &buf);
+    else if (strcmp(g_mode, "shared_big") == 0)
+        st = upti_create_shared_buffer(ctx, whole_loop, UPTI_BUFFER_POLICY_LOSSLESS, g_dir,
                                        (uint32_t)g_threads + 1, &buf);
     else
         st = upti_create_buffer(ctx, 4u << 20, 1u << 20, UPTI_BUFFER_POLICY_LOSSLESS, on_buffer,
@@ -182,7 +189,7 @@ static double measure(const char *mode, int threads, const char *dir, const char
     }
     close(fds[1]);
     pid_t collector = 0;
-    if (strcmp(mode, "shared") == 0) {
+    if (strncmp(mode, "shared", 6) == 0) {
         char ring[PATH_MAX + 16], pidtext[32];
         snprintf(ring, sizeof ring, "%s/upti-ring", g_bindir);
         snprintf(pidtext, sizeof pidtext, "%d", (int)pid);
@@ -244,14 +251,18 @@ int main(int argc, char **argv)
         snprintf(spool, sizeof spool, "%s/t%d.spool", dir, threads[i]);
         double none = measure("none", threads[i], dir, spool);
         double buffer = measure("buffer", threads[i], dir, spool);
+        double big = measure("shared_big", threads[i], dir, spool);
+        unlink(spool);
         double shared = measure("shared", threads[i], dir, spool);
-        if (none < 0 || buffer < 0 || shared < 0) {
+        if (none < 0 || buffer < 0 || shared < 0 || big < 0) {
             rc = 1;
             break;
         }
         printf("threads=%d mode=none ns/record=%.2f\n", threads[i], none);
         printf("threads=%d mode=buffer ns/record=%.2f added=%.2f ratio=%.2f\n", threads[i], buffer,
                buffer - none, buffer / none);
+        printf("threads=%d mode=shared_big ns/record=%.2f added=%.2f ratio=%.2f\n", threads[i],
+               big, big - none, big / none);
         printf("threads=%d mode=shared ns/record=%.2f added=%.2f ratio=%.2f\n", threads[i], shared,
                shared - none, shared / none);
     }
@@ -260,18 +271,19 @@ int main(int argc, char **argv)
         char ring[PATH_MAX + 16], out[4096];
         snprintf(ring, sizeof ring, "%s/upti-ring", g_bindir);
         snprintf(prefix, sizeof prefix, "%s/out", dir);
-        char *args[] = {ring, "convert", spool, prefix, NULL};
+        char *args[] = {ring, "convert", "--stats", spool, prefix, NULL};
         double t0 = now_ns();
         int crc = run(args, out, sizeof out, NULL, 1);
         double dt = (now_ns() - t0) / 1e9;
-        /* One thread record per thread besides the marks; 1 + REPEATS loops. */
-        double records = (double)threads[num - 1] * (1.0 + REPEATS * (double)g_records);
-        if (crc != 0) {
+        const char *stats = strstr(out, "converted ");
+        unsigned long long records = 0, dropped = 0;
+        if (crc != 0 || stats == NULL ||
+            sscanf(stats, "converted %llu records, %llu dropped", &records, &dropped) != 2) {
             fprintf(stderr, "bench: upti-ring convert failed\n");
             rc = 1;
         } else {
-            printf("convert records=%.0f seconds=%.3f rate=%.2f M records/s\n", records, dt,
-                   records / dt / 1e6);
+            printf("convert records=%llu dropped=%llu seconds=%.3f rate=%.2f M records/s\n",
+                   records, dropped, dt, (double)records / dt / 1e6);
         }
     }
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
