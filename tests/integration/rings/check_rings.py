@@ -20,7 +20,9 @@ during the run, DISCARD: the records that fit, then exactly counted drops),
 full_lossless (a 4 KiB ring with a collector: no drops; without one: drops,
 counted, and the program is not held), fork (the child's records in its own
 database, none of the parent's), threads_slots (more threads than rings),
-cli (usage and error messages of upti-ring).
+cli (usage and error messages of upti-ring), api (what
+upti_create_shared_buffer and upti_get_shared_buffer_path return, errors
+included; a destroyed buffer's file is marked closed).
 """
 import glob
 import os
@@ -375,6 +377,40 @@ def case_cli(root):
         fail("cli: recover left the ring file or its spool")
 
 
+API_EXPECTED = """zero_threads=UPTI_STATUS_ERROR_INVALID_ARGUMENT
+no_policy=UPTI_STATUS_ERROR_INVALID_ARGUMENT
+null_id=UPTI_STATUS_ERROR_INVALID_ARGUMENT
+bad_context=UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND
+missing_dir=UPTI_STATUS_ERROR_OUT_OF_RESOURCES
+named_file=UPTI_STATUS_SUCCESS
+path_short=UPTI_STATUS_ERROR_INVALID_ARGUMENT
+path_exact=UPTI_STATUS_SUCCESS
+path_same=1
+path_of_plain_buffer=UPTI_STATUS_ERROR_BUFFER_NOT_FOUND
+flush_shared=UPTI_STATUS_SUCCESS
+destroy_shared=UPTI_STATUS_SUCCESS
+after_initialize=UPTI_STATUS_ERROR_CONFIGURATION_LOCKED
+"""
+
+
+def case_api(root):
+    work = tempfile.mkdtemp(dir=root)
+    prog = start_prog(work, "api", 10, 1)
+    rc, out, err = finish(prog, "api: ring_prog")
+    if rc != 0 or out != API_EXPECTED:
+        fail("api: exit %d, output:\n%s" % (rc, out))
+    want = ("upti: cannot create the shared buffer /nonexistent-upti-dir/x.upti-ring: "
+            "No such file or directory\n")
+    if err != want:
+        fail("api: stderr %r, expected %r" % (err, want))
+    # The destroyed buffer's file: a valid header, state (offset 104) CLOSED (2).
+    with open(os.path.join(work, "named.upti-ring"), "rb") as f:
+        head = f.read(120)
+    if head[:8] != b"UPTIRING" or int.from_bytes(head[104:108], "little") != 2:
+        fail("api: named.upti-ring: magic %r, state %d" %
+             (head[:8], int.from_bytes(head[104:108], "little")))
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="upti-rings-") as root:
         if CASE == "kill":
@@ -399,6 +435,8 @@ def main():
             case_threads_slots(root)
         elif CASE == "cli":
             case_cli(root)
+        elif CASE == "api":
+            case_api(root)
         else:
             print("unknown case " + CASE)
             return 2
