@@ -22,7 +22,9 @@ counted, and the program is not held), fork (the child's records in its own
 database, none of the parent's), threads_slots (more threads than rings),
 cli (usage and error messages of upti-ring), api (what
 upti_create_shared_buffer and upti_get_shared_buffer_path return, errors
-included; a destroyed buffer's file is marked closed).
+included; a destroyed buffer's file is marked closed), corrupt (a record
+with an impossible length is counted as malformed, never read past; a spool
+cut inside a chunk is read up to it and cut there on resume).
 """
 import glob
 import os
@@ -411,6 +413,63 @@ def case_api(root):
              (head[:8], int.from_bytes(head[104:108], "little")))
 
 
+def spool_chunks(data):
+    """(offset of the header, type, payload bytes) of each chunk (src/collector/spool.h)."""
+    import struct
+    off, out = 8, []
+    while off + 64 <= len(data):
+        magic, ctype, nbytes = struct.unpack_from("<IIQ", data, off)
+        if magic != 0x4b4e4843:
+            break
+        out.append((off, ctype, nbytes))
+        off += 64 + nbytes
+    return out
+
+
+def case_corrupt(root):
+    work = tempfile.mkdtemp(dir=root)
+    prog = start_prog(work, "exit", 100, 1)
+    _rc, out, _err = finish(prog, "corrupt: ring_prog")
+    spool = os.path.join(work, "spool")
+    subprocess.run([RING, "collect", spool, out.strip()], check=True, env=env())
+    with open(spool, "rb") as f:
+        data = bytearray(f.read())
+    chunks = [c for c in spool_chunks(data) if c[1] == 2]
+    if len(chunks) != 1:
+        fail("corrupt: %d DATA chunks, expected 1" % len(chunks))
+        return
+    # Records: THREAD (24 bytes), then the marks; the 11th mark gets an impossible length.
+    pos = chunks[0][0] + 64 + 24
+    for _ in range(10):
+        pos += int.from_bytes(data[pos:pos + 4], "little")
+    data[pos:pos + 4] = (0xfffffff8).to_bytes(4, "little")
+    bad = os.path.join(work, "bad.spool")
+    with open(bad, "wb") as f:
+        f.write(data)
+    p = subprocess.run([RING, "convert", bad, os.path.join(work, "bad")], capture_output=True,
+                       text=True, env=env())
+    want_err = "upti: process %d: 1 malformed records skipped\n" % prog.pid
+    if p.returncode != 0 or p.stderr != want_err:
+        fail("corrupt: convert exited %d, %r (expected %r)" % (p.returncode, p.stderr, want_err))
+    rows, meta, _pid = db_marks(p.stdout.strip())
+    check_thread("corrupt", [m for _t, m in rows], "0", 10, False)
+    if meta.get("malformed_records") != "1":
+        fail("corrupt: malformed_records %s" % meta.get("malformed_records"))
+    # A spool cut inside its last chunk: convert reads the complete chunks; collect
+    # (resuming) cuts the incomplete one off.
+    cut = os.path.join(work, "cut.spool")
+    with open(cut, "wb") as f:
+        f.write(bytes(data[:chunks[0][0] + 100]))
+    p = subprocess.run([RING, "convert", cut, os.path.join(work, "cut")], capture_output=True,
+                       text=True, env=env())
+    if p.returncode != 0 or len(db_marks(p.stdout.strip())[0]) != 0:
+        fail("corrupt: convert of a cut spool exited %d: %r" % (p.returncode, p.stderr))
+    subprocess.run([RING, "collect", cut], check=True, env=env())
+    if os.path.getsize(cut) != chunks[0][0]:
+        fail("corrupt: collect left %d bytes of the cut spool, expected %d" %
+             (os.path.getsize(cut), chunks[0][0]))
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="upti-rings-") as root:
         if CASE == "kill":
@@ -437,6 +496,8 @@ def main():
             case_cli(root)
         elif CASE == "api":
             case_api(root)
+        elif CASE == "corrupt":
+            case_corrupt(root)
         else:
             print("unknown case " + CASE)
             return 2
