@@ -19,7 +19,8 @@ store, then started again: it resumes), full_discard (no collector
 during the run, DISCARD: the records that fit, then exactly counted drops),
 full_lossless (a 4 KiB ring with a collector: no drops; without one: drops,
 counted, and the program is not held), fork (the child's records in its own
-database, none of the parent's), threads_slots (more threads than rings),
+database, none of the parent's), threads_slots (4 threads alive together, 2 rings: 2 threads' records
+kept, the other 2's all counted as drops),
 cli (usage and error messages of upti-ring), api (what
 upti_create_shared_buffer and upti_get_shared_buffer_path return, errors
 included; a destroyed buffer's file is marked closed), corrupt (a record
@@ -323,6 +324,8 @@ def case_fork(root):
 
 
 def case_threads_slots(root):
+    """4 threads alive together, 2 rings: the first 2 to record take them and
+    keep them; the other 2 find none, and all their records are counted drops."""
     work = tempfile.mkdtemp(dir=root)
     n, threads = 5000, 4
     prog = start_prog(work, "return", n, threads, slots=2, extra=PATIENT)
@@ -334,13 +337,12 @@ def case_threads_slots(root):
     dbs = convert(work)
     rows, meta, _pid = db_marks(dbs[0])
     groups = by_prefix(rows)
-    total = sum(len(v) for v in groups.values())
     dropped = int(meta.get("dropped_records", -1))
-    if total + dropped != n * threads or dropped <= 0:
-        fail("threads_slots: %d records + %d dropped != %d calls" % (total, dropped, n * threads))
+    if len(groups) != 2 or dropped != 2 * n:
+        fail("threads_slots: records of threads %s, %d dropped; expected 2 threads, %d dropped" %
+             (sorted(groups), dropped, 2 * n))
     for t, msgs in groups.items():
-        if len(msgs) != len(set(msgs)):
-            fail("threads_slots: thread %s has duplicated records" % t)
+        check_thread("threads_slots", msgs, t, n, False)
     tids = {}
     for tid, msg in rows:
         tids.setdefault(msg.split(":", 1)[0], set()).add(tid)

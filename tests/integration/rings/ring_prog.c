@@ -145,12 +145,18 @@ static void marks(const char *who, int word, long from, long to, int crash_at_ha
     }
 }
 
+/* All threads are alive from before the first mark to after the last: the
+ * rings they hold are never given back meanwhile. */
+static pthread_barrier_t g_alive;
+
 static void *worker(void *arg)
 {
     int t = (int)(intptr_t)arg;
     char who[16];
     snprintf(who, sizeof who, "%d", t);
+    pthread_barrier_wait(&g_alive);
     marks(who, t, 0, g_n, 0);
+    pthread_barrier_wait(&g_alive);
     return NULL;
 }
 
@@ -225,6 +231,7 @@ int main(int argc, char **argv)
         return 0;
     }
     pthread_t th[MAX_THREADS];
+    pthread_barrier_init(&g_alive, NULL, (unsigned)threads);
     for (int t = 1; t < threads; t++)
         if (pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t) != 0)
             return 2;
