@@ -10,9 +10,15 @@
  * kept. none: no tool. buffer: an in-process buffer (4 MiB per thread,
  * LOSSLESS, a callback that only counts). shared: a shared buffer (4 MiB per
  * thread, LOSSLESS) in a fresh folder, with `upti-ring collect` running
- * beside it. Printed per mode: ns per record (wall time of the loop / records
- * of one thread), the cost added to none, and the ratio to none. Then
- * `upti-ring convert` of the shared mode's spool: records per second. Rings,
+ * beside it: the program waits whenever the collector falls behind.
+ * shared_big: the same with rings that hold a whole loop: the program's own
+ * cost of recording, whatever the collector's pace. Printed per mode: ns per record (wall time of the loop / records
+ * of one thread), the cost added to none, the ratio to none, and cpu: the
+ * thread's CPU time per record (CLOCK_THREAD_CPUTIME_ID; on a loaded machine
+ * the steadier figure: it leaves out the time the thread was not running,
+ * waits for the collector included). Then
+ * `upti-ring convert --stats` of the last shared run's spool: records per
+ * second, and the records dropped (a collector that fell 50 ms behind). Rings,
  * spool and databases go to a fresh folder in $TMPDIR (default /tmp).
  * No assertion: bench.shared_ring_smoke runs it small.
  */
@@ -25,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,8 +68,12 @@ static int tool_init(upti_client_finalize_t fini, void *data)
     if (upti_create_context(&ctx) != UPTI_STATUS_SUCCESS)
         return 1;
     upti_status_t st;
+    size_t whole_loop = (size_t)g_records * 64 + (1u << 20); /* > 56 bytes per record */
     if (strcmp(g_mode, "shared") == 0)
         st = upti_create_shared_buffer(ctx, 4u << 20, UPTI_BUFFER_POLICY_LOSSLESS, g_dir,
+                                       (uint32_t)g_threads + 1, &buf);
+    else if (strcmp(g_mode, "shared_big") == 0)
+        st = upti_create_shared_buffer(ctx, whole_loop, UPTI_BUFFER_POLICY_LOSSLESS, g_dir,
                                        (uint32_t)g_threads + 1, &buf);
     else
         st = upti_create_buffer(ctx, 4u << 20, 1u << 20, UPTI_BUFFER_POLICY_LOSSLESS, on_buffer,
@@ -87,24 +98,34 @@ static upti_tool_configure_result_t *configure(uint32_t v, const char *rv, uint3
     return &g_result;
 }
 
-static double g_elapsed[MAX_THREADS];
+static double g_elapsed[MAX_THREADS], g_cpu[MAX_THREADS];
+
+static double cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
 
 static void *loop(void *arg)
 {
     int t = (int)(intptr_t)arg;
     uptx_mark("m"); /* the thread's first record (its ring) is not timed */
-    double best = 0;
+    double best = 0, best_cpu = 0;
     for (int r = 0; r < REPEATS; r++) {
         pthread_barrier_wait(&g_start);
-        double t0 = now_ns();
+        double t0 = now_ns(), c0 = cpu_ns();
         for (long i = 0; i < g_records; i++)
             uptx_mark("m");
-        double dt = now_ns() - t0;
+        double dt = now_ns() - t0, dc = cpu_ns() - c0;
         pthread_barrier_wait(&g_end);
         if (r == 0 || dt < best)
             best = dt;
+        if (r == 0 || dc < best_cpu)
+            best_cpu = dc;
     }
     g_elapsed[t] = best;
+    g_cpu[t] = best_cpu;
     return NULL;
 }
 
@@ -123,11 +144,14 @@ static int run_mode(void)
     loop((void *)(intptr_t)0);
     for (int t = 1; t < g_threads; t++)
         pthread_join(th[t], NULL);
-    double worst = 0;
-    for (int t = 0; t < g_threads; t++)
+    double worst = 0, worst_cpu = 0;
+    for (int t = 0; t < g_threads; t++) {
         if (g_elapsed[t] > worst)
             worst = g_elapsed[t];
-    printf("%.3f\n", worst / (double)g_records);
+        if (g_cpu[t] > worst_cpu)
+            worst_cpu = g_cpu[t];
+    }
+    printf("%.3f %.3f\n", worst / (double)g_records, worst_cpu / (double)g_records);
     return 0;
 }
 
@@ -163,7 +187,7 @@ static int run(char *const argv[], char *out, size_t cap, pid_t *child_pid, int 
 }
 
 /* One mode, in a child process; with the collector beside it for shared. */
-static double measure(const char *mode, int threads, const char *dir, const char *spool)
+static double measure(const char *mode, int threads, const char *dir, const char *spool, double *cpu)
 {
     char records[32], nthreads[32], out[256];
     snprintf(records, sizeof records, "%ld", g_records);
@@ -182,7 +206,7 @@ static double measure(const char *mode, int threads, const char *dir, const char
     }
     close(fds[1]);
     pid_t collector = 0;
-    if (strcmp(mode, "shared") == 0) {
+    if (strncmp(mode, "shared", 6) == 0) {
         char ring[PATH_MAX + 16], pidtext[32];
         snprintf(ring, sizeof ring, "%s/upti-ring", g_bindir);
         snprintf(pidtext, sizeof pidtext, "%d", (int)pid);
@@ -207,7 +231,10 @@ static double measure(const char *mode, int threads, const char *dir, const char
         fprintf(stderr, "bench: mode %s failed\n", mode);
         return -1;
     }
-    return atof(out);
+    char *rest = NULL;
+    double wall = strtod(out, &rest);
+    *cpu = strtod(rest, NULL);
+    return wall;
 }
 
 int main(int argc, char **argv)
@@ -242,36 +269,51 @@ int main(int argc, char **argv)
     int rc = 0;
     for (int i = 0; i < num; i++) {
         snprintf(spool, sizeof spool, "%s/t%d.spool", dir, threads[i]);
-        double none = measure("none", threads[i], dir, spool);
-        double buffer = measure("buffer", threads[i], dir, spool);
-        double shared = measure("shared", threads[i], dir, spool);
-        if (none < 0 || buffer < 0 || shared < 0) {
+        double cn, cb, cg, cs;
+        double none = measure("none", threads[i], dir, spool, &cn);
+        double buffer = measure("buffer", threads[i], dir, spool, &cb);
+        double big = measure("shared_big", threads[i], dir, spool, &cg);
+        unlink(spool);
+        double shared = measure("shared", threads[i], dir, spool, &cs);
+        if (none < 0 || buffer < 0 || shared < 0 || big < 0) {
             rc = 1;
             break;
         }
-        printf("threads=%d mode=none ns/record=%.2f\n", threads[i], none);
-        printf("threads=%d mode=buffer ns/record=%.2f added=%.2f ratio=%.2f\n", threads[i], buffer,
-               buffer - none, buffer / none);
-        printf("threads=%d mode=shared ns/record=%.2f added=%.2f ratio=%.2f\n", threads[i], shared,
-               shared - none, shared / none);
+        printf("threads=%d mode=none ns/record=%.2f cpu=%.2f\n", threads[i], none, cn);
+        printf("threads=%d mode=buffer ns/record=%.2f added=%.2f ratio=%.2f cpu=%.2f\n",
+               threads[i], buffer, buffer - none, buffer / none, cb);
+        printf("threads=%d mode=shared_big ns/record=%.2f added=%.2f ratio=%.2f cpu=%.2f\n",
+               threads[i], big, big - none, big / none, cg);
+        printf("threads=%d mode=shared ns/record=%.2f added=%.2f ratio=%.2f cpu=%.2f\n",
+               threads[i], shared, shared - none, shared / none, cs);
     }
     if (rc == 0) {
         /* Conversion of the last shared run's spool. */
         char ring[PATH_MAX + 16], out[4096];
         snprintf(ring, sizeof ring, "%s/upti-ring", g_bindir);
         snprintf(prefix, sizeof prefix, "%s/out", dir);
-        char *args[] = {ring, "convert", spool, prefix, NULL};
+        char *args[] = {ring, "convert", "--stats", spool, prefix, NULL};
+        struct rusage u0, u1;
+        getrusage(RUSAGE_CHILDREN, &u0);
         double t0 = now_ns();
         int crc = run(args, out, sizeof out, NULL, 1);
         double dt = (now_ns() - t0) / 1e9;
-        /* One thread record per thread besides the marks; 1 + REPEATS loops. */
-        double records = (double)threads[num - 1] * (1.0 + REPEATS * (double)g_records);
-        if (crc != 0) {
+        getrusage(RUSAGE_CHILDREN, &u1);
+        double cpu = (double)(u1.ru_utime.tv_sec - u0.ru_utime.tv_sec + u1.ru_stime.tv_sec -
+                              u0.ru_stime.tv_sec) +
+                     (double)(u1.ru_utime.tv_usec - u0.ru_utime.tv_usec + u1.ru_stime.tv_usec -
+                              u0.ru_stime.tv_usec) / 1e6;
+        const char *stats = strstr(out, "converted ");
+        unsigned long long records = 0, dropped = 0;
+        if (crc != 0 || stats == NULL ||
+            sscanf(stats, "converted %llu records, %llu dropped", &records, &dropped) != 2) {
             fprintf(stderr, "bench: upti-ring convert failed\n");
             rc = 1;
         } else {
-            printf("convert records=%.0f seconds=%.3f rate=%.2f M records/s\n", records, dt,
-                   records / dt / 1e6);
+            printf("convert records=%llu dropped=%llu seconds=%.3f rate=%.2f M records/s "
+                   "cpu_seconds=%.3f cpu_rate=%.2f M records/s\n",
+                   records, dropped, dt, (double)records / dt / 1e6, cpu,
+                   cpu > 0 ? (double)records / cpu / 1e6 : 0.0);
         }
     }
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -34,9 +34,10 @@ int ur_collect(const ur_collect_opts *opts);
 
 /**
  * Converts a spool into one database per traced process, named
- * <prefix>-<pid>.db; prints each path on stdout. Returns 0 or 1.
+ * <prefix>-<pid>.db; prints each path on stdout, and with stats a last line
+ * "converted N records, D dropped, P processes". Returns 0 or 1.
  */
-int ur_convert(const char *spool, const char *prefix);
+int ur_convert(const char *spool, const char *prefix, int stats);
 
 /** 1 if process pid is running and started at start_ticks (0: not checked). */
 int ur_process_alive(int64_t pid, uint64_t start_ticks);

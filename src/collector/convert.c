@@ -293,7 +293,7 @@ static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
     }
 }
 
-int ur_convert(const char *spool, const char *prefix)
+int ur_convert(const char *spool, const char *prefix, int stats)
 {
     int fd = open(spool, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -317,11 +317,14 @@ int ur_convert(const char *spool, const char *prefix)
     int rc = used == 0 || v.error;
     if (used == 0)
         fprintf(stderr, "upti: %s is not a spool\n", spool);
+    uint64_t all_records = 0, all_drops = 0;
     for (size_t i = 0; i < v.num_procs; i++) {
         struct proc *p = &v.procs[i];
         uint64_t drops = p->no_slot_drops;
         for (uint32_t s = 0; s < p->hdr.max_slots; s++)
             drops += p->dropped[s];
+        all_records += p->records;
+        all_drops += drops;
         char n[32];
         snprintf(n, sizeof n, "%llu", (unsigned long long)drops);
         uo_db_set_metadata(p->db, "dropped_records", n);
@@ -343,6 +346,9 @@ int ur_convert(const char *spool, const char *prefix)
         free(p->tid);
         free(p->dropped);
     }
+    if (stats)
+        printf("converted %llu records, %llu dropped, %zu processes\n",
+               (unsigned long long)all_records, (unsigned long long)all_drops, v.num_procs);
     free(v.procs);
     return rc;
 }

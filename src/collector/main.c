@@ -1,7 +1,7 @@
 /* upti-ring: the collector of shared rings (docs/shared-rings.md).
  *
  *   upti-ring collect SPOOL [--dir DIR] [--wait-pid PID] [--keep] [RING_FILE...]
- *   upti-ring convert SPOOL PREFIX
+ *   upti-ring convert [--stats] SPOOL PREFIX
  *   upti-ring recover PREFIX RING_FILE|DIR...   (collect what is left, then convert)
  */
 #include "collector.h"
@@ -16,7 +16,7 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: upti-ring collect SPOOL [--dir DIR] [--wait-pid PID] [--keep] [RING_FILE...]\n"
-            "       upti-ring convert SPOOL PREFIX     (writes PREFIX-<pid>.db per process)\n"
+            "       upti-ring convert [--stats] SPOOL PREFIX  (writes PREFIX-<pid>.db per process)\n"
             "       upti-ring recover PREFIX DIR|RING_FILE  (collect what is left, then convert)\n");
     return 2;
 }
@@ -66,7 +66,7 @@ static int recover(int argc, char **argv)
     }
     int rc = ur_collect(&o);
     if (rc == 0)
-        rc = ur_convert(spool, argv[0]);
+        rc = ur_convert(spool, argv[0], 0);
     if (rc == 0)
         unlink(spool);
     return rc;
@@ -78,8 +78,10 @@ int main(int argc, char **argv)
         return usage();
     if (strcmp(argv[1], "collect") == 0)
         return collect(argc - 2, argv + 2);
+    if (strcmp(argv[1], "convert") == 0 && argc == 5 && strcmp(argv[2], "--stats") == 0)
+        return ur_convert(argv[3], argv[4], 1);
     if (strcmp(argv[1], "convert") == 0)
-        return argc == 4 ? ur_convert(argv[2], argv[3]) : usage();
+        return argc == 4 ? ur_convert(argv[2], argv[3], 0) : usage();
     if (strcmp(argv[1], "recover") == 0)
         return recover(argc - 2, argv + 2);
     return usage();

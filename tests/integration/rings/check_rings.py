@@ -19,8 +19,13 @@ store, then started again: it resumes), full_discard (no collector
 during the run, DISCARD: the records that fit, then exactly counted drops),
 full_lossless (a 4 KiB ring with a collector: no drops; without one: drops,
 counted, and the program is not held), fork (the child's records in its own
-database, none of the parent's), threads_slots (more threads than rings),
-cli (usage and error messages of upti-ring).
+database, none of the parent's), threads_slots (4 threads alive together, 2 rings: 2 threads' records
+kept, the other 2's all counted as drops),
+cli (usage and error messages of upti-ring), api (what
+upti_create_shared_buffer and upti_get_shared_buffer_path return, errors
+included; a destroyed buffer's file is marked closed), corrupt (a record
+with an impossible length is counted as malformed, never read past; a spool
+cut inside a chunk is read up to it and cut there on resume).
 """
 import glob
 import os
@@ -319,6 +324,8 @@ def case_fork(root):
 
 
 def case_threads_slots(root):
+    """4 threads alive together, 2 rings: the first 2 to record take them and
+    keep them; the other 2 find none, and all their records are counted drops."""
     work = tempfile.mkdtemp(dir=root)
     n, threads = 5000, 4
     prog = start_prog(work, "return", n, threads, slots=2, extra=PATIENT)
@@ -330,13 +337,12 @@ def case_threads_slots(root):
     dbs = convert(work)
     rows, meta, _pid = db_marks(dbs[0])
     groups = by_prefix(rows)
-    total = sum(len(v) for v in groups.values())
     dropped = int(meta.get("dropped_records", -1))
-    if total + dropped != n * threads or dropped <= 0:
-        fail("threads_slots: %d records + %d dropped != %d calls" % (total, dropped, n * threads))
+    if len(groups) != 2 or dropped != 2 * n:
+        fail("threads_slots: records of threads %s, %d dropped; expected 2 threads, %d dropped" %
+             (sorted(groups), dropped, 2 * n))
     for t, msgs in groups.items():
-        if len(msgs) != len(set(msgs)):
-            fail("threads_slots: thread %s has duplicated records" % t)
+        check_thread("threads_slots", msgs, t, n, False)
     tids = {}
     for tid, msg in rows:
         tids.setdefault(msg.split(":", 1)[0], set()).add(tid)
@@ -375,6 +381,97 @@ def case_cli(root):
         fail("cli: recover left the ring file or its spool")
 
 
+API_EXPECTED = """zero_threads=UPTI_STATUS_ERROR_INVALID_ARGUMENT
+no_policy=UPTI_STATUS_ERROR_INVALID_ARGUMENT
+null_id=UPTI_STATUS_ERROR_INVALID_ARGUMENT
+bad_context=UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND
+missing_dir=UPTI_STATUS_ERROR_OUT_OF_RESOURCES
+named_file=UPTI_STATUS_SUCCESS
+path_short=UPTI_STATUS_ERROR_INVALID_ARGUMENT
+path_exact=UPTI_STATUS_SUCCESS
+path_same=1
+path_of_plain_buffer=UPTI_STATUS_ERROR_BUFFER_NOT_FOUND
+flush_shared=UPTI_STATUS_SUCCESS
+destroy_shared=UPTI_STATUS_SUCCESS
+after_initialize=UPTI_STATUS_ERROR_CONFIGURATION_LOCKED
+"""
+
+
+def case_api(root):
+    work = tempfile.mkdtemp(dir=root)
+    prog = start_prog(work, "api", 10, 1)
+    rc, out, err = finish(prog, "api: ring_prog")
+    if rc != 0 or out != API_EXPECTED:
+        fail("api: exit %d, output:\n%s" % (rc, out))
+    want = ("upti: cannot create the shared buffer /nonexistent-upti-dir/x.upti-ring: "
+            "No such file or directory\n")
+    if err != want:
+        fail("api: stderr %r, expected %r" % (err, want))
+    # The destroyed buffer's file: a valid header, state (offset 104) CLOSED (2).
+    with open(os.path.join(work, "named.upti-ring"), "rb") as f:
+        head = f.read(120)
+    if head[:8] != b"UPTIRING" or int.from_bytes(head[104:108], "little") != 2:
+        fail("api: named.upti-ring: magic %r, state %d" %
+             (head[:8], int.from_bytes(head[104:108], "little")))
+
+
+def spool_chunks(data):
+    """(offset of the header, type, payload bytes) of each chunk (src/collector/spool.h)."""
+    import struct
+    off, out = 8, []
+    while off + 64 <= len(data):
+        magic, ctype, nbytes = struct.unpack_from("<IIQ", data, off)
+        if magic != 0x4b4e4843:
+            break
+        out.append((off, ctype, nbytes))
+        off += 64 + nbytes
+    return out
+
+
+def case_corrupt(root):
+    work = tempfile.mkdtemp(dir=root)
+    prog = start_prog(work, "exit", 100, 1)
+    _rc, out, _err = finish(prog, "corrupt: ring_prog")
+    spool = os.path.join(work, "spool")
+    subprocess.run([RING, "collect", spool, out.strip()], check=True, env=env())
+    with open(spool, "rb") as f:
+        data = bytearray(f.read())
+    chunks = [c for c in spool_chunks(data) if c[1] == 2]
+    if len(chunks) != 1:
+        fail("corrupt: %d DATA chunks, expected 1" % len(chunks))
+        return
+    # Records: THREAD (24 bytes), then the marks; the 11th mark gets an impossible length.
+    pos = chunks[0][0] + 64 + 24
+    for _ in range(10):
+        pos += int.from_bytes(data[pos:pos + 4], "little")
+    data[pos:pos + 4] = (0xfffffff8).to_bytes(4, "little")
+    bad = os.path.join(work, "bad.spool")
+    with open(bad, "wb") as f:
+        f.write(data)
+    p = subprocess.run([RING, "convert", bad, os.path.join(work, "bad")], capture_output=True,
+                       text=True, env=env())
+    want_err = "upti: process %d: 1 malformed records skipped\n" % prog.pid
+    if p.returncode != 0 or p.stderr != want_err:
+        fail("corrupt: convert exited %d, %r (expected %r)" % (p.returncode, p.stderr, want_err))
+    rows, meta, _pid = db_marks(p.stdout.strip())
+    check_thread("corrupt", [m for _t, m in rows], "0", 10, False)
+    if meta.get("malformed_records") != "1":
+        fail("corrupt: malformed_records %s" % meta.get("malformed_records"))
+    # A spool cut inside its last chunk: convert reads the complete chunks; collect
+    # (resuming) cuts the incomplete one off.
+    cut = os.path.join(work, "cut.spool")
+    with open(cut, "wb") as f:
+        f.write(bytes(data[:chunks[0][0] + 100]))
+    p = subprocess.run([RING, "convert", cut, os.path.join(work, "cut")], capture_output=True,
+                       text=True, env=env())
+    if p.returncode != 0 or len(db_marks(p.stdout.strip())[0]) != 0:
+        fail("corrupt: convert of a cut spool exited %d: %r" % (p.returncode, p.stderr))
+    subprocess.run([RING, "collect", cut], check=True, env=env())
+    if os.path.getsize(cut) != chunks[0][0]:
+        fail("corrupt: collect left %d bytes of the cut spool, expected %d" %
+             (os.path.getsize(cut), chunks[0][0]))
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="upti-rings-") as root:
         if CASE == "kill":
@@ -399,6 +496,10 @@ def main():
             case_threads_slots(root)
         elif CASE == "cli":
             case_cli(root)
+        elif CASE == "api":
+            case_api(root)
+        elif CASE == "corrupt":
+            case_corrupt(root)
         else:
             print("unknown case " + CASE)
             return 2

@@ -14,7 +14,9 @@
  * makes N/2 marks, forks; the child makes N marks "c:<i>" and _exits; the
  * parent waits for it, then makes N marks "p:<i>"). SIZE: bytes per ring
  * (default 1 MiB). POLICY: lossless (default) or discard. SLOTS: rings
- * (default THREADS + 1). Prints the ring file's path on stdout.
+ * (default THREADS + 1). Prints the ring file's path on stdout. MODE api:
+ * prints name=STATUS for the calls of the API's contract (errors included),
+ * then makes N marks.
  */
 #include <upti/upti.h>
 #include <uptx/uptx.h>
@@ -41,6 +43,42 @@ static uint32_t g_slots;
 static long g_n;
 static _Atomic uint64_t *g_counter;
 static upti_buffer_id_t g_buffer;
+static int g_api; /* MODE api: the API's contract, printed as name=STATUS lines */
+
+static void on_buffer(upti_context_id_t c, upti_buffer_id_t b, upti_record_header_t **h, size_t n,
+                      void *data, uint64_t drops)
+{
+    (void)c, (void)b, (void)h, (void)n, (void)data, (void)drops;
+}
+
+static void show(const char *name, upti_status_t st)
+{
+    printf("%s=%s\n", name, upti_get_status_string(st));
+}
+
+/* Inside initialize: the arguments upti_create_shared_buffer refuses, and the path query. */
+static void api_checks(upti_context_id_t ctx)
+{
+    upti_buffer_id_t b;
+    char path[4096];
+    show("zero_threads", upti_create_shared_buffer(ctx, 4096, g_policy, g_dir, 0, &b));
+    show("no_policy", upti_create_shared_buffer(ctx, 4096, UPTI_BUFFER_POLICY_NONE, g_dir, 1, &b));
+    show("null_id", upti_create_shared_buffer(ctx, 4096, g_policy, g_dir, 1, NULL));
+    show("bad_context", upti_create_shared_buffer((upti_context_id_t){999}, 4096, g_policy, g_dir, 1, &b));
+    show("missing_dir", upti_create_shared_buffer(ctx, 4096, g_policy, "/nonexistent-upti-dir/x.upti-ring", 1, &b));
+    snprintf(path, sizeof path, "%s/named.upti-ring", g_dir);
+    show("named_file", upti_create_shared_buffer(ctx, 4096, g_policy, path, 1, &b));
+    char got[4096];
+    show("path_short", upti_get_shared_buffer_path(b, got, strlen(path)));
+    upti_status_t st = upti_get_shared_buffer_path(b, got, strlen(path) + 1);
+    show("path_exact", st);
+    printf("path_same=%d\n", st == UPTI_STATUS_SUCCESS && strcmp(got, path) == 0);
+    upti_buffer_id_t plain;
+    upti_create_buffer(ctx, 4096, 0, g_policy, on_buffer, NULL, &plain);
+    show("path_of_plain_buffer", upti_get_shared_buffer_path(plain, got, sizeof got));
+    show("flush_shared", upti_flush_buffer(b));
+    show("destroy_shared", upti_destroy_buffer(b));
+}
 
 static void die(const char *what, upti_status_t st)
 {
@@ -59,6 +97,8 @@ static int tool_init(upti_client_finalize_t fini, void *data)
     st = upti_create_shared_buffer(ctx, g_size, g_policy, g_dir, g_slots, &g_buffer);
     if (st != UPTI_STATUS_SUCCESS)
         die("upti_create_shared_buffer", st);
+    if (g_api)
+        api_checks(ctx);
     st = upti_configure_buffer_tracing_service(ctx, UPTI_TRACING_KIND_MARKER_API, NULL, 0, g_buffer);
     if (st != UPTI_STATUS_SUCCESS)
         die("upti_configure_buffer_tracing_service", st);
@@ -105,12 +145,18 @@ static void marks(const char *who, int word, long from, long to, int crash_at_ha
     }
 }
 
+/* All threads are alive from before the first mark to after the last: the
+ * rings they hold are never given back meanwhile. */
+static pthread_barrier_t g_alive;
+
 static void *worker(void *arg)
 {
     int t = (int)(intptr_t)arg;
     char who[16];
     snprintf(who, sizeof who, "%d", t);
+    pthread_barrier_wait(&g_alive);
     marks(who, t, 0, g_n, 0);
+    pthread_barrier_wait(&g_alive);
     return NULL;
 }
 
@@ -121,6 +167,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *mode = argv[1];
+    g_api = strcmp(mode, "api") == 0;
     g_dir = argv[2];
     g_n = atol(argv[4]);
     int threads = argc > 5 ? atoi(argv[5]) : 1;
@@ -148,6 +195,13 @@ int main(int argc, char **argv)
     st = upti_get_shared_buffer_path(g_buffer, path, sizeof path);
     if (st != UPTI_STATUS_SUCCESS)
         die("upti_get_shared_buffer_path", st);
+    if (g_api) {
+        upti_buffer_id_t late;
+        upti_context_id_t none = {1};
+        show("after_initialize", upti_create_shared_buffer(none, 4096, g_policy, g_dir, 1, &late));
+        marks("0", 0, 0, g_n, 0);
+        return 0;
+    }
     printf("%s\n", path);
     fflush(stdout);
 
@@ -177,6 +231,7 @@ int main(int argc, char **argv)
         return 0;
     }
     pthread_t th[MAX_THREADS];
+    pthread_barrier_init(&g_alive, NULL, (unsigned)threads);
     for (int t = 1; t < threads; t++)
         if (pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t) != 0)
             return 2;
