@@ -587,6 +587,50 @@ def case_signal(tmp):
         traceck.check_json(os.path.join(d, "s.json"))
 
 
+def marker_db(tmp, name, iterations=3, fmt="db"):
+    """A real trace database of the uptx app (2 threads), in tmp/NAME.db."""
+    run([UPTI, "run", "--marker-trace", "--format", fmt, "-d", tmp, "-o", name, "--", UPTX_APP,
+         "--iterations", str(iterations)])
+    return os.path.join(tmp, name + ".db")
+
+
+def one_upti_line(p, what):
+    lines = p.stderr.strip().splitlines()
+    check(len(lines) == 1 and lines[0].startswith("upti: "), "%s: stderr %r" % (what, p.stderr))
+    return lines[0]
+
+
+def case_merge_same_file(tmp):
+    """upti merge ./a.db b.db -o a.db: refused (usage error) before anything is touched."""
+    a = marker_db(tmp, "a")
+    b = marker_db(tmp, "b")
+    before = open(a, "rb").read()
+    for out in ("a.db", "./a.db", os.path.join(tmp, "a.db")):
+        p = subprocess.run([UPTI, "merge", "./a.db", "b.db", "-o", out], cwd=tmp,
+                           capture_output=True, text=True)
+        check(p.returncode == 2, "-o %s: exit %d, expected 2 (%s)" % (out, p.returncode, p.stderr))
+        line = one_upti_line(p, "-o " + out)
+        check("is the input ./a.db" in line, "message: %r" % line)
+        check(open(a, "rb").read() == before, "a.db changed by the refused merge -o %s" % out)
+    # A hard link is the same file under another name.
+    os.link(a, os.path.join(tmp, "hard.db"))
+    p = subprocess.run([UPTI, "merge", "a.db", "b.db", "-o", "hard.db"], cwd=tmp,
+                       capture_output=True, text=True)
+    check(p.returncode == 2, "hard link: exit %d" % p.returncode)
+    check(open(a, "rb").read() == before, "a.db changed through its hard link")
+    # A merge that fails leaves no output and no .part.
+    p = subprocess.run([UPTI, "merge", "a.db", "nosuch.db", "-o", "m.db"], cwd=tmp,
+                       capture_output=True, text=True)
+    check(p.returncode == 1, "missing input: exit %d" % p.returncode)
+    check(not os.path.exists(os.path.join(tmp, "m.db")) and
+          not os.path.exists(os.path.join(tmp, "m.db.part")), "failed merge left a file")
+    run([UPTI, "merge", a, b, "-o", os.path.join(tmp, "m.db")])
+    check(one(db_of(os.path.join(tmp, "m.db")), "SELECT count(*) FROM info_process") == 2,
+          "merged processes")
+    check(one(db_of(os.path.join(tmp, "m.db")), "PRAGMA application_id") == 0x55505449,
+          "merged database without UPTI's application_id")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
