@@ -631,6 +631,37 @@ def case_merge_same_file(tmp):
           "merged database without UPTI's application_id")
 
 
+def case_corrupt(tmp):
+    """A database whose record pages are damaged: stats and export fail in one line (exit 1)
+    and leave no output, not even a partial one."""
+    path = marker_db(tmp, "c", iterations=2000)
+    db = db_of(path)
+    page = one(db, "PRAGMA page_size")
+    pages = one(db, "PRAGMA page_count")
+    root = one(db, "SELECT rootpage FROM sqlite_master WHERE name = 'marker'")
+    db.close()
+    check(pages > root + 8, "database too small to damage: %d pages" % pages)
+    with open(path, "r+b") as f:  # the pages after the marker table's root: its rows
+        for k in range(root + 2, pages - 6):
+            f.seek((k - 1) * page)
+            f.write(bytes((i * 37 + 11) & 0xFF for i in range(page)))
+    p = run([UPTI, "stats", path], expect=1)
+    one_upti_line(p, "stats")
+    check(p.stdout == "", "stats printed a partial summary: %r" % p.stdout[:200])
+    for fmt, files in (("json", ["c.json"]), ("pftrace", ["c.pftrace"]),
+                       ("csv", ["c_marker_api_trace.csv", "c_region_trace.csv"])):
+        p = run([UPTI, "export", path, "--format", fmt], expect=1)
+        one_upti_line(p, "export " + fmt)
+        for f in files:
+            for name in (f, f + ".part"):
+                check(not os.path.exists(os.path.join(tmp, name)),
+                      "export %s left %s" % (fmt, name))
+    out = os.path.join(tmp, "m.db")
+    p = run([UPTI, "merge", path, "-o", out], expect=1)
+    one_upti_line(p, "merge")
+    check(not os.path.exists(out) and not os.path.exists(out + ".part"), "merge left an output")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
