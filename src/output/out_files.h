@@ -49,11 +49,10 @@ char *uo_part_path(const char *path);
  */
 int uo_part_finish(const char *part, const char *path, int ok, char *err, size_t errlen);
 
-/** The byte a live writer holds a POSIX read lock on (far from SQLite's own lock bytes). */
-#define UO_WRITER_LOCK_BYTE 0x30000000L
-/** Takes the writer's lock on fd (open for reading): 0 or -1. */
-int uo_writer_lock(int fd);
-/** The pid of the process writing the database at path (its writer lock), or 0. */
+/**
+ * The pid of another process writing the database at path (it holds an
+ * exclusive flock() on it: the tool's claim), or 0.
+ */
 pid_t uo_writer_pid(const char *path);
 
 #endif

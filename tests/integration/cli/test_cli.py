@@ -662,6 +662,51 @@ def case_corrupt(tmp):
     check(not os.path.exists(out) and not os.path.exists(out + ".part"), "merge left an output")
 
 
+def upti_lines(p):
+    return [l for l in p.stderr.splitlines() if l.startswith("upti:")]
+
+
+def case_outputs_said(tmp):
+    """upti run ends with one "upti: wrote PATH" per output (without --stats too), says when
+    nothing was traced, leaves no empty trace of an exec'd child, and survives SIGXFSZ."""
+    d = os.path.join(tmp, "out")
+    p = run([UPTI, "run", "--marker-trace", "--format", "db,json,csv", "-d", d, "-o", "o", "--",
+             UPTX_APP, "--iterations", "2"])
+    want = ["upti: wrote " + os.path.join(d, f) for f in
+            ("o.db", "o.json", "o_marker_api_trace.csv", "o_region_trace.csv")]
+    check(upti_lines(p) == want, "stderr %r, expected %r" % (upti_lines(p), want))
+    e = os.path.join(tmp, "empty")
+    p = run([UPTI, "run", "-d", e, "--", "sh", "-c", "exit 0"])
+    check(upti_lines(p) == ["upti: no OpenCL, uptx or NVTX use seen: no trace written"],
+          "untraced program: stderr %r" % p.stderr)
+    check(os.listdir(e) == [], "untraced program left %r" % os.listdir(e))
+    # A child that execs a program using no runtime leaves no trace of its own.
+    f = os.path.join(tmp, "fork")
+    p = run([UPTI, "run", "--marker-trace", "-d", f, "-o", "f", "--", UPTX_APP, "--fork-exec",
+             "/bin/true", "--iterations", "2"])
+    check(upti_lines(p) == ["upti: wrote " + os.path.join(f, "f.db")],
+          "fork + exec of an untraced program: stderr %r" % p.stderr)
+    check(sorted(os.listdir(f)) == ["f.db"], "outputs %r" % os.listdir(f))
+    # SIGXFSZ (a file size limit hit) does not kill upti run itself.
+    p = run([UPTI, "run", "-d", e, "--", "sh", "-c", "kill -XFSZ $PPID; exit 4"], expect=4)
+
+
+def case_in_use(tmp):
+    """stats and export of a database still being written name the process writing it."""
+    d = os.path.join(tmp, "out")
+    db = os.path.join(d, "u.db")
+    log = os.path.join(tmp, "log")
+    script = '"$0" stats "$1" >"$2" 2>&1; "$0" export "$1" --format json >>"$2" 2>&1; exit 0'
+    run([UPTI, "run", "--marker-trace", "-d", d, "-o", "u", "--", UPTX_APP, "--fork-exec",
+         "/bin/sh", "-c", script, UPTI, db, log, "--iterations", "2"])
+    pid = one(db_of(db), "SELECT pid FROM info_process")
+    lines = open(log).read().splitlines()
+    want = "upti: %s is in use by pid %d (its trace is still being written)" % (db, pid)
+    check(lines == [want, want], "while written: %r, expected twice %r" % (lines, want))
+    check(not os.path.exists(os.path.join(d, "u.json")), "export wrote from a database in use")
+    run([UPTI, "stats", db])  # once its process ended
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

@@ -66,7 +66,14 @@ def upti_run(tmp, name, args, expect_rc):
         fail('exit status %d, expected %d%s' % (p.returncode, expect_rc, where))
     if 'app: %d kernels' % args[0] not in p.stdout:
         fail('the program did not run its kernels%s' % where)
-    return [l for l in p.stderr.splitlines() if l.startswith('upti:')], where
+    # The run ends by naming its outputs: both formats of the one process.
+    wrote = sorted(l[len('upti: wrote '):] for l in p.stderr.splitlines()
+                   if l.startswith('upti: wrote '))
+    want = sorted(os.path.join(tmp, name + ext) for ext in ('.db', '.pftrace'))
+    if wrote != want:
+        fail('"upti: wrote" lines %r, expected %r%s' % (wrote, want, where))
+    return [l for l in p.stderr.splitlines()
+            if l.startswith('upti:') and not l.startswith('upti: wrote ')], where
 
 
 def check_db(path, kernels_min, kernels_max, recovered, reason=None):
