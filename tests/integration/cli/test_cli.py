@@ -707,6 +707,56 @@ def case_in_use(tmp):
     run([UPTI, "stats", db])  # once its process ended
 
 
+def case_overwrite(tmp):
+    """A run replaces only what it writes, and only files upti wrote."""
+    d = os.path.join(tmp, "out")
+    x = marker_db(d, "x")
+    check(one(db_of(x), "PRAGMA application_id") == 0x55505449, "no application_id")
+    before = open(x, "rb").read()
+    p = run([UPTI, "run", "--marker-trace", "--format", "json", "-d", d, "-o", "x", "--",
+             UPTX_APP, "--iterations", "2"])
+    check(open(x, "rb").read() == before, "a json-only run changed x.db")
+    check(upti_lines(p) == ["upti: wrote " + os.path.join(d, "x.json")], "stderr %r" % p.stderr)
+    check(sorted(os.listdir(d)) == ["x.db", "x.json"], "outputs %r" % os.listdir(d))
+    # Files upti did not write are kept; the trace goes to NAME-PID.
+    for name, ext, fmt in (("y", ".db", "db"), ("z", ".json", "json"), ("w", ".pftrace", "pftrace")):
+        path = os.path.join(d, name + ext)
+        open(path, "w").write("precious\n")
+        p = run([UPTI, "run", "--marker-trace", "--format", fmt, "-d", d, "-o", name, "--",
+                 UPTX_APP, "--iterations", "2"])
+        check(open(path).read() == "precious\n", "%s replaced" % path)
+        lines = upti_lines(p)
+        check(len(lines) == 2 and lines[0].startswith("upti: %s exists and was not written by "
+              "upti: not replaced" % path), "refusal of %s: %r" % (path, lines))
+        alt = lines[1][len("upti: wrote "):]
+        check(lines[1].startswith("upti: wrote " + os.path.join(d, name + "-")) and
+              alt.endswith(ext) and os.path.exists(alt), "where the trace went: %r" % lines)
+    y = os.path.join(d, "y.db")
+    run([UPTI, "run", "--marker-trace", "--force-overwrite", "-d", d, "-o", "y", "--", UPTX_APP,
+         "--iterations", "2"])
+    check(one(db_of(y), "PRAGMA application_id") == 0x55505449, "--force-overwrite kept y.db")
+    open(y, "w").write("precious\n")
+    run([UPTI, "run", "--marker-trace", "-d", d, "-o", "y", "--", UPTX_APP, "--iterations", "2"],
+        env={"UPTI_TRACE_FORCE_OVERWRITE": "1"})
+    check(one(db_of(y), "PRAGMA application_id") == 0x55505449,
+          "UPTI_TRACE_FORCE_OVERWRITE=1 kept y.db")
+    # A database of an older upti (no application_id) is still upti's.
+    con = db_of(x)
+    con.execute("PRAGMA application_id = 0")
+    con.commit()
+    con.close()
+    p = run([UPTI, "run", "--marker-trace", "-d", d, "-o", "x", "--", UPTX_APP, "--iterations",
+             "3"])
+    check(upti_lines(p) == ["upti: wrote " + x], "older database: %r" % p.stderr)
+    check_marker_db(x, 2, 3)
+    # export refuses a file it did not write.
+    e = os.path.join(d, "e.json")
+    open(e, "w").write("precious\n")
+    p = run([UPTI, "export", x, "--format", "json", "-o", os.path.join(d, "e")], expect=1)
+    one_upti_line(p, "export over a foreign file")
+    check(open(e).read() == "precious\n", "export replaced e.json")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
