@@ -757,6 +757,33 @@ def case_overwrite(tmp):
     check(open(e).read() == "precious\n", "export replaced e.json")
 
 
+def case_leftover_temp(tmp):
+    """Unfinished files (.part) of a killed writer are finished or removed, and the run says which."""
+    d = os.path.join(tmp, "out")
+    os.makedirs(d)
+    # Left by an earlier run killed while writing: replaced by this run's complete file.
+    stale = os.path.join(d, "s.json.part")
+    open(stale, "w").write('{"otherData":{"writer":"upti"},"traceEvents":[\n{"na')
+    run([UPTI, "run", "--marker-trace", "--format", "json", "-d", d, "-o", "s", "--", UPTX_APP,
+         "--iterations", "2"])
+    check(sorted(os.listdir(d)) == ["s.json"], "outputs %r" % os.listdir(d))
+    traceck.check_json(os.path.join(d, "s.json"))
+    # A json-only run killed before its end: its working database k.db.part is recovered,
+    # k.json written from it, and the working database removed.
+    p = run([UPTI, "run", "--marker-trace", "--format", "json", "-d", d, "-o", "k", "--",
+             UPTX_APP, "--fork-exec", "/bin/sh", "-c", "sleep 1; kill -KILL $PPID",
+             "--iterations", "2"], env={"UPTI_TRACE_FLUSH_MS": "10"}, expect=137)
+    k = os.path.join(d, "k.json")
+    lines = upti_lines(p)
+    check(len(lines) == 2 and "killed by signal 9" in lines[0] and
+          "recovered its trace %s.db.part: it holds the 1 records of its last commit" % k[:-5]
+          in lines[0] and lines[1] == "upti: wrote " + k, "stderr %r" % lines)
+    check(sorted(os.listdir(d)) == ["k.json", "s.json"], "outputs %r" % os.listdir(d))
+    doc, _ = traceck.check_json(k)
+    check(any(e.get("name") == "parent before fork" for e in doc["traceEvents"]),
+          "the recovered range is not in k.json")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
