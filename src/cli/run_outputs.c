@@ -94,7 +94,7 @@ static size_t record_len(const char *tag)
 {
     if (strcmp(tag, "db") == 0)
         return 5;
-    if (strcmp(tag, "wrote") == 0)
+    if (strcmp(tag, "wrote") == 0 || strcmp(tag, "done") == 0)
         return 2;
     if (strcmp(tag, "tally") == 0)
         return 6;
@@ -207,6 +207,51 @@ static unsigned remove_leftovers(const char *pid, const char *base, unsigned for
     return found;
 }
 
+/* 1 if the process of the database db wrote all its outputs ("done"). */
+static int done(const fields *m, const char *db)
+{
+    for (size_t i = 0; i < m->n; i += record_len(m->f[i]))
+        if (strcmp(m->f[i], "done") == 0 && i + 1 < m->n && strcmp(m->f[i + 1], db) == 0)
+            return 1;
+    return 0;
+}
+
+/* 1 if the manifest has a "wrote" record of a path: base + tail (tail_end
+ * also ending it when not NULL: a prefix then). */
+static int wrote(const fields *m, const char *base, const char *tail, const char *tail_end)
+{
+    size_t bl = strlen(base), tl = strlen(tail), el = tail_end ? strlen(tail_end) : 0;
+    for (size_t i = 0; i < m->n; i += record_len(m->f[i])) {
+        if (strcmp(m->f[i], "wrote") != 0 || i + 1 >= m->n)
+            continue;
+        const char *p = m->f[i + 1];
+        size_t pl = strlen(p);
+        if (pl < bl + tl + el || strncmp(p, base, bl) != 0 || strncmp(p + bl, tail, tl) != 0)
+            continue;
+        if (tail_end == NULL ? pl == bl + tl : strcmp(p + pl - el, tail_end) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The formats of a closed database that its process did not write (killed
+ * after closing its database, before its other outputs), saying which. */
+static unsigned not_written(const fields *m, const char *pid, const char *base, unsigned formats)
+{
+    unsigned missing = 0;
+    if ((formats & UO_FORMAT_PFTRACE) && !wrote(m, base, ".pftrace", NULL))
+        missing |= UO_FORMAT_PFTRACE;
+    if ((formats & UO_FORMAT_JSON) && !wrote(m, base, ".json", NULL))
+        missing |= UO_FORMAT_JSON;
+    if ((formats & UO_FORMAT_CSV) && !wrote(m, base, "_", ".csv"))
+        missing |= UO_FORMAT_CSV;
+    if (missing)
+        fprintf(stderr, "upti: pid %s ended before writing its%s%s%s output: written from its "
+                        "database\n", pid, (missing & UO_FORMAT_PFTRACE) ? " pftrace" : "",
+                (missing & UO_FORMAT_JSON) ? " json" : "", (missing & UO_FORMAT_CSV) ? " csv" : "");
+    return missing;
+}
+
 /* One database of the manifest (a "db" record: pid, path, base, formats). */
 static void finish_one(const fields *m, const char *const *rec, pid_t top, int status, int stats)
 {
@@ -263,7 +308,8 @@ static void finish_one(const fields *m, const char *const *rec, pid_t top, int s
             uo_note_written(db);
         pending = formats & ~(unsigned)UO_FORMAT_DB;
     } else {
-        pending = remove_leftovers(pid_s, base, formats);
+        if (!done(m, db))
+            pending = remove_leftovers(pid_s, base, formats) | not_written(m, pid_s, base, formats);
         if (working)
             pending = formats & ~(unsigned)UO_FORMAT_DB;
     }

@@ -5,6 +5,7 @@
  *   "db"    PID DATABASE BASE FORMATS   a process claimed its database
  *                                       (FORMATS: UO_FORMAT_* bits, decimal)
  *   "wrote" PATH                        an output file is complete
+ *   "done"  DATABASE                    its process wrote all its outputs
  *   "tally" PID RECEIVED WRITTEN FILTERED ERROR
  *                                       the database could not be written:
  *                                       buffer records received, those the

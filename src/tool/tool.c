@@ -879,6 +879,8 @@ static upti_status_t print_agents(const upti_agent_t **agents, size_t n, void *d
 static void write_outputs(void)
 {
     uo_write_outputs(g.db_path, g.base, g.formats, g.stats, (int)g.pid);
+    const char *done[] = {"done", g.db_path};
+    uo_manifest_add(done, 2);
     if (!(g.formats & UO_FORMAT_DB))
         remove(g.db_path);
     if (g.lock_fd >= 0)
