@@ -1,5 +1,6 @@
 /* upti export: a trace database as a Perfetto timeline, Chrome JSON or CSV. */
 #include "cli.h"
+#include "out_files.h"
 #include "output.h"
 #include "safe_open.h"
 
@@ -82,6 +83,14 @@ int cmd_export(int argc, char **argv)
     size_t len = strlen(base) + 32;
     char *path = malloc(len);
     int rc = 0;
+    unsigned bits = (want_pf ? UO_FORMAT_PFTRACE : 0) | (want_json ? UO_FORMAT_JSON : 0) |
+                    (want_csv ? UO_FORMAT_CSV : 0);
+    char which[4096];
+    if (!uo_outputs_replaceable(base, bits, which, sizeof which)) {
+        snprintf(err, sizeof err, "%.400s exists and was not written by upti: not replaced "
+                 "(choose another -o)", which);
+        rc = -1;
+    }
     if (rc == 0 && want_pf) {
         snprintf(path, len, "%s.pftrace", base);
         rc = uo_export_pftrace(db, path, err, sizeof err);
@@ -93,11 +102,8 @@ int cmd_export(int argc, char **argv)
     if (rc == 0 && want_csv) {
         rc = uo_export_csv(db, base, 1, NULL, err, sizeof err);
         snprintf(path, len, "%s_stats.csv", base);
-        FILE *f = rc == 0 ? uo_fopen_new(path, "w") : NULL;
-        if (f != NULL) {
-            rc = uo_summary(db, f, 1, err, sizeof err);
-            fclose(f);
-        }
+        if (rc == 0)
+            rc = uo_summary_csv_file(db, path, err, sizeof err);
     }
     sqlite3_close(db);
     free(path);

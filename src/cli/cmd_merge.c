@@ -1,5 +1,6 @@
 /* upti merge: several trace databases into one (one track group per process). */
 #include "cli.h"
+#include "files.h"
 #include "output.h"
 
 #include <getopt.h>
@@ -16,7 +17,8 @@ void cmd_merge_help(FILE *out)
             "`upti stats` sums over all of them.\n"
             "\n"
             "options:\n"
-            "  -o, --output PATH   the merged database (required; overwritten)\n"
+            "  -o, --output PATH   the merged database (required); replaces only a\n"
+            "                      database written by upti, never an input\n"
             "  -h, --help          this help\n");
 }
 
@@ -45,6 +47,13 @@ int cmd_merge(int argc, char **argv)
     if (output == NULL || n == 0) {
         free(inputs);
         return cli_usage_error("merge", output ? "no input DATABASE" : "missing -o OUTPUT.db");
+    }
+    int same = cli_output_is_input(output, inputs, n);
+    if (same >= 0) {
+        int rc = cli_usage_error("merge", "the output %s is the input %s (choose another -o)",
+                                 output, inputs[same]);
+        free(inputs);
+        return rc;
     }
     char err[1024];
     int rc = uo_merge(output, inputs, n, err, sizeof err);

@@ -2,6 +2,7 @@
  * NVTX injection, run the program, and exit with its status. */
 #include "cli.h"
 #include "output.h"
+#include "run_outputs.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -51,6 +52,9 @@ void cmd_run_help(FILE *out)
             "  --format LIST             comma-separated: db (SQLite, see docs/database.md),\n"
             "                            pftrace (Perfetto protobuf), json (Chrome trace\n"
             "                            JSON), csv (one file per record kind). Default: db\n"
+            "  --force-overwrite         replace existing files of the output names that\n"
+            "                            upti did not write (default: refused, written under\n"
+            "                            NAME-PID instead); also UPTI_TRACE_FORCE_OVERWRITE=1\n"
             "  --stats                   print the summary tables at exit (on stderr, per\n"
             "                            process; also NAME_stats.csv with --format csv)\n"
             "  -L, --list                list tracing kinds, operations and agents; with a\n"
@@ -66,7 +70,7 @@ void cmd_run_help(FILE *out)
 
 enum {
     O_OPENCL = 256, O_KERNEL, O_COPY, O_ALLOC, O_MARKER, O_SYS, O_STATS, O_FORMAT, O_INCLUDE,
-    O_EXCLUDE, O_ARGS
+    O_EXCLUDE, O_ARGS, O_FORCE_OVERWRITE
 };
 
 /* Prepends value to a ':'-separated variable (kept once). */
@@ -145,102 +149,6 @@ static int list_kinds(int agents)
     return 0;
 }
 
-/*
- * Processes that die without closing their trace (SIGKILL, _exit, a crash
- * their handler could not finish) leave a database complete up to its last
- * commit. Each traced process appends "<pid> <database>" to the manifest (a
- * private file in $TMPDIR named by UPTI_TRACE_MANIFEST); once the program
- * has ended, every database of the manifest that no live process holds
- * (flock) and that was not closed is recovered (uo_db_recover) and its other
- * formats written, as its process would have.
- */
-static char g_manifest[PATH_MAX];
-
-static int create_manifest(void)
-{
-    const char *tmp = getenv("TMPDIR");
-    snprintf(g_manifest, sizeof g_manifest, "%s/upti-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    int fd = mkstemp(g_manifest);
-    if (fd < 0) {
-        snprintf(g_manifest, sizeof g_manifest, "/tmp/upti-run-XXXXXX");
-        fd = mkstemp(g_manifest);
-    }
-    if (fd < 0) {
-        g_manifest[0] = '\0';
-        fprintf(stderr, "upti: cannot create a run manifest (%s): the traces of processes that "
-                        "die without closing them will not be recovered\n", strerror(errno));
-        return -1;
-    }
-    close(fd);
-    setenv("UPTI_TRACE_MANIFEST", g_manifest, 1);
-    return 0;
-}
-
-/* How the program (pid top) or one of its processes ended, for the database. */
-static void describe_end(char *out, size_t len, pid_t pid, pid_t top, int status)
-{
-    if (pid == top && WIFSIGNALED(status))
-        snprintf(out, len, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-    else if (pid == top && WIFEXITED(status))
-        snprintf(out, len, "exited with status %d without closing its trace", WEXITSTATUS(status));
-    else
-        snprintf(out, len, "ended without closing its trace");
-}
-
-static void recover_traces(pid_t top, int status, unsigned formats, int stats)
-{
-    if (g_manifest[0] == '\0')
-        return;
-    FILE *f = fopen(g_manifest, "r");
-    if (f == NULL)
-        return;
-    /* The tool's bound (tool.c): a record waits at most one interval in
-     * UPTI's buffer and one more for its commit. */
-    const char *flush = getenv("UPTI_TRACE_FLUSH_MS");
-    long flush_ms = flush != NULL && flush[0] != '\0' ? strtol(flush, NULL, 10) : 50;
-    if (flush_ms <= 0)
-        flush_ms = 50;
-    char line[PATH_MAX + 32];
-    while (fgets(line, sizeof line, f) != NULL) {
-        line[strcspn(line, "\n")] = '\0';
-        char *space = strchr(line, ' ');
-        if (space == NULL)
-            continue;
-        *space = '\0';
-        pid_t pid = (pid_t)strtol(line, NULL, 10);
-        const char *db = space + 1;
-        /* A process of the run that still lives holds its lock: leave it. */
-        int fd = open(db, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-            close(fd);
-            continue;
-        }
-        char reason[160], err[512];
-        describe_end(reason, sizeof reason, pid, top, status);
-        int rc = uo_db_recover(db, reason, NULL, err, sizeof err);
-        if (rc < 0) {
-            fprintf(stderr, "upti: cannot recover the trace of pid %d (%s): %s\n", (int)pid, db, err);
-        } else if (rc > 0) {
-            char base[PATH_MAX];
-            snprintf(base, sizeof base, "%s", db);
-            size_t n = strlen(base);
-            if (n > 3 && strcmp(base + n - 3, ".db") == 0)
-                base[n - 3] = '\0';
-            fprintf(stderr,
-                    "upti: pid %d %s: recovered its trace %s, which holds everything recorded "
-                    "until %ld ms (2 x UPTI_TRACE_FLUSH_MS) before it ended\n",
-                    (int)pid, reason, db, 2 * flush_ms);
-            uo_write_outputs(db, base, formats, stats, (int)pid);
-            if (!(formats & UO_FORMAT_DB))
-                remove(db);
-        }
-        close(fd);
-    }
-    fclose(f);
-}
-
 static pid_t g_child;
 static void forward(int sig)
 {
@@ -264,6 +172,7 @@ int cmd_run(int argc, char **argv)
         {"kernel-include-regex", required_argument, NULL, O_INCLUDE},
         {"kernel-exclude-regex", required_argument, NULL, O_EXCLUDE},
         {"args", no_argument, NULL, O_ARGS},
+        {"force-overwrite", no_argument, NULL, O_FORCE_OVERWRITE},
         {"list", no_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -290,6 +199,7 @@ int cmd_run(int argc, char **argv)
         case O_EXCLUDE: exclude = optarg; break;
         case 'L': list = 1; break;
         case O_ARGS: args = 1; k = "opencl_api"; break;
+        case O_FORCE_OVERWRITE: setenv("UPTI_TRACE_FORCE_OVERWRITE", "1", 1); break;
         case 'h': cmd_run_help(stdout); return 0;
         default: return cli_bad_option("run", c, argv, optind, optopt);
         }
@@ -391,12 +301,11 @@ int cmd_run(int argc, char **argv)
 
     if (list && list_kinds(0) != 0)
         return 1;
-    create_manifest();
+    run_outputs_begin();
     fflush(NULL);
     g_child = fork();
     if (g_child < 0) {
-        if (g_manifest[0])
-            unlink(g_manifest);
+        run_outputs_discard();
         return cli_error("fork: %s", strerror(errno));
     }
     if (g_child == 0) {
@@ -417,17 +326,18 @@ int cmd_run(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGQUIT, SIG_IGN);
+    /* A file size limit (RLIMIT_FSIZE) fails upti's own writes with EFBIG,
+     * said in a message, instead of killing it (the program keeps its own
+     * disposition: this is set after the fork). */
+    signal(SIGXFSZ, SIG_IGN);
     int status = 0;
     while (waitpid(g_child, &status, 0) < 0) {
         if (errno != EINTR) {
-            if (g_manifest[0])
-                unlink(g_manifest);
+            run_outputs_discard();
             return cli_error("waitpid: %s", strerror(errno));
         }
     }
-    recover_traces(g_child, status, format_bits, stats);
-    if (g_manifest[0])
-        unlink(g_manifest);
+    run_outputs_end(g_child, status, stats);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status))

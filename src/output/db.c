@@ -1,5 +1,6 @@
 /* The trace database writer: records stream into SQLite through prepared
  * statements inside big transactions; strings are interned in memory. */
+#include "out_files.h"
 #include "output.h"
 #include "schema.h"
 
@@ -109,6 +110,9 @@ struct uo_db {
     uo_kernel_filter_fn filter_fn;
     void *filter_data;
     uint64_t rows, txn_rows, last_commit, first_ts;
+    /* Buffer records: added in the open transaction, committed, filtered
+     * (dropped by the kernel filter), and the tool's counts (uo_db_set_tally). */
+    uint64_t txn_records, committed_records, filtered, received, dropped;
     int failed, in_txn;
 };
 
@@ -449,10 +453,23 @@ static int keep_kernel(uo_db *db, int64_t name_id)
         return 1;
     if (inserted)
         *v = db->filter_fn(db->filter_data, name_id, uo_db_string(db, name_id)) ? 1 : 2;
+    if (*v != 1)
+        db->filtered++;
     return *v == 1;
 }
 
+static int add_record(uo_db *db, uint32_t kind, const void *record);
+
 int uo_db_add_record(uo_db *db, uint32_t kind, const void *record)
+{
+    uint64_t filtered = db != NULL ? db->filtered : 0;
+    int rc = add_record(db, kind, record);
+    if (rc == 0 && db->filtered == filtered)
+        db->txn_records++;
+    return rc;
+}
+
+static int add_record(uo_db *db, uint32_t kind, const void *record)
 {
     if (db == NULL || db->failed)
         return -1;
@@ -661,6 +678,20 @@ void uo_db_set_kernel_filter(uo_db *db, uo_kernel_filter_fn fn, void *data)
 
 uint64_t uo_db_row_count(const uo_db *db) { return db ? db->rows : 0; }
 
+/* records_received/_written/_dropped/_filtered as of the commit under way. */
+static void set_tally_metadata(uo_db *db)
+{
+    const char *keys[] = {"records_received", "records_written", "records_dropped",
+                          "records_filtered"};
+    uint64_t values[] = {db->received, db->committed_records + db->txn_records, db->dropped,
+                         db->filtered};
+    for (int i = 0; i < 4; i++) {
+        char v[24];
+        snprintf(v, sizeof v, "%llu", (unsigned long long)values[i]);
+        uo_db_set_metadata(db, keys[i], v);
+    }
+}
+
 void uo_db_checkpoint(uo_db *db, uint64_t now, uint64_t min_ns)
 {
     if (db == NULL || db->failed || !db->in_txn || db->txn_rows == 0 ||
@@ -670,12 +701,26 @@ void uo_db_checkpoint(uo_db *db, uint64_t now, uint64_t min_ns)
     char stamp[24];
     snprintf(stamp, sizeof stamp, "%llu", (unsigned long long)now);
     uo_db_set_metadata(db, "committed", stamp);
+    set_tally_metadata(db);
     db->in_txn = 0;
     if (exec_sql(db, "COMMIT") == 0) {
         db->txn_rows = 0;
         db->last_commit = now;
+        db->committed_records += db->txn_records;
+        db->txn_records = 0;
     }
 }
+
+void uo_db_set_tally(uo_db *db, uint64_t received, uint64_t dropped)
+{
+    if (db != NULL) {
+        db->received = received;
+        db->dropped = dropped;
+    }
+}
+
+uint64_t uo_db_committed_records(const uo_db *db) { return db ? db->committed_records : 0; }
+uint64_t uo_db_filtered_records(const uo_db *db) { return db ? db->filtered : 0; }
 
 uo_db *uo_db_create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
                     char *err, size_t errlen)
@@ -708,6 +753,7 @@ uo_db *uo_db_create(const char *path, const uo_process_info *proc, uo_op_name_fn
      * opens it to recover. synchronous=OFF: the OS keeps what a dead process
      * wrote; only a machine crash would need fsync. */
     if (exec_sql(db, "PRAGMA page_size=65536; PRAGMA journal_mode=DELETE; PRAGMA synchronous=OFF;"
+                     " PRAGMA application_id=" UO_APPLICATION_ID_SQL ";"
                      " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY;"
                      " PRAGMA cache_size=-32768;") != 0 ||
         exec_sql(db, "BEGIN;" UO_SCHEMA_TABLES UO_SCHEMA_VIEWS) != 0) {
@@ -833,7 +879,11 @@ int uo_db_close(uo_db *db, uint64_t end)
         /* Arguments were recorded by correlation id; join them to their call. */
         exec_sql(db, "UPDATE arg SET api_id = (SELECT a.id FROM api a"
                      " WHERE a.correlation_id = arg.correlation_id) WHERE api_id IS NULL");
-        exec_sql(db, "COMMIT");
+        set_tally_metadata(db);
+        if (exec_sql(db, "COMMIT") == 0) {
+            db->committed_records += db->txn_records;
+            db->txn_records = 0;
+        }
         failed = db->failed;
     }
     for (int i = 0; i < ST_COUNT; i++)
@@ -853,6 +903,12 @@ void uo_db_abandon(uo_db *db)
 sqlite3 *uo_open(const char *path, int writable, char *err, size_t errlen)
 {
     sqlite3 *db = NULL;
+    pid_t writer = uo_writer_pid(path);
+    if (writer > 0) {
+        snprintf(err, errlen, "%s is in use by pid %d (its trace is still being written)", path,
+                 (int)writer);
+        return NULL;
+    }
     int flags = (writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
     if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot open %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");

@@ -1,4 +1,6 @@
 /* CSV per record kind (RFC 4180), written from the database's views. */
+#include "manifest.h"
+#include "out_files.h"
 #include "output.h"
 #include "safe_open.h"
 
@@ -62,10 +64,12 @@ static int csv_one(sqlite3 *db, const char *path, const char *sql, int all, int 
         sqlite3_finalize(st);
         return rc == SQLITE_DONE ? 0 : -1;
     }
-    FILE *f = uo_fopen_new(path, "wb");
+    char *part = uo_part_path(path);
+    FILE *f = part != NULL ? uo_fopen_new(part, "wb") : NULL;
     if (f == NULL) {
-        snprintf(err, errlen, "cannot write %s: %m", path);
+        snprintf(err, errlen, "cannot write %s: %m", part != NULL ? part : path);
         sqlite3_finalize(st);
+        free(part);
         return -1;
     }
     uo_buf b;
@@ -102,9 +106,16 @@ static int csv_one(sqlite3 *db, const char *path, const char *sql, int all, int 
     sqlite3_finalize(st);
     if (fclose(f) != 0 || failed) {
         if (rc == SQLITE_DONE)
-            snprintf(err, errlen, "cannot write %s", path);
+            snprintf(err, errlen, "cannot write %s", part);
+        uo_part_finish(part, path, 0, err, errlen);
+        free(part);
         return -1;
     }
+    int done = uo_part_finish(part, path, 1, err, errlen);
+    free(part);
+    if (done != 0)
+        return -1;
+    uo_note_written(path);
     (*written)++;
     return 0;
 }
@@ -122,4 +133,31 @@ int uo_export_csv(sqlite3 *db, const char *prefix, int all_files, int *files, ch
     if (files)
         *files = written;
     return 0;
+}
+
+const char *uo_csv_suffix(size_t i)
+{
+    return i < sizeof k_csv / sizeof k_csv[0] ? k_csv[i].suffix : NULL;
+}
+
+int uo_summary_csv_file(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+    char *part = uo_part_path(path);
+    FILE *f = part != NULL ? uo_fopen_new(part, "w") : NULL;
+    if (f == NULL) {
+        snprintf(err, errlen, "cannot write %s: %m", part != NULL ? part : path);
+        free(part);
+        return -1;
+    }
+    int rc = uo_summary(db, f, 1, err, errlen);
+    if (fclose(f) != 0 && rc == 0) {
+        snprintf(err, errlen, "cannot write %s: %m", part);
+        rc = -1;
+    }
+    if (uo_part_finish(part, path, rc == 0, err, errlen) != 0)
+        rc = -1;
+    free(part);
+    if (rc == 0)
+        uo_note_written(path);
+    return rc;
 }

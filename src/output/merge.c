@@ -1,10 +1,14 @@
 /* upti merge: several trace databases (processes, MPI ranks) into one, each process its own group. */
+#include "out_files.h"
 #include "output.h"
 #include "schema.h"
 
+#include <errno.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Column kinds: I copied, P process row id (offset), S string id (remapped), A api row id (offset). */
 typedef struct merge_table {
@@ -98,17 +102,28 @@ int uo_merge(const char *out_path, const char *const *inputs, int n, char *err, 
             return -1;
         }
     }
-    remove(out_path);
+    if (!uo_file_is_replaceable(out_path)) {
+        snprintf(err, errlen, "%s exists and was not written by upti: not replaced", out_path);
+        return -1;
+    }
+    /* Written as OUTPUT.part, renamed over OUTPUT only once complete. */
+    char *part = uo_part_path(out_path);
+    if (part == NULL || (unlink(part) != 0 && errno != ENOENT)) {
+        snprintf(err, errlen, "cannot create %s.part: %s", out_path, strerror(errno));
+        free(part);
+        return -1;
+    }
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(out_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+    if (sqlite3_open_v2(part, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK) {
-        snprintf(err, errlen, "cannot create %s: %s", out_path, db ? sqlite3_errmsg(db) : "?");
+        snprintf(err, errlen, "cannot create %s: %s", part, db ? sqlite3_errmsg(db) : "?");
         sqlite3_close(db);
+        free(part);
         return -1;
     }
     int rc = -1;
     if (uo_sql_exec(db, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                 " PRAGMA temp_store=MEMORY; BEGIN;" UO_SCHEMA_TABLES UO_SCHEMA_VIEWS
+                 " PRAGMA temp_store=MEMORY; PRAGMA application_id=" UO_APPLICATION_ID_SQL "; BEGIN;" UO_SCHEMA_TABLES UO_SCHEMA_VIEWS
                  "CREATE UNIQUE INDEX IF NOT EXISTS string_text ON string(string);"
                  "INSERT INTO metadata(key, value) VALUES('schema_version', '" UO_SCHEMA_VERSION
                  "'), ('writer', 'upti merge " UPTI_VERSION_STRING "'),"
@@ -148,7 +163,8 @@ out_err:
 out:
     if (sqlite3_close(db) != SQLITE_OK)
         rc = -1;
-    if (rc != 0)
-        remove(out_path);
+    if (uo_part_finish(part, out_path, rc == 0, err, errlen) != 0)
+        rc = -1;
+    free(part);
     return rc;
 }

@@ -144,6 +144,12 @@ int uo_db_close(uo_db *db, uint64_t end);
 int uo_db_recover(const char *path, const char *reason, uint64_t *committed, char *err, size_t errlen);
 /** Abandons the handle without touching the file (a forked child). */
 void uo_db_abandon(uo_db *db);
+/** The tool's counts of buffer records received and dropped, stored as metadata at each commit. */
+void uo_db_set_tally(uo_db *db, uint64_t received, uint64_t dropped);
+/** Buffer records stored by the last successful commit (what the file holds). */
+uint64_t uo_db_committed_records(const uo_db *db);
+/** Kernel dispatches dropped by the kernel filter (neither written nor lost). */
+uint64_t uo_db_filtered_records(const uo_db *db);
 /** Records written so far (all tables). */
 uint64_t uo_db_row_count(const uo_db *db);
 /** A kernel-name filter: return 0 to drop the dispatch. name_id is the interned name. */

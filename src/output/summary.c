@@ -52,8 +52,8 @@ int uo_summary(sqlite3 *db, FILE *out, int csv, char *err, size_t errlen)
             uo_buf_free(&b);
             return -1;
         }
-        int rows = 0;
-        while (sqlite3_step(st) == SQLITE_ROW) {
+        int rows = 0, stepped;
+        while ((stepped = sqlite3_step(st)) == SQLITE_ROW) {
             const char *name = (const char *)sqlite3_column_text(st, 0);
             int64_t n = sqlite3_column_int64(st, 1);
             int64_t total = sqlite3_column_int64(st, 2);
@@ -84,6 +84,13 @@ int uo_summary(sqlite3 *db, FILE *out, int csv, char *err, size_t errlen)
                 uo_buf_putc(&b, ' ');
             uo_buf_printf(&b, " %10lld %14lld %12.1f %12lld %12lld %12.1f %6.2f%%\n", (long long)n,
                           (long long)total, mean, (long long)lo, (long long)hi, stddev, pct);
+        }
+        if (stepped != SQLITE_DONE) {
+            /* A corrupt database: nothing of the summary is printed. */
+            snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+            sqlite3_finalize(st);
+            uo_buf_free(&b);
+            return -1;
         }
         sqlite3_finalize(st);
     }

@@ -8,6 +8,8 @@
  * operations with its correlation id. Events on a track are emitted in
  * timestamp order with proper nesting, so both formats need no re-sorting.
  */
+#include "manifest.h"
+#include "out_files.h"
 #include "output.h"
 #include "safe_open.h"
 
@@ -406,7 +408,7 @@ static void js_instant(tl_sink *s, uint64_t track, uint64_t ts, int64_t name_id,
 }
 static void js_finish(tl_sink *s)
 {
-    uo_buf_puts(&s->out, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"writer\":\"upti\"}}\n");
+    uo_buf_puts(&s->out, "\n],\"displayTimeUnit\":\"ns\"}\n");
 }
 
 /* ================= the driver ================= */
@@ -485,22 +487,39 @@ static size_t lane_pick(lanes *l, uint64_t start, uint64_t end, int *is_new)
     return l->n++;
 }
 
+/* sqlite3_step for a loop over rows: 1 on a row; 0 at the end, with *bad set
+ * (and SQLite's message kept in db) when it ended in an error. */
+static int step_row(sqlite3 *db, sqlite3_stmt *st, int *bad, char *err, size_t errlen)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        return 1;
+    if (rc != SQLITE_DONE && !*bad) {
+        *bad = 1;
+        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+    }
+    return 0;
+}
+
 static int load_strings(sqlite3 *db, tl_sink *s, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     if (prepare(db, "SELECT max(id) FROM string", &st, err, errlen))
         return -1;
     int64_t max = 0;
-    if (sqlite3_step(st) == SQLITE_ROW)
+    int bad = 0;
+    if (step_row(db, st, &bad, err, errlen))
         max = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
+    if (bad)
+        return -1;
     s->nstrings = (size_t)max + 1;
     s->strings = calloc(s->nstrings, sizeof *s->strings);
     if (s->strings == NULL)
         return -1;
     if (prepare(db, "SELECT id, string FROM string", &st, err, errlen))
         return -1;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (step_row(db, st, &bad, err, errlen)) {
         int64_t id = sqlite3_column_int64(st, 0);
         const char *t = (const char *)sqlite3_column_text(st, 1);
         if (id > 0 && id <= max && t) {
@@ -509,7 +528,7 @@ static int load_strings(sqlite3 *db, tl_sink *s, char *err, size_t errlen)
         }
     }
     sqlite3_finalize(st);
-    return 0;
+    return bad ? -1 : 0;
 }
 
 static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
@@ -521,12 +540,13 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
     uo_map_init(&pids);
     stack stk = {0};
     lanes ln = {0};
+    int bad = 0; /* a step that ended in an error (a corrupt database) */
 
     /* Processes: the track groups. */
     if (prepare(db, "SELECT id, pid, hostname, command FROM info_process ORDER BY id", &st, err,
                 errlen))
         goto out;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (step_row(db, st, &bad, err, errlen)) {
         int64_t id = sqlite3_column_int64(st, 0), pid = sqlite3_column_int64(st, 1);
         const char *host = (const char *)sqlite3_column_text(st, 2);
         const char *cmd = (const char *)sqlite3_column_text(st, 3);
@@ -545,7 +565,7 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
                     " SELECT process_id, correlation_id FROM memory_copy",
                 &st, err, errlen))
         goto out;
-    while (sqlite3_step(st) == SQLITE_ROW)
+    while (step_row(db, st, &bad, err, errlen))
         uo_map_insert(&devcorr, flow_of(sqlite3_column_int64(st, 0),
                                         (uint64_t)sqlite3_column_int64(st, 1)), NULL);
     sqlite3_finalize(st);
@@ -554,7 +574,7 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
     if (prepare(db, "SELECT process_id, tid, name_id FROM info_thread ORDER BY process_id, tid",
                 &st, err, errlen))
         goto out;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (step_row(db, st, &bad, err, errlen)) {
         int64_t proc = sqlite3_column_int64(st, 0), tid = sqlite3_column_int64(st, 1);
         int64_t name_id = sqlite3_column_int64(st, 2);
         uint64_t *pid = uo_map_find(&pids, (uint64_t)proc);
@@ -581,7 +601,7 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
         goto out;
     int64_t cur_proc = -1, cur_tid = -1;
     uint64_t track = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (step_row(db, st, &bad, err, errlen)) {
         int64_t proc = sqlite3_column_int64(st, 0), tid = sqlite3_column_int64(st, 1);
         uint64_t start = (uint64_t)sqlite3_column_int64(st, 2);
         uint64_t end = (uint64_t)sqlite3_column_int64(st, 3);
@@ -638,7 +658,7 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
                 &st, err, errlen))
         goto out;
     cur_proc = -1;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (step_row(db, st, &bad, err, errlen)) {
         int64_t proc = sqlite3_column_int64(st, 0);
         uint64_t start = (uint64_t)sqlite3_column_int64(st, 1);
         uint64_t end = (uint64_t)sqlite3_column_int64(st, 2);
@@ -684,7 +704,7 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
     cur_proc = -1;
     int64_t cur_queue = 0;
     uint64_t qindex = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (step_row(db, st, &bad, err, errlen)) {
         int64_t proc = sqlite3_column_int64(st, 0), queue = sqlite3_column_int64(st, 1);
         uint64_t start = (uint64_t)sqlite3_column_int64(st, 2);
         uint64_t end = (uint64_t)sqlite3_column_int64(st, 3);
@@ -733,6 +753,8 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
         sink->end(sink, t, end);
     }
     sqlite3_finalize(st);
+    if (bad)
+        goto out;
     sink->finish(sink);
     rc = 0;
     goto out;
@@ -748,10 +770,12 @@ out:
 
 static int export_with(sqlite3 *db, const char *path, tl_sink *sink, char *err, size_t errlen)
 {
-    FILE *f = uo_fopen_new(path, "wb");
+    char *part = uo_part_path(path);
+    FILE *f = part != NULL ? uo_fopen_new(part, "wb") : NULL;
     if (f == NULL) {
-        snprintf(err, errlen, "cannot write %s: %m", path);
+        snprintf(err, errlen, "cannot write %s: %m", part != NULL ? part : path);
         uo_buf_free(&sink->out); /* what the caller put there already */
+        free(part);
         return -1;
     }
     sink->out.out = f;
@@ -764,9 +788,14 @@ static int export_with(sqlite3 *db, const char *path, tl_sink *sink, char *err, 
         rc = -1;
     }
     if (fclose(f) != 0 && rc == 0) {
-        snprintf(err, errlen, "cannot write %s: %m", path);
+        snprintf(err, errlen, "cannot write %s: %m", part);
         rc = -1;
     }
+    if (uo_part_finish(part, path, rc == 0, err, errlen) != 0)
+        rc = -1;
+    if (rc == 0)
+        uo_note_written(path);
+    free(part);
     for (size_t i = 0; i < sink->nstrings; i++)
         free(sink->strings[i]);
     free(sink->strings);
@@ -826,7 +855,7 @@ int uo_export_json(sqlite3 *db, const char *path, char *err, size_t errlen)
     uo_map_init(&j.tracks);
     j.first = 1;
     j.next_tid = 1000000000;
-    uo_buf_puts(&j.base.out, "{\"traceEvents\":[\n");
+    uo_buf_puts(&j.base.out, UO_JSON_HEAD);
     int rc = export_with(db, path, &j.base, err, errlen);
     uo_map_free(&j.tracks);
     free(j.pid);

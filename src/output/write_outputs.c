@@ -1,17 +1,35 @@
 /* The formats derived from a closed trace database: written by
  * libupti-trace.so when its process ends, and by `upti run` for a process
  * whose database it recovered (recover.c). */
+#include "out_files.h"
 #include "output.h"
-#include "safe_open.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void say(const char *err)
 {
     fprintf(stderr, "upti: %s\n", err);
+}
+
+/* The base of one format's files: base itself, or base-<pid> when a file of
+ * that name exists that UPTI did not write (said once, never replaced). */
+static char *base_for(const char *base, unsigned format, int pid)
+{
+    char which[4096];
+    if (uo_outputs_replaceable(base, format, which, sizeof which))
+        return strdup(base);
+    size_t len = strlen(base) + 24;
+    char *alt = malloc(len);
+    if (alt == NULL)
+        return NULL;
+    snprintf(alt, len, "%s-%d", base, pid > 0 ? pid : (int)getpid());
+    fprintf(stderr, "upti: %s exists and was not written by upti: not replaced (upti run "
+                    "--force-overwrite replaces it); writing under %s instead\n", which, alt);
+    return alt;
 }
 
 int uo_write_outputs(const char *db_path, const char *base, unsigned formats, int stats, int pid)
@@ -23,33 +41,37 @@ int uo_write_outputs(const char *db_path, const char *base, unsigned formats, in
         return -1;
     }
     int rc = 0;
-    size_t len = strlen(base) + 16;
-    char *path = malloc(len);
-    if (path == NULL) {
-        sqlite3_close(db);
-        return -1;
-    }
-    if (formats & UO_FORMAT_PFTRACE) {
-        snprintf(path, len, "%s.pftrace", base);
-        if (uo_export_pftrace(db, path, err, sizeof err) != 0)
-            say(err), rc = -1;
-    }
-    if (formats & UO_FORMAT_JSON) {
-        snprintf(path, len, "%s.json", base);
-        if (uo_export_json(db, path, err, sizeof err) != 0)
-            say(err), rc = -1;
-    }
-    if (formats & UO_FORMAT_CSV) {
-        if (uo_export_csv(db, base, 0, NULL, err, sizeof err) != 0)
-            say(err), rc = -1;
-        if (stats) {
-            snprintf(path, len, "%s_stats.csv", base);
-            FILE *f = uo_fopen_new(path, "w");
-            if (f != NULL) {
-                uo_summary(db, f, 1, err, sizeof err);
-                fclose(f);
+    static const unsigned k_formats[] = {UO_FORMAT_PFTRACE, UO_FORMAT_JSON, UO_FORMAT_CSV};
+    for (size_t i = 0; i < 3; i++) {
+        unsigned f = k_formats[i];
+        if (!(formats & f))
+            continue;
+        char *b = base_for(base, f, pid);
+        size_t len = b != NULL ? strlen(b) + 16 : 0;
+        char *path = b != NULL ? malloc(len) : NULL;
+        if (path == NULL) {
+            free(b);
+            rc = -1;
+            continue;
+        }
+        int r = 0;
+        if (f == UO_FORMAT_PFTRACE) {
+            snprintf(path, len, "%s.pftrace", b);
+            r = uo_export_pftrace(db, path, err, sizeof err);
+        } else if (f == UO_FORMAT_JSON) {
+            snprintf(path, len, "%s.json", b);
+            r = uo_export_json(db, path, err, sizeof err);
+        } else {
+            r = uo_export_csv(db, b, 0, NULL, err, sizeof err);
+            if (r == 0 && stats) {
+                snprintf(path, len, "%s_stats.csv", b);
+                r = uo_summary_csv_file(db, path, err, sizeof err);
             }
         }
+        if (r != 0)
+            say(err), rc = -1;
+        free(path);
+        free(b);
     }
     if (stats) {
         fprintf(stderr, "upti: summary of pid %d (%s)\n", pid, db_path);
@@ -57,6 +79,5 @@ int uo_write_outputs(const char *db_path, const char *base, unsigned formats, in
             say(err), rc = -1;
     }
     sqlite3_close(db);
-    free(path);
     return rc;
 }

@@ -30,6 +30,8 @@
  */
 #include <upti/upti.h>
 
+#include "manifest.h"
+#include "out_files.h"
 #include "output.h"
 #include "safe_open.h"
 #include "tool_env.h"
@@ -62,6 +64,7 @@ static struct {
     regex_t include, exclude;
     int has_include, has_exclude;
     uint64_t drops;
+    uint64_t received; /* tracing records delivered by UPTI's buffer */
     upti_context_id_t context;
     upti_buffer_id_t buffer;
     int lock_fd;
@@ -368,12 +371,20 @@ static int same_session(const char *path, const char *session)
  * process of the same `upti run` (same UPTI_TRACE_SESSION_START), is not
  * overwritten: "-<pid>" is appended to base instead. Returns the lock fd.
  */
+/* The database's suffix: <base>.db when db is a format asked for; else the
+ * working file <base>.db.part, removed once the other formats are written
+ * (a run replaces only what it is asked to write). */
+static const char *db_suffix(void)
+{
+    return (g.formats & UO_FORMAT_DB) ? ".db" : ".db.part";
+}
+
 static int claim_output(char **base)
 {
     const char *session = getenv("UPTI_TRACE_SESSION_START");
     for (int attempt = 0; attempt < 2; attempt++) {
         char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s.db", *base);
+        snprintf(path, sizeof path, "%s%s", *base, db_suffix());
         mkdirs(path);
         /* O_NOFOLLOW: a symbolic link planted as <base>.db is neither followed
          * nor reused (a regular file of this user with one link only). */
@@ -386,11 +397,20 @@ static int claim_output(char **base)
             return -1;
         fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         struct stat sb;
+        int foreign = 0;
         if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() &&
-            sb.st_nlink == 1 && flock(fd, LOCK_EX | LOCK_NB) == 0 && !same_session(path, session))
-            return fd; /* a leftover of an earlier run: reuse it */
+            sb.st_nlink == 1 && flock(fd, LOCK_EX | LOCK_NB) == 0 && !same_session(path, session)) {
+            if (uo_file_is_replaceable(path)) {
+                    return fd; /* a leftover of an earlier run: reuse it */
+            }
+            foreign = 1;
+        }
         if (fd >= 0)
             close(fd);
+        if (attempt == 0 && foreign)
+            fprintf(stderr, "upti: %s exists and was not written by upti: not replaced (upti run "
+                    "--force-overwrite replaces it); the trace goes to %s-%d%s instead\n",
+                    path, *base, (int)getpid(), db_suffix());
         if (attempt == 0) {
             size_t len = strlen(*base) + 32;
             char *b2 = malloc(len);
@@ -424,10 +444,13 @@ static void buffer_callback(upti_context_id_t context, upti_buffer_id_t buffer,
     if (g.db != NULL && !g.finalized && getpid() == g.pid) {
         for (size_t i = 0; i < n; i++) {
             const upti_record_header_t *h = headers[i];
-            if (h->category == UPTI_BUFFER_CATEGORY_TRACING)
+            if (h->category == UPTI_BUFFER_CATEGORY_TRACING) {
+                g.received++;
                 uo_db_add_record(g.db, h->kind, h->payload);
+            }
         }
         g.drops += drop_count;
+        uo_db_set_tally(g.db, g.received, g.drops);
         if (g.args)
             drain_args();
         uo_db_checkpoint(g.db, now_ns(), g.flush_ns);
@@ -504,6 +527,7 @@ static void child_after_fork(void)
     g.base = g.db_path = NULL;
     g.pid = getpid();
     g.drops = 0;
+    g.received = 0;
     g.agents_added = 0;
     g_tool_thread_started = 0;
     if (open_output() == 0) {
@@ -716,17 +740,12 @@ static void retake_crash_signals(void)
 /* UPTI_TRACE_MANIFEST: tells `upti run` where this process's database is. */
 static void add_to_manifest(void)
 {
-    const char *manifest = getenv("UPTI_TRACE_MANIFEST");
-    if (manifest == NULL || manifest[0] == '\0')
-        return;
-    int fd = open(manifest, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    char line[PATH_MAX + 32];
-    int n = snprintf(line, sizeof line, "%d %s\n", (int)getpid(), g.db_path);
-    if (n > 0 && (size_t)n < sizeof line && write(fd, line, (size_t)n) != n)
+    char pid[24], formats[24];
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    snprintf(formats, sizeof formats, "%u", g.formats);
+    const char *fields[] = {"db", pid, g.db_path, g.base, formats};
+    if (uo_manifest_add(fields, 5) != 0)
         warn("cannot add %s to the run's manifest%s", g.db_path, NULL);
-    close(fd);
 }
 
 /* Creates this process's output (<base>.db, or the fallback) and opens the
@@ -757,9 +776,9 @@ static int open_output(void)
             return -1;
         }
     }
-    size_t len = strlen(g.base) + 4;
+    size_t len = strlen(g.base) + 16;
     g.db_path = malloc(len);
-    snprintf(g.db_path, len, "%s.db", g.base);
+    snprintf(g.db_path, len, "%s%s", g.base, db_suffix());
 
     char host[256] = "";
     gethostname(host, sizeof host - 1);
@@ -879,11 +898,37 @@ static upti_status_t print_agents(const upti_agent_t **agents, size_t n, void *d
 static void write_outputs(void)
 {
     uo_write_outputs(g.db_path, g.base, g.formats, g.stats, (int)g.pid);
+    const char *done[] = {"done", g.db_path};
+    uo_manifest_add(done, 2);
     if (!(g.formats & UO_FORMAT_DB))
         remove(g.db_path);
     if (g.lock_fd >= 0)
         close(g.lock_fd);
     g.lock_fd = -1;
+}
+
+/*
+ * The database could not be written (a full disk, a file size limit): what
+ * it holds is its last commit. The counts are measured: records received
+ * from UPTI, those the last commit stored. Under `upti run` they go to the
+ * manifest (the run recovers the database and says them once); else here.
+ */
+static void report_incomplete(uint64_t committed, uint64_t filtered)
+{
+    char received[24], written[24], filt[24], pid[24];
+    snprintf(received, sizeof received, "%llu", (unsigned long long)g.received);
+    snprintf(written, sizeof written, "%llu", (unsigned long long)committed);
+    snprintf(filt, sizeof filt, "%llu", (unsigned long long)filtered);
+    snprintf(pid, sizeof pid, "%d", (int)g.pid);
+    const char *fields[] = {"tally", pid, received, written, filt, "the database could not be written"};
+    const char *manifest = getenv("UPTI_TRACE_MANIFEST");
+    if (manifest != NULL && manifest[0] != '\0' && uo_manifest_add(fields, 6) == 0)
+        return;
+    uint64_t lost = g.received > committed + filtered ? g.received - committed - filtered : 0;
+    fprintf(stderr, "upti: the trace database %s could not be written: it holds %llu records; "
+            "%llu of the %llu records received are lost\n", g.db_path,
+            (unsigned long long)committed, (unsigned long long)lost,
+            (unsigned long long)g.received);
 }
 
 static void tool_finalize(void *data)
@@ -911,12 +956,18 @@ static void tool_finalize(void *data)
     char cut_text[32];
     snprintf(cut_text, sizeof cut_text, "%llu", (unsigned long long)cut);
     uo_db_set_metadata(g.db, "marker_texts_truncated", cut_text);
+    uo_db_set_tally(g.db, g.received, g.drops);
+    uint64_t committed = uo_db_committed_records(g.db);
+    uint64_t filtered = uo_db_filtered_records(g.db);
     int rc = uo_db_close(g.db, now_ns());
     g.db = NULL;
-    if (rc == 0)
+    if (rc == 0) {
+        if (g.formats & UO_FORMAT_DB)
+            uo_note_written(g.db_path);
         write_outputs();
-    else
-        warn("the trace database %s is incomplete%s", g.db_path, NULL);
+    } else {
+        report_incomplete(committed, filtered);
+    }
     pthread_mutex_unlock(&g.lock);
 }
 

@@ -587,6 +587,203 @@ def case_signal(tmp):
         traceck.check_json(os.path.join(d, "s.json"))
 
 
+def marker_db(tmp, name, iterations=3, fmt="db"):
+    """A real trace database of the uptx app (2 threads), in tmp/NAME.db."""
+    run([UPTI, "run", "--marker-trace", "--format", fmt, "-d", tmp, "-o", name, "--", UPTX_APP,
+         "--iterations", str(iterations)])
+    return os.path.join(tmp, name + ".db")
+
+
+def one_upti_line(p, what):
+    lines = p.stderr.strip().splitlines()
+    check(len(lines) == 1 and lines[0].startswith("upti: "), "%s: stderr %r" % (what, p.stderr))
+    return lines[0]
+
+
+def case_merge_same_file(tmp):
+    """upti merge ./a.db b.db -o a.db: refused (usage error) before anything is touched."""
+    a = marker_db(tmp, "a")
+    b = marker_db(tmp, "b")
+    before = open(a, "rb").read()
+    for out in ("a.db", "./a.db", os.path.join(tmp, "a.db")):
+        p = subprocess.run([UPTI, "merge", "./a.db", "b.db", "-o", out], cwd=tmp,
+                           capture_output=True, text=True)
+        check(p.returncode == 2, "-o %s: exit %d, expected 2 (%s)" % (out, p.returncode, p.stderr))
+        line = one_upti_line(p, "-o " + out)
+        check("is the input ./a.db" in line, "message: %r" % line)
+        check(open(a, "rb").read() == before, "a.db changed by the refused merge -o %s" % out)
+    # A hard link is the same file under another name.
+    os.link(a, os.path.join(tmp, "hard.db"))
+    p = subprocess.run([UPTI, "merge", "a.db", "b.db", "-o", "hard.db"], cwd=tmp,
+                       capture_output=True, text=True)
+    check(p.returncode == 2, "hard link: exit %d" % p.returncode)
+    check(open(a, "rb").read() == before, "a.db changed through its hard link")
+    # A merge that fails leaves no output and no .part.
+    p = subprocess.run([UPTI, "merge", "a.db", "nosuch.db", "-o", "m.db"], cwd=tmp,
+                       capture_output=True, text=True)
+    check(p.returncode == 1, "missing input: exit %d" % p.returncode)
+    check(not os.path.exists(os.path.join(tmp, "m.db")) and
+          not os.path.exists(os.path.join(tmp, "m.db.part")), "failed merge left a file")
+    run([UPTI, "merge", a, b, "-o", os.path.join(tmp, "m.db")])
+    check(one(db_of(os.path.join(tmp, "m.db")), "SELECT count(*) FROM info_process") == 2,
+          "merged processes")
+    check(one(db_of(os.path.join(tmp, "m.db")), "PRAGMA application_id") == 0x55505449,
+          "merged database without UPTI's application_id")
+
+
+def case_corrupt(tmp):
+    """A database whose record pages are damaged: stats and export fail in one line (exit 1)
+    and leave no output, not even a partial one."""
+    path = marker_db(tmp, "c", iterations=2000)
+    db = db_of(path)
+    page = one(db, "PRAGMA page_size")
+    pages = one(db, "PRAGMA page_count")
+    root = one(db, "SELECT rootpage FROM sqlite_master WHERE name = 'marker'")
+    db.close()
+    check(pages > root + 8, "database too small to damage: %d pages" % pages)
+    with open(path, "r+b") as f:  # the pages after the marker table's root: its rows
+        for k in range(root + 2, pages - 6):
+            f.seek((k - 1) * page)
+            f.write(bytes((i * 37 + 11) & 0xFF for i in range(page)))
+    p = run([UPTI, "stats", path], expect=1)
+    one_upti_line(p, "stats")
+    check(p.stdout == "", "stats printed a partial summary: %r" % p.stdout[:200])
+    for fmt, files in (("json", ["c.json"]), ("pftrace", ["c.pftrace"]),
+                       ("csv", ["c_marker_api_trace.csv", "c_region_trace.csv"])):
+        p = run([UPTI, "export", path, "--format", fmt], expect=1)
+        one_upti_line(p, "export " + fmt)
+        for f in files:
+            for name in (f, f + ".part"):
+                check(not os.path.exists(os.path.join(tmp, name)),
+                      "export %s left %s" % (fmt, name))
+    out = os.path.join(tmp, "m.db")
+    p = run([UPTI, "merge", path, "-o", out], expect=1)
+    one_upti_line(p, "merge")
+    check(not os.path.exists(out) and not os.path.exists(out + ".part"), "merge left an output")
+
+
+def upti_lines(p):
+    return [l for l in p.stderr.splitlines() if l.startswith("upti:")]
+
+
+def case_outputs_said(tmp):
+    """upti run ends with one "upti: wrote PATH" per output (without --stats too), says when
+    nothing was traced, leaves no empty trace of an exec'd child, and survives SIGXFSZ."""
+    d = os.path.join(tmp, "out")
+    p = run([UPTI, "run", "--marker-trace", "--format", "db,json,csv", "-d", d, "-o", "o", "--",
+             UPTX_APP, "--iterations", "2"])
+    want = ["upti: wrote " + os.path.join(d, f) for f in
+            ("o.db", "o.json", "o_marker_api_trace.csv", "o_region_trace.csv")]
+    check(upti_lines(p) == want, "stderr %r, expected %r" % (upti_lines(p), want))
+    e = os.path.join(tmp, "empty")
+    p = run([UPTI, "run", "-d", e, "--", "sh", "-c", "exit 0"])
+    check(upti_lines(p) == ["upti: no OpenCL, uptx or NVTX use seen: no trace written"],
+          "untraced program: stderr %r" % p.stderr)
+    check(os.listdir(e) == [], "untraced program left %r" % os.listdir(e))
+    # A child that execs a program using no runtime leaves no trace of its own.
+    f = os.path.join(tmp, "fork")
+    p = run([UPTI, "run", "--marker-trace", "-d", f, "-o", "f", "--", UPTX_APP, "--fork-exec",
+             "/bin/true", "--iterations", "2"])
+    check(upti_lines(p) == ["upti: wrote " + os.path.join(f, "f.db")],
+          "fork + exec of an untraced program: stderr %r" % p.stderr)
+    check(sorted(os.listdir(f)) == ["f.db"], "outputs %r" % os.listdir(f))
+    # SIGXFSZ (a file size limit hit) does not kill upti run itself.
+    p = run([UPTI, "run", "-d", e, "--", "sh", "-c", "kill -XFSZ $PPID; exit 4"], expect=4)
+
+
+def case_in_use(tmp):
+    """stats and export of a database still being written name the process writing it."""
+    d = os.path.join(tmp, "out")
+    db = os.path.join(d, "u.db")
+    log = os.path.join(tmp, "log")
+    script = '"$0" stats "$1" >"$2" 2>&1; "$0" export "$1" --format json >>"$2" 2>&1; exit 0'
+    run([UPTI, "run", "--marker-trace", "-d", d, "-o", "u", "--", UPTX_APP, "--fork-exec",
+         "/bin/sh", "-c", script, UPTI, db, log, "--iterations", "2"])
+    pid = one(db_of(db), "SELECT pid FROM info_process")
+    lines = open(log).read().splitlines()
+    want = "upti: %s is in use by pid %d (its trace is still being written)" % (db, pid)
+    check(lines == [want, want], "while written: %r, expected twice %r" % (lines, want))
+    check(not os.path.exists(os.path.join(d, "u.json")), "export wrote from a database in use")
+    run([UPTI, "stats", db])  # once its process ended
+
+
+def case_overwrite(tmp):
+    """A run replaces only what it writes, and only files upti wrote."""
+    d = os.path.join(tmp, "out")
+    x = marker_db(d, "x")
+    check(one(db_of(x), "PRAGMA application_id") == 0x55505449, "no application_id")
+    before = open(x, "rb").read()
+    p = run([UPTI, "run", "--marker-trace", "--format", "json", "-d", d, "-o", "x", "--",
+             UPTX_APP, "--iterations", "2"])
+    check(open(x, "rb").read() == before, "a json-only run changed x.db")
+    check(upti_lines(p) == ["upti: wrote " + os.path.join(d, "x.json")], "stderr %r" % p.stderr)
+    check(sorted(os.listdir(d)) == ["x.db", "x.json"], "outputs %r" % os.listdir(d))
+    # Files upti did not write are kept; the trace goes to NAME-PID.
+    for name, ext, fmt in (("y", ".db", "db"), ("z", ".json", "json"), ("w", ".pftrace", "pftrace")):
+        path = os.path.join(d, name + ext)
+        open(path, "w").write("precious\n")
+        p = run([UPTI, "run", "--marker-trace", "--format", fmt, "-d", d, "-o", name, "--",
+                 UPTX_APP, "--iterations", "2"])
+        check(open(path).read() == "precious\n", "%s replaced" % path)
+        lines = upti_lines(p)
+        check(len(lines) == 2 and lines[0].startswith("upti: %s exists and was not written by "
+              "upti: not replaced" % path), "refusal of %s: %r" % (path, lines))
+        alt = lines[1][len("upti: wrote "):]
+        check(lines[1].startswith("upti: wrote " + os.path.join(d, name + "-")) and
+              alt.endswith(ext) and os.path.exists(alt), "where the trace went: %r" % lines)
+    y = os.path.join(d, "y.db")
+    run([UPTI, "run", "--marker-trace", "--force-overwrite", "-d", d, "-o", "y", "--", UPTX_APP,
+         "--iterations", "2"])
+    check(one(db_of(y), "PRAGMA application_id") == 0x55505449, "--force-overwrite kept y.db")
+    open(y, "w").write("precious\n")
+    run([UPTI, "run", "--marker-trace", "-d", d, "-o", "y", "--", UPTX_APP, "--iterations", "2"],
+        env={"UPTI_TRACE_FORCE_OVERWRITE": "1"})
+    check(one(db_of(y), "PRAGMA application_id") == 0x55505449,
+          "UPTI_TRACE_FORCE_OVERWRITE=1 kept y.db")
+    # A database of an older upti (no application_id) is still upti's.
+    con = db_of(x)
+    con.execute("PRAGMA application_id = 0")
+    con.commit()
+    con.close()
+    p = run([UPTI, "run", "--marker-trace", "-d", d, "-o", "x", "--", UPTX_APP, "--iterations",
+             "3"])
+    check(upti_lines(p) == ["upti: wrote " + x], "older database: %r" % p.stderr)
+    check_marker_db(x, 2, 3)
+    # export refuses a file it did not write.
+    e = os.path.join(d, "e.json")
+    open(e, "w").write("precious\n")
+    p = run([UPTI, "export", x, "--format", "json", "-o", os.path.join(d, "e")], expect=1)
+    one_upti_line(p, "export over a foreign file")
+    check(open(e).read() == "precious\n", "export replaced e.json")
+
+
+def case_leftover_temp(tmp):
+    """Unfinished files (.part) of a killed writer are finished or removed, and the run says which."""
+    d = os.path.join(tmp, "out")
+    os.makedirs(d)
+    # Left by an earlier run killed while writing: replaced by this run's complete file.
+    stale = os.path.join(d, "s.json.part")
+    open(stale, "w").write('{"otherData":{"writer":"upti"},"traceEvents":[\n{"na')
+    run([UPTI, "run", "--marker-trace", "--format", "json", "-d", d, "-o", "s", "--", UPTX_APP,
+         "--iterations", "2"])
+    check(sorted(os.listdir(d)) == ["s.json"], "outputs %r" % os.listdir(d))
+    traceck.check_json(os.path.join(d, "s.json"))
+    # A json-only run killed before its end: its working database k.db.part is recovered,
+    # k.json written from it, and the working database removed.
+    p = run([UPTI, "run", "--marker-trace", "--format", "json", "-d", d, "-o", "k", "--",
+             UPTX_APP, "--fork-exec", "/bin/sh", "-c", "sleep 1; kill -KILL $PPID",
+             "--iterations", "2"], env={"UPTI_TRACE_FLUSH_MS": "10"}, expect=137)
+    k = os.path.join(d, "k.json")
+    lines = upti_lines(p)
+    check(len(lines) == 2 and "killed by signal 9" in lines[0] and
+          "recovered its trace %s.db.part: it holds the 1 records of its last commit" % k[:-5]
+          in lines[0] and lines[1] == "upti: wrote " + k, "stderr %r" % lines)
+    check(sorted(os.listdir(d)) == ["k.json", "s.json"], "outputs %r" % os.listdir(d))
+    doc, _ = traceck.check_json(k)
+    check(any(e.get("name") == "parent before fork" for e in doc["traceEvents"]),
+          "the recovered range is not in k.json")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

@@ -66,7 +66,14 @@ def upti_run(tmp, name, args, expect_rc):
         fail('exit status %d, expected %d%s' % (p.returncode, expect_rc, where))
     if 'app: %d kernels' % args[0] not in p.stdout:
         fail('the program did not run its kernels%s' % where)
-    return [l for l in p.stderr.splitlines() if l.startswith('upti:')], where
+    # The run ends by naming its outputs: both formats of the one process.
+    wrote = sorted(l[len('upti: wrote '):] for l in p.stderr.splitlines()
+                   if l.startswith('upti: wrote '))
+    want = sorted(os.path.join(tmp, name + ext).replace('\n', '\\n') for ext in ('.db', '.pftrace'))
+    if wrote != want:
+        fail('"upti: wrote" lines %r, expected %r%s' % (wrote, want, where))
+    return [l for l in p.stderr.splitlines()
+            if l.startswith('upti:') and not l.startswith('upti: wrote ')], where
 
 
 def check_db(path, kernels_min, kernels_max, recovered, reason=None):
@@ -198,12 +205,120 @@ def case_exit(tmp):
     print('exit: %d kernels recovered' % N)
 
 
+def case_newline_dir(tmp):
+    """An output directory whose name holds a newline: the killed program's trace is recovered."""
+    d = os.path.join(tmp, 'new\nline')
+    lines, where = upti_run(d, 'k', [N, 'kill', PAUSE_MS, M], 128 + 9)
+    if len(lines) != 1 or 'killed by signal 9' not in lines[0] or 'recovered' not in lines[0]:
+        fail('expected one "upti:" line on the recovery%s' % where)
+    kernels = check_db(os.path.join(d, 'k.db'), N, N + M, True, 'killed by signal 9')
+    check_pftrace(os.path.join(d, 'k.pftrace'), kernels)
+    print('newline_dir: %d kernels recovered' % kernels)
+
+
+UPTX_APP = os.path.join(BUILD, 'bin', 'upti-test-uptx-app')
+
+
+def uptx_markers(threads, iterations):
+    """Marker records of upti-test-uptx-app (tests/integration/cli/uptx_app.c)."""
+    return threads * (3 + 5 * iterations) + 4
+
+
+def case_full_disk(tmp):
+    """A file size limit hit while writing: the messages state measured counts only:
+    the records the database holds, and how many of those received were lost."""
+    import re
+    import resource
+    iterations = 100000
+    received = uptx_markers(2, iterations)
+    limit = 4 << 20
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    cmd = [UPTI, 'run', '--marker-trace', '-d', tmp, '-o', 'f', '--', UPTX_APP, '--iterations',
+           str(iterations)]
+    p = subprocess.run(cmd, env=env(), capture_output=True, text=True, errors='replace',
+                       timeout=300, preexec_fn=limited)
+    where = '\nstderr: %s' % p.stderr
+    if p.returncode != 0:
+        fail('exit status %d, expected 0 (the program is not disturbed)%s' % (p.returncode, where))
+    path = os.path.join(tmp, 'f.db')
+    counted = [l for l in p.stderr.splitlines() if 'records received are lost' in l]
+    if len(counted) != 1:
+        fail('expected one line with the counts%s' % where)
+    m = re.search(r'it holds (\d+) records; (\d+) of the (\d+) records received are lost',
+                  counted[0])
+    if not m:
+        fail('counts not found in %r' % counted[0])
+    held, lost, got = (int(x) for x in m.groups())
+    if got != received:
+        fail('%d records received, the program made %d' % (got, received))
+    con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+    rows = con.execute('SELECT count(*) FROM marker').fetchone()[0]
+    con.close()
+    if rows != held:
+        fail('the message says %d records, the database holds %d' % (held, rows))
+    if held + lost != received or lost == 0:
+        fail('held %d + lost %d != received %d' % (held, lost, received))
+    if 'until' in p.stderr or 'everything' in p.stderr:
+        fail('a claim not measured%s' % where)
+    print('full_disk: %d of %d records held, %d lost' % (held, received, lost))
+
+
+def case_kill_in_outputs(tmp):
+    """Killed while writing its pftrace and JSON: no half-written or empty file is left
+    silently; upti run writes them again from the database and says so."""
+    iterations = 60000
+    for attempt in range(5):
+        d = os.path.join(tmp, 'a%d' % attempt)
+        os.makedirs(d)
+        cmd = [UPTI, 'run', '--marker-trace', '--format', 'db,pftrace,json', '-d', d, '-o', 'o',
+               '--', UPTX_APP, '--iterations', str(iterations)]
+        p = subprocess.Popen(cmd, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, errors='replace')
+        seen = None
+        while p.poll() is None and seen is None:
+            parts = [f for f in os.listdir(d) if f.endswith('.part') and not f.endswith('.db.part')]
+            if parts:
+                seen = parts[0]
+                for k in children(p.pid):
+                    os.kill(k, signal.SIGKILL)
+            else:
+                time.sleep(0.001)
+        out, err = p.communicate(timeout=300)
+        if seen is None:
+            iterations *= 2  # written before it could be seen: a larger trace
+            continue
+        where = '\nstderr: %s' % err
+        if p.returncode != 128 + 9:
+            fail('exit status %d, expected 137%s' % (p.returncode, where))
+        if 'ended while writing %s' % os.path.join(d, seen) not in err:
+            fail('the run did not say it found %s%s' % (seen, where))
+        names = sorted(os.listdir(d))
+        if names != ['o.db', 'o.json', 'o.pftrace']:
+            fail('outputs %r%s' % (names, where))
+        for n in names:
+            if os.path.getsize(os.path.join(d, n)) == 0:
+                fail('%s is empty' % n)
+        traceck.check_json(os.path.join(d, 'o.json'))
+        t = traceck.decode_pftrace(os.path.join(d, 'o.pftrace'))
+        if not t['slices']:
+            fail('o.pftrace holds no slice')
+        print('kill_in_outputs: killed while writing %s; finished by upti run' % seen)
+        return
+    fail('never saw an output being written')
+
+
 CASES = {
     'sigkill': case_sigkill,
     'sigkill_mid': case_sigkill_mid,
     'segv': lambda tmp: case_crash(tmp, 'segv', signal.SIGSEGV),
     'abort': lambda tmp: case_crash(tmp, 'abort', signal.SIGABRT),
     'exit': case_exit,
+    'newline_dir': case_newline_dir,
+    'full_disk': case_full_disk,
+    'kill_in_outputs': case_kill_in_outputs,
 }
 
 

@@ -1,0 +1,22 @@
+/* Internal: what `upti run` does with the outputs of the processes it traced
+ * (run_outputs.c): the run manifest (src/output/manifest.h), the recovery of
+ * traces whose process died without closing them, the leftovers of a writer
+ * killed half-way, and the closing "upti: wrote PATH" lines. */
+#ifndef UPTI_CLI_RUN_OUTPUTS_H
+#define UPTI_CLI_RUN_OUTPUTS_H
+
+#include <sys/types.h>
+
+/** Creates the run's manifest and names it in UPTI_TRACE_MANIFEST. 0, or -1 (said on stderr). */
+int run_outputs_begin(void);
+/** Removes the manifest (the program never ran). */
+void run_outputs_discard(void);
+/**
+ * Once the program (pid top, wait status) has ended: recovers the databases
+ * its processes left open, finishes or removes half-written outputs (saying
+ * which), removes empty traces, then prints "upti: wrote PATH" per output
+ * file, or says that no trace was written. Removes the manifest.
+ */
+void run_outputs_end(pid_t top, int status, int stats);
+
+#endif

@@ -1,0 +1,58 @@
+/* Internal: how UPTI writes and replaces its output files (out_files.c,
+ * part_file.c, writer_lock.c). Nothing an output writer does may destroy a
+ * file UPTI did not write, nor leave a half-written file under a final name. */
+#ifndef UPTI_OUTPUT_OUT_FILES_H
+#define UPTI_OUTPUT_OUT_FILES_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/** SQLite's PRAGMA application_id of every database UPTI writes ("UPTI"). */
+#define UO_APPLICATION_ID 0x55505449
+#define UO_APPLICATION_ID_SQL "1431327817"
+
+/** The first bytes of every Chrome JSON trace UPTI writes. */
+#define UO_JSON_HEAD "{\"otherData\":{\"writer\":\"upti\"},\"traceEvents\":[\n"
+
+/**
+ * 1 if the file at path may be replaced by an output of UPTI: it does not
+ * exist, is an empty regular file, or is a regular file UPTI wrote (a
+ * database with UPTI's application_id, or an older one whose metadata names
+ * UPTI as its writer; a JSON trace starting with UO_JSON_HEAD; a Perfetto
+ * trace starting with UPTI's first packet; a CSV with one of UPTI's headers).
+ * 0 otherwise (a symbolic link, another program's file).
+ */
+int uo_file_is_replaceable(const char *path);
+
+/** 1 when UPTI_TRACE_FORCE_OVERWRITE=1 (upti run --force-overwrite): any regular file is replaced. */
+int uo_force_overwrite(void);
+
+/**
+ * Checks every file that the formats (UO_FORMAT_* bits except db) would
+ * write for base. Returns 1 if all may be replaced (or force), else 0 with
+ * the first refused path in which.
+ */
+int uo_outputs_replaceable(const char *base, unsigned formats, char *which, size_t len);
+
+/** The CSV files' suffixes ("api_trace", ...), NULL past the last; *n of them. */
+const char *uo_csv_suffix(size_t i);
+
+typedef struct sqlite3 sqlite3;
+/** Writes the summary tables as CSV to path (through path.part). 0, or -1 with a message. */
+int uo_summary_csv_file(sqlite3 *db, const char *path, char *err, size_t errlen);
+
+/** path + ".part" (malloc'd): where a writer writes before renaming to path. */
+char *uo_part_path(const char *path);
+/**
+ * Ends a write of path through part: rename(part, path) when ok, else unlink
+ * part. Returns 0, or -1 with a message in err (part unlinked).
+ */
+int uo_part_finish(const char *part, const char *path, int ok, char *err, size_t errlen);
+
+/**
+ * The pid of another process writing the database at path (it holds an
+ * exclusive flock() on it: the tool's claim), or 0.
+ */
+pid_t uo_writer_pid(const char *path);
+
+#endif

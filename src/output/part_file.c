@@ -1,0 +1,29 @@
+/* Outputs are written as NAME.part and renamed to NAME once complete: a
+ * writer killed half-way leaves NAME.part (which `upti run` finishes or
+ * removes), never a truncated file under the final name. */
+#include "out_files.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+char *uo_part_path(const char *path)
+{
+    size_t n = strlen(path) + sizeof ".part";
+    char *p = malloc(n);
+    if (p != NULL)
+        snprintf(p, n, "%s.part", path);
+    return p;
+}
+
+int uo_part_finish(const char *part, const char *path, int ok, char *err, size_t errlen)
+{
+    if (ok && rename(part, path) == 0)
+        return 0;
+    if (ok)
+        snprintf(err, errlen, "cannot rename %s to %s: %s", part, path, strerror(errno));
+    unlink(part);
+    return -1;
+}
