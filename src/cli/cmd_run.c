@@ -1,6 +1,7 @@
 /* upti run: set up the environment for libupti-trace.so, the OpenCL layer and the
  * NVTX injection, run the program, and exit with its status. */
 #include "cli.h"
+#include "env.h"
 #include "output.h"
 
 #include <dlfcn.h>
@@ -196,10 +197,7 @@ static void recover_traces(pid_t top, int status, unsigned formats, int stats)
         return;
     /* The tool's bound (tool.c): a record waits at most one interval in
      * UPTI's buffer and one more for its commit. */
-    const char *flush = getenv("UPTI_TRACE_FLUSH_MS");
-    long flush_ms = flush != NULL && flush[0] != '\0' ? strtol(flush, NULL, 10) : 50;
-    if (flush_ms <= 0)
-        flush_ms = 50;
+    long flush_ms = (long)upti_env_get(UPTI_ENV_TRACE_FLUSH_MS);
     char line[PATH_MAX + 32];
     while (fgets(line, sizeof line, f) != NULL) {
         line[strcspn(line, "\n")] = '\0';
@@ -239,6 +237,20 @@ static void recover_traces(pid_t top, int status, unsigned formats, int stats)
         close(fd);
     }
     fclose(f);
+}
+
+/* The UPTI_* variables the program's processes read (env.h): a bad value is
+ * said once, here, and removed so that every process uses the default. */
+static void check_environment(void)
+{
+    for (int id = 0; id < UPTI_ENV_COUNT; id++) {
+        char msg[512];
+        if (!upti_env_check((upti_env_id)id, msg, sizeof msg))
+            continue;
+        if (id != UPTI_ENV_CLOCK) /* libupti, loaded by upti itself, has said this one */
+            fprintf(stderr, "upti: %s\n", msg);
+        unsetenv(upti_env_name((upti_env_id)id));
+    }
 }
 
 static pid_t g_child;
@@ -332,6 +344,7 @@ int cmd_run(int argc, char **argv)
     if (optind >= argc)
         return cli_usage_error("run", "missing PROGRAM (upti run [options] -- PROGRAM [ARGS...])");
 
+    check_environment();
     const char *libdir = cli_library_dir();
     if (libdir == NULL)
         return cli_error("cannot find libupti-trace.so next to the upti executable (../lib)");

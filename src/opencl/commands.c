@@ -34,6 +34,7 @@
  */
 #include "layer.h"
 #include "subscriber_hooks.h"
+#include "env.h"
 
 #include <upti/names.h>
 
@@ -234,8 +235,7 @@ static void init_once(void)
         pthread_mutex_init(&g_shards[i].lock, NULL);
         g_shards[i].head.next = g_shards[i].head.prev = &g_shards[i].head;
     }
-    const char *mode = getenv("UPTI_OPENCL_COMPLETION");
-    g_use_callbacks = mode != NULL && strcmp(mode, "callback") == 0;
+    g_use_callbacks = upti_env_get(UPTI_ENV_OPENCL_COMPLETION) == UPTI_ENV_COMPLETION_CALLBACK;
     pthread_key_create(&g_pool_key, pool_thread_exit);
     atomic_store(&g_started, 1);
     pthread_t t;
