@@ -35,6 +35,7 @@
 #include "tool_env.h"
 #include "env.h"
 #include "dirs.h"
+#include "log.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -391,10 +392,17 @@ static int claim_output(char **base)
 /* Expands the output pattern. */
 static char *output_base(void)
 {
+    static const char k_default[] = "upti-%argv0%-%pid%";
     const char *pattern = getenv("UPTI_TRACE_OUTPUT");
     if (pattern == NULL || pattern[0] == '\0')
-        pattern = "upti-%argv0%-%pid%";
-    return uo_expand_placeholders(pattern);
+        pattern = k_default;
+    char err[256];
+    char *base = uo_expand_placeholders(pattern, err, sizeof err);
+    if (base == NULL && err[0] != '\0' && pattern != k_default) {
+        upti_log_error("UPTI_TRACE_OUTPUT='%.200s': %s: using %s", pattern, err, k_default);
+        base = uo_expand_placeholders(k_default, NULL, 0);
+    }
+    return base;
 }
 
 static void buffer_callback(upti_context_id_t context, upti_buffer_id_t buffer,
