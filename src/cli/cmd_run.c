@@ -326,8 +326,8 @@ static void forward(int sig)
         kill(g_child, sig);
 }
 
-/* Output pattern: DIR/NAME without extension, its placeholders checked and the
- * directories before the first placeholder made. 0, or an exit status. */
+/* Output pattern: DIR/NAME without extension (malloc'd in *pattern), its
+ * placeholders checked. 0, or an exit status after one line. */
 static int output_pattern(const run_options *o, char **pattern)
 {
     static const char *const exts[] = {".db", ".pftrace", ".json", ".csv", NULL};
