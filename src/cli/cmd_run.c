@@ -311,6 +311,9 @@ static void check_environment(void)
 {
     for (int id = 0; id < UPTI_ENV_COUNT; id++) {
         char msg[512];
+        /* upti run sets these from its own options (--stats, --args, -L). */
+        if (id == UPTI_ENV_TRACE_STATS || id == UPTI_ENV_TRACE_ARGS || id == UPTI_ENV_TRACE_LIST)
+            continue;
         if (!upti_env_check((upti_env_id)id, msg, sizeof msg))
             continue;
         if (id != UPTI_ENV_CLOCK) /* libupti, loaded by upti itself, has said this one */

@@ -24,6 +24,8 @@
  *   UPTI_TRACE_MANIFEST  a file to which the database's path is appended (set by
  *                        `upti run`, which recovers the databases of processes that died
  *                        without closing them)
+ * Numbers, switches (0/1) and choices are read through src/common/env.c, one
+ * parser for every UPTI_* variable: a bad value is one "upti:" line and the default.
  * Records stream into the per-process database from the buffer callback,
  * committed at least every UPTI_TRACE_FLUSH_MS; finalize closes it and writes
  * the other formats from it.
