@@ -25,8 +25,6 @@ void cmd_merge_help(FILE *out);
 int cli_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** Prints "upti: <message>"; returns 1. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/** Reports getopt_long's '?' or ':' (optstring starts with "+:") as a usage error; returns 2. */
-int cli_bad_option(const char *command, int c, char **argv, int optind_value, int optopt_value);
 
 /** Directory holding UPTI's libraries (next to the binary: ../lib, ../<libdir>); NULL if none. */
 const char *cli_library_dir(void);

@@ -1,10 +1,10 @@
 /* upti export: a trace database as a Perfetto timeline, Chrome JSON or CSV. */
 #include "cli.h"
+#include "options.h"
 #include "out_files.h"
 #include "output.h"
 #include "safe_open.h"
 
-#include <getopt.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,81 +12,108 @@
 void cmd_export_help(FILE *out)
 {
     fprintf(out,
-            "usage: upti export DATABASE --format FORMAT[,FORMAT...] [-o OUTPUT]\n"
+            "usage: upti export DATABASE -f FORMAT[,FORMAT...] [-d DIR] [-o NAME]\n"
             "\n"
             "Writes a trace database in other formats:\n"
-            "  pftrace  Perfetto protobuf timeline (OUTPUT.pftrace): open at https://ui.perfetto.dev\n"
-            "  json     Chrome trace-event JSON timeline (OUTPUT.json): ui.perfetto.dev,\n"
+            "  pftrace  Perfetto protobuf timeline (NAME.pftrace): open at https://ui.perfetto.dev\n"
+            "  json     Chrome trace-event JSON timeline (NAME.json): ui.perfetto.dev,\n"
             "           chrome://tracing\n"
-            "  csv      one CSV per record kind (OUTPUT_api_trace.csv, _kernel_trace.csv,\n"
+            "  csv      one CSV per record kind (NAME_api_trace.csv, _kernel_trace.csv,\n"
             "           _memory_copy_trace.csv, _memory_allocation_trace.csv,\n"
-            "           _marker_api_trace.csv, _region_trace.csv) and OUTPUT_stats.csv\n"
+            "           _marker_api_trace.csv, _region_trace.csv) and NAME_stats.csv\n"
             "\n"
-            "options:\n"
-            "  -f, --format LIST   formats, comma-separated (required)\n"
-            "  -o, --output PATH   output path without extension (default: DATABASE\n"
-            "                      without .db)\n"
-            "  -h, --help          this help\n");
+            "options (before or after DATABASE):\n"
+            "  -f, --format LIST          formats, comma-separated (required)\n"
+            "  -d, --output-dir DIR       directory of the outputs (created with its parents;\n"
+            "                             default: the database's directory, or . with -o)\n"
+            "  -o, --output NAME          file name without extension (also --output-file;\n"
+            "                             default: DATABASE's name without .db)\n"
+            "  -h, --help                 this help\n");
+}
+
+typedef struct export_options {
+    const char *formats, *dir, *output;
+    int help;
+} export_options;
+
+static int on_option(void *ctx, int id, const char *value)
+{
+    export_options *o = ctx;
+    switch (id) {
+    case CLI_OPT_FORMAT: o->formats = value; break;
+    case CLI_OPT_DIR: o->dir = value; break;
+    case CLI_OPT_OUTPUT: o->output = value; break;
+    case CLI_OPT_HELP: o->help = 1; break;
+    }
+    return 0;
+}
+
+static const cli_option k_options[] = {CLI_OPTION_FORMAT, CLI_OPTION_DIR, CLI_OPTION_OUTPUT,
+                                       CLI_OPTION_HELP};
+static const cli_format k_formats[] = {{"pftrace", 1}, {"perfetto", 1}, {"json", 2}, {"csv", 4}};
+static const char *const k_exts[] = {".pftrace", ".json", ".csv", ".db", NULL};
+
+/* The outputs' base: -d and -o as in upti run; by default the database's path without .db. */
+static char *export_base(const export_options *o, const char *input)
+{
+    if (o->output != NULL)
+        return cli_output_base(o->dir, o->output, k_exts);
+    char *stripped = cli_strip_db(input);
+    if (o->dir == NULL || stripped == NULL)
+        return stripped;
+    const char *slash = strrchr(stripped, '/');
+    char *base = cli_output_base(o->dir, slash ? slash + 1 : stripped, NULL);
+    free(stripped);
+    return base;
 }
 
 int cmd_export(int argc, char **argv)
 {
-    static const struct option opts[] = {{"format", required_argument, NULL, 'f'},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *formats = NULL, *output = NULL, *input = NULL;
-    int c;
-    opterr = 0;
-    optind = 1;
-    /* Options may follow the database: parse in a permuting loop. */
-    while (optind < argc) {
-        c = getopt_long(argc, argv, "+:f:o:h", opts, NULL);
-        if (c == -1) {
-            if (input != NULL)
-                return cli_usage_error("export", "one DATABASE only");
-            input = argv[optind++];
-            continue;
-        }
-        switch (c) {
-        case 'f': formats = optarg; break;
-        case 'o': output = optarg; break;
-        case 'h': cmd_export_help(stdout); return 0;
-        default: return cli_bad_option("export", c, argv, optind, optopt);
-        }
+    export_options o = {0};
+    char **pos = calloc((size_t)argc + 1, sizeof *pos);
+    int npos = 0;
+    if (pos == NULL)
+        return cli_error("out of memory");
+    int rc = cli_parse_options("export", k_options, sizeof k_options / sizeof k_options[0], argc,
+                               argv, CLI_ARGS_ANYWHERE, on_option, &o, pos, &npos);
+    const char *input = npos > 0 ? pos[0] : NULL;
+    free(pos);
+    if (rc != 0)
+        return rc;
+    if (o.help) {
+        cmd_export_help(stdout);
+        return 0;
     }
+    if (npos > 1)
+        return cli_usage_error("export", "one DATABASE only");
     if (input == NULL)
         return cli_usage_error("export", "missing DATABASE");
-    if (formats == NULL)
+    if (o.formats == NULL)
         return cli_usage_error("export", "missing --format (pftrace, json or csv)");
-    int want_pf = 0, want_json = 0, want_csv = 0;
-    char *copy = strdup(formats);
-    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (strcmp(t, "pftrace") == 0 || strcmp(t, "perfetto") == 0)
-            want_pf = 1;
-        else if (strcmp(t, "json") == 0)
-            want_json = 1;
-        else if (strcmp(t, "csv") == 0)
-            want_csv = 1;
-        else {
-            int rc = cli_usage_error("export", "unknown format '%s' (pftrace, json or csv)", t);
-            free(copy);
-            return rc;
-        }
-    }
-    free(copy);
+    if ((o.dir != NULL && o.dir[0] == '\0') || (o.output != NULL && o.output[0] == '\0'))
+        return cli_usage_error("export", "empty %s", o.dir && !o.dir[0] ? "--output-dir" : "--output");
+    unsigned bits = 0;
+    rc = cli_parse_formats("export", o.formats, k_formats, sizeof k_formats / sizeof k_formats[0],
+                           &bits);
+    if (rc != 0)
+        return rc;
+    int want_pf = (bits & 1) != 0, want_json = (bits & 2) != 0, want_csv = (bits & 4) != 0;
     char err[512];
     sqlite3 *db = uo_open(input, 0, err, sizeof err);
     if (db == NULL)
         return cli_error("%s", err);
-    char *base = output ? strdup(output) : cli_strip_db(input);
+    char *base = export_base(&o, input);
+    if (base == NULL || cli_make_output_dir(base, 0) != 0) {
+        sqlite3_close(db);
+        free(base);
+        return base == NULL ? cli_error("out of memory") : 1;
+    }
     size_t len = strlen(base) + 32;
     char *path = malloc(len);
-    int rc = 0;
-    unsigned bits = (want_pf ? UO_FORMAT_PFTRACE : 0) | (want_json ? UO_FORMAT_JSON : 0) |
-                    (want_csv ? UO_FORMAT_CSV : 0);
+    unsigned out_bits = (want_pf ? UO_FORMAT_PFTRACE : 0) | (want_json ? UO_FORMAT_JSON : 0) |
+                        (want_csv ? UO_FORMAT_CSV : 0);
     char which[4096];
-    if (!uo_outputs_replaceable(base, bits, which, sizeof which)) {
+    if (!uo_outputs_replaceable(base, out_bits, which, sizeof which)) {
         snprintf(err, sizeof err, "%.400s exists and was not written by upti: not replaced "
                  "(choose another -o)", which);
         rc = -1;

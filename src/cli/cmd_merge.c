@@ -1,62 +1,105 @@
 /* upti merge: several trace databases into one (one track group per process). */
 #include "cli.h"
 #include "files.h"
+#include "options.h"
 #include "output.h"
 
-#include <getopt.h>
 #include <stdlib.h>
+#include <string.h>
 
 void cmd_merge_help(FILE *out)
 {
     fprintf(out,
-            "usage: upti merge DATABASE... -o OUTPUT.db\n"
+            "usage: upti merge DATABASE... -o NAME [-d DIR] [-f FORMAT[,FORMAT...]]\n"
             "\n"
             "Joins the databases of several processes or MPI ranks into one. Each\n"
             "process keeps its own rows (info_process.id is renumbered, strings are\n"
             "re-interned), so `upti export` draws one track group per process and\n"
             "`upti stats` sums over all of them.\n"
             "\n"
-            "options:\n"
-            "  -o, --output PATH   the merged database (required); replaces only a\n"
-            "                      database written by upti, never an input\n"
-            "  -h, --help          this help\n");
+            "options (before or after the databases):\n"
+            "  -o, --output NAME          the merged database, NAME.db (required; also\n"
+            "                             --output-file; a .db extension is optional)\n"
+            "  -d, --output-dir DIR       directory of the outputs (created with its parents)\n"
+            "  -f, --format LIST          db (default), pftrace, json, csv, comma-separated:\n"
+            "                             the other formats are written from the merged\n"
+            "                             database, as upti run writes them\n"
+            "  -h, --help                 this help\n");
 }
+
+typedef struct merge_options {
+    const char *dir, *output, *formats;
+    int help;
+} merge_options;
+
+static int on_option(void *ctx, int id, const char *value)
+{
+    merge_options *o = ctx;
+    switch (id) {
+    case CLI_OPT_DIR: o->dir = value; break;
+    case CLI_OPT_OUTPUT: o->output = value; break;
+    case CLI_OPT_FORMAT: o->formats = value; break;
+    case CLI_OPT_HELP: o->help = 1; break;
+    }
+    return 0;
+}
+
+static const cli_option k_options[] = {CLI_OPTION_OUTPUT, CLI_OPTION_DIR, CLI_OPTION_FORMAT,
+                                       CLI_OPTION_HELP};
+static const cli_format k_formats[] = {{"db", UO_FORMAT_DB}, {"pftrace", UO_FORMAT_PFTRACE},
+                                       {"json", UO_FORMAT_JSON}, {"csv", UO_FORMAT_CSV}};
+static const char *const k_exts[] = {".db", NULL};
 
 int cmd_merge(int argc, char **argv)
 {
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *output = NULL;
-    const char **inputs = calloc((size_t)argc, sizeof *inputs);
-    int n = 0, c;
-    opterr = 0;
-    optind = 1;
-    while (optind < argc) {
-        c = getopt_long(argc, argv, "+:o:h", opts, NULL);
-        if (c == -1) {
-            inputs[n++] = argv[optind++];
-            continue;
-        }
-        switch (c) {
-        case 'o': output = optarg; break;
-        case 'h': cmd_merge_help(stdout); free(inputs); return 0;
-        default: free(inputs); return cli_bad_option("merge", c, argv, optind, optopt);
-        }
-    }
-    if (output == NULL || n == 0) {
-        free(inputs);
-        return cli_usage_error("merge", output ? "no input DATABASE" : "missing -o OUTPUT.db");
-    }
-    int same = cli_output_is_input(output, inputs, n);
-    if (same >= 0) {
-        int rc = cli_usage_error("merge", "the output %s is the input %s (choose another -o)",
-                                 output, inputs[same]);
+    merge_options o = {0};
+    char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
+    int n = 0;
+    if (inputs == NULL)
+        return cli_error("out of memory");
+    int rc = cli_parse_options("merge", k_options, sizeof k_options / sizeof k_options[0], argc,
+                               argv, CLI_ARGS_ANYWHERE, on_option, &o, inputs, &n);
+    unsigned formats = UO_FORMAT_DB;
+    if (rc == 0 && o.help)
+        cmd_merge_help(stdout);
+    else if (rc == 0 && (o.output == NULL || n == 0))
+        rc = cli_usage_error("merge", o.output ? "no input DATABASE" : "missing -o NAME");
+    else if (rc == 0 && (o.output[0] == '\0' || (o.dir != NULL && o.dir[0] == '\0')))
+        rc = cli_usage_error("merge", "empty %s", o.output[0] ? "--output-dir" : "--output");
+    else if (rc == 0 && o.formats != NULL)
+        rc = cli_parse_formats("merge", o.formats, k_formats,
+                               sizeof k_formats / sizeof k_formats[0], &formats);
+    if (rc != 0 || o.help) {
         free(inputs);
         return rc;
     }
-    char err[1024];
-    int rc = uo_merge(output, inputs, n, err, sizeof err);
+    char *base = cli_output_base(o.dir, o.output, k_exts);
+    size_t len = base != NULL ? strlen(base) + 4 : 0;
+    char *path = base != NULL ? malloc(len) : NULL;
+    int same = -1;
+    if (path != NULL) {
+        snprintf(path, len, "%s.db", base);
+        same = cli_output_is_input(path, (const char *const *)inputs, n);
+    }
+    if (path == NULL) {
+        rc = cli_error("out of memory");
+    } else if (same >= 0) {
+        rc = cli_usage_error("merge", "the output %s is the input %s (choose another -o)", path,
+                             inputs[same]);
+    } else if (cli_make_output_dir(base, 0) != 0) {
+        rc = 1;
+    } else {
+        char err[1024];
+        if (uo_merge(path, (const char *const *)inputs, n, err, sizeof err) != 0)
+            rc = cli_error("%s", err);
+        else if ((formats & ~UO_FORMAT_DB) != 0 &&
+                 uo_write_outputs(path, base, formats & ~UO_FORMAT_DB, 0, 0) != 0)
+            rc = 1; /* what was not written is said */
+        if (rc == 0 && !(formats & UO_FORMAT_DB))
+            remove(path); /* written by this merge, only to make the other formats */
+    }
+    free(path);
+    free(base);
     free(inputs);
-    return rc == 0 ? 0 : cli_error("%s", err);
+    return rc;
 }

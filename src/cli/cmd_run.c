@@ -1,16 +1,18 @@
 /* upti run: set up the environment for libupti-trace.so, the OpenCL layer and the
  * NVTX injection, run the program, and exit with its status. */
 #include "cli.h"
+#include "env.h"
+#include "options.h"
 #include "output.h"
 #include "run_outputs.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <regex.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -44,12 +46,15 @@ void cmd_run_help(FILE *out)
             "                            view); implies --opencl-trace; off by default (cost)\n"
             "\n"
             "output:\n"
-            "  -d, --output-dir DIR      directory of the outputs (default: .)\n"
-            "  -o, --output-file NAME    file name without extension (default:\n"
-            "                            upti-%%argv0%%-%%pid%%); placeholders: %%pid%% %%ppid%%\n"
-            "                            %%hostname%% %%rank%% (OMPI_COMM_WORLD_RANK, PMI_RANK,\n"
-            "                            SLURM_PROCID, MPI_LOCALRANKID) %%argv0%% %%env{NAME}%% %%%%\n"
-            "  --format LIST             comma-separated: db (SQLite, see docs/database.md),\n"
+            "  -d, --output-dir DIR      directory of the outputs (default: .; created with\n"
+            "                            its parents)\n"
+            "  -o, --output NAME         file name without extension (also --output-file;\n"
+            "                            default: upti-%%argv0%%-%%pid%%); placeholders in DIR\n"
+            "                            and NAME: %%pid%% %%ppid%% %%hostname%% %%rank%%\n"
+            "                            (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,\n"
+            "                            SLURM_PROCID, MPI_LOCALRANKID) %%argv0%% %%env{NAME}%%\n"
+            "                            and %%%% (a literal %%); any other %% is an error\n"
+            "  -f, --format LIST         comma-separated: db (SQLite, see docs/database.md),\n"
             "                            pftrace (Perfetto protobuf), json (Chrome trace\n"
             "                            JSON), csv (one file per record kind). Default: db\n"
             "  --force-overwrite         replace existing files of the output names that\n"
@@ -60,7 +65,13 @@ void cmd_run_help(FILE *out)
             "  -L, --list                list tracing kinds, operations and agents; with a\n"
             "                            PROGRAM, also run it (traced as usual) and print,\n"
             "                            per process at its end, the agents (devices) it saw\n"
+            "  --force-overwrite         replace existing files of the same name even if\n"
+            "                            UPTI did not write them\n"
             "  -h, --help                this help\n"
+            "\n"
+            "Options come before PROGRAM: the first argument that is not an option (or\n"
+            "everything after --) is PROGRAM, and what follows it is PROGRAM's own.\n"
+            "Long options are taken by their exact name only.\n"
             "\n"
             "environment set for PROGRAM: UPTI_TOOL_LIBRARIES, OPENCL_LAYERS,\n"
             "NVTX_INJECTION64_PATH and UPTI_TRACE_* (see docs/cli.md).\n"
@@ -69,9 +80,65 @@ void cmd_run_help(FILE *out)
 }
 
 enum {
-    O_OPENCL = 256, O_KERNEL, O_COPY, O_ALLOC, O_MARKER, O_SYS, O_STATS, O_FORMAT, O_INCLUDE,
-    O_EXCLUDE, O_ARGS, O_FORCE_OVERWRITE
+    O_OPENCL = CLI_OPT_OWN, O_KERNEL, O_COPY, O_ALLOC, O_MARKER, O_SYS, O_STATS, O_INCLUDE,
+    O_EXCLUDE, O_ARGS, O_LIST, O_FORCE
 };
+
+static const cli_option k_options[] = {
+    {O_OPENCL, 0, "opencl-trace", NULL, 0},
+    {O_KERNEL, 0, "kernel-trace", NULL, 0},
+    {O_COPY, 0, "memory-copy-trace", NULL, 0},
+    {O_ALLOC, 0, "memory-alloc-trace", NULL, 0},
+    {O_MARKER, 0, "marker-trace", NULL, 0},
+    {O_SYS, 0, "sys-trace", NULL, 0},
+    {O_STATS, 0, "stats", NULL, 0},
+    {O_INCLUDE, 0, "kernel-include-regex", NULL, 1},
+    {O_EXCLUDE, 0, "kernel-exclude-regex", NULL, 1},
+    {O_ARGS, 0, "args", NULL, 0},
+    {O_LIST, 'L', "list", NULL, 0},
+    {O_FORCE, 0, "force-overwrite", NULL, 0},
+    CLI_OPTION_DIR,
+    CLI_OPTION_OUTPUT,
+    CLI_OPTION_FORMAT,
+    CLI_OPTION_HELP,
+};
+
+/* What the command line asked for. */
+typedef struct run_options {
+    char kinds[256];
+    const char *dir, *file, *formats, *include, *exclude;
+    int stats, list, args, help;
+    bool force_overwrite; /* --force-overwrite: replace files of the same name UPTI did not write */
+} run_options;
+
+static int on_option(void *ctx, int id, const char *value)
+{
+    run_options *o = ctx;
+    const char *k = NULL;
+    switch (id) {
+    case O_OPENCL: k = "opencl_api"; break;
+    case O_KERNEL: k = "kernel_dispatch,code_object"; break;
+    case O_COPY: k = "memory_copy"; break;
+    case O_ALLOC: k = "memory_allocation"; break;
+    case O_MARKER: k = "marker_api"; break;
+    case O_SYS: k = "all"; break;
+    case O_STATS: o->stats = 1; break;
+    case CLI_OPT_DIR: o->dir = value; break;
+    case CLI_OPT_OUTPUT: o->file = value; break;
+    case CLI_OPT_FORMAT: o->formats = value; break;
+    case O_INCLUDE: o->include = value; break;
+    case O_EXCLUDE: o->exclude = value; break;
+    case O_LIST: o->list = 1; break;
+    case O_ARGS: o->args = 1; k = "opencl_api"; break;
+    case O_FORCE: o->force_overwrite = true; break;
+    case CLI_OPT_HELP: o->help = 1; break;
+    }
+    if (k != NULL) {
+        size_t used = strlen(o->kinds);
+        snprintf(o->kinds + used, sizeof o->kinds - used, "%s%s", used ? "," : "", k);
+    }
+    return 0;
+}
 
 /* Prepends value to a ':'-separated variable (kept once). */
 static void env_prepend(const char *name, const char *value)
@@ -149,6 +216,23 @@ static int list_kinds(int agents)
     return 0;
 }
 
+/* The UPTI_* variables the program's processes read (env.h): a bad value is
+ * said once, here, and removed so that every process uses the default. */
+static void check_environment(void)
+{
+    for (int id = 0; id < UPTI_ENV_COUNT; id++) {
+        char msg[512];
+        /* upti run sets these from its own options (--stats, --args, -L). */
+        if (id == UPTI_ENV_TRACE_STATS || id == UPTI_ENV_TRACE_ARGS || id == UPTI_ENV_TRACE_LIST)
+            continue;
+        if (!upti_env_check((upti_env_id)id, msg, sizeof msg))
+            continue;
+        if (id != UPTI_ENV_CLOCK) /* libupti, loaded by upti itself, has said this one */
+            fprintf(stderr, "upti: %s\n", msg);
+        unsetenv(upti_env_name((upti_env_id)id));
+    }
+}
+
 static pid_t g_child;
 static void forward(int sig)
 {
@@ -156,95 +240,76 @@ static void forward(int sig)
         kill(g_child, sig);
 }
 
-int cmd_run(int argc, char **argv)
+/* Output pattern: DIR/NAME without extension (malloc'd in *pattern), its
+ * placeholders checked. 0, or an exit status after one line. */
+static int output_pattern(const run_options *o, char **pattern)
 {
-    static const struct option opts[] = {
-        {"opencl-trace", no_argument, NULL, O_OPENCL},
-        {"kernel-trace", no_argument, NULL, O_KERNEL},
-        {"memory-copy-trace", no_argument, NULL, O_COPY},
-        {"memory-alloc-trace", no_argument, NULL, O_ALLOC},
-        {"marker-trace", no_argument, NULL, O_MARKER},
-        {"sys-trace", no_argument, NULL, O_SYS},
-        {"stats", no_argument, NULL, O_STATS},
-        {"output-dir", required_argument, NULL, 'd'},
-        {"output-file", required_argument, NULL, 'o'},
-        {"format", required_argument, NULL, O_FORMAT},
-        {"kernel-include-regex", required_argument, NULL, O_INCLUDE},
-        {"kernel-exclude-regex", required_argument, NULL, O_EXCLUDE},
-        {"args", no_argument, NULL, O_ARGS},
-        {"force-overwrite", no_argument, NULL, O_FORCE_OVERWRITE},
-        {"list", no_argument, NULL, 'L'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    char kinds[256] = "";
-    const char *dir = NULL, *file = NULL, *formats = "db", *include = NULL, *exclude = NULL;
-    int stats = 0, list = 0, args = 0, c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+:d:o:Lh", opts, NULL)) != -1) {
-        const char *k = NULL;
-        switch (c) {
-        case O_OPENCL: k = "opencl_api"; break;
-        case O_KERNEL: k = "kernel_dispatch,code_object"; break;
-        case O_COPY: k = "memory_copy"; break;
-        case O_ALLOC: k = "memory_allocation"; break;
-        case O_MARKER: k = "marker_api"; break;
-        case O_SYS: k = "all"; break;
-        case O_STATS: stats = 1; break;
-        case 'd': dir = optarg; break;
-        case 'o': file = optarg; break;
-        case O_FORMAT: formats = optarg; break;
-        case O_INCLUDE: include = optarg; break;
-        case O_EXCLUDE: exclude = optarg; break;
-        case 'L': list = 1; break;
-        case O_ARGS: args = 1; k = "opencl_api"; break;
-        case O_FORCE_OVERWRITE: setenv("UPTI_TRACE_FORCE_OVERWRITE", "1", 1); break;
-        case 'h': cmd_run_help(stdout); return 0;
-        default: return cli_bad_option("run", c, argv, optind, optopt);
-        }
-        if (k != NULL) {
-            size_t used = strlen(kinds);
-            snprintf(kinds + used, sizeof kinds - used, "%s%s", used ? "," : "", k);
-        }
+    static const char *const exts[] = {".db", ".pftrace", ".json", ".csv", NULL};
+    if ((o->dir != NULL && o->dir[0] == '\0') || (o->file != NULL && o->file[0] == '\0'))
+        return cli_usage_error("run", "empty %s", o->dir && !o->dir[0] ? "--output-dir" : "--output");
+    *pattern = cli_output_base(o->dir, o->file ? o->file : "upti-%argv0%-%pid%", exts);
+    if (*pattern == NULL)
+        return cli_error("out of memory");
+    char err[256];
+    char *expanded = uo_expand_placeholders(*pattern, err, sizeof err);
+    if (expanded == NULL) {
+        free(*pattern);
+        *pattern = NULL;
+        return err[0] ? cli_usage_error("run", "%s", err) : cli_error("out of memory");
     }
+    free(expanded);
+    return 0;
+}
+
+static int run_program(const run_options *o, char **program, int nprogram)
+{
+    const char *include = o->include, *exclude = o->exclude, *formats = o->formats;
+    const char *kinds = o->kinds;
+    int stats = o->stats, list = o->list, args = o->args;
     /* Validate before running anything. */
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } k_formats[] = {{"db", UO_FORMAT_DB}, {"pftrace", UO_FORMAT_PFTRACE}, {"json", UO_FORMAT_JSON},
-                     {"csv", UO_FORMAT_CSV}};
+    static const cli_format k_formats[] = {{"db", UO_FORMAT_DB}, {"pftrace", UO_FORMAT_PFTRACE},
+                                           {"json", UO_FORMAT_JSON}, {"csv", UO_FORMAT_CSV}};
     unsigned format_bits = 0;
-    char *copy = strdup(formats);
-    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        size_t i = 0;
-        while (i < 4 && strcmp(t, k_formats[i].name) != 0)
-            i++;
-        if (i == 4) {
-            int rc = cli_usage_error("run", "unknown format '%s' (db, pftrace, json, csv)", t);
-            free(copy);
-            return rc;
-        }
-        format_bits |= k_formats[i].bit;
-    }
-    free(copy);
+    int rc = cli_parse_formats("run", formats, k_formats, sizeof k_formats / sizeof k_formats[0],
+                               &format_bits);
+    if (rc != 0)
+        return rc;
     const char *res[2] = {include, exclude};
     for (int i = 0; i < 2; i++) {
         regex_t re;
         if (res[i] == NULL)
             continue;
-        if (regcomp(&re, res[i], REG_EXTENDED | REG_NOSUB) != 0)
-            return cli_usage_error("run", "invalid regular expression '%s'", res[i]);
+        if (regcomp(&re, res[i], REG_EXTENDED | REG_NOSUB) != 0) {
+            char shown[160];
+            cli_printable(res[i], shown, sizeof shown);
+            return cli_usage_error("run", "invalid regular expression '%s'", shown);
+        }
         regfree(&re);
     }
-    if (list && optind >= argc)
-        return list_kinds(1);
-    if (optind >= argc)
+    char *pattern = NULL;
+    rc = output_pattern(o, &pattern);
+    if (rc != 0)
+        return rc;
+    if (nprogram == 0) {
+        free(pattern);
+        if (list)
+            return list_kinds(1);
         return cli_usage_error("run", "missing PROGRAM (upti run [options] -- PROGRAM [ARGS...])");
+    }
+    /* The directories before the first placeholder; the traced processes make the rest. */
+    if (cli_make_output_dir(pattern, 1) != 0) {
+        free(pattern);
+        return 1;
+    }
 
+    check_environment();
+    if (o->force_overwrite)
+        setenv("UPTI_TRACE_FORCE_OVERWRITE", "1", 1);
     const char *libdir = cli_library_dir();
-    if (libdir == NULL)
+    if (libdir == NULL) {
+        free(pattern);
         return cli_error("cannot find libupti-trace.so next to the upti executable (../lib)");
+    }
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/libupti-trace.so", libdir);
     env_prepend("UPTI_TOOL_LIBRARIES", path);
@@ -275,23 +340,8 @@ int cmd_run(int argc, char **argv)
     if (exclude)
         setenv("UPTI_TRACE_KERNEL_EXCLUDE", exclude, 1);
 
-    /* Output pattern: DIR/NAME, without extension. */
-    char name[PATH_MAX];
-    snprintf(name, sizeof name, "%s", file ? file : "upti-%argv0%-%pid%");
-    static const char *const exts[] = {".db", ".pftrace", ".json", ".csv"};
-    for (size_t i = 0; i < 4; i++) {
-        size_t n = strlen(name), e = strlen(exts[i]);
-        if (n > e && strcmp(name + n - e, exts[i]) == 0)
-            name[n - e] = '\0';
-    }
-    char pattern[PATH_MAX * 2];
-    if (name[0] == '/' || dir == NULL)
-        snprintf(pattern, sizeof pattern, "%s", name);
-    else
-        snprintf(pattern, sizeof pattern, "%s/%s", dir, name);
-    if (dir != NULL && mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return cli_error("cannot create the output directory %s: %s", dir, strerror(errno));
     setenv("UPTI_TRACE_OUTPUT", pattern, 1);
+    free(pattern);
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
     char session[32];
@@ -309,8 +359,8 @@ int cmd_run(int argc, char **argv)
         return cli_error("fork: %s", strerror(errno));
     }
     if (g_child == 0) {
-        execvp(argv[optind], argv + optind);
-        fprintf(stderr, "upti: cannot run '%s': %s\n", argv[optind], strerror(errno));
+        execvp(program[0], program);
+        fprintf(stderr, "upti: cannot run '%s': %s\n", program[0], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
     }
     /* SIGINT, SIGTERM, SIGHUP sent to upti go to the program (whose tool then
@@ -343,4 +393,24 @@ int cmd_run(int argc, char **argv)
     if (WIFSIGNALED(status))
         return 128 + WTERMSIG(status);
     return 1;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_options o = {.formats = "db"};
+    char **program = calloc((size_t)argc + 1, sizeof *program);
+    int nprogram = 0;
+    if (program == NULL)
+        return cli_error("out of memory");
+    int rc = cli_parse_options("run", k_options, sizeof k_options / sizeof k_options[0], argc,
+                               argv, CLI_ARGS_PROGRAM, on_option, &o, program, &nprogram);
+    if (rc == 0 && o.help)
+        cmd_run_help(stdout);
+    if (rc != 0 || o.help) {
+        free(program);
+        return rc;
+    }
+    rc = run_program(&o, program, nprogram);
+    free(program);
+    return rc;
 }

@@ -1,5 +1,6 @@
 /* upti: the command-line tracer. One file per subcommand (cmd_*.c), dispatched from a table. */
 #include "cli.h"
+#include "options.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -57,6 +58,14 @@ static const cli_command *find(const char *name)
     return NULL;
 }
 
+/* "unknown option 'X'", X made printable. */
+static int unknown(const char *command, const char *what, const char *arg)
+{
+    char shown[80];
+    cli_printable(arg, shown, sizeof shown);
+    return cli_usage_error(command, "%s '%s'", what, shown);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -83,15 +92,15 @@ int main(int argc, char **argv)
         }
         const cli_command *c = find(argv[2]);
         if (c == NULL)
-            return cli_usage_error(NULL, "unknown command '%s'", argv[2]);
+            return unknown(NULL, "unknown command", argv[2]);
         c->help(stdout);
         return 0;
     }
     if (cmd[0] == '-')
-        return cli_usage_error(NULL, "unknown option '%s'", cmd);
+        return unknown(NULL, "unknown option", cmd);
     const cli_command *c = find(cmd);
     if (c == NULL)
-        return cli_usage_error(NULL, "unknown command '%s'", cmd);
+        return unknown(NULL, "unknown command", cmd);
     return c->run(argc - 1, argv + 1);
 }
 
@@ -118,19 +127,6 @@ int cli_error(const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "upti: %s\n", msg);
     return 1;
-}
-
-int cli_bad_option(const char *command, int c, char **argv, int optind_value, int optopt_value)
-{
-    const char *arg = argv[optind_value - 1];
-    if (c == ':') {
-        if (optopt_value != 0)
-            return cli_usage_error(command, "option '-%c' needs a value", optopt_value);
-        return cli_usage_error(command, "option '%s' needs a value", arg);
-    }
-    if (optopt_value != 0)
-        return cli_usage_error(command, "unknown option '-%c'", optopt_value);
-    return cli_usage_error(command, "unknown option '%s'", arg);
 }
 
 const char *cli_library_dir(void)

@@ -35,6 +35,7 @@
 #include "layer.h"
 #include "fork.h"
 #include "subscriber_hooks.h"
+#include "env.h"
 
 #include <upti/names.h>
 
@@ -238,8 +239,7 @@ static void init_once(void)
         g_shards[i].head.next = g_shards[i].head.prev = &g_shards[i].head;
         pthread_mutex_unlock(&g_shards[i].lock);
     }
-    const char *mode = getenv("UPTI_OPENCL_COMPLETION");
-    g_use_callbacks = mode != NULL && strcmp(mode, "callback") == 0;
+    g_use_callbacks = upti_env_get(UPTI_ENV_OPENCL_COMPLETION) == UPTI_ENV_COMPLETION_CALLBACK;
     pthread_key_create(&g_pool_key, pool_thread_exit);
     atomic_store(&g_started, 1);
     pthread_t t;

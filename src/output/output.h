@@ -194,7 +194,15 @@ int uo_write_outputs(const char *db_path, const char *base, unsigned formats, in
 /** Merges the inputs into a new database at out_path (truncated). */
 int uo_merge(const char *out_path, const char *const *inputs, int n, char *err, size_t errlen);
 
-/** Expands %pid% %ppid% %hostname% %rank% %argv0% %env{NAME}% %%; returns malloc'd text. */
-char *uo_expand_placeholders(const char *pattern);
+/** The placeholders uo_expand_placeholders knows, as an error message lists them. */
+#define UO_PLACEHOLDERS_KNOWN "%pid% %ppid% %hostname% %rank% %argv0% %env{NAME}% %%"
+
+/**
+ * Expands %pid% %ppid% %hostname% %rank% %argv0% %env{NAME}% and %% (a literal
+ * '%'); returns malloc'd text. A '%' that starts none of them (%foo%, a lone
+ * '%') is an error: NULL, and err says "unknown placeholder '%foo%' (known:
+ * ...)". NULL with err empty: out of memory.
+ */
+char *uo_expand_placeholders(const char *pattern, char *err, size_t errlen);
 
 #endif

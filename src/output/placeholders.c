@@ -44,8 +44,30 @@ static void put_component(uo_buf *b, const char *s)
         uo_buf_putc(b, *s == '/' ? '_' : *s);
 }
 
-char *uo_expand_placeholders(const char *pattern)
+/* The text of the unknown placeholder at p: "%name%" when a '%' closes a run
+ * of name bytes, else the '%' and a few bytes after it; control bytes as '?'. */
+static void unknown_token(const char *p, char *out, size_t len)
 {
+    size_t n = 1;
+    while (p[n] != '\0' && p[n] != '%' && n < 24 &&
+           (p[n] == '_' || p[n] == '{' || p[n] == '}' || (p[n] >= '0' && p[n] <= '9') ||
+            ((p[n] | 0x20) >= 'a' && (p[n] | 0x20) <= 'z')))
+        n++;
+    if (p[n] == '%')
+        n++;
+    else if (n == 1)
+        while (p[n] != '\0' && n < 8)
+            n++;
+    size_t i = 0;
+    for (; i < n && i + 1 < len; i++)
+        out[i] = (unsigned char)p[i] < 0x20 || p[i] == 0x7f ? '?' : p[i];
+    out[i] = '\0';
+}
+
+char *uo_expand_placeholders(const char *pattern, char *err, size_t errlen)
+{
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
     uo_buf b;
     uo_buf_init(&b, NULL);
     for (const char *p = pattern; *p;) {
@@ -85,7 +107,13 @@ char *uo_expand_placeholders(const char *pattern)
                 put_component(&b, v);
             p = end + 2;
         } else {
-            uo_buf_putc(&b, *p++);
+            char token[32];
+            unknown_token(p, token, sizeof token);
+            if (err != NULL && errlen > 0)
+                snprintf(err, errlen, "unknown placeholder '%s' (known: %s)", token,
+                         UO_PLACEHOLDERS_KNOWN);
+            uo_buf_free(&b);
+            return NULL;
         }
     }
     uo_buf_putc(&b, '\0');

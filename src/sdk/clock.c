@@ -9,6 +9,7 @@
  * backwards. Parameters are published under a sequence lock.
  */
 #include "internal.h"
+#include "env.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,10 +121,7 @@ static bool invariant_tsc(void)
 __attribute__((constructor)) static void clock_init(void)
 {
     /* UPTI_CLOCK=gettime: clock_gettime() only; tsc (or unset, empty): the TSC when invariant. */
-    const char *mode = getenv("UPTI_CLOCK");
-    if (mode != NULL && mode[0] != '\0' && strcmp(mode, "gettime") != 0 && strcmp(mode, "tsc") != 0)
-        upti_log_error("UPTI_CLOCK='%.64s' is neither 'gettime' nor 'tsc': ignored", mode);
-    if ((mode != NULL && strcmp(mode, "gettime") == 0) || !invariant_tsc())
+    if (upti_env_get(UPTI_ENV_CLOCK) == UPTI_ENV_CLOCK_GETTIME || !invariant_tsc())
         return;
     sample(&g_first_tsc, &g_first_ns);
     /* First slope over ~200 us; refined at every re-anchor over the whole run. */

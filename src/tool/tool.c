@@ -24,6 +24,8 @@
  *   UPTI_TRACE_MANIFEST  a file to which the database's path is appended (set by
  *                        `upti run`, which recovers the databases of processes that died
  *                        without closing them)
+ * Numbers, switches (0/1) and choices are read through src/common/env.c, one
+ * parser for every UPTI_* variable: a bad value is one "upti:" line and the default.
  * Records stream into the per-process database from the buffer callback,
  * committed at least every UPTI_TRACE_FLUSH_MS; finalize closes it and writes
  * the other formats from it.
@@ -35,6 +37,9 @@
 #include "output.h"
 #include "safe_open.h"
 #include "tool_env.h"
+#include "env.h"
+#include "dirs.h"
+#include "log.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -308,24 +313,6 @@ static int compile(regex_t *re, const char *var)
     return 1;
 }
 
-static void mkdirs(const char *path)
-{
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    char *slash = strrchr(tmp, '/');
-    if (slash == NULL || slash == tmp)
-        return;
-    *slash = '\0';
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(tmp, 0777);
-            *p = '/';
-        }
-    }
-    mkdir(tmp, 0777);
-}
-
 /* The command line from /proc/self/cmdline, arguments joined by spaces. */
 static char *command_line(void)
 {
@@ -385,7 +372,7 @@ static int claim_output(char **base)
     for (int attempt = 0; attempt < 2; attempt++) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s%s", *base, db_suffix());
-        mkdirs(path);
+        upti_mkdirs_for(path);
         /* O_NOFOLLOW: a symbolic link planted as <base>.db is neither followed
          * nor reused (a regular file of this user with one link only). */
         int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -427,10 +414,17 @@ static int claim_output(char **base)
 /* Expands the output pattern. */
 static char *output_base(void)
 {
+    static const char k_default[] = "upti-%argv0%-%pid%";
     const char *pattern = getenv("UPTI_TRACE_OUTPUT");
     if (pattern == NULL || pattern[0] == '\0')
-        pattern = "upti-%argv0%-%pid%";
-    return uo_expand_placeholders(pattern);
+        pattern = k_default;
+    char err[256];
+    char *base = uo_expand_placeholders(pattern, err, sizeof err);
+    if (base == NULL && err[0] != '\0' && pattern != k_default) {
+        upti_log_error("UPTI_TRACE_OUTPUT='%.200s': %s: using %s", pattern, err, k_default);
+        base = uo_expand_placeholders(k_default, NULL, 0);
+    }
+    return base;
 }
 
 static void buffer_callback(upti_context_id_t context, upti_buffer_id_t buffer,
@@ -718,8 +712,7 @@ static void take_signal(size_t i, int only_over_reporters)
 
 static void install_signal_handlers(void)
 {
-    const char *v = getenv("UPTI_TRACE_SIGNALS");
-    if (v != NULL && strcmp(v, "0") == 0)
+    if (upti_env_get(UPTI_ENV_TRACE_SIGNALS) == 0)
         return;
     g_signals = 1;
     for (size_t i = 0; i < NUM_SIGNALS; i++)
@@ -820,20 +813,16 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
     g.pid = getpid();
     g.kinds = parse_kinds(getenv("UPTI_TRACE_KINDS"));
     g.formats = parse_formats(getenv("UPTI_TRACE_FORMATS"));
-    const char *stats = getenv("UPTI_TRACE_STATS");
-    g.stats = stats != NULL && stats[0] != '\0' && strcmp(stats, "0") != 0;
-    const char *args = getenv("UPTI_TRACE_ARGS");
-    g.args = args != NULL && args[0] != '\0' && strcmp(args, "0") != 0 &&
-             ((g.kinds >> UPTI_TRACING_KIND_OPENCL_API) & 1);
-    const char *list = getenv("UPTI_TRACE_LIST");
-    g.list = list != NULL && list[0] != '\0' && strcmp(list, "0") != 0;
+    g.stats = upti_env_get(UPTI_ENV_TRACE_STATS) != 0;
+    g.args = upti_env_get(UPTI_ENV_TRACE_ARGS) != 0 && ((g.kinds >> UPTI_TRACING_KIND_OPENCL_API) & 1);
+    g.list = upti_env_get(UPTI_ENV_TRACE_LIST) != 0;
     g.has_include = compile(&g.include, "UPTI_TRACE_KERNEL_INCLUDE");
     g.has_exclude = compile(&g.exclude, "UPTI_TRACE_KERNEL_EXCLUDE");
-    g.flush_ns = 1000000ull * ut_env_size("UPTI_TRACE_FLUSH_MS", 50, 1, 3600000);
+    g.flush_ns = 1000000ull * upti_env_get(UPTI_ENV_TRACE_FLUSH_MS);
     if (open_output() != 0)
         return g.base == NULL ? 1 : 0;
 
-    size_t region = ut_env_size("UPTI_TRACE_BUFFER_SIZE", 4u << 20, 4096, (size_t)1 << 30);
+    size_t region = (size_t)upti_env_get(UPTI_ENV_TRACE_BUFFER_SIZE);
     upti_status_t st = upti_create_context(&g.context);
     if (st == UPTI_STATUS_SUCCESS)
         st = upti_create_buffer(g.context, region, region / 2, UPTI_BUFFER_POLICY_LOSSLESS,

@@ -1,8 +1,8 @@
-/* libFuzzer: the `upti` option parser (stats, export, merge: every option,
- * -o patterns with placeholders), argv made from the input (NUL-separated).
+/* libFuzzer: the `upti` option parser (src/cli/options.c, through stats,
+ * export, merge and help: every option, -d/-o/-f, format lists), argv made
+ * from the input (NUL-separated).
  * Runs in an empty directory; arguments naming other places ('/') or the run
  * subcommand (which would start programs) are dropped. */
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,12 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         argv[argc++] = p;
     }
     argv[argc] = NULL;
-    /* glibc keeps getopt's position inside a cluster of short options across
-     * calls; upti parses once per process, so reset it as a new process would
-     * (optind = 0 makes glibc re-initialise everything). */
-    char *dummy[] = {"upti", NULL};
-    optind = 0;
-    getopt(1, dummy, "+:"); /* "+": every subcommand parses in order */
+    /* The parser keeps no state between calls (no getopt): nothing to reset. */
     upti_cli_main(argc, argv);
     free(copy);
     return 0;

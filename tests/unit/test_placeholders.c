@@ -1,0 +1,77 @@
+/* src/output/placeholders.c: each placeholder expands; %% is a literal '%';
+ * an unknown one (%foo%, a lone '%') is refused with a message that names it
+ * and lists the known ones. */
+#include "output.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../integration/core/testutil.h"
+
+static void expands(const char *pattern, const char *want)
+{
+    char err[256] = "not touched";
+    char *got = uo_expand_placeholders(pattern, err, sizeof err);
+    if (got == NULL || strcmp(got, want) != 0 || err[0] != '\0')
+        fprintf(stderr, "FAIL '%s': '%s' (want '%s'), err '%s'\n", pattern, got ? got : "(null)",
+                want, err);
+    CHECK(got != NULL && strcmp(got, want) == 0 && err[0] == '\0');
+    free(got);
+}
+
+static void refused(const char *pattern, const char *token)
+{
+    char err[256], want[256];
+    snprintf(want, sizeof want, "unknown placeholder '%s' (known: %%pid%% %%ppid%% %%hostname%% "
+             "%%rank%% %%argv0%% %%env{NAME}%% %%%%)", token);
+    char *got = uo_expand_placeholders(pattern, err, sizeof err);
+    if (got != NULL || strcmp(err, want) != 0)
+        fprintf(stderr, "FAIL '%s': '%s', err '%s' (want '%s')\n", pattern, got ? got : "(null)",
+                err, want);
+    CHECK(got == NULL && strcmp(err, want) == 0);
+    free(got);
+}
+
+int main(void)
+{
+    char want[512];
+    snprintf(want, sizeof want, "out/%d-%d", (int)getpid(), (int)getppid());
+    expands("out/%pid%-%ppid%", want);
+    expands("plain/name", "plain/name");
+    expands("", "");
+    expands("100%%", "100%");
+    expands("%%pid%%", "%pid%");
+    setenv("UPTI_TEST_PLACEHOLDER_WORD", "a/b", 1);
+    expands("x-%env{UPTI_TEST_PLACEHOLDER_WORD}%", "x-a_b"); /* one component stays one */
+    unsetenv("UPTI_TEST_PLACEHOLDER_UNSET");
+    expands("x-%env{UPTI_TEST_PLACEHOLDER_UNSET}%-y", "x--y");
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("PMI_RANK");
+    unsetenv("PMIX_RANK");
+    unsetenv("SLURM_PROCID");
+    unsetenv("MPI_LOCALRANKID");
+    setenv("PMI_RANK", "7", 1);
+    expands("r%rank%", "r7");
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    for (char *c = host; *c; c++)
+        if (*c == '/')
+            *c = '_';
+    snprintf(want, sizeof want, "h-%s", host);
+    expands("h-%hostname%", want);
+    refused("x-%foo%", "%foo%");
+    refused("%PID%", "%PID%");
+    refused("out/%pid%/%bar%-%pid%", "%bar%");
+    refused("50%", "%");
+    refused("50% done", "% done");
+    refused("a%env{X", "%env{X");
+    refused("%\x01\x02%", "%??%"); /* control bytes are not echoed */
+    /* A lone '%' followed by control bytes: they are not echoed. */
+    char err[256];
+    CHECK(uo_expand_placeholders("%\n\t", err, sizeof err) == NULL);
+    CHECK(strchr(err, '\n') == NULL && strchr(err, '\t') == NULL);
+    CHECK(uo_expand_placeholders("%foo%", NULL, 0) == NULL); /* no err buffer: still refused */
+    return test_result("placeholders");
+}
