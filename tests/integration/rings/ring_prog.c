@@ -13,7 +13,8 @@
  * threads ended), exit (_exit(0)), segv (SIGSEGV, default
  * action), segv_caught (a handler swallows a SIGSEGV halfway; the program
  * goes on), kill (return, but the test kills it before), fork (thread 0
- * makes N/2 marks, forks; the child makes N marks "c:<i>" and _exits; the
+ * makes N/2 marks, forks a child that execs /bin/true (it records nothing:
+ * it must leave no ring file), then one that makes N marks "c:<i>" and _exits; the
  * parent waits for it, then makes N marks "p:<i>"). SIZE: bytes per ring
  * (default 1 MiB). POLICY: lossless (default) or discard. SLOTS: rings
  * (default THREADS + 1). Prints the ring file's path on stdout. MODE api:
@@ -242,6 +243,15 @@ int main(int argc, char **argv)
     if (strcmp(mode, "fork") == 0) {
         marks("0", 0, 0, g_n / 2, 0);
         fflush(stdout);
+        pid_t exec_child = fork(); /* execs at once: it records nothing, so no ring file */
+        if (exec_child == 0) {
+            execl("/bin/true", "true", (char *)NULL);
+            _exit(127);
+        }
+        int exec_status = 0;
+        waitpid(exec_child, &exec_status, 0);
+        if (!WIFEXITED(exec_status) || WEXITSTATUS(exec_status) != 0)
+            return 1;
         pid_t child = fork();
         if (child == 0) {
             marks("c", 1, 0, g_n, 0);
