@@ -91,7 +91,8 @@ UPTI_API upti_status_t upti_destroy_buffer(upti_buffer_id_t buffer_id);
  * thread that finds none drops its records (counted). path_or_dir: the file,
  * created or truncated; or an existing folder, where the file is named
  * upti-<pid>-<n>.upti-ring; NULL: /dev/shm. A child forked without exec
- * writes to a file of its own, named that way in the same folder.
+ * writes to a file of its own, named that way in the same folder, created at
+ * its first record (a child that execs at once leaves none).
  *
  * Full ring: DISCARD drops the record at once; LOSSLESS waits for the
  * collector while it makes progress, and drops the record when it made none
@@ -110,8 +111,9 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
 /**
  * Copies the path of a shared buffer's file (this process's: a forked child
  * has its own) into path[0..capacity). UPTI_STATUS_ERROR_BUFFER_NOT_FOUND if
- * buffer_id is not a shared buffer, UPTI_STATUS_ERROR_INVALID_ARGUMENT if
- * capacity is too small. Thread-safe.
+ * buffer_id is not a shared buffer, UPTI_STATUS_ERROR_NOT_AVAILABLE in a
+ * forked child that has not recorded into it yet (no file yet),
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT if capacity is too small. Thread-safe.
  */
 UPTI_API upti_status_t upti_get_shared_buffer_path(upti_buffer_id_t buffer_id, char *path,
                                                    size_t capacity);

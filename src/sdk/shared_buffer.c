@@ -50,6 +50,10 @@ struct upti_shared_ring {
     uint32_t max_slots;
     size_t slot_size;
     uint64_t full_wait_ns;
+    /* A forked child's file is created at its first record (a child that
+     * execs at once leaves none); the lock orders the child's threads. */
+    bool file_pending;
+    pthread_mutex_t create_lock;
 };
 
 static _Atomic uint32_t g_file_counter;
@@ -128,8 +132,7 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool ex
     }
     r->map = map;
     r->map_size = size;
-    r->hdr = map;
-    upti_ring_header_t *h = r->hdr;
+    upti_ring_header_t *h = map;
     h->magic = UPTI_RING_MAGIC;
     h->version = UPTI_RING_VERSION;
     h->header_bytes = UPTI_RING_HEADER_BYTES;
@@ -155,6 +158,7 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool ex
     for (uint32_t i = 0; i < r->max_slots; i++)
         upti_ring_slot(map, i)->data_offset = data + (size_t)i * r->slot_size;
     atomic_store_explicit(&h->state, UPTI_RING_STATE_LIVE, memory_order_release);
+    __atomic_store_n(&r->hdr, h, __ATOMIC_RELEASE); /* producers may claim slots from now */
     return 0;
 }
 
@@ -189,6 +193,7 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
         return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
     }
     r->max_slots = max_threads;
+    pthread_mutex_init(&r->create_lock, NULL);
     r->slot_size = PAGE;
     while (r->slot_size < size)
         r->slot_size <<= 1;
@@ -243,6 +248,8 @@ UPTI_API upti_status_t upti_get_shared_buffer_path(upti_buffer_id_t buffer_id, c
     struct upti_buffer *b = upti_buffer_lookup(buffer_id);
     if (b == NULL || b->shared == NULL)
         return UPTI_STATUS_ERROR_BUFFER_NOT_FOUND;
+    if (b->shared->path[0] == '\0')
+        return UPTI_STATUS_ERROR_NOT_AVAILABLE; /* a forked child before its first record */
     if (path == NULL || strlen(b->shared->path) >= capacity)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     strcpy(path, b->shared->path);
@@ -264,10 +271,29 @@ static bool claim_slot(struct upti_shared_ring *r, uint32_t i, upti_thread_id_t 
     return atomic_compare_exchange_strong(&slot->owner, &owner, tid);
 }
 
+/* A forked child's first record: its own file. */
+static bool create_child_file(struct upti_buffer *b, struct upti_shared_ring *r)
+{
+    pthread_mutex_lock(&r->create_lock);
+    if (r->file_pending) {
+        r->file_pending = false;
+        auto_name(r);
+        int e = ring_file_create(r, b->policy, true);
+        if (e != 0) {
+            upti_log_error("cannot create the shared buffer %s for a forked child: %s", r->path,
+                           strerror(e));
+            atomic_store(&b->destroyed, true);
+        }
+    }
+    bool ok = __atomic_load_n(&r->hdr, __ATOMIC_ACQUIRE) != NULL;
+    pthread_mutex_unlock(&r->create_lock);
+    return ok;
+}
+
 struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_thread_state_t *s)
 {
     struct upti_shared_ring *r = b->shared;
-    if (r->hdr == NULL)
+    if (__atomic_load_n(&r->hdr, __ATOMIC_ACQUIRE) == NULL && !create_child_file(b, r))
         return NULL;
     uint32_t i = 0;
     while (i < r->max_slots && !claim_slot(r, i, s->tid))
@@ -340,15 +366,9 @@ void upti_shared_fork_child(struct upti_buffer *b, upti_thread_state_t *self)
         munmap(r->map, r->map_size);
     r->map = NULL;
     r->hdr = NULL;
-    if (atomic_load(&b->destroyed))
-        return;
-    auto_name(r);
-    int e = ring_file_create(r, b->policy, true);
-    if (e != 0) {
-        upti_log_error("cannot create the shared buffer %s for a forked child: %s", r->path,
-                       strerror(e));
-        atomic_store(&b->destroyed, true);
-    }
+    r->path[0] = '\0';
+    pthread_mutex_init(&r->create_lock, NULL);
+    r->file_pending = !atomic_load(&b->destroyed);
 }
 
 void upti_shared_close(struct upti_buffer *b)

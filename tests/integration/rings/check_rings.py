@@ -149,9 +149,17 @@ def run_traced(work, mode, n, threads, label, kill_after=None, extra=None, expec
         time.sleep(kill_after)
         prog.send_signal(signal.SIGKILL)
         expect_rc = -signal.SIGKILL
-    rc, _out, err = finish(prog, "%s: ring_prog" % label)
+    rc, out, err = finish(prog, "%s: ring_prog" % label)
     if rc != expect_rc:
         fail("%s: ring_prog exited %s, expected %s: %s" % (label, rc, expect_rc, err.strip()))
+    if mode == "return":
+        # A shared buffer starts no thread in the program and installs no handler.
+        lines = out.splitlines()
+        before = [x for x in lines if x.startswith("before: ")]
+        after = [x for x in lines if x.startswith("after: ")]
+        if len(before) != 1 or len(after) != 1 or before[0][8:] != after[0][7:] or \
+                not after[0].startswith("after: upti_threads=0 "):
+            fail("%s: the program's threads or signal handlers changed: %r" % (label, out))
     crc, _cout, cerr = finish(coll, "%s: the collector" % label)
     if crc != 0 or cerr:
         fail("%s: the collector exited %d: %s" % (label, crc, cerr.strip()))
@@ -299,7 +307,7 @@ def case_fork(root):
     if len(paths) != 2 or paths[0] == paths[1]:
         fail("fork: the parent and the child should name two ring files: %s" % paths)
     dbs = convert(work)
-    if len(dbs) != 2:
+    if len(dbs) != 2:  # not 3: the child that exec'd /bin/true recorded nothing, has no file
         fail("fork: %d databases, expected 2 (parent, child)" % len(dbs))
         return
     by_pid = {}

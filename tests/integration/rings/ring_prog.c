@@ -8,10 +8,13 @@
  * calls; after each call returns it stores i + 1 in its counter, word
  * <thread> of the file COUNTER (a shared mapping the killer reads after the
  * kill: a call counted there had returned, so its record was committed).
- * MODE: return (main returns), exit (_exit(0)), segv (SIGSEGV, default
+ * MODE: return (main returns, having printed UPTI's threads (named upti-*)
+ * and the signals with a handler, before UPTI started and after its own
+ * threads ended), exit (_exit(0)), segv (SIGSEGV, default
  * action), segv_caught (a handler swallows a SIGSEGV halfway; the program
  * goes on), kill (return, but the test kills it before), fork (thread 0
- * makes N/2 marks, forks; the child makes N marks "c:<i>" and _exits; the
+ * makes N/2 marks, forks a child that execs /bin/true (it records nothing:
+ * it must leave no ring file), then one that makes N marks "c:<i>" and _exits; the
  * parent waits for it, then makes N marks "p:<i>"). SIZE: bytes per ring
  * (default 1 MiB). POLICY: lossless (default) or discard. SLOTS: rings
  * (default THREADS + 1). Prints the ring file's path on stdout. MODE api:
@@ -21,6 +24,7 @@
 #include <upti/upti.h>
 #include <uptx/uptx.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -160,8 +164,39 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* UPTI's threads in the process, and the signals with a handler. */
+static void process_state(int *tasks, int *handlers)
+{
+    *handlers = 0;
+    for (int sig = 1; sig < 32; sig++) {
+        struct sigaction old;
+        if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &old) == 0 &&
+            old.sa_handler != SIG_DFL)
+            (*handlers)++;
+    }
+    /* UPTI names its threads upti-* (a sanitizer may have threads of its own). */
+    *tasks = 0;
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        char path[300], comm[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        if (fgets(comm, sizeof comm, f) != NULL && strncmp(comm, "upti", 4) == 0)
+            (*tasks)++;
+        fclose(f);
+    }
+    if (d != NULL)
+        closedir(d);
+}
+
+static int g_tasks0, g_handlers0;
+
 int main(int argc, char **argv)
 {
+    process_state(&g_tasks0, &g_handlers0); /* before UPTI (a sanitizer has its own) */
     if (argc < 5) {
         fprintf(stderr, "usage: ring_prog MODE DIR COUNTER N [THREADS [SIZE [POLICY [SLOTS]]]]\n");
         return 2;
@@ -208,6 +243,15 @@ int main(int argc, char **argv)
     if (strcmp(mode, "fork") == 0) {
         marks("0", 0, 0, g_n / 2, 0);
         fflush(stdout);
+        pid_t exec_child = fork(); /* execs at once: it records nothing, so no ring file */
+        if (exec_child == 0) {
+            execl("/bin/true", "true", (char *)NULL);
+            _exit(127);
+        }
+        int exec_status = 0;
+        waitpid(exec_child, &exec_status, 0);
+        if (!WIFEXITED(exec_status) || WEXITSTATUS(exec_status) != 0)
+            return 1;
         pid_t child = fork();
         if (child == 0) {
             marks("c", 1, 0, g_n, 0);
@@ -238,6 +282,13 @@ int main(int argc, char **argv)
     worker((void *)(intptr_t)0);
     for (int t = 1; t < threads; t++)
         pthread_join(th[t], NULL);
+    if (strcmp(mode, "return") == 0) {
+        /* What the shared buffer left in the process: no thread, no signal handler. */
+        int tasks, handlers;
+        process_state(&tasks, &handlers);
+        printf("before: upti_threads=%d handlers=%d\nafter: upti_threads=%d handlers=%d\n", g_tasks0,
+               g_handlers0, tasks, handlers);
+    }
     if (strcmp(mode, "exit") == 0)
         _exit(0);
     if (strcmp(mode, "segv") == 0) {
