@@ -326,10 +326,9 @@ int ur_convert(const char *spool, const char *prefix, int stats)
         all_records += p->records;
         all_drops += drops;
         char n[32];
-        snprintf(n, sizeof n, "%llu", (unsigned long long)drops);
-        uo_db_set_metadata(p->db, "dropped_records", n);
+        uo_db_set_tally(p->db, p->records, drops);
         snprintf(n, sizeof n, "%llu", (unsigned long long)p->malformed);
-        uo_db_set_metadata(p->db, "malformed_records", n);
+        uo_db_set_metadata(p->db, "records_malformed", n);
         if (drops != 0)
             fprintf(stderr, "upti: process %lld: %llu records were dropped (ring full)\n",
                     (long long)p->hdr.pid, (unsigned long long)drops);

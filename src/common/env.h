@@ -16,6 +16,7 @@ typedef enum upti_env_id {
     UPTI_ENV_TRACE_LIST,         /**< switch 0 or 1; default 0 */
     UPTI_ENV_OPENCL_COMPLETION,  /**< UPTI_ENV_COMPLETION_POLL (default) or _CALLBACK */
     UPTI_ENV_CLOCK,              /**< UPTI_ENV_CLOCK_TSC (default) or _GETTIME */
+    UPTI_ENV_RING_FULL_WAIT_MS,  /**< duration in ms a LOSSLESS shared ring waits for its collector; default 50 */
     UPTI_ENV_COUNT
 } upti_env_id;
 

@@ -681,14 +681,14 @@ uint64_t uo_db_row_count(const uo_db *db) { return db ? db->rows : 0; }
 /* records_received/_written/_dropped/_filtered as of the commit under way. */
 static void set_tally_metadata(uo_db *db)
 {
-    const char *keys[] = {"records_received", "records_written", "records_dropped",
-                          "records_filtered"};
+    static const char *const metadata_keys[] = {"records_received", "records_written",
+                                                 "records_dropped", "records_filtered"};
     uint64_t values[] = {db->received, db->committed_records + db->txn_records, db->dropped,
                          db->filtered};
     for (int i = 0; i < 4; i++) {
         char v[24];
         snprintf(v, sizeof v, "%llu", (unsigned long long)values[i]);
-        uo_db_set_metadata(db, keys[i], v);
+        uo_db_set_metadata(db, metadata_keys[i], v);
     }
 }
 

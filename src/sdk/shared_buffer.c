@@ -9,6 +9,7 @@
  * callback thread delivers it; nothing in the process reads it back.
  */
 #include "internal.h"
+#include "env.h"
 #include "ring.h"
 #include "upti_ring_abi.h"
 
@@ -197,10 +198,7 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
     r->slot_size = PAGE;
     while (r->slot_size < size)
         r->slot_size <<= 1;
-    r->full_wait_ns = UPTI_RING_DEFAULT_FULL_WAIT_NS;
-    const char *wait = getenv("UPTI_RING_FULL_WAIT_MS");
-    if (wait != NULL && wait[0] != '\0')
-        r->full_wait_ns = strtoull(wait, NULL, 10) * 1000000u;
+    r->full_wait_ns = upti_env_get(UPTI_ENV_RING_FULL_WAIT_MS) * 1000000u;
 
     struct stat st;
     const char *where = path_or_dir != NULL ? path_or_dir : DEFAULT_DIR;

@@ -23,9 +23,15 @@ SOURCE = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__))
 KNOWN = ("%pid%", "%ppid%", "%hostname%", "%rank%", "%argv0%", "%env{NAME}%", "%%")
 
 
+def said(p):
+    """stderr's lines, less the closing 'upti: wrote PATH' lines of a run."""
+    return [l for l in p.stderr.splitlines() if not l.startswith("upti: wrote ")]
+
+
 def one_line(p, what):
-    """stderr is exactly one line starting with 'upti: ', printable only."""
-    lines = p.stderr.splitlines()
+    """stderr is exactly one line starting with 'upti: ', printable only (besides
+    the closing 'upti: wrote PATH' lines of a run)."""
+    lines = said(p)
     check(len(lines) == 1 and lines[0].startswith("upti: "),
           "%s: expected one 'upti:' line, got %r" % (what, p.stderr))
     check(all(0x20 <= ord(c) != 0x7f for c in lines[0]), "%s: control bytes in %r" % (what, lines[0]))
@@ -178,7 +184,8 @@ def case_env_vars(tmp):
     good = {"UPTI_TRACE_FLUSH_MS": "2s", "UPTI_TRACE_BUFFER_SIZE": "64k", "UPTI_TRACE_SIGNALS": "1",
             "UPTI_OPENCL_COMPLETION": "callback", "UPTI_CLOCK": "gettime"}
     p = run([UPTI, "run", "--marker-trace", "-d", "g", "-o", "g", "--"] + app, env=good)
-    check(p.stderr == "", "good values were not silent: %r" % p.stderr)
+    check(said(p) == [], "good values were not silent: %r" % p.stderr)
+    check(p.stderr.splitlines() == ["upti: wrote g/g.db"], "the output not said: %r" % p.stderr)
     check(os.path.exists(os.path.join(tmp, "g", "g.db")), "no trace with good values")
     bad = (("UPTI_TRACE_FLUSH_MS", "10k", ("ms", "s", "50 ms"), ("bytes",)),
            ("UPTI_TRACE_FLUSH_MS", "0", ("ms",), ()),

@@ -119,6 +119,10 @@ def metadata_keys_in_code():
         # uo_db_set_metadata(db, "key", ...) and any *_metadata*(x, "key", ...) helper
         for m in re.finditer(r"\w*set_metadata\w*\s*\(\s*[^,()]+,\s*\"([a-z_]+)\"", text):
             keys.setdefault(m.group(1), rel)
+        # a table of keys: static const char *const metadata_keys[] = {"key", ...}
+        for m in re.finditer(r"\bmetadata_keys\s*\[\]\s*=\s*\{(.*?)\}", text, re.S):
+            for k in re.findall(r"\"([a-z_]+)\"", m.group(1)):
+                keys.setdefault(k, rel)
         # INSERT [OR REPLACE] INTO metadata(key, value) VALUES('key', ...), ('key2', ...)
         for m in re.finditer(r"INTO metadata\s*\(\s*key\s*,\s*value\s*\)\s*VALUES(.*?)(?:;|\"\s*,\s*-1|\)\s*;)", text, re.S):
             for k in re.findall(r"\(\s*'([a-z_]+)'\s*,", m.group(1)):

@@ -9,7 +9,7 @@ upti-ring collects the rings into a spool and converts it into databases.
 Every check is exact: per thread, the messages in the database are
 "<thread>:0" .. "<thread>:<m-1>" once each, where m is the counter read after
 the program ended, or m + 1 (a record committed, the program killed before
-its counter store); with a full ring, records + dropped_records == calls.
+its counter store); with a full ring, records + records_dropped == calls.
 
 Cases: kill (SIGKILL at random moments, 20 times), exit (_exit), segv
 (SIGSEGV, default action), segv_caught (a handler swallows one; the trace
@@ -177,10 +177,10 @@ def check_program(label, dbs, counts, threads, killed, drops=0):
     groups = by_prefix(rows)
     for t in range(threads):
         check_thread(label, groups.get(str(t), []), str(t), counts[t], killed)
-    if int(meta.get("dropped_records", -1)) != drops:
-        fail("%s: dropped_records %s, expected %d" % (label, meta.get("dropped_records"), drops))
-    if meta.get("malformed_records") != "0":
-        fail("%s: malformed_records %s" % (label, meta.get("malformed_records")))
+    if int(meta.get("records_dropped", -1)) != drops:
+        fail("%s: records_dropped %s, expected %d" % (label, meta.get("records_dropped"), drops))
+    if meta.get("records_malformed") != "0":
+        fail("%s: records_malformed %s" % (label, meta.get("records_malformed")))
 
 
 def case_kill(root):
@@ -253,7 +253,7 @@ def case_full_discard(root):
         fail("full_discard: recover exited %d (%s): %s" % (rrc, dbs, rerr.strip()))
         return
     rows, meta, _pid = db_marks(dbs[0])
-    dropped = int(meta.get("dropped_records", -1))
+    dropped = int(meta.get("records_dropped", -1))
     kept = len(rows)
     # Nobody drained the ring: the first records fit, every later one was dropped.
     check_thread("full_discard", [m for _t, m in rows], "0", kept, False)
@@ -287,7 +287,7 @@ def case_full_lossless(root):
         fail("full_lossless: recover exited %d: %s" % (rrc, rerr))
         return
     rows, meta, _pid = db_marks(dbs[0])
-    dropped = int(meta.get("dropped_records", -1))
+    dropped = int(meta.get("records_dropped", -1))
     check_thread("full_lossless", [m for _t, m in rows], "0", len(rows), False)
     if len(rows) == 0 or dropped <= 0 or len(rows) + dropped != n:
         fail("full_lossless: without a collector %d records + %d dropped != %d" %
@@ -345,7 +345,7 @@ def case_threads_slots(root):
     dbs = convert(work)
     rows, meta, _pid = db_marks(dbs[0])
     groups = by_prefix(rows)
-    dropped = int(meta.get("dropped_records", -1))
+    dropped = int(meta.get("records_dropped", -1))
     if len(groups) != 2 or dropped != 2 * n:
         fail("threads_slots: records of threads %s, %d dropped; expected 2 threads, %d dropped" %
              (sorted(groups), dropped, 2 * n))
@@ -463,8 +463,8 @@ def case_corrupt(root):
         fail("corrupt: convert exited %d, %r (expected %r)" % (p.returncode, p.stderr, want_err))
     rows, meta, _pid = db_marks(p.stdout.strip())
     check_thread("corrupt", [m for _t, m in rows], "0", 10, False)
-    if meta.get("malformed_records") != "1":
-        fail("corrupt: malformed_records %s" % meta.get("malformed_records"))
+    if meta.get("records_malformed") != "1":
+        fail("corrupt: records_malformed %s" % meta.get("records_malformed"))
     # A spool cut inside its last chunk: convert reads the complete chunks; collect
     # (resuming) cuts the incomplete one off.
     cut = os.path.join(work, "cut.spool")
