@@ -228,6 +228,7 @@ int cmd_run(int argc, char **argv)
         format_bits |= k_formats[i].bit;
     }
     free(copy);
+    (void)format_bits; /* each process reads its formats from UPTI_TRACE_FORMATS */
     const char *res[2] = {include, exclude};
     for (int i = 0; i < 2; i++) {
         regex_t re;
