@@ -678,18 +678,20 @@ void uo_db_set_kernel_filter(uo_db *db, uo_kernel_filter_fn fn, void *data)
 
 uint64_t uo_db_row_count(const uo_db *db) { return db ? db->rows : 0; }
 
+static void set_metadata_count(uo_db *db, const char *key, uint64_t value)
+{
+    char v[24];
+    snprintf(v, sizeof v, "%llu", (unsigned long long)value);
+    uo_db_set_metadata(db, key, v);
+}
+
 /* records_received/_written/_dropped/_filtered as of the commit under way. */
 static void set_tally_metadata(uo_db *db)
 {
-    static const char *const metadata_keys[] = {"records_received", "records_written",
-                                                 "records_dropped", "records_filtered"};
-    uint64_t values[] = {db->received, db->committed_records + db->txn_records, db->dropped,
-                         db->filtered};
-    for (int i = 0; i < 4; i++) {
-        char v[24];
-        snprintf(v, sizeof v, "%llu", (unsigned long long)values[i]);
-        uo_db_set_metadata(db, metadata_keys[i], v);
-    }
+    set_metadata_count(db, "records_received", db->received);
+    set_metadata_count(db, "records_written", db->committed_records + db->txn_records);
+    set_metadata_count(db, "records_dropped", db->dropped);
+    set_metadata_count(db, "records_filtered", db->filtered);
 }
 
 void uo_db_checkpoint(uo_db *db, uint64_t now, uint64_t min_ns)

@@ -705,6 +705,14 @@ def case_in_use(tmp):
     check(lines == [want, want], "while written: %r, expected twice %r" % (lines, want))
     check(not os.path.exists(os.path.join(d, "u.json")), "export wrote from a database in use")
     run([UPTI, "stats", db])  # once its process ended
+    # Any process holding the writer's lock (an exclusive flock) is named: here, this one.
+    import fcntl
+    with open(db, "rb") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        p = run([UPTI, "stats", db], expect=1)
+        check(one_upti_line(p, "stats") == "upti: %s is in use by pid %d (its trace is still "
+              "being written)" % (db, os.getpid()), "flock held by the test: %r" % p.stderr)
+    run([UPTI, "stats", db])
 
 
 def case_overwrite(tmp):
