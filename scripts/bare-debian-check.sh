@@ -36,7 +36,7 @@ git -C "$here" archive HEAD | tar -x -C "$root/src/upti"
 
 # The README's first command block, one command per line, comments removed.
 cmds=$(awk '/^```sh$/ { inblock = 1; next } inblock && /^```/ { exit } inblock' "$here/README.md" |
-       sed 's/[[:space:]]#.*$//; /^[[:space:]]*$/d')
+       sed 's/[[:space:]]#.*$//; s/[[:space:]]*$//; /^[[:space:]]*$/d')
 [ -n "$cmds" ] || { echo "bare-debian-check: no command block in README.md" >&2; exit 1; }
 
 mount -t proc proc "$root/proc"
