@@ -7,6 +7,7 @@ program's, and stderr has exactly the expected number of "upti:" lines, each
 mentioning what went wrong."""
 import glob
 import os
+import signal
 import shutil
 import sqlite3
 import subprocess
@@ -38,14 +39,42 @@ def base_env():
             and k != 'LD_PRELOAD'}
 
 
+def hung_threads(sid):
+    """Where each thread of a hung session waits (/proc: comm, state, wchan, syscall)."""
+    lines = []
+    for pid in sorted(int(d) for d in os.listdir('/proc') if d.isdigit()):
+        try:
+            with open('/proc/%d/stat' % pid) as f:
+                if int(f.read().rsplit(')', 1)[1].split()[3]) != sid:
+                    continue
+            for tid in sorted(os.listdir('/proc/%d/task' % pid), key=int):
+                t = '/proc/%d/task/%s/' % (pid, tid)
+                info = []
+                for name in ('comm', 'wchan', 'syscall'):
+                    try:
+                        with open(t + name) as f:
+                            info.append(f.read().strip()[:60])
+                    except OSError:
+                        info.append('?')
+                lines.append('  pid %d tid %s: %s' % (pid, tid, ' | '.join(info)))
+        except (OSError, IndexError, ValueError):
+            continue
+    return 'threads at the time:\n' + '\n'.join(lines)
+
+
 def run(cmd, env=None, expect_rc=7, lines=0, contains=(), stdout_has=('app: done',), timeout=90):
     e = base_env()
     e.update(env or {})
+    proc = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, errors='replace', start_new_session=True)
     try:
-        p = subprocess.run(cmd, env=e, capture_output=True, text=True, errors='replace',
-                           timeout=timeout)
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        fail('%s: hung (no exit within %d s)' % (' '.join(cmd), timeout))
+        where = hung_threads(proc.pid)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        fail('%s: hung (no exit within %d s)\n%s' % (' '.join(cmd), timeout, where))
+    p = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     upti = [l for l in p.stderr.splitlines() if l.startswith('upti:')]
     where = '\ncommand: %s\nstdout: %s\nstderr: %s' % (' '.join(cmd), p.stdout, p.stderr)
     if p.returncode != expect_rc:
