@@ -147,7 +147,8 @@ int main(int argc, char **argv)
     for (int f = 0; f < forks; f++) {
         /* Fork while the worker is busy: after its next few enqueues. */
         long seen = atomic_load(&g_enqueued);
-        while (atomic_load(&g_enqueued) < seen + 8)
+        long cap = 32L * atomic_load(&g_forks_done) + 64; /* where the worker waits */
+        while (atomic_load(&g_enqueued) < seen + 8 && atomic_load(&g_enqueued) < cap)
             usleep(100);
         fflush(NULL); /* nothing buffered is written twice */
         pid_t pid = fork();
