@@ -22,12 +22,27 @@ typedef struct upti_register_library_id_t { uint64_t handle; } upti_register_lib
  * tracing wrappers and passes the tables to tools. Tables must stay valid
  * for the life of the process and may be modified in place before this
  * returns. Returns SUCCESS also when no tool is present;
- * UPTI_STATUS_ERROR_DEADLOCK if called again on a thread that is already
- * inside a registration (e.g. a tool's initialize using a runtime).
+ * UPTI_STATUS_ERROR_DEADLOCK, registering nothing, if called again on a
+ * thread that is already inside a registration (e.g. a tool's initialize
+ * using a runtime), or while tools are being discovered and initialized on
+ * another thread by a thread started meanwhile (e.g. by a tool's initialize,
+ * which may be waiting for it): the runtime serves that call untraced and
+ * registers at a later call.
  */
 UPTI_API upti_status_t upti_register_library_api_table(const char *name, uint64_t version,
                                                        void **tables, uint64_t num_tables,
                                                        upti_register_library_id_t *id);
+
+/**
+ * For a runtime whose registration is in progress on another thread: sets
+ * *allowed to 0 if the calling thread must not wait for it, because tools
+ * are being discovered and initialized and this thread is the one doing it
+ * or was started meanwhile (a tool's initialize may be joining it); the
+ * runtime then serves the call untraced. Sets *allowed to 1 otherwise (also
+ * when no tool is present). Thread-safe. Returns
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT if allowed is NULL.
+ */
+UPTI_API upti_status_t upti_register_wait_allowed(int *allowed);
 
 UPTI_EXTERN_C_END
 

@@ -17,4 +17,12 @@ typedef upti_status_t (*upti_sdk_set_api_table_t)(const char *name, uint64_t ver
                                                   uint64_t instance, void **tables,
                                                   uint64_t num_tables);
 
+/**
+ * Exported by libupti, looked up with the entry: 1 if the calling thread
+ * must not wait for discovery (it runs it, or was started after it began),
+ * else 0 (upti_register_wait_allowed).
+ */
+#define UPTI_SDK_MUST_NOT_WAIT_SYMBOL "upti_sdk_thread_must_not_wait"
+typedef int (*upti_sdk_thread_must_not_wait_t)(void);
+
 #endif

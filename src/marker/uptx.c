@@ -118,9 +118,13 @@ static int table_unwrapped(void)
 /*
  * Registers g_table with UPTI once. The registering thread's own calls made
  * meanwhile (a tool's initialize using uptx) reach the implementation
- * untraced; other threads wait, so that no call is lost to tracing. If the
- * registration would deadlock (another runtime's registration is in progress
- * on this thread), the state goes back to FRESH and a later call registers.
+ * untraced; other threads wait, so that no call is lost to tracing, except
+ * those that tool discovery may be waiting for (started during a tool's
+ * configure or initialize, or running it: upti_register_wait_allowed), which
+ * go on untraced too. If the registration would deadlock (another runtime's
+ * registration is in progress on this thread, or this thread was started
+ * during tool discovery), the state goes back to FRESH and a later call
+ * registers.
  * Then publishes the table later calls go through: NULL when nothing wrapped
  * g_table (the inline functions then make no call), else g_table.
  * Returns the table to call through for this call (never NULL).
@@ -136,6 +140,11 @@ static const uptx_dispatch_table_t *initialize(void)
             return t != NULL ? t : &g_impl_table;
         }
         if (state == STARTED) {
+            /* A thread of a tool's initialize (started by it, or running it)
+               waiting here could wait for ever: it goes on untraced. */
+            int allowed = 1;
+            if (upti_register_wait_allowed(&allowed) == UPTI_STATUS_SUCCESS && !allowed)
+                return &g_impl_table;
             sched_yield();
             continue;
         }

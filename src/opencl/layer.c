@@ -305,7 +305,11 @@ void uocl_register_slow(void)
     int subscriber = global != NULL && dlsym(global, "upti_callback_subscribe") != NULL;
     if (global != NULL)
         dlclose(global);
-    add_agents();
+    static int agents_added; /* once, though a registration may be retried */
+    if (!agents_added) {
+        agents_added = 1;
+        add_agents();
+    }
     upti_register_library_id_t id;
     void *tables[1] = {&uocl_registered};
     upti_status_t st = upti_register_library_api_table("opencl", UPTI_OPENCL_TABLE_VERSION, tables, 1, &id);
@@ -329,7 +333,14 @@ void uocl_register_slow(void)
     } else if (st != UPTI_STATUS_ERROR_DEADLOCK) {
         upti_runtime_warn("opencl: registration with UPTI failed; OpenCL is not traced");
     }
-    if (!uocl_tools_present && st != UPTI_STATUS_ERROR_DEADLOCK)
+    if (st == UPTI_STATUS_ERROR_DEADLOCK) {
+        /* Registering now would wait for tool discovery that waits for this
+           thread (a tool's initialize calling OpenCL, or a thread it started):
+           this call goes on untraced and a later one registers. */
+        atomic_store_explicit(&uocl_reg_state, 0, memory_order_release);
+        return;
+    }
+    if (!uocl_tools_present)
         bypass_wrappers();
     atomic_store_explicit(&uocl_reg_state, 2, memory_order_release);
 }

@@ -24,6 +24,7 @@ static _Atomic int g_presence = PRESENCE_UNKNOWN;
 static _Atomic uint64_t g_next_instance = 1;
 static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
 static upti_sdk_set_api_table_t g_sdk_entry;
+static upti_sdk_thread_must_not_wait_t g_sdk_must_not_wait; /* under g_load_lock */
 /* Set while this thread is inside a registration: a nested one would deadlock. */
 static UPTI_TLS int t_registering;
 
@@ -70,6 +71,8 @@ static upti_sdk_set_api_table_t load_sdk(void)
                            dlerror());
         } else {
             g_sdk_entry = (upti_sdk_set_api_table_t)dlsym(handle, UPTI_SDK_ENTRY_SYMBOL);
+            g_sdk_must_not_wait =
+                (upti_sdk_thread_must_not_wait_t)dlsym(handle, UPTI_SDK_MUST_NOT_WAIT_SYMBOL);
             if (g_sdk_entry == NULL)
                 upti_log_error("%s has no %s", UPTI_SDK_SONAME, UPTI_SDK_ENTRY_SYMBOL);
         }
@@ -100,4 +103,19 @@ UPTI_API upti_status_t upti_register_library_api_table(const char *name, uint64_
         status = entry(name, version, instance, tables, num_tables);
     t_registering = 0;
     return status;
+}
+
+UPTI_API upti_status_t upti_register_wait_allowed(int *allowed)
+{
+    if (allowed == NULL)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    *allowed = 1;
+    if (atomic_load_explicit(&g_presence, memory_order_acquire) != PRESENCE_SOME)
+        return UPTI_STATUS_SUCCESS;
+    pthread_mutex_lock(&g_load_lock);
+    upti_sdk_thread_must_not_wait_t must_not_wait = g_sdk_must_not_wait;
+    pthread_mutex_unlock(&g_load_lock);
+    if (must_not_wait != NULL && must_not_wait())
+        *allowed = 0;
+    return UPTI_STATUS_SUCCESS;
 }

@@ -90,8 +90,10 @@ static inline uint64_t upti_now(void)
 bool upti_configuration_open(void);
 /** Index of the tool whose initialize is running, or -1. */
 int upti_current_tool(void);
-/** Discovers and initializes tools once; safe to call repeatedly. */
-void upti_ensure_tools(void);
+/** Discovers and initializes tools once; safe to call repeatedly. Returns
+ *  false, at once, to a thread started while discovery runs on another
+ *  thread (a tool's initialize may be waiting for it): it goes on untraced. */
+bool upti_ensure_tools(void);
 
 /* ---- per-thread state (thread.c) ---- */
 

@@ -3,10 +3,15 @@
 #include "sdk_entry.h"
 #include "fork.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 enum life_state { LIFE_NONE = 0, LIFE_DISCOVERING, LIFE_INITIALIZED, LIFE_FINALIZING, LIFE_FINALIZED };
 
@@ -37,6 +42,76 @@ static pthread_cond_t g_done = PTHREAD_COND_INITIALIZER;
 static pthread_t g_discovery_thread;
 static int g_current_tool = -1; /* tool whose configure/initialize runs now */
 static bool g_in_initialize;
+
+/*
+ * Threads started during discovery (by a tool's configure or initialize, or
+ * by the program meanwhile) must not wait for it: a tool's initialize may be
+ * joining them. They are told apart by their kernel thread ids: those of the
+ * threads alive when discovery began, sorted (under g_lock). SIZE_MAX: not
+ * known (/proc unreadable), and then every thread waits.
+ */
+static pid_t *g_threads_before;
+static size_t g_num_threads_before;
+
+static int compare_tid(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void snapshot_threads(void)
+{
+    g_num_threads_before = SIZE_MAX;
+    DIR *dir = opendir("/proc/self/task");
+    if (dir == NULL)
+        return;
+    size_t n = 0, cap = 0;
+    pid_t *tids = NULL;
+    bool ok = true;
+    for (struct dirent *e; ok && (e = readdir(dir)) != NULL;) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            pid_t *t = realloc(tids, cap * sizeof *t);
+            ok = t != NULL;
+            if (ok)
+                tids = t;
+        }
+        if (ok)
+            tids[n++] = (pid_t)atol(e->d_name);
+    }
+    closedir(dir);
+    if (!ok) {
+        free(tids);
+        return;
+    }
+    qsort(tids, n, sizeof *tids, compare_tid);
+    g_threads_before = tids;
+    g_num_threads_before = n;
+}
+
+/* The calling thread was started after discovery began (g_lock held). */
+static bool started_during_discovery(void)
+{
+    if (g_num_threads_before == SIZE_MAX)
+        return false;
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    return g_num_threads_before == 0 ||
+           bsearch(&tid, g_threads_before, g_num_threads_before, sizeof tid, compare_tid) == NULL;
+}
+
+/* Exported for libupti-register (sdk_entry.h, upti_register_wait_allowed). */
+UPTI_API int upti_sdk_thread_must_not_wait(void)
+{
+    if (atomic_load(&g_state) != LIFE_DISCOVERING)
+        return 0;
+    pthread_mutex_lock(&g_lock);
+    int r = atomic_load(&g_state) == LIFE_DISCOVERING &&
+            (pthread_equal(pthread_self(), g_discovery_thread) || started_during_discovery());
+    pthread_mutex_unlock(&g_lock);
+    return r;
+}
 
 bool upti_configuration_open(void)
 {
@@ -252,31 +327,41 @@ static void discover_and_initialize(void)
     g_current_tool = -1;
 }
 
-void upti_ensure_tools(void)
+bool upti_ensure_tools(void)
 {
     if (upti_likely(atomic_load(&g_state) >= LIFE_INITIALIZED))
-        return;
+        return true;
     pthread_mutex_lock(&g_lock);
     if (atomic_load(&g_state) == LIFE_DISCOVERING) {
         if (pthread_equal(pthread_self(), g_discovery_thread)) {
             pthread_mutex_unlock(&g_lock); /* re-entered from a tool: carry on */
-            return;
+            return true;
         }
-        while (atomic_load(&g_state) == LIFE_DISCOVERING)
+        while (atomic_load(&g_state) == LIFE_DISCOVERING) {
+            if (started_during_discovery()) {
+                pthread_mutex_unlock(&g_lock); /* discovery may be waiting for it */
+                return false;
+            }
             pthread_cond_wait(&g_done, &g_lock);
+        }
     }
     if (atomic_load(&g_state) == LIFE_NONE) {
         g_discovery_thread = pthread_self();
         atomic_store(&g_state, LIFE_DISCOVERING);
+        snapshot_threads(); /* before any tool code runs */
         pthread_mutex_unlock(&g_lock);
         upti_thread_state()->in_callback++;
         discover_and_initialize();
         upti_thread_state()->in_callback--;
         pthread_mutex_lock(&g_lock);
         atomic_store(&g_state, LIFE_INITIALIZED);
+        free(g_threads_before);
+        g_threads_before = NULL;
+        g_num_threads_before = 0;
         pthread_cond_broadcast(&g_done);
     }
     pthread_mutex_unlock(&g_lock);
+    return true;
 }
 
 /* ---- fork() without exec (fork.h) ---- */
@@ -319,7 +404,8 @@ UPTI_API upti_status_t upti_sdk_set_api_table(const char *name, uint64_t version
                                               uint64_t instance, void **tables,
                                               uint64_t num_tables)
 {
-    upti_ensure_tools();
+    if (!upti_ensure_tools())
+        return UPTI_STATUS_ERROR_DEADLOCK; /* started during discovery: registers later */
     int mask = library_mask(name);
     if (mask == UPTI_INTERCEPT_TABLE_MARKER && num_tables >= 1)
         upti_marker_install_wrappers(tables[0]);

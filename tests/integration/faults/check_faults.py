@@ -154,6 +154,33 @@ def tool_ocl_in_init(tmp):
         stdout_has=['app: done', 'app: clGetPlatformIDs 0', 'tool: clGetPlatformIDs in initialize'])
 
 
+def tool_uptx_in_thread(tmp):
+    # initialize starts and joins a thread that calls uptx: the thread's 30
+    # calls return at once, untraced (discovery has not finished); every one
+    # of the program's 4,002 calls is traced.
+    p, _ = run([APP], {'UPTI_TOOL_LIBRARIES': lib('fault_tool_uptx_in_thread')}, lines=0,
+               stdout_has=['app: done', "tool: uptx calls in initialize's thread returned"],
+               timeout=60)
+    if 'tool: finalize enters=4002 opencl=0\n' not in p.stdout:
+        fail('expected exactly the program\'s 4002 marker calls traced: %r' % p.stdout)
+
+
+def tool_ocl_in_thread(tmp):
+    # The same with clGetPlatformIDs: the thread's call returns untraced; the
+    # program's own clGetPlatformIDs, the first after discovery, is traced.
+    if not os.path.exists(lib('fault_tool_ocl_in_thread')) or not os.path.exists(LAYER):
+        print('SKIP: no OpenCL')
+        sys.exit(SKIP)
+    p, _ = run([APP, '--ocl'], {'UPTI_TOOL_LIBRARIES': lib('fault_tool_ocl_in_thread'),
+                                'OPENCL_LAYERS': LAYER}, lines=0,
+               stdout_has=['app: done', 'app: clGetPlatformIDs 0',
+                           "tool: clGetPlatformIDs in initialize's thread returned 0"],
+               timeout=60)
+    if 'tool: finalize enters=4002 opencl=1\n' not in p.stdout:
+        fail('expected the program\'s 4002 marker calls and its 1 OpenCL call traced: %r'
+             % p.stdout)
+
+
 def tool_libraries_empty_entries(tmp):
     run([APP], {'UPTI_TOOL_LIBRARIES': ':::'}, lines=0)
     run([APP], {'UPTI_TOOL_LIBRARIES': '::%s::' % lib('fault_tool_ok')}, lines=0,
