@@ -24,6 +24,11 @@ NVTX_APP = os.path.join(BUILD, "bin", "upti-test-nvtx-app")
 SYNTH = os.path.join(BUILD, "bin", "upti-synth")
 OCL_APP = os.path.join(BUILD, "bin", "upti-test-ocl-e2e")
 SKIP = 77
+# LLVM 14's AddressSanitizer allocator is not fork-safe: a child forked while
+# another thread allocates can hang in UPTI's fork handlers (they allocate)
+# before it reaches exec. Under ASan the fork+exec parts are left to the plain
+# and TSan runs.
+ASAN_FORK = "libclang_rt.asan" in os.environ.get("UPTI_SANITIZER_PRELOAD", "")
 
 
 class Fail(Exception):
@@ -203,6 +208,9 @@ def case_exit_thread(tmp):
 
 def case_fork_exec(tmp):
     """A program that forks and execs another: two outputs, each its own process."""
+    if ASAN_FORK:
+        print("SKIP: fork + exec under this AddressSanitizer (its allocator is not fork-safe)")
+        return SKIP
     d = os.path.join(tmp, "out")
     run([UPTI, "run", "--marker-trace", "-d", d, "-o", "f", "--", UPTX_APP, "--fork-exec",
          UPTX_APP, "--iterations", "2"])
@@ -680,15 +688,18 @@ def case_outputs_said(tmp):
     check(upti_lines(p) == ["upti: no OpenCL, uptx or NVTX use seen: no trace written"],
           "untraced program: stderr %r" % p.stderr)
     check(os.listdir(e) == [], "untraced program left %r" % os.listdir(e))
+    # SIGXFSZ (a file size limit hit) does not kill upti run itself.
+    p = run([UPTI, "run", "-d", e, "--", "sh", "-c", "kill -XFSZ $PPID; exit 4"], expect=4)
     # A child that execs a program using no runtime leaves no trace of its own.
+    if ASAN_FORK:
+        print("note: fork + exec part not run under AddressSanitizer")
+        return 0
     f = os.path.join(tmp, "fork")
     p = run([UPTI, "run", "--marker-trace", "-d", f, "-o", "f", "--", UPTX_APP, "--fork-exec",
              "/bin/true", "--iterations", "2"])
     check(upti_lines(p) == ["upti: wrote " + os.path.join(f, "f.db")],
           "fork + exec of an untraced program: stderr %r" % p.stderr)
     check(sorted(os.listdir(f)) == ["f.db"], "outputs %r" % os.listdir(f))
-    # SIGXFSZ (a file size limit hit) does not kill upti run itself.
-    p = run([UPTI, "run", "-d", e, "--", "sh", "-c", "kill -XFSZ $PPID; exit 4"], expect=4)
 
 
 def case_in_use(tmp):
@@ -697,14 +708,18 @@ def case_in_use(tmp):
     db = os.path.join(d, "u.db")
     log = os.path.join(tmp, "log")
     script = '"$0" stats "$1" >"$2" 2>&1; "$0" export "$1" --format json >>"$2" 2>&1; exit 0'
-    run([UPTI, "run", "--marker-trace", "-d", d, "-o", "u", "--", UPTX_APP, "--fork-exec",
-         "/bin/sh", "-c", script, UPTI, db, log, "--iterations", "2"])
-    pid = one(db_of(db), "SELECT pid FROM info_process")
-    lines = open(log).read().splitlines()
-    want = "upti: %s is in use by pid %d (its trace is still being written)" % (db, pid)
-    check(lines == [want, want], "while written: %r, expected twice %r" % (lines, want))
-    check(not os.path.exists(os.path.join(d, "u.json")), "export wrote from a database in use")
-    run([UPTI, "stats", db])  # once its process ended
+    if ASAN_FORK:  # the fork + exec part is left to the plain and TSan runs
+        print("note: fork + exec part not run under AddressSanitizer")
+        db = marker_db(d, "u")
+    else:
+        run([UPTI, "run", "--marker-trace", "-d", d, "-o", "u", "--", UPTX_APP, "--fork-exec",
+             "/bin/sh", "-c", script, UPTI, db, log, "--iterations", "2"])
+        pid = one(db_of(db), "SELECT pid FROM info_process")
+        lines = open(log).read().splitlines()
+        want = "upti: %s is in use by pid %d (its trace is still being written)" % (db, pid)
+        check(lines == [want, want], "while written: %r, expected twice %r" % (lines, want))
+        check(not os.path.exists(os.path.join(d, "u.json")), "export wrote from a database in use")
+        run([UPTI, "stats", db])  # once its process ended
     # Any process holding the writer's lock (an exclusive flock) is named: here, this one.
     import fcntl
     with open(db, "rb") as f:
@@ -776,6 +791,9 @@ def case_leftover_temp(tmp):
          "--iterations", "2"])
     check(sorted(os.listdir(d)) == ["s.json"], "outputs %r" % os.listdir(d))
     traceck.check_json(os.path.join(d, "s.json"))
+    if ASAN_FORK:
+        print("note: fork + exec part not run under AddressSanitizer")
+        return 0
     # A json-only run killed before its end: its working database k.db.part is recovered,
     # k.json written from it, and the working database removed.
     p = run([UPTI, "run", "--marker-trace", "--format", "json", "-d", d, "-o", "k", "--",
