@@ -16,6 +16,8 @@ UPTI_EXTERN_C_BEGIN
 typedef enum upti_buffer_category_t {
     UPTI_BUFFER_CATEGORY_NONE = 0,
     UPTI_BUFFER_CATEGORY_TRACING, /**< kind is a upti_tracing_kind_t */
+    UPTI_BUFFER_CATEGORY_TOOL,    /**< a tool's own record (upti_write_buffer_record):
+                                       kind is the tool's, payload a upti_tool_record_t */
     UPTI_BUFFER_CATEGORY_LAST
 } upti_buffer_category_t;
 
@@ -117,6 +119,34 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
  */
 UPTI_API upti_status_t upti_get_shared_buffer_path(upti_buffer_id_t buffer_id, char *path,
                                                    size_t capacity);
+
+/** The largest data a tool record carries (upti_write_buffer_record). */
+#define UPTI_TOOL_RECORD_MAX_BYTES 65536u
+
+/** The payload of a UPTI_BUFFER_CATEGORY_TOOL record. */
+typedef struct upti_tool_record_t {
+    uint32_t size;        /**< bytes of data */
+    uint32_t reserved;    /**< 0 */
+    unsigned char data[]; /**< what the tool wrote, 8-byte aligned */
+} upti_tool_record_t;
+
+/**
+ * Appends a record of the tool's own to a buffer, from the calling thread, in
+ * order with the tracing records that thread writes to the same buffer: a
+ * tool's annotations (API arguments it printed, settings, names) travel with
+ * the trace, and survive the process with it in a shared buffer. kind is the
+ * tool's own numbering; data is copied (size bytes, at most
+ * UPTI_TOOL_RECORD_MAX_BYTES). An in-process buffer delivers it to its
+ * callback with category UPTI_BUFFER_CATEGORY_TOOL; a shared buffer frames it
+ * as UPTI_RING_KIND_TOOL. A full region follows the buffer's policy, like any
+ * record (a drop is counted). Thread-safe, and callable from a callback.
+ * Returns UPTI_STATUS_ERROR_BUFFER_NOT_FOUND for an unknown or destroyed
+ * buffer, UPTI_STATUS_ERROR_INVALID_ARGUMENT for data NULL with size > 0 or
+ * size too large, UPTI_STATUS_ERROR_OUT_OF_RESOURCES when the record was
+ * dropped (full region, no ring slot).
+ */
+UPTI_API upti_status_t upti_write_buffer_record(upti_buffer_id_t buffer_id, uint32_t kind,
+                                                const void *data, size_t size);
 
 /** Creates another internal delivery thread (started on first use). */
 UPTI_API upti_status_t upti_create_callback_thread(upti_callback_thread_t *thread_id);

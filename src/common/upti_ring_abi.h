@@ -32,6 +32,12 @@
  *     NUL-terminated message if has_message (the thread is the slot's);
  *   - UPTI_RING_KIND_THREAD: upti_ring_thread_t, the first record a thread
  *     writes into a slot it claimed: the records after it are that thread's.
+ *   - UPTI_RING_KIND_AGENT: upti_ring_agent_t then its four strings; libupti
+ *     writes one per agent into every shared buffer: the agents known when a
+ *     thread first writes to the buffer (in that thread's slot), and each
+ *     agent registered later (in the registering thread's slot).
+ *   - UPTI_RING_KIND_TOOL: upti_ring_tool_t then size bytes (padded to 8):
+ *     upti_write_buffer_record().
  *
  * Commit ordering. The producer writes a record's bytes, then publishes it
  * with a store-release of slot->head. The consumer load-acquires head, reads
@@ -77,6 +83,8 @@ enum {
     UPTI_RING_KIND_PADDING = 0,
     UPTI_RING_KIND_COMPACT_MARKER = 0x100, /**< same value as libupti's in-process rings */
     UPTI_RING_KIND_THREAD = 0x200,
+    UPTI_RING_KIND_AGENT = 0x201,
+    UPTI_RING_KIND_TOOL = 0x202,
 };
 
 /** The first page of a ring file. Written once by the producer before state becomes LIVE,
@@ -153,6 +161,26 @@ typedef struct upti_ring_thread_t {
     uint64_t tid;       /**< gettid() */
     uint64_t timestamp; /**< when it claimed the slot */
 } upti_ring_thread_t;
+
+/** UPTI_RING_KIND_AGENT: an agent (upti_agent_t). Its strings follow, each
+ *  NUL-terminated, in this order: runtime, name, vendor, driver_version; each
+ *  *_len counts the NUL (1 for an absent string). */
+typedef struct upti_ring_agent_t {
+    uint64_t id;                  /**< upti_agent_id_t handle */
+    uint32_t type;                /**< upti_agent_type_t */
+    uint32_t compute_units;
+    uint64_t global_memory_bytes;
+    uint64_t runtime_handle;
+    uint32_t node_id;
+    uint16_t runtime_len, name_len, vendor_len, driver_version_len;
+    uint32_t reserved;
+} upti_ring_agent_t;
+
+/** UPTI_RING_KIND_TOOL: a tool's own record; size bytes of data follow. */
+typedef struct upti_ring_tool_t {
+    uint32_t kind; /**< the tool's */
+    uint32_t size; /**< bytes of data */
+} upti_ring_tool_t;
 
 /** The slot control block i of a mapped ring file. */
 static inline upti_ring_slot_t *upti_ring_slot(void *file, uint32_t i)
