@@ -20,6 +20,8 @@ int cmd_export(int argc, char **argv);
 void cmd_export_help(FILE *out);
 int cmd_merge(int argc, char **argv);
 void cmd_merge_help(FILE *out);
+int cmd_recover(int argc, char **argv);
+void cmd_recover_help(FILE *out);
 
 /** Prints "upti: <message>" and a hint to the subcommand's help; returns 2 (usage error). */
 int cli_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -5,6 +5,7 @@
 #include "options.h"
 #include "output.h"
 #include "run_outputs.h"
+#include "run_collect.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -234,9 +235,14 @@ static void check_environment(void)
 }
 
 static pid_t g_child;
+static volatile sig_atomic_t g_child_ended;
 static void forward(int sig)
 {
-    if (g_child > 0)
+    /* Once the program ended, a SIGINT/SIGTERM to upti ends the wait for
+     * the processes it left running: their traces so far are written. */
+    if (g_child_ended && sig != SIGHUP)
+        run_collect_stop();
+    else if (g_child > 0)
         kill(g_child, sig);
 }
 
@@ -351,14 +357,21 @@ static int run_program(const run_options *o, char **program, int nprogram)
 
     if (list && list_kinds(0) != 0)
         return 1;
-    run_outputs_begin();
+    run_collect_cfg cfg = {getenv("UPTI_TRACE_OUTPUT"), format_bits, stats, include, exclude, session};
+    rc = run_collect_begin(&cfg);
+    if (rc != 0)
+        return rc;
+    run_outputs_begin(); /* upti's own list of the files it wrote */
     fflush(NULL);
     g_child = fork();
     if (g_child < 0) {
         run_outputs_discard();
+        run_collect_discard();
         return cli_error("fork: %s", strerror(errno));
     }
     if (g_child == 0) {
+        /* The program's processes only record (UPTI_TRACE_RING_DIR). */
+        unsetenv("UPTI_TRACE_MANIFEST");
         execvp(program[0], program);
         fprintf(stderr, "upti: cannot run '%s': %s\n", program[0], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
@@ -380,6 +393,9 @@ static int run_program(const run_options *o, char **program, int nprogram)
      * said in a message, instead of killing it (the program keeps its own
      * disposition: this is set after the fork). */
     signal(SIGXFSZ, SIG_IGN);
+    if (run_collect_start(g_child) != 0)
+        fprintf(stderr, "upti: cannot start collecting: the trace is written after the program "
+                        "ended\n");
     int status = 0;
     while (waitpid(g_child, &status, 0) < 0) {
         if (errno != EINTR) {
@@ -387,7 +403,9 @@ static int run_program(const run_options *o, char **program, int nprogram)
             return cli_error("waitpid: %s", strerror(errno));
         }
     }
-    run_outputs_end(g_child, status, stats);
+    g_child_ended = 1;
+    int converted = run_collect_end();
+    run_outputs_end(g_child, status, stats, converted);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status))

@@ -331,13 +331,13 @@ static void say_path(const char *prefix, const char *path)
     uo_buf_free(&b);
 }
 
-void run_outputs_end(pid_t top, int status, int stats)
+void run_outputs_end(pid_t top, int status, int stats, int traced_elsewhere)
 {
     if (g_manifest[0] == '\0')
         return;
     fields m;
     read_fields(&m);
-    int traced = 0;
+    int traced = traced_elsewhere;
     for (size_t i = 0; i < m.n; i += record_len(m.f[i])) {
         if (strcmp(m.f[i], "db") != 0 || i + 4 >= m.n)
             continue;

@@ -15,8 +15,9 @@ void run_outputs_discard(void);
  * Once the program (pid top, wait status) has ended: recovers the databases
  * its processes left open, finishes or removes half-written outputs (saying
  * which), removes empty traces, then prints "upti: wrote PATH" per output
- * file, or says that no trace was written. Removes the manifest.
+ * file, or says that no trace was written (traced_elsewhere: the number of
+ * processes whose outputs the collector wrote). Removes the manifest.
  */
-void run_outputs_end(pid_t top, int status, int stats);
+void run_outputs_end(pid_t top, int status, int stats, int traced_elsewhere);
 
 #endif

@@ -310,7 +310,8 @@ int ur_collect(const ur_collect_opts *opts)
     for (;;) {
         /* Whether the producers were alive before this pass: a pass that starts
          * after a producer ended sees all it committed. */
-        int waiting = opts->wait_pid > 0 && ur_process_alive(opts->wait_pid, 0);
+        int stopping = opts->stop != NULL && *opts->stop;
+        int waiting = !stopping && opts->wait_pid > 0 && ur_process_alive(opts->wait_pid, 0);
         if (opts->dir != NULL && (pass % 8 == 0 || !waiting))
             scan_dir(k);
         pass++;
@@ -318,6 +319,8 @@ int ur_collect(const ur_collect_opts *opts)
         for (int i = 0; i < k->num_rings; i++) {
             struct ring *r = &k->rings[i];
             alive[i] = !r->done && ur_process_alive(r->hdr->pid, r->hdr->proc_start_ticks);
+            /* A producer still running when collecting is stopped keeps its
+             * file (an `upti recover` takes the rest). */
         }
         long long moved = 0;
         int open_rings = 0;
@@ -331,15 +334,15 @@ int ur_collect(const ur_collect_opts *opts)
                 goto out;
             }
             moved += m;
-            if (!alive[i]) {
+            if (!alive[i] || stopping) {
                 r->done = 1; /* ended before this pass, which took the rest */
-                close_ring(r, opts->keep);
+                close_ring(r, opts->keep || alive[i]);
             } else {
                 open_rings++;
             }
         }
         if (open_rings == 0 && !waiting) {
-            if (opts->dir == NULL)
+            if (opts->dir == NULL || stopping)
                 break;
             int before = k->num_rings;
             scan_dir(k); /* a child's file that appeared meanwhile */

@@ -12,6 +12,8 @@
 #ifndef UPTI_COLLECTOR_H
 #define UPTI_COLLECTOR_H
 
+#include "output.h"
+
 #include <stdint.h>
 
 /** What `upti-ring collect` does. */
@@ -23,6 +25,9 @@ typedef struct ur_collect_opts {
     int64_t wait_pid;     /**< keep collecting until this process has ended (0: none) */
     int keep;             /**< 1: leave drained ring files in place (default: remove them) */
     uint64_t poll_ns;     /**< pause when no ring had anything new */
+    /** Set (to non-zero, e.g. by a signal handler) to end collecting: one last
+     *  pass over every ring, then return, producers alive or not. NULL: never. */
+    const volatile int *stop;
 } ur_collect_opts;
 
 /**
@@ -38,6 +43,24 @@ int ur_collect(const ur_collect_opts *opts);
  * "converted N records, D dropped, P processes". Returns 0 or 1.
  */
 int ur_convert(const char *spool, const char *prefix, int stats);
+
+/** What ur_convert_with() does: ur_convert, and more. */
+typedef struct ur_convert_opts {
+    const char *spool;   /**< the spool file */
+    const char *prefix;  /**< databases are <prefix>-<pid>.db */
+    int stats;           /**< the closing "converted ..." line on stdout */
+    int quiet;           /**< 1: do not print each database's path on stdout */
+    /** Applied to every process's database (uo_db_set_kernel_filter), or NULL. */
+    uo_kernel_filter_fn kernel_filter;
+    void *kernel_filter_data;
+    /** Called once per database after it is closed: its path, its process,
+     *  and complete = 1 (0: it could not be completed). NULL: none. */
+    void (*converted)(void *arg, const char *db_path, int64_t pid, int complete);
+    void *arg;
+} ur_convert_opts;
+
+/** ur_convert with options. Returns 0 or 1. */
+int ur_convert_with(const ur_convert_opts *opts);
 
 /** 1 if process pid is running and started at start_ticks (0: not checked). */
 int ur_process_alive(int64_t pid, uint64_t start_ticks);

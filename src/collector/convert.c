@@ -35,6 +35,7 @@ struct proc {
 };
 
 struct converter {
+    const ur_convert_opts *opts;
     const char *prefix;
     struct proc *procs;
     size_t num_procs, cap_procs;
@@ -115,6 +116,8 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
         return;
     }
     uo_db_set_metadata(p->db, "source", "shared-ring");
+    if (v->opts->kernel_filter != NULL)
+        uo_db_set_kernel_filter(p->db, v->opts->kernel_filter, v->opts->kernel_filter_data);
     p->end = p->hdr.clock_start;
     v->num_procs++;
 }
@@ -295,6 +298,14 @@ static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
 
 int ur_convert(const char *spool, const char *prefix, int stats)
 {
+    ur_convert_opts o = {.spool = spool, .prefix = prefix, .stats = stats};
+    return ur_convert_with(&o);
+}
+
+int ur_convert_with(const ur_convert_opts *opts)
+{
+    const char *spool = opts->spool, *prefix = opts->prefix;
+    int stats = opts->stats;
     int fd = open(spool, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         fprintf(stderr, "upti: cannot open %s: %s\n", spool, strerror(errno));
@@ -309,7 +320,7 @@ int ur_convert(const char *spool, const char *prefix, int stats)
         fprintf(stderr, "upti: %s is not a spool\n", spool);
         return 1;
     }
-    struct converter v = {.prefix = prefix, .next_progress = 1000000, .progress = isatty(2)};
+    struct converter v = {.opts = opts, .prefix = prefix, .next_progress = 1000000, .progress = isatty(2)};
     size_t used = ur_spool_scan(map, (size_t)st.st_size, on_chunk, &v);
     munmap(map, (size_t)st.st_size);
     if (v.progress && v.records >= 1000000)
@@ -335,12 +346,15 @@ int ur_convert(const char *spool, const char *prefix, int stats)
         if (p->malformed != 0)
             fprintf(stderr, "upti: process %lld: %llu malformed records skipped\n",
                     (long long)p->hdr.pid, (unsigned long long)p->malformed);
-        if (uo_db_close(p->db, p->end) != 0) {
+        int complete = uo_db_close(p->db, p->end) == 0;
+        if (!complete) {
             fprintf(stderr, "upti: cannot complete %s\n", p->path);
             rc = 1;
-        } else {
+        } else if (!opts->quiet) {
             printf("%s\n", p->path);
         }
+        if (opts->converted != NULL)
+            opts->converted(opts->arg, p->path, p->hdr.pid, complete);
         free(p->path);
         free(p->tid);
         free(p->dropped);

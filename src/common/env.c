@@ -29,6 +29,7 @@ static const env_var k_vars[UPTI_ENV_COUNT] = {
     [UPTI_ENV_OPENCL_COMPLETION] = {"UPTI_OPENCL_COMPLETION", CHOICE, 0, 0, 1, k_completion},
     [UPTI_ENV_CLOCK] = {"UPTI_CLOCK", CHOICE, 0, 0, 1, k_clock},
     [UPTI_ENV_RING_FULL_WAIT_MS] = {"UPTI_RING_FULL_WAIT_MS", DURATION, 50, 1, 3600000, NULL},
+    [UPTI_ENV_TRACE_RING_SLOTS] = {"UPTI_TRACE_RING_SLOTS", SIZE, 256, 1, 65536, NULL},
 };
 
 /* Decimal digits at *p (at least one), without overflow; advances *p. */

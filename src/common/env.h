@@ -17,6 +17,7 @@ typedef enum upti_env_id {
     UPTI_ENV_OPENCL_COMPLETION,  /**< UPTI_ENV_COMPLETION_POLL (default) or _CALLBACK */
     UPTI_ENV_CLOCK,              /**< UPTI_ENV_CLOCK_TSC (default) or _GETTIME */
     UPTI_ENV_RING_FULL_WAIT_MS,  /**< duration in ms a LOSSLESS shared ring waits for its collector; default 50 */
+    UPTI_ENV_TRACE_RING_SLOTS,   /**< threads recording at once into upti run's rings (1..65536); default 256 */
     UPTI_ENV_COUNT
 } upti_env_id;
 

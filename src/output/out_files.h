@@ -50,6 +50,17 @@ char *uo_part_path(const char *path);
 int uo_part_finish(const char *part, const char *path, int ok, char *err, size_t errlen);
 
 /**
+ * Claims <*base><suffix> as the database of process pid: created
+ * exclusively, or an earlier run's leftover that UPTI wrote, and flock()ed
+ * (LOCK_EX) until the returned descriptor is closed. A file held by a live
+ * writer, left by another process of the same run (its metadata "session"
+ * equals session), or not written by UPTI (said once on stderr) is kept:
+ * "-<pid>" is appended to *base (reallocated) instead. Parent folders are
+ * created. Returns the locked descriptor, or -1 with errno set.
+ */
+int uo_claim_output(char **base, const char *suffix, const char *session, int pid);
+
+/**
  * The pid of another process writing the database at path (it holds an
  * exclusive flock() on it: the tool's claim), or 0.
  */

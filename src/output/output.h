@@ -205,4 +205,24 @@ int uo_merge(const char *out_path, const char *const *inputs, int n, char *err, 
  */
 char *uo_expand_placeholders(const char *pattern, char *err, size_t errlen);
 
+/** What the placeholders stand for (uo_expand_placeholders takes the calling process's). */
+typedef struct uo_placeholder_values {
+    long long pid, ppid;
+    const char *hostname, *rank, *argv0; /**< NULL: "unknown", "0", "" */
+    /** %env{NAME}%: the value, or NULL for an empty expansion. */
+    const char *(*getenv)(void *data, const char *name);
+    void *getenv_data;
+} uo_placeholder_values;
+
+/** uo_expand_placeholders with the values given (the collector names another process's outputs). */
+char *uo_expand_placeholders_with(const char *pattern, const uo_placeholder_values *values,
+                                  char *err, size_t errlen);
+
+/** The MPI rank of this process from the launchers' variables (OMPI_COMM_WORLD_RANK,
+ *  PMI_RANK, PMIX_RANK, SLURM_PROCID, MPI_LOCALRANKID), or "0". */
+const char *uo_rank_string(void);
+
+/** The basename of this program (/proc/self/cmdline's first entry) into out[0..n). */
+void uo_argv0_string(char *out, size_t n);
+
 #endif

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *rank_string(void)
+const char *uo_rank_string(void)
 {
     static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
                                        "SLURM_PROCID", "MPI_LOCALRANKID"};
@@ -18,7 +18,7 @@ static const char *rank_string(void)
 }
 
 /* Basename of the running program, from /proc/self/cmdline's first entry. */
-static void argv0_string(char *out, size_t n)
+void uo_argv0_string(char *out, size_t n)
 {
     char buf[4096];
     out[0] = '\0';
@@ -64,7 +64,25 @@ static void unknown_token(const char *p, char *out, size_t len)
     out[i] = '\0';
 }
 
+static const char *own_env(void *data, const char *name)
+{
+    (void)data;
+    return getenv(name);
+}
+
 char *uo_expand_placeholders(const char *pattern, char *err, size_t errlen)
+{
+    char host[256] = "unknown";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    char a[1024];
+    uo_argv0_string(a, sizeof a);
+    uo_placeholder_values v = {getpid(), getppid(), host, uo_rank_string(), a, own_env, NULL};
+    return uo_expand_placeholders_with(pattern, &v, err, errlen);
+}
+
+char *uo_expand_placeholders_with(const char *pattern, const uo_placeholder_values *v, char *err,
+                                  size_t errlen)
 {
     if (err != NULL && errlen > 0)
         err[0] = '\0';
@@ -79,32 +97,27 @@ char *uo_expand_placeholders(const char *pattern, char *err, size_t errlen)
             uo_buf_putc(&b, '%');
             p += 2;
         } else if (strncmp(p, "%pid%", 5) == 0) {
-            uo_buf_put_i64(&b, getpid());
+            uo_buf_put_i64(&b, v->pid);
             p += 5;
         } else if (strncmp(p, "%ppid%", 6) == 0) {
-            uo_buf_put_i64(&b, getppid());
+            uo_buf_put_i64(&b, v->ppid);
             p += 6;
         } else if (strncmp(p, "%hostname%", 10) == 0) {
-            char host[256] = "unknown";
-            gethostname(host, sizeof host - 1);
-            host[sizeof host - 1] = '\0';
-            put_component(&b, host);
+            put_component(&b, v->hostname ? v->hostname : "unknown");
             p += 10;
         } else if (strncmp(p, "%rank%", 6) == 0) {
-            put_component(&b, rank_string());
+            put_component(&b, v->rank ? v->rank : "0");
             p += 6;
         } else if (strncmp(p, "%argv0%", 7) == 0) {
-            char a[1024];
-            argv0_string(a, sizeof a);
-            put_component(&b, a);
+            put_component(&b, v->argv0 ? v->argv0 : "");
             p += 7;
         } else if (strncmp(p, "%env{", 5) == 0 && strstr(p + 5, "}%") != NULL) {
             const char *end = strstr(p + 5, "}%");
             char name[256];
             snprintf(name, sizeof name, "%.*s", (int)(end - (p + 5)), p + 5);
-            const char *v = getenv(name);
-            if (v != NULL)
-                put_component(&b, v);
+            const char *value = v->getenv != NULL ? v->getenv(v->getenv_data, name) : NULL;
+            if (value != NULL)
+                put_component(&b, value);
             p = end + 2;
         } else {
             char token[32];

@@ -37,6 +37,7 @@
 #include "output.h"
 #include "safe_open.h"
 #include "tool_env.h"
+#include "ring_mode.h"
 #include "env.h"
 #include "dirs.h"
 #include "log.h"
@@ -79,6 +80,7 @@ static struct {
     upti_client_id_t client_id;
     uint64_t flush_ns;    /* UPTI_TRACE_FLUSH_MS */
     size_t agents_added;  /* agents already in the database */
+    int ring;             /* record-only (UPTI_TRACE_RING_DIR, ring_mode.h) */
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER, .lock_fd = -1};
 
 /*
@@ -331,27 +333,6 @@ static char *command_line(void)
     return strdup(buf);
 }
 
-/* 1 if the (unlocked) database at path was written by this run's session. */
-static int same_session(const char *path, const char *session)
-{
-    sqlite3 *db = NULL;
-    int same = 0;
-    if (session != NULL &&
-        sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(db, "SELECT value FROM metadata WHERE key = 'session'", -1, &st,
-                               NULL) == SQLITE_OK) {
-            if (sqlite3_step(st) == SQLITE_ROW) {
-                const char *v = (const char *)sqlite3_column_text(st, 0);
-                same = v != NULL && strcmp(v, session) == 0;
-            }
-            sqlite3_finalize(st);
-        }
-    }
-    sqlite3_close(db);
-    return same;
-}
-
 /*
  * Claims <base>.db for this process: created exclusively and flock()ed for
  * the process's life. A file held by a live writer, or left by another
@@ -368,47 +349,7 @@ static const char *db_suffix(void)
 
 static int claim_output(char **base)
 {
-    const char *session = getenv("UPTI_TRACE_SESSION_START");
-    for (int attempt = 0; attempt < 2; attempt++) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s%s", *base, db_suffix());
-        upti_mkdirs_for(path);
-        /* O_NOFOLLOW: a symbolic link planted as <base>.db is neither followed
-         * nor reused (a regular file of this user with one link only). */
-        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd >= 0) {
-            flock(fd, LOCK_EX);
-            return fd;
-        }
-        if (errno != EEXIST)
-            return -1;
-        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        struct stat sb;
-        int foreign = 0;
-        if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() &&
-            sb.st_nlink == 1 && flock(fd, LOCK_EX | LOCK_NB) == 0 && !same_session(path, session)) {
-            if (uo_file_is_replaceable(path)) {
-                    return fd; /* a leftover of an earlier run: reuse it */
-            }
-            foreign = 1;
-        }
-        if (fd >= 0)
-            close(fd);
-        if (attempt == 0 && foreign)
-            fprintf(stderr, "upti: %s exists and was not written by upti: not replaced (upti run "
-                    "--force-overwrite replaces it); the trace goes to %s-%d%s instead\n",
-                    path, *base, (int)getpid(), db_suffix());
-        if (attempt == 0) {
-            size_t len = strlen(*base) + 32;
-            char *b2 = malloc(len);
-            if (b2 == NULL)
-                return -1;
-            snprintf(b2, len, "%s-%d", *base, (int)getpid());
-            free(*base);
-            *base = b2;
-        }
-    }
-    return -1;
+    return uo_claim_output(base, db_suffix(), getenv("UPTI_TRACE_SESSION_START"), (int)getpid());
 }
 
 /* Expands the output pattern. */
@@ -819,6 +760,11 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
     g.has_include = compile(&g.include, "UPTI_TRACE_KERNEL_INCLUDE");
     g.has_exclude = compile(&g.exclude, "UPTI_TRACE_KERNEL_EXCLUDE");
     g.flush_ns = 1000000ull * upti_env_get(UPTI_ENV_TRACE_FLUSH_MS);
+    if (ut_ring_dir() != NULL) {
+        /* Under `upti run`: the program only records (ring_mode.h). */
+        g.ring = 1;
+        return ut_ring_start(ut_ring_dir(), g.kinds, g.args);
+    }
     if (open_output() != 0)
         return g.base == NULL ? 1 : 0;
 
@@ -923,6 +869,12 @@ static void report_incomplete(uint64_t committed, uint64_t filtered)
 static void tool_finalize(void *data)
 {
     (void)data;
+    if (g.ring) {
+        if (g.list)
+            upti_query_available_agents(print_agents, NULL);
+        ut_ring_finalize();
+        return;
+    }
     pthread_mutex_lock(&g.lock);
     if (g.finalized || g.db == NULL || getpid() != g.pid) {
         g.finalized = 1;

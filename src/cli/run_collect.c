@@ -1,0 +1,553 @@
+/* See run_collect.h. */
+#include "run_collect.h"
+
+#include "cli.h"
+#include "collector.h"
+#include "manifest.h"
+#include "out_files.h"
+#include "output.h"
+#include "upti_ring_abi.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <regex.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* One converted database: its temporary path and process. */
+typedef struct converted {
+    char *path;
+    long long pid, ppid;
+    int complete;
+    char *meta;    /* its metadata: key\0value\0... */
+    size_t meta_len;
+    char *host, *command;
+} converted;
+
+static struct {
+    char folder[PATH_MAX];  /* the run folder */
+    char rings[PATH_MAX];   /* the ring folder */
+    char spool[PATH_MAX + 16];
+    int lock_fd;
+    pthread_t thread;
+    int thread_started, collect_rc;
+    volatile int stop;
+    pid_t program;
+    /* the run's configuration (also in run.conf) */
+    char *pattern, *include, *exclude, *session;
+    unsigned formats;
+    int stats;
+    regex_t include_re, exclude_re;
+    int has_include, has_exclude;
+    converted *dbs;
+    size_t num_dbs, cap_dbs;
+} g = {.lock_fd = -1};
+
+/* ---- run.conf: key\0value\0 pairs ---- */
+
+static int put_pair(FILE *f, const char *key, const char *value)
+{
+    if (value == NULL)
+        return 0;
+    return fwrite(key, 1, strlen(key) + 1, f) == strlen(key) + 1 &&
+                   fwrite(value, 1, strlen(value) + 1, f) == strlen(value) + 1
+               ? 0
+               : -1;
+}
+
+static int write_conf(void)
+{
+    char path[PATH_MAX + 16], fmt[16], stats[4];
+    snprintf(path, sizeof path, "%s/run.conf", g.folder);
+    FILE *f = fopen(path, "we");
+    if (f == NULL)
+        return -1;
+    snprintf(fmt, sizeof fmt, "%u", g.formats);
+    snprintf(stats, sizeof stats, "%d", g.stats);
+    int rc = put_pair(f, "rings", g.rings) | put_pair(f, "pattern", g.pattern) |
+             put_pair(f, "formats", fmt) | put_pair(f, "stats", stats) |
+             put_pair(f, "include", g.include) | put_pair(f, "exclude", g.exclude) |
+             put_pair(f, "session", g.session);
+    if (fclose(f) != 0)
+        rc = -1;
+    return rc;
+}
+
+/* The value of key in a key\0value\0 list, or NULL. */
+static const char *pair_value(const char *data, size_t len, const char *key)
+{
+    for (size_t i = 0; i < len;) {
+        const char *k = data + i;
+        size_t kl = strnlen(k, len - i);
+        if (i + kl + 1 >= len)
+            return NULL;
+        const char *v = k + kl + 1;
+        size_t vl = strnlen(v, len - (i + kl + 1));
+        if (i + kl + 1 + vl >= len)
+            return NULL;
+        if (strcmp(k, key) == 0)
+            return v;
+        i += kl + 1 + vl + 1;
+    }
+    return NULL;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return NULL;
+    char *data = NULL;
+    size_t cap = 0;
+    *len = 0;
+    for (;;) {
+        if (*len + 4096 + 1 > cap) {
+            cap = cap ? 2 * cap : 8192;
+            char *n = realloc(data, cap);
+            if (n == NULL)
+                break;
+            data = n;
+        }
+        size_t got = fread(data + *len, 1, 4096, f);
+        *len += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    if (data != NULL)
+        data[*len] = '\0';
+    return data;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s != NULL ? strdup(s) : NULL;
+}
+
+static int compile_filters(void)
+{
+    g.has_include = g.include != NULL && regcomp(&g.include_re, g.include, REG_EXTENDED | REG_NOSUB) == 0;
+    g.has_exclude = g.exclude != NULL && regcomp(&g.exclude_re, g.exclude, REG_EXTENDED | REG_NOSUB) == 0;
+    return 0;
+}
+
+/* The kernel filter of every database (--kernel-include-regex/--kernel-exclude-regex). */
+static int kernel_filter(void *data, int64_t name_id, const char *name)
+{
+    (void)data;
+    (void)name_id;
+    if (name == NULL)
+        return 1;
+    if (g.has_include && regexec(&g.include_re, name, 0, NULL, 0) != 0)
+        return 0;
+    if (g.has_exclude && regexec(&g.exclude_re, name, 0, NULL, 0) == 0)
+        return 0;
+    return 1;
+}
+
+/* ---- folders ---- */
+
+static void remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d != NULL) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            char path[PATH_MAX + 256];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static int make_run_folder(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(g.folder, sizeof g.folder, "%s/upti-collect-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (mkdtemp(g.folder) == NULL) {
+        snprintf(g.folder, sizeof g.folder, "/tmp/upti-collect-XXXXXX");
+        if (mkdtemp(g.folder) == NULL)
+            return -1;
+    }
+    /* Rings in memory (/dev/shm) when there is one: nothing is written back to a disk. */
+    snprintf(g.rings, sizeof g.rings, "/dev/shm/%s", strrchr(g.folder, '/') + 1);
+    if (mkdir(g.rings, 0700) != 0)
+        snprintf(g.rings, sizeof g.rings, "%s", g.folder);
+    snprintf(g.spool, sizeof g.spool, "%s/spool", g.folder);
+    char lock[PATH_MAX + 16];
+    snprintf(lock, sizeof lock, "%s/lock", g.folder);
+    g.lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (g.lock_fd >= 0)
+        flock(g.lock_fd, LOCK_EX);
+    return 0;
+}
+
+static void remove_folders(void)
+{
+    if (strcmp(g.rings, g.folder) != 0)
+        remove_tree(g.rings);
+    remove_tree(g.folder);
+    if (g.lock_fd >= 0)
+        close(g.lock_fd);
+    g.lock_fd = -1;
+}
+
+int run_collect_begin(const run_collect_cfg *cfg)
+{
+    g.pattern = strdup(cfg->pattern);
+    g.include = dup_or_null(cfg->include);
+    g.exclude = dup_or_null(cfg->exclude);
+    g.session = dup_or_null(cfg->session);
+    g.formats = cfg->formats;
+    g.stats = cfg->stats;
+    compile_filters();
+    if (make_run_folder() != 0)
+        return cli_error("cannot create the run folder in $TMPDIR or /tmp: %s", strerror(errno));
+    if (write_conf() != 0) {
+        int e = errno;
+        remove_folders();
+        return cli_error("cannot write %s/run.conf: %s", g.folder, strerror(e));
+    }
+    setenv("UPTI_TRACE_RING_DIR", g.rings, 1);
+    return 0;
+}
+
+void run_collect_discard(void)
+{
+    remove_folders();
+}
+
+/* ---- collecting ---- */
+
+static void *collect_thread(void *arg)
+{
+    (void)arg;
+    ur_collect_opts o = {.spool = g.spool,
+                         .dir = g.rings,
+                         .wait_pid = g.program,
+                         .poll_ns = 500 * 1000,
+                         .stop = &g.stop};
+    g.collect_rc = ur_collect(&o);
+    return NULL;
+}
+
+int run_collect_start(pid_t program)
+{
+    g.program = program;
+    if (pthread_create(&g.thread, NULL, collect_thread, NULL) != 0)
+        return -1;
+    g.thread_started = 1;
+    return 0;
+}
+
+void run_collect_stop(void)
+{
+    g.stop = 1;
+}
+
+/* ---- naming and writing the outputs ---- */
+
+static void read_db_info(converted *c)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(c->path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return;
+    }
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT key, value FROM metadata", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *k = (const char *)sqlite3_column_text(st, 0);
+            const char *v = (const char *)sqlite3_column_text(st, 1);
+            if (k == NULL || v == NULL)
+                continue;
+            size_t kl = strlen(k) + 1, vl = strlen(v) + 1;
+            char *n = realloc(c->meta, c->meta_len + kl + vl);
+            if (n == NULL)
+                break;
+            c->meta = n;
+            memcpy(c->meta + c->meta_len, k, kl);
+            memcpy(c->meta + c->meta_len + kl, v, vl);
+            c->meta_len += kl + vl;
+        }
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_prepare_v2(db, "SELECT ppid, hostname, command FROM info_process LIMIT 1", -1, &st,
+                           NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            c->ppid = sqlite3_column_int64(st, 0);
+            c->host = dup_or_null((const char *)sqlite3_column_text(st, 1));
+            c->command = dup_or_null((const char *)sqlite3_column_text(st, 2));
+        }
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+}
+
+static void on_converted(void *arg, const char *path, int64_t pid, int complete)
+{
+    (void)arg;
+    if (g.num_dbs == g.cap_dbs) {
+        size_t cap = g.cap_dbs ? 2 * g.cap_dbs : 8;
+        converted *n = realloc(g.dbs, cap * sizeof *n);
+        if (n == NULL)
+            return;
+        g.dbs = n;
+        g.cap_dbs = cap;
+    }
+    converted *c = &g.dbs[g.num_dbs++];
+    memset(c, 0, sizeof *c);
+    c->path = strdup(path);
+    c->pid = pid;
+    c->complete = complete;
+    read_db_info(c);
+}
+
+/* A value the program gave for its outputs' names: its own, else (a child
+ * forked without exec, which wrote none) its parent's. */
+static const char *naming_value(const converted *c, const char *key)
+{
+    for (int depth = 0; c != NULL && depth < 64; depth++) {
+        const char *v = pair_value(c->meta, c->meta_len, key);
+        if (v != NULL)
+            return v;
+        const converted *parent = NULL;
+        for (size_t i = 0; i < g.num_dbs && parent == NULL; i++)
+            if (g.dbs[i].pid == c->ppid)
+                parent = &g.dbs[i];
+        c = parent;
+    }
+    return NULL;
+}
+
+static const char *env_value(void *data, const char *name)
+{
+    char key[300];
+    snprintf(key, sizeof key, "env:%s", name);
+    return naming_value(data, key);
+}
+
+/* The output path without extension of one process, as the program would
+ * have expanded the pattern (malloc'd). */
+static char *output_base(const converted *c)
+{
+    char argv0[1024] = "";
+    const char *a = naming_value(c, "argv0");
+    if (a == NULL && c->command != NULL) {
+        /* the command line's first word, its last component */
+        size_t n = strcspn(c->command, " ");
+        snprintf(argv0, sizeof argv0, "%.*s", (int)n, c->command);
+        char *slash = strrchr(argv0, '/');
+        if (slash != NULL)
+            memmove(argv0, slash + 1, strlen(slash + 1) + 1);
+        a = argv0;
+    }
+    uo_placeholder_values v = {c->pid, c->ppid, c->host, naming_value(c, "rank"), a, env_value,
+                               (void *)c};
+    char err[256];
+    char *base = uo_expand_placeholders_with(g.pattern, &v, err, sizeof err);
+    if (base == NULL) {
+        size_t len = 64;
+        base = malloc(len);
+        if (base != NULL)
+            snprintf(base, len, "upti-%lld", c->pid);
+    }
+    return base;
+}
+
+/* Moves the converted database to dst (a rename, or a copy across file systems). */
+static int move_file(const char *src, const char *dst)
+{
+    if (rename(src, dst) == 0)
+        return 0;
+    if (errno != EXDEV)
+        return -1;
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    char *part = uo_part_path(dst);
+    int out = part != NULL ? open(part, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644) : -1;
+    int ok = in >= 0 && out >= 0;
+    char buf[1 << 16];
+    ssize_t n;
+    while (ok && (n = read(in, buf, sizeof buf)) != 0) {
+        if (n < 0 || write(out, buf, (size_t)n) != n)
+            ok = 0;
+    }
+    if (in >= 0)
+        close(in);
+    if (out >= 0 && close(out) != 0)
+        ok = 0;
+    char err[256];
+    int rc = part != NULL && uo_part_finish(part, dst, ok, err, sizeof err) == 0 ? 0 : -1;
+    free(part);
+    if (rc == 0)
+        unlink(src);
+    return rc;
+}
+
+static long long metadata_int(const converted *c, const char *key)
+{
+    const char *v = pair_value(c->meta, c->meta_len, key);
+    return v != NULL ? strtoll(v, NULL, 10) : 0;
+}
+
+/* Names, moves and writes the outputs of one converted database. 1 if written. */
+static int finish_one(converted *c)
+{
+    if (!c->complete) {
+        fprintf(stderr, "upti: the trace of pid %lld could not be written (see above)\n", c->pid);
+        unlink(c->path);
+        return 0;
+    }
+    if (metadata_int(c, "records_written") == 0 && metadata_int(c, "records_dropped") == 0) {
+        unlink(c->path); /* nothing recorded (a process that only loaded UPTI) */
+        return 0;
+    }
+    char *base = output_base(c);
+    if (base == NULL)
+        return 0;
+    const char *db = c->path;
+    char final[PATH_MAX];
+    int fd = -1;
+    if (g.formats & UO_FORMAT_DB) {
+        fd = uo_claim_output(&base, ".db", g.session, (int)c->pid);
+        snprintf(final, sizeof final, "%s.db", base);
+        if (fd < 0 || move_file(c->path, final) != 0) {
+            fprintf(stderr, "upti: cannot write %s (%s): the trace of pid %lld stays in %s\n",
+                    final, strerror(errno), c->pid, c->path);
+            if (fd >= 0)
+                close(fd);
+            free(base);
+            return 0;
+        }
+        db = final;
+        uo_note_written(final);
+    }
+    if (g.formats & ~(unsigned)UO_FORMAT_DB || g.stats)
+        uo_write_outputs(db, base, g.formats & ~(unsigned)UO_FORMAT_DB, g.stats, (int)c->pid);
+    if (!(g.formats & UO_FORMAT_DB))
+        unlink(c->path);
+    if (fd >= 0)
+        close(fd);
+    free(base);
+    return 1;
+}
+
+/* Converts the spool and writes every process's outputs. The number written. */
+static int convert_and_finish(void)
+{
+    char prefix[PATH_MAX + 8];
+    snprintf(prefix, sizeof prefix, "%s/p", g.folder);
+    ur_convert_opts o = {.spool = g.spool,
+                         .prefix = prefix,
+                         .quiet = 1,
+                         .kernel_filter = (g.has_include || g.has_exclude) ? kernel_filter : NULL,
+                         .converted = on_converted};
+    struct stat st;
+    if (stat(g.spool, &st) == 0 && st.st_size > 0)
+        ur_convert_with(&o);
+    int written = 0;
+    for (size_t i = 0; i < g.num_dbs; i++)
+        written += finish_one(&g.dbs[i]);
+    for (size_t i = 0; i < g.num_dbs; i++) {
+        free(g.dbs[i].path);
+        free(g.dbs[i].meta);
+        free(g.dbs[i].host);
+        free(g.dbs[i].command);
+    }
+    free(g.dbs);
+    g.dbs = NULL;
+    g.num_dbs = g.cap_dbs = 0;
+    return written;
+}
+
+/* Ring files left in the ring folder (processes still running when collecting stopped). */
+static int rings_left(void)
+{
+    DIR *d = opendir(g.rings);
+    int n = 0;
+    if (d == NULL)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        n += l > strlen(UPTI_RING_SUFFIX) &&
+             strcmp(e->d_name + l - strlen(UPTI_RING_SUFFIX), UPTI_RING_SUFFIX) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+int run_collect_end(void)
+{
+    if (g.thread_started)
+        pthread_join(g.thread, NULL);
+    g.thread_started = 0;
+    int written = convert_and_finish();
+    int left = rings_left();
+    if (left > 0 || g.collect_rc != 0) {
+        fprintf(stderr, "upti: %d traced process%s still running when upti stopped: the rest of "
+                        "their trace is kept in %s (upti recover %s)\n",
+                left, left == 1 ? " was" : "es were", g.folder, g.folder);
+        if (g.lock_fd >= 0)
+            close(g.lock_fd);
+        g.lock_fd = -1;
+    } else {
+        remove_folders();
+    }
+    return written;
+}
+
+int run_collect_recover(const char *folder)
+{
+    if (strlen(folder) >= sizeof g.folder)
+        return cli_error("%s: path too long", folder);
+    snprintf(g.folder, sizeof g.folder, "%s", folder);
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/run.conf", folder);
+    size_t len = 0;
+    char *conf = read_file(path, &len);
+    if (conf == NULL)
+        return cli_error("%s is not a run folder of upti run (no readable run.conf: %s)", folder,
+                         strerror(errno));
+    const char *rings = pair_value(conf, len, "rings"), *pattern = pair_value(conf, len, "pattern");
+    const char *formats = pair_value(conf, len, "formats");
+    if (rings == NULL || pattern == NULL || formats == NULL) {
+        free(conf);
+        return cli_error("%s/run.conf is incomplete: not a run folder of upti run", folder);
+    }
+    snprintf(path, sizeof path, "%s/lock", folder);
+    g.lock_fd = open(path, O_RDWR | O_CLOEXEC);
+    if (g.lock_fd < 0 || flock(g.lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        free(conf);
+        return cli_error("%s is in use by a running upti", folder);
+    }
+    snprintf(g.rings, sizeof g.rings, "%s", rings);
+    snprintf(g.spool, sizeof g.spool, "%s/spool", folder);
+    g.pattern = strdup(pattern);
+    g.formats = (unsigned)strtoul(formats, NULL, 10);
+    const char *stats = pair_value(conf, len, "stats");
+    g.stats = stats != NULL && strcmp(stats, "1") == 0;
+    g.include = dup_or_null(pair_value(conf, len, "include"));
+    g.exclude = dup_or_null(pair_value(conf, len, "exclude"));
+    g.session = dup_or_null(pair_value(conf, len, "session"));
+    free(conf);
+    compile_filters();
+    ur_collect_opts o = {.spool = g.spool, .dir = g.rings, .poll_ns = 500 * 1000};
+    g.collect_rc = ur_collect(&o);
+    int written = convert_and_finish();
+    if (g.collect_rc == 0 && rings_left() == 0)
+        remove_folders();
+    return written > 0 || g.collect_rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,55 @@
+/* Internal: `upti run` as the collector of the programs it runs
+ * (run_collect.c). The traced processes only record, into shared rings
+ * (src/common/upti_ring_abi.h) in the run's ring folder; `upti run` drains
+ * them into its spool while they run (src/collector), and after they ended
+ * converts the spool into each process's database and other outputs, named
+ * from the output pattern with each process's own values.
+ *
+ * The run folder ($TMPDIR/upti-collect-XXXXXX) holds the spool, run.conf (what
+ * `upti recover` needs to finish the run: the ring folder, the pattern, the
+ * formats) and a lock held by the live `upti run`. A run that completes
+ * removes it; a run whose `upti` was killed leaves it for `upti recover`. */
+#ifndef UPTI_CLI_RUN_COLLECT_H
+#define UPTI_CLI_RUN_COLLECT_H
+
+#include <sys/types.h>
+
+/** What the outputs of a run are. */
+typedef struct run_collect_cfg {
+    const char *pattern;  /**< output path without extension, placeholders unexpanded */
+    unsigned formats;     /**< UO_FORMAT_* bits */
+    int stats;            /**< the summary tables on stderr */
+    const char *include, *exclude; /**< kernel name regexes, or NULL */
+    const char *session;  /**< UPTI_TRACE_SESSION_START of the run */
+} run_collect_cfg;
+
+/**
+ * Creates the run folder and the ring folder, writes run.conf, and sets
+ * UPTI_TRACE_RING_DIR for the program. 0, or an exit status after one line.
+ */
+int run_collect_begin(const run_collect_cfg *cfg);
+
+/** Starts draining the rings while the program (pid) runs. 0 or -1. */
+int run_collect_start(pid_t program);
+
+/** Ends draining at once (a second SIGINT or SIGTERM to `upti run`): async-signal-safe. */
+void run_collect_stop(void);
+
+/**
+ * Once the program ended: waits until every traced process of the run
+ * ended (or run_collect_stop), converts, writes the outputs and removes the
+ * run folder. Returns the number of processes whose outputs were written.
+ */
+int run_collect_end(void);
+
+/** Removes the run folder and the ring folder (the program never ran). */
+void run_collect_discard(void);
+
+/**
+ * `upti recover RUN_FOLDER`: finishes a run whose `upti` was killed: collects
+ * what its rings still hold (waiting for traced processes still running),
+ * converts, writes the outputs, removes the folder. 0, or 1 after one line.
+ */
+int run_collect_recover(const char *folder);
+
+#endif

@@ -1,0 +1,173 @@
+/* See ring_mode.h. */
+#include "ring_mode.h"
+
+#include "env.h"
+#include "output.h"
+#include "trace_tool_records.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct {
+    upti_context_id_t context, args_context;
+    upti_buffer_id_t buffer;
+    int started;
+} g_ring;
+
+const char *ut_ring_dir(void)
+{
+    const char *dir = getenv("UPTI_TRACE_RING_DIR");
+    return dir != NULL && dir[0] != '\0' ? dir : NULL;
+}
+
+static void write_metadata(const char *key, const char *value)
+{
+    size_t kl = strlen(key) + 1, vl = strlen(value) + 1;
+    char buf[4096];
+    if (kl + vl > sizeof buf)
+        vl = sizeof buf - kl; /* a value longer than a page is cut (NUL kept below) */
+    memcpy(buf, key, kl);
+    memcpy(buf + kl, value, vl);
+    buf[kl + vl - 1] = '\0';
+    upti_write_buffer_record(g_ring.buffer, UPTI_TRACE_RECORD_METADATA, buf, kl + vl);
+}
+
+/* What the collector needs to name this process's outputs as the program
+ * would have (the placeholders of UPTI_TRACE_OUTPUT): the values it cannot
+ * see from outside. A child forked without exec shares them with its parent. */
+static void write_naming_metadata(void)
+{
+    char argv0[1024];
+    uo_argv0_string(argv0, sizeof argv0);
+    write_metadata("argv0", argv0);
+    write_metadata("rank", uo_rank_string());
+    const char *session = getenv("UPTI_TRACE_SESSION_START");
+    if (session != NULL)
+        write_metadata("session", session);
+    const char *pattern = getenv("UPTI_TRACE_OUTPUT");
+    for (const char *p = pattern; p != NULL && (p = strstr(p, "%env{")) != NULL;) {
+        const char *end = strstr(p + 5, "}%");
+        if (end == NULL)
+            break;
+        char key[300];
+        snprintf(key, sizeof key, "env:%.*s", (int)(end - (p + 5)), p + 5);
+        const char *v = getenv(key + 4);
+        if (v != NULL)
+            write_metadata(key, v);
+        p = end + 2;
+    }
+}
+
+typedef struct arg_ctx {
+    uint64_t correlation;
+} arg_ctx;
+
+/* One ARG record per argument, in the calling thread's ring. */
+static int write_arg(upti_tracing_kind_t kind, uint32_t operation, uint32_t arg_index,
+                     const void *arg_value_addr, int32_t indirection_count, const char *arg_type,
+                     const char *arg_name, const char *arg_value_string, int32_t dereference_count,
+                     void *data)
+{
+    (void)kind;
+    (void)operation;
+    (void)arg_value_addr;
+    (void)indirection_count;
+    (void)dereference_count;
+    const arg_ctx *c = data;
+    const char *s[3] = {arg_type ? arg_type : "", arg_name ? arg_name : "",
+                        arg_value_string ? arg_value_string : ""};
+    size_t len[3];
+    char buf[4096];
+    size_t room = sizeof buf - sizeof(trace_tool_arg_t);
+    for (int i = 0; i < 3; i++) {
+        len[i] = strlen(s[i]) + 1;
+        size_t cap = i == 2 ? room : room / 4; /* a long value keeps most of the room */
+        if (len[i] > cap)
+            len[i] = cap;
+        room -= len[i];
+    }
+    trace_tool_arg_t h = {c->correlation, arg_index, (uint32_t)len[0], (uint32_t)len[1],
+                          (uint32_t)len[2]};
+    char *p = buf;
+    memcpy(p, &h, sizeof h);
+    p += sizeof h;
+    for (int i = 0; i < 3; i++) {
+        memcpy(p, s[i], len[i]);
+        p[len[i] - 1] = '\0';
+        p += len[i];
+    }
+    upti_write_buffer_record(g_ring.buffer, UPTI_TRACE_RECORD_ARG, buf, (size_t)(p - buf));
+    return 0;
+}
+
+static void args_callback(upti_callback_tracing_record_t record, upti_user_data_t *user_data,
+                          void *callback_data)
+{
+    (void)user_data;
+    (void)callback_data;
+    if (record.phase != UPTI_CALLBACK_PHASE_EXIT)
+        return;
+    arg_ctx c = {record.correlation_id.internal};
+    upti_iterate_callback_tracing_operation_args(record, write_arg, 1, &c);
+}
+
+int ut_ring_start(const char *dir, unsigned kinds, int args)
+{
+    size_t ring = (size_t)upti_env_get(UPTI_ENV_TRACE_BUFFER_SIZE);
+    uint32_t slots = (uint32_t)upti_env_get(UPTI_ENV_TRACE_RING_SLOTS);
+    upti_status_t st = upti_create_context(&g_ring.context);
+    if (st == UPTI_STATUS_SUCCESS)
+        st = upti_create_shared_buffer(g_ring.context, ring, UPTI_BUFFER_POLICY_LOSSLESS, dir,
+                                       slots, &g_ring.buffer);
+    for (int kind = 1; st == UPTI_STATUS_SUCCESS && kind < 32; kind++) {
+        int want = (kinds >> kind) & 1;
+        /* Kernel names of symbols come with kernel tracing. */
+        if (kind == UPTI_TRACING_KIND_CODE_OBJECT &&
+            ((kinds >> UPTI_TRACING_KIND_KERNEL_DISPATCH) & 1))
+            want = 1;
+        if (!want)
+            continue;
+        upti_status_t s = upti_configure_buffer_tracing_service(
+            g_ring.context, (upti_tracing_kind_t)kind, NULL, 0, g_ring.buffer);
+        if (s != UPTI_STATUS_SUCCESS && s != UPTI_STATUS_ERROR_KIND_NOT_FOUND) {
+            const char *name = "?";
+            upti_get_tracing_kind_name((upti_tracing_kind_t)kind, &name);
+            fprintf(stderr, "upti: cannot trace %s: %s\n", name, upti_get_status_string(s));
+        }
+    }
+    if (st == UPTI_STATUS_SUCCESS && args) {
+        /* Arguments come from a callback service, on a context of their own. */
+        upti_status_t s = upti_create_context(&g_ring.args_context);
+        if (s == UPTI_STATUS_SUCCESS)
+            s = upti_configure_callback_tracing_service(g_ring.args_context,
+                                                        UPTI_TRACING_KIND_OPENCL_API, NULL, 0,
+                                                        args_callback, NULL);
+        if (s == UPTI_STATUS_SUCCESS)
+            s = upti_start_context(g_ring.args_context);
+        if (s != UPTI_STATUS_SUCCESS && s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
+            fprintf(stderr, "upti: cannot record API arguments: %s\n", upti_get_status_string(s));
+    }
+    if (st == UPTI_STATUS_SUCCESS)
+        st = upti_start_context(g_ring.context);
+    if (st != UPTI_STATUS_SUCCESS) {
+        fprintf(stderr, "upti: tracing not started: %s\n", upti_get_status_string(st));
+        return 1;
+    }
+    g_ring.started = 1;
+    write_naming_metadata();
+    return 0;
+}
+
+void ut_ring_finalize(void)
+{
+    if (!g_ring.started)
+        return;
+    uint64_t cut = 0;
+    upti_get_marker_texts_truncated(&cut);
+    char text[32];
+    snprintf(text, sizeof text, "%llu", (unsigned long long)cut);
+    write_metadata("marker_texts_truncated", text);
+    upti_destroy_buffer(g_ring.buffer);
+    g_ring.started = 0;
+}

@@ -1,0 +1,26 @@
+/* The tool's record-only mode (ring_mode.c): under `upti run`, which sets
+ * UPTI_TRACE_RING_DIR, the program only records. Its records go to a shared
+ * buffer in that folder; `upti run` (the collector, src/collector) drains it
+ * while the program runs and builds the database and the other outputs after
+ * the program ended. The program then runs no SQLite, no thread of the
+ * tool's, no signal handler: whatever ends it, every record it committed is
+ * in the ring file. */
+#ifndef UPTI_TOOL_RING_MODE_H
+#define UPTI_TOOL_RING_MODE_H
+
+#include <upti/upti.h>
+
+/** The folder of `upti run`'s ring files, or NULL when the tool writes the database itself. */
+const char *ut_ring_dir(void);
+
+/**
+ * Starts record-only tracing of the kinds (bit per upti_tracing_kind_t) into
+ * a shared buffer in dir, with the OpenCL calls' arguments if args. Returns 0,
+ * or 1 (said on stderr: nothing is traced).
+ */
+int ut_ring_start(const char *dir, unsigned kinds, int args);
+
+/** At finalize: the last metadata (marker texts truncated), then the buffer is closed. */
+void ut_ring_finalize(void);
+
+#endif
