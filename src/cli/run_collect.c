@@ -1,5 +1,6 @@
 /* See run_collect.h. */
 #include "run_collect.h"
+#include "run_outputs.h"
 
 #include "cli.h"
 #include "collector.h"
@@ -49,6 +50,9 @@ static struct {
     int has_include, has_exclude;
     converted *dbs;
     size_t num_dbs, cap_dbs;
+    int status, have_status; /* the program's wait status */
+    char **bases; /* the output names this run wrote */
+    size_t num_bases;
 } g = {.lock_fd = -1};
 
 /* ---- run.conf: key\0value\0 pairs ---- */
@@ -402,6 +406,29 @@ static long long metadata_int(const converted *c, const char *key)
     return v != NULL ? strtoll(v, NULL, 10) : 0;
 }
 
+/* A process that did not finalize UPTI (its tool writes "finalized" at the
+ * end): how it ended, in metadata "ended". Every record it committed is there. */
+static void note_end(const converted *c)
+{
+    if (pair_value(c->meta, c->meta_len, "finalized") != NULL)
+        return;
+    char reason[160];
+    if (g.have_status)
+        run_describe_end(reason, sizeof reason, (pid_t)c->pid, g.program, g.status);
+    else
+        snprintf(reason, sizeof reason, "ended without closing its trace");
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_open_v2(c->path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES('ended', ?)",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, reason, -1, SQLITE_TRANSIENT);
+        sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 /* Names, moves and writes the outputs of one converted database. 1 if written. */
 static int finish_one(converted *c)
 {
@@ -414,9 +441,24 @@ static int finish_one(converted *c)
         unlink(c->path); /* nothing recorded (a process that only loaded UPTI) */
         return 0;
     }
+    note_end(c);
     char *base = output_base(c);
     if (base == NULL)
         return 0;
+    /* Two processes of this run whose names expand alike (a pattern without
+     * %pid%): the later gets "-<pid>", as when the program wrote its own. */
+    for (size_t i = 0; i < g.num_bases; i++) {
+        if (strcmp(g.bases[i], base) == 0) {
+            size_t len = strlen(base) + 32;
+            char *b2 = malloc(len);
+            if (b2 == NULL)
+                break;
+            snprintf(b2, len, "%s-%lld", base, c->pid);
+            free(base);
+            base = b2;
+            break;
+        }
+    }
     const char *db = c->path;
     char final[PATH_MAX];
     int fd = -1;
@@ -440,7 +482,13 @@ static int finish_one(converted *c)
         unlink(c->path);
     if (fd >= 0)
         close(fd);
-    free(base);
+    char **n = realloc(g.bases, (g.num_bases + 1) * sizeof *n);
+    if (n != NULL) {
+        g.bases = n;
+        g.bases[g.num_bases++] = base;
+    } else {
+        free(base);
+    }
     return 1;
 }
 
@@ -489,8 +537,11 @@ static int rings_left(void)
     return n;
 }
 
-int run_collect_end(void)
+int run_collect_end(pid_t program, int status)
 {
+    g.program = program;
+    g.status = status;
+    g.have_status = 1;
     if (g.thread_started)
         pthread_join(g.thread, NULL);
     g.thread_started = 0;

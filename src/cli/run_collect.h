@@ -38,9 +38,10 @@ void run_collect_stop(void);
 /**
  * Once the program ended: waits until every traced process of the run
  * ended (or run_collect_stop), converts, writes the outputs and removes the
- * run folder. Returns the number of processes whose outputs were written.
+ * run folder. A process that did not finalize UPTI (killed, crashed, _exit)
+ * gets metadata "ended" saying how (the program's own from status). Returns the number of processes whose outputs were written.
  */
-int run_collect_end(void);
+int run_collect_end(pid_t program, int status);
 
 /** Removes the run folder and the ring folder (the program never ran). */
 void run_collect_discard(void);

@@ -111,8 +111,7 @@ static const char *const *find_tally(const fields *m, const char *pid)
     return found;
 }
 
-/* How the program (pid top) or one of its processes ended, for the database. */
-static void describe_end(char *out, size_t len, pid_t pid, pid_t top, int status)
+void run_describe_end(char *out, size_t len, pid_t pid, pid_t top, int status)
 {
     if (pid == top && WIFSIGNALED(status))
         snprintf(out, len, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -281,7 +280,7 @@ static void finish_one(const fields *m, const char *const *rec, pid_t top, int s
     const char *const *tally = find_tally(m, pid_s);
     if (!closed) {
         char reason[160], err[512];
-        describe_end(reason, sizeof reason, pid, top, status);
+        run_describe_end(reason, sizeof reason, pid, top, status);
         int rc = uo_db_recover(db, reason, NULL, err, sizeof err);
         if (tally != NULL) {
             unsigned long long received = strtoull(tally[2], NULL, 10);

@@ -20,4 +20,8 @@ void run_outputs_discard(void);
  */
 void run_outputs_end(pid_t top, int status, int stats, int traced_elsewhere);
 
+/** How the program (pid top, wait status) or one of its processes (pid) ended,
+ *  for the database's metadata "ended": "killed by signal 9 (Killed)", ... */
+void run_describe_end(char *out, size_t len, pid_t pid, pid_t top, int status);
+
 #endif

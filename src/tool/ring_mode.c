@@ -168,6 +168,7 @@ void ut_ring_finalize(void)
     char text[32];
     snprintf(text, sizeof text, "%llu", (unsigned long long)cut);
     write_metadata("marker_texts_truncated", text);
+    write_metadata("finalized", "1");
     upti_destroy_buffer(g_ring.buffer);
     g_ring.started = 0;
 }

@@ -548,7 +548,8 @@ def case_list(tmp):
 
 
 def case_signal(tmp):
-    """SIGINT/SIGTERM sent to `upti` reach the program, whose tool writes complete outputs."""
+    """SIGINT/SIGTERM sent to `upti` reach the program, which ends as it would untraced (no
+    handler of UPTI's in it): the trace holds every call it made, also after a signal it survives."""
     if not ocl_ready():
         return SKIP
     import signal as sig
@@ -586,8 +587,17 @@ def case_signal(tmp):
         n_fin = one(db, "SELECT count(*) FROM apis WHERE name = 'clFinish'")
         n_k = one(db, "SELECT count(*) FROM kernel_dispatch")
         check(n_api >= 1 and n_fin >= 1, "no loop iterations recorded")
-        # Every finished iteration's kernel is there (the last enqueue may be cut short).
-        check(n_fin <= n_k <= n_api, "kernels %d, enqueues %d, finishes %d" % (n_k, n_api, n_fin))
+        if opts:
+            # The program survives the signal: the trace goes on to its end
+            # (the loop's calls, then one more clFinish after it; before the
+            # program only recorded, the trace ended at the signal).
+            check(n_k == n_api and n_fin == n_api + 1,
+                  "survived: kernels %d, enqueues %d, finishes %d" % (n_k, n_api, n_fin))
+            check(one(db, "SELECT count(*) FROM apis WHERE name = 'clReleaseProgram'") == 1,
+                  "the calls after the signal are not traced")
+        else:
+            # Every finished iteration's kernel is there (the last enqueue may be cut short).
+            check(n_fin <= n_k <= n_api, "kernels %d, enqueues %d, finishes %d" % (n_k, n_api, n_fin))
         check_process_lifetime(db, "kernel_dispatch")
         check_process_lifetime(db, "api")
         pf = traceck.decode_pftrace(os.path.join(d, "s.pftrace"))
