@@ -599,7 +599,7 @@ def case_tool(root):
     rc, _out, err = finish(prog, "tool: ring_prog")
     crc, _co, cerr = finish(coll, "tool: the collector")
     if rc != 0 or crc != 0 or err or cerr:
-        fail("tool: exit %d / collector %d: %r %r" % (rc, crc, err, cerr))
+        fail("tool: exit %d / collector %d: %r %r" % (rc, crc, err[:500], cerr[:500]))
     seqs, agents, misplaced = per_thread_sequences(os.path.join(work, "spool"))
     for t in range(threads):
         want = [(k, i) for i in range(n) for k in ("m", "a")]
@@ -627,7 +627,7 @@ def case_tool_inproc(root):
         "inproc thread=%d marks=%d tools=%d order_errors=0\n" % (t, n, n) for t in range(threads)) + \
         "inproc metadata=3 other=2 misaligned=0 drops=0\n"
     if rc != 0 or out != want or err:
-        fail("tool_inproc: exit %d, output %r, expected %r; stderr %r" % (rc, out, want, err))
+        fail("tool_inproc: exit %d, output %r, expected %r; stderr %r" % (rc, out, want, err[:500]))
     if glob.glob(os.path.join(work, "*.upti-ring")):
         fail("tool_inproc: an in-process buffer left a ring file")
 

@@ -322,6 +322,7 @@ static void on_segv(int sig)
 static void marks(const char *who, int word, long from, long to, int crash_at_half)
 {
     char msg[64];
+    volatile long failed = 0; /* volatile: marks() may siglongjmp (segv_caught) */
     for (long i = from; i < to; i++) {
         snprintf(msg, sizeof msg, "%s:%ld", who, i);
         uptx_mark(msg);
@@ -330,7 +331,7 @@ static void marks(const char *who, int word, long from, long to, int crash_at_ha
             snprintf(name, sizeof name, "t%s", who);
             upti_status_t st = write_arg((uint64_t)(word + 1) << 32 | (uint64_t)i, (uint32_t)word,
                                          "int", name, msg, 0);
-            if (st != UPTI_STATUS_SUCCESS)
+            if (st != UPTI_STATUS_SUCCESS && failed++ == 0) /* said once per thread */
                 fprintf(stderr, "ring_prog: tool record %s: %s\n", msg, upti_get_status_string(st));
         }
         atomic_store_explicit(&g_counter[word], (uint64_t)(i + 1), memory_order_release);
