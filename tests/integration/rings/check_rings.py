@@ -738,6 +738,33 @@ def case_tool_corrupt(root):
              (agents, host_agents() - 1, len(db_rows(db, "SELECT id FROM markers"))))
 
 
+def case_agents(root):
+    """4 threads, each registering 10 agents while it marks, racing the others' first
+    records: every agent in the ring file exactly once."""
+    work = tempfile.mkdtemp(dir=root)
+    n, threads = 20000 // SCALE, 4
+    prog = start_prog(work, "agents", n, threads, extra=PATIENT)
+    coll = start_collector(work, prog.pid)
+    rc, out, err = finish(prog, "agents: ring_prog")
+    crc, _co, cerr = finish(coll, "agents: the collector")
+    if rc != 0 or crc != 0 or err or cerr:
+        fail("agents: exit %d / collector %d: %r %r" % (rc, crc, err, cerr))
+        return
+    listed = int(out.split("agents=")[1])
+    if listed != host_agents() + 10 * threads:
+        fail("agents: %d agents listed, expected %d" % (listed, host_agents() + 10 * threads))
+    dbs = convert(work)
+    rows = db_rows(dbs[0], "SELECT handle, runtime, name FROM info_agent ORDER BY handle")
+    handles = [r[0] for r in rows]
+    if handles != list(range(1, listed + 1)):
+        fail("agents: agent handles %s, expected 1..%d once each" % (handles, listed))
+    race = sorted(r[2] for r in rows if r[1] == "race")
+    want = sorted("%d:%d" % (t, i) for t in range(threads) for i in range(0, n, max(n // 10, 1)))
+    if race != want:
+        fail("agents: the registered agents %s, expected %s" % (race[:5], want[:5]))
+    check_program("agents", dbs, counters(os.path.join(work, "counter"), threads), threads, False)
+
+
 AGENT_SQL = ("SELECT handle, type, runtime, name, vendor, driver_version, compute_units,"
              " global_memory_bytes, runtime_handle, node_id FROM info_agent ORDER BY handle")
 
@@ -830,6 +857,8 @@ def main():
             case_tool_api(root)
         elif CASE == "tool_corrupt":
             case_tool_corrupt(root)
+        elif CASE == "agents":
+            case_agents(root)
         elif CASE == "ocl_agents":
             case_ocl(root, False)
         elif CASE == "ocl_fork":

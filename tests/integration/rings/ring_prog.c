@@ -31,8 +31,13 @@
  * aligned data) and prints per thread "inproc thread=T marks=M tools=K
  * order_errors=E", then "inproc metadata=M other=O misaligned=A drops=D".
  * MODE tool_api: prints name=STATUS for upti_write_buffer_record's error
- * returns (ring_prog's tool_api_checks), then makes N marks.
+ * returns (ring_prog's tool_api_checks), then makes N marks. MODE agents:
+ * like return, and each thread also registers 10 agents while it marks
+ * (upti_runtime_add_agent, runtime "race", name "<thread>:<i>"), racing the
+ * other threads' first records; then prints "agents=<what
+ * upti_query_available_agents lists>".
  */
+#include <upti/runtime.h>
 #include <upti/upti.h>
 #include <uptx/uptx.h>
 
@@ -65,6 +70,7 @@ static int g_api; /* MODE api: the API's contract, printed as name=STATUS lines 
 static int g_tool; /* MODE tool, tool_inproc: tool records after the marks */
 static int g_inproc; /* MODE tool_inproc: an in-process buffer instead of a shared one */
 static int g_tool_api; /* MODE tool_api: upti_write_buffer_record's errors */
+static int g_agents; /* MODE agents: threads register agents while they mark */
 
 static void on_buffer(upti_context_id_t c, upti_buffer_id_t b, upti_record_header_t **h, size_t n,
                       void *data, uint64_t drops)
@@ -130,6 +136,13 @@ static void on_inproc_buffer(upti_context_id_t c, upti_buffer_id_t b, upti_recor
             g_seen_other++;
         }
     }
+}
+
+static upti_status_t count_agents(const upti_agent_t **agents, size_t n, void *data)
+{
+    (void)agents;
+    *(size_t *)data = n;
+    return UPTI_STATUS_SUCCESS;
 }
 
 /* A tool record of the bundled tool's ARG kind: arg, then type, name and value with their NULs. */
@@ -334,6 +347,14 @@ static void marks(const char *who, int word, long from, long to, int crash_at_ha
             if (st != UPTI_STATUS_SUCCESS && failed++ == 0) /* said once per thread */
                 fprintf(stderr, "ring_prog: tool record %s: %s\n", msg, upti_get_status_string(st));
         }
+        if (g_agents && i % (to / 10 > 0 ? to / 10 : 1) == 0) {
+            upti_agent_t a = {.size = sizeof a, .type = UPTI_AGENT_TYPE_ACCELERATOR,
+                              .runtime = "race", .name = msg, .vendor = "ring_prog",
+                              .driver_version = "1", .node_id = (uint32_t)i};
+            upti_agent_id_t id;
+            if (upti_runtime_add_agent(&a, &id) != UPTI_STATUS_SUCCESS)
+                fprintf(stderr, "ring_prog: upti_runtime_add_agent failed\n");
+        }
         atomic_store_explicit(&g_counter[word], (uint64_t)(i + 1), memory_order_release);
         if (crash_at_half && i == to / 2 && sigsetjmp(g_jump, 1) == 0)
             *g_bad = 1; /* SIGSEGV, swallowed by on_segv */
@@ -397,6 +418,7 @@ int main(int argc, char **argv)
     g_inproc = strcmp(mode, "tool_inproc") == 0;
     g_tool = g_inproc || strcmp(mode, "tool") == 0;
     g_tool_api = strcmp(mode, "tool_api") == 0;
+    g_agents = strcmp(mode, "agents") == 0;
     g_dir = argv[2];
     g_n = atol(argv[4]);
     int threads = argc > 5 ? atoi(argv[5]) : 1;
@@ -483,6 +505,11 @@ int main(int argc, char **argv)
         pthread_join(th[t], NULL);
     if (g_tool)
         tool_records_at_end();
+    if (g_agents) {
+        size_t listed = 0;
+        upti_query_available_agents(count_agents, &listed);
+        printf("agents=%zu\n", listed);
+    }
     if (g_inproc) {
         upti_flush_buffer(g_buffer);
         for (int t = 0; t < threads; t++)
