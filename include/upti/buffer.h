@@ -96,6 +96,10 @@ UPTI_API upti_status_t upti_destroy_buffer(upti_buffer_id_t buffer_id);
  * writes to a file of its own, named that way in the same folder, created at
  * its first record (a child that execs at once leaves none).
  *
+ * The file also holds the process's agents (upti_query_available_agents),
+ * each once: written by the first thread that records into the buffer, and
+ * by a thread that registers an agent later.
+ *
  * Full ring: DISCARD drops the record at once; LOSSLESS waits for the
  * collector while it makes progress, and drops the record when it made none
  * for 50 ms (UPTI_RING_FULL_WAIT_MS at creation changes that): a program is
@@ -139,11 +143,14 @@ typedef struct upti_tool_record_t {
  * UPTI_TOOL_RECORD_MAX_BYTES). An in-process buffer delivers it to its
  * callback with category UPTI_BUFFER_CATEGORY_TOOL; a shared buffer frames it
  * as UPTI_RING_KIND_TOOL. A full region follows the buffer's policy, like any
- * record (a drop is counted). Thread-safe, and callable from a callback.
+ * record (a drop is counted), except that a record of more than half the
+ * region is never waited for, and that a LOSSLESS in-process buffer's own
+ * callback (which cannot wait for itself) drops it. Thread-safe, and
+ * callable from a callback (a tracing callback, the buffer's callback).
  * Returns UPTI_STATUS_ERROR_BUFFER_NOT_FOUND for an unknown or destroyed
- * buffer, UPTI_STATUS_ERROR_INVALID_ARGUMENT for data NULL with size > 0 or
- * size too large, UPTI_STATUS_ERROR_OUT_OF_RESOURCES when the record was
- * dropped (full region, no ring slot).
+ * buffer (checked first), UPTI_STATUS_ERROR_INVALID_ARGUMENT for data NULL
+ * with size > 0 or size too large, UPTI_STATUS_ERROR_OUT_OF_RESOURCES when
+ * the record was dropped (full region, larger than the region, no ring slot).
  */
 UPTI_API upti_status_t upti_write_buffer_record(upti_buffer_id_t buffer_id, uint32_t kind,
                                                 const void *data, size_t size);

@@ -4,8 +4,10 @@
  *
  * Records are checked before use: a record whose length or string does not
  * fit its chunk is counted as malformed and skipped, never read past.
+ * Agents and tools' own records: convert_records.c.
  */
 #include "collector.h"
+#include "convert_records.h"
 #include "output.h"
 #include "spool.h"
 #include "upti_ring_abi.h"
@@ -32,6 +34,7 @@ struct proc {
     uint64_t *dropped;  /* per slot: the last drop count */
     uint64_t no_slot_drops;
     uint64_t records, malformed, end;
+    uint64_t tool_skipped; /* tool records not the converter's to apply */
 };
 
 struct converter {
@@ -174,7 +177,8 @@ static const char *text_in(const char *s, const char *end)
     return s < end && memchr(s, '\0', (size_t)(end - s)) != NULL ? s : NULL;
 }
 
-/* One ring record (header at r, len bytes, at ring position pos) into p's database. */
+/* One ring record (header at r, len bytes, at ring position pos) into p's database.
+ * Returns UR_RECORD_DONE, UR_RECORD_MALFORMED or UR_RECORD_DB_ERROR. */
 static int convert_record(struct proc *p, const ur_chunk_t *c, const uint8_t *r, uint32_t len,
                           uint64_t pos)
 {
@@ -199,6 +203,14 @@ static int convert_record(struct proc *p, const ur_chunk_t *c, const uint8_t *r,
         memcpy(&t, body, sizeof t);
         p->tid[c->slot] = t.tid;
         return 0;
+    }
+    if (kind == UPTI_RING_KIND_AGENT)
+        return ur_convert_agent(p->db, body, body_len);
+    if (kind == UPTI_RING_KIND_TOOL) {
+        int rc = ur_convert_tool(p->db, body, body_len);
+        if (rc == UR_RECORD_SKIPPED)
+            p->tool_skipped++;
+        return rc == UR_RECORD_SKIPPED ? 0 : rc;
     }
     if (kind == UPTI_RING_KIND_COMPACT_MARKER) {
         upti_ring_compact_marker_t m;
@@ -284,9 +296,9 @@ static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
             break;
         }
         int rc = convert_record(p, c, payload + off, h.len, c->pos_begin + off);
-        if (rc == -1)
+        if (rc == UR_RECORD_MALFORMED)
             p->malformed++;
-        else if (rc == -2)
+        else if (rc == UR_RECORD_DB_ERROR)
             v->error = 1;
         off += h.len;
         if (++v->records >= v->next_progress && v->progress) {
@@ -340,6 +352,8 @@ int ur_convert_with(const ur_convert_opts *opts)
         uo_db_set_tally(p->db, p->records, drops);
         snprintf(n, sizeof n, "%llu", (unsigned long long)p->malformed);
         uo_db_set_metadata(p->db, "records_malformed", n);
+        snprintf(n, sizeof n, "%llu", (unsigned long long)p->tool_skipped);
+        uo_db_set_metadata(p->db, "tool_records_skipped", n);
         if (drops != 0)
             fprintf(stderr, "upti: process %lld: %llu records were dropped (ring full)\n",
                     (long long)p->hdr.pid, (unsigned long long)drops);

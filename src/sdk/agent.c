@@ -156,7 +156,27 @@ UPTI_API upti_status_t upti_runtime_add_agent(const upti_agent_t *agent, upti_ag
         st = UPTI_STATUS_SUCCESS;
     }
     pthread_mutex_unlock(&g_lock);
+    if (st == UPTI_STATUS_SUCCESS)
+        upti_buffer_agent_added(); /* shared buffers' ring files get it too */
     return st;
+}
+
+size_t upti_agent_count(void)
+{
+    pthread_mutex_lock(&g_lock);
+    size_t n = g_num_agents;
+    pthread_mutex_unlock(&g_lock);
+    return n;
+}
+
+bool upti_agent_at(size_t i, upti_agent_t *out)
+{
+    pthread_mutex_lock(&g_lock);
+    bool ok = i < g_num_agents;
+    if (ok)
+        *out = g_agents[i];
+    pthread_mutex_unlock(&g_lock);
+    return ok;
 }
 
 UPTI_API upti_status_t upti_query_available_agents(upti_query_available_agents_cb_t callback,

@@ -115,6 +115,12 @@ static void deliver(struct upti_buffer *b, struct upti_producer *p, struct callb
                                                        &t->decoded[n]};
                 t->header_ptrs[n] = &t->headers[n];
                 n++;
+            } else if (r->kind == UPTI_RING_TOOL_RECORD) {
+                upti_inproc_tool_record_t *tr = (upti_inproc_tool_record_t *)(r + 1);
+                t->headers[n] = (upti_record_header_t){UPTI_BUFFER_CATEGORY_TOOL, tr->kind,
+                                                       &tr->size};
+                t->header_ptrs[n] = &t->headers[n];
+                n++;
             } else if (r->kind != 0) {
                 t->headers[n] = (upti_record_header_t){UPTI_BUFFER_CATEGORY_TRACING, r->kind,
                                                        r + 1};
@@ -311,7 +317,10 @@ static bool wait_for_room(struct upti_producer *p, size_t need)
     atomic_store(&p->starving, true);
     bool ok = false;
     for (;;) {
-        if (atomic_load(&b->destroyed) || atomic_load(&t->stop) || !t->started)
+        /* The consumer itself (a tool record written from the buffer's callback) never
+         * makes room while it waits: the record is dropped. */
+        if (atomic_load(&b->destroyed) || atomic_load(&t->stop) || !t->started ||
+            pthread_equal(pthread_self(), t->thread))
             break;
         uint32_t seen = atomic_load(&p->space);
         p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
@@ -452,6 +461,20 @@ upti_status_t upti_buffer_register(struct upti_buffer *b, upti_buffer_id_t *buff
         free(b);
     }
     return st;
+}
+
+void upti_buffer_agent_added(void)
+{
+    uint32_t n = __atomic_load_n(&g_num_buffers, __ATOMIC_ACQUIRE);
+    upti_thread_state_t *s = NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        struct upti_buffer *b = g_buffers[i];
+        if (b->shared == NULL || atomic_load(&b->destroyed))
+            continue;
+        if (s == NULL)
+            s = upti_thread_state();
+        upti_shared_agents_added(b, s);
+    }
 }
 
 UPTI_API upti_status_t upti_flush_buffer(upti_buffer_id_t buffer_id)

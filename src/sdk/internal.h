@@ -228,6 +228,12 @@ void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s)
 
 /* ---- agents (agent.c) ---- */
 void upti_agents_init_host(void);
+/** Agents registered so far (the list only grows). */
+size_t upti_agent_count(void);
+/** Copies agent i (0-based) into *out; its strings live as long as the process. */
+bool upti_agent_at(size_t i, upti_agent_t *out);
+/** An agent was registered: the calling thread writes it into the shared buffers (buffer.c). */
+void upti_buffer_agent_added(void);
 
 /* ---- marker tracing (marker_tracing.c) ---- */
 /** Installs UPTI's tracing wrappers into the uptx table (marker_tracing.c). */

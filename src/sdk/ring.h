@@ -12,7 +12,8 @@
 
 typedef struct upti_ring_record_t {
     uint32_t len;  /* bytes of this record in the ring, header included, multiple of 8 */
-    uint32_t kind; /* upti_tracing_kind_t (a full record), UPTI_RING_COMPACT_MARKER, or 0 = padding */
+    uint32_t kind; /* upti_tracing_kind_t (a full record), UPTI_RING_COMPACT_MARKER,
+                      UPTI_RING_TOOL_RECORD, UPTI_RING_AGENT_RECORD, or 0 = padding */
 } upti_ring_record_t;
 
 /* Fields are grouped by who writes them, one cache line each, so the
@@ -56,6 +57,23 @@ typedef struct upti_compact_marker_t {
     uint64_t value; /* range id, or the category of NAME_CATEGORY */
 } upti_compact_marker_t;
 
+/** Ring kind of a tool's own record (upti_write_buffer_record; tool_record.c). The same
+ *  value as the shared format's UPTI_RING_KIND_TOOL. In a shared buffer the body is
+ *  upti_ring_tool_t, then the data; in an in-process one it is
+ *  upti_inproc_tool_record_t, whose second half is what the callback gets. */
+#define UPTI_RING_TOOL_RECORD 0x202u
+/** Ring kind of an agent (shared buffers only): UPTI_RING_KIND_AGENT. */
+#define UPTI_RING_AGENT_RECORD 0x201u
+
+/** An in-process tool record's body: the tool's kind, then the delivered payload
+ *  (upti_tool_record_t: size, reserved, then the data at offset 16, 8-byte aligned). */
+typedef struct upti_inproc_tool_record_t {
+    uint32_t kind;
+    uint32_t reserved0;
+    uint32_t size;     /* upti_tool_record_t.size */
+    uint32_t reserved; /* upti_tool_record_t.reserved */
+} upti_inproc_tool_record_t;
+
 struct upti_buffer {
     uint32_t index;
     int tool;
@@ -93,6 +111,16 @@ bool upti_shared_wait_for_room(struct upti_producer *p, size_t need);
 void upti_shared_fork_child(struct upti_buffer *b, upti_thread_state_t *self);
 /** upti_destroy_buffer(): marks the ring file closed. */
 void upti_shared_close(struct upti_buffer *b);
+
+/* ---- agents in shared buffers (shared_agents.c) ---- */
+/** A thread's producer of b was just created (its THREAD record written): writes the
+ *  agents b's ring file does not have yet into that thread's slot. */
+void upti_shared_agents_first_write(struct upti_buffer *b, upti_thread_state_t *s);
+/** An agent was registered: the calling thread writes it into b's ring file
+ *  (claiming a slot if it has none), unless no thread wrote to the file yet. */
+void upti_shared_agents_added(struct upti_buffer *b, upti_thread_state_t *s);
+/** A forked child: its ring file (created at its first record) has no agent yet. */
+void upti_shared_agents_fork_child(struct upti_buffer *b);
 
 /** Reserves len bytes of a record of kind in the calling thread's region of b; NULL if dropped. */
 static inline void *upti_buffer_reserve(struct upti_buffer *b, upti_thread_state_t *s,

@@ -319,6 +319,7 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
         t->timestamp = upti_now();
         upti_buffer_commit(b, s);
     }
+    upti_shared_agents_first_write(b, s); /* the agents this file lacks (shared_agents.c) */
     return p;
 }
 
@@ -367,6 +368,7 @@ void upti_shared_fork_child(struct upti_buffer *b, upti_thread_state_t *self)
     r->path[0] = '\0';
     pthread_mutex_init(&r->create_lock, NULL);
     r->file_pending = !atomic_load(&b->destroyed);
+    upti_shared_agents_fork_child(b);
 }
 
 void upti_shared_close(struct upti_buffer *b)

@@ -32,6 +32,7 @@ import os
 import random
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -425,7 +426,6 @@ def case_api(root):
 
 def spool_chunks(data):
     """(offset of the header, type, payload bytes) of each chunk (src/collector/spool.h)."""
-    import struct
     off, out = 8, []
     while off + 64 <= len(data):
         magic, ctype, nbytes = struct.unpack_from("<IIQ", data, off)
@@ -448,10 +448,15 @@ def case_corrupt(root):
     if len(chunks) != 1:
         fail("corrupt: %d DATA chunks, expected 1" % len(chunks))
         return
-    # Records: THREAD (24 bytes), then the marks; the 11th mark gets an impossible length.
-    pos = chunks[0][0] + 64 + 24
-    for _ in range(10):
-        pos += int.from_bytes(data[pos:pos + 4], "little")
+    # Records: THREAD, the agents, then the marks; the 11th mark gets an impossible length.
+    pos, marks = chunks[0][0] + 64, 0
+    while True:
+        length, kind = struct.unpack_from("<II", data, pos)
+        if kind == 0x100:  # UPTI_RING_KIND_COMPACT_MARKER
+            if marks == 10:
+                break
+            marks += 1
+        pos += length
     data[pos:pos + 4] = (0xfffffff8).to_bytes(4, "little")
     bad = os.path.join(work, "bad.spool")
     with open(bad, "wb") as f:
@@ -478,6 +483,342 @@ def case_corrupt(root):
     if os.path.getsize(cut) != chunks[0][0]:
         fail("corrupt: collect left %d bytes of the cut spool, expected %d" %
              (os.path.getsize(cut), chunks[0][0]))
+
+
+def spool_records(path):
+    """Per (ring uid, slot): the records of its DATA chunks in order, as (kind, body bytes)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    slots = {}
+    for off, ctype, nbytes in spool_chunks(data):
+        if ctype != 2:
+            continue
+        _m, _t, _b, uid, slot = struct.unpack_from("<IIQQI", data, off)
+        payload = data[off + 64:off + 64 + nbytes]
+        pos = 0
+        while pos + 8 <= len(payload):
+            length, kind = struct.unpack_from("<II", payload, pos)
+            if length < 8 or pos + length > len(payload):
+                break
+            if kind != 0:
+                slots.setdefault((uid, slot), []).append((kind, payload[pos + 8:pos + length]))
+            pos += length
+    return slots
+
+
+def cstrings(buf, lens):
+    out, pos = [], 0
+    for n in lens:
+        out.append(buf[pos:pos + n - 1].decode(errors="replace"))
+        pos += n
+    return out
+
+
+def decode_tool_arg(body):
+    """A TOOL record of kind ARG: (thread, i) from its value "<t>:<i>", or None."""
+    kind, size = struct.unpack_from("<II", body, 0)
+    data = body[8:8 + size]
+    if kind != 1 or size < 24:
+        return None
+    corr, position, tl, nl, vl = struct.unpack_from("<QIIII", data, 0)
+    if 24 + tl + nl + vl != size:
+        return None
+    t, i = cstrings(data[24:], (tl, nl, vl))[2].split(":")
+    if corr != (int(t) + 1) << 32 | int(i) or position != int(t):
+        return None
+    return int(t), int(i)
+
+
+def per_thread_sequences(spool):
+    """{thread: [("m" | "a", i), ...]} of the marks and ARG tool records, in ring order;
+    and the number of AGENT records, and of AGENT records not right after THREAD/AGENT."""
+    seqs, agents, misplaced = {}, 0, 0
+    for records in spool_records(spool).values():
+        prev = None
+        for kind, body in records:
+            if kind == 0x201:
+                agents += 1
+                misplaced += prev not in (0x200, 0x201)
+            elif kind == 0x100:
+                _op, has_msg = struct.unpack_from("<II", body, 0)
+                msg = body[40:].split(b"\0")[0].decode() if has_msg else ""
+                t, i = msg.split(":")
+                seqs.setdefault(int(t), []).append(("m", int(i)))
+            elif kind == 0x202:
+                ti = decode_tool_arg(body)
+                if ti is not None:
+                    seqs.setdefault(ti[0], []).append(("a", ti[1]))
+            prev = kind
+    return seqs, agents, misplaced
+
+
+def db_rows(path, sql):
+    con = sqlite3.connect(path)
+    rows = con.execute(sql).fetchall()
+    con.close()
+    return rows
+
+
+def host_agents():
+    """The agents libupti lists without a runtime: one CPU agent per NUMA node (or one)."""
+    nodes = len(glob.glob("/sys/devices/system/node/node[0-9]*/cpulist"))
+    return max(nodes, 1)
+
+
+def check_tool_db(label, db, n, threads):
+    meta = dict(db_rows(db, "SELECT key, value FROM metadata"))
+    want = {"output_base": "/ring/prog", "source": "shared-ring", "tool_records_skipped": "2",
+            "records_malformed": "2", "records_dropped": "0"}
+    got = {k: meta.get(k) for k in want}
+    if got != want:
+        fail("%s: metadata %s, expected %s" % (label, got, want))
+    args = db_rows(db, "SELECT correlation_id, position, type, name, value FROM args")
+    if len(args) != n * threads:
+        fail("%s: %d arg rows, expected %d" % (label, len(args), n * threads))
+    want_args = sorted(((t + 1) << 32 | i, t, "int", "t%d" % t, "%d:%d" % (t, i))
+                       for t in range(threads) for i in range(n))
+    if sorted(args) != want_args:
+        fail("%s: the arg rows are not the ones written (e.g. %s)" %
+             (label, sorted(set(args) ^ set(want_args))[:3]))
+    marks = db_rows(db, "SELECT message FROM markers")
+    groups = by_prefix([(0, m[0]) for m in marks])
+    for t in range(threads):
+        check_thread(label, groups.get(str(t), []), str(t), n, False)
+    agents = db_rows(db, "SELECT count(*) FROM info_agent")[0][0]
+    if agents != host_agents():
+        fail("%s: %d agent rows, expected %d" % (label, agents, host_agents()))
+
+
+def case_tool(root):
+    """Tool records from 2 threads, each after a mark: in the ring in that order, per
+    thread; in the database as arg rows and metadata; the bad ones counted."""
+    work = tempfile.mkdtemp(dir=root)
+    n, threads = 5000 // SCALE, 2
+    prog = start_prog(work, "tool", n, threads, extra=PATIENT)
+    coll = start_collector(work, prog.pid)
+    rc, _out, err = finish(prog, "tool: ring_prog")
+    crc, _co, cerr = finish(coll, "tool: the collector")
+    if rc != 0 or crc != 0 or err or cerr:
+        fail("tool: exit %d / collector %d: %r %r" % (rc, crc, err[:500], cerr[:500]))
+    seqs, agents, misplaced = per_thread_sequences(os.path.join(work, "spool"))
+    for t in range(threads):
+        want = [(k, i) for i in range(n) for k in ("m", "a")]
+        got = seqs.get(t, [])
+        if got != want:
+            first = next((j for j, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+            fail("tool: thread %d: %d records in the ring, expected %d, mark then tool record; "
+                 "first difference at %d: %s" % (t, len(got), len(want), first, got[first:first + 3]))
+    if agents != host_agents() or misplaced:
+        fail("tool: %d AGENT records in the ring (%d not after THREAD), expected %d" %
+             (agents, misplaced, host_agents()))
+    dbs = convert(work)
+    if len(dbs) != 1:
+        fail("tool: %d databases" % len(dbs))
+        return
+    check_tool_db("tool", dbs[0], n, threads)
+
+
+def case_tool_inproc(root):
+    work = tempfile.mkdtemp(dir=root)
+    n, threads = 5000 // SCALE, 2
+    prog = start_prog(work, "tool_inproc", n, threads)
+    rc, out, err = finish(prog, "tool_inproc: ring_prog")
+    want = "(in-process)\n" + "".join(
+        "inproc thread=%d marks=%d tools=%d order_errors=0\n" % (t, n, n) for t in range(threads)) + \
+        "inproc metadata=3 other=2 misaligned=0 drops=0\n"
+    if rc != 0 or out != want or err:
+        fail("tool_inproc: exit %d, output %r, expected %r; stderr %r" % (rc, out, want, err[:500]))
+    if glob.glob(os.path.join(work, "*.upti-ring")):
+        fail("tool_inproc: an in-process buffer left a ring file")
+
+
+TOOL_API_EXPECTED = """write_unknown_buffer=UPTI_STATUS_ERROR_BUFFER_NOT_FOUND
+write_buffer_zero=UPTI_STATUS_ERROR_BUFFER_NOT_FOUND
+write_null_data=UPTI_STATUS_ERROR_INVALID_ARGUMENT
+write_null_empty=UPTI_STATUS_SUCCESS
+write_too_large=UPTI_STATUS_ERROR_INVALID_ARGUMENT
+write_largest=UPTI_STATUS_SUCCESS
+write_larger_than_ring=UPTI_STATUS_ERROR_OUT_OF_RESOURCES
+write_larger_than_region=UPTI_STATUS_ERROR_OUT_OF_RESOURCES
+write_destroyed=UPTI_STATUS_ERROR_BUFFER_NOT_FOUND
+write_one_slot_mine=UPTI_STATUS_SUCCESS
+write_no_slot=UPTI_STATUS_ERROR_OUT_OF_RESOURCES
+"""
+
+
+def case_tool_api(root):
+    """upti_write_buffer_record's returns; each drop counted where the buffer counts."""
+    work = tempfile.mkdtemp(dir=root)
+    n = 10
+    prog = start_prog(work, "tool_api", n, 1)
+    rc, out, err = finish(prog, "tool_api: ring_prog")
+    lines = out.splitlines(True)
+    if rc != 0 or "".join(lines[:11]) != TOOL_API_EXPECTED or err:
+        fail("tool_api: exit %d, output:\n%s\nstderr %r" % (rc, out, err))
+        return
+    small = dict(x.split("=") for x in lines[11].split()[1:])
+    ok, dropped = int(small["ok"]), int(small["dropped"])
+    if ok <= 0 or dropped <= 0 or ok + dropped != 100 or small["other"] != "0":
+        fail("tool_api: a 4 KiB DISCARD ring: %s" % lines[11].strip())
+    if lines[12:] != ["inproc_drops=1\n"]:  # the record larger than the region
+        fail("tool_api: %r, expected inproc_drops=1" % lines[12:])
+    def recovered(name):
+        p = subprocess.run([RING, "recover", os.path.join(work, name), os.path.join(
+            work, name + ".upti-ring")], capture_output=True, text=True, env=env())
+        if p.returncode != 0:
+            fail("tool_api: recover %s: %d %s" % (name, p.returncode, p.stderr))
+            return {}
+        return dict(db_rows(p.stdout.strip(), "SELECT key, value FROM metadata"))
+    main_ring = [x for x in glob.glob(os.path.join(work, "upti-*.upti-ring"))]
+    os.rename(main_ring[0], os.path.join(work, "main.upti-ring"))
+    checks = {
+        # the two accepted records of kind 1000 (not the bundled tool's): skipped, counted
+        "main": {"tool_records_skipped": "2", "records_dropped": "0", "records_malformed": "0"},
+        # the record larger than the ring, then the 64-byte records that did not fit
+        "small": {"tool_records_skipped": str(ok), "records_dropped": str(dropped + 1)},
+        # one record of the thread that had the slot; the other thread's: no slot
+        "one_slot": {"tool_records_skipped": "1", "records_dropped": "1"},
+        # destroyed before anything was written
+        "doomed": {"tool_records_skipped": "0", "records_dropped": "0"},
+    }
+    for name, want in checks.items():
+        meta = recovered(name)
+        got = {k: meta.get(k) for k in want}
+        if got != want:
+            fail("tool_api: %s: %s, expected %s" % (name, got, want))
+
+
+def case_tool_corrupt(root):
+    """An AGENT record and a TOOL record whose lengths lie: counted as malformed, the
+    records around them converted."""
+    work = tempfile.mkdtemp(dir=root)
+    n = 100
+    prog = start_prog(work, "tool", n, 1)
+    rc, out, err = finish(prog, "tool_corrupt: ring_prog")
+    if rc != 0:
+        fail("tool_corrupt: ring_prog exited %d: %s" % (rc, err))
+        return
+    spool = os.path.join(work, "spool")
+    subprocess.run([RING, "collect", spool, out.strip()], check=True, env=env())
+    with open(spool, "rb") as f:
+        data = bytearray(f.read())
+    chunk = [c for c in spool_chunks(data) if c[1] == 2][0]
+    pos, end = chunk[0] + 64, chunk[0] + 64 + chunk[2]
+    edited = {0x201: 0, 0x202: 0}
+    while pos < end:
+        length, kind = struct.unpack_from("<II", data, pos)
+        if kind == 0x201 and not edited[kind]:
+            struct.pack_into("<H", data, pos + 8 + 38, 0xffff)  # name_len past the record
+            edited[kind] = 1
+        elif kind == 0x202 and not edited[kind]:
+            struct.pack_into("<I", data, pos + 12, 0x7ffffff0)  # size past the record
+            edited[kind] = 1
+        pos += length
+    bad = os.path.join(work, "bad.spool")
+    with open(bad, "wb") as f:
+        f.write(data)
+    p = subprocess.run([RING, "convert", bad, os.path.join(work, "bad")], capture_output=True,
+                       text=True, env=env())
+    # 2 edited + the 2 malformed records ring_prog wrote itself
+    want_err = "upti: process %d: 4 malformed records skipped\n" % prog.pid
+    if p.returncode != 0 or p.stderr != want_err:
+        fail("tool_corrupt: convert exited %d, %r (expected %r)" % (p.returncode, p.stderr, want_err))
+        return
+    db = p.stdout.strip()
+    meta = dict(db_rows(db, "SELECT key, value FROM metadata"))
+    if meta.get("records_malformed") != "4" or meta.get("tool_records_skipped") != "2":
+        fail("tool_corrupt: records_malformed %s, tool_records_skipped %s" %
+             (meta.get("records_malformed"), meta.get("tool_records_skipped")))
+    args = db_rows(db, "SELECT value FROM args ORDER BY id")
+    if [a[0] for a in args] != ["0:%d" % i for i in range(1, n)]:
+        fail("tool_corrupt: arg rows %s..., expected 0:1 .. 0:%d" % (args[:3], n - 1))
+    agents = db_rows(db, "SELECT count(*) FROM info_agent")[0][0]
+    if agents != host_agents() - 1 or len(db_rows(db, "SELECT id FROM markers")) != n:
+        fail("tool_corrupt: %d agents (expected %d), %d markers" %
+             (agents, host_agents() - 1, len(db_rows(db, "SELECT id FROM markers"))))
+
+
+def case_agents(root):
+    """4 threads, each registering 10 agents while it marks, racing the others' first
+    records: every agent in the ring file exactly once."""
+    work = tempfile.mkdtemp(dir=root)
+    n, threads = 20000 // SCALE, 4
+    prog = start_prog(work, "agents", n, threads, extra=PATIENT)
+    coll = start_collector(work, prog.pid)
+    rc, out, err = finish(prog, "agents: ring_prog")
+    crc, _co, cerr = finish(coll, "agents: the collector")
+    if rc != 0 or crc != 0 or err or cerr:
+        fail("agents: exit %d / collector %d: %r %r" % (rc, crc, err, cerr))
+        return
+    listed = int(out.split("agents=")[1])
+    if listed != host_agents() + 10 * threads:
+        fail("agents: %d agents listed, expected %d" % (listed, host_agents() + 10 * threads))
+    dbs = convert(work)
+    rows = db_rows(dbs[0], "SELECT handle, runtime, name FROM info_agent ORDER BY handle")
+    handles = [r[0] for r in rows]
+    if handles != list(range(1, listed + 1)):
+        fail("agents: agent handles %s, expected 1..%d once each" % (handles, listed))
+    race = sorted(r[2] for r in rows if r[1] == "race")
+    want = sorted("%d:%d" % (t, i) for t in range(threads) for i in range(0, n, max(n // 10, 1)))
+    if race != want:
+        fail("agents: the registered agents %s, expected %s" % (race[:5], want[:5]))
+    check_program("agents", dbs, counters(os.path.join(work, "counter"), threads), threads, False)
+
+
+AGENT_SQL = ("SELECT handle, type, runtime, name, vendor, driver_version, compute_units,"
+             " global_memory_bytes, runtime_handle, node_id FROM info_agent ORDER BY handle")
+
+
+def case_ocl(root, fork):
+    """An OpenCL program traced into a shared buffer: its agents (the host's and the
+    OpenCL layer's) in the database, as upti_query_available_agents lists them; a forked
+    child's database has them too; the tool records its EXIT callbacks wrote are arg rows."""
+    layer, tool = sys.argv[3], sys.argv[4]
+    label = "ocl_fork" if fork else "ocl_agents"
+    work = tempfile.mkdtemp(dir=root)
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("UPTI_", "OPENCL_LAYERS"))}
+    e.update(OPENCL_LAYERS=layer, UPTI_TOOL_LIBRARIES=tool, RING_TEST_DIR=work, **PATIENT)
+    prog = subprocess.Popen([os.path.join(BUILD, "bin", "ring_ocl_prog")] + (["fork"] if fork else []),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
+    coll = start_collector(work, prog.pid)
+    rc, _out, err = finish(prog, label + ": ring_ocl_prog")
+    crc, _co, cerr = finish(coll, label + ": the collector")
+    if rc != 0 or crc != 0 or cerr:
+        fail("%s: exit %d / collector %d: %s %s" % (label, rc, crc, err, cerr))
+        return
+    listed = []
+    with open(os.path.join(work, "agents.txt")) as f:
+        for line in f:
+            v = line.rstrip("\n").split("|")
+            listed.append((int(v[0]), v[1], v[2], v[3], v[4], v[5], int(v[6]), int(v[7]), int(v[8]),
+                           int(v[9])))
+    if not any(a[2] == "opencl" for a in listed) or not any(a[2] == "host" for a in listed):
+        fail("%s: upti_query_available_agents listed no OpenCL or no host agent: %s" % (label, listed))
+    dbs = convert(work)
+    if len(dbs) != (2 if fork else 1):
+        fail("%s: %d databases" % (label, len(dbs)))
+        return
+    for db in dbs:
+        pid = db_rows(db, "SELECT pid FROM info_process")[0][0]
+        who = "parent" if pid == prog.pid else "child"
+        agents = db_rows(db, AGENT_SQL)
+        if agents != listed:
+            fail("%s: the %s's agent rows %s, expected what the tool listed: %s" %
+                 (label, who, agents, listed))
+        marks = sorted(m[0] for m in db_rows(db, "SELECT message FROM markers"))
+        if marks != (["parent"] if who == "parent" else ["child"] * 3):
+            fail("%s: the %s's markers: %s" % (label, who, marks))
+        if who == "parent":
+            apis = db_rows(db, "SELECT id, correlation_id FROM api ORDER BY id")
+            args = db_rows(db, "SELECT api_id, correlation_id, position, type, name FROM args ORDER BY api_id")
+            want = [(a, c, 0, "uint32_t", "operation") for a, c in apis]
+            if len(apis) < 4 or args != want:
+                fail("%s: %d API rows, arg rows %s..., expected one per API row: %s..." %
+                     (label, len(apis), args[:3], want[:3]))
+        meta = dict(db_rows(db, "SELECT key, value FROM metadata"))
+        if meta.get("records_malformed") != "0" or meta.get("records_dropped") != "0" or \
+                meta.get("tool_records_skipped") != "0":
+            fail("%s: the %s's metadata %s" % (label, who, meta))
 
 
 def main():
@@ -508,6 +849,20 @@ def main():
             case_api(root)
         elif CASE == "corrupt":
             case_corrupt(root)
+        elif CASE == "tool":
+            case_tool(root)
+        elif CASE == "tool_inproc":
+            case_tool_inproc(root)
+        elif CASE == "tool_api":
+            case_tool_api(root)
+        elif CASE == "tool_corrupt":
+            case_tool_corrupt(root)
+        elif CASE == "agents":
+            case_agents(root)
+        elif CASE == "ocl_agents":
+            case_ocl(root, False)
+        elif CASE == "ocl_fork":
+            case_ocl(root, True)
         else:
             print("unknown case " + CASE)
             return 2

@@ -19,10 +19,29 @@
  * (default 1 MiB). POLICY: lossless (default) or discard. SLOTS: rings
  * (default THREADS + 1). Prints the ring file's path on stdout. MODE api:
  * prints name=STATUS for the calls of the API's contract (errors included),
- * then makes N marks.
+ * then makes N marks. MODE tool: each thread's mark i is followed by a tool
+ * record (upti_write_buffer_record) of the bundled tool's ARG kind,
+ * correlation (thread + 1) << 32 | i, position thread, type "int", name
+ * "t<thread>", value "<thread>:<i>"; then thread 0 writes METADATA
+ * output_base=/ring/prog, METADATA source=evil (a key the converter owns),
+ * a record of kind 77 (not the bundled tool's), an ARG whose type_len lies
+ * and a METADATA without its value's NUL (both malformed). MODE tool_inproc:
+ * the same into an in-process buffer; its callback checks each thread's
+ * order (mark i, then tool record i), the payload (size, reserved, 8-byte
+ * aligned data) and prints per thread "inproc thread=T marks=M tools=K
+ * order_errors=E", then "inproc metadata=M other=O misaligned=A drops=D".
+ * MODE tool_api: prints name=STATUS for upti_write_buffer_record's error
+ * returns (ring_prog's tool_api_checks), then makes N marks. MODE agents:
+ * like return, and each thread also registers 10 agents while it marks
+ * (upti_runtime_add_agent, runtime "race", name "<thread>:<i>"), racing the
+ * other threads' first records; then prints "agents=<what
+ * upti_query_available_agents lists>".
  */
+#include <upti/runtime.h>
 #include <upti/upti.h>
 #include <uptx/uptx.h>
+
+#include "trace_tool_records.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -48,11 +67,126 @@ static long g_n;
 static _Atomic uint64_t *g_counter;
 static upti_buffer_id_t g_buffer;
 static int g_api; /* MODE api: the API's contract, printed as name=STATUS lines */
+static int g_tool; /* MODE tool, tool_inproc: tool records after the marks */
+static int g_inproc; /* MODE tool_inproc: an in-process buffer instead of a shared one */
+static int g_tool_api; /* MODE tool_api: upti_write_buffer_record's errors */
+static int g_agents; /* MODE agents: threads register agents while they mark */
 
 static void on_buffer(upti_context_id_t c, upti_buffer_id_t b, upti_record_header_t **h, size_t n,
                       void *data, uint64_t drops)
 {
     (void)c, (void)b, (void)h, (void)n, (void)data, (void)drops;
+}
+
+/* MODE tool_inproc: what the callback saw, per thread. state[t] = 2 * i expects mark i,
+ * 2 * i + 1 expects tool record i. Only the callback thread writes these. */
+static struct {
+    long state, marks, tools, order_errors;
+} g_seen[MAX_THREADS];
+static long g_seen_metadata, g_seen_other, g_misaligned;
+static uint64_t g_seen_drops;
+
+static void saw(int t, long i, int is_tool)
+{
+    if (t < 0 || t >= MAX_THREADS)
+        return;
+    if (g_seen[t].state != 2 * i + is_tool)
+        g_seen[t].order_errors++;
+    g_seen[t].state = 2 * i + is_tool + 1;
+    if (is_tool)
+        g_seen[t].tools++;
+    else
+        g_seen[t].marks++;
+}
+
+static void on_inproc_buffer(upti_context_id_t c, upti_buffer_id_t b, upti_record_header_t **h,
+                             size_t n, void *data, uint64_t drops)
+{
+    (void)c, (void)b, (void)data;
+    g_seen_drops += drops;
+    for (size_t k = 0; k < n; k++) {
+        if (h[k]->category == UPTI_BUFFER_CATEGORY_TRACING &&
+            h[k]->kind == UPTI_TRACING_KIND_MARKER_API) {
+            const upti_buffer_tracing_marker_api_record_t *m = h[k]->payload;
+            int t;
+            long i;
+            if (m->message != NULL && sscanf(m->message, "%d:%ld", &t, &i) == 2)
+                saw(t, i, 0);
+            continue;
+        }
+        if (h[k]->category != UPTI_BUFFER_CATEGORY_TOOL)
+            continue;
+        const upti_tool_record_t *r = h[k]->payload;
+        if (((uintptr_t)r->data & 7) != 0 || r->reserved != 0)
+            g_misaligned++;
+        if (h[k]->kind == UPTI_TRACE_RECORD_ARG && r->size >= sizeof(trace_tool_arg_t)) {
+            trace_tool_arg_t a;
+            memcpy(&a, r->data, sizeof a);
+            const char *value = (const char *)r->data + sizeof a + a.type_len + a.name_len;
+            int t;
+            long i;
+            if (sizeof a + a.type_len + a.name_len + a.value_len == r->size &&
+                sscanf(value, "%d:%ld", &t, &i) == 2 && a.correlation_id == ((uint64_t)(t + 1) << 32 | (uint64_t)i))
+                saw(t, i, 1);
+            else
+                g_seen_other++; /* the malformed ARG */
+        } else if (h[k]->kind == UPTI_TRACE_RECORD_METADATA) {
+            g_seen_metadata++;
+        } else {
+            g_seen_other++;
+        }
+    }
+}
+
+static upti_status_t count_agents(const upti_agent_t **agents, size_t n, void *data)
+{
+    (void)agents;
+    *(size_t *)data = n;
+    return UPTI_STATUS_SUCCESS;
+}
+
+/* A tool record of the bundled tool's ARG kind: arg, then type, name and value with their NULs. */
+static upti_status_t write_arg(uint64_t corr, uint32_t position, const char *type, const char *name,
+                               const char *value, uint32_t lie)
+{
+    unsigned char buf[512];
+    trace_tool_arg_t a = {corr, position, (uint32_t)strlen(type) + 1, (uint32_t)strlen(name) + 1,
+                          (uint32_t)strlen(value) + 1};
+    size_t size = sizeof a + a.type_len + a.name_len + a.value_len;
+    if (size > sizeof buf)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    unsigned char *p = buf + sizeof a;
+    memcpy(p, type, a.type_len);
+    memcpy(p += a.type_len, name, a.name_len);
+    memcpy(p + a.name_len, value, a.value_len);
+    a.type_len += lie;
+    memcpy(buf, &a, sizeof a);
+    return upti_write_buffer_record(g_buffer, UPTI_TRACE_RECORD_ARG, buf, size);
+}
+
+/* A METADATA tool record: key, then value (drop_nul: without the value's NUL). */
+static upti_status_t write_metadata(const char *key, const char *value, int drop_nul)
+{
+    char buf[256];
+    size_t k = strlen(key) + 1, v = strlen(value) + 1 - (drop_nul != 0);
+    memcpy(buf, key, k);
+    memcpy(buf + k, value, v);
+    return upti_write_buffer_record(g_buffer, UPTI_TRACE_RECORD_METADATA, buf, k + v);
+}
+
+/* MODE tool: the records after the threads' marks (thread 0), malformed ones included. */
+static void tool_records_at_end(void)
+{
+    upti_status_t st[5] = {
+        write_metadata("output_base", "/ring/prog", 0),
+        write_metadata("source", "evil", 0),
+        upti_write_buffer_record(g_buffer, 77, "zzz", 3),
+        write_arg(1, 0, "int", "bad", "0:0", 1000),
+        write_metadata("broken", "novalue", 1),
+    };
+    for (int i = 0; i < 5; i++)
+        if (st[i] != UPTI_STATUS_SUCCESS)
+            fprintf(stderr, "ring_prog: tool record %d: %s\n", i, upti_get_status_string(st[i]));
 }
 
 static void show(const char *name, upti_status_t st)
@@ -84,6 +218,62 @@ static void api_checks(upti_context_id_t ctx)
     show("destroy_shared", upti_destroy_buffer(b));
 }
 
+static upti_buffer_id_t g_doomed, g_small, g_one_slot, g_small_inproc;
+
+/* Inside initialize: the buffers tool_api_checks writes to. */
+static void tool_api_buffers(upti_context_id_t ctx)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/doomed.upti-ring", g_dir);
+    upti_create_shared_buffer(ctx, 4096, g_policy, path, 1, &g_doomed);
+    snprintf(path, sizeof path, "%s/small.upti-ring", g_dir);
+    upti_create_shared_buffer(ctx, 4096, UPTI_BUFFER_POLICY_DISCARD, path, 1, &g_small);
+    snprintf(path, sizeof path, "%s/one_slot.upti-ring", g_dir);
+    upti_create_shared_buffer(ctx, 4096, g_policy, path, 1, &g_one_slot);
+    upti_create_buffer(ctx, 4096, 0, UPTI_BUFFER_POLICY_DISCARD, on_inproc_buffer, NULL,
+                       &g_small_inproc);
+}
+
+static void *write_from_other_thread(void *arg)
+{
+    upti_status_t *st = arg;
+    *st = upti_write_buffer_record(g_one_slot, 5, "x", 1);
+    return NULL;
+}
+
+/* After initialize: upti_write_buffer_record's error returns. */
+static void tool_api_checks(void)
+{
+    static unsigned char big[UPTI_TOOL_RECORD_MAX_BYTES + 1];
+    show("write_unknown_buffer", upti_write_buffer_record((upti_buffer_id_t){999}, 1000, "x", 1));
+    show("write_buffer_zero", upti_write_buffer_record((upti_buffer_id_t){0}, 1000, "x", 1));
+    show("write_null_data", upti_write_buffer_record(g_buffer, 1000, NULL, 8));
+    show("write_null_empty", upti_write_buffer_record(g_buffer, 1000, NULL, 0));
+    show("write_too_large", upti_write_buffer_record(g_buffer, 1000, big, sizeof big));
+    show("write_largest", upti_write_buffer_record(g_buffer, 1000, big, sizeof big - 1));
+    show("write_larger_than_ring", upti_write_buffer_record(g_small, 1000, big, 8192));
+    show("write_larger_than_region", upti_write_buffer_record(g_small_inproc, 1000, big, 8192));
+    upti_destroy_buffer(g_doomed);
+    show("write_destroyed", upti_write_buffer_record(g_doomed, 1000, "x", 1));
+    show("write_one_slot_mine", upti_write_buffer_record(g_one_slot, 5, "x", 1));
+    upti_status_t other = UPTI_STATUS_SUCCESS;
+    pthread_t th;
+    pthread_create(&th, NULL, write_from_other_thread, &other);
+    pthread_join(th, NULL);
+    show("write_no_slot", other);
+    /* A 4 KiB DISCARD ring that nobody drains: 64-byte records fit, then are dropped. */
+    int ok = 0, dropped = 0, other_errors = 0;
+    for (int i = 0; i < 100; i++) {
+        upti_status_t st = upti_write_buffer_record(g_small, 9, big, 48);
+        ok += st == UPTI_STATUS_SUCCESS;
+        dropped += st == UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+        other_errors += st != UPTI_STATUS_SUCCESS && st != UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+    }
+    printf("small_ring ok=%d dropped=%d other=%d\n", ok, dropped, other_errors);
+    upti_flush_buffer(g_small_inproc);
+    printf("inproc_drops=%llu\n", (unsigned long long)g_seen_drops);
+}
+
 static void die(const char *what, upti_status_t st)
 {
     fprintf(stderr, "ring_prog: %s: %d\n", what, (int)st);
@@ -98,11 +288,16 @@ static int tool_init(upti_client_finalize_t fini, void *data)
     upti_status_t st = upti_create_context(&ctx);
     if (st != UPTI_STATUS_SUCCESS)
         die("upti_create_context", st);
-    st = upti_create_shared_buffer(ctx, g_size, g_policy, g_dir, g_slots, &g_buffer);
+    if (g_inproc)
+        st = upti_create_buffer(ctx, g_size, 0, g_policy, on_inproc_buffer, NULL, &g_buffer);
+    else
+        st = upti_create_shared_buffer(ctx, g_size, g_policy, g_dir, g_slots, &g_buffer);
     if (st != UPTI_STATUS_SUCCESS)
         die("upti_create_shared_buffer", st);
     if (g_api)
         api_checks(ctx);
+    if (g_tool_api)
+        tool_api_buffers(ctx);
     st = upti_configure_buffer_tracing_service(ctx, UPTI_TRACING_KIND_MARKER_API, NULL, 0, g_buffer);
     if (st != UPTI_STATUS_SUCCESS)
         die("upti_configure_buffer_tracing_service", st);
@@ -140,9 +335,26 @@ static void on_segv(int sig)
 static void marks(const char *who, int word, long from, long to, int crash_at_half)
 {
     char msg[64];
+    volatile long failed = 0; /* volatile: marks() may siglongjmp (segv_caught) */
     for (long i = from; i < to; i++) {
         snprintf(msg, sizeof msg, "%s:%ld", who, i);
         uptx_mark(msg);
+        if (g_tool) {
+            char name[16];
+            snprintf(name, sizeof name, "t%s", who);
+            upti_status_t st = write_arg((uint64_t)(word + 1) << 32 | (uint64_t)i, (uint32_t)word,
+                                         "int", name, msg, 0);
+            if (st != UPTI_STATUS_SUCCESS && failed++ == 0) /* said once per thread */
+                fprintf(stderr, "ring_prog: tool record %s: %s\n", msg, upti_get_status_string(st));
+        }
+        if (g_agents && i % (to / 10 > 0 ? to / 10 : 1) == 0) {
+            upti_agent_t a = {.size = sizeof a, .type = UPTI_AGENT_TYPE_ACCELERATOR,
+                              .runtime = "race", .name = msg, .vendor = "ring_prog",
+                              .driver_version = "1", .node_id = (uint32_t)i};
+            upti_agent_id_t id;
+            if (upti_runtime_add_agent(&a, &id) != UPTI_STATUS_SUCCESS)
+                fprintf(stderr, "ring_prog: upti_runtime_add_agent failed\n");
+        }
         atomic_store_explicit(&g_counter[word], (uint64_t)(i + 1), memory_order_release);
         if (crash_at_half && i == to / 2 && sigsetjmp(g_jump, 1) == 0)
             *g_bad = 1; /* SIGSEGV, swallowed by on_segv */
@@ -203,6 +415,10 @@ int main(int argc, char **argv)
     }
     const char *mode = argv[1];
     g_api = strcmp(mode, "api") == 0;
+    g_inproc = strcmp(mode, "tool_inproc") == 0;
+    g_tool = g_inproc || strcmp(mode, "tool") == 0;
+    g_tool_api = strcmp(mode, "tool_api") == 0;
+    g_agents = strcmp(mode, "agents") == 0;
     g_dir = argv[2];
     g_n = atol(argv[4]);
     int threads = argc > 5 ? atoi(argv[5]) : 1;
@@ -226,10 +442,15 @@ int main(int argc, char **argv)
     upti_status_t st = upti_force_configure(configure);
     if (st != UPTI_STATUS_SUCCESS)
         die("upti_force_configure", st);
-    char path[4096];
-    st = upti_get_shared_buffer_path(g_buffer, path, sizeof path);
+    char path[4096] = "(in-process)";
+    st = g_inproc ? UPTI_STATUS_SUCCESS : upti_get_shared_buffer_path(g_buffer, path, sizeof path);
     if (st != UPTI_STATUS_SUCCESS)
         die("upti_get_shared_buffer_path", st);
+    if (g_tool_api) {
+        tool_api_checks();
+        marks("0", 0, 0, g_n, 0);
+        return 0;
+    }
     if (g_api) {
         upti_buffer_id_t late;
         upti_context_id_t none = {1};
@@ -282,6 +503,21 @@ int main(int argc, char **argv)
     worker((void *)(intptr_t)0);
     for (int t = 1; t < threads; t++)
         pthread_join(th[t], NULL);
+    if (g_tool)
+        tool_records_at_end();
+    if (g_agents) {
+        size_t listed = 0;
+        upti_query_available_agents(count_agents, &listed);
+        printf("agents=%zu\n", listed);
+    }
+    if (g_inproc) {
+        upti_flush_buffer(g_buffer);
+        for (int t = 0; t < threads; t++)
+            printf("inproc thread=%d marks=%ld tools=%ld order_errors=%ld\n", t, g_seen[t].marks,
+                   g_seen[t].tools, g_seen[t].order_errors);
+        printf("inproc metadata=%ld other=%ld misaligned=%ld drops=%llu\n", g_seen_metadata,
+               g_seen_other, g_misaligned, (unsigned long long)g_seen_drops);
+    }
     if (strcmp(mode, "return") == 0) {
         /* What the shared buffer left in the process: no thread, no signal handler. */
         int tasks, handlers;
