@@ -406,10 +406,29 @@ static long long metadata_int(const converted *c, const char *key)
     return v != NULL ? strtoll(v, NULL, 10) : 0;
 }
 
-/* A process that did not finalize UPTI (its tool writes "finalized" at the
- * end): how it ended, in metadata "ended". Every record it committed is there. */
-static void note_end(const converted *c)
+/* Runs sql with one text parameter on the database at path. */
+static void db_exec(const char *path, const char *sql, const char *param)
 {
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
+        sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* What the process told about itself in metadata, where the schema has a
+ * column for it (its MPI rank); and for a process that did not finalize
+ * UPTI (its tool writes "finalized" at the end): how it ended, in metadata
+ * "ended". Every record it committed is there either way. */
+static void complete_db(const converted *c)
+{
+    const char *rank = pair_value(c->meta, c->meta_len, "rank");
+    if (rank != NULL)
+        db_exec(c->path, "UPDATE info_process SET rank = CAST(?1 AS INTEGER)", rank);
     if (pair_value(c->meta, c->meta_len, "finalized") != NULL)
         return;
     char reason[160];
@@ -417,16 +436,7 @@ static void note_end(const converted *c)
         run_describe_end(reason, sizeof reason, (pid_t)c->pid, g.program, g.status);
     else
         snprintf(reason, sizeof reason, "ended without closing its trace");
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_open_v2(c->path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES('ended', ?)",
-                           -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, reason, -1, SQLITE_TRANSIENT);
-        sqlite3_step(st);
-    }
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    db_exec(c->path, "INSERT OR REPLACE INTO metadata(key, value) VALUES('ended', ?1)", reason);
 }
 
 /* Names, moves and writes the outputs of one converted database. 1 if written. */
@@ -441,7 +451,7 @@ static int finish_one(converted *c)
         unlink(c->path); /* nothing recorded (a process that only loaded UPTI) */
         return 0;
     }
-    note_end(c);
+    complete_db(c);
     char *base = output_base(c);
     if (base == NULL)
         return 0;

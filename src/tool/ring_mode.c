@@ -41,7 +41,15 @@ static void write_naming_metadata(void)
     char argv0[1024];
     uo_argv0_string(argv0, sizeof argv0);
     write_metadata("argv0", argv0);
-    write_metadata("rank", uo_rank_string());
+    static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                            "SLURM_PROCID", "MPI_LOCALRANKID"};
+    for (size_t i = 0; i < sizeof rank_vars / sizeof rank_vars[0]; i++) {
+        const char *v = getenv(rank_vars[i]);
+        if (v != NULL && v[0] != '\0') {
+            write_metadata("rank", v); /* only under an MPI launcher (else NULL in info_process) */
+            break;
+        }
+    }
     const char *session = getenv("UPTI_TRACE_SESSION_START");
     if (session != NULL)
         write_metadata("session", session);
