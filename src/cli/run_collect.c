@@ -10,6 +10,7 @@
 #include "upti_ring_abi.h"
 
 #include <dirent.h>
+#include <upti/upti.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -406,14 +407,15 @@ static long long metadata_int(const converted *c, const char *key)
     return v != NULL ? strtoll(v, NULL, 10) : 0;
 }
 
-/* Runs sql with one text parameter on the database at path. */
+/* Runs sql on the database at path, with one text parameter if param. */
 static void db_exec(const char *path, const char *sql, const char *param)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
         sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
+        if (param != NULL)
+            sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
         sqlite3_step(st);
     }
     sqlite3_finalize(st);
@@ -431,6 +433,16 @@ static void complete_db(const converted *c)
         db_exec(c->path, "UPDATE info_process SET rank = CAST(?1 AS INTEGER)", rank);
     if (pair_value(c->meta, c->meta_len, "finalized") != NULL)
         return;
+    /* Kernels still in flight when it ended: enqueued (their API records are
+     * there), never seen complete (no device record). */
+    const char *kinds = pair_value(c->meta, c->meta_len, "kinds");
+    if (kinds != NULL && ((strtoull(kinds, NULL, 16) >> UPTI_TRACING_KIND_KERNEL_DISPATCH) & 1))
+        db_exec(c->path,
+                "INSERT OR REPLACE INTO metadata(key, value) SELECT 'kernels_incomplete', "
+                "count(*) FROM apis a WHERE a.name IN ('clEnqueueNDRangeKernel', "
+                "'clEnqueueTask', 'clEnqueueNativeKernel') AND NOT EXISTS (SELECT 1 FROM "
+                "kernel_dispatch k WHERE k.correlation_id = a.correlation_id)",
+                NULL);
     char reason[160];
     if (g.have_status)
         run_describe_end(reason, sizeof reason, (pid_t)c->pid, g.program, g.status);

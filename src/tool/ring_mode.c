@@ -164,6 +164,9 @@ int ut_ring_start(const char *dir, unsigned kinds, int args)
     }
     g_ring.started = 1;
     write_naming_metadata();
+    char bits[24];
+    snprintf(bits, sizeof bits, "%x", kinds);
+    write_metadata("kinds", bits);
     return 0;
 }
 
