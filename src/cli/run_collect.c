@@ -52,6 +52,8 @@ static struct {
     converted *dbs;
     size_t num_dbs, cap_dbs;
     int status, have_status; /* the program's wait status */
+    int recovering;          /* upti recover */
+    int kept;                /* a converted database could not be placed: keep the folder */
     char **bases; /* the output names this run wrote */
     size_t num_bases;
 } g = {.lock_fd = -1};
@@ -226,6 +228,10 @@ int run_collect_begin(const run_collect_cfg *cfg)
         return cli_error("cannot write %s/run.conf: %s", g.folder, strerror(e));
     }
     setenv("UPTI_TRACE_RING_DIR", g.rings, 1);
+    /* upti is the collector: a full ring waits for it up to 1 s without
+     * progress (a loaded machine may not run it for tens of ms) before its
+     * records are dropped and counted; the user's setting stays. */
+    setenv("UPTI_RING_FULL_WAIT_MS", "1000", 0);
     return 0;
 }
 
@@ -485,11 +491,28 @@ static int finish_one(converted *c)
     char final[PATH_MAX];
     int fd = -1;
     if (g.formats & UO_FORMAT_DB) {
-        fd = uo_claim_output(&base, ".db", g.session, (int)c->pid);
+        /* Recovering, this run's own earlier files are replaced, not kept. */
+        const char *session = g.recovering ? NULL : g.session;
+        fd = uo_claim_output(&base, ".db", session, (int)c->pid);
+        if (fd < 0) {
+            /* A folder that cannot be written: the outputs go to $TMPDIR, said once. */
+            char reason[128];
+            snprintf(reason, sizeof reason, "%s", strerror(errno));
+            char *fallback = uo_fallback_base(base);
+            if (fallback != NULL && (fd = uo_claim_output(&fallback, ".db", session, (int)c->pid)) >= 0) {
+                fprintf(stderr, "upti: cannot create %s.db (%s): the trace goes to %s.db instead\n",
+                        base, reason, fallback);
+                free(base);
+                base = fallback;
+            } else {
+                free(fallback);
+            }
+        }
         snprintf(final, sizeof final, "%s.db", base);
         if (fd < 0 || move_file(c->path, final) != 0) {
             fprintf(stderr, "upti: cannot write %s (%s): the trace of pid %lld stays in %s\n",
                     final, strerror(errno), c->pid, c->path);
+            g.kept = 1;
             if (fd >= 0)
                 close(fd);
             free(base);
@@ -569,7 +592,11 @@ int run_collect_end(pid_t program, int status)
     g.thread_started = 0;
     int written = convert_and_finish();
     int left = rings_left();
-    if (left > 0 || g.collect_rc != 0) {
+    if (g.kept) {
+        if (g.lock_fd >= 0)
+            close(g.lock_fd);
+        g.lock_fd = -1;
+    } else if (left > 0 || g.collect_rc != 0) {
         fprintf(stderr, "upti: %d traced process%s still running when upti stopped: the rest of "
                         "their trace is kept in %s (upti recover %s)\n",
                 left, left == 1 ? " was" : "es were", g.folder, g.folder);
@@ -608,6 +635,7 @@ int run_collect_recover(const char *folder)
     }
     snprintf(g.rings, sizeof g.rings, "%s", rings);
     snprintf(g.spool, sizeof g.spool, "%s/spool", folder);
+    g.recovering = 1;
     g.pattern = strdup(pattern);
     g.formats = (unsigned)strtoul(formats, NULL, 10);
     const char *stats = pair_value(conf, len, "stats");
@@ -620,7 +648,7 @@ int run_collect_recover(const char *folder)
     ur_collect_opts o = {.spool = g.spool, .dir = g.rings, .poll_ns = 500 * 1000};
     g.collect_rc = ur_collect(&o);
     int written = convert_and_finish();
-    if (g.collect_rc == 0 && rings_left() == 0)
+    if (g.collect_rc == 0 && rings_left() == 0 && !g.kept)
         remove_folders();
     return written > 0 || g.collect_rc == 0 ? 0 : 1;
 }

@@ -77,3 +77,24 @@ int uo_claim_output(char **base, const char *suffix, const char *session, int pi
     }
     return -1;
 }
+
+char *uo_fallback_base(const char *base)
+{
+    const char *dir = getenv("TMPDIR");
+    if (dir == NULL || dir[0] != '/')
+        dir = "/tmp";
+    const char *name = strrchr(base, '/');
+    name = name != NULL ? name + 1 : base;
+    if (name[0] == '\0')
+        name = "upti-trace";
+    size_t len = strlen(dir) + strlen(name) + 2;
+    char *out = malloc(len);
+    if (out == NULL)
+        return NULL;
+    snprintf(out, len, "%s/%s", dir, name);
+    if (strcmp(out, base) == 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}

@@ -60,6 +60,10 @@ int uo_part_finish(const char *part, const char *path, int ok, char *err, size_t
  */
 int uo_claim_output(char **base, const char *suffix, const char *session, int pid);
 
+/** Where outputs go when base's folder cannot be written: $TMPDIR (else /tmp)
+ *  plus base's last component. malloc'd; NULL if base is already there. */
+char *uo_fallback_base(const char *base);
+
 /**
  * The pid of another process writing the database at path (it holds an
  * exclusive flock() on it: the tool's claim), or 0.

@@ -36,7 +36,6 @@
 #include "out_files.h"
 #include "output.h"
 #include "safe_open.h"
-#include "tool_env.h"
 #include "ring_mode.h"
 #include "env.h"
 #include "dirs.h"
@@ -695,7 +694,7 @@ static int open_output(void)
          * fallback and says where, in one line. */
         char reason[128];
         snprintf(reason, sizeof reason, "%s", strerror(errno));
-        char *fallback = ut_fallback_base(g.base);
+        char *fallback = uo_fallback_base(g.base);
         int fd = fallback != NULL ? claim_output(&fallback) : -1;
         if (fd >= 0) {
             fprintf(stderr, "upti: cannot create %s.db (%s): the trace goes to %s.db instead\n",

@@ -282,45 +282,67 @@ def case_full_disk(tmp):
 
 
 def case_kill_in_outputs(tmp):
-    """Killed while writing its pftrace and JSON: no half-written or empty file is left
-    silently; upti run writes them again from the database and says so."""
+    """upti killed while writing its outputs (pftrace, JSON): the run folder it leaves
+    ($TMPDIR/upti-collect-*) is finished by `upti recover`, which writes every output whole
+    and removes the folder; no half-written file is left."""
     iterations = 60000
-    for attempt in range(5):
+    tmpdir = os.path.join(tmp, 'tmpdir')
+    os.makedirs(tmpdir)
+    e = env()
+    e['TMPDIR'] = tmpdir
+    for attempt in range(6):
         d = os.path.join(tmp, 'a%d' % attempt)
         os.makedirs(d)
         cmd = [UPTI, 'run', '--marker-trace', '--format', 'db,pftrace,json', '-d', d, '-o', 'o',
                '--', UPTX_APP, '--iterations', str(iterations)]
-        p = subprocess.Popen(cmd, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, errors='replace')
         seen = None
         while p.poll() is None and seen is None:
-            parts = [f for f in os.listdir(d) if f.endswith('.part') and not f.endswith('.db.part')]
+            parts = [f for f in os.listdir(d) if f.endswith('.part')]
             if parts:
                 seen = parts[0]
-                for k in children(p.pid):
-                    os.kill(k, signal.SIGKILL)
+                p.kill()  # upti itself: the program has ended, upti writes the outputs
             else:
                 time.sleep(0.001)
         out, err = p.communicate(timeout=300)
         if seen is None:
             iterations *= 2  # written before it could be seen: a larger trace
+            for f in os.listdir(tmpdir):
+                shutil.rmtree(os.path.join(tmpdir, f), ignore_errors=True)
             continue
-        where = '\nstderr: %s' % err
-        if p.returncode != 128 + 9:
-            fail('exit status %d, expected 137%s' % (p.returncode, where))
-        if 'ended while writing %s' % os.path.join(d, seen) not in err:
-            fail('the run did not say it found %s%s' % (seen, where))
+        folders = [f for f in os.listdir(tmpdir) if f.startswith('upti-collect-')]
+        if len(folders) != 1:
+            fail('expected one run folder left in %s, found %r' % (tmpdir, folders))
+        folder = os.path.join(tmpdir, folders[0])
+        r = subprocess.run([UPTI, 'recover', folder], env=e, capture_output=True, text=True,
+                           errors='replace', timeout=300)
+        where = '\nrecover stderr: %s' % r.stderr
+        if r.returncode != 0:
+            fail('upti recover exit %d%s' % (r.returncode, where))
+        wrote = sorted(l[len('upti: wrote '):] for l in r.stderr.splitlines()
+                       if l.startswith('upti: wrote '))
+        want = sorted(os.path.join(d, 'o' + x) for x in ('.db', '.json', '.pftrace'))
+        if wrote != want:
+            fail('recover wrote %r, expected %r%s' % (wrote, want, where))
         names = sorted(os.listdir(d))
         if names != ['o.db', 'o.json', 'o.pftrace']:
-            fail('outputs %r%s' % (names, where))
-        for n in names:
-            if os.path.getsize(os.path.join(d, n)) == 0:
-                fail('%s is empty' % n)
+            fail('outputs %r (killed while writing %s)%s' % (names, seen, where))
+        if os.path.exists(folder):
+            fail('the run folder %s is still there after its recovery' % folder)
+        con = sqlite3.connect('file:%s?mode=ro' % os.path.join(d, 'o.db'), uri=True)
+        markers = con.execute('SELECT count(*) FROM marker').fetchone()[0]
+        dropped = int(con.execute("SELECT value FROM metadata WHERE key = 'records_dropped'")
+                      .fetchone()[0])
+        con.close()
+        if markers + dropped != uptx_markers(2, iterations):
+            fail('o.db holds %d markers and counts %d dropped, the program made %d'
+                 % (markers, dropped, uptx_markers(2, iterations)))
         traceck.check_json(os.path.join(d, 'o.json'))
         t = traceck.decode_pftrace(os.path.join(d, 'o.pftrace'))
         if not t['slices']:
             fail('o.pftrace holds no slice')
-        print('kill_in_outputs: killed while writing %s; finished by upti run' % seen)
+        print('kill_in_outputs: upti killed while writing %s; upti recover finished all' % seen)
         return
     fail('never saw an output being written')
 
