@@ -33,11 +33,13 @@
  *   - UPTI_RING_KIND_THREAD: upti_ring_thread_t, the first record a thread
  *     writes into a slot it claimed: the records after it are that thread's.
  *   - UPTI_RING_KIND_AGENT: upti_ring_agent_t then its four strings; libupti
- *     writes one per agent into every shared buffer: the agents known when a
- *     thread first writes to the buffer (in that thread's slot), and each
- *     agent registered later (in the registering thread's slot).
- *   - UPTI_RING_KIND_TOOL: upti_ring_tool_t then size bytes (padded to 8):
- *     upti_write_buffer_record().
+ *     writes one per agent into every shared buffer: the agents known when
+ *     the first thread of the process writes to the buffer (in that thread's
+ *     slot, right after its THREAD record), and each agent registered later
+ *     (in the registering thread's slot). Each agent once per file; one
+ *     dropped by a full ring (counted) is written at the next occasion.
+ *   - UPTI_RING_KIND_TOOL: upti_ring_tool_t then size bytes (padded to 8
+ *     with zeros): upti_write_buffer_record().
  *
  * Commit ordering. The producer writes a record's bytes, then publishes it
  * with a store-release of slot->head. The consumer load-acquires head, reads

@@ -218,7 +218,31 @@ static void api_checks(upti_context_id_t ctx)
     show("destroy_shared", upti_destroy_buffer(b));
 }
 
-static upti_buffer_id_t g_doomed, g_small, g_one_slot, g_small_inproc;
+static upti_buffer_id_t g_doomed, g_small, g_one_slot, g_small_inproc, g_self;
+
+/* g_self (in-process, LOSSLESS, 4 KiB): its callback, at its first record, writes 100
+ * records of 48 bytes into the same buffer (its own region): those that do not fit
+ * are dropped, not waited for (it would wait for itself). */
+static int g_self_ok, g_self_dropped, g_self_delivered;
+static uint64_t g_self_drops;
+
+static void on_self(upti_context_id_t c, upti_buffer_id_t b, upti_record_header_t **h, size_t n,
+                    void *data, uint64_t drops)
+{
+    (void)c, (void)h, (void)data;
+    g_self_drops += drops;
+    g_self_delivered += (int)n;
+    static int written;
+    if (n > 0 && !written) {
+        written = 1;
+        static const unsigned char zeros[48];
+        for (int i = 0; i < 100; i++) {
+            upti_status_t st = upti_write_buffer_record(b, 3, zeros, sizeof zeros);
+            g_self_ok += st == UPTI_STATUS_SUCCESS;
+            g_self_dropped += st == UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+        }
+    }
+}
 
 /* Inside initialize: the buffers tool_api_checks writes to. */
 static void tool_api_buffers(upti_context_id_t ctx)
@@ -232,6 +256,7 @@ static void tool_api_buffers(upti_context_id_t ctx)
     upti_create_shared_buffer(ctx, 4096, g_policy, path, 1, &g_one_slot);
     upti_create_buffer(ctx, 4096, 0, UPTI_BUFFER_POLICY_DISCARD, on_inproc_buffer, NULL,
                        &g_small_inproc);
+    upti_create_buffer(ctx, 4096, 4096, UPTI_BUFFER_POLICY_LOSSLESS, on_self, NULL, &g_self);
 }
 
 static void *write_from_other_thread(void *arg)
@@ -272,6 +297,11 @@ static void tool_api_checks(void)
     printf("small_ring ok=%d dropped=%d other=%d\n", ok, dropped, other_errors);
     upti_flush_buffer(g_small_inproc);
     printf("inproc_drops=%llu\n", (unsigned long long)g_seen_drops);
+    upti_write_buffer_record(g_self, 3, "x", 1);
+    upti_flush_buffer(g_self); /* delivers it: the callback writes its 100 */
+    upti_flush_buffer(g_self); /* delivers those */
+    printf("self ok=%d dropped=%d delivered=%d drops=%llu\n", g_self_ok, g_self_dropped,
+           g_self_delivered, (unsigned long long)g_self_drops);
 }
 
 static void die(const char *what, upti_status_t st)
