@@ -428,6 +428,20 @@ static void db_exec(const char *path, const char *sql, const char *param)
     sqlite3_close(db);
 }
 
+/* The first column of the first row of sql on the database at path, or 0. */
+static long long db_count(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    long long n = 0;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
 /* What the process told about itself in metadata, where the schema has a
  * column for it (its MPI rank); and for a process that did not finalize
  * UPTI (its tool writes "finalized" at the end): how it ended, in metadata
@@ -442,13 +456,14 @@ static void complete_db(const converted *c)
     /* Kernels still in flight when it ended: enqueued (their API records are
      * there), never seen complete (no device record). */
     const char *kinds = pair_value(c->meta, c->meta_len, "kinds");
-    if (kinds != NULL && ((strtoull(kinds, NULL, 16) >> UPTI_TRACING_KIND_KERNEL_DISPATCH) & 1))
-        db_exec(c->path,
-                "INSERT OR REPLACE INTO metadata(key, value) SELECT 'kernels_incomplete', "
-                "count(*) FROM apis a WHERE a.name IN ('clEnqueueNDRangeKernel', "
-                "'clEnqueueTask', 'clEnqueueNativeKernel') AND NOT EXISTS (SELECT 1 FROM "
-                "kernel_dispatch k WHERE k.correlation_id = a.correlation_id)",
-                NULL);
+    if (kinds != NULL && ((strtoull(kinds, NULL, 16) >> UPTI_TRACING_KIND_KERNEL_DISPATCH) & 1)) {
+        char n[24];
+        snprintf(n, sizeof n, "%lld", db_count(c->path,
+                 "SELECT count(*) FROM apis a WHERE a.name IN ('clEnqueueNDRangeKernel', "
+                 "'clEnqueueTask', 'clEnqueueNativeKernel') AND NOT EXISTS (SELECT 1 FROM "
+                 "kernel_dispatch k WHERE k.correlation_id = a.correlation_id)"));
+        db_exec(c->path, "INSERT OR REPLACE INTO metadata(key, value) VALUES('kernels_incomplete', ?1)", n);
+    }
     char reason[160];
     if (g.have_status)
         run_describe_end(reason, sizeof reason, (pid_t)c->pid, g.program, g.status);

@@ -21,7 +21,7 @@ const char *ut_ring_dir(void)
     return dir != NULL && dir[0] != '\0' ? dir : NULL;
 }
 
-static void write_metadata(const char *key, const char *value)
+static void ring_set_metadata(upti_buffer_id_t buffer, const char *key, const char *value)
 {
     size_t kl = strlen(key) + 1, vl = strlen(value) + 1;
     char buf[4096];
@@ -30,7 +30,7 @@ static void write_metadata(const char *key, const char *value)
     memcpy(buf, key, kl);
     memcpy(buf + kl, value, vl);
     buf[kl + vl - 1] = '\0';
-    upti_write_buffer_record(g_ring.buffer, UPTI_TRACE_RECORD_METADATA, buf, kl + vl);
+    upti_write_buffer_record(buffer, UPTI_TRACE_RECORD_METADATA, buf, kl + vl);
 }
 
 /* What the collector needs to name this process's outputs as the program
@@ -40,19 +40,19 @@ static void write_naming_metadata(void)
 {
     char argv0[1024];
     uo_argv0_string(argv0, sizeof argv0);
-    write_metadata("argv0", argv0);
+    ring_set_metadata(g_ring.buffer, "argv0", argv0);
     static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
                                             "SLURM_PROCID", "MPI_LOCALRANKID"};
     for (size_t i = 0; i < sizeof rank_vars / sizeof rank_vars[0]; i++) {
         const char *v = getenv(rank_vars[i]);
         if (v != NULL && v[0] != '\0') {
-            write_metadata("rank", v); /* only under an MPI launcher (else NULL in info_process) */
+            ring_set_metadata(g_ring.buffer, "rank", v); /* only under an MPI launcher (else NULL in info_process) */
             break;
         }
     }
     const char *session = getenv("UPTI_TRACE_SESSION_START");
     if (session != NULL)
-        write_metadata("session", session);
+        ring_set_metadata(g_ring.buffer, "session", session);
     const char *pattern = getenv("UPTI_TRACE_OUTPUT");
     for (const char *p = pattern; p != NULL && (p = strstr(p, "%env{")) != NULL;) {
         const char *end = strstr(p + 5, "}%");
@@ -62,7 +62,7 @@ static void write_naming_metadata(void)
         snprintf(key, sizeof key, "env:%.*s", (int)(end - (p + 5)), p + 5);
         const char *v = getenv(key + 4);
         if (v != NULL)
-            write_metadata(key, v);
+            ring_set_metadata(g_ring.buffer, key, v);
         p = end + 2;
     }
 }
@@ -166,7 +166,7 @@ int ut_ring_start(const char *dir, unsigned kinds, int args)
     write_naming_metadata();
     char bits[24];
     snprintf(bits, sizeof bits, "%x", kinds);
-    write_metadata("kinds", bits);
+    ring_set_metadata(g_ring.buffer, "kinds", bits);
     return 0;
 }
 
@@ -178,8 +178,8 @@ void ut_ring_finalize(void)
     upti_get_marker_texts_truncated(&cut);
     char text[32];
     snprintf(text, sizeof text, "%llu", (unsigned long long)cut);
-    write_metadata("marker_texts_truncated", text);
-    write_metadata("finalized", "1");
+    ring_set_metadata(g_ring.buffer, "marker_texts_truncated", text);
+    ring_set_metadata(g_ring.buffer, "finalized", "1");
     upti_destroy_buffer(g_ring.buffer);
     g_ring.started = 0;
 }
