@@ -97,6 +97,7 @@ struct uo_db {
     int64_t process_id;
     uo_op_name_fn op_name;
     char *path;
+    char *part; /* bulk: the file written, renamed to path by uo_db_close */
     /* Interned strings: text and hash by id, and an id table keyed by hash. */
     char **text;
     uint64_t *hash;
@@ -762,7 +763,8 @@ static void set_tally_metadata(uo_db *db)
 
 void uo_db_checkpoint(uo_db *db, uint64_t now, uint64_t min_ns)
 {
-    if (db == NULL || db->failed || !db->in_txn || db->txn_rows == 0 ||
+    /* A bulk database commits once, when it is complete. */
+    if (db == NULL || db->part != NULL || db->failed || !db->in_txn || db->txn_rows == 0 ||
         now - db->last_commit < min_ns)
         return;
     if (flush_rows(db) != 0)
@@ -801,8 +803,27 @@ static int count_params(const char *sql)
     return n;
 }
 
-uo_db *uo_db_create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
-                    char *err, size_t errlen)
+/* The settings of a database written as its records arrive: a rollback
+ * journal (not journal_mode=OFF): a process killed in the middle of a commit,
+ * or of a transaction that spilled pages, leaves a hot journal that rolls the
+ * file back to its last commit when `upti run` opens it to recover.
+ * synchronous=OFF: the OS keeps what a dead process wrote; only a machine
+ * crash would need fsync. */
+#define PRAGMAS_STREAMING                                                                         \
+    "PRAGMA page_size=65536; PRAGMA journal_mode=DELETE; PRAGMA synchronous=OFF;"                \
+    " PRAGMA application_id=" UO_APPLICATION_ID_SQL ";"                                          \
+    " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-32768;"
+
+/* Written after the fact (uo_db_create_bulk): no journal at all, the file is
+ * PATH.part until it is complete. A bigger cache: the tables are read back to
+ * build the indexes. */
+#define PRAGMAS_BULK                                                                              \
+    "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"                   \
+    " PRAGMA application_id=" UO_APPLICATION_ID_SQL ";"                                          \
+    " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-131072;"
+
+static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
+                     int bulk, char *err, size_t errlen)
 {
     uo_db *db = calloc(1, sizeof *db);
     if (db == NULL) {
@@ -811,30 +832,28 @@ uo_db *uo_db_create(const char *path, const uo_process_info *proc, uo_op_name_fn
     }
     db->path = strdup(path);
     db->op_name = op_name;
+    if (bulk && (db->part = uo_part_path(path)) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
     /* One writer thread at a time (the caller serializes): skip SQLite's own
      * statistics mutex. Refused harmlessly if SQLite is already initialized. */
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-    /* Truncate rather than unlink: the caller may hold a lock on this inode. */
-    if (truncate(path, 0) != 0 && errno != ENOENT) {
-        snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+    /* Truncate rather than unlink: the caller may hold a lock on this inode.
+     * A bulk database starts afresh in PATH.part (nobody locks it). */
+    const char *file = bulk ? db->part : path;
+    if ((bulk ? unlink(file) : truncate(file, 0)) != 0 && errno != ENOENT) {
+        snprintf(err, errlen, "cannot create %s: %s", file, strerror(errno));
         goto fail;
     }
-    if (sqlite3_open_v2(path, &db->db,
+    if (sqlite3_open_v2(file, &db->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
-        snprintf(err, errlen, "cannot create %s: %s", path,
+        snprintf(err, errlen, "cannot create %s: %s", file,
                  db->db ? sqlite3_errmsg(db->db) : "out of memory");
         goto fail;
     }
-    /* A rollback journal (not journal_mode=OFF): a process killed in the
-     * middle of a commit, or of a transaction that spilled pages, leaves a
-     * hot journal that rolls the file back to its last commit when `upti run`
-     * opens it to recover. synchronous=OFF: the OS keeps what a dead process
-     * wrote; only a machine crash would need fsync. */
-    if (exec_sql(db, "PRAGMA page_size=65536; PRAGMA journal_mode=DELETE; PRAGMA synchronous=OFF;"
-                     " PRAGMA application_id=" UO_APPLICATION_ID_SQL ";"
-                     " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY;"
-                     " PRAGMA cache_size=-32768;") != 0 ||
+    if (exec_sql(db, bulk ? PRAGMAS_BULK : PRAGMAS_STREAMING) != 0 ||
         exec_sql(db, "BEGIN;" UO_SCHEMA_TABLES UO_SCHEMA_VIEWS) != 0) {
         snprintf(err, errlen, "cannot create the schema of %s: %s", path, sqlite3_errmsg(db->db));
         goto fail;
@@ -895,9 +914,24 @@ fail:
         uo_rows_free(&db->batch[i]);
     }
     sqlite3_close(db->db);
+    if (db->part != NULL)
+        unlink(db->part);
+    free(db->part);
     free(db->path);
     free(db);
     return NULL;
+}
+
+uo_db *uo_db_create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
+                    char *err, size_t errlen)
+{
+    return create(path, proc, op_name, 0, err, errlen);
+}
+
+uo_db *uo_db_create_bulk(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
+                         char *err, size_t errlen)
+{
+    return create(path, proc, op_name, 1, err, errlen);
 }
 
 static void free_state(uo_db *db)
@@ -980,6 +1014,15 @@ int uo_db_close(uo_db *db, uint64_t end)
     }
     if (sqlite3_close(db->db) != SQLITE_OK)
         failed = 1;
+    if (db->part != NULL) {
+        char err[512];
+        if (uo_part_finish(db->part, db->path, !failed, err, sizeof err) != 0) {
+            if (!failed)
+                fprintf(stderr, "upti: %s\n", err);
+            failed = 1;
+        }
+        free(db->part);
+    }
     free_state(db);
     return failed ? -1 : 0;
 }
