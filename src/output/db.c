@@ -68,6 +68,9 @@ static const char *const k_statements[ST_COUNT] = {
     [ST_ARG] = "INSERT INTO arg(correlation_id, position, type_id, name_id, value) VALUES(?,?,?,?,?)",
 };
 
+/* The (kind, operation) pairs whose name ids op_id() keeps in a table. */
+enum { OP_KINDS = 8, OP_OPS = 64 };
+
 /* An open push range or a started range. */
 typedef struct open_range {
     uint64_t start, correlation, payload, range_id, tid;
@@ -105,6 +108,9 @@ struct uo_db {
     uint32_t *slots;
     size_t slotcap;
     uo_map op_ids;     /* (kind << 32 | op) → string id */
+    int64_t op_small[OP_KINDS][OP_OPS]; /* the same for the small ones; 0: not yet */
+    int64_t kind_ids[7], direction_ids[5], alloc_type_ids[9]; /* table_id's */
+    size_t last_thread; /* index + 1 in thr of the last thread found */
     uo_map threads;    /* tid → index + 1 in thread array */
     thread_state *thr;
     size_t nthr, thrcap;
@@ -283,7 +289,7 @@ const char *uo_db_string(uo_db *db, int64_t id)
     return (id > 0 && (size_t)id <= db->nstr) ? db->text[id] : NULL;
 }
 
-static int64_t op_id(uo_db *db, uint32_t kind, uint32_t op)
+static int64_t op_id_slow(uo_db *db, uint32_t kind, uint32_t op)
 {
     int inserted;
     uint64_t *v = uo_map_insert(&db->op_ids, ((uint64_t)kind << 32) | op, &inserted);
@@ -301,19 +307,47 @@ static int64_t op_id(uo_db *db, uint32_t kind, uint32_t op)
     return (int64_t)*v;
 }
 
-static int64_t table_id(uo_db *db, const char *const *names, size_t n, uint32_t v)
+/* The string id of (kind, operation)'s name; the common ones from a table. */
+static int64_t op_id(uo_db *db, uint32_t kind, uint32_t op)
 {
+    if (kind >= OP_KINDS || op >= OP_OPS)
+        return op_id_slow(db, kind, op);
+    int64_t *id = &db->op_small[kind][op];
+    if (*id == 0)
+        *id = op_id_slow(db, kind, op);
+    return *id;
+}
+
+/* The string id of names[v] (or of v in decimal); ids[v] keeps it. */
+static int64_t table_id(uo_db *db, const char *const *names, int64_t *ids, size_t n, uint32_t v)
+{
+    if (v < n && ids[v] != 0)
+        return ids[v];
     char tmp[32];
     const char *name = tmp;
     if (v < n)
         name = names[v];
     else
         snprintf(tmp, sizeof tmp, "%u", v);
-    return uo_db_intern(db, name);
+    int64_t id = uo_db_intern(db, name);
+    if (v < n)
+        ids[v] = id;
+    return id;
 }
 
 static thread_state *thread_of(uo_db *db, uint64_t tid, uint64_t ts)
 {
+    /* Records come in runs of one thread's: the last one found, first. */
+    if (db->last_thread != 0 && db->thr[db->last_thread - 1].tid == tid) {
+        thread_state *t = &db->thr[db->last_thread - 1];
+        if (ts != 0) {
+            if (t->first == 0 || ts < t->first)
+                t->first = ts;
+            if (ts > t->last)
+                t->last = ts;
+        }
+        return t;
+    }
     int inserted;
     uint64_t *v = uo_map_insert(&db->threads, tid, &inserted);
     if (v == NULL)
@@ -340,6 +374,7 @@ static thread_state *thread_of(uo_db *db, uint64_t tid, uint64_t ts)
             fclose(f);
         }
     }
+    db->last_thread = (size_t)*v;
     thread_state *t = &db->thr[*v - 1];
     if (ts != 0) {
         if (t->first == 0 || ts < t->first)
@@ -533,7 +568,7 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
     case UPTI_TRACING_KIND_OPENCL_API: {
         const upti_buffer_tracing_api_record_t *a = record;
         thread_of(db, a->thread_id, a->start_timestamp);
-        int64_t domain = table_id(db, k_kind_names, 7, kind), op = op_id(db, kind, a->operation);
+        int64_t domain = table_id(db, k_kind_names, db->kind_ids, 7, kind), op = op_id(db, kind, a->operation);
         int64_t *v = row_new(db, ST_API);
         if (v == NULL)
             return -1;
@@ -586,7 +621,7 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
         const upti_buffer_tracing_memory_copy_record_t *m = record;
         note_queue(db, m->queue_id, m->agent_id.handle, m->runtime_context);
         int64_t op = op_id(db, kind, m->operation);
-        int64_t direction = table_id(db, k_directions, 5, m->direction);
+        int64_t direction = table_id(db, k_directions, db->direction_ids, 5, m->direction);
         int64_t *v = row_new(db, ST_COPY);
         if (v == NULL)
             return -1;
@@ -613,7 +648,7 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
         const upti_buffer_tracing_memory_allocation_record_t *m = record;
         thread_of(db, m->thread_id, m->timestamp);
         int64_t op = op_id(db, kind, m->operation);
-        int64_t type = table_id(db, k_alloc_types, 9, m->type);
+        int64_t type = table_id(db, k_alloc_types, db->alloc_type_ids, 9, m->type);
         int64_t *v = row_new(db, ST_ALLOC);
         if (v == NULL)
             return -1;
