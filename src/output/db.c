@@ -852,11 +852,15 @@ static int count_params(const char *sql)
 /* Written after the fact (uo_db_create_bulk): no journal at all, the file is
  * PATH.part until it is complete. A small cache (2 MiB): pages are appended
  * and written out once; a bigger cache only adds fresh memory to fault in
- * (measured: 1.46 s of CPU for 3.58 M records at 2 MiB, 1.94 s at 32 MiB). */
+ * (measured: 1.46 s of CPU for 3.58 M records at 2 MiB, 1.94 s at 32 MiB).
+ * temp_store=FILE: the sorter that builds the indexes then keeps its keys in
+ * one growing block (spilled to a temporary file past 16 MiB) instead of one
+ * malloc per key (temp_store=MEMORY); it halves the close (bench_db, 1 M
+ * records: 0.37 s to 0.18 s). */
 #define PRAGMAS_BULK                                                                              \
     "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"                   \
     " PRAGMA application_id=" UO_APPLICATION_ID_SQL ";"                                          \
-    " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-2048;"
+    " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=FILE; PRAGMA cache_size=-2048;"
 
 static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
                      int bulk, char *err, size_t errlen)
