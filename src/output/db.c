@@ -108,8 +108,9 @@ struct uo_db {
     uint32_t *slots;
     size_t slotcap;
     uo_map op_ids;     /* (kind << 32 | op) → string id */
-    int64_t op_small[OP_KINDS][OP_OPS]; /* the same for the small ones; 0: not yet */
-    int64_t kind_ids[7], direction_ids[5], alloc_type_ids[9]; /* table_id's */
+    /* The same for the small ones (0: not yet), and table_id()'s ids. */
+    int64_t op_small[OP_KINDS][OP_OPS];
+    int64_t kind_ids[7], direction_ids[5], alloc_type_ids[9];
     size_t last_thread; /* index + 1 in thr of the last thread found */
     uo_map threads;    /* tid → index + 1 in thread array */
     thread_state *thr;
@@ -568,7 +569,8 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
     case UPTI_TRACING_KIND_OPENCL_API: {
         const upti_buffer_tracing_api_record_t *a = record;
         thread_of(db, a->thread_id, a->start_timestamp);
-        int64_t domain = table_id(db, k_kind_names, db->kind_ids, 7, kind), op = op_id(db, kind, a->operation);
+        int64_t domain = table_id(db, k_kind_names, db->kind_ids, 7, kind);
+        int64_t op = op_id(db, kind, a->operation);
         int64_t *v = row_new(db, ST_API);
         if (v == NULL)
             return -1;

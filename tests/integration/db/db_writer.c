@@ -158,7 +158,8 @@ static void check_set(sqlite3 *db)
            21);
     expect(db, "SELECT count(*) FROM arg WHERE correlation_id = 3 AND id = position + 1", 5);
     expect(db, "SELECT count(*) FROM args WHERE value IS NULL AND position = 2", 1);
-    expect(db, "SELECT count(*) FROM args WHERE value = '42' AND type = 'size_t' AND name = 'n'", 4);
+    expect(db, "SELECT count(*) FROM args WHERE value = '42' AND type = 'size_t' AND name = 'n'",
+           4);
 }
 
 static int case_checkpoint(const char *dir)
@@ -252,7 +253,8 @@ static void same_tables(const char *a, const char *b)
         const char *t = tables[i];
         const char *skip = strcmp(t, "metadata") == 0 ? " WHERE key <> 'committed'" : "";
         snprintf(sql, sizeof sql,
-                 "SELECT (SELECT count(*) FROM (SELECT * FROM main.%s%s EXCEPT SELECT * FROM b.%s%s))"
+                 "SELECT (SELECT count(*) FROM (SELECT * FROM main.%s%s"
+                 " EXCEPT SELECT * FROM b.%s%s))"
                  " + (SELECT count(*) FROM (SELECT * FROM b.%s%s EXCEPT SELECT * FROM main.%s%s))",
                  t, skip, t, skip, t, skip, t, skip);
         expect(db, sql, 0);
