@@ -6,6 +6,9 @@
 # 1. upti-synth writes RECORDS (default 1000000) synthesized records into a
 #    database, then exports pftrace, json and csv: it prints records/s for each
 #    (db: the streaming insert rate, and with index creation and close).
+#    Then bench_db: the writer alone, streaming (the tool in the program) and
+#    bulk (the collector's conversion after the run, `upti-ring convert`),
+#    records/s in wall and CPU time and bulk's ratio to streaming.
 # 2. Load time of the two timeline formats with Python readers (json.load, C
 #    accelerated, vs the pure-Python protobuf walker of traceck.py) and file sizes.
 # 3. The uptx test program, ITERATIONS (default 20000) iterations x 2 threads
@@ -22,6 +25,8 @@ trap 'rm -rf "$TMP"' EXIT
 echo "== writers, $N records"
 "$BUILD/bin/upti-synth" "$TMP/b.db" "$N" --formats pftrace,json,csv
 ls -l "$TMP/b.db" "$TMP/b.pftrace" "$TMP/b.json" | awk '{printf "size: %s %.1f MB\n", $9, $5/1e6}'
+echo "== database writer alone (conversion rate: mode=bulk), $N records"
+"$BUILD/bin/bench_db" "$N" "$TMP"
 
 echo "== timeline load time (Python readers)"
 python3 -c "

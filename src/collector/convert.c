@@ -109,7 +109,7 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
     uo_process_info info = {p->hdr.pid,         p->hdr.ppid,        -1, p->hdr.hostname,
                             p->hdr.command,     p->hdr.clock_start, p->hdr.wall_start};
     char err[512];
-    p->db = uo_db_create(p->path, &info, op_name, err, sizeof err);
+    p->db = uo_db_create_bulk(p->path, &info, op_name, err, sizeof err);
     if (p->db == NULL) {
         fprintf(stderr, "upti: %s\n", err);
         free(p->tid);

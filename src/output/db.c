@@ -1,5 +1,6 @@
 /* The trace database writer: records stream into SQLite through prepared
  * statements inside big transactions; strings are interned in memory. */
+#include "db_rows.h"
 #include "out_files.h"
 #include "output.h"
 #include "schema.h"
@@ -67,6 +68,9 @@ static const char *const k_statements[ST_COUNT] = {
     [ST_ARG] = "INSERT INTO arg(correlation_id, position, type_id, name_id, value) VALUES(?,?,?,?,?)",
 };
 
+/* The (kind, operation) pairs whose name ids op_id() keeps in a table. */
+enum { OP_KINDS = 8, OP_OPS = 64 };
+
 /* An open push range or a started range. */
 typedef struct open_range {
     uint64_t start, correlation, payload, range_id, tid;
@@ -82,12 +86,21 @@ typedef struct thread_state {
     size_t depth, cap;
 } thread_state;
 
+/* The tables written row by row as records arrive: batched (db_rows.h). */
+static int batched(int st)
+{
+    return st == ST_STRING || st == ST_API || st == ST_KERNEL || st == ST_COPY || st == ST_ALLOC ||
+           st == ST_MARKER || st == ST_REGION || st == ST_ARG;
+}
+
 struct uo_db {
     sqlite3 *db;
-    sqlite3_stmt *st[ST_COUNT];
+    sqlite3_stmt *st[ST_COUNT]; /* the statements of the tables not batched */
+    uo_rows batch[ST_COUNT];    /* the batched ones */
     int64_t process_id;
     uo_op_name_fn op_name;
     char *path;
+    char *part; /* bulk: the file written, renamed to path by uo_db_close */
     /* Interned strings: text and hash by id, and an id table keyed by hash. */
     char **text;
     uint64_t *hash;
@@ -95,6 +108,10 @@ struct uo_db {
     uint32_t *slots;
     size_t slotcap;
     uo_map op_ids;     /* (kind << 32 | op) → string id */
+    /* The same for the small ones (0: not yet), and table_id()'s ids. */
+    int64_t op_small[OP_KINDS][OP_OPS];
+    int64_t kind_ids[7], direction_ids[5], alloc_type_ids[9];
+    size_t last_thread; /* index + 1 in thr of the last thread found */
     uo_map threads;    /* tid → index + 1 in thread array */
     thread_state *thr;
     size_t nthr, thrcap;
@@ -172,6 +189,41 @@ static int step(uo_db *db, sqlite3_stmt *st)
     return 0;
 }
 
+static void rows_failed(uo_db *db)
+{
+    if (!db->failed)
+        fprintf(stderr, "upti: database %s: %s\n", db->path, sqlite3_errmsg(db->db));
+    db->failed = 1;
+}
+
+/* Inserts the pending rows of every batched table (before a commit, an index, a join). */
+static int flush_rows(uo_db *db)
+{
+    for (int i = 0; i < ST_COUNT; i++)
+        if (db->batch[i].n > 0 && uo_rows_flush(&db->batch[i]) != SQLITE_OK)
+            rows_failed(db);
+    return db->failed ? -1 : 0;
+}
+
+/* The values of a new row of table st (batched) to fill, then row_done(). */
+static int64_t *row_new(uo_db *db, int st)
+{
+    int64_t *v = uo_rows_add(&db->batch[st]);
+    if (v == NULL)
+        rows_failed(db);
+    return v;
+}
+
+static int row_done(uo_db *db, int st)
+{
+    uo_rows *r = &db->batch[st];
+    db->rows++;
+    db->txn_rows++;
+    if (uo_rows_full(r) && uo_rows_flush(r) != SQLITE_OK)
+        rows_failed(db);
+    return db->failed ? -1 : 0;
+}
+
 static int slot_grow(uo_db *db)
 {
     size_t cap = db->slotcap ? db->slotcap * 2 : 1024;
@@ -220,11 +272,14 @@ int64_t uo_db_intern(uo_db *db, const char *raw)
     db->slots[i] = (uint32_t)id;
 
     int owned;
-    const char *clean = uo_utf8_sanitize(raw, &owned);
-    sqlite3_stmt *st = db->st[ST_STRING];
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_text(st, 2, clean, -1, SQLITE_STATIC);
-    step(db, st);
+    const char *clean = uo_utf8_sanitize(copy, &owned);
+    int64_t *v = row_new(db, ST_STRING);
+    if (v != NULL) {
+        v[0] = id;
+        if (uo_rows_set_text(&db->batch[ST_STRING], clean) != 0)
+            rows_failed(db);
+        row_done(db, ST_STRING);
+    }
     if (owned)
         free((void *)clean);
     return id;
@@ -235,7 +290,7 @@ const char *uo_db_string(uo_db *db, int64_t id)
     return (id > 0 && (size_t)id <= db->nstr) ? db->text[id] : NULL;
 }
 
-static int64_t op_id(uo_db *db, uint32_t kind, uint32_t op)
+static int64_t op_id_slow(uo_db *db, uint32_t kind, uint32_t op)
 {
     int inserted;
     uint64_t *v = uo_map_insert(&db->op_ids, ((uint64_t)kind << 32) | op, &inserted);
@@ -253,19 +308,47 @@ static int64_t op_id(uo_db *db, uint32_t kind, uint32_t op)
     return (int64_t)*v;
 }
 
-static int64_t table_id(uo_db *db, const char *const *names, size_t n, uint32_t v)
+/* The string id of (kind, operation)'s name; the common ones from a table. */
+static int64_t op_id(uo_db *db, uint32_t kind, uint32_t op)
 {
+    if (kind >= OP_KINDS || op >= OP_OPS)
+        return op_id_slow(db, kind, op);
+    int64_t *id = &db->op_small[kind][op];
+    if (*id == 0)
+        *id = op_id_slow(db, kind, op);
+    return *id;
+}
+
+/* The string id of names[v] (or of v in decimal); ids[v] keeps it. */
+static int64_t table_id(uo_db *db, const char *const *names, int64_t *ids, size_t n, uint32_t v)
+{
+    if (v < n && ids[v] != 0)
+        return ids[v];
     char tmp[32];
     const char *name = tmp;
     if (v < n)
         name = names[v];
     else
         snprintf(tmp, sizeof tmp, "%u", v);
-    return uo_db_intern(db, name);
+    int64_t id = uo_db_intern(db, name);
+    if (v < n)
+        ids[v] = id;
+    return id;
 }
 
 static thread_state *thread_of(uo_db *db, uint64_t tid, uint64_t ts)
 {
+    /* Records come in runs of one thread's: the last one found, first. */
+    if (db->last_thread != 0 && db->thr[db->last_thread - 1].tid == tid) {
+        thread_state *t = &db->thr[db->last_thread - 1];
+        if (ts != 0) {
+            if (t->first == 0 || ts < t->first)
+                t->first = ts;
+            if (ts > t->last)
+                t->last = ts;
+        }
+        return t;
+    }
     int inserted;
     uint64_t *v = uo_map_insert(&db->threads, tid, &inserted);
     if (v == NULL)
@@ -292,6 +375,7 @@ static thread_state *thread_of(uo_db *db, uint64_t tid, uint64_t ts)
             fclose(f);
         }
     }
+    db->last_thread = (size_t)*v;
     thread_state *t = &db->thr[*v - 1];
     if (ts != 0) {
         if (t->first == 0 || ts < t->first)
@@ -314,44 +398,49 @@ static void bind_u64(sqlite3_stmt *st, int i, uint64_t v) { sqlite3_bind_int64(s
 static int add_region(uo_db *db, const open_range *r, uint64_t end_tid, int kind, size_t depth,
                       uint64_t end)
 {
-    sqlite3_stmt *st = db->st[ST_REGION];
-    sqlite3_bind_int64(st, 1, db->process_id);
-    bind_u64(st, 2, r->tid);
-    bind_u64(st, 3, end_tid);
-    sqlite3_bind_int(st, 4, kind);
-    sqlite3_bind_int64(st, 5, r->name_id);
-    sqlite3_bind_int64(st, 6, (int64_t)depth);
-    sqlite3_bind_int64(st, 7, r->domain);
-    sqlite3_bind_int64(st, 8, r->category);
-    sqlite3_bind_int64(st, 9, r->color);
-    sqlite3_bind_int64(st, 10, r->payload_type);
-    bind_u64(st, 11, r->payload);
-    bind_u64(st, 12, r->correlation);
-    bind_u64(st, 13, r->start);
-    bind_u64(st, 14, end < r->start ? r->start : end);
-    return step(db, st);
+    int64_t *v = row_new(db, ST_REGION);
+    if (v == NULL)
+        return -1;
+    v[0] = db->process_id;
+    v[1] = (int64_t)r->tid;
+    v[2] = (int64_t)end_tid;
+    v[3] = kind;
+    v[4] = r->name_id;
+    v[5] = (int64_t)depth;
+    v[6] = r->domain;
+    v[7] = r->category;
+    v[8] = r->color;
+    v[9] = r->payload_type;
+    v[10] = (int64_t)r->payload;
+    v[11] = (int64_t)r->correlation;
+    v[12] = (int64_t)r->start;
+    v[13] = (int64_t)(end < r->start ? r->start : end);
+    return row_done(db, ST_REGION);
 }
 
 static int add_marker(uo_db *db, const upti_buffer_tracing_marker_api_record_t *m)
 {
     uint32_t domain = (uint32_t)(m->domain >> 32), category = (uint32_t)m->domain;
     int64_t msg = uo_db_intern(db, m->message);
-    sqlite3_stmt *st = db->st[ST_MARKER];
-    sqlite3_bind_int64(st, 1, db->process_id);
-    bind_u64(st, 2, m->thread_id);
-    sqlite3_bind_int64(st, 3, m->operation);
-    sqlite3_bind_int64(st, 4, op_id(db, UPTI_TRACING_KIND_MARKER_API, m->operation));
-    bind_u64(st, 5, m->correlation_id.internal);
-    bind_u64(st, 6, m->correlation_id.external.value);
-    bind_u64(st, 7, m->start_timestamp);
-    bind_u64(st, 8, m->range_id);
-    sqlite3_bind_int64(st, 9, domain);
-    sqlite3_bind_int64(st, 10, category);
-    sqlite3_bind_int64(st, 11, m->color);
-    sqlite3_bind_int64(st, 12, m->payload_type);
-    bind_u64(st, 13, m->payload);
-    sqlite3_bind_int64(st, 14, msg);
-    if (step(db, st) != 0)
+    int64_t op = op_id(db, UPTI_TRACING_KIND_MARKER_API, m->operation);
+    int64_t *v = row_new(db, ST_MARKER);
+    if (v == NULL)
+        return -1;
+    v[0] = db->process_id;
+    v[1] = (int64_t)m->thread_id;
+    v[2] = m->operation;
+    v[3] = op;
+    v[4] = (int64_t)m->correlation_id.internal;
+    v[5] = (int64_t)m->correlation_id.external.value;
+    v[6] = (int64_t)m->start_timestamp;
+    v[7] = (int64_t)m->range_id;
+    v[8] = domain;
+    v[9] = category;
+    v[10] = m->color;
+    v[11] = m->payload_type;
+    v[12] = (int64_t)m->payload;
+    v[13] = msg;
+    if (row_done(db, ST_MARKER) != 0)
         return -1;
 
     thread_state *t = thread_of(db, m->thread_id, m->start_timestamp);
@@ -480,16 +569,20 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
     case UPTI_TRACING_KIND_OPENCL_API: {
         const upti_buffer_tracing_api_record_t *a = record;
         thread_of(db, a->thread_id, a->start_timestamp);
-        sqlite3_stmt *st = db->st[ST_API];
-        sqlite3_bind_int64(st, 1, db->process_id);
-        bind_u64(st, 2, a->thread_id);
-        sqlite3_bind_int64(st, 3, table_id(db, k_kind_names, 7, kind));
-        sqlite3_bind_int64(st, 4, op_id(db, kind, a->operation));
-        bind_u64(st, 5, a->correlation_id.internal);
-        bind_u64(st, 6, a->correlation_id.external.value);
-        bind_u64(st, 7, a->start_timestamp);
-        bind_u64(st, 8, a->end_timestamp);
-        return step(db, st);
+        int64_t domain = table_id(db, k_kind_names, db->kind_ids, 7, kind);
+        int64_t op = op_id(db, kind, a->operation);
+        int64_t *v = row_new(db, ST_API);
+        if (v == NULL)
+            return -1;
+        v[0] = db->process_id;
+        v[1] = (int64_t)a->thread_id;
+        v[2] = domain;
+        v[3] = op;
+        v[4] = (int64_t)a->correlation_id.internal;
+        v[5] = (int64_t)a->correlation_id.external.value;
+        v[6] = (int64_t)a->start_timestamp;
+        v[7] = (int64_t)a->end_timestamp;
+        return row_done(db, ST_API);
     }
     case UPTI_TRACING_KIND_MARKER_API:
         return add_marker(db, record);
@@ -499,70 +592,81 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
         if (!keep_kernel(db, name))
             return 0;
         note_queue(db, k->queue_id, k->agent_id.handle, k->runtime_context);
-        sqlite3_stmt *st = db->st[ST_KERNEL];
-        sqlite3_bind_int64(st, 1, db->process_id);
-        bind_u64(st, 2, k->thread_id);
-        bind_u64(st, 3, k->agent_id.handle);
-        bind_u64(st, 4, k->queue_id);
-        bind_u64(st, 5, k->runtime_context);
-        bind_u64(st, 6, k->kernel_id);
-        sqlite3_bind_int64(st, 7, name);
-        sqlite3_bind_int64(st, 8, op_id(db, kind, k->operation));
-        bind_u64(st, 9, k->correlation_id.internal);
-        bind_u64(st, 10, k->correlation_id.external.value);
-        sqlite3_bind_int64(st, 11, k->work_dim);
+        int64_t op = op_id(db, kind, k->operation);
+        int64_t *v = row_new(db, ST_KERNEL);
+        if (v == NULL)
+            return -1;
+        v[0] = db->process_id;
+        v[1] = (int64_t)k->thread_id;
+        v[2] = (int64_t)k->agent_id.handle;
+        v[3] = (int64_t)k->queue_id;
+        v[4] = (int64_t)k->runtime_context;
+        v[5] = (int64_t)k->kernel_id;
+        v[6] = name;
+        v[7] = op;
+        v[8] = (int64_t)k->correlation_id.internal;
+        v[9] = (int64_t)k->correlation_id.external.value;
+        v[10] = k->work_dim;
         for (int i = 0; i < 3; i++) {
-            bind_u64(st, 12 + i, k->global_size[i]);
-            bind_u64(st, 15 + i, k->local_size[i]);
-            bind_u64(st, 18 + i, k->global_offset[i]);
+            v[11 + i] = (int64_t)k->global_size[i];
+            v[14 + i] = (int64_t)k->local_size[i];
+            v[17 + i] = (int64_t)k->global_offset[i];
         }
-        bind_u64(st, 21, k->queued_timestamp);
-        bind_u64(st, 22, k->submit_timestamp);
-        bind_u64(st, 23, k->start_timestamp);
-        bind_u64(st, 24, k->end_timestamp);
-        sqlite3_bind_int(st, 25, k->status);
-        return step(db, st);
+        v[20] = (int64_t)k->queued_timestamp;
+        v[21] = (int64_t)k->submit_timestamp;
+        v[22] = (int64_t)k->start_timestamp;
+        v[23] = (int64_t)k->end_timestamp;
+        v[24] = k->status;
+        return row_done(db, ST_KERNEL);
     }
     case UPTI_TRACING_KIND_MEMORY_COPY: {
         const upti_buffer_tracing_memory_copy_record_t *m = record;
         note_queue(db, m->queue_id, m->agent_id.handle, m->runtime_context);
-        sqlite3_stmt *st = db->st[ST_COPY];
-        sqlite3_bind_int64(st, 1, db->process_id);
-        bind_u64(st, 2, m->thread_id);
-        bind_u64(st, 3, m->agent_id.handle);
-        bind_u64(st, 4, m->queue_id);
-        bind_u64(st, 5, m->runtime_context);
-        sqlite3_bind_int64(st, 6, op_id(db, kind, m->operation));
-        sqlite3_bind_int64(st, 7, table_id(db, k_directions, 5, m->direction));
-        bind_u64(st, 8, m->src_agent_id.handle);
-        bind_u64(st, 9, m->dst_agent_id.handle);
-        bind_u64(st, 10, m->bytes);
-        bind_u64(st, 11, m->correlation_id.internal);
-        bind_u64(st, 12, m->correlation_id.external.value);
-        bind_u64(st, 13, m->queued_timestamp);
-        bind_u64(st, 14, m->submit_timestamp);
-        bind_u64(st, 15, m->start_timestamp);
-        bind_u64(st, 16, m->end_timestamp);
-        sqlite3_bind_int(st, 17, m->status);
-        return step(db, st);
+        int64_t op = op_id(db, kind, m->operation);
+        int64_t direction = table_id(db, k_directions, db->direction_ids, 5, m->direction);
+        int64_t *v = row_new(db, ST_COPY);
+        if (v == NULL)
+            return -1;
+        v[0] = db->process_id;
+        v[1] = (int64_t)m->thread_id;
+        v[2] = (int64_t)m->agent_id.handle;
+        v[3] = (int64_t)m->queue_id;
+        v[4] = (int64_t)m->runtime_context;
+        v[5] = op;
+        v[6] = direction;
+        v[7] = (int64_t)m->src_agent_id.handle;
+        v[8] = (int64_t)m->dst_agent_id.handle;
+        v[9] = (int64_t)m->bytes;
+        v[10] = (int64_t)m->correlation_id.internal;
+        v[11] = (int64_t)m->correlation_id.external.value;
+        v[12] = (int64_t)m->queued_timestamp;
+        v[13] = (int64_t)m->submit_timestamp;
+        v[14] = (int64_t)m->start_timestamp;
+        v[15] = (int64_t)m->end_timestamp;
+        v[16] = m->status;
+        return row_done(db, ST_COPY);
     }
     case UPTI_TRACING_KIND_MEMORY_ALLOCATION: {
         const upti_buffer_tracing_memory_allocation_record_t *m = record;
         thread_of(db, m->thread_id, m->timestamp);
-        sqlite3_stmt *st = db->st[ST_ALLOC];
-        sqlite3_bind_int64(st, 1, db->process_id);
-        bind_u64(st, 2, m->thread_id);
-        sqlite3_bind_int64(st, 3, op_id(db, kind, m->operation));
-        bind_u64(st, 4, m->agent_id.handle);
-        bind_u64(st, 5, m->runtime_context);
-        sqlite3_bind_int64(st, 6, table_id(db, k_alloc_types, 9, m->type));
-        bind_u64(st, 7, m->handle);
-        bind_u64(st, 8, m->bytes); /* m->size is the record's own size */
-        bind_u64(st, 9, m->flags);
-        bind_u64(st, 10, m->correlation_id.internal);
-        bind_u64(st, 11, m->correlation_id.external.value);
-        bind_u64(st, 12, m->timestamp);
-        return step(db, st);
+        int64_t op = op_id(db, kind, m->operation);
+        int64_t type = table_id(db, k_alloc_types, db->alloc_type_ids, 9, m->type);
+        int64_t *v = row_new(db, ST_ALLOC);
+        if (v == NULL)
+            return -1;
+        v[0] = db->process_id;
+        v[1] = (int64_t)m->thread_id;
+        v[2] = op;
+        v[3] = (int64_t)m->agent_id.handle;
+        v[4] = (int64_t)m->runtime_context;
+        v[5] = type;
+        v[6] = (int64_t)m->handle;
+        v[7] = (int64_t)m->bytes; /* m->size is the record's own size */
+        v[8] = (int64_t)m->flags;
+        v[9] = (int64_t)m->correlation_id.internal;
+        v[10] = (int64_t)m->correlation_id.external.value;
+        v[11] = (int64_t)m->timestamp;
+        return row_done(db, ST_ALLOC);
     }
     case UPTI_TRACING_KIND_CODE_OBJECT: {
         const upti_buffer_tracing_code_object_record_t *c = record;
@@ -634,21 +738,21 @@ int uo_db_add_arg(uo_db *db, uint64_t correlation_id, uint32_t position, const c
 {
     if (db == NULL || db->failed || begin(db) != 0)
         return -1;
-    sqlite3_stmt *st = db->st[ST_ARG];
-    bind_u64(st, 1, correlation_id);
-    sqlite3_bind_int64(st, 2, position);
-    sqlite3_bind_int64(st, 3, uo_db_intern(db, type));
-    sqlite3_bind_int64(st, 4, uo_db_intern(db, name));
+    int64_t type_id = uo_db_intern(db, type), name_id = uo_db_intern(db, name);
+    int64_t *v = row_new(db, ST_ARG);
+    if (v == NULL)
+        return -1;
+    v[0] = (int64_t)correlation_id;
+    v[1] = position;
+    v[2] = type_id;
+    v[3] = name_id;
     int owned = 0;
-    const char *v = value != NULL ? uo_utf8_sanitize(value, &owned) : NULL;
-    if (v != NULL)
-        sqlite3_bind_text(st, 5, v, -1, owned ? SQLITE_TRANSIENT : SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, 5);
-    int rc = step(db, st);
+    const char *text = value != NULL ? uo_utf8_sanitize(value, &owned) : NULL;
+    if (uo_rows_set_text(&db->batch[ST_ARG], text) != 0)
+        rows_failed(db);
     if (owned)
-        free((void *)v);
-    return rc;
+        free((void *)text);
+    return row_done(db, ST_ARG);
 }
 
 int uo_db_set_metadata(uo_db *db, const char *key, const char *value)
@@ -696,8 +800,11 @@ static void set_tally_metadata(uo_db *db)
 
 void uo_db_checkpoint(uo_db *db, uint64_t now, uint64_t min_ns)
 {
-    if (db == NULL || db->failed || !db->in_txn || db->txn_rows == 0 ||
+    /* A bulk database commits once, when it is complete. */
+    if (db == NULL || db->part != NULL || db->failed || !db->in_txn || db->txn_rows == 0 ||
         now - db->last_commit < min_ns)
+        return;
+    if (flush_rows(db) != 0)
         return;
     /* What `upti run` tells of a trace it recovers: complete up to here. */
     char stamp[24];
@@ -724,8 +831,41 @@ void uo_db_set_tally(uo_db *db, uint64_t received, uint64_t dropped)
 uint64_t uo_db_committed_records(const uo_db *db) { return db ? db->committed_records : 0; }
 uint64_t uo_db_filtered_records(const uo_db *db) { return db ? db->filtered : 0; }
 
-uo_db *uo_db_create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
-                    char *err, size_t errlen)
+/* The number of parameters ('?') of an INSERT. */
+static int count_params(const char *sql)
+{
+    int n = 0;
+    for (; *sql; sql++)
+        n += *sql == '?';
+    return n;
+}
+
+/* The settings of a database written as its records arrive: a rollback
+ * journal (not journal_mode=OFF): a process killed in the middle of a commit,
+ * or of a transaction that spilled pages, leaves a hot journal that rolls the
+ * file back to its last commit when `upti run` opens it to recover.
+ * synchronous=OFF: the OS keeps what a dead process wrote; only a machine
+ * crash would need fsync. */
+#define PRAGMAS_STREAMING                                                                         \
+    "PRAGMA page_size=65536; PRAGMA journal_mode=DELETE; PRAGMA synchronous=OFF;"                \
+    " PRAGMA application_id=" UO_APPLICATION_ID_SQL ";"                                          \
+    " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-32768;"
+
+/* Written after the fact (uo_db_create_bulk): no journal at all, the file is
+ * PATH.part until it is complete. A small cache (2 MiB): pages are appended
+ * and written out once; a bigger cache only adds fresh memory to fault in
+ * (measured: 1.46 s of CPU for 3.58 M records at 2 MiB, 1.94 s at 32 MiB).
+ * temp_store=FILE: the sorter that builds the indexes then keeps its keys in
+ * one growing block (spilled to a temporary file past 16 MiB) instead of one
+ * malloc per key (temp_store=MEMORY); it halves the close (bench_db, 1 M
+ * records: 0.37 s to 0.18 s). */
+#define PRAGMAS_BULK                                                                              \
+    "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"                   \
+    " PRAGMA application_id=" UO_APPLICATION_ID_SQL ";"                                          \
+    " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=FILE; PRAGMA cache_size=-2048;"
+
+static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
+                     int bulk, char *err, size_t errlen)
 {
     uo_db *db = calloc(1, sizeof *db);
     if (db == NULL) {
@@ -734,37 +874,41 @@ uo_db *uo_db_create(const char *path, const uo_process_info *proc, uo_op_name_fn
     }
     db->path = strdup(path);
     db->op_name = op_name;
+    if (bulk && (db->part = uo_part_path(path)) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
     /* One writer thread at a time (the caller serializes): skip SQLite's own
      * statistics mutex. Refused harmlessly if SQLite is already initialized. */
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-    /* Truncate rather than unlink: the caller may hold a lock on this inode. */
-    if (truncate(path, 0) != 0 && errno != ENOENT) {
-        snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+    /* Truncate rather than unlink: the caller may hold a lock on this inode.
+     * A bulk database starts afresh in PATH.part (nobody locks it). */
+    const char *file = bulk ? db->part : path;
+    if ((bulk ? unlink(file) : truncate(file, 0)) != 0 && errno != ENOENT) {
+        snprintf(err, errlen, "cannot create %s: %s", file, strerror(errno));
         goto fail;
     }
-    if (sqlite3_open_v2(path, &db->db,
+    if (sqlite3_open_v2(file, &db->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
-        snprintf(err, errlen, "cannot create %s: %s", path,
+        snprintf(err, errlen, "cannot create %s: %s", file,
                  db->db ? sqlite3_errmsg(db->db) : "out of memory");
         goto fail;
     }
-    /* A rollback journal (not journal_mode=OFF): a process killed in the
-     * middle of a commit, or of a transaction that spilled pages, leaves a
-     * hot journal that rolls the file back to its last commit when `upti run`
-     * opens it to recover. synchronous=OFF: the OS keeps what a dead process
-     * wrote; only a machine crash would need fsync. */
-    if (exec_sql(db, "PRAGMA page_size=65536; PRAGMA journal_mode=DELETE; PRAGMA synchronous=OFF;"
-                     " PRAGMA application_id=" UO_APPLICATION_ID_SQL ";"
-                     " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY;"
-                     " PRAGMA cache_size=-32768;") != 0 ||
+    if (exec_sql(db, bulk ? PRAGMAS_BULK : PRAGMAS_STREAMING) != 0 ||
         exec_sql(db, "BEGIN;" UO_SCHEMA_TABLES UO_SCHEMA_VIEWS) != 0) {
         snprintf(err, errlen, "cannot create the schema of %s: %s", path, sqlite3_errmsg(db->db));
         goto fail;
     }
     for (int i = 0; i < ST_COUNT; i++) {
-        if (sqlite3_prepare_v3(db->db, k_statements[i], -1, SQLITE_PREPARE_PERSISTENT, &db->st[i],
-                               NULL) != SQLITE_OK) {
+        int rc;
+        if (batched(i))
+            rc = uo_rows_init(&db->batch[i], db->db, k_statements[i], count_params(k_statements[i]),
+                              i == ST_STRING ? 1 : i == ST_ARG ? 4 : -1);
+        else
+            rc = sqlite3_prepare_v3(db->db, k_statements[i], -1, SQLITE_PREPARE_PERSISTENT,
+                                    &db->st[i], NULL) == SQLITE_OK ? 0 : -1;
+        if (rc != 0) {
             snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db->db));
             goto fail;
         }
@@ -807,12 +951,29 @@ uo_db *uo_db_create(const char *path, const uo_process_info *proc, uo_op_name_fn
     db->first_ts = proc->start;
     return db;
 fail:
-    for (int i = 0; i < ST_COUNT; i++)
+    for (int i = 0; i < ST_COUNT; i++) {
         sqlite3_finalize(db->st[i]);
+        uo_rows_free(&db->batch[i]);
+    }
     sqlite3_close(db->db);
+    if (db->part != NULL)
+        unlink(db->part);
+    free(db->part);
     free(db->path);
     free(db);
     return NULL;
+}
+
+uo_db *uo_db_create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
+                    char *err, size_t errlen)
+{
+    return create(path, proc, op_name, 0, err, errlen);
+}
+
+uo_db *uo_db_create_bulk(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
+                         char *err, size_t errlen)
+{
+    return create(path, proc, op_name, 1, err, errlen);
 }
 
 static void free_state(uo_db *db)
@@ -877,6 +1038,7 @@ int uo_db_close(uo_db *db, uint64_t end)
             step(db, st);
             sqlite3_finalize(st);
         }
+        flush_rows(db);
         exec_sql(db, UO_SCHEMA_INDEXES);
         /* Arguments were recorded by correlation id; join them to their call. */
         exec_sql(db, "UPDATE arg SET api_id = (SELECT a.id FROM api a"
@@ -888,10 +1050,21 @@ int uo_db_close(uo_db *db, uint64_t end)
         }
         failed = db->failed;
     }
-    for (int i = 0; i < ST_COUNT; i++)
+    for (int i = 0; i < ST_COUNT; i++) {
         sqlite3_finalize(db->st[i]);
+        uo_rows_free(&db->batch[i]);
+    }
     if (sqlite3_close(db->db) != SQLITE_OK)
         failed = 1;
+    if (db->part != NULL) {
+        char err[512];
+        if (uo_part_finish(db->part, db->path, !failed, err, sizeof err) != 0) {
+            if (!failed)
+                fprintf(stderr, "upti: %s\n", err);
+            failed = 1;
+        }
+        free(db->part);
+    }
     free_state(db);
     return failed ? -1 : 0;
 }

@@ -110,6 +110,16 @@ typedef const char *(*uo_op_name_fn)(uint32_t kind, uint32_t operation);
  */
 uo_db *uo_db_create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
                     char *err, size_t errlen);
+/**
+ * uo_db_create for a database written after the fact, from records kept
+ * elsewhere (`upti-ring convert`): the fastest settings, no crash safety.
+ * No rollback journal and no commit before uo_db_close(); the file is
+ * written as path.part and renamed to path only once uo_db_close() has
+ * completed it. A writer killed before leaves path.part (never a partial
+ * file under path, nor a file to recover: convert again).
+ */
+uo_db *uo_db_create_bulk(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
+                         char *err, size_t errlen);
 /** Sets metadata(key, value). */
 int uo_db_set_metadata(uo_db *db, const char *key, const char *value);
 /** Interns s (sanitized to UTF-8); returns its string id (> 0), or 0 for NULL. */
@@ -125,7 +135,10 @@ int uo_db_add_record(uo_db *db, uint32_t kind, const void *record);
  */
 int uo_db_add_arg(uo_db *db, uint64_t correlation_id, uint32_t position, const char *type,
                   const char *name, const char *value);
-/** Commits the current transaction if it holds rows and more than min_ns passed since the last. */
+/**
+ * Commits the current transaction if it holds rows and more than min_ns passed
+ * since the last (a bulk database: never; it commits once, at uo_db_close).
+ */
 void uo_db_checkpoint(uo_db *db, uint64_t now, uint64_t min_ns);
 /** Adds an agent row. */
 int uo_db_add_agent(uo_db *db, const upti_agent_t *agent);

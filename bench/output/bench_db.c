@@ -1,0 +1,213 @@
+/* bench/output/bench_db — the database writer alone (src/output/db.c): how
+ * many records per second go into SQLite, in the two ways it is used.
+ *
+ *   bench_db [RECORDS [DIR]]   (default 1000000 records, DIR $TMPDIR or /tmp)
+ *
+ * streaming: uo_db_create, the tool inside the traced program (rollback
+ * journal, crash-safe commits). bulk: uo_db_create_bulk, the collector's
+ * conversion after the run (`upti-ring convert`). Each mode writes two mixes
+ * of synthesized records: "trace" (upti-synth's: an API call with its kernel
+ * or copy, every 8th iteration a push/mark/pop, two threads; pairs make
+ * region rows) and "marks" (uptx_mark("m") only, what bench/shared_ring
+ * converts). Printed per run: seconds for the inserts and for the close (open
+ * ranges, thread rows, the indexes, the commit), the rate of the whole
+ * (records / (inserts + close)) in wall time and in CPU time of this
+ * process, and for bulk the ratio of its rate to streaming's. The best of 3
+ * runs is kept. No assertion: bench.db_smoke runs it small.
+ */
+#include "output.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUNS 3
+
+static double clock_s(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const char *op_name(uint32_t kind, uint32_t op)
+{
+    static const char *const api[] = {"NONE", "clEnqueueNDRangeKernel", "clEnqueueReadBuffer"};
+    static const char *const marker[] = {"NONE", "uptx_range_push", "uptx_range_pop",
+                                         "uptx_range_start", "uptx_range_stop", "uptx_mark"};
+    if (kind == UPTI_TRACING_KIND_OPENCL_API && op < 3)
+        return api[op];
+    if (kind == UPTI_TRACING_KIND_MARKER_API && op < 6)
+        return marker[op];
+    if (kind == UPTI_TRACING_KIND_KERNEL_DISPATCH)
+        return "NDRANGE";
+    if (kind == UPTI_TRACING_KIND_MEMORY_COPY)
+        return "READ_BUFFER";
+    return NULL;
+}
+
+static void marker(uo_db *db, uint32_t op, uint64_t tid, uint64_t corr, uint64_t ts, const char *m)
+{
+    upti_buffer_tracing_marker_api_record_t r = {0};
+    r.size = sizeof r;
+    r.kind = UPTI_TRACING_KIND_MARKER_API;
+    r.operation = op;
+    r.thread_id = tid;
+    r.correlation_id.internal = corr;
+    r.start_timestamp = r.end_timestamp = ts;
+    r.message = m;
+    r.color = 0xFF00FF00u;
+    uo_db_add_record(db, r.kind, &r);
+}
+
+/* upti-synth's mix; returns the records written. */
+static uint64_t write_trace(uo_db *db, uint64_t n, uint64_t *end)
+{
+    static const char *const names[] = {"vector_add", "matrix_mul", "reduce"};
+    uint64_t ts = 10000, corr = 0, written = 0, it = 0;
+    while (written < n) {
+        uint64_t tid = 1234 + (it & 1);
+        it++;
+        corr++;
+        if (it % 8 == 1) {
+            marker(db, UPTI_MARKER_API_RANGE_PUSH, tid, corr++, ts++, names[it % 3]);
+            marker(db, UPTI_MARKER_API_MARK, tid, corr++, ts++, names[it % 3]);
+            written += 2;
+        }
+        upti_buffer_tracing_api_record_t a = {0};
+        a.size = sizeof a;
+        a.kind = UPTI_TRACING_KIND_OPENCL_API;
+        a.operation = (it % 4 == 0) ? 2 : 1;
+        a.correlation_id.internal = corr;
+        a.thread_id = tid;
+        a.start_timestamp = ts;
+        a.end_timestamp = ts + 50;
+        uo_db_add_record(db, a.kind, &a);
+        if (a.operation == 1) {
+            upti_buffer_tracing_kernel_dispatch_record_t k = {0};
+            k.size = sizeof k;
+            k.kind = UPTI_TRACING_KIND_KERNEL_DISPATCH;
+            k.operation = UPTI_KERNEL_DISPATCH_NDRANGE;
+            k.correlation_id.internal = corr;
+            k.thread_id = tid;
+            k.agent_id.handle = 2;
+            k.queue_id = 0x1000 + (it & 1);
+            k.kernel_id = 7 + it % 3;
+            k.kernel_name = names[it % 3];
+            k.work_dim = 1;
+            k.global_size[0] = 1024;
+            k.local_size[0] = 64;
+            k.queued_timestamp = ts + 10;
+            k.submit_timestamp = ts + 20;
+            k.start_timestamp = ts + 100;
+            k.end_timestamp = ts + 180;
+            uo_db_add_record(db, k.kind, &k);
+        } else {
+            upti_buffer_tracing_memory_copy_record_t c = {0};
+            c.size = sizeof c;
+            c.kind = UPTI_TRACING_KIND_MEMORY_COPY;
+            c.operation = UPTI_MEMORY_COPY_READ_BUFFER;
+            c.correlation_id.internal = corr;
+            c.thread_id = tid;
+            c.agent_id.handle = 2;
+            c.queue_id = 0x1000 + (it & 1);
+            c.direction = UPTI_MEMORY_DIRECTION_DEVICE_TO_HOST;
+            c.src_agent_id.handle = 2;
+            c.bytes = 4096;
+            c.start_timestamp = ts + 100;
+            c.end_timestamp = ts + 150;
+            uo_db_add_record(db, c.kind, &c);
+        }
+        written += 2;
+        ts += 200;
+        if (it % 8 == 1) {
+            marker(db, UPTI_MARKER_API_RANGE_POP, tid, ++corr, ts++, NULL);
+            written++;
+        }
+    }
+    *end = ts + 1000;
+    return written;
+}
+
+/* uptx_mark("m") from one thread, as bench/shared_ring records them. */
+static uint64_t write_marks(uo_db *db, uint64_t n, uint64_t *end)
+{
+    uint64_t ts = 10000;
+    for (uint64_t i = 0; i < n; i++, ts += 40)
+        marker(db, UPTI_MARKER_API_MARK, 1234, i + 1, ts, "m");
+    *end = ts;
+    return n;
+}
+
+/* One run; rate (records/s, wall) and cpu rate; -1 on failure. */
+static int run(const char *path, int bulk, int marks, uint64_t n, double *rate, double *cpu_rate,
+               double *inserts, double *close_s)
+{
+    uo_process_info proc = {1234, 1, -1, "bench-host", "bench", 1000, 0};
+    char err[512];
+    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    uo_db *db = bulk ? uo_db_create_bulk(path, &proc, op_name, err, sizeof err)
+                     : uo_db_create(path, &proc, op_name, err, sizeof err);
+    if (db == NULL) {
+        fprintf(stderr, "bench: %s\n", err);
+        return -1;
+    }
+    uint64_t end;
+    uint64_t written = marks ? write_marks(db, n, &end) : write_trace(db, n, &end);
+    double t1 = clock_s(CLOCK_MONOTONIC);
+    if (uo_db_close(db, end) != 0) {
+        fprintf(stderr, "bench: closing %s failed\n", path);
+        return -1;
+    }
+    double t2 = clock_s(CLOCK_MONOTONIC), c2 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    *rate = (double)written / (t2 - t0);
+    *cpu_rate = (double)written / (c2 - c0);
+    *inserts = t1 - t0;
+    *close_s = t2 - t1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
+    const char *tmp = getenv("TMPDIR");
+    const char *dir = argc > 2 ? argv[2] : tmp != NULL && tmp[0] ? tmp : "/tmp";
+    if (n == 0)
+        return 2;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/upti-bench-db-%d.db", dir, (int)getpid());
+    for (int marks = 0; marks < 2; marks++) {
+        double streaming = 0;
+        for (int bulk = 0; bulk < 2; bulk++) {
+            double best = 0, best_cpu = 0, ins = 0, cls = 0;
+            for (int r = 0; r < RUNS; r++) {
+                double rate, cpu_rate, i, c;
+                if (run(path, bulk, marks, n, &rate, &cpu_rate, &i, &c) != 0) {
+                    unlink(path);
+                    return 1;
+                }
+                if (rate > best) {
+                    best = rate;
+                    ins = i;
+                    cls = c;
+                }
+                if (cpu_rate > best_cpu)
+                    best_cpu = cpu_rate;
+            }
+            printf("db mode=%s mix=%s records=%llu inserts=%.3f s close=%.3f s rate=%.2f M "
+                   "records/s cpu_rate=%.2f M records/s",
+                   bulk ? "bulk" : "streaming", marks ? "marks" : "trace", (unsigned long long)n,
+                   ins, cls, best / 1e6, best_cpu / 1e6);
+            if (bulk)
+                printf(" vs_streaming=%.2f", best / streaming);
+            else
+                streaming = best;
+            printf("\n");
+            fflush(stdout);
+        }
+    }
+    unlink(path);
+    return 0;
+}

@@ -1,0 +1,115 @@
+/* The rows of one table, inserted UO_ROWS_BATCH at a time (db_rows.h). */
+#include "db_rows.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int uo_rows_init(uo_rows *r, sqlite3 *db, const char *insert, int ncols, int text_col)
+{
+    memset(r, 0, sizeof *r);
+    r->ncols = ncols;
+    r->text_col = text_col;
+    uo_buf_init(&r->arena, NULL);
+    /* "INSERT INTO t(...) VALUES" then the group "(?,...)" UO_ROWS_BATCH times. */
+    const char *group = strstr(insert, " VALUES(");
+    if (group == NULL)
+        return -1;
+    group += strlen(" VALUES");
+    size_t head = (size_t)(group - insert), glen = strlen(group);
+    uo_buf sql;
+    uo_buf_init(&sql, NULL);
+    uo_buf_put(&sql, insert, head);
+    for (int i = 0; i < UO_ROWS_BATCH; i++) {
+        if (i > 0)
+            uo_buf_putc(&sql, ',');
+        uo_buf_put(&sql, group, glen);
+    }
+    uo_buf_putc(&sql, '\0');
+    size_t cells = (size_t)UO_ROWS_BATCH * (size_t)ncols;
+    r->vals = malloc(cells * sizeof *r->vals);
+    r->bound = malloc((cells + (size_t)ncols) * sizeof *r->bound);
+    r->text = malloc(UO_ROWS_BATCH * sizeof *r->text);
+    int rc = -1;
+    if (!sql.error && r->vals != NULL && r->bound != NULL && r->text != NULL &&
+        sqlite3_prepare_v3(db, insert, -1, SQLITE_PREPARE_PERSISTENT, &r->one, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v3(db, sql.data, -1, SQLITE_PREPARE_PERSISTENT, &r->many, NULL) ==
+            SQLITE_OK)
+        rc = 0;
+    uo_buf_free(&sql);
+    return rc;
+}
+
+int uo_rows_set_text(uo_rows *r, const char *text)
+{
+    if (text == NULL || r->n == 0)
+        return 0;
+    size_t len = strlen(text) + 1, at = r->arena.len;
+    uo_buf_put(&r->arena, text, len);
+    if (r->arena.error) {
+        r->arena.error = 0;
+        return -1;
+    }
+    r->text[r->n - 1] = at + 1;
+    return 0;
+}
+
+/* Binds count pending rows from first on to st, where bound holds what st has bound. */
+static void bind_rows(uo_rows *r, sqlite3_stmt *st, int64_t *bound, int *primed, int first,
+                      int count)
+{
+    int ncols = r->ncols, all = !*primed;
+    for (int i = 0; i < count; i++) {
+        const int64_t *v = r->vals + (size_t)(first + i) * (size_t)ncols;
+        int64_t *b = bound + (size_t)i * (size_t)ncols;
+        int base = i * ncols + 1;
+        for (int c = 0; c < ncols; c++) {
+            if (c == r->text_col) {
+                size_t at = r->text[first + i];
+                if (at != 0)
+                    sqlite3_bind_text(st, base + c, r->arena.data + at - 1, -1, SQLITE_STATIC);
+                else
+                    sqlite3_bind_null(st, base + c);
+            } else if (all || b[c] != v[c]) {
+                sqlite3_bind_int64(st, base + c, v[c]);
+                b[c] = v[c];
+            }
+        }
+    }
+    *primed = 1;
+}
+
+static int run(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int uo_rows_flush(uo_rows *r)
+{
+    int rc = SQLITE_OK;
+    if (r->n == UO_ROWS_BATCH) {
+        bind_rows(r, r->many, r->bound, &r->primed_many, 0, r->n);
+        rc = run(r->many);
+    } else {
+        int64_t *bound_one = r->bound + (size_t)UO_ROWS_BATCH * (size_t)r->ncols;
+        for (int i = 0; i < r->n && rc == SQLITE_OK; i++) {
+            bind_rows(r, r->one, bound_one, &r->primed_one, i, 1);
+            rc = run(r->one);
+        }
+    }
+    r->n = 0;
+    r->arena.len = 0;
+    return rc;
+}
+
+void uo_rows_free(uo_rows *r)
+{
+    sqlite3_finalize(r->one);
+    sqlite3_finalize(r->many);
+    free(r->vals);
+    free(r->bound);
+    free(r->text);
+    uo_buf_free(&r->arena);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,73 @@
+/* Internal: the rows of one table, inserted UO_ROWS_BATCH at a time (db.c).
+ *
+ * A row is filled in memory (uo_rows_add), and the batch goes to SQLite as
+ * one multi-row INSERT: one sqlite3_step, one cursor, one statement start
+ * per UO_ROWS_BATCH rows instead of per row. Bindings outlive
+ * sqlite3_reset(), so a value is bound again only where it differs from the
+ * one already bound at that place (process ids, agents, queues, sizes and
+ * names mostly repeat). Rows keep their order: ids are assigned as if each
+ * row had been inserted alone. What is pending is written by
+ * uo_rows_flush(), which the writer calls before every commit.
+ */
+#ifndef UPTI_OUTPUT_DB_ROWS_H
+#define UPTI_OUTPUT_DB_ROWS_H
+
+#include "output.h"
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+/** Rows per multi-row INSERT (25 columns x 16 rows: 400 parameters, well under SQLite's limit). */
+#define UO_ROWS_BATCH 16
+
+typedef struct uo_rows {
+    sqlite3_stmt *one;  /**< INSERT of one row: the rows left over at a flush */
+    sqlite3_stmt *many; /**< INSERT of UO_ROWS_BATCH rows */
+    int ncols;
+    int text_col;     /**< the column (0-based) that holds text, or -1 */
+    int n;            /**< rows pending */
+    int64_t *vals;    /**< UO_ROWS_BATCH rows of ncols values */
+    size_t *text;     /**< per pending row: offset + 1 of its text in arena, 0 for NULL */
+    uo_buf arena;     /**< the pending rows' texts, NUL-terminated */
+    int64_t *bound;   /**< what is bound at each parameter of many, then of one */
+    int primed_many;  /**< every parameter of many has been bound once */
+    int primed_one;
+} uo_rows;
+
+/**
+ * Prepares the statements of insert, an "INSERT INTO t(c1, ...) VALUES(?,...)"
+ * of ncols parameters, the text one (if any) at text_col (0-based, -1 if
+ * none). Returns 0, or -1 (the connection's error message says why).
+ */
+int uo_rows_init(uo_rows *r, sqlite3 *db, const char *insert, int ncols, int text_col);
+
+/**
+ * The values of a new pending row (ncols of them, to fill), or NULL if the
+ * batch is full (flush first: the writer flushes as soon as it fills).
+ */
+static inline int64_t *uo_rows_add(uo_rows *r)
+{
+    if (r->n >= UO_ROWS_BATCH)
+        return NULL;
+    int64_t *v = r->vals + (size_t)r->n * (size_t)r->ncols;
+    r->text[r->n] = 0;
+    r->n++;
+    return v;
+}
+
+/** Sets the text of the last row added (copied; NULL stores NULL). 0, or -1 on ENOMEM. */
+int uo_rows_set_text(uo_rows *r, const char *text);
+
+/** 1 when the batch is full. */
+static inline int uo_rows_full(const uo_rows *r) { return r->n >= UO_ROWS_BATCH; }
+
+/**
+ * Inserts the pending rows. Returns 0, or SQLite's error code (the rows are
+ * dropped; the connection's error message says why).
+ */
+int uo_rows_flush(uo_rows *r);
+
+/** Finalizes the statements and frees the memory (pending rows are dropped). */
+void uo_rows_free(uo_rows *r);
+
+#endif

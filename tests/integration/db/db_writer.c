@@ -1,0 +1,315 @@
+/* The database writer's batching and its bulk mode (src/output/db.c, db_rows.c).
+ *
+ *   db_writer DIR CASE
+ *
+ * checkpoint: a writer adds records that do not fill a batch, commits
+ *   (uo_db_checkpoint), adds more and dies (_exit, no close). Recovered, the
+ *   file holds exactly what was added before the commit: every row, in order,
+ *   with its values (the rows pending in a batch are written by the commit).
+ * bulk: uo_db_create_bulk writes PATH.part; PATH (an older trace) is left as
+ *   it was until uo_db_close renames the complete file over it; a writer that
+ *   dies leaves PATH.part only; a completed file has its indexes, its
+ *   arguments joined, no journal.
+ * same: the same records written streaming and bulk: every table identical.
+ * Prints "ok CASE" or "FAIL: ..." (exit 1).
+ */
+#include "output.h"
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *g_case;
+
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("FAIL: %s: ", g_case);
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+    exit(1);
+}
+
+static const char *op_name(uint32_t kind, uint32_t op)
+{
+    (void)kind;
+    static char name[32];
+    snprintf(name, sizeof name, "op%u", op);
+    return name;
+}
+
+static uo_db *create(const char *path, int bulk)
+{
+    uo_process_info proc = {4321, 1, -1, "host", "db_writer", 100, 0};
+    char err[512];
+    uo_db *db = bulk ? uo_db_create_bulk(path, &proc, op_name, err, sizeof err)
+                     : uo_db_create(path, &proc, op_name, err, sizeof err);
+    if (db == NULL)
+        fail("create %s: %s", path, err);
+    return db;
+}
+
+static void api(uo_db *db, uint64_t corr)
+{
+    upti_buffer_tracing_api_record_t a = {0};
+    a.size = sizeof a;
+    a.kind = UPTI_TRACING_KIND_OPENCL_API;
+    a.operation = 1 + (uint32_t)(corr % 3);
+    a.correlation_id.internal = corr;
+    a.thread_id = 77 + corr % 2;
+    a.start_timestamp = 1000 + corr * 10;
+    a.end_timestamp = 1005 + corr * 10;
+    if (uo_db_add_record(db, a.kind, &a) != 0)
+        fail("add api %llu", (unsigned long long)corr);
+}
+
+static void mark(uo_db *db, uint32_t op, uint64_t corr, const char *text)
+{
+    upti_buffer_tracing_marker_api_record_t m = {0};
+    m.size = sizeof m;
+    m.kind = UPTI_TRACING_KIND_MARKER_API;
+    m.operation = op;
+    m.correlation_id.internal = corr;
+    m.thread_id = 77;
+    m.start_timestamp = m.end_timestamp = 1000 + corr * 10;
+    m.message = text;
+    if (uo_db_add_record(db, m.kind, &m) != 0)
+        fail("add marker %llu", (unsigned long long)corr);
+}
+
+static void kernel(uo_db *db, uint64_t corr)
+{
+    upti_buffer_tracing_kernel_dispatch_record_t k = {0};
+    k.size = sizeof k;
+    k.kind = UPTI_TRACING_KIND_KERNEL_DISPATCH;
+    k.correlation_id.internal = corr;
+    k.thread_id = 77;
+    k.queue_id = 0x10 + corr % 2;
+    k.kernel_name = corr % 2 ? "odd" : "even";
+    k.work_dim = 1;
+    k.global_size[0] = corr;
+    k.start_timestamp = 1000 + corr * 10;
+    k.end_timestamp = 1008 + corr * 10;
+    k.status = -5;
+    if (uo_db_add_record(db, k.kind, &k) != 0)
+        fail("add kernel %llu", (unsigned long long)corr);
+}
+
+static sqlite3 *open_db(const char *path)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+        fail("open %s", path);
+    return db;
+}
+
+static long long one(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    long long v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        fail("%s: %s", sql, sqlite3_errmsg(db));
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void expect(sqlite3 *db, const char *sql, long long want)
+{
+    long long got = one(db, sql);
+    if (got != want)
+        fail("%s: %lld, expected %lld", sql, got, want);
+}
+
+static int exists(const char *path) { return access(path, F_OK) == 0; }
+
+/* 37 API calls (37 = 2 batches of 16 and 5 rows), 21 marks with 21 texts, 5 arguments. */
+static void write_set(uo_db *db)
+{
+    for (uint64_t c = 1; c <= 37; c++)
+        api(db, c);
+    for (uint64_t c = 100; c < 121; c++) {
+        char text[32];
+        snprintf(text, sizeof text, "mark %llu", (unsigned long long)c);
+        mark(db, UPTI_MARKER_API_MARK, c, text);
+    }
+    for (uint32_t i = 0; i < 5; i++)
+        if (uo_db_add_arg(db, 3, i, "size_t", "n", i == 2 ? NULL : "42") != 0)
+            fail("add arg");
+}
+
+static void check_set(sqlite3 *db)
+{
+    expect(db, "SELECT count(*) FROM api", 37);
+    expect(db, "SELECT count(*) FROM api WHERE id = correlation_id AND start = 1000 + 10 * id"
+               " AND end = start + 5 AND tid = 77 + id % 2",
+           37);
+    expect(db, "SELECT count(*) FROM apis WHERE name = 'op' || (1 + correlation_id % 3)", 37);
+    expect(db, "SELECT count(*) FROM marker", 21);
+    expect(db, "SELECT count(*) FROM markers WHERE message = 'mark ' || correlation_id"
+               " AND id = correlation_id - 99",
+           21);
+    expect(db, "SELECT count(*) FROM arg WHERE correlation_id = 3 AND id = position + 1", 5);
+    expect(db, "SELECT count(*) FROM args WHERE value IS NULL AND position = 2", 1);
+    expect(db, "SELECT count(*) FROM args WHERE value = '42' AND type = 'size_t' AND name = 'n'",
+           4);
+}
+
+static int case_checkpoint(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/checkpoint.db", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        uo_db *db = create(path, 0);
+        write_set(db);
+        uo_db_checkpoint(db, 5000, 0);
+        for (uint64_t c = 38; c <= 47; c++) /* lost: never committed */
+            api(db, c);
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return 1;
+    char err[512];
+    uint64_t committed = 0;
+    if (uo_db_recover(path, "test", &committed, err, sizeof err) != 1)
+        fail("recover: %s", err);
+    if (committed != 5000)
+        fail("committed %llu, expected 5000", (unsigned long long)committed);
+    sqlite3 *db = open_db(path);
+    check_set(db);
+    expect(db, "SELECT CAST(value AS INTEGER) FROM metadata WHERE key = 'records_written'", 58);
+    sqlite3_close(db);
+    return 0;
+}
+
+static int case_bulk(const char *dir)
+{
+    char path[4096], part[4200];
+    snprintf(path, sizeof path, "%s/bulk.db", dir);
+    snprintf(part, sizeof part, "%s.part", path);
+    FILE *f = fopen(path, "w");
+    if (f == NULL || fputs("older trace\n", f) < 0 || fclose(f) != 0)
+        fail("cannot write %s", path);
+    /* A writer that dies leaves PATH.part, and PATH as it was. */
+    pid_t pid = fork();
+    if (pid == 0) {
+        uo_db *db = create(path, 1);
+        write_set(db);
+        uo_db_checkpoint(db, 5000, 0);
+        _exit(exists(part) ? 0 : 3);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail("the writer did not write %s (status %d)", part, status);
+    f = fopen(path, "r");
+    char line[64] = "";
+    if (f == NULL || fgets(line, sizeof line, f) == NULL || strcmp(line, "older trace\n") != 0)
+        fail("%s was touched by a writer that did not complete", path);
+    fclose(f);
+
+    uo_db *w = create(path, 1);
+    write_set(w);
+    if (uo_db_close(w, 9000) != 0)
+        fail("close");
+    if (exists(part))
+        fail("%s left after close", part);
+    char journal[4200];
+    snprintf(journal, sizeof journal, "%s.part-journal", path);
+    if (exists(journal))
+        fail("%s exists", journal);
+    sqlite3 *db = open_db(path);
+    check_set(db);
+    expect(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL", 4);
+    expect(db, "SELECT count(*) FROM arg WHERE api_id = 3", 5);
+    expect(db, "PRAGMA application_id", 0x55505449);
+    expect(db, "SELECT end FROM info_process", 9000);
+    sqlite3_close(db);
+    return 0;
+}
+
+/* Every row of every table of a and b, compared with EXCEPT both ways. */
+static void same_tables(const char *a, const char *b)
+{
+    sqlite3 *db = open_db(a);
+    char sql[8192];
+    snprintf(sql, sizeof sql, "ATTACH '%s' AS b", b);
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        fail("attach: %s", sqlite3_errmsg(db));
+    static const char *const tables[] = {
+        "string", "info_process", "info_thread", "info_queue", "api", "arg", "kernel_dispatch",
+        "marker", "region", "metadata"};
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
+        const char *t = tables[i];
+        const char *skip = strcmp(t, "metadata") == 0 ? " WHERE key <> 'committed'" : "";
+        snprintf(sql, sizeof sql,
+                 "SELECT (SELECT count(*) FROM (SELECT * FROM main.%s%s"
+                 " EXCEPT SELECT * FROM b.%s%s))"
+                 " + (SELECT count(*) FROM (SELECT * FROM b.%s%s EXCEPT SELECT * FROM main.%s%s))",
+                 t, skip, t, skip, t, skip, t, skip);
+        expect(db, sql, 0);
+        snprintf(sql, sizeof sql,
+                 "SELECT (SELECT count(*) FROM main.%s%s) - (SELECT count(*) FROM b.%s%s)", t, skip,
+                 t, skip);
+        expect(db, sql, 0);
+    }
+    expect(db, "SELECT count(*) FROM main.kernel_dispatch", 50);
+    expect(db, "SELECT count(*) FROM main.region", 18);
+    sqlite3_close(db);
+}
+
+static void write_mixed(uo_db *db)
+{
+    write_set(db);
+    for (uint64_t c = 200; c < 250; c++)
+        kernel(db, c);
+    /* 17 push/pop pairs nested 0..16 deep, and one push left open. */
+    for (uint64_t c = 300; c < 318; c++)
+        mark(db, UPTI_MARKER_API_RANGE_PUSH, c, "range \xff bad utf-8");
+    for (uint64_t c = 400; c < 417; c++)
+        mark(db, UPTI_MARKER_API_RANGE_POP, c, NULL);
+}
+
+static int case_same(const char *dir)
+{
+    char a[4096], b[4096];
+    snprintf(a, sizeof a, "%s/same-streaming.db", dir);
+    snprintf(b, sizeof b, "%s/same-bulk.db", dir);
+    uo_db *x = create(a, 0), *y = create(b, 1);
+    write_mixed(x);
+    uo_db_checkpoint(x, 7000, 0); /* streaming commits mid-way; bulk ignores it */
+    write_mixed(y);
+    uo_db_checkpoint(y, 7000, 0);
+    for (uint64_t c = 500; c < 503; c++) {
+        api(x, c);
+        api(y, c);
+    }
+    if (uo_db_close(x, 9000) != 0 || uo_db_close(y, 9000) != 0)
+        fail("close");
+    same_tables(a, b);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3)
+        return 2;
+    g_case = argv[2];
+    int rc = strcmp(g_case, "checkpoint") == 0 ? case_checkpoint(argv[1])
+             : strcmp(g_case, "bulk") == 0     ? case_bulk(argv[1])
+             : strcmp(g_case, "same") == 0     ? case_same(argv[1])
+                                               : 2;
+    if (rc == 0)
+        printf("ok %s\n", g_case);
+    return rc;
+}
