@@ -36,9 +36,11 @@ UPTI_API upti_status_t upti_register_library_api_table(const char *name, uint64_
 /**
  * For a runtime whose registration is in progress on another thread: sets
  * *allowed to 0 if the calling thread must not wait for it, because tools
- * are being discovered and initialized and this thread is the one doing it
- * or was started meanwhile (a tool's initialize may be joining it); the
- * runtime then serves the call untraced. Sets *allowed to 1 otherwise (also
+ * are being discovered and initialized and this thread is the one doing it,
+ * or was started meanwhile and discovery has gone on for 5 s (a tool's
+ * initialize may be joining it; a thread the program starts meanwhile waits,
+ * and is traced, as discovery takes milliseconds); the runtime then serves
+ * the call untraced. Sets *allowed to 1 otherwise (also
  * when no tool is present). Thread-safe. Returns
  * UPTI_STATUS_ERROR_INVALID_ARGUMENT if allowed is NULL.
  */

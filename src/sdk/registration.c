@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -91,14 +92,36 @@ static void snapshot_threads(void)
     g_num_threads_before = n;
 }
 
-/* The calling thread was started after discovery began (g_lock held). */
+/*
+ * How long a thread started during discovery waits for it before it goes on
+ * untraced. It may be the program's own (a program that starts threads while
+ * the first one discovers the tools): it then waits, and is traced, as
+ * discovery takes milliseconds. It may be one a tool's initialize joins: then
+ * discovery cannot end before it, and it goes on untraced after this bound
+ * (once: later such threads do not wait).
+ */
+#define DISCOVERY_WAIT_NS (5ull * 1000 * 1000 * 1000)
+static struct timespec g_discovery_began;
+
+static uint64_t ns_since(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)(now.tv_sec - t->tv_sec) * 1000000000ull + (uint64_t)now.tv_nsec -
+           (uint64_t)t->tv_nsec;
+}
+
+/* The calling thread was started after discovery began and waited for it
+ * long enough (g_lock held). */
 static bool started_during_discovery(void)
 {
     if (g_num_threads_before == SIZE_MAX)
         return false;
     pid_t tid = (pid_t)syscall(SYS_gettid);
-    return g_num_threads_before == 0 ||
-           bsearch(&tid, g_threads_before, g_num_threads_before, sizeof tid, compare_tid) == NULL;
+    bool during = g_num_threads_before == 0 ||
+                  bsearch(&tid, g_threads_before, g_num_threads_before, sizeof tid,
+                          compare_tid) == NULL;
+    return during && ns_since(&g_discovery_began) >= DISCOVERY_WAIT_NS;
 }
 
 /* Exported for libupti-register (sdk_entry.h, upti_register_wait_allowed). */
@@ -342,13 +365,22 @@ bool upti_ensure_tools(void)
                 pthread_mutex_unlock(&g_lock); /* discovery may be waiting for it */
                 return false;
             }
-            pthread_cond_wait(&g_done, &g_lock);
+            /* Timed: started_during_discovery() turns true with time. */
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 20 * 1000 * 1000;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&g_done, &g_lock, &until);
         }
     }
     if (atomic_load(&g_state) == LIFE_NONE) {
         g_discovery_thread = pthread_self();
         atomic_store(&g_state, LIFE_DISCOVERING);
         snapshot_threads(); /* before any tool code runs */
+        clock_gettime(CLOCK_MONOTONIC, &g_discovery_began);
         pthread_mutex_unlock(&g_lock);
         upti_thread_state()->in_callback++;
         discover_and_initialize();

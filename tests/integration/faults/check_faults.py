@@ -165,6 +165,14 @@ def tool_uptx_in_thread(tmp):
         fail('expected exactly the program\'s 4002 marker calls traced: %r' % p.stdout)
 
 
+def thread_during_discovery(tmp):
+    # A thread the program starts while another one discovers the tools (a
+    # slow initialize) waits for discovery and is traced: all 4,002 calls.
+    # (It went untraced before, taken for a thread of the tool's initialize.)
+    run([APP, '--threads-during-discovery'], {'UPTI_TOOL_LIBRARIES': lib('fault_tool_slow_init')},
+        lines=0, stdout_has=['app: done', 'tool: finalize enters=4002 opencl=0\n'])
+
+
 def tool_ocl_in_thread(tmp):
     # The same with clGetPlatformIDs: the thread's call returns untraced; the
     # program's own clGetPlatformIDs, the first after discovery, is traced.

@@ -7,6 +7,8 @@
  *   FAULT_UPTX_IN_THREAD  initialize starts a thread that calls uptx, and joins it
  *   FAULT_OCL_IN_THREAD   initialize starts a thread that calls clGetPlatformIDs,
  *                         and joins it; the tool also counts OPENCL_API ENTERs
+ *   FAULT_SLOW_INIT    initialize takes 400 ms (threads the program starts
+ *                      meanwhile must wait for it, and be traced)
  * With none: a well-behaved tool that counts marker ENTER callbacks. Every
  * tool prints "tool: ..." lines on stdout. */
 #include <upti/upti.h>
@@ -15,6 +17,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <time.h>
 #if defined(FAULT_OCL_IN_INIT) || defined(FAULT_OCL_IN_THREAD)
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -77,6 +80,10 @@ static int initialize(upti_client_finalize_t finalize, void *data)
                                             on_opencl, NULL);
 #endif
     upti_start_context(g_ctx);
+#ifdef FAULT_SLOW_INIT
+    struct timespec slow = {0, 400 * 1000 * 1000};
+    nanosleep(&slow, NULL);
+#endif
 #if defined(FAULT_UPTX_IN_THREAD) || defined(FAULT_OCL_IN_THREAD)
     pthread_t t;
     if (pthread_create(&t, NULL, thread_in_initialize, NULL) == 0)
