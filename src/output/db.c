@@ -117,7 +117,8 @@ struct uo_db {
 };
 
 static const char *const k_kind_names[] = {"NONE", "MARKER_API", "OPENCL_API", "KERNEL_DISPATCH",
-                                           "MEMORY_COPY", "MEMORY_ALLOCATION", "CODE_OBJECT"};
+                                           "MEMORY_COPY", "MEMORY_ALLOCATION", "CODE_OBJECT",
+                                           "VULKAN_API"};
 static const char *const k_directions[] = {"NONE", "HOST_TO_DEVICE", "DEVICE_TO_HOST",
                                            "DEVICE_TO_DEVICE", "HOST_TO_HOST"};
 static const char *const k_alloc_types[] = {"NONE",  "BUFFER", "SUB_BUFFER", "IMAGE",
@@ -477,13 +478,14 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
         return -1;
     const upti_record_prefix_t *p = record;
     switch (kind) {
-    case UPTI_TRACING_KIND_OPENCL_API: {
+    case UPTI_TRACING_KIND_OPENCL_API:
+    case UPTI_TRACING_KIND_VULKAN_API: {
         const upti_buffer_tracing_api_record_t *a = record;
         thread_of(db, a->thread_id, a->start_timestamp);
         sqlite3_stmt *st = db->st[ST_API];
         sqlite3_bind_int64(st, 1, db->process_id);
         bind_u64(st, 2, a->thread_id);
-        sqlite3_bind_int64(st, 3, table_id(db, k_kind_names, 7, kind));
+        sqlite3_bind_int64(st, 3, table_id(db, k_kind_names, 8, kind));
         sqlite3_bind_int64(st, 4, op_id(db, kind, a->operation));
         bind_u64(st, 5, a->correlation_id.internal);
         bind_u64(st, 6, a->correlation_id.external.value);
