@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Runs vk_compute without and with UPTI's Vulkan layer and asserts on what
+the test tool recorded (vk_tool.c writes one line per record or callback),
+or on the database `upti run` wrote.
+Exit 0: pass, 1: fail, 77: skipped (no Vulkan device).
+
+Cases
+  api         vk_compute 3: exact counts of VULKAN_API records per command,
+              names, ENTER/EXIT pairing and order, unique correlation ids,
+              the agent of lavapipe
+  submit_100  vk_compute 100: 100 vkQueueSubmit records, 1 vkCmdDispatch
+  chain       a tool replaces vkCmdDispatch in the registered table: its
+              entry forwards the one call, which is still traced
+  no_tool     the layer without a tool: same output, no UPTI message
+  upti_run    `upti run --vulkan-trace`: the database's Vulkan API rows
+"""
+import argparse
+import collections
+import os
+import sqlite3
+import subprocess
+import sys
+
+SKIP = 77
+LAYER = 'VK_LAYER_UPTI_trace'
+
+
+def fail(msg):
+    print('FAIL:', msg)
+    sys.exit(1)
+
+
+def expect(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def run(cmd, env, timeout=120):
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr.decode(errors='replace')
+
+
+def parse(path):
+    recs = []
+    for line in open(path):
+        parts = line.split()
+        if not parts:
+            continue
+        rec = {'_t': parts[0], 'line': line.rstrip('\n')}
+        words = [p for p in parts[1:] if '=' not in p]
+        if parts[0] == 'CB':
+            rec['phase'], rec['op'] = words[0], words[1]
+        elif words:
+            rec['op'] = words[0]
+        for p in parts[1:]:
+            if '=' in p:
+                k, v = p.split('=', 1)
+                rec[k] = v
+        recs.append(rec)
+    return recs
+
+
+# What vk_compute calls, once per run whatever SUBMITS (those below scale).
+ONCE = {
+    'vkCreateInstance': 1, 'vkCreateDevice': 1, 'vkGetDeviceQueue': 1, 'vkCreateShaderModule': 1,
+    'vkCreateComputePipelines': 1, 'vkCreateCommandPool': 1, 'vkAllocateCommandBuffers': 1,
+    'vkBeginCommandBuffer': 1, 'vkCmdBindPipeline': 1, 'vkCmdBindDescriptorSets': 1,
+    'vkCmdPushConstants': 1, 'vkCmdDispatch': 1, 'vkCmdPipelineBarrier': 1, 'vkCmdCopyBuffer': 1,
+    'vkEndCommandBuffer': 1, 'vkCreateFence': 1, 'vkUpdateDescriptorSets': 1,
+    'vkCreateBuffer': 3, 'vkAllocateMemory': 3, 'vkBindBufferMemory': 3, 'vkDestroyBuffer': 3,
+    'vkFreeMemory': 3, 'vkMapMemory': 2, 'vkUnmapMemory': 2, 'vkDestroyDevice': 1,
+    'vkDestroyInstance': 1, 'vkDestroyPipeline': 1, 'vkFreeCommandBuffers': 1,
+}
+PER_SUBMIT = ('vkQueueSubmit', 'vkWaitForFences', 'vkResetFences')
+
+
+def check_tool_records(recs, submits):
+    expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
+    expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
+    api = [r for r in recs if r['_t'] == 'API']
+    counts = collections.Counter(r['op'] for r in api)
+    for name, n in ONCE.items():
+        expect(counts[name] == n, f'{name}: {counts[name]} API records, expected {n}')
+    for name in PER_SUBMIT:
+        expect(counts[name] == submits, f'{name}: {counts[name]} API records, expected {submits}')
+    expect(all(r['op'].startswith('vk') for r in api), 'an API record without a Vulkan name')
+    corrs = [int(r['corr']) for r in api]
+    expect(0 not in corrs and len(set(corrs)) == len(corrs), 'correlation ids not unique and non-zero')
+    for r in api:
+        expect(int(r['start']) <= int(r['end']), 'API start > end: ' + r['line'])
+    # Callbacks: one ENTER and one EXIT per record, nested per thread, the same
+    # correlation id; the records come out in the order the calls ended.
+    cbs = [r for r in recs if r['_t'] == 'CB']
+    stacks = collections.defaultdict(list)
+    ended = []
+    for r in cbs:
+        if r['phase'] == 'ENTER':
+            stacks[r['tid']].append(r)
+        else:
+            expect(stacks[r['tid']], 'EXIT without ENTER: ' + r['line'])
+            e = stacks[r['tid']].pop()
+            expect((e['op'], e['corr']) == (r['op'], r['corr']), f"EXIT {r['line']} closes {e['line']}")
+            ended.append((r['op'], r['corr']))
+    expect(all(not s for s in stacks.values()), 'ENTER without EXIT')
+    expect(ended == [(r['op'], r['corr']) for r in api],
+           'buffer records differ from the callbacks (names, correlation ids or order)')
+    # Arguments and return values through the payload.
+    disp = [r for r in cbs if r['op'] == 'vkCmdDispatch']
+    expect([r.get('groups') for r in disp] == ['64,1,1', '64,1,1'], 'vkCmdDispatch arguments: %s' % disp)
+    sub_exit = [r for r in cbs if r['op'] == 'vkQueueSubmit' and r['phase'] == 'EXIT']
+    expect(all(r.get('submits') == '1' and r.get('cbs') == '1' and r.get('ret') == '0' for r in sub_exit),
+           'vkQueueSubmit arguments or result')
+    dev = [r for r in cbs if r['op'] == 'vkCreateDevice' and r['phase'] == 'EXIT']
+    expect(len(dev) == 1 and dev[0].get('ret') == '0' and dev[0].get('device') == 'set',
+           'vkCreateDevice result at EXIT')
+    # Order within the program: the instance first and last, submits after the recording.
+    names = [r['op'] for r in api]
+    expect(names[0] == 'vkCreateInstance' and names[-1] == 'vkDestroyInstance',
+           'first/last call: %s ... %s' % (names[0], names[-1]))
+    expect(names.index('vkEndCommandBuffer') < names.index('vkQueueSubmit'), 'submit before recording ended')
+    return counts
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--layer-dir', required=True)
+    ap.add_argument('--tool', required=True)
+    ap.add_argument('--chain-tool', required=True)
+    ap.add_argument('--upti', required=True)
+    ap.add_argument('--workdir', required=True)
+    ap.add_argument('--case', required=True)
+    ap.add_argument('app')
+    a = ap.parse_args()
+    # Mesa's implicit device-select layer sits above ours and makes calls of
+    # its own: off, so the counts are the program's.
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(('UPTI_', 'VK_', 'OPENCL_LAYERS'))}
+    base['NODEVICE_SELECT'] = '1'
+    layered = dict(base, VK_ADD_LAYER_PATH=a.layer_dir, VK_INSTANCE_LAYERS=LAYER)
+    traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
+    submits = 100 if a.case == 'submit_100' else 3
+    argv = [a.app, str(submits)]
+    rc0, out0, err0 = run(argv, base)
+    if rc0 == SKIP:
+        print('SKIP: ' + err0)
+        sys.exit(SKIP)
+    expect(rc0 == 0, f'vk_compute fails without the layer ({rc0}): {err0}')
+
+    if a.case == 'upti_run':
+        outdir = os.path.join(a.workdir, 'upti_run')
+        os.makedirs(outdir, exist_ok=True)
+        db = os.path.join(outdir, 'vk.db')
+        if os.path.exists(db):
+            os.remove(db)
+        rc1, out1, err1 = run([a.upti, 'run', '--vulkan-trace', '--force-overwrite', '-d', outdir, '-o', 'vk',
+                               '--'] + argv, base)
+        expect(rc1 == 0 and out1 == out0, f'upti run: status {rc1}, stdout {out1!r}, stderr {err1}')
+        con = sqlite3.connect(db)
+        rows = dict(con.execute("SELECT name, count(*) FROM apis WHERE domain = 'VULKAN_API' GROUP BY name"))
+        other = con.execute("SELECT count(*) FROM apis WHERE domain != 'VULKAN_API'").fetchone()[0]
+        expect(other == 0, f'{other} API rows of another domain')
+        for name, n in list(ONCE.items()) + [(x, submits) for x in PER_SUBMIT]:
+            expect(rows.get(name) == n, f'database: {name} has {rows.get(name)} rows, expected {n}')
+        bad = con.execute("SELECT count(*) FROM apis WHERE domain = 'VULKAN_API' AND"
+                          " (start > \"end\" OR correlation_id = 0)").fetchone()[0]
+        expect(bad == 0, f'{bad} Vulkan API rows with start > end or no correlation id')
+        dup = con.execute("SELECT count(*) - count(DISTINCT correlation_id) FROM apis").fetchone()[0]
+        expect(dup == 0, 'correlation ids repeat in the database')
+        print('PASS upti_run (%d Vulkan API rows)' % sum(rows.values()))
+        return
+
+    out = os.path.join(a.workdir, a.case + '.records')
+    if os.path.exists(out):
+        os.remove(out)
+    env = layered if a.case == 'no_tool' else dict(traced, UPTI_VK_TEST_OUT=out)
+    if a.case == 'chain':
+        env['UPTI_TOOL_LIBRARIES'] = a.chain_tool
+    rc1, out1, err1 = run(argv, env)
+    expect(rc1 == rc0, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
+    expect(out1 == out0, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
+    expect('upti:' not in err1, 'UPTI messages: ' + err1)
+    if a.case == 'no_tool':
+        expect(not os.path.exists(out), 'a tool ran although none was configured')
+        print('PASS no_tool')
+        return
+    recs = parse(out)
+    check_tool_records(recs, submits)
+    if a.case == 'api':
+        agents = [r for r in recs if r['_t'] == 'AGENT']
+        expect(len(agents) >= 1 and any(r['type'] == '1' and 'llvmpipe' in r['line'] for r in agents),
+               'lavapipe is not among the agents: %s' % agents)
+    if a.case == 'chain':
+        table = [r for r in recs if r['_t'] == 'TABLE']
+        expect(len(table) == 1, 'the tool did not receive the Vulkan table once')
+        chain = [r for r in recs if r['_t'] == 'CHAIN']
+        expect(chain and chain[0]['forwarded'] == '1', 'chained vkCmdDispatch forwarded %s calls, expected 1'
+               % (chain[0]['forwarded'] if chain else None))
+    print('PASS ' + a.case)
+
+
+if __name__ == '__main__':
+    main()
