@@ -52,6 +52,9 @@ typedef enum upti_kernel_dispatch_operation_t {
     UPTI_KERNEL_DISPATCH_NDRANGE, /**< clEnqueueNDRangeKernel */
     UPTI_KERNEL_DISPATCH_TASK,    /**< clEnqueueTask */
     UPTI_KERNEL_DISPATCH_NATIVE,  /**< clEnqueueNativeKernel */
+    UPTI_KERNEL_DISPATCH_VK_DISPATCH,          /**< vkCmdDispatch */
+    UPTI_KERNEL_DISPATCH_VK_DISPATCH_BASE,     /**< vkCmdDispatchBase(KHR) */
+    UPTI_KERNEL_DISPATCH_VK_DISPATCH_INDIRECT, /**< vkCmdDispatchIndirect */
     UPTI_KERNEL_DISPATCH_LAST
 } upti_kernel_dispatch_operation_t;
 

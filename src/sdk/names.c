@@ -46,7 +46,7 @@ UPTI_API const char *upti_get_callback_phase_name(upti_callback_phase_t phase)
 /* ---- kinds whose operations are fixed enums in buffer_tracing.h ---- */
 
 static const char *const g_kernel_dispatch_ops[UPTI_KERNEL_DISPATCH_LAST] = {
-    "NONE", "NDRANGE", "TASK", "NATIVE",
+    "NONE", "NDRANGE", "TASK", "NATIVE", "VK_DISPATCH", "VK_DISPATCH_BASE", "VK_DISPATCH_INDIRECT",
 };
 static const char *const g_memory_copy_ops[UPTI_MEMORY_COPY_LAST] = {
     "NONE", "READ_BUFFER", "WRITE_BUFFER", "COPY_BUFFER", "READ_BUFFER_RECT",

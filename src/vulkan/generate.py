@@ -39,6 +39,16 @@ IMPL = {
     'vkEnumerateDeviceExtensionProperties', 'vkEnumerateDeviceLayerProperties',
 }
 
+# The call into the next layer goes through uvk_dt_<name>(next, ...) (devtime.c),
+# traced or not: dispatches timed with the layer's queries, submissions,
+# host synchronisation, command buffers and pipelines followed.
+DEVTIME = {
+    'vkCreateComputePipelines', 'vkDestroyPipeline', 'vkAllocateCommandBuffers', 'vkFreeCommandBuffers',
+    'vkDestroyCommandPool', 'vkBeginCommandBuffer', 'vkCmdBindPipeline', 'vkCmdDispatch',
+    'vkCmdDispatchBase', 'vkCmdDispatchBaseKHR', 'vkCmdDispatchIndirect', 'vkQueueSubmit',
+    'vkWaitForFences', 'vkGetFenceStatus', 'vkQueueWaitIdle', 'vkDeviceWaitIdle',
+}
+
 INSTANCE_HANDLES = ('VkInstance', 'VkPhysicalDevice')
 DEVICE_HANDLES = ('VkDevice', 'VkQueue', 'VkCommandBuffer')
 
@@ -198,6 +208,8 @@ def next_table(c):
 def call_expr(c):
     if c.name in IMPL:
         return f'uvk_impl_{c.name}({c.argnames()})'
+    if c.name in DEVTIME:
+        return f'uvk_dt_{c.name}(n, {c.argnames()})'
     return f'n->{c.name}({c.argnames()})'
 
 
@@ -248,6 +260,9 @@ def gen_wrappers(cmds):
     for c in cmds:
         if c.name in IMPL:
             o.append(c.proto(f'uvk_impl_{c.name}', static=False) + ';\n')
+        if c.name in DEVTIME:
+            ps = ', '.join(['const upti_vulkan_dispatch_t *n'] + [p.decl() for p in c.params])
+            o.append(f'{c.ret} uvk_dt_{c.name}({ps});\n')
     o.append('\n')
     for c in cmds:
         o.append(gen_command(c))
@@ -292,7 +307,7 @@ def main():
     src, out_h, out_w, out_k = sys.argv[1:5]
     root, cmds = load(src)
     names = {c.name for c in cmds}
-    for name in IMPL | {'vkCmdDispatch', 'vkQueueSubmit'}:
+    for name in IMPL | DEVTIME:
         assert name in names, name
     for path, text in ((out_h, gen_header(cmds, registry_version(root))), (out_w, gen_wrappers(cmds)),
                        (out_k, gen_kind_info(cmds))):

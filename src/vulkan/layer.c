@@ -18,7 +18,9 @@
  * is then out of the way), but for the commands that keep its tables.
  */
 #include "layer.h"
+#include "devtime.h"
 
+#include <upti/buffer_tracing.h>
 #include <upti/register.h>
 #include <upti/registration.h>
 
@@ -43,6 +45,23 @@ __attribute__((constructor)) static void fill_registered(void)
 
 /* --- registration --- */
 
+#define UVK_MAX_AGENTS 32
+static struct {
+    VkPhysicalDevice phys;
+    upti_agent_id_t id;
+} g_agents[UVK_MAX_AGENTS];
+static _Atomic unsigned g_num_agents;
+
+upti_agent_id_t uvk_agent_of(VkPhysicalDevice phys)
+{
+    unsigned n = atomic_load_explicit(&g_num_agents, memory_order_acquire);
+    for (unsigned i = 0; i < n; i++)
+        if (g_agents[i].phys == phys)
+            return g_agents[i].id;
+    upti_agent_id_t none = {0};
+    return none;
+}
+
 static void add_agents(VkInstance instance, const upti_vulkan_dispatch_t *n)
 {
     static _Atomic int added; /* the first instance's devices; later instances see the same */
@@ -50,11 +69,11 @@ static void add_agents(VkInstance instance, const upti_vulkan_dispatch_t *n)
         atomic_exchange(&added, 1) != 0)
         return;
     uint32_t count = 0;
-    VkPhysicalDevice devs[32];
+    VkPhysicalDevice devs[UVK_MAX_AGENTS];
     if (n->vkEnumeratePhysicalDevices(instance, &count, NULL) != VK_SUCCESS)
         return;
-    if (count > 32)
-        count = 32;
+    if (count > UVK_MAX_AGENTS)
+        count = UVK_MAX_AGENTS;
     VkResult r = n->vkEnumeratePhysicalDevices(instance, &count, devs);
     if (r != VK_SUCCESS && r != VK_INCOMPLETE)
         return;
@@ -89,8 +108,13 @@ static void add_agents(VkInstance instance, const upti_vulkan_dispatch_t *n)
         agent.global_memory_bytes = memory;
         agent.runtime_handle = (uint64_t)(uintptr_t)devs[i];
         agent.node_id = i;
-        upti_agent_id_t id;
-        upti_runtime_add_agent(&agent, &id);
+        upti_agent_id_t id = {0};
+        if (upti_runtime_add_agent(&agent, &id) != UPTI_STATUS_SUCCESS)
+            id.handle = 0;
+        unsigned k = atomic_load(&g_num_agents);
+        g_agents[k].phys = devs[i];
+        g_agents[k].id = id;
+        atomic_store_explicit(&g_num_agents, k + 1, memory_order_release);
     }
 }
 
@@ -124,7 +148,14 @@ void uvk_register_slow(void)
                     UPTI_STATUS_SUCCESS &&
                 plans != NULL && count >= UPTI_VULKAN_API_LAST)
                 __atomic_store_n(&uvk_api_plans, plans, __ATOMIC_RELEASE);
+            if (upti_runtime_get_operation_plans(UPTI_TRACING_KIND_KERNEL_DISPATCH, &plans, &count) ==
+                    UPTI_STATUS_SUCCESS &&
+                plans != NULL && count >= UPTI_KERNEL_DISPATCH_LAST)
+                __atomic_store_n(&uvk_kernel_plans, plans, __ATOMIC_RELEASE);
             uvk_tracing = 1;
+            /* Registered after UPTI's own exit handler, so it runs before it:
+               pending dispatches reach the buffers before they are flushed. */
+            atexit(uvk_dt_drain_all);
         }
     } else {
         upti_runtime_warn("vulkan: registration with UPTI failed; Vulkan is not traced");
@@ -212,6 +243,22 @@ VKAPI_ATTR void VKAPI_CALL uvk_impl_vkDestroyInstance(VkInstance instance, const
     uvk_object_remove(key);
 }
 
+/* Whether the physical device offers the device extension name. */
+static int has_extension(const upti_vulkan_dispatch_t *inst, VkPhysicalDevice phys, const char *name)
+{
+    uint32_t n = 0;
+    if (inst->vkEnumerateDeviceExtensionProperties == NULL ||
+        inst->vkEnumerateDeviceExtensionProperties(phys, NULL, &n, NULL) != VK_SUCCESS || n == 0)
+        return 0;
+    VkExtensionProperties *props = calloc(n, sizeof *props);
+    int found = 0;
+    if (props != NULL && inst->vkEnumerateDeviceExtensionProperties(phys, NULL, &n, props) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = strcmp(props[i].extensionName, name) == 0;
+    free(props);
+    return found;
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physicalDevice,
                                                        const VkDeviceCreateInfo *pCreateInfo,
                                                        const VkAllocationCallbacks *pAllocator, VkDevice *pDevice)
@@ -231,7 +278,28 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
         upti_runtime_warn("vulkan: too many instances and devices; this one is created without the layer's tables");
         return VK_ERROR_INITIALIZATION_FAILED;
     }
-    VkResult r = create(physicalDevice, pCreateInfo, pAllocator, pDevice);
+    /* Device times need VK_EXT_calibrated_timestamps: enabled on a copy of
+       the program's create info where the device has it. */
+    VkDeviceCreateInfo ci = *pCreateInfo;
+    const char **names = NULL;
+    int calibrated = 0;
+    if (uvk_tracing && uvk_kernel_plans != NULL) {
+        calibrated = has_extension(&inst->next, physicalDevice, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+        int enabled = 0;
+        for (uint32_t i = 0; i < ci.enabledExtensionCount; i++)
+            enabled |= strcmp(ci.ppEnabledExtensionNames[i], VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) == 0;
+        if (calibrated && !enabled &&
+            (names = malloc((ci.enabledExtensionCount + 1) * sizeof *names)) != NULL) {
+            for (uint32_t i = 0; i < ci.enabledExtensionCount; i++)
+                names[i] = ci.ppEnabledExtensionNames[i];
+            names[ci.enabledExtensionCount++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
+            ci.ppEnabledExtensionNames = names;
+        } else if (!enabled) {
+            calibrated = 0;
+        }
+    }
+    VkResult r = create(physicalDevice, &ci, pAllocator, pDevice);
+    free(names);
     if (r != VK_SUCCESS)
         return r;
     o->is_device = 1;
@@ -240,6 +308,8 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
     o->next_gipa = gipa;
     o->next_gdpa = gdpa;
     fill_next(&o->next, UVK_DEVICE, NULL, VK_NULL_HANDLE, gdpa, *pDevice);
+    if (uvk_tracing)
+        uvk_dt_device_created(o, physicalDevice, &inst->next, calibrated);
     uvk_object_publish(o, uvk_key(*pDevice));
     return r;
 }
@@ -252,6 +322,8 @@ VKAPI_ATTR void VKAPI_CALL uvk_impl_vkDestroyDevice(VkDevice device, const VkAll
     uvk_object_t *o = uvk_object_find(key);
     if (o == NULL || o->next.vkDestroyDevice == NULL)
         return;
+    if (uvk_tracing)
+        uvk_dt_device_destroying(o);
     o->next.vkDestroyDevice(device, pAllocator);
     uvk_object_remove(key);
 }

@@ -31,6 +31,9 @@ static inline void uvk_ensure_registered(void)
     uvk_register_slow();
 }
 
+/* The agent of a physical device (0 if unknown). */
+upti_agent_id_t uvk_agent_of(VkPhysicalDevice phys);
+
 /* --- the generated commands (vulkan_wrappers.c) --- */
 typedef enum uvk_level_t { UVK_GLOBAL, UVK_INSTANCE, UVK_DEVICE } uvk_level_t;
 
@@ -53,6 +56,16 @@ void uvk_fill_wrappers(upti_vulkan_dispatch_t *t);
  * Every dispatchable handle starts with the loader's dispatch pointer, shared
  * by an instance and its physical devices, and by a device, its queues and
  * command buffers: the layer's state is keyed on it. */
+/* What the layer knows of a device's timestamps (devtime.c). */
+typedef struct uvk_device_state_t {
+    upti_agent_id_t agent;
+    float period;         /* ns per tick */
+    uint32_t valid_bits;  /* the least of its compute queue families' */
+    int timestamps;       /* every compute queue family has them */
+    int calibrated;       /* VK_EXT_calibrated_timestamps is enabled */
+    uint64_t deviation;   /* of the last calibration, ns */
+} uvk_device_state_t;
+
 typedef struct uvk_object_t {
     _Atomic(void *) key;
     int is_device;
@@ -61,6 +74,7 @@ typedef struct uvk_object_t {
     PFN_vkGetInstanceProcAddr next_gipa;
     PFN_vkGetDeviceProcAddr next_gdpa;  /* devices */
     upti_vulkan_dispatch_t next;        /* the next layer's entries */
+    uvk_device_state_t dt;              /* devices */
 } uvk_object_t;
 
 static inline void *uvk_key(const void *handle)

@@ -7,8 +7,12 @@ Exit 0: pass, 1: fail, 77: skipped (no Vulkan device).
 Cases
   api         vk_compute 3: exact counts of VULKAN_API records per command,
               names, ENTER/EXIT pairing and order, unique correlation ids,
-              the agent of lavapipe
-  submit_100  vk_compute 100: 100 vkQueueSubmit records, 1 vkCmdDispatch
+              the agent of lavapipe; one KERNEL_DISPATCH record per
+              execution with device times between its submit and the end
+              of the fence wait that follows it
+  submit_100  vk_compute 100: 100 vkQueueSubmit records, 1 vkCmdDispatch,
+              100 KERNEL_DISPATCH records
+  api_only    KERNEL_DISPATCH not asked for: no KERNEL record
   chain       a tool replaces vkCmdDispatch in the registered table: its
               entry forwards the one call, which is still traced
   no_tool     the layer without a tool: same output, no UPTI message
@@ -121,6 +125,27 @@ def check_tool_records(recs, submits):
     return counts
 
 
+def check_kernels(recs, submits):
+    """One record per execution of the recorded vkCmdDispatch, on UPTI's clock:
+    after its vkQueueSubmit began, before the vkWaitForFences after it returned."""
+    api = [r for r in recs if r['_t'] == 'API']
+    kernels = sorted((r for r in recs if r['_t'] == 'KERNEL'), key=lambda r: int(r['submit']))
+    expect(len(kernels) == submits, f'{len(kernels)} KERNEL_DISPATCH records, expected {submits}')
+    dispatch = [r for r in api if r['op'] == 'vkCmdDispatch'][0]
+    subs = [r for r in api if r['op'] == 'vkQueueSubmit']
+    waits = [r for r in api if r['op'] == 'vkWaitForFences']
+    for k, s, w in zip(kernels, subs, waits):
+        expect(k['op'] == 'VK_DISPATCH' and k['name'] == 'main' and k['groups'] == '64,1,1',
+               'kernel record: ' + k['line'])
+        expect(k['corr'] == dispatch['corr'], 'kernel record not correlated with its vkCmdDispatch: ' + k['line'])
+        expect(k['agent'] != '0', 'kernel record without an agent: ' + k['line'])
+        t = {x: int(k[x]) for x in ('queued', 'submit', 'start', 'end')}
+        expect(int(dispatch['start']) <= t['queued'] <= int(dispatch['end']), 'queued outside vkCmdDispatch')
+        expect(int(s['start']) <= t['submit'] <= int(s['end']), 'submit time outside its vkQueueSubmit')
+        expect(int(s['start']) <= t['start'] <= t['end'] <= int(w['end']),
+               'device times %d..%d outside submit %s .. wait end %s' % (t['start'], t['end'], s['start'], w['end']))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--layer-dir', required=True)
@@ -152,7 +177,7 @@ def main():
         db = os.path.join(outdir, 'vk.db')
         if os.path.exists(db):
             os.remove(db)
-        rc1, out1, err1 = run([a.upti, 'run', '--vulkan-trace', '--force-overwrite', '-d', outdir, '-o', 'vk',
+        rc1, out1, err1 = run([a.upti, 'run', '--vulkan-trace', '--kernel-trace', '--force-overwrite', '-d', outdir, '-o', 'vk',
                                '--'] + argv, base)
         expect(rc1 == 0 and out1 == out0, f'upti run: status {rc1}, stdout {out1!r}, stderr {err1}')
         con = sqlite3.connect(db)
@@ -166,6 +191,13 @@ def main():
         expect(bad == 0, f'{bad} Vulkan API rows with start > end or no correlation id')
         dup = con.execute("SELECT count(*) - count(DISTINCT correlation_id) FROM apis").fetchone()[0]
         expect(dup == 0, 'correlation ids repeat in the database')
+        kernels = con.execute("SELECT name, operation, count(*), sum(start <= \"end\" AND start > 0) FROM kernels"
+                              " GROUP BY 1, 2").fetchall()
+        expect(kernels == [('main', 'VK_DISPATCH', submits, submits)],
+               f'kernels table: {kernels}, expected {submits} timed VK_DISPATCH of main')
+        linked = con.execute("SELECT count(*) FROM kernels k JOIN apis a ON a.correlation_id = k.correlation_id"
+                             " WHERE a.name = 'vkCmdDispatch'").fetchone()[0]
+        expect(linked == submits, f'{linked} kernels linked to their vkCmdDispatch, expected {submits}')
         print('PASS upti_run (%d Vulkan API rows)' % sum(rows.values()))
         return
 
@@ -175,6 +207,8 @@ def main():
     env = layered if a.case == 'no_tool' else dict(traced, UPTI_VK_TEST_OUT=out)
     if a.case == 'chain':
         env['UPTI_TOOL_LIBRARIES'] = a.chain_tool
+    if a.case == 'api_only':
+        env['UPTI_VK_TEST_NO_KERNELS'] = '1'
     rc1, out1, err1 = run(argv, env)
     expect(rc1 == rc0, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
     expect(out1 == out0, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
@@ -185,6 +219,10 @@ def main():
         return
     recs = parse(out)
     check_tool_records(recs, submits)
+    if a.case == 'api_only':
+        expect(not any(r['_t'] == 'KERNEL' for r in recs), 'KERNEL_DISPATCH records although not asked for')
+    else:
+        check_kernels(recs, submits)
     if a.case == 'api':
         agents = [r for r in recs if r['_t'] == 'AGENT']
         expect(len(agents) >= 1 and any(r['type'] == '1' and 'llvmpipe' in r['line'] for r in agents),
