@@ -1,7 +1,9 @@
-/* Device times of Vulkan dispatches: KERNEL_DISPATCH records.
+/* Device times of Vulkan dispatches, copies and barriers: KERNEL_DISPATCH
+ * and MEMORY_COPY records.
  *
- * Recording: while some context wants KERNEL_DISPATCH, each vkCmdDispatch*
- * recorded into a command buffer is bracketed by the layer's own commands,
+ * Recording: while some context wants their kind, each vkCmdDispatch*,
+ * buffer copy, fill and update, image copy and pipeline barrier recorded
+ * into a command buffer is bracketed by the layer's own commands,
  * into a timestamp query pool the layer owns (one per command buffer):
  *   vkCmdResetQueryPool(2 queries), vkCmdWriteTimestamp(TOP_OF_PIPE),
  *   the dispatch, vkCmdWriteTimestamp(BOTTOM_OF_PIPE).
@@ -43,9 +45,14 @@
 #define QUERY_PAIRS 256 /* timed dispatches per command buffer recording */
 
 const upti_operation_plan_t *const *uvk_kernel_plans;
+const upti_operation_plan_t *const *uvk_copy_plans;
 
+/* One device operation as recorded: a dispatch, a copy or a barrier. */
 typedef struct dispatch_t {
     VkQueryPool pool;
+    upti_tracing_kind_t kind; /* KERNEL_DISPATCH or MEMORY_COPY */
+    upti_memory_direction_t direction;
+    uint64_t bytes;
     uint32_t op;
     uint32_t query; /* first of its pair; UINT32_MAX: not timed */
     uint32_t groups[3];
@@ -120,9 +127,10 @@ static upti_timestamp_t now(void)
     return t;
 }
 
-static int wanted(uint32_t op)
+static int wanted(upti_tracing_kind_t kind, uint32_t op)
 {
-    const upti_operation_plan_t *const *plans = __atomic_load_n(&uvk_kernel_plans, __ATOMIC_ACQUIRE);
+    const upti_operation_plan_t *const *plans = __atomic_load_n(
+        kind == UPTI_TRACING_KIND_KERNEL_DISPATCH ? &uvk_kernel_plans : &uvk_copy_plans, __ATOMIC_ACQUIRE);
     return plans != NULL && upti_runtime_plan(plans, op) != NULL;
 }
 
@@ -252,6 +260,39 @@ static void emit_pending(pending_t *p, const uint64_t *ticks, int64_t offset, in
     uint64_t mask = s->valid_bits >= 64 ? UINT64_MAX : ((1ull << s->valid_bits) - 1);
     for (uint32_t i = 0; i < p->n; i++) {
         const dispatch_t *d = &p->d[i];
+        upti_timestamp_t start = 0, end = 0;
+        if (timed && d->query != UINT32_MAX) {
+            start = (uint64_t)((int64_t)((double)(ticks[2 * i] & mask) * s->period) + offset);
+            end = (uint64_t)((int64_t)((double)(ticks[2 * i + 1] & mask) * s->period) + offset);
+        }
+        upti_runtime_record_t rec;
+        memset(&rec, 0, sizeof rec);
+        rec.size = sizeof rec;
+        rec.kind = d->kind;
+        rec.operation = d->op;
+        rec.phase = UPTI_CALLBACK_PHASE_NONE;
+        rec.correlation = &d->corr;
+        if (d->kind == UPTI_TRACING_KIND_MEMORY_COPY) {
+            upti_buffer_tracing_memory_copy_record_t c;
+            memset(&c, 0, sizeof c);
+            c.size = sizeof c;
+            c.agent_id = s->agent;
+            c.queue_id = (uint64_t)(uintptr_t)p->queue;
+            c.runtime_context = (uint64_t)(uintptr_t)p->dev->device;
+            c.direction = d->direction;
+            if (d->direction != UPTI_MEMORY_DIRECTION_HOST_TO_DEVICE && d->direction != UPTI_MEMORY_DIRECTION_NONE)
+                c.src_agent_id = s->agent;
+            if (d->direction != UPTI_MEMORY_DIRECTION_DEVICE_TO_HOST && d->direction != UPTI_MEMORY_DIRECTION_NONE)
+                c.dst_agent_id = s->agent;
+            c.bytes = d->bytes;
+            c.queued_timestamp = d->recorded;
+            c.submit_timestamp = p->submitted;
+            c.start_timestamp = start;
+            c.end_timestamp = end;
+            rec.record = &c;
+            upti_runtime_emit(&rec);
+            continue;
+        }
         upti_buffer_tracing_kernel_dispatch_record_t r;
         memset(&r, 0, sizeof r);
         r.size = sizeof r;
@@ -266,17 +307,8 @@ static void emit_pending(pending_t *p, const uint64_t *ticks, int64_t offset, in
         }
         r.queued_timestamp = d->recorded;
         r.submit_timestamp = p->submitted;
-        if (timed && d->query != UINT32_MAX) {
-            r.start_timestamp = (uint64_t)((int64_t)((double)(ticks[2 * i] & mask) * s->period) + offset);
-            r.end_timestamp = (uint64_t)((int64_t)((double)(ticks[2 * i + 1] & mask) * s->period) + offset);
-        }
-        upti_runtime_record_t rec;
-        memset(&rec, 0, sizeof rec);
-        rec.size = sizeof rec;
-        rec.kind = UPTI_TRACING_KIND_KERNEL_DISPATCH;
-        rec.operation = d->op;
-        rec.phase = UPTI_CALLBACK_PHASE_NONE;
-        rec.correlation = &d->corr;
+        r.start_timestamp = start;
+        r.end_timestamp = end;
         rec.record = &r;
         rec.string_offset = offsetof(upti_buffer_tracing_kernel_dispatch_record_t, kernel_name);
         upti_runtime_emit(&rec);
@@ -455,12 +487,13 @@ typedef struct slot_t {
     uint32_t query;
 } slot_t;
 
-/* Describes a dispatch about to be recorded and writes its first timestamp. */
-static slot_t dispatch_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t op,
-                                  const uint32_t groups[3], const uint32_t base[3])
+/* Describes an operation about to be recorded and writes its first timestamp. */
+static slot_t op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind, uint32_t op,
+                       const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
+                       uint64_t bytes)
 {
     slot_t slot = {VK_NULL_HANDLE, 0};
-    if (!wanted(op) || LOAD(g_cbs) == NULL)
+    if (!wanted(kind, op) || LOAD(g_cbs) == NULL)
         return slot;
     pthread_mutex_lock(&g_lock);
     cb_state_t *s = cb_find(cb);
@@ -476,8 +509,12 @@ static slot_t dispatch_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb
     if (s != NULL && s->n < s->cap) {
         d = &s->d[s->n];
         memset(d, 0, sizeof *d);
+        d->kind = kind;
         d->op = op;
-        memcpy(d->groups, groups, sizeof d->groups);
+        d->direction = direction;
+        d->bytes = bytes;
+        if (groups != NULL)
+            memcpy(d->groups, groups, sizeof d->groups);
         if (base != NULL)
             memcpy(d->base, base, sizeof d->base);
         d->name = s->pipeline_name;
@@ -501,7 +538,7 @@ static slot_t dispatch_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb
             slot.query = d->query + 1;
         } else if (ds->timestamps && s->n >= QUERY_PAIRS && !s->warned_full) {
             s->warned_full = 1;
-            upti_runtime_warn("vulkan: more than 256 dispatches in one command buffer recording; "
+            upti_runtime_warn("vulkan: more than 256 device operations in one command buffer recording; "
                               "the rest are traced without device times");
         }
         s->n++;
@@ -510,7 +547,19 @@ static slot_t dispatch_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb
     return slot;
 }
 
-/* The second timestamp, after the dispatch (the command buffer is the program's to sync). */
+static slot_t dispatch_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t op,
+                             const uint32_t groups[3], const uint32_t base[3])
+{
+    return op_begin(n, cb, UPTI_TRACING_KIND_KERNEL_DISPATCH, op, groups, base, UPTI_MEMORY_DIRECTION_NONE, 0);
+}
+
+static slot_t copy_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t op,
+                         upti_memory_direction_t direction, uint64_t bytes)
+{
+    return op_begin(n, cb, UPTI_TRACING_KIND_MEMORY_COPY, op, NULL, NULL, direction, bytes);
+}
+
+/* The second timestamp, after the operation (the command buffer is the program's to sync). */
 static void dispatch_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, slot_t slot)
 {
     if (slot.pool != VK_NULL_HANDLE)
@@ -552,6 +601,95 @@ void uvk_dt_vkCmdDispatchIndirect(const upti_vulkan_dispatch_t *n, VkCommandBuff
     static const uint32_t unknown[3] = {0, 0, 0}; /* in the buffer, read by the device */
     slot_t d = dispatch_begin(n, cb, UPTI_KERNEL_DISPATCH_VK_DISPATCH_INDIRECT, unknown, NULL);
     n->vkCmdDispatchIndirect(cb, buffer, offset);
+    dispatch_end(n, cb, d);
+}
+
+/* --- copies, fills, updates, barriers (MEMORY_COPY) --- */
+
+#define D2D UPTI_MEMORY_DIRECTION_DEVICE_TO_DEVICE
+
+void uvk_dt_vkCmdCopyBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer src, VkBuffer dst,
+                            uint32_t count, const VkBufferCopy *regions)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < count; i++)
+        bytes += regions[i].size;
+    slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_BUFFER, D2D, bytes);
+    n->vkCmdCopyBuffer(cb, src, dst, count, regions);
+    dispatch_end(n, cb, d);
+}
+
+static void copy_buffer2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyBuffer2 fn, VkCommandBuffer cb,
+                         const VkCopyBufferInfo2 *info)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; info != NULL && i < info->regionCount; i++)
+        bytes += info->pRegions[i].size;
+    slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_BUFFER, D2D, bytes);
+    fn(cb, info);
+    dispatch_end(n, cb, d);
+}
+
+void uvk_dt_vkCmdCopyBuffer2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkCopyBufferInfo2 *info)
+{
+    copy_buffer2(n, n->vkCmdCopyBuffer2, cb, info);
+}
+
+void uvk_dt_vkCmdCopyBuffer2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkCopyBufferInfo2 *info)
+{
+    copy_buffer2(n, n->vkCmdCopyBuffer2KHR, cb, info);
+}
+
+/* VK_WHOLE_SIZE (the rest of the buffer) counts 0 bytes: the layer does not follow buffer sizes. */
+void uvk_dt_vkCmdFillBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer dst, VkDeviceSize offset,
+                            VkDeviceSize size, uint32_t data)
+{
+    slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_FILL_BUFFER, UPTI_MEMORY_DIRECTION_HOST_TO_DEVICE,
+                          size == VK_WHOLE_SIZE ? 0 : size);
+    n->vkCmdFillBuffer(cb, dst, offset, size, data);
+    dispatch_end(n, cb, d);
+}
+
+void uvk_dt_vkCmdUpdateBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer dst,
+                              VkDeviceSize offset, VkDeviceSize size, const void *data)
+{
+    slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_WRITE_BUFFER, UPTI_MEMORY_DIRECTION_HOST_TO_DEVICE, size);
+    n->vkCmdUpdateBuffer(cb, dst, offset, size, data);
+    dispatch_end(n, cb, d);
+}
+
+/* Image copies: bytes are not counted (the layer does not follow image formats). */
+void uvk_dt_vkCmdCopyImage(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkImage src, VkImageLayout sl,
+                           VkImage dst, VkImageLayout dl, uint32_t count, const VkImageCopy *regions)
+{
+    slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE, D2D, 0);
+    n->vkCmdCopyImage(cb, src, sl, dst, dl, count, regions);
+    dispatch_end(n, cb, d);
+}
+
+void uvk_dt_vkCmdCopyBufferToImage(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer src, VkImage dst,
+                                   VkImageLayout dl, uint32_t count, const VkBufferImageCopy *regions)
+{
+    slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_BUFFER_TO_IMAGE, D2D, 0);
+    n->vkCmdCopyBufferToImage(cb, src, dst, dl, count, regions);
+    dispatch_end(n, cb, d);
+}
+
+void uvk_dt_vkCmdCopyImageToBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkImage src,
+                                   VkImageLayout sl, VkBuffer dst, uint32_t count, const VkBufferImageCopy *regions)
+{
+    slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE_TO_BUFFER, D2D, 0);
+    n->vkCmdCopyImageToBuffer(cb, src, sl, dst, count, regions);
+    dispatch_end(n, cb, d);
+}
+
+void uvk_dt_vkCmdPipelineBarrier(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkPipelineStageFlags src,
+                                 VkPipelineStageFlags dst, VkDependencyFlags flags, uint32_t nm,
+                                 const VkMemoryBarrier *m, uint32_t nb, const VkBufferMemoryBarrier *b, uint32_t ni,
+                                 const VkImageMemoryBarrier *im)
+{
+    slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_BARRIER, UPTI_MEMORY_DIRECTION_NONE, 0);
+    n->vkCmdPipelineBarrier(cb, src, dst, flags, nm, m, nb, b, ni, im);
     dispatch_end(n, cb, d);
 }
 

@@ -7,6 +7,8 @@
 
 /* UPTI's KERNEL_DISPATCH plans; NULL until registration found a tool. */
 extern const upti_operation_plan_t *const *uvk_kernel_plans;
+/* UPTI's MEMORY_COPY plans; NULL until registration found a tool. */
+extern const upti_operation_plan_t *const *uvk_copy_plans;
 
 /* A device was created: its timestamp properties (inst: the instance's next
    entries; calibrated: the layer enabled VK_EXT_calibrated_timestamps). */

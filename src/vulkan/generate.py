@@ -47,6 +47,8 @@ DEVTIME = {
     'vkDestroyCommandPool', 'vkBeginCommandBuffer', 'vkCmdBindPipeline', 'vkCmdDispatch',
     'vkCmdDispatchBase', 'vkCmdDispatchBaseKHR', 'vkCmdDispatchIndirect', 'vkQueueSubmit',
     'vkWaitForFences', 'vkGetFenceStatus', 'vkQueueWaitIdle', 'vkDeviceWaitIdle',
+    'vkCmdCopyBuffer', 'vkCmdCopyBuffer2', 'vkCmdCopyBuffer2KHR', 'vkCmdFillBuffer', 'vkCmdUpdateBuffer',
+    'vkCmdCopyImage', 'vkCmdCopyBufferToImage', 'vkCmdCopyImageToBuffer', 'vkCmdPipelineBarrier',
 }
 
 INSTANCE_HANDLES = ('VkInstance', 'VkPhysicalDevice')

@@ -152,6 +152,10 @@ void uvk_register_slow(void)
                     UPTI_STATUS_SUCCESS &&
                 plans != NULL && count >= UPTI_KERNEL_DISPATCH_LAST)
                 __atomic_store_n(&uvk_kernel_plans, plans, __ATOMIC_RELEASE);
+            if (upti_runtime_get_operation_plans(UPTI_TRACING_KIND_MEMORY_COPY, &plans, &count) ==
+                    UPTI_STATUS_SUCCESS &&
+                plans != NULL && count >= UPTI_MEMORY_COPY_LAST)
+                __atomic_store_n(&uvk_copy_plans, plans, __ATOMIC_RELEASE);
             uvk_tracing = 1;
             /* Registered after UPTI's own exit handler, so it runs before it:
                pending dispatches reach the buffers before they are flushed. */
@@ -283,7 +287,7 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
     VkDeviceCreateInfo ci = *pCreateInfo;
     const char **names = NULL;
     int calibrated = 0;
-    if (uvk_tracing && uvk_kernel_plans != NULL) {
+    if (uvk_tracing && (uvk_kernel_plans != NULL || uvk_copy_plans != NULL)) {
         calibrated = has_extension(&inst->next, physicalDevice, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
         int enabled = 0;
         for (uint32_t i = 0; i < ci.enabledExtensionCount; i++)

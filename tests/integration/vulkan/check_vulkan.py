@@ -9,7 +9,8 @@ Cases
               names, ENTER/EXIT pairing and order, unique correlation ids,
               the agent of lavapipe; one KERNEL_DISPATCH record per
               execution with device times between its submit and the end
-              of the fence wait that follows it
+              of the fence wait that follows it; MEMORY_COPY records of the
+              barrier and the buffer copy (bytes, direction), after it
   submit_100  vk_compute 100: 100 vkQueueSubmit records, 1 vkCmdDispatch,
               100 KERNEL_DISPATCH records
   api_only    KERNEL_DISPATCH not asked for: no KERNEL record
@@ -144,6 +145,23 @@ def check_kernels(recs, submits):
         expect(int(s['start']) <= t['submit'] <= int(s['end']), 'submit time outside its vkQueueSubmit')
         expect(int(s['start']) <= t['start'] <= t['end'] <= int(w['end']),
                'device times %d..%d outside submit %s .. wait end %s' % (t['start'], t['end'], s['start'], w['end']))
+    # The barrier and the copy recorded after the dispatch: one each per execution,
+    # after the dispatch on the queue, inside the same window.
+    copies = sorted((r for r in recs if r['_t'] == 'COPY'), key=lambda r: (int(r['submit']), int(r['start'])))
+    expect(len(copies) == 2 * submits, f'{len(copies)} MEMORY_COPY records, expected {2 * submits}')
+    by_corr = {r['corr']: r['op'] for r in api}
+    for i, (k, s, w) in enumerate(zip(kernels, subs, waits)):
+        barrier, copy = copies[2 * i], copies[2 * i + 1]
+        expect(barrier['op'] == 'BARRIER' and by_corr.get(barrier['corr']) == 'vkCmdPipelineBarrier'
+               and barrier['bytes'] == '0' and barrier['dir'] == '0', 'barrier record: ' + barrier['line'])
+        expect(copy['op'] == 'COPY_BUFFER' and by_corr.get(copy['corr']) == 'vkCmdCopyBuffer'
+               and copy['bytes'] == '16384' and copy['dir'] == '3' and copy['src'] == k['agent']
+               and copy['dst'] == k['agent'], 'copy record: ' + copy['line'])
+        for c in (barrier, copy):
+            expect(c['queue'] == k['queue'] and c['submit'] == k['submit'], 'copy not in its submission: ' + c['line'])
+            expect(int(k['start']) <= int(c['start']) <= int(c['end']) <= int(w['end']),
+                   'copy/barrier not after the dispatch within the wait: ' + c['line'])
+        expect(int(barrier['start']) <= int(copy['start']), 'copy before the barrier on the queue')
 
 
 def main():
@@ -177,7 +195,8 @@ def main():
         db = os.path.join(outdir, 'vk.db')
         if os.path.exists(db):
             os.remove(db)
-        rc1, out1, err1 = run([a.upti, 'run', '--vulkan-trace', '--kernel-trace', '--force-overwrite', '-d', outdir, '-o', 'vk',
+        rc1, out1, err1 = run([a.upti, 'run', '--vulkan-trace', '--kernel-trace', '--memory-copy-trace',
+                               '--force-overwrite', '-d', outdir, '-o', 'vk',
                                '--'] + argv, base)
         expect(rc1 == 0 and out1 == out0, f'upti run: status {rc1}, stdout {out1!r}, stderr {err1}')
         con = sqlite3.connect(db)
@@ -198,6 +217,11 @@ def main():
         linked = con.execute("SELECT count(*) FROM kernels k JOIN apis a ON a.correlation_id = k.correlation_id"
                              " WHERE a.name = 'vkCmdDispatch'").fetchone()[0]
         expect(linked == submits, f'{linked} kernels linked to their vkCmdDispatch, expected {submits}')
+        copies = con.execute("SELECT operation, direction, bytes, count(*), sum(start <= \"end\" AND start > 0)"
+                             " FROM memory_copies GROUP BY 1, 2, 3 ORDER BY 1").fetchall()
+        expect(copies == [('BARRIER', 'NONE', 0, submits, submits),
+                          ('COPY_BUFFER', 'DEVICE_TO_DEVICE', 16384, submits, submits)],
+               f'memory_copies table: {copies}')
         print('PASS upti_run (%d Vulkan API rows)' % sum(rows.values()))
         return
 
@@ -220,7 +244,8 @@ def main():
     recs = parse(out)
     check_tool_records(recs, submits)
     if a.case == 'api_only':
-        expect(not any(r['_t'] == 'KERNEL' for r in recs), 'KERNEL_DISPATCH records although not asked for')
+        expect(not any(r['_t'] in ('KERNEL', 'COPY') for r in recs),
+               'KERNEL_DISPATCH or MEMORY_COPY records although not asked for')
     else:
         check_kernels(recs, submits)
     if a.case == 'api':

@@ -6,6 +6,7 @@
  *   API NAME corr=C tid=T start=S end=E          buffer record (VULKAN_API)
  *   CB ENTER|EXIT NAME corr=C tid=T [details]    callback, in call order
  *   KERNEL OP name=N corr=C agent=A queue=Q groups=X,Y,Z queued=.. submit=.. start=.. end=..
+ *   COPY OP bytes=B dir=D corr=C queue=Q queued=.. submit=.. start=.. end=..
  *   AGENT type=N name=NAME                       agents of runtime "vulkan"
  *   TABLE version=V entries=N                    the registered table (CHAIN)
  *   CHAIN forwarded=N, FINALIZE
@@ -54,6 +55,14 @@ static void buffer_cb(upti_context_id_t ctx, upti_buffer_id_t buf, upti_record_h
                     op_name(p->kind, p->operation), r->kernel_name, r->correlation_id.internal, r->thread_id,
                     r->agent_id.handle, r->queue_id, r->global_size[0], r->global_size[1], r->global_size[2],
                     r->queued_timestamp, r->submit_timestamp, r->start_timestamp, r->end_timestamp);
+        } else if (p->kind == UPTI_TRACING_KIND_MEMORY_COPY) {
+            const upti_buffer_tracing_memory_copy_record_t *r = (const void *)p;
+            fprintf(g_out,
+                    "COPY %s bytes=%" PRIu64 " dir=%d src=%" PRIu64 " dst=%" PRIu64 " corr=%" PRIu64
+                    " queue=%" PRIx64 " queued=%" PRIu64 " submit=%" PRIu64 " start=%" PRIu64 " end=%" PRIu64 "\n",
+                    op_name(p->kind, p->operation), r->bytes, (int)r->direction, r->src_agent_id.handle,
+                    r->dst_agent_id.handle, r->correlation_id.internal, r->queue_id, r->queued_timestamp,
+                    r->submit_timestamp, r->start_timestamp, r->end_timestamp);
         } else {
             fprintf(g_out, "OTHER kind=%d\n", (int)p->kind);
         }
@@ -137,8 +146,10 @@ static int initialize(upti_client_finalize_t fini, void *data)
     upti_create_context(&g_ctx);
     upti_create_buffer(g_ctx, 1 << 16, 1 << 15, UPTI_BUFFER_POLICY_LOSSLESS, buffer_cb, NULL, &g_buf);
     upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_VULKAN_API, NULL, 0, g_buf);
-    if (getenv("UPTI_VK_TEST_NO_KERNELS") == NULL)
+    if (getenv("UPTI_VK_TEST_NO_KERNELS") == NULL) {
         upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_KERNEL_DISPATCH, NULL, 0, g_buf);
+        upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MEMORY_COPY, NULL, 0, g_buf);
+    }
     upti_configure_callback_tracing_service(g_ctx, UPTI_TRACING_KIND_VULKAN_API, NULL, 0, api_cb, NULL);
     upti_start_context(g_ctx);
     return 0;
