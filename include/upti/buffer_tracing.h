@@ -154,6 +154,7 @@ typedef enum upti_memory_allocation_type_t {
     UPTI_MEMORY_ALLOCATION_TYPE_USM_HOST,
     UPTI_MEMORY_ALLOCATION_TYPE_USM_DEVICE,
     UPTI_MEMORY_ALLOCATION_TYPE_USM_SHARED,
+    UPTI_MEMORY_ALLOCATION_TYPE_DEVICE_MEMORY, /**< a VkDeviceMemory (vkAllocateMemory) */
     UPTI_MEMORY_ALLOCATION_TYPE_LAST
 } upti_memory_allocation_type_t;
 

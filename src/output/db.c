@@ -123,7 +123,7 @@ static const char *const k_directions[] = {"NONE", "HOST_TO_DEVICE", "DEVICE_TO_
                                            "DEVICE_TO_DEVICE", "HOST_TO_HOST"};
 static const char *const k_alloc_types[] = {"NONE",  "BUFFER", "SUB_BUFFER", "IMAGE",
                                             "PIPE",  "SVM",    "USM_HOST",   "USM_DEVICE",
-                                            "USM_SHARED"};
+                                            "USM_SHARED", "DEVICE_MEMORY"};
 static const char *const k_agent_types[] = {"NONE", "CPU", "GPU", "ACCELERATOR"};
 
 static uint64_t str_hash(const char *s, size_t *len)
@@ -557,7 +557,7 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
         sqlite3_bind_int64(st, 3, op_id(db, kind, m->operation));
         bind_u64(st, 4, m->agent_id.handle);
         bind_u64(st, 5, m->runtime_context);
-        sqlite3_bind_int64(st, 6, table_id(db, k_alloc_types, 9, m->type));
+        sqlite3_bind_int64(st, 6, table_id(db, k_alloc_types, 10, m->type));
         bind_u64(st, 7, m->handle);
         bind_u64(st, 8, m->bytes); /* m->size is the record's own size */
         bind_u64(st, 9, m->flags);

@@ -10,6 +10,9 @@ extern const upti_operation_plan_t *const *uvk_kernel_plans;
 /* UPTI's MEMORY_COPY plans; NULL until registration found a tool. */
 extern const upti_operation_plan_t *const *uvk_copy_plans;
 
+/* UPTI's MEMORY_ALLOCATION plans (memory.c); NULL until registration found a tool. */
+extern const upti_operation_plan_t *const *uvk_alloc_plans;
+
 /* A device was created: its timestamp properties (inst: the instance's next
    entries; calibrated: the layer enabled VK_EXT_calibrated_timestamps). */
 void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vulkan_dispatch_t *inst,

@@ -49,6 +49,7 @@ DEVTIME = {
     'vkWaitForFences', 'vkGetFenceStatus', 'vkQueueWaitIdle', 'vkDeviceWaitIdle',
     'vkCmdCopyBuffer', 'vkCmdCopyBuffer2', 'vkCmdCopyBuffer2KHR', 'vkCmdFillBuffer', 'vkCmdUpdateBuffer',
     'vkCmdCopyImage', 'vkCmdCopyBufferToImage', 'vkCmdCopyImageToBuffer', 'vkCmdPipelineBarrier',
+    'vkAllocateMemory', 'vkFreeMemory',  # memory.c
 }
 
 INSTANCE_HANDLES = ('VkInstance', 'VkPhysicalDevice')

@@ -156,6 +156,10 @@ void uvk_register_slow(void)
                     UPTI_STATUS_SUCCESS &&
                 plans != NULL && count >= UPTI_MEMORY_COPY_LAST)
                 __atomic_store_n(&uvk_copy_plans, plans, __ATOMIC_RELEASE);
+            if (upti_runtime_get_operation_plans(UPTI_TRACING_KIND_MEMORY_ALLOCATION, &plans, &count) ==
+                    UPTI_STATUS_SUCCESS &&
+                plans != NULL && count >= UPTI_MEMORY_ALLOCATION_LAST)
+                __atomic_store_n(&uvk_alloc_plans, plans, __ATOMIC_RELEASE);
             uvk_tracing = 1;
             /* Registered after UPTI's own exit handler, so it runs before it:
                pending dispatches reach the buffers before they are flushed. */

@@ -10,7 +10,8 @@ Cases
               the agent of lavapipe; one KERNEL_DISPATCH record per
               execution with device times between its submit and the end
               of the fence wait that follows it; MEMORY_COPY records of the
-              barrier and the buffer copy (bytes, direction), after it
+              barrier and the buffer copy (bytes, direction), after it;
+              MEMORY_ALLOCATION records of vkAllocateMemory/vkFreeMemory
   submit_100  vk_compute 100: 100 vkQueueSubmit records, 1 vkCmdDispatch,
               100 KERNEL_DISPATCH records
   api_only    KERNEL_DISPATCH not asked for: no KERNEL record
@@ -162,6 +163,19 @@ def check_kernels(recs, submits):
             expect(int(k['start']) <= int(c['start']) <= int(c['end']) <= int(w['end']),
                    'copy/barrier not after the dispatch within the wait: ' + c['line'])
         expect(int(barrier['start']) <= int(copy['start']), 'copy before the barrier on the queue')
+    # Device memory: 3 allocations, each freed with the size it had, at its API call.
+    allocs = [r for r in recs if r['_t'] == 'ALLOC']
+    live = {}
+    for r in allocs:
+        expect(r['type'] == '9' and r['agent'] == kernels[0]['agent'], 'allocation record: ' + r['line'])
+        if r['op'] == 'ALLOCATE':
+            expect(by_corr.get(r['corr']) == 'vkAllocateMemory' and int(r['bytes']) >= 16384,
+                   'ALLOCATE record: ' + r['line'])
+            live[r['handle']] = r['bytes']
+        else:
+            expect(r['op'] == 'FREE' and by_corr.get(r['corr']) == 'vkFreeMemory'
+                   and live.pop(r['handle'], None) == r['bytes'], 'FREE record: ' + r['line'])
+    expect(len(allocs) == 6 and not live, f'{len(allocs)} allocation records, expected 3 ALLOCATE + 3 FREE')
 
 
 def main():
@@ -196,6 +210,7 @@ def main():
         if os.path.exists(db):
             os.remove(db)
         rc1, out1, err1 = run([a.upti, 'run', '--vulkan-trace', '--kernel-trace', '--memory-copy-trace',
+                               '--memory-alloc-trace',
                                '--force-overwrite', '-d', outdir, '-o', 'vk',
                                '--'] + argv, base)
         expect(rc1 == 0 and out1 == out0, f'upti run: status {rc1}, stdout {out1!r}, stderr {err1}')
@@ -222,6 +237,10 @@ def main():
         expect(copies == [('BARRIER', 'NONE', 0, submits, submits),
                           ('COPY_BUFFER', 'DEVICE_TO_DEVICE', 16384, submits, submits)],
                f'memory_copies table: {copies}')
+        allocs = con.execute("SELECT operation, type, count(*) FROM memory_allocations GROUP BY 1, 2"
+                             " ORDER BY 1").fetchall()
+        expect(allocs == [('ALLOCATE', 'DEVICE_MEMORY', 3), ('FREE', 'DEVICE_MEMORY', 3)],
+               f'memory_allocations table: {allocs}')
         print('PASS upti_run (%d Vulkan API rows)' % sum(rows.values()))
         return
 
@@ -244,7 +263,7 @@ def main():
     recs = parse(out)
     check_tool_records(recs, submits)
     if a.case == 'api_only':
-        expect(not any(r['_t'] in ('KERNEL', 'COPY') for r in recs),
+        expect(not any(r['_t'] in ('KERNEL', 'COPY', 'ALLOC') for r in recs),
                'KERNEL_DISPATCH or MEMORY_COPY records although not asked for')
     else:
         check_kernels(recs, submits)

@@ -7,6 +7,7 @@
  *   CB ENTER|EXIT NAME corr=C tid=T [details]    callback, in call order
  *   KERNEL OP name=N corr=C agent=A queue=Q groups=X,Y,Z queued=.. submit=.. start=.. end=..
  *   COPY OP bytes=B dir=D corr=C queue=Q queued=.. submit=.. start=.. end=..
+ *   ALLOC OP type=T bytes=B handle=H corr=C agent=A
  *   AGENT type=N name=NAME                       agents of runtime "vulkan"
  *   TABLE version=V entries=N                    the registered table (CHAIN)
  *   CHAIN forwarded=N, FINALIZE
@@ -63,6 +64,11 @@ static void buffer_cb(upti_context_id_t ctx, upti_buffer_id_t buf, upti_record_h
                     op_name(p->kind, p->operation), r->bytes, (int)r->direction, r->src_agent_id.handle,
                     r->dst_agent_id.handle, r->correlation_id.internal, r->queue_id, r->queued_timestamp,
                     r->submit_timestamp, r->start_timestamp, r->end_timestamp);
+        } else if (p->kind == UPTI_TRACING_KIND_MEMORY_ALLOCATION) {
+            const upti_buffer_tracing_memory_allocation_record_t *r = (const void *)p;
+            fprintf(g_out, "ALLOC %s type=%d bytes=%" PRIu64 " handle=%" PRIx64 " corr=%" PRIu64 " agent=%" PRIu64 "\n",
+                    op_name(p->kind, p->operation), (int)r->type, r->bytes, r->handle, r->correlation_id.internal,
+                    r->agent_id.handle);
         } else {
             fprintf(g_out, "OTHER kind=%d\n", (int)p->kind);
         }
@@ -149,6 +155,7 @@ static int initialize(upti_client_finalize_t fini, void *data)
     if (getenv("UPTI_VK_TEST_NO_KERNELS") == NULL) {
         upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_KERNEL_DISPATCH, NULL, 0, g_buf);
         upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MEMORY_COPY, NULL, 0, g_buf);
+        upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MEMORY_ALLOCATION, NULL, 0, g_buf);
     }
     upti_configure_callback_tracing_service(g_ctx, UPTI_TRACING_KIND_VULKAN_API, NULL, 0, api_cb, NULL);
     upti_start_context(g_ctx);
