@@ -38,6 +38,7 @@
 #include <upti/names.h>
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -57,7 +58,7 @@ typedef struct dispatch_t {
     uint32_t query; /* first of its pair; UINT32_MAX: not timed */
     uint32_t groups[3];
     uint32_t base[3];
-    const char *name;
+    char name[64]; /* the pipeline's entry point, "" if unknown */
     upti_timestamp_t recorded;
     upti_runtime_correlation_t corr;
 } dispatch_t;
@@ -67,7 +68,7 @@ typedef struct cb_state_t {
     VkCommandPool cmd_pool;
     uvk_object_t *dev;
     VkQueryPool pool;
-    const char *pipeline_name;
+    char pipeline_name[64];
     uint32_t n, cap;
     dispatch_t *d;
     struct pending_t *inflight; /* the submission of its last execution, not yet read */
@@ -96,29 +97,10 @@ static pending_t *g_pending;
 /* Pipelines: compute pipeline -> its entry point's name. */
 typedef struct pipeline_t {
     VkPipeline pipeline;
-    const char *name;
+    char name[64];
     struct pipeline_t *next;
 } pipeline_t;
 static pipeline_t *g_pipelines;
-
-static const char *intern(const char *s)
-{
-    static struct interned {
-        struct interned *next;
-        char text[];
-    } *list;
-    for (struct interned *i = list; i != NULL; i = i->next)
-        if (strcmp(i->text, s) == 0)
-            return i->text;
-    size_t len = strlen(s);
-    struct interned *i = malloc(sizeof *i + len + 1);
-    if (i == NULL)
-        return "";
-    memcpy(i->text, s, len + 1);
-    i->next = list;
-    list = i;
-    return i->text;
-}
 
 static upti_timestamp_t now(void)
 {
@@ -299,7 +281,7 @@ static void emit_pending(pending_t *p, const uint64_t *ticks, int64_t offset, in
         r.agent_id = s->agent;
         r.queue_id = (uint64_t)(uintptr_t)p->queue;
         r.runtime_context = (uint64_t)(uintptr_t)p->dev->device;
-        r.kernel_name = d->name != NULL ? d->name : "<vulkan dispatch>";
+        r.kernel_name = d->name[0] != '\0' ? d->name : "<vulkan dispatch>";
         r.work_dim = 3;
         for (int k = 0; k < 3; k++) {
             r.global_offset[k] = d->base[k];
@@ -370,7 +352,7 @@ VkResult uvk_dt_vkCreateComputePipelines(const upti_vulkan_dispatch_t *n, VkDevi
         if (p == NULL)
             break;
         p->pipeline = pipelines[i];
-        p->name = intern(infos[i].stage.pName != NULL ? infos[i].stage.pName : "");
+        snprintf(p->name, sizeof p->name, "%s", infos[i].stage.pName != NULL ? infos[i].stage.pName : "");
         p->next = g_pipelines;
         g_pipelines = p;
     }
@@ -457,7 +439,7 @@ VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandB
             if (s->inflight != NULL)
                 complete(s->inflight, 1);
             s->n = 0;
-            s->pipeline_name = NULL;
+            s->pipeline_name[0] = '\0';
         }
         pthread_mutex_unlock(&g_lock);
     }
@@ -471,10 +453,10 @@ void uvk_dt_vkCmdBindPipeline(const upti_vulkan_dispatch_t *n, VkCommandBuffer c
         pthread_mutex_lock(&g_lock);
         cb_state_t *s = cb_find(cb);
         if (s != NULL) {
-            s->pipeline_name = NULL;
+            s->pipeline_name[0] = '\0';
             for (pipeline_t *p = g_pipelines; p != NULL; p = p->next)
                 if (p->pipeline == pipeline)
-                    s->pipeline_name = p->name;
+                    memcpy(s->pipeline_name, p->name, sizeof s->pipeline_name);
         }
         pthread_mutex_unlock(&g_lock);
     }
@@ -517,7 +499,7 @@ static slot_t op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti
             memcpy(d->groups, groups, sizeof d->groups);
         if (base != NULL)
             memcpy(d->base, base, sizeof d->base);
-        d->name = s->pipeline_name;
+        memcpy(d->name, s->pipeline_name, sizeof d->name);
         d->recorded = now();
         upti_runtime_capture_correlation(NULL, &d->corr);
         d->query = UINT32_MAX;

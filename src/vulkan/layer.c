@@ -37,10 +37,17 @@ const upti_operation_plan_t *const *uvk_api_plans = g_no_plans;
 int uvk_tracing;
 _Atomic int uvk_reg_state;
 
-/* The trampolines jump through uvk_registered from the first call on. */
+/* The trampolines jump through uvk_registered from the first call on. The
+   loader unloads a layer when its last instance is destroyed: the layer
+   stays loaded instead (RTLD_NODELETE), so that its registration with UPTI,
+   the table tools chained, its exit handler and what it still tracks
+   outlive the instance, and a later instance finds them. */
 __attribute__((constructor)) static void fill_registered(void)
 {
     uvk_fill_wrappers(&uvk_registered);
+    Dl_info self;
+    if (dladdr((void *)fill_registered, &self) != 0 && self.dli_fname != NULL)
+        dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
 /* --- registration --- */
