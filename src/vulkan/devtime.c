@@ -675,27 +675,26 @@ void uvk_dt_vkCmdPipelineBarrier(const upti_vulkan_dispatch_t *n, VkCommandBuffe
     dispatch_end(n, cb, d);
 }
 
-VkResult uvk_dt_vkQueueSubmit(const upti_vulkan_dispatch_t *n, VkQueue queue, uint32_t count,
-                              const VkSubmitInfo *submits, VkFence fence)
+/* The program's submission, made by call(ctx) with the layer's bookkeeping
+   around it: cbs are the command buffers it executes, in order. */
+static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, const VkCommandBuffer *cbs,
+                              uint32_t ncb, VkResult (*call)(void *ctx), void *ctx)
 {
-    if (LOAD(g_cbs) == NULL)
-        return n->vkQueueSubmit(queue, count, submits, fence);
     uvk_object_t *o = object_of(n);
     pthread_mutex_lock(&g_lock);
     poll_locked(o, 0);
     /* A command buffer whose last execution is unread: read it before this one overwrites it. */
     uint32_t total = 0;
-    for (uint32_t i = 0; i < count; i++)
-        for (uint32_t j = 0; j < submits[i].commandBufferCount; j++) {
-            cb_state_t *s = cb_find(submits[i].pCommandBuffers[j]);
-            if (s != NULL && s->inflight != NULL)
-                complete(s->inflight, 1);
-            if (s != NULL)
-                total += s->n;
-        }
+    for (uint32_t i = 0; i < ncb; i++) {
+        cb_state_t *s = cb_find(cbs[i]);
+        if (s != NULL && s->inflight != NULL)
+            complete(s->inflight, 1);
+        if (s != NULL)
+            total += s->n;
+    }
     pthread_mutex_unlock(&g_lock);
     upti_timestamp_t submitted = now();
-    VkResult r = n->vkQueueSubmit(queue, count, submits, fence);
+    VkResult r = call(ctx);
     if (r != VK_SUCCESS || total == 0)
         return r;
     pending_t *p = calloc(1, sizeof *p);
@@ -717,15 +716,14 @@ VkResult uvk_dt_vkQueueSubmit(const upti_vulkan_dispatch_t *n, VkQueue queue, ui
         p->fence = VK_NULL_HANDLE;
     }
     pthread_mutex_lock(&g_lock);
-    for (uint32_t i = 0; i < count; i++)
-        for (uint32_t j = 0; j < submits[i].commandBufferCount; j++) {
-            cb_state_t *s = cb_find(submits[i].pCommandBuffers[j]);
-            if (s == NULL || s->n == 0 || p->n + s->n > total)
-                continue;
-            memcpy(&p->d[p->n], s->d, s->n * sizeof *d);
-            p->n += s->n;
-            s->inflight = p;
-        }
+    for (uint32_t i = 0; i < ncb; i++) {
+        cb_state_t *s = cb_find(cbs[i]);
+        if (s == NULL || s->n == 0 || p->n + s->n > total)
+            continue;
+        memcpy(&p->d[p->n], s->d, s->n * sizeof *d);
+        p->n += s->n;
+        s->inflight = p;
+    }
     if (p->fence == VK_NULL_HANDLE) {
         /* Without a fence of its own the layer cannot know when to read: no device times. */
         for (uint32_t i = 0; i < p->n; i++)
@@ -735,6 +733,82 @@ VkResult uvk_dt_vkQueueSubmit(const upti_vulkan_dispatch_t *n, VkQueue queue, ui
     STORE(g_pending, p);
     pthread_mutex_unlock(&g_lock);
     return r;
+}
+
+typedef struct submit_args_t {
+    const upti_vulkan_dispatch_t *n;
+    PFN_vkQueueSubmit2 submit2;
+    VkQueue queue;
+    uint32_t count;
+    const VkSubmitInfo *submits;
+    const VkSubmitInfo2 *submits2;
+    VkFence fence;
+} submit_args_t;
+
+static VkResult call_submit(void *ctx)
+{
+    submit_args_t *a = ctx;
+    return a->n->vkQueueSubmit(a->queue, a->count, a->submits, a->fence);
+}
+
+static VkResult call_submit2(void *ctx)
+{
+    submit_args_t *a = ctx;
+    return a->submit2(a->queue, a->count, a->submits2, a->fence);
+}
+
+VkResult uvk_dt_vkQueueSubmit(const upti_vulkan_dispatch_t *n, VkQueue queue, uint32_t count,
+                              const VkSubmitInfo *submits, VkFence fence)
+{
+    if (LOAD(g_cbs) == NULL)
+        return n->vkQueueSubmit(queue, count, submits, fence);
+    uint32_t ncb = 0;
+    for (uint32_t i = 0; i < count; i++)
+        ncb += submits[i].commandBufferCount;
+    VkCommandBuffer *cbs = malloc((ncb + 1) * sizeof *cbs);
+    if (cbs == NULL)
+        return n->vkQueueSubmit(queue, count, submits, fence);
+    ncb = 0;
+    for (uint32_t i = 0; i < count; i++)
+        for (uint32_t j = 0; j < submits[i].commandBufferCount; j++)
+            cbs[ncb++] = submits[i].pCommandBuffers[j];
+    submit_args_t a = {n, NULL, queue, count, submits, NULL, fence};
+    VkResult r = submit_traced(n, queue, cbs, ncb, call_submit, &a);
+    free(cbs);
+    return r;
+}
+
+static VkResult submit2(const upti_vulkan_dispatch_t *n, PFN_vkQueueSubmit2 fn, VkQueue queue, uint32_t count,
+                        const VkSubmitInfo2 *submits, VkFence fence)
+{
+    if (LOAD(g_cbs) == NULL)
+        return fn(queue, count, submits, fence);
+    uint32_t ncb = 0;
+    for (uint32_t i = 0; i < count; i++)
+        ncb += submits[i].commandBufferInfoCount;
+    VkCommandBuffer *cbs = malloc((ncb + 1) * sizeof *cbs);
+    if (cbs == NULL)
+        return fn(queue, count, submits, fence);
+    ncb = 0;
+    for (uint32_t i = 0; i < count; i++)
+        for (uint32_t j = 0; j < submits[i].commandBufferInfoCount; j++)
+            cbs[ncb++] = submits[i].pCommandBufferInfos[j].commandBuffer;
+    submit_args_t a = {n, fn, queue, count, NULL, submits, fence};
+    VkResult r = submit_traced(n, queue, cbs, ncb, call_submit2, &a);
+    free(cbs);
+    return r;
+}
+
+VkResult uvk_dt_vkQueueSubmit2(const upti_vulkan_dispatch_t *n, VkQueue queue, uint32_t count,
+                               const VkSubmitInfo2 *submits, VkFence fence)
+{
+    return submit2(n, n->vkQueueSubmit2, queue, count, submits, fence);
+}
+
+VkResult uvk_dt_vkQueueSubmit2KHR(const upti_vulkan_dispatch_t *n, VkQueue queue, uint32_t count,
+                                  const VkSubmitInfo2 *submits, VkFence fence)
+{
+    return submit2(n, n->vkQueueSubmit2KHR, queue, count, submits, fence);
 }
 
 VkResult uvk_dt_vkWaitForFences(const upti_vulkan_dispatch_t *n, VkDevice device, uint32_t count,

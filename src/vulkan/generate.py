@@ -50,6 +50,7 @@ DEVTIME = {
     'vkCmdCopyBuffer', 'vkCmdCopyBuffer2', 'vkCmdCopyBuffer2KHR', 'vkCmdFillBuffer', 'vkCmdUpdateBuffer',
     'vkCmdCopyImage', 'vkCmdCopyBufferToImage', 'vkCmdCopyImageToBuffer', 'vkCmdPipelineBarrier',
     'vkAllocateMemory', 'vkFreeMemory',  # memory.c
+    'vkQueueSubmit2', 'vkQueueSubmit2KHR',
 }
 
 INSTANCE_HANDLES = ('VkInstance', 'VkPhysicalDevice')

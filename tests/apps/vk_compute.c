@@ -1,6 +1,6 @@
 /* vk_compute: a plain Vulkan compute program (no UPTI) for the Vulkan tests.
  *
- *   vk_compute [SUBMITS]   (default 10)
+ *   vk_compute [SUBMITS [submit2]]   (default 10; submit2: Vulkan 1.3's vkQueueSubmit2)
  *
  * Picks the first CPU device (lavapipe), builds a compute pipeline from
  * vk_compute.comp (out[i] = in[i] * 2 + i), records one command buffer:
@@ -107,10 +107,11 @@ int main(int argc, char **argv)
     int submits = argc > 1 ? atoi(argv[1]) : 10;
     if (submits < 1)
         submits = 1;
+    int use_submit2 = argc > 2 && strcmp(argv[2], "submit2") == 0;
 
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                              .pApplicationName = "vk_compute",
-                             .apiVersion = VK_API_VERSION_1_1};
+                             .apiVersion = use_submit2 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_1};
     VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
     VkInstance instance;
     VkResult r = vkCreateInstance(&ici, NULL, &instance);
@@ -131,7 +132,10 @@ int main(int argc, char **argv)
                                    .queueFamilyIndex = family,
                                    .queueCount = 1,
                                    .pQueuePriorities = &priority};
+    VkPhysicalDeviceVulkan13Features v13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+                                            .synchronization2 = VK_TRUE};
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                              .pNext = use_submit2 ? &v13 : NULL,
                               .queueCreateInfoCount = 1,
                               .pQueueCreateInfos = &qci};
     VkDevice dev;
@@ -245,8 +249,14 @@ int main(int argc, char **argv)
     VkFence fence;
     CHECK_VK(vkCreateFence(dev, &fci, NULL, &fence));
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+    VkCommandBufferSubmitInfo cbsi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, .commandBuffer = cb};
+    VkSubmitInfo2 si2 = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .commandBufferInfoCount = 1,
+                         .pCommandBufferInfos = &cbsi};
     for (int s = 0; s < submits; s++) {
-        CHECK_VK(vkQueueSubmit(queue, 1, &si, fence));
+        if (use_submit2)
+            CHECK_VK(vkQueueSubmit2(queue, 1, &si2, fence));
+        else
+            CHECK_VK(vkQueueSubmit(queue, 1, &si, fence));
         CHECK_VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
         CHECK_VK(vkResetFences(dev, 1, &fence));
     }

@@ -15,6 +15,7 @@ Cases
   submit_100  vk_compute 100: 100 vkQueueSubmit records, 1 vkCmdDispatch,
               100 KERNEL_DISPATCH records
   api_only    KERNEL_DISPATCH not asked for: no KERNEL record
+  submit2     vk_compute 3 submit2: the same through vkQueueSubmit2
   chain       a tool replaces vkCmdDispatch in the registered table: its
               entry forwards the one call, which is still traced
   no_tool     the layer without a tool: same output, no UPTI message
@@ -80,7 +81,7 @@ ONCE = {
 PER_SUBMIT = ('vkQueueSubmit', 'vkWaitForFences', 'vkResetFences')
 
 
-def check_tool_records(recs, submits):
+def check_tool_records(recs, submits, submit='vkQueueSubmit'):
     expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
     expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
     api = [r for r in recs if r['_t'] == 'API']
@@ -88,7 +89,10 @@ def check_tool_records(recs, submits):
     for name, n in ONCE.items():
         expect(counts[name] == n, f'{name}: {counts[name]} API records, expected {n}')
     for name in PER_SUBMIT:
+        name = submit if name == 'vkQueueSubmit' else name
         expect(counts[name] == submits, f'{name}: {counts[name]} API records, expected {submits}')
+    other = 'vkQueueSubmit2' if submit == 'vkQueueSubmit' else 'vkQueueSubmit'
+    expect(counts[other] == 0, f'{other}: {counts[other]} API records, expected none')
     expect(all(r['op'].startswith('vk') for r in api), 'an API record without a Vulkan name')
     corrs = [int(r['corr']) for r in api]
     expect(0 not in corrs and len(set(corrs)) == len(corrs), 'correlation ids not unique and non-zero')
@@ -114,7 +118,8 @@ def check_tool_records(recs, submits):
     disp = [r for r in cbs if r['op'] == 'vkCmdDispatch']
     expect([r.get('groups') for r in disp] == ['64,1,1', '64,1,1'], 'vkCmdDispatch arguments: %s' % disp)
     sub_exit = [r for r in cbs if r['op'] == 'vkQueueSubmit' and r['phase'] == 'EXIT']
-    expect(all(r.get('submits') == '1' and r.get('cbs') == '1' and r.get('ret') == '0' for r in sub_exit),
+    expect(len(sub_exit) == (submits if submit == 'vkQueueSubmit' else 0) and
+           all(r.get('submits') == '1' and r.get('cbs') == '1' and r.get('ret') == '0' for r in sub_exit),
            'vkQueueSubmit arguments or result')
     dev = [r for r in cbs if r['op'] == 'vkCreateDevice' and r['phase'] == 'EXIT']
     expect(len(dev) == 1 and dev[0].get('ret') == '0' and dev[0].get('device') == 'set',
@@ -123,18 +128,18 @@ def check_tool_records(recs, submits):
     names = [r['op'] for r in api]
     expect(names[0] == 'vkCreateInstance' and names[-1] == 'vkDestroyInstance',
            'first/last call: %s ... %s' % (names[0], names[-1]))
-    expect(names.index('vkEndCommandBuffer') < names.index('vkQueueSubmit'), 'submit before recording ended')
+    expect(names.index('vkEndCommandBuffer') < names.index(submit), 'submit before recording ended')
     return counts
 
 
-def check_kernels(recs, submits):
+def check_kernels(recs, submits, submit='vkQueueSubmit'):
     """One record per execution of the recorded vkCmdDispatch, on UPTI's clock:
     after its vkQueueSubmit began, before the vkWaitForFences after it returned."""
     api = [r for r in recs if r['_t'] == 'API']
     kernels = sorted((r for r in recs if r['_t'] == 'KERNEL'), key=lambda r: int(r['submit']))
     expect(len(kernels) == submits, f'{len(kernels)} KERNEL_DISPATCH records, expected {submits}')
     dispatch = [r for r in api if r['op'] == 'vkCmdDispatch'][0]
-    subs = [r for r in api if r['op'] == 'vkQueueSubmit']
+    subs = [r for r in api if r['op'] == submit]
     waits = [r for r in api if r['op'] == 'vkWaitForFences']
     for k, s, w in zip(kernels, subs, waits):
         expect(k['op'] == 'VK_DISPATCH' and k['name'] == 'main' and k['groups'] == '64,1,1',
@@ -196,7 +201,8 @@ def main():
     layered = dict(base, VK_ADD_LAYER_PATH=a.layer_dir, VK_INSTANCE_LAYERS=LAYER)
     traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
     submits = 100 if a.case == 'submit_100' else 3
-    argv = [a.app, str(submits)]
+    argv = [a.app, str(submits)] + (['submit2'] if a.case == 'submit2' else [])
+    submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
     rc0, out0, err0 = run(argv, base)
     if rc0 == SKIP:
         print('SKIP: ' + err0)
@@ -261,12 +267,12 @@ def main():
         print('PASS no_tool')
         return
     recs = parse(out)
-    check_tool_records(recs, submits)
+    check_tool_records(recs, submits, submit)
     if a.case == 'api_only':
         expect(not any(r['_t'] in ('KERNEL', 'COPY', 'ALLOC') for r in recs),
                'KERNEL_DISPATCH or MEMORY_COPY records although not asked for')
     else:
-        check_kernels(recs, submits)
+        check_kernels(recs, submits, submit)
     if a.case == 'api':
         agents = [r for r in recs if r['_t'] == 'AGENT']
         expect(len(agents) >= 1 and any(r['type'] == '1' and 'llvmpipe' in r['line'] for r in agents),
