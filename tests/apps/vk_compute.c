@@ -8,6 +8,10 @@
  * submits it SUBMITS times, each waited for with a fence. Checks the result
  * and prints a deterministic summary on stdout. Exits 0 on success, 1 on a
  * wrong result, 2 on a Vulkan error, 77 if there is no Vulkan device.
+ *
+ * Built with WITH_OPENCL as vk_ocl_mixed: before each submission the same
+ * thread also runs an OpenCL kernel (ocl_step) on the first OpenCL device
+ * and waits for it with clFinish.
  */
 #include <vulkan/vulkan.h>
 
@@ -17,6 +21,60 @@
 #include <string.h>
 
 #include "vk_compute.spv.h"
+#ifdef WITH_OPENCL
+#include "ocl_common.h"
+
+static const char *k_ocl_src = "__kernel void ocl_step(__global uint *a) { a[get_global_id(0)] += 1u; }";
+
+typedef struct ocl_t {
+    cl_context ctx;
+    cl_command_queue q;
+    cl_program prog;
+    cl_kernel k;
+    cl_mem buf;
+} ocl_t;
+
+static void ocl_setup(ocl_t *o)
+{
+    cl_device_id dev = ocl_first_device(NULL);
+    cl_int err;
+    o->ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    CHECK(err);
+    o->q = clCreateCommandQueueWithProperties(o->ctx, dev, NULL, &err);
+    CHECK(err);
+    o->prog = ocl_build(o->ctx, dev, k_ocl_src);
+    o->k = clCreateKernel(o->prog, "ocl_step", &err);
+    CHECK(err);
+    o->buf = clCreateBuffer(o->ctx, CL_MEM_READ_WRITE, 1024 * sizeof(cl_uint), NULL, &err);
+    CHECK(err);
+    cl_uint zero = 0;
+    CHECK(clEnqueueFillBuffer(o->q, o->buf, &zero, sizeof zero, 0, 1024 * sizeof(cl_uint), 0, NULL, NULL));
+    CHECK(clSetKernelArg(o->k, 0, sizeof o->buf, &o->buf));
+}
+
+static void ocl_step(ocl_t *o)
+{
+    size_t global = 1024;
+    CHECK(clEnqueueNDRangeKernel(o->q, o->k, 1, NULL, &global, NULL, 0, NULL, NULL));
+    CHECK(clFinish(o->q));
+}
+
+/* Every element was incremented once per step. */
+static int ocl_check(ocl_t *o, int steps)
+{
+    cl_uint out[1024];
+    CHECK(clEnqueueReadBuffer(o->q, o->buf, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+    int ok = 1;
+    for (int i = 0; i < 1024; i++)
+        ok &= out[i] == (cl_uint)steps;
+    clReleaseMemObject(o->buf);
+    clReleaseKernel(o->k);
+    clReleaseProgram(o->prog);
+    clReleaseCommandQueue(o->q);
+    clReleaseContext(o->ctx);
+    return ok;
+}
+#endif
 
 #define COUNT 4096u
 #define CHECK_VK(call)                                                                         \
@@ -252,7 +310,14 @@ int main(int argc, char **argv)
     VkCommandBufferSubmitInfo cbsi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, .commandBuffer = cb};
     VkSubmitInfo2 si2 = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .commandBufferInfoCount = 1,
                          .pCommandBufferInfos = &cbsi};
+#ifdef WITH_OPENCL
+    ocl_t ocl;
+    ocl_setup(&ocl);
+#endif
     for (int s = 0; s < submits; s++) {
+#ifdef WITH_OPENCL
+        ocl_step(&ocl);
+#endif
         if (use_submit2)
             CHECK_VK(vkQueueSubmit2(queue, 1, &si2, fence));
         else
@@ -285,6 +350,14 @@ int main(int argc, char **argv)
     vkDestroyDevice(dev, NULL);
     vkDestroyInstance(instance, NULL);
 
+#ifdef WITH_OPENCL
+    if (!ocl_check(&ocl, submits)) {
+        printf("vk_compute: OpenCL steps WRONG\n");
+        wrong++;
+    } else {
+        printf("vk_compute: %d OpenCL steps ok\n", submits);
+    }
+#endif
     printf("vk_compute: %d submits, %u values, sum %llu, %s\n", submits, COUNT, (unsigned long long)sum,
            wrong ? "WRONG" : "ok");
     return wrong ? 1 : 0;

@@ -20,6 +20,11 @@ Cases
               entry forwards the one call, which is still traced
   no_tool     the layer without a tool: same output, no UPTI message
   upti_run    `upti run --vulkan-trace`: the database's Vulkan API rows
+  opencl_then_vulkan
+              vk_ocl_mixed 3 under `upti run --sys-trace`: one thread runs an
+              OpenCL kernel (clFinish) then a Vulkan dispatch (fence), three
+              times; on the trace the six kernels alternate in that order,
+              each ending before the next starts (one clock for both)
 """
 import argparse
 import collections
@@ -208,6 +213,24 @@ def main():
         print('SKIP: ' + err0)
         sys.exit(SKIP)
     expect(rc0 == 0, f'vk_compute fails without the layer ({rc0}): {err0}')
+
+    if a.case == 'opencl_then_vulkan':
+        outdir = os.path.join(a.workdir, 'mixed')
+        os.makedirs(outdir, exist_ok=True)
+        db = os.path.join(outdir, 'mixed.db')
+        if os.path.exists(db):
+            os.remove(db)
+        rc1, out1, err1 = run([a.upti, 'run', '--sys-trace', '--force-overwrite', '-d', outdir, '-o', 'mixed',
+                               '--'] + argv, base)
+        expect(rc1 == 0 and out1 == out0, f'upti run: status {rc1}, stdout {out1!r} (bare {out0!r}), stderr {err1}')
+        con = sqlite3.connect(db)
+        rows = con.execute("SELECT name, start, \"end\" FROM kernels ORDER BY start").fetchall()
+        names = [r[0] for r in rows]
+        expect(names == ['ocl_step', 'main'] * submits, f'kernels in start order: {names}')
+        for prev, cur in zip(rows, rows[1:]):
+            expect(0 < prev[1] <= prev[2] <= cur[1], f'{prev} does not end before {cur} starts')
+        print('PASS opencl_then_vulkan')
+        return
 
     if a.case == 'upti_run':
         outdir = os.path.join(a.workdir, 'upti_run')
