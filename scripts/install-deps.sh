@@ -11,6 +11,9 @@
 set -eu
 
 # build-essential: the C and C++ compilers, the C library headers and make.
+# libvulkan-dev: the Vulkan loader, headers and registry (vk.xml);
+# mesa-vulkan-drivers: lavapipe, the CPU Vulkan device the tests run on;
+# glslang-tools: glslangValidator, which compiles the test shaders.
 # One package per line; tests/integration/install/check_deps.py checks that
 # every tool and library the build and the tests use is here.
 PACKAGES="
@@ -27,6 +30,9 @@ libsqlite3-dev
 sqlite3
 clang
 libclang-rt-14-dev
+libvulkan-dev
+mesa-vulkan-drivers
+glslang-tools
 "
 
 missing=""

@@ -52,6 +52,9 @@ typedef enum upti_kernel_dispatch_operation_t {
     UPTI_KERNEL_DISPATCH_NDRANGE, /**< clEnqueueNDRangeKernel */
     UPTI_KERNEL_DISPATCH_TASK,    /**< clEnqueueTask */
     UPTI_KERNEL_DISPATCH_NATIVE,  /**< clEnqueueNativeKernel */
+    UPTI_KERNEL_DISPATCH_VK_DISPATCH,          /**< vkCmdDispatch */
+    UPTI_KERNEL_DISPATCH_VK_DISPATCH_BASE,     /**< vkCmdDispatchBase(KHR) */
+    UPTI_KERNEL_DISPATCH_VK_DISPATCH_INDIRECT, /**< vkCmdDispatchIndirect */
     UPTI_KERNEL_DISPATCH_LAST
 } upti_kernel_dispatch_operation_t;
 
@@ -151,6 +154,7 @@ typedef enum upti_memory_allocation_type_t {
     UPTI_MEMORY_ALLOCATION_TYPE_USM_HOST,
     UPTI_MEMORY_ALLOCATION_TYPE_USM_DEVICE,
     UPTI_MEMORY_ALLOCATION_TYPE_USM_SHARED,
+    UPTI_MEMORY_ALLOCATION_TYPE_DEVICE_MEMORY, /**< a VkDeviceMemory (vkAllocateMemory) */
     UPTI_MEMORY_ALLOCATION_TYPE_LAST
 } upti_memory_allocation_type_t;
 

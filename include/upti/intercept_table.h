@@ -11,7 +11,8 @@ typedef enum upti_intercept_table_t {
     UPTI_INTERCEPT_TABLE_NONE = 0,
     UPTI_INTERCEPT_TABLE_MARKER = 1 << 0, /**< uptx_dispatch_table_t (uptx/uptx_table.h) */
     UPTI_INTERCEPT_TABLE_OPENCL = 1 << 1, /**< struct _cl_icd_dispatch of the OpenCL layer */
-    UPTI_INTERCEPT_TABLE_ALL = 0x3
+    UPTI_INTERCEPT_TABLE_VULKAN = 1 << 2, /**< upti_vulkan_dispatch_t of the Vulkan layer (upti/vulkan.h) */
+    UPTI_INTERCEPT_TABLE_ALL = 0x7
 } upti_intercept_table_t;
 
 /**

@@ -49,6 +49,7 @@ typedef enum upti_tracing_kind_t {
     UPTI_TRACING_KIND_MEMORY_COPY,       /**< copies, fills, maps, migrations, markers, barriers */
     UPTI_TRACING_KIND_MEMORY_ALLOCATION, /**< buffers, images, SVM/USM allocations and releases */
     UPTI_TRACING_KIND_CODE_OBJECT,       /**< programs and kernel symbols loaded and unloaded */
+    UPTI_TRACING_KIND_VULKAN_API,        /**< every Vulkan call through the layer (upti/vulkan.h) */
     UPTI_TRACING_KIND_LAST
 } upti_tracing_kind_t;
 

@@ -35,6 +35,7 @@ void cmd_run_help(FILE *out)
             "\n"
             "what to trace (default: --sys-trace):\n"
             "  --opencl-trace            OpenCL API calls\n"
+            "  --vulkan-trace            Vulkan API calls (the layer VK_LAYER_UPTI_trace)\n"
             "  --kernel-trace            kernel dispatches (and kernel symbols)\n"
             "  --memory-copy-trace       copies, fills, maps, migrations, markers, barriers\n"
             "  --memory-alloc-trace      buffer/image/SVM allocations and releases\n"
@@ -75,6 +76,7 @@ void cmd_run_help(FILE *out)
             "Long options are taken by their exact name only.\n"
             "\n"
             "environment set for PROGRAM: UPTI_TOOL_LIBRARIES, OPENCL_LAYERS,\n"
+            "VK_ADD_LAYER_PATH, VK_INSTANCE_LAYERS,\n"
             "NVTX_INJECTION64_PATH and UPTI_TRACE_* (see docs/cli.md).\n"
             "\n"
             "example: upti run --sys-trace --stats --format db,pftrace -d out -- ./app 100\n");
@@ -82,11 +84,12 @@ void cmd_run_help(FILE *out)
 
 enum {
     O_OPENCL = CLI_OPT_OWN, O_KERNEL, O_COPY, O_ALLOC, O_MARKER, O_SYS, O_STATS, O_INCLUDE,
-    O_EXCLUDE, O_ARGS, O_LIST, O_FORCE
+    O_EXCLUDE, O_ARGS, O_LIST, O_FORCE, O_VULKAN
 };
 
 static const cli_option k_options[] = {
     {O_OPENCL, 0, "opencl-trace", NULL, 0},
+    {O_VULKAN, 0, "vulkan-trace", NULL, 0},
     {O_KERNEL, 0, "kernel-trace", NULL, 0},
     {O_COPY, 0, "memory-copy-trace", NULL, 0},
     {O_ALLOC, 0, "memory-alloc-trace", NULL, 0},
@@ -118,6 +121,7 @@ static int on_option(void *ctx, int id, const char *value)
     const char *k = NULL;
     switch (id) {
     case O_OPENCL: k = "opencl_api"; break;
+    case O_VULKAN: k = "vulkan_api"; break;
     case O_KERNEL: k = "kernel_dispatch,code_object"; break;
     case O_COPY: k = "memory_copy"; break;
     case O_ALLOC: k = "memory_allocation"; break;
@@ -322,6 +326,14 @@ static int run_program(const run_options *o, char **program, int nprogram)
     snprintf(path, sizeof path, "%s/libupti-opencl.so", libdir);
     if (access(path, R_OK) == 0)
         env_prepend("OPENCL_LAYERS", path);
+    /* The Vulkan layer: its manifest lies beside it; the loader (1.3.239 on
+       Debian 12) adds VK_ADD_LAYER_PATH to its search and enables the
+       explicit layers named in VK_INSTANCE_LAYERS. */
+    snprintf(path, sizeof path, "%s/VkLayer_UPTI_trace.json", libdir);
+    if (access(path, R_OK) == 0) {
+        env_prepend("VK_ADD_LAYER_PATH", libdir);
+        env_prepend("VK_INSTANCE_LAYERS", "VK_LAYER_UPTI_trace");
+    }
     snprintf(path, sizeof path, "%s/libupti-nvtx.so", libdir);
     const char *nvtx = getenv("NVTX_INJECTION64_PATH");
     if (access(path, R_OK) == 0 && (nvtx == NULL || nvtx[0] == '\0'))

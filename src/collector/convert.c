@@ -130,6 +130,7 @@ static uint64_t record_time(uint32_t kind, const void *rec)
 {
     switch (kind) {
     case UPTI_TRACING_KIND_OPENCL_API:
+    case UPTI_TRACING_KIND_VULKAN_API:
         return ((const upti_buffer_tracing_api_record_t *)rec)->end_timestamp;
     case UPTI_TRACING_KIND_MARKER_API:
         return ((const upti_buffer_tracing_marker_api_record_t *)rec)->end_timestamp;
@@ -152,6 +153,7 @@ static size_t kind_layout(uint32_t kind, size_t *string_offset)
     *string_offset = 0;
     switch (kind) {
     case UPTI_TRACING_KIND_OPENCL_API:
+    case UPTI_TRACING_KIND_VULKAN_API:
         return sizeof(upti_buffer_tracing_api_record_t);
     case UPTI_TRACING_KIND_MARKER_API:
         *string_offset = offsetof(upti_buffer_tracing_marker_api_record_t, message);

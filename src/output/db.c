@@ -110,7 +110,7 @@ struct uo_db {
     uo_map op_ids;     /* (kind << 32 | op) → string id */
     /* The same for the small ones (0: not yet), and table_id()'s ids. */
     int64_t op_small[OP_KINDS][OP_OPS];
-    int64_t kind_ids[7], direction_ids[5], alloc_type_ids[9];
+    int64_t kind_ids[8], direction_ids[5], alloc_type_ids[10];
     size_t last_thread; /* index + 1 in thr of the last thread found */
     uo_map threads;    /* tid → index + 1 in thread array */
     thread_state *thr;
@@ -134,12 +134,13 @@ struct uo_db {
 };
 
 static const char *const k_kind_names[] = {"NONE", "MARKER_API", "OPENCL_API", "KERNEL_DISPATCH",
-                                           "MEMORY_COPY", "MEMORY_ALLOCATION", "CODE_OBJECT"};
+                                           "MEMORY_COPY", "MEMORY_ALLOCATION", "CODE_OBJECT",
+                                           "VULKAN_API"};
 static const char *const k_directions[] = {"NONE", "HOST_TO_DEVICE", "DEVICE_TO_HOST",
                                            "DEVICE_TO_DEVICE", "HOST_TO_HOST"};
 static const char *const k_alloc_types[] = {"NONE",  "BUFFER", "SUB_BUFFER", "IMAGE",
                                             "PIPE",  "SVM",    "USM_HOST",   "USM_DEVICE",
-                                            "USM_SHARED"};
+                                            "USM_SHARED", "DEVICE_MEMORY"};
 static const char *const k_agent_types[] = {"NONE", "CPU", "GPU", "ACCELERATOR"};
 
 static uint64_t str_hash(const char *s, size_t *len)
@@ -566,10 +567,11 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
         return -1;
     const upti_record_prefix_t *p = record;
     switch (kind) {
-    case UPTI_TRACING_KIND_OPENCL_API: {
+    case UPTI_TRACING_KIND_OPENCL_API:
+    case UPTI_TRACING_KIND_VULKAN_API: {
         const upti_buffer_tracing_api_record_t *a = record;
         thread_of(db, a->thread_id, a->start_timestamp);
-        int64_t domain = table_id(db, k_kind_names, db->kind_ids, 7, kind);
+        int64_t domain = table_id(db, k_kind_names, db->kind_ids, 8, kind);
         int64_t op = op_id(db, kind, a->operation);
         int64_t *v = row_new(db, ST_API);
         if (v == NULL)
@@ -650,7 +652,7 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
         const upti_buffer_tracing_memory_allocation_record_t *m = record;
         thread_of(db, m->thread_id, m->timestamp);
         int64_t op = op_id(db, kind, m->operation);
-        int64_t type = table_id(db, k_alloc_types, db->alloc_type_ids, 9, m->type);
+        int64_t type = table_id(db, k_alloc_types, db->alloc_type_ids, 10, m->type);
         int64_t *v = row_new(db, ST_ALLOC);
         if (v == NULL)
             return -1;

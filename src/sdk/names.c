@@ -46,7 +46,7 @@ UPTI_API const char *upti_get_callback_phase_name(upti_callback_phase_t phase)
 /* ---- kinds whose operations are fixed enums in buffer_tracing.h ---- */
 
 static const char *const g_kernel_dispatch_ops[UPTI_KERNEL_DISPATCH_LAST] = {
-    "NONE", "NDRANGE", "TASK", "NATIVE",
+    "NONE", "NDRANGE", "TASK", "NATIVE", "VK_DISPATCH", "VK_DISPATCH_BASE", "VK_DISPATCH_INDIRECT",
 };
 static const char *const g_memory_copy_ops[UPTI_MEMORY_COPY_LAST] = {
     "NONE", "READ_BUFFER", "WRITE_BUFFER", "COPY_BUFFER", "READ_BUFFER_RECT",
@@ -70,10 +70,16 @@ FIXED_KIND(g_memory_copy_info, "MEMORY_COPY", g_memory_copy_ops);
 FIXED_KIND(g_memory_allocation_info, "MEMORY_ALLOCATION", g_memory_allocation_ops);
 FIXED_KIND(g_code_object_info, "CODE_OBJECT", g_code_object_ops);
 
-#ifndef UPTI_HAVE_OPENCL
+#if !defined(UPTI_HAVE_OPENCL) || !defined(UPTI_HAVE_VULKAN)
 static const char *const g_no_ops[1] = {"NONE"};
+#endif
+#ifndef UPTI_HAVE_OPENCL
 /* Built without OpenCL headers: the kind exists but has no operations. */
 static const upti_kind_info_t upti_opencl_api_kind_info = {"OPENCL_API", 1, g_no_ops, NULL};
+#endif
+#ifndef UPTI_HAVE_VULKAN
+/* Built without Vulkan headers: the kind exists but has no operations. */
+static const upti_kind_info_t upti_vulkan_api_kind_info = {"VULKAN_API", 1, g_no_ops, NULL};
 #endif
 
 static const upti_kind_info_t g_none_info = {"NONE", 0, NULL, NULL};
@@ -93,6 +99,8 @@ const upti_kind_info_t *upti_kind_info(upti_tracing_kind_t kind)
         return &g_memory_allocation_info;
     case UPTI_TRACING_KIND_CODE_OBJECT:
         return &g_code_object_info;
+    case UPTI_TRACING_KIND_VULKAN_API:
+        return &upti_vulkan_api_kind_info;
     default:
         return &g_none_info;
     }

@@ -429,6 +429,8 @@ static int library_mask(const char *name)
         return UPTI_INTERCEPT_TABLE_MARKER;
     if (strcmp(name, "opencl") == 0)
         return UPTI_INTERCEPT_TABLE_OPENCL;
+    if (strcmp(name, "vulkan") == 0)
+        return UPTI_INTERCEPT_TABLE_VULKAN;
     return UPTI_INTERCEPT_TABLE_NONE;
 }
 

@@ -237,6 +237,7 @@ static const struct {
     {"memory_copy", UPTI_TRACING_KIND_MEMORY_COPY},
     {"memory_allocation", UPTI_TRACING_KIND_MEMORY_ALLOCATION},
     {"code_object", UPTI_TRACING_KIND_CODE_OBJECT},
+    {"vulkan_api", UPTI_TRACING_KIND_VULKAN_API},
 };
 
 static int kind_known(const char *t)

@@ -76,7 +76,7 @@ static void test_kind_and_operation_names(void)
 {
     static const char *const kind_names[UPTI_TRACING_KIND_LAST] = {
         NULL, "MARKER_API", "OPENCL_API", "KERNEL_DISPATCH", "MEMORY_COPY",
-        "MEMORY_ALLOCATION", "CODE_OBJECT",
+        "MEMORY_ALLOCATION", "CODE_OBJECT", "VULKAN_API",
     };
     /* Operations each kind must have (enum LAST - 1); OPENCL_API: see below. */
     static const uint32_t op_counts[UPTI_TRACING_KIND_LAST] = {
@@ -87,6 +87,7 @@ static void test_kind_and_operation_names(void)
         UPTI_MEMORY_COPY_LAST - 1,
         UPTI_MEMORY_ALLOCATION_LAST - 1,
         UPTI_CODE_OBJECT_LAST - 1,
+        0,
     };
 
     static seen_t kinds;
@@ -113,9 +114,9 @@ static void test_kind_and_operation_names(void)
         memset(&ops, 0, sizeof ops);
         CHECK_STATUS(upti_iterate_tracing_kind_operations((upti_tracing_kind_t)k, on_operation, &ops),
                      UPTI_STATUS_SUCCESS);
-        if (k == UPTI_TRACING_KIND_OPENCL_API) {
-            /* Its operations come from the OpenCL table; whatever they are, they are
-             * numbered 1..n in order and named. */
+        if (k == UPTI_TRACING_KIND_OPENCL_API || k == UPTI_TRACING_KIND_VULKAN_API) {
+            /* Their operations come from the OpenCL table and the Vulkan registry;
+             * whatever they are, they are numbered 1..n in order and named. */
         } else if ((uint32_t)ops.n != op_counts[k]) {
             fprintf(stderr, "FAIL: kind %s iterates %d operations, expected %u\n", kind_names[k],
                     ops.n, op_counts[k]);

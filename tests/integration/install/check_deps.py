@@ -49,6 +49,11 @@ REQUIREMENTS = {
     "header:nvtx3/nvToolsExt.h": None,  # CUDA toolkit; tests skip with a reason
     # An OpenCL platform for the test programs to run on.
     "opencl-platform": ["ocl-icd-libopencl1", "pocl-opencl-icd"],
+    "package:Vulkan": ["libvulkan-dev"],
+    "header:vk.xml": ["libvulkan-dev"],  # the Vulkan registry the layer is generated from
+    # A Vulkan device for the test programs (lavapipe) and their shader compiler.
+    "vulkan-device": ["mesa-vulkan-drivers"],
+    "command:glslangValidator": ["glslang-tools"],
     # commands
     "command:make": ["build-essential"],
     "command:cc": ["build-essential"],
@@ -135,6 +140,8 @@ def cmake_requirements():
             reqs.setdefault("package:" + m.group(1), where)
             if m.group(1) == "OpenCL":
                 reqs.setdefault("opencl-platform", where)
+            if m.group(1) == "Vulkan":
+                reqs.setdefault("vulkan-device", where)
         for m in re.finditer(r"\bfind_library\s*\(\s*\w+\s+(?:NAMES\s+)?([\w.+-]+)", text):
             reqs.setdefault("library:" + m.group(1), where)
         for m in re.finditer(r"\bfind_path\s*\(\s*\w+\s+(?:NAMES\s+)?([\w./+-]+)", text):

@@ -1,0 +1,445 @@
+/* libupti-vulkan: the Vulkan layer VK_LAYER_UPTI_trace, its loader
+ * interface and its registration with UPTI.
+ *
+ * Loader interface (Vulkan-Loader docs/LoaderLayerInterface.md, version 2):
+ * vkNegotiateLoaderLayerInterfaceVersion hands the loader this layer's
+ * vkGetInstanceProcAddr and vkGetDeviceProcAddr. vkCreateInstance and
+ * vkCreateDevice take the next layer's proc-addr functions from the chain
+ * info in pNext, advance the chain, call down and fill the object's table of
+ * next entries (objects.c).
+ *
+ * Tables:
+ *   per object       the next layer's entries (uvk_object_t.next)
+ *   uvk_registered   the wrappers; registered with UPTI ("vulkan"), so tools
+ *                    may chain its entries
+ *   trampolines      what vk*GetProcAddr hands out: each calls the entry
+ *                    uvk_registered holds at the time of the call
+ * With no tool, vk*GetProcAddr hands out the next layer's entries (the layer
+ * is then out of the way), but for the commands that keep its tables.
+ */
+#include "layer.h"
+#include "devtime.h"
+
+#include <upti/buffer_tracing.h>
+#include <upti/register.h>
+#include <upti/registration.h>
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UVK_EXPORT __attribute__((visibility("default")))
+
+upti_vulkan_dispatch_t uvk_registered;
+static const upti_operation_plan_t *const g_no_plans[UPTI_VULKAN_API_LAST + 1];
+const upti_operation_plan_t *const *uvk_api_plans = g_no_plans;
+int uvk_tracing;
+_Atomic int uvk_reg_state;
+
+/* The trampolines jump through uvk_registered from the first call on. The
+   loader unloads a layer when its last instance is destroyed: the layer
+   stays loaded instead (RTLD_NODELETE), so that its registration with UPTI,
+   the table tools chained, its exit handler and what it still tracks
+   outlive the instance, and a later instance finds them. */
+__attribute__((constructor)) static void fill_registered(void)
+{
+    uvk_fill_wrappers(&uvk_registered);
+    Dl_info self;
+    if (dladdr((void *)fill_registered, &self) != 0 && self.dli_fname != NULL)
+        dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+/* --- registration --- */
+
+#define UVK_MAX_AGENTS 32
+static struct {
+    VkPhysicalDevice phys;
+    upti_agent_id_t id;
+} g_agents[UVK_MAX_AGENTS];
+static _Atomic unsigned g_num_agents;
+
+upti_agent_id_t uvk_agent_of(VkPhysicalDevice phys)
+{
+    unsigned n = atomic_load_explicit(&g_num_agents, memory_order_acquire);
+    for (unsigned i = 0; i < n; i++)
+        if (g_agents[i].phys == phys)
+            return g_agents[i].id;
+    upti_agent_id_t none = {0};
+    return none;
+}
+
+static void add_agents(VkInstance instance, const upti_vulkan_dispatch_t *n)
+{
+    static _Atomic int added; /* the first instance's devices; later instances see the same */
+    if (n->vkEnumeratePhysicalDevices == NULL || n->vkGetPhysicalDeviceProperties == NULL ||
+        atomic_exchange(&added, 1) != 0)
+        return;
+    uint32_t count = 0;
+    VkPhysicalDevice devs[UVK_MAX_AGENTS];
+    if (n->vkEnumeratePhysicalDevices(instance, &count, NULL) != VK_SUCCESS)
+        return;
+    if (count > UVK_MAX_AGENTS)
+        count = UVK_MAX_AGENTS;
+    VkResult r = n->vkEnumeratePhysicalDevices(instance, &count, devs);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE)
+        return;
+    for (uint32_t i = 0; i < count; i++) {
+        VkPhysicalDeviceProperties props;
+        n->vkGetPhysicalDeviceProperties(devs[i], &props);
+        uint64_t memory = 0;
+        if (n->vkGetPhysicalDeviceMemoryProperties != NULL) {
+            VkPhysicalDeviceMemoryProperties mp;
+            n->vkGetPhysicalDeviceMemoryProperties(devs[i], &mp);
+            for (uint32_t h = 0; h < mp.memoryHeapCount; h++)
+                if (mp.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+                    memory += mp.memoryHeaps[h].size;
+        }
+        char vendor[16], driver[32];
+        snprintf(vendor, sizeof vendor, "0x%04x", props.vendorID);
+        snprintf(driver, sizeof driver, "%u.%u.%u", VK_API_VERSION_MAJOR(props.driverVersion),
+                 VK_API_VERSION_MINOR(props.driverVersion), VK_API_VERSION_PATCH(props.driverVersion));
+        upti_agent_t agent;
+        memset(&agent, 0, sizeof agent);
+        agent.size = sizeof agent;
+        agent.type = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? UPTI_AGENT_TYPE_CPU
+                     : (props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
+                        props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
+                        props.deviceType == VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU)
+                         ? UPTI_AGENT_TYPE_GPU
+                         : UPTI_AGENT_TYPE_ACCELERATOR;
+        agent.runtime = "vulkan";
+        agent.name = props.deviceName;
+        agent.vendor = vendor;
+        agent.driver_version = driver;
+        agent.global_memory_bytes = memory;
+        agent.runtime_handle = (uint64_t)(uintptr_t)devs[i];
+        agent.node_id = i;
+        upti_agent_id_t id = {0};
+        if (upti_runtime_add_agent(&agent, &id) != UPTI_STATUS_SUCCESS)
+            id.handle = 0;
+        unsigned k = atomic_load(&g_num_agents);
+        g_agents[k].phys = devs[i];
+        g_agents[k].id = id;
+        atomic_store_explicit(&g_num_agents, k + 1, memory_order_release);
+    }
+}
+
+void uvk_register_slow(void)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&uvk_reg_state, &expected, 1))
+        return; /* in progress (a tool's initialize using Vulkan): this call goes on untraced */
+    /* A program linked with libupti may subscribe at any time (callback.h). */
+    void *global = dlopen(NULL, RTLD_LAZY);
+    int subscriber = global != NULL && dlsym(global, "upti_callback_subscribe") != NULL;
+    if (global != NULL)
+        dlclose(global);
+    upti_register_library_id_t id;
+    void *tables[1] = {&uvk_registered};
+    upti_status_t st =
+        upti_register_library_api_table("vulkan", UPTI_VULKAN_REGISTRY_VERSION, tables, 1, &id);
+    if (st == UPTI_STATUS_ERROR_DEADLOCK) {
+        /* Tools are being discovered by this thread or for it: a later call registers. */
+        atomic_store_explicit(&uvk_reg_state, 0, memory_order_release);
+        return;
+    }
+    if (st == UPTI_STATUS_SUCCESS) {
+        int initialized = 0, tools = 0;
+        upti_is_initialized(&initialized);
+        upti_runtime_tools_present(&tools);
+        if (initialized && (tools || subscriber)) {
+            const upti_operation_plan_t *const *plans = NULL;
+            uint32_t count = 0;
+            if (upti_runtime_get_operation_plans(UPTI_TRACING_KIND_VULKAN_API, &plans, &count) ==
+                    UPTI_STATUS_SUCCESS &&
+                plans != NULL && count >= UPTI_VULKAN_API_LAST)
+                __atomic_store_n(&uvk_api_plans, plans, __ATOMIC_RELEASE);
+            if (upti_runtime_get_operation_plans(UPTI_TRACING_KIND_KERNEL_DISPATCH, &plans, &count) ==
+                    UPTI_STATUS_SUCCESS &&
+                plans != NULL && count >= UPTI_KERNEL_DISPATCH_LAST)
+                __atomic_store_n(&uvk_kernel_plans, plans, __ATOMIC_RELEASE);
+            if (upti_runtime_get_operation_plans(UPTI_TRACING_KIND_MEMORY_COPY, &plans, &count) ==
+                    UPTI_STATUS_SUCCESS &&
+                plans != NULL && count >= UPTI_MEMORY_COPY_LAST)
+                __atomic_store_n(&uvk_copy_plans, plans, __ATOMIC_RELEASE);
+            if (upti_runtime_get_operation_plans(UPTI_TRACING_KIND_MEMORY_ALLOCATION, &plans, &count) ==
+                    UPTI_STATUS_SUCCESS &&
+                plans != NULL && count >= UPTI_MEMORY_ALLOCATION_LAST)
+                __atomic_store_n(&uvk_alloc_plans, plans, __ATOMIC_RELEASE);
+            uvk_tracing = 1;
+            /* Registered after UPTI's own exit handler, so it runs before it:
+               pending dispatches reach the buffers before they are flushed. */
+            atexit(uvk_dt_drain_all);
+        }
+    } else {
+        upti_runtime_warn("vulkan: registration with UPTI failed; Vulkan is not traced");
+    }
+    atomic_store_explicit(&uvk_reg_state, 2, memory_order_release);
+}
+
+/* --- chain info --- */
+
+static VkLayerInstanceCreateInfo *instance_link(const VkInstanceCreateInfo *ci)
+{
+    for (const VkBaseInStructure *s = ci->pNext; s != NULL; s = s->pNext) {
+        VkLayerInstanceCreateInfo *l = (VkLayerInstanceCreateInfo *)(uintptr_t)s;
+        if (s->sType == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO && l->function == VK_LAYER_LINK_INFO)
+            return l;
+    }
+    return NULL;
+}
+
+static VkLayerDeviceCreateInfo *device_link(const VkDeviceCreateInfo *ci)
+{
+    for (const VkBaseInStructure *s = ci->pNext; s != NULL; s = s->pNext) {
+        VkLayerDeviceCreateInfo *l = (VkLayerDeviceCreateInfo *)(uintptr_t)s;
+        if (s->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO && l->function == VK_LAYER_LINK_INFO)
+            return l;
+    }
+    return NULL;
+}
+
+/* Fills t with the next layer's entries of one level. */
+static void fill_next(upti_vulkan_dispatch_t *t, uvk_level_t level, PFN_vkGetInstanceProcAddr gipa,
+                      VkInstance instance, PFN_vkGetDeviceProcAddr gdpa, VkDevice device)
+{
+    for (size_t i = 0;; i++) {
+        const uvk_command_t *c = uvk_command_at(i);
+        if (c == NULL)
+            break;
+        if (c->level != level)
+            continue;
+        PFN_vkVoidFunction f = level == UVK_DEVICE ? gdpa(device, c->name) : gipa(instance, c->name);
+        memcpy((char *)t + c->offset, &f, sizeof f);
+    }
+}
+
+/* --- the commands the layer handles itself (called by the generated wrappers) --- */
+
+VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateInstance(const VkInstanceCreateInfo *pCreateInfo,
+                                                         const VkAllocationCallbacks *pAllocator,
+                                                         VkInstance *pInstance)
+{
+    VkLayerInstanceCreateInfo *link = pCreateInfo != NULL ? instance_link(pCreateInfo) : NULL;
+    if (link == NULL || link->u.pLayerInfo == NULL)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    PFN_vkGetInstanceProcAddr gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+    PFN_vkCreateInstance create = (PFN_vkCreateInstance)gipa(VK_NULL_HANDLE, "vkCreateInstance");
+    if (create == NULL)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    link->u.pLayerInfo = link->u.pLayerInfo->pNext; /* for the layers beneath */
+    uvk_object_t *o = uvk_object_add();
+    if (o == NULL) {
+        upti_runtime_warn("vulkan: too many instances and devices; this one is created without the layer's tables");
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    VkResult r = create(pCreateInfo, pAllocator, pInstance);
+    if (r != VK_SUCCESS)
+        return r;
+    o->instance = *pInstance;
+    o->next_gipa = gipa;
+    fill_next(&o->next, UVK_INSTANCE, gipa, *pInstance, NULL, VK_NULL_HANDLE);
+    uvk_object_publish(o, uvk_key(*pInstance));
+    if (uvk_tracing)
+        add_agents(*pInstance, &o->next);
+    return r;
+}
+
+VKAPI_ATTR void VKAPI_CALL uvk_impl_vkDestroyInstance(VkInstance instance, const VkAllocationCallbacks *pAllocator)
+{
+    if (instance == VK_NULL_HANDLE)
+        return;
+    void *key = uvk_key(instance);
+    uvk_object_t *o = uvk_object_find(key);
+    if (o == NULL || o->next.vkDestroyInstance == NULL)
+        return;
+    o->next.vkDestroyInstance(instance, pAllocator);
+    uvk_object_remove(key);
+}
+
+/* Whether the physical device offers the device extension name. */
+static int has_extension(const upti_vulkan_dispatch_t *inst, VkPhysicalDevice phys, const char *name)
+{
+    uint32_t n = 0;
+    if (inst->vkEnumerateDeviceExtensionProperties == NULL ||
+        inst->vkEnumerateDeviceExtensionProperties(phys, NULL, &n, NULL) != VK_SUCCESS || n == 0)
+        return 0;
+    VkExtensionProperties *props = calloc(n, sizeof *props);
+    int found = 0;
+    if (props != NULL && inst->vkEnumerateDeviceExtensionProperties(phys, NULL, &n, props) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = strcmp(props[i].extensionName, name) == 0;
+    free(props);
+    return found;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physicalDevice,
+                                                       const VkDeviceCreateInfo *pCreateInfo,
+                                                       const VkAllocationCallbacks *pAllocator, VkDevice *pDevice)
+{
+    VkLayerDeviceCreateInfo *link = pCreateInfo != NULL ? device_link(pCreateInfo) : NULL;
+    uvk_object_t *inst = uvk_object_find(uvk_key(physicalDevice));
+    if (link == NULL || link->u.pLayerInfo == NULL || inst == NULL)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    PFN_vkGetInstanceProcAddr gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+    PFN_vkGetDeviceProcAddr gdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
+    PFN_vkCreateDevice create = (PFN_vkCreateDevice)gipa(inst->instance, "vkCreateDevice");
+    if (create == NULL)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+    uvk_object_t *o = uvk_object_add();
+    if (o == NULL) {
+        upti_runtime_warn("vulkan: too many instances and devices; this one is created without the layer's tables");
+        return VK_ERROR_INITIALIZATION_FAILED;
+    }
+    /* Device times need VK_EXT_calibrated_timestamps: enabled on a copy of
+       the program's create info where the device has it. */
+    VkDeviceCreateInfo ci = *pCreateInfo;
+    const char **names = NULL;
+    int calibrated = 0;
+    if (uvk_tracing && (uvk_kernel_plans != NULL || uvk_copy_plans != NULL)) {
+        calibrated = has_extension(&inst->next, physicalDevice, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+        int enabled = 0;
+        for (uint32_t i = 0; i < ci.enabledExtensionCount; i++)
+            enabled |= strcmp(ci.ppEnabledExtensionNames[i], VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) == 0;
+        if (calibrated && !enabled &&
+            (names = malloc((ci.enabledExtensionCount + 1) * sizeof *names)) != NULL) {
+            for (uint32_t i = 0; i < ci.enabledExtensionCount; i++)
+                names[i] = ci.ppEnabledExtensionNames[i];
+            names[ci.enabledExtensionCount++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
+            ci.ppEnabledExtensionNames = names;
+        } else if (!enabled) {
+            calibrated = 0;
+        }
+    }
+    VkResult r = create(physicalDevice, &ci, pAllocator, pDevice);
+    free(names);
+    if (r != VK_SUCCESS)
+        return r;
+    o->is_device = 1;
+    o->instance = inst->instance;
+    o->device = *pDevice;
+    o->next_gipa = gipa;
+    o->next_gdpa = gdpa;
+    fill_next(&o->next, UVK_DEVICE, NULL, VK_NULL_HANDLE, gdpa, *pDevice);
+    if (uvk_tracing)
+        uvk_dt_device_created(o, physicalDevice, &inst->next, calibrated);
+    uvk_object_publish(o, uvk_key(*pDevice));
+    return r;
+}
+
+VKAPI_ATTR void VKAPI_CALL uvk_impl_vkDestroyDevice(VkDevice device, const VkAllocationCallbacks *pAllocator)
+{
+    if (device == VK_NULL_HANDLE)
+        return;
+    void *key = uvk_key(device);
+    uvk_object_t *o = uvk_object_find(key);
+    if (o == NULL || o->next.vkDestroyDevice == NULL)
+        return;
+    if (uvk_tracing)
+        uvk_dt_device_destroying(o);
+    o->next.vkDestroyDevice(device, pAllocator);
+    uvk_object_remove(key);
+}
+
+/* The layer adds no device extension; other layers' and the driver's lists pass through. */
+VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkEnumerateDeviceExtensionProperties(VkPhysicalDevice physicalDevice,
+                                                                             const char *pLayerName,
+                                                                             uint32_t *pPropertyCount,
+                                                                             VkExtensionProperties *pProperties)
+{
+    if (pLayerName != NULL && strcmp(pLayerName, UVK_LAYER_NAME) == 0) {
+        *pPropertyCount = 0;
+        return VK_SUCCESS;
+    }
+    const upti_vulkan_dispatch_t *n = uvk_instance_table(physicalDevice);
+    if (n->vkEnumerateDeviceExtensionProperties == NULL)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    return n->vkEnumerateDeviceExtensionProperties(physicalDevice, pLayerName, pPropertyCount, pProperties);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkEnumerateDeviceLayerProperties(VkPhysicalDevice physicalDevice,
+                                                                         uint32_t *pPropertyCount,
+                                                                         VkLayerProperties *pProperties)
+{
+    const upti_vulkan_dispatch_t *n = uvk_instance_table(physicalDevice);
+    if (n->vkEnumerateDeviceLayerProperties != NULL)
+        return n->vkEnumerateDeviceLayerProperties(physicalDevice, pPropertyCount, pProperties);
+    *pPropertyCount = 0;
+    return VK_SUCCESS;
+}
+
+/* --- proc-addr entry points --- */
+
+/* Commands that must reach the layer even when nothing is traced: they keep its tables. */
+static int keeps_tables(const uvk_command_t *c)
+{
+    return c->op == UPTI_VULKAN_API_vkCreateInstance || c->op == UPTI_VULKAN_API_vkDestroyInstance ||
+           c->op == UPTI_VULKAN_API_vkCreateDevice || c->op == UPTI_VULKAN_API_vkDestroyDevice ||
+           c->op == UPTI_VULKAN_API_vkEnumerateDeviceExtensionProperties;
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL uvk_GetDeviceProcAddr(VkDevice device, const char *pName);
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL uvk_GetInstanceProcAddr(VkInstance instance, const char *pName)
+{
+    if (pName == NULL)
+        return NULL;
+    if (strcmp(pName, "vkGetInstanceProcAddr") == 0)
+        return (PFN_vkVoidFunction)uvk_GetInstanceProcAddr;
+    if (strcmp(pName, "vkGetDeviceProcAddr") == 0)
+        return (PFN_vkVoidFunction)uvk_GetDeviceProcAddr;
+    const uvk_command_t *c = uvk_command_find(pName);
+    if (c != NULL && c->level == UVK_GLOBAL)
+        return c->trampoline;
+    if (instance == VK_NULL_HANDLE)
+        return NULL;
+    uvk_object_t *o = uvk_object_find(uvk_key(instance));
+    if (o == NULL)
+        return NULL;
+    PFN_vkVoidFunction next = o->next_gipa(o->instance, pName);
+    if (c == NULL || next == NULL)
+        return next;
+    return uvk_tracing || keeps_tables(c) ? c->trampoline : next;
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL uvk_GetDeviceProcAddr(VkDevice device, const char *pName)
+{
+    if (pName == NULL || device == VK_NULL_HANDLE)
+        return NULL;
+    if (strcmp(pName, "vkGetDeviceProcAddr") == 0)
+        return (PFN_vkVoidFunction)uvk_GetDeviceProcAddr;
+    uvk_object_t *o = uvk_object_find(uvk_key(device));
+    if (o == NULL || o->next_gdpa == NULL)
+        return NULL;
+    PFN_vkVoidFunction next = o->next_gdpa(o->device, pName);
+    const uvk_command_t *c = uvk_command_find(pName);
+    if (c == NULL || next == NULL || c->level != UVK_DEVICE)
+        return next;
+    return uvk_tracing || keeps_tables(c) ? c->trampoline : next;
+}
+
+/* Loaders older than interface 2 look these up by name. */
+UVK_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance, const char *pName)
+{
+    return uvk_GetInstanceProcAddr(instance, pName);
+}
+
+UVK_EXPORT VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device, const char *pName)
+{
+    return uvk_GetDeviceProcAddr(device, pName);
+}
+
+UVK_EXPORT VKAPI_ATTR VkResult VKAPI_CALL vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface *pVersionStruct)
+{
+    if (pVersionStruct == NULL || pVersionStruct->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT)
+        return VK_ERROR_INITIALIZATION_FAILED;
+    if (pVersionStruct->loaderLayerInterfaceVersion >= 2) {
+        pVersionStruct->pfnGetInstanceProcAddr = uvk_GetInstanceProcAddr;
+        pVersionStruct->pfnGetDeviceProcAddr = uvk_GetDeviceProcAddr;
+        pVersionStruct->pfnGetPhysicalDeviceProcAddr = NULL;
+        pVersionStruct->loaderLayerInterfaceVersion = 2;
+    }
+    return VK_SUCCESS;
+}

@@ -1,0 +1,98 @@
+/* Internal interface of libupti-vulkan: shared by the generated wrappers
+ * (vulkan_wrappers.c) and the hand-written layer (layer.c, objects.c). */
+#ifndef UPTI_VULKAN_LAYER_H
+#define UPTI_VULKAN_LAYER_H
+
+#include <upti/runtime.h>
+#include <upti/vulkan.h>
+
+#include <vulkan/vk_layer.h>
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+/* The layer's name, as its manifest and vkEnumerate*LayerProperties say it. */
+#define UVK_LAYER_NAME "VK_LAYER_UPTI_trace"
+
+/* The table registered with UPTI: tools may chain its entries; initially the wrappers. */
+extern upti_vulkan_dispatch_t uvk_registered;
+/* UPTI's VULKAN_API plans, indexed by operation; all NULL until registration. */
+extern const upti_operation_plan_t *const *uvk_api_plans;
+/* 1 once a tool (or a subscriber) is present: vk*GetProcAddr then hand out trampolines. */
+extern int uvk_tracing;
+
+/* --- registration (layer.c) --- */
+void uvk_register_slow(void);
+extern _Atomic int uvk_reg_state; /* 0 not yet, 1 in progress, 2 done */
+static inline void uvk_ensure_registered(void)
+{
+    if (__builtin_expect(atomic_load_explicit(&uvk_reg_state, memory_order_acquire) == 2, 1))
+        return;
+    uvk_register_slow();
+}
+
+/* The agent of a physical device (0 if unknown). */
+upti_agent_id_t uvk_agent_of(VkPhysicalDevice phys);
+
+/* --- the generated commands (vulkan_wrappers.c) --- */
+typedef enum uvk_level_t { UVK_GLOBAL, UVK_INSTANCE, UVK_DEVICE } uvk_level_t;
+
+typedef struct uvk_command_t {
+    const char *name;
+    uint32_t op;                    /* UPTI_VULKAN_API_* */
+    uvk_level_t level;              /* by the command's first parameter */
+    size_t offset;                  /* of its entry in upti_vulkan_dispatch_t */
+    PFN_vkVoidFunction trampoline;  /* calls through uvk_registered */
+} uvk_command_t;
+
+/* The command called name, or NULL if the layer does not wrap it. */
+const uvk_command_t *uvk_command_find(const char *name);
+/* The i-th command in name order, NULL past the end. */
+const uvk_command_t *uvk_command_at(size_t i);
+/* Puts each command's wrapper into t. */
+void uvk_fill_wrappers(upti_vulkan_dispatch_t *t);
+
+/* --- dispatchable objects (objects.c) ---
+ * Every dispatchable handle starts with the loader's dispatch pointer, shared
+ * by an instance and its physical devices, and by a device, its queues and
+ * command buffers: the layer's state is keyed on it. */
+/* What the layer knows of a device's timestamps (devtime.c). */
+typedef struct uvk_device_state_t {
+    upti_agent_id_t agent;
+    float period;         /* ns per tick */
+    uint32_t valid_bits;  /* the least of its compute queue families' */
+    int timestamps;       /* every compute queue family has them */
+    int calibrated;       /* VK_EXT_calibrated_timestamps is enabled */
+    uint64_t deviation;   /* of the last calibration, ns */
+} uvk_device_state_t;
+
+typedef struct uvk_object_t {
+    _Atomic(void *) key;
+    int is_device;
+    VkInstance instance;                /* an instance's own handle */
+    VkDevice device;                    /* a device's own handle */
+    PFN_vkGetInstanceProcAddr next_gipa;
+    PFN_vkGetDeviceProcAddr next_gdpa;  /* devices */
+    upti_vulkan_dispatch_t next;        /* the next layer's entries */
+    uvk_device_state_t dt;              /* devices */
+} uvk_object_t;
+
+static inline void *uvk_key(const void *handle)
+{
+    return *(void *const *)handle;
+}
+/* The object of a dispatch key, or NULL. Lock-free. */
+uvk_object_t *uvk_object_find(void *key);
+/* A fresh, zeroed object, not yet findable; NULL if the table is full. */
+uvk_object_t *uvk_object_add(void);
+/* Makes o findable under key, once its fields are written. */
+void uvk_object_publish(uvk_object_t *o, void *key);
+/* Forgets the object of key. */
+void uvk_object_remove(void *key);
+/* The next layer's table for any dispatchable handle (never NULL: unknown
+   handles get a table of NULL entries). */
+const upti_vulkan_dispatch_t *uvk_object_table(const void *handle);
+#define uvk_device_table(h) uvk_object_table((const void *)(h))
+#define uvk_instance_table(h) uvk_object_table((const void *)(h))
+
+#endif

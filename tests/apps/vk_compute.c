@@ -1,0 +1,364 @@
+/* vk_compute: a plain Vulkan compute program (no UPTI) for the Vulkan tests.
+ *
+ *   vk_compute [SUBMITS [submit2]]   (default 10; submit2: Vulkan 1.3's vkQueueSubmit2)
+ *
+ * Picks the first CPU device (lavapipe), builds a compute pipeline from
+ * vk_compute.comp (out[i] = in[i] * 2 + i), records one command buffer:
+ * vkCmdDispatch, a pipeline barrier, vkCmdCopyBuffer(out -> readback), and
+ * submits it SUBMITS times, each waited for with a fence. Checks the result
+ * and prints a deterministic summary on stdout. Exits 0 on success, 1 on a
+ * wrong result, 2 on a Vulkan error, 77 if there is no Vulkan device.
+ *
+ * Built with WITH_OPENCL as vk_ocl_mixed: before each submission the same
+ * thread also runs an OpenCL kernel (ocl_step) on the first OpenCL device
+ * and waits for it with clFinish.
+ */
+#include <vulkan/vulkan.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_compute.spv.h"
+#ifdef WITH_OPENCL
+#include "ocl_common.h"
+
+static const char *k_ocl_src = "__kernel void ocl_step(__global uint *a) { a[get_global_id(0)] += 1u; }";
+
+typedef struct ocl_t {
+    cl_context ctx;
+    cl_command_queue q;
+    cl_program prog;
+    cl_kernel k;
+    cl_mem buf;
+} ocl_t;
+
+static void ocl_setup(ocl_t *o)
+{
+    cl_device_id dev = ocl_first_device(NULL);
+    cl_int err;
+    o->ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    CHECK(err);
+    o->q = clCreateCommandQueueWithProperties(o->ctx, dev, NULL, &err);
+    CHECK(err);
+    o->prog = ocl_build(o->ctx, dev, k_ocl_src);
+    o->k = clCreateKernel(o->prog, "ocl_step", &err);
+    CHECK(err);
+    o->buf = clCreateBuffer(o->ctx, CL_MEM_READ_WRITE, 1024 * sizeof(cl_uint), NULL, &err);
+    CHECK(err);
+    cl_uint zero = 0;
+    CHECK(clEnqueueFillBuffer(o->q, o->buf, &zero, sizeof zero, 0, 1024 * sizeof(cl_uint), 0, NULL, NULL));
+    CHECK(clSetKernelArg(o->k, 0, sizeof o->buf, &o->buf));
+}
+
+static void ocl_step(ocl_t *o)
+{
+    size_t global = 1024;
+    CHECK(clEnqueueNDRangeKernel(o->q, o->k, 1, NULL, &global, NULL, 0, NULL, NULL));
+    CHECK(clFinish(o->q));
+}
+
+/* Every element was incremented once per step. */
+static int ocl_check(ocl_t *o, int steps)
+{
+    cl_uint out[1024];
+    CHECK(clEnqueueReadBuffer(o->q, o->buf, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+    int ok = 1;
+    for (int i = 0; i < 1024; i++)
+        ok &= out[i] == (cl_uint)steps;
+    clReleaseMemObject(o->buf);
+    clReleaseKernel(o->k);
+    clReleaseProgram(o->prog);
+    clReleaseCommandQueue(o->q);
+    clReleaseContext(o->ctx);
+    return ok;
+}
+#endif
+
+#define COUNT 4096u
+#define CHECK_VK(call)                                                                         \
+    do {                                                                                       \
+        VkResult r_ = (call);                                                                  \
+        if (r_ != VK_SUCCESS) {                                                                \
+            fprintf(stderr, "vk_compute: %s failed: %d\n", #call, (int)r_);                    \
+            exit(2);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+typedef struct buffer_t {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+} buffer_t;
+
+static VkPhysicalDevice pick_device(VkInstance instance)
+{
+    uint32_t n = 0;
+    CHECK_VK(vkEnumeratePhysicalDevices(instance, &n, NULL));
+    VkPhysicalDevice devs[16];
+    if (n > 16)
+        n = 16;
+    if (n == 0)
+        return VK_NULL_HANDLE;
+    CHECK_VK(vkEnumeratePhysicalDevices(instance, &n, devs));
+    for (uint32_t i = 0; i < n; i++) {
+        VkPhysicalDeviceProperties props;
+        vkGetPhysicalDeviceProperties(devs[i], &props);
+        if (props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+            return devs[i];
+    }
+    return devs[0];
+}
+
+static uint32_t compute_family(VkPhysicalDevice phys)
+{
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, NULL);
+    VkQueueFamilyProperties fams[16];
+    if (n > 16)
+        n = 16;
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, fams);
+    for (uint32_t i = 0; i < n; i++)
+        if (fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
+            return i;
+    fprintf(stderr, "vk_compute: no compute queue family\n");
+    exit(2);
+}
+
+static buffer_t make_buffer(VkPhysicalDevice phys, VkDevice dev, VkDeviceSize size,
+                            VkBufferUsageFlags usage, VkMemoryPropertyFlags want)
+{
+    buffer_t b;
+    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                              .size = size,
+                              .usage = usage,
+                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    CHECK_VK(vkCreateBuffer(dev, &bci, NULL, &b.buffer));
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(dev, b.buffer, &req);
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(phys, &mp);
+    uint32_t type = UINT32_MAX;
+    for (uint32_t i = 0; i < mp.memoryTypeCount && type == UINT32_MAX; i++)
+        if ((req.memoryTypeBits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want)
+            type = i;
+    if (type == UINT32_MAX) {
+        fprintf(stderr, "vk_compute: no memory type\n");
+        exit(2);
+    }
+    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                .allocationSize = req.size,
+                                .memoryTypeIndex = type};
+    CHECK_VK(vkAllocateMemory(dev, &mai, NULL, &b.memory));
+    CHECK_VK(vkBindBufferMemory(dev, b.buffer, b.memory, 0));
+    return b;
+}
+
+static void free_buffer(VkDevice dev, buffer_t *b)
+{
+    vkDestroyBuffer(dev, b->buffer, NULL);
+    vkFreeMemory(dev, b->memory, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    int submits = argc > 1 ? atoi(argv[1]) : 10;
+    if (submits < 1)
+        submits = 1;
+    int use_submit2 = argc > 2 && strcmp(argv[2], "submit2") == 0;
+
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                             .pApplicationName = "vk_compute",
+                             .apiVersion = use_submit2 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_1};
+    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+    VkInstance instance;
+    VkResult r = vkCreateInstance(&ici, NULL, &instance);
+    if (r == VK_ERROR_INCOMPATIBLE_DRIVER) {
+        fprintf(stderr, "vk_compute: no Vulkan driver\n");
+        return 77;
+    }
+    CHECK_VK(r);
+    VkPhysicalDevice phys = pick_device(instance);
+    if (phys == VK_NULL_HANDLE) {
+        fprintf(stderr, "vk_compute: no Vulkan device\n");
+        vkDestroyInstance(instance, NULL);
+        return 77;
+    }
+    uint32_t family = compute_family(phys);
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                   .queueFamilyIndex = family,
+                                   .queueCount = 1,
+                                   .pQueuePriorities = &priority};
+    VkPhysicalDeviceVulkan13Features v13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+                                            .synchronization2 = VK_TRUE};
+    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                              .pNext = use_submit2 ? &v13 : NULL,
+                              .queueCreateInfoCount = 1,
+                              .pQueueCreateInfos = &qci};
+    VkDevice dev;
+    CHECK_VK(vkCreateDevice(phys, &dci, NULL, &dev));
+    VkQueue queue;
+    vkGetDeviceQueue(dev, family, 0, &queue);
+
+    const VkDeviceSize size = COUNT * sizeof(uint32_t);
+    const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    buffer_t in = make_buffer(phys, dev, size, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, host);
+    buffer_t out = make_buffer(phys, dev, size,
+                               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                               VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    buffer_t back = make_buffer(phys, dev, size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, host);
+    uint32_t *p;
+    CHECK_VK(vkMapMemory(dev, in.memory, 0, size, 0, (void **)&p));
+    for (uint32_t i = 0; i < COUNT; i++)
+        p[i] = i * 3u + 7u;
+    vkUnmapMemory(dev, in.memory);
+
+    /* The pipeline. */
+    VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                     .codeSize = sizeof vk_compute_spv,
+                                     .pCode = vk_compute_spv};
+    VkShaderModule module;
+    CHECK_VK(vkCreateShaderModule(dev, &smci, NULL, &module));
+    VkDescriptorSetLayoutBinding bindings[2] = {
+        {.binding = 0, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1,
+         .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT},
+        {.binding = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1,
+         .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT},
+    };
+    VkDescriptorSetLayoutCreateInfo dslci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                             .bindingCount = 2,
+                                             .pBindings = bindings};
+    VkDescriptorSetLayout dsl;
+    CHECK_VK(vkCreateDescriptorSetLayout(dev, &dslci, NULL, &dsl));
+    VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = 4};
+    VkPipelineLayoutCreateInfo plci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                       .setLayoutCount = 1,
+                                       .pSetLayouts = &dsl,
+                                       .pushConstantRangeCount = 1,
+                                       .pPushConstantRanges = &pcr};
+    VkPipelineLayout layout;
+    CHECK_VK(vkCreatePipelineLayout(dev, &plci, NULL, &layout));
+    VkComputePipelineCreateInfo cpci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = module,
+                  .pName = "main"},
+        .layout = layout};
+    VkPipeline pipeline;
+    CHECK_VK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipeline));
+
+    VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 2};
+    VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                       .maxSets = 1,
+                                       .poolSizeCount = 1,
+                                       .pPoolSizes = &ps};
+    VkDescriptorPool dpool;
+    CHECK_VK(vkCreateDescriptorPool(dev, &dpci, NULL, &dpool));
+    VkDescriptorSetAllocateInfo dsai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                        .descriptorPool = dpool,
+                                        .descriptorSetCount = 1,
+                                        .pSetLayouts = &dsl};
+    VkDescriptorSet set;
+    CHECK_VK(vkAllocateDescriptorSets(dev, &dsai, &set));
+    VkDescriptorBufferInfo dbi[2] = {{in.buffer, 0, VK_WHOLE_SIZE}, {out.buffer, 0, VK_WHOLE_SIZE}};
+    VkWriteDescriptorSet writes[2] = {
+        {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = 0,
+         .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &dbi[0]},
+        {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = 1,
+         .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &dbi[1]},
+    };
+    vkUpdateDescriptorSets(dev, 2, writes, 0, NULL);
+
+    /* One command buffer: dispatch, barrier, copy. */
+    VkCommandPoolCreateInfo cpoolci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                       .queueFamilyIndex = family};
+    VkCommandPool cpool;
+    CHECK_VK(vkCreateCommandPool(dev, &cpoolci, NULL, &cpool));
+    VkCommandBufferAllocateInfo cbai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                        .commandPool = cpool,
+                                        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                        .commandBufferCount = 1};
+    VkCommandBuffer cb;
+    CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &cb));
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    CHECK_VK(vkBeginCommandBuffer(cb, &begin));
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
+    uint32_t count = COUNT;
+    vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
+    vkCmdDispatch(cb, COUNT / 64, 1, 1);
+    VkBufferMemoryBarrier bmb = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+                                 .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                                 .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT,
+                                 .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                 .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                 .buffer = out.buffer,
+                                 .offset = 0,
+                                 .size = VK_WHOLE_SIZE};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
+                         NULL, 1, &bmb, 0, NULL);
+    VkBufferCopy region = {0, 0, size};
+    vkCmdCopyBuffer(cb, out.buffer, back.buffer, 1, &region);
+    CHECK_VK(vkEndCommandBuffer(cb));
+
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence;
+    CHECK_VK(vkCreateFence(dev, &fci, NULL, &fence));
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+    VkCommandBufferSubmitInfo cbsi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, .commandBuffer = cb};
+    VkSubmitInfo2 si2 = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .commandBufferInfoCount = 1,
+                         .pCommandBufferInfos = &cbsi};
+#ifdef WITH_OPENCL
+    ocl_t ocl;
+    ocl_setup(&ocl);
+#endif
+    for (int s = 0; s < submits; s++) {
+#ifdef WITH_OPENCL
+        ocl_step(&ocl);
+#endif
+        if (use_submit2)
+            CHECK_VK(vkQueueSubmit2(queue, 1, &si2, fence));
+        else
+            CHECK_VK(vkQueueSubmit(queue, 1, &si, fence));
+        CHECK_VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+        CHECK_VK(vkResetFences(dev, 1, &fence));
+    }
+
+    uint64_t sum = 0;
+    unsigned wrong = 0;
+    CHECK_VK(vkMapMemory(dev, back.memory, 0, size, 0, (void **)&p));
+    for (uint32_t i = 0; i < COUNT; i++) {
+        uint32_t want = (i * 3u + 7u) * 2u + i;
+        wrong += p[i] != want;
+        sum += p[i];
+    }
+    vkUnmapMemory(dev, back.memory);
+
+    vkDestroyFence(dev, fence, NULL);
+    vkFreeCommandBuffers(dev, cpool, 1, &cb);
+    vkDestroyCommandPool(dev, cpool, NULL);
+    vkDestroyDescriptorPool(dev, dpool, NULL);
+    vkDestroyPipeline(dev, pipeline, NULL);
+    vkDestroyPipelineLayout(dev, layout, NULL);
+    vkDestroyDescriptorSetLayout(dev, dsl, NULL);
+    vkDestroyShaderModule(dev, module, NULL);
+    free_buffer(dev, &in);
+    free_buffer(dev, &out);
+    free_buffer(dev, &back);
+    vkDestroyDevice(dev, NULL);
+    vkDestroyInstance(instance, NULL);
+
+#ifdef WITH_OPENCL
+    if (!ocl_check(&ocl, submits)) {
+        printf("vk_compute: OpenCL steps WRONG\n");
+        wrong++;
+    } else {
+        printf("vk_compute: %d OpenCL steps ok\n", submits);
+    }
+#endif
+    printf("vk_compute: %d submits, %u values, sum %llu, %s\n", submits, COUNT, (unsigned long long)sum,
+           wrong ? "WRONG" : "ok");
+    return wrong ? 1 : 0;
+}

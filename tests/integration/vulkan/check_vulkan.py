@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""Runs vk_compute without and with UPTI's Vulkan layer and asserts on what
+the test tool recorded (vk_tool.c writes one line per record or callback),
+or on the database `upti run` wrote.
+Exit 0: pass, 1: fail, 77: skipped (no Vulkan device).
+
+Cases
+  api         vk_compute 3: exact counts of VULKAN_API records per command,
+              names, ENTER/EXIT pairing and order, unique correlation ids,
+              the agent of lavapipe; one KERNEL_DISPATCH record per
+              execution with device times between its submit and the end
+              of the fence wait that follows it; MEMORY_COPY records of the
+              barrier and the buffer copy (bytes, direction), after it;
+              MEMORY_ALLOCATION records of vkAllocateMemory/vkFreeMemory
+  submit_100  vk_compute 100: 100 vkQueueSubmit records, 1 vkCmdDispatch,
+              100 KERNEL_DISPATCH records
+  api_only    KERNEL_DISPATCH not asked for: no KERNEL record
+  submit2     vk_compute 3 submit2: the same through vkQueueSubmit2
+  chain       a tool replaces vkCmdDispatch in the registered table: its
+              entry forwards the one call, which is still traced
+  no_tool     the layer without a tool: same output, no UPTI message
+  upti_run    `upti run --vulkan-trace`: the database's Vulkan API rows
+  opencl_then_vulkan
+              vk_ocl_mixed 3 under `upti run --sys-trace`: one thread runs an
+              OpenCL kernel (clFinish) then a Vulkan dispatch (fence), three
+              times; on the trace the six kernels alternate in that order,
+              each ending before the next starts (one clock for both)
+"""
+import argparse
+import collections
+import os
+import sqlite3
+import subprocess
+import sys
+
+SKIP = 77
+LAYER = 'VK_LAYER_UPTI_trace'
+
+
+def fail(msg):
+    print('FAIL:', msg)
+    sys.exit(1)
+
+
+def expect(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def run(cmd, env, timeout=120):
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr.decode(errors='replace')
+
+
+def parse(path):
+    recs = []
+    for line in open(path):
+        parts = line.split()
+        if not parts:
+            continue
+        rec = {'_t': parts[0], 'line': line.rstrip('\n')}
+        words = [p for p in parts[1:] if '=' not in p]
+        if parts[0] == 'CB':
+            rec['phase'], rec['op'] = words[0], words[1]
+        elif words:
+            rec['op'] = words[0]
+        for p in parts[1:]:
+            if '=' in p:
+                k, v = p.split('=', 1)
+                rec[k] = v
+        recs.append(rec)
+    return recs
+
+
+# What vk_compute calls, once per run whatever SUBMITS (those below scale).
+ONCE = {
+    'vkCreateInstance': 1, 'vkCreateDevice': 1, 'vkGetDeviceQueue': 1, 'vkCreateShaderModule': 1,
+    'vkCreateComputePipelines': 1, 'vkCreateCommandPool': 1, 'vkAllocateCommandBuffers': 1,
+    'vkBeginCommandBuffer': 1, 'vkCmdBindPipeline': 1, 'vkCmdBindDescriptorSets': 1,
+    'vkCmdPushConstants': 1, 'vkCmdDispatch': 1, 'vkCmdPipelineBarrier': 1, 'vkCmdCopyBuffer': 1,
+    'vkEndCommandBuffer': 1, 'vkCreateFence': 1, 'vkUpdateDescriptorSets': 1,
+    'vkCreateBuffer': 3, 'vkAllocateMemory': 3, 'vkBindBufferMemory': 3, 'vkDestroyBuffer': 3,
+    'vkFreeMemory': 3, 'vkMapMemory': 2, 'vkUnmapMemory': 2, 'vkDestroyDevice': 1,
+    'vkDestroyInstance': 1, 'vkDestroyPipeline': 1, 'vkFreeCommandBuffers': 1,
+}
+PER_SUBMIT = ('vkQueueSubmit', 'vkWaitForFences', 'vkResetFences')
+
+
+def check_tool_records(recs, submits, submit='vkQueueSubmit'):
+    expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
+    expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
+    api = [r for r in recs if r['_t'] == 'API']
+    counts = collections.Counter(r['op'] for r in api)
+    for name, n in ONCE.items():
+        expect(counts[name] == n, f'{name}: {counts[name]} API records, expected {n}')
+    for name in PER_SUBMIT:
+        name = submit if name == 'vkQueueSubmit' else name
+        expect(counts[name] == submits, f'{name}: {counts[name]} API records, expected {submits}')
+    other = 'vkQueueSubmit2' if submit == 'vkQueueSubmit' else 'vkQueueSubmit'
+    expect(counts[other] == 0, f'{other}: {counts[other]} API records, expected none')
+    expect(all(r['op'].startswith('vk') for r in api), 'an API record without a Vulkan name')
+    corrs = [int(r['corr']) for r in api]
+    expect(0 not in corrs and len(set(corrs)) == len(corrs), 'correlation ids not unique and non-zero')
+    for r in api:
+        expect(int(r['start']) <= int(r['end']), 'API start > end: ' + r['line'])
+    # Callbacks: one ENTER and one EXIT per record, nested per thread, the same
+    # correlation id; the records come out in the order the calls ended.
+    cbs = [r for r in recs if r['_t'] == 'CB']
+    stacks = collections.defaultdict(list)
+    ended = []
+    for r in cbs:
+        if r['phase'] == 'ENTER':
+            stacks[r['tid']].append(r)
+        else:
+            expect(stacks[r['tid']], 'EXIT without ENTER: ' + r['line'])
+            e = stacks[r['tid']].pop()
+            expect((e['op'], e['corr']) == (r['op'], r['corr']), f"EXIT {r['line']} closes {e['line']}")
+            ended.append((r['op'], r['corr']))
+    expect(all(not s for s in stacks.values()), 'ENTER without EXIT')
+    expect(ended == [(r['op'], r['corr']) for r in api],
+           'buffer records differ from the callbacks (names, correlation ids or order)')
+    # Arguments and return values through the payload.
+    disp = [r for r in cbs if r['op'] == 'vkCmdDispatch']
+    expect([r.get('groups') for r in disp] == ['64,1,1', '64,1,1'], 'vkCmdDispatch arguments: %s' % disp)
+    sub_exit = [r for r in cbs if r['op'] == 'vkQueueSubmit' and r['phase'] == 'EXIT']
+    expect(len(sub_exit) == (submits if submit == 'vkQueueSubmit' else 0) and
+           all(r.get('submits') == '1' and r.get('cbs') == '1' and r.get('ret') == '0' for r in sub_exit),
+           'vkQueueSubmit arguments or result')
+    dev = [r for r in cbs if r['op'] == 'vkCreateDevice' and r['phase'] == 'EXIT']
+    expect(len(dev) == 1 and dev[0].get('ret') == '0' and dev[0].get('device') == 'set',
+           'vkCreateDevice result at EXIT')
+    # Order within the program: the instance first and last, submits after the recording.
+    names = [r['op'] for r in api]
+    expect(names[0] == 'vkCreateInstance' and names[-1] == 'vkDestroyInstance',
+           'first/last call: %s ... %s' % (names[0], names[-1]))
+    expect(names.index('vkEndCommandBuffer') < names.index(submit), 'submit before recording ended')
+    return counts
+
+
+def check_kernels(recs, submits, submit='vkQueueSubmit'):
+    """One record per execution of the recorded vkCmdDispatch, on UPTI's clock:
+    after its vkQueueSubmit began, before the vkWaitForFences after it returned."""
+    api = [r for r in recs if r['_t'] == 'API']
+    kernels = sorted((r for r in recs if r['_t'] == 'KERNEL'), key=lambda r: int(r['submit']))
+    expect(len(kernels) == submits, f'{len(kernels)} KERNEL_DISPATCH records, expected {submits}')
+    dispatch = [r for r in api if r['op'] == 'vkCmdDispatch'][0]
+    subs = [r for r in api if r['op'] == submit]
+    waits = [r for r in api if r['op'] == 'vkWaitForFences']
+    for k, s, w in zip(kernels, subs, waits):
+        expect(k['op'] == 'VK_DISPATCH' and k['name'] == 'main' and k['groups'] == '64,1,1',
+               'kernel record: ' + k['line'])
+        expect(k['corr'] == dispatch['corr'], 'kernel record not correlated with its vkCmdDispatch: ' + k['line'])
+        expect(k['agent'] != '0', 'kernel record without an agent: ' + k['line'])
+        t = {x: int(k[x]) for x in ('queued', 'submit', 'start', 'end')}
+        expect(int(dispatch['start']) <= t['queued'] <= int(dispatch['end']), 'queued outside vkCmdDispatch')
+        expect(int(s['start']) <= t['submit'] <= int(s['end']), 'submit time outside its vkQueueSubmit')
+        expect(int(s['start']) <= t['start'] <= t['end'] <= int(w['end']),
+               'device times %d..%d outside submit %s .. wait end %s' % (t['start'], t['end'], s['start'], w['end']))
+    # The barrier and the copy recorded after the dispatch: one each per execution,
+    # after the dispatch on the queue, inside the same window.
+    copies = sorted((r for r in recs if r['_t'] == 'COPY'), key=lambda r: (int(r['submit']), int(r['start'])))
+    expect(len(copies) == 2 * submits, f'{len(copies)} MEMORY_COPY records, expected {2 * submits}')
+    by_corr = {r['corr']: r['op'] for r in api}
+    for i, (k, s, w) in enumerate(zip(kernels, subs, waits)):
+        barrier, copy = copies[2 * i], copies[2 * i + 1]
+        expect(barrier['op'] == 'BARRIER' and by_corr.get(barrier['corr']) == 'vkCmdPipelineBarrier'
+               and barrier['bytes'] == '0' and barrier['dir'] == '0', 'barrier record: ' + barrier['line'])
+        expect(copy['op'] == 'COPY_BUFFER' and by_corr.get(copy['corr']) == 'vkCmdCopyBuffer'
+               and copy['bytes'] == '16384' and copy['dir'] == '3' and copy['src'] == k['agent']
+               and copy['dst'] == k['agent'], 'copy record: ' + copy['line'])
+        for c in (barrier, copy):
+            expect(c['queue'] == k['queue'] and c['submit'] == k['submit'], 'copy not in its submission: ' + c['line'])
+            expect(int(k['start']) <= int(c['start']) <= int(c['end']) <= int(w['end']),
+                   'copy/barrier not after the dispatch within the wait: ' + c['line'])
+        expect(int(barrier['start']) <= int(copy['start']), 'copy before the barrier on the queue')
+    # Device memory: 3 allocations, each freed with the size it had, at its API call.
+    allocs = [r for r in recs if r['_t'] == 'ALLOC']
+    live = {}
+    for r in allocs:
+        expect(r['type'] == '9' and r['agent'] == kernels[0]['agent'], 'allocation record: ' + r['line'])
+        if r['op'] == 'ALLOCATE':
+            expect(by_corr.get(r['corr']) == 'vkAllocateMemory' and int(r['bytes']) >= 16384,
+                   'ALLOCATE record: ' + r['line'])
+            live[r['handle']] = r['bytes']
+        else:
+            expect(r['op'] == 'FREE' and by_corr.get(r['corr']) == 'vkFreeMemory'
+                   and live.pop(r['handle'], None) == r['bytes'], 'FREE record: ' + r['line'])
+    expect(len(allocs) == 6 and not live, f'{len(allocs)} allocation records, expected 3 ALLOCATE + 3 FREE')
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--layer-dir', required=True)
+    ap.add_argument('--tool', required=True)
+    ap.add_argument('--chain-tool', required=True)
+    ap.add_argument('--upti', required=True)
+    ap.add_argument('--workdir', required=True)
+    ap.add_argument('--case', required=True)
+    ap.add_argument('app')
+    a = ap.parse_args()
+    # Mesa's implicit device-select layer sits above ours and makes calls of
+    # its own: off, so the counts are the program's.
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(('UPTI_', 'VK_', 'OPENCL_LAYERS'))}
+    base['NODEVICE_SELECT'] = '1'
+    layered = dict(base, VK_ADD_LAYER_PATH=a.layer_dir, VK_INSTANCE_LAYERS=LAYER)
+    traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
+    submits = 100 if a.case == 'submit_100' else 3
+    argv = [a.app, str(submits)] + (['submit2'] if a.case == 'submit2' else [])
+    submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
+    rc0, out0, err0 = run(argv, base)
+    if rc0 == SKIP:
+        print('SKIP: ' + err0)
+        sys.exit(SKIP)
+    expect(rc0 == 0, f'vk_compute fails without the layer ({rc0}): {err0}')
+
+    if a.case == 'opencl_then_vulkan':
+        outdir = os.path.join(a.workdir, 'mixed')
+        os.makedirs(outdir, exist_ok=True)
+        db = os.path.join(outdir, 'mixed.db')
+        if os.path.exists(db):
+            os.remove(db)
+        rc1, out1, err1 = run([a.upti, 'run', '--sys-trace', '--force-overwrite', '-d', outdir, '-o', 'mixed',
+                               '--'] + argv, base)
+        expect(rc1 == 0 and out1 == out0, f'upti run: status {rc1}, stdout {out1!r} (bare {out0!r}), stderr {err1}')
+        con = sqlite3.connect(db)
+        rows = con.execute("SELECT name, start, \"end\" FROM kernels ORDER BY start").fetchall()
+        names = [r[0] for r in rows]
+        expect(names == ['ocl_step', 'main'] * submits, f'kernels in start order: {names}')
+        for prev, cur in zip(rows, rows[1:]):
+            expect(0 < prev[1] <= prev[2] <= cur[1], f'{prev} does not end before {cur} starts')
+        print('PASS opencl_then_vulkan')
+        return
+
+    if a.case == 'upti_run':
+        outdir = os.path.join(a.workdir, 'upti_run')
+        os.makedirs(outdir, exist_ok=True)
+        db = os.path.join(outdir, 'vk.db')
+        if os.path.exists(db):
+            os.remove(db)
+        rc1, out1, err1 = run([a.upti, 'run', '--vulkan-trace', '--kernel-trace', '--memory-copy-trace',
+                               '--memory-alloc-trace',
+                               '--force-overwrite', '-d', outdir, '-o', 'vk',
+                               '--'] + argv, base)
+        expect(rc1 == 0 and out1 == out0, f'upti run: status {rc1}, stdout {out1!r}, stderr {err1}')
+        con = sqlite3.connect(db)
+        rows = dict(con.execute("SELECT name, count(*) FROM apis WHERE domain = 'VULKAN_API' GROUP BY name"))
+        other = con.execute("SELECT count(*) FROM apis WHERE domain != 'VULKAN_API'").fetchone()[0]
+        expect(other == 0, f'{other} API rows of another domain')
+        for name, n in list(ONCE.items()) + [(x, submits) for x in PER_SUBMIT]:
+            expect(rows.get(name) == n, f'database: {name} has {rows.get(name)} rows, expected {n}')
+        bad = con.execute("SELECT count(*) FROM apis WHERE domain = 'VULKAN_API' AND"
+                          " (start > \"end\" OR correlation_id = 0)").fetchone()[0]
+        expect(bad == 0, f'{bad} Vulkan API rows with start > end or no correlation id')
+        dup = con.execute("SELECT count(*) - count(DISTINCT correlation_id) FROM apis").fetchone()[0]
+        expect(dup == 0, 'correlation ids repeat in the database')
+        kernels = con.execute("SELECT name, operation, count(*), sum(start <= \"end\" AND start > 0) FROM kernels"
+                              " GROUP BY 1, 2").fetchall()
+        expect(kernels == [('main', 'VK_DISPATCH', submits, submits)],
+               f'kernels table: {kernels}, expected {submits} timed VK_DISPATCH of main')
+        linked = con.execute("SELECT count(*) FROM kernels k JOIN apis a ON a.correlation_id = k.correlation_id"
+                             " WHERE a.name = 'vkCmdDispatch'").fetchone()[0]
+        expect(linked == submits, f'{linked} kernels linked to their vkCmdDispatch, expected {submits}')
+        copies = con.execute("SELECT operation, direction, bytes, count(*), sum(start <= \"end\" AND start > 0)"
+                             " FROM memory_copies GROUP BY 1, 2, 3 ORDER BY 1").fetchall()
+        expect(copies == [('BARRIER', 'NONE', 0, submits, submits),
+                          ('COPY_BUFFER', 'DEVICE_TO_DEVICE', 16384, submits, submits)],
+               f'memory_copies table: {copies}')
+        allocs = con.execute("SELECT operation, type, count(*) FROM memory_allocations GROUP BY 1, 2"
+                             " ORDER BY 1").fetchall()
+        expect(allocs == [('ALLOCATE', 'DEVICE_MEMORY', 3), ('FREE', 'DEVICE_MEMORY', 3)],
+               f'memory_allocations table: {allocs}')
+        print('PASS upti_run (%d Vulkan API rows)' % sum(rows.values()))
+        return
+
+    out = os.path.join(a.workdir, a.case + '.records')
+    if os.path.exists(out):
+        os.remove(out)
+    env = layered if a.case == 'no_tool' else dict(traced, UPTI_VK_TEST_OUT=out)
+    if a.case == 'chain':
+        env['UPTI_TOOL_LIBRARIES'] = a.chain_tool
+    if a.case == 'api_only':
+        env['UPTI_VK_TEST_NO_KERNELS'] = '1'
+    rc1, out1, err1 = run(argv, env)
+    expect(rc1 == rc0, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
+    expect(out1 == out0, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
+    expect('upti:' not in err1, 'UPTI messages: ' + err1)
+    if a.case == 'no_tool':
+        expect(not os.path.exists(out), 'a tool ran although none was configured')
+        print('PASS no_tool')
+        return
+    recs = parse(out)
+    check_tool_records(recs, submits, submit)
+    if a.case == 'api_only':
+        expect(not any(r['_t'] in ('KERNEL', 'COPY', 'ALLOC') for r in recs),
+               'KERNEL_DISPATCH or MEMORY_COPY records although not asked for')
+    else:
+        check_kernels(recs, submits, submit)
+    if a.case == 'api':
+        agents = [r for r in recs if r['_t'] == 'AGENT']
+        expect(len(agents) >= 1 and any(r['type'] == '1' and 'llvmpipe' in r['line'] for r in agents),
+               'lavapipe is not among the agents: %s' % agents)
+    if a.case == 'chain':
+        table = [r for r in recs if r['_t'] == 'TABLE']
+        expect(len(table) == 1, 'the tool did not receive the Vulkan table once')
+        chain = [r for r in recs if r['_t'] == 'CHAIN']
+        expect(chain and chain[0]['forwarded'] == '1', 'chained vkCmdDispatch forwarded %s calls, expected 1'
+               % (chain[0]['forwarded'] if chain else None))
+    print('PASS ' + a.case)
+
+
+if __name__ == '__main__':
+    main()

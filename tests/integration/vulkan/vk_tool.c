@@ -1,0 +1,193 @@
+/* Test tool for the Vulkan layer: public API only. Writes one line per
+ * record or callback it sees to $UPTI_VK_TEST_OUT; check_vulkan.py asserts
+ * on them. Built twice: plain, and with CHAIN (replaces vkCmdDispatch through
+ * the intercept table and counts the calls it forwards).
+ *
+ *   API NAME corr=C tid=T start=S end=E          buffer record (VULKAN_API)
+ *   CB ENTER|EXIT NAME corr=C tid=T [details]    callback, in call order
+ *   KERNEL OP name=N corr=C agent=A queue=Q groups=X,Y,Z queued=.. submit=.. start=.. end=..
+ *   COPY OP bytes=B dir=D corr=C queue=Q queued=.. submit=.. start=.. end=..
+ *   ALLOC OP type=T bytes=B handle=H corr=C agent=A
+ *   AGENT type=N name=NAME                       agents of runtime "vulkan"
+ *   TABLE version=V entries=N                    the registered table (CHAIN)
+ *   CHAIN forwarded=N, FINALIZE
+ */
+#include <upti/upti.h>
+#include <upti/vulkan.h>
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static FILE *g_out;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static upti_context_id_t g_ctx;
+static upti_buffer_id_t g_buf;
+
+static const char *op_name(upti_tracing_kind_t kind, uint32_t op)
+{
+    const char *name = "?";
+    upti_get_tracing_operation_name(kind, op, &name);
+    return name;
+}
+
+static void buffer_cb(upti_context_id_t ctx, upti_buffer_id_t buf, upti_record_header_t **headers,
+                      size_t n, void *data, uint64_t drops)
+{
+    (void)ctx, (void)buf, (void)data;
+    pthread_mutex_lock(&g_lock);
+    if (drops)
+        fprintf(g_out, "DROPS %" PRIu64 "\n", drops);
+    for (size_t i = 0; i < n && g_out != NULL; i++) {
+        const upti_record_prefix_t *p = headers[i]->payload;
+        if (p->kind == UPTI_TRACING_KIND_VULKAN_API) {
+            const upti_buffer_tracing_api_record_t *r = (const void *)p;
+            fprintf(g_out, "API %s corr=%" PRIu64 " tid=%" PRIu64 " start=%" PRIu64 " end=%" PRIu64 "\n",
+                    op_name(p->kind, p->operation), r->correlation_id.internal, r->thread_id,
+                    r->start_timestamp, r->end_timestamp);
+        } else if (p->kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
+            const upti_buffer_tracing_kernel_dispatch_record_t *r = (const void *)p;
+            fprintf(g_out,
+                    "KERNEL %s name=%s corr=%" PRIu64 " tid=%" PRIu64 " agent=%" PRIu64 " queue=%" PRIx64
+                    " groups=%" PRIu64 ",%" PRIu64 ",%" PRIu64 " queued=%" PRIu64 " submit=%" PRIu64
+                    " start=%" PRIu64 " end=%" PRIu64 "\n",
+                    op_name(p->kind, p->operation), r->kernel_name, r->correlation_id.internal, r->thread_id,
+                    r->agent_id.handle, r->queue_id, r->global_size[0], r->global_size[1], r->global_size[2],
+                    r->queued_timestamp, r->submit_timestamp, r->start_timestamp, r->end_timestamp);
+        } else if (p->kind == UPTI_TRACING_KIND_MEMORY_COPY) {
+            const upti_buffer_tracing_memory_copy_record_t *r = (const void *)p;
+            fprintf(g_out,
+                    "COPY %s bytes=%" PRIu64 " dir=%d src=%" PRIu64 " dst=%" PRIu64 " corr=%" PRIu64
+                    " queue=%" PRIx64 " queued=%" PRIu64 " submit=%" PRIu64 " start=%" PRIu64 " end=%" PRIu64 "\n",
+                    op_name(p->kind, p->operation), r->bytes, (int)r->direction, r->src_agent_id.handle,
+                    r->dst_agent_id.handle, r->correlation_id.internal, r->queue_id, r->queued_timestamp,
+                    r->submit_timestamp, r->start_timestamp, r->end_timestamp);
+        } else if (p->kind == UPTI_TRACING_KIND_MEMORY_ALLOCATION) {
+            const upti_buffer_tracing_memory_allocation_record_t *r = (const void *)p;
+            fprintf(g_out, "ALLOC %s type=%d bytes=%" PRIu64 " handle=%" PRIx64 " corr=%" PRIu64 " agent=%" PRIu64 "\n",
+                    op_name(p->kind, p->operation), (int)r->type, r->bytes, r->handle, r->correlation_id.internal,
+                    r->agent_id.handle);
+        } else {
+            fprintf(g_out, "OTHER kind=%d\n", (int)p->kind);
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
+/* Every call, at ENTER and EXIT, with a few arguments from the payload. */
+static void api_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user, void *data)
+{
+    (void)user, (void)data;
+    const upti_callback_tracing_vulkan_api_data_t *d = rec.payload;
+    char details[256] = "";
+    int exit_phase = rec.phase == UPTI_CALLBACK_PHASE_EXIT;
+    switch (rec.operation) {
+    case UPTI_VULKAN_API_vkCmdDispatch:
+        snprintf(details, sizeof details, " groups=%u,%u,%u", d->args.vkCmdDispatch.groupCountX,
+                 d->args.vkCmdDispatch.groupCountY, d->args.vkCmdDispatch.groupCountZ);
+        break;
+    case UPTI_VULKAN_API_vkQueueSubmit:
+        snprintf(details, sizeof details, " submits=%u cbs=%u", d->args.vkQueueSubmit.submitCount,
+                 d->args.vkQueueSubmit.submitCount ? d->args.vkQueueSubmit.pSubmits[0].commandBufferCount : 0);
+        if (exit_phase) {
+            size_t n = strlen(details);
+            snprintf(details + n, sizeof details - n, " ret=%d", (int)d->retval.VkResult_retval);
+        }
+        break;
+    case UPTI_VULKAN_API_vkCreateDevice:
+        if (exit_phase)
+            snprintf(details, sizeof details, " ret=%d device=%s", (int)d->retval.VkResult_retval,
+                     *d->args.vkCreateDevice.pDevice != VK_NULL_HANDLE ? "set" : "null");
+        break;
+    default:
+        break;
+    }
+    upti_thread_id_t tid = 0;
+    upti_get_thread_id(&tid);
+    pthread_mutex_lock(&g_lock);
+    if (g_out != NULL)
+        fprintf(g_out, "CB %s %s corr=%" PRIu64 " tid=%" PRIu64 "%s\n", exit_phase ? "EXIT" : "ENTER",
+                op_name(rec.kind, rec.operation), rec.correlation_id.internal, tid, details);
+    pthread_mutex_unlock(&g_lock);
+}
+
+static upti_status_t agents_cb(const upti_agent_t **agents, size_t n, void *data)
+{
+    (void)data;
+    for (size_t i = 0; i < n; i++)
+        if (agents[i]->runtime != NULL && strcmp(agents[i]->runtime, "vulkan") == 0)
+            fprintf(g_out, "AGENT type=%d handle=%s name=%s\n", (int)agents[i]->type,
+                    agents[i]->runtime_handle != 0 ? "yes" : "no", agents[i]->name);
+    return UPTI_STATUS_SUCCESS;
+}
+
+#ifdef CHAIN
+static PFN_vkCmdDispatch g_saved;
+static long g_forwarded;
+
+static VKAPI_ATTR void VKAPI_CALL my_dispatch(VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z)
+{
+    __atomic_add_fetch(&g_forwarded, 1, __ATOMIC_RELAXED);
+    g_saved(cb, x, y, z);
+}
+
+static void on_table(upti_intercept_table_t type, uint64_t version, uint64_t instance, void **tables,
+                     uint64_t num_tables, void *data)
+{
+    (void)instance, (void)data;
+    if (type != UPTI_INTERCEPT_TABLE_VULKAN || num_tables < 1)
+        return;
+    upti_vulkan_dispatch_t *t = tables[0];
+    fprintf(g_out, "TABLE version=%" PRIu64 " entries=%zu\n", version, sizeof *t / sizeof(void *));
+    g_saved = t->vkCmdDispatch;
+    t->vkCmdDispatch = my_dispatch;
+}
+#endif
+
+static int initialize(upti_client_finalize_t fini, void *data)
+{
+    (void)fini, (void)data;
+    upti_create_context(&g_ctx);
+    upti_create_buffer(g_ctx, 1 << 16, 1 << 15, UPTI_BUFFER_POLICY_LOSSLESS, buffer_cb, NULL, &g_buf);
+    upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_VULKAN_API, NULL, 0, g_buf);
+    if (getenv("UPTI_VK_TEST_NO_KERNELS") == NULL) {
+        upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_KERNEL_DISPATCH, NULL, 0, g_buf);
+        upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MEMORY_COPY, NULL, 0, g_buf);
+        upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MEMORY_ALLOCATION, NULL, 0, g_buf);
+    }
+    upti_configure_callback_tracing_service(g_ctx, UPTI_TRACING_KIND_VULKAN_API, NULL, 0, api_cb, NULL);
+    upti_start_context(g_ctx);
+    return 0;
+}
+
+static void finalize(void *data)
+{
+    (void)data;
+    upti_query_available_agents(agents_cb, NULL);
+    pthread_mutex_lock(&g_lock);
+#ifdef CHAIN
+    fprintf(g_out, "CHAIN forwarded=%ld\n", g_forwarded);
+#endif
+    fprintf(g_out, "FINALIZE\n");
+    fclose(g_out);
+    g_out = NULL;
+    pthread_mutex_unlock(&g_lock);
+}
+
+upti_tool_configure_result_t *upti_configure(uint32_t version, const char *runtime_version, uint32_t priority,
+                                             upti_client_id_t *id)
+{
+    (void)version, (void)runtime_version, (void)priority;
+    static upti_tool_configure_result_t result = {sizeof result, initialize, finalize, NULL};
+    const char *path = getenv("UPTI_VK_TEST_OUT");
+    g_out = fopen(path != NULL ? path : "/dev/stderr", "w");
+    if (g_out == NULL)
+        return NULL;
+    id->name = "vk-test";
+#ifdef CHAIN
+    upti_at_intercept_table_registration(on_table, UPTI_INTERCEPT_TABLE_VULKAN, NULL);
+#endif
+    return &result;
+}
