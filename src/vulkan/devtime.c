@@ -203,11 +203,13 @@ static void emit_pending(pending_t *p, const uint64_t *ticks, int64_t offset, in
 static int complete(pending_t *p, int wait)
 {
     uvk_object_t *o = p->dev;
+    VkResult fence_state = VK_SUCCESS;
     if (p->fence != VK_NULL_HANDLE) {
         VkResult r = wait ? o->next.vkWaitForFences(o->device, 1, &p->fence, VK_TRUE, 5000000000ull)
                           : o->next.vkGetFenceStatus(o->device, p->fence);
         if (r == VK_NOT_READY || r == VK_TIMEOUT)
             return 0;
+        fence_state = r;
     }
     uint64_t *ticks = calloc(2 * (size_t)p->n + 2, sizeof *ticks);
     int64_t offset = 0;
@@ -229,7 +231,11 @@ static int complete(pending_t *p, int wait)
             STORE(*pp, p->next);
             break;
         }
-    if (p->fence != VK_NULL_HANDLE)
+    /* A signalled fence is reset and kept for a later submission. */
+    if (p->fence != VK_NULL_HANDLE && fence_state == VK_SUCCESS && o->dt.nspare < 8 &&
+        o->next.vkResetFences(o->device, 1, &p->fence) == VK_SUCCESS)
+        o->dt.spare[o->dt.nspare++] = p->fence;
+    else if (p->fence != VK_NULL_HANDLE)
         o->next.vkDestroyFence(o->device, p->fence, NULL);
     free(p->d);
     free(p);
@@ -709,7 +715,10 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, co
     p->d = d;
     /* One fence of the layer's after the program's batches: signalled when they are done. */
     VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    if (n->vkCreateFence(o->device, &fi, NULL, &p->fence) != VK_SUCCESS)
+    pthread_mutex_lock(&g_lock);
+    p->fence = o->dt.nspare > 0 ? o->dt.spare[--o->dt.nspare] : VK_NULL_HANDLE;
+    pthread_mutex_unlock(&g_lock);
+    if (p->fence == VK_NULL_HANDLE && n->vkCreateFence(o->device, &fi, NULL, &p->fence) != VK_SUCCESS)
         p->fence = VK_NULL_HANDLE;
     else if (n->vkQueueSubmit(queue, 0, NULL, p->fence) != VK_SUCCESS) {
         n->vkDestroyFence(o->device, p->fence, NULL);
@@ -849,6 +858,8 @@ void uvk_dt_device_destroying(uvk_object_t *o)
         if (s->dev == o)
             cb_forget_locked(s);
     }
+    while (o->dt.nspare > 0)
+        o->next.vkDestroyFence(o->device, o->dt.spare[--o->dt.nspare], NULL);
     pthread_mutex_unlock(&g_lock);
 }
 

@@ -64,6 +64,8 @@ typedef struct uvk_device_state_t {
     int timestamps;       /* every compute queue family has them */
     int calibrated;       /* VK_EXT_calibrated_timestamps is enabled */
     uint64_t deviation;   /* of the last calibration, ns */
+    VkFence spare[8];     /* the layer's signalled fences, reset for reuse (under devtime.c's lock) */
+    uint32_t nspare;
 } uvk_device_state_t;
 
 typedef struct uvk_object_t {
