@@ -347,6 +347,50 @@ def case_kill_in_outputs(tmp):
     fail('never saw an output being written')
 
 
+def case_collector_killed(tmp):
+    """upti killed while its program runs: the program goes on, recording into its rings;
+    `upti recover` started at once waits for it to end, and its database holds every
+    record, those made after upti died included."""
+    iterations = 3000
+    tmpdir = os.path.join(tmp, 'tmpdir')
+    os.makedirs(tmpdir)
+    e = env()
+    e['TMPDIR'] = tmpdir
+    d = os.path.join(tmp, 'out')
+    cmd = [UPTI, 'run', '--marker-trace', '-d', d, '-o', 'c', '--', UPTX_APP, '--iterations',
+           str(iterations), '--fork-exec', '/bin/sh', '-c', 'sleep 2']
+    p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         errors='replace')
+    time.sleep(0.8)  # the program waits for its child's sleep 2: all its workers' calls are later
+    kids = children(p.pid)
+    p.kill()
+    p.communicate(timeout=60)
+    if len(kids) != 1:
+        fail('expected the program as the one child of upti, found %r' % kids)
+    folders = [f for f in os.listdir(tmpdir) if f.startswith('upti-collect-')]
+    if len(folders) != 1:
+        fail('expected one run folder in %s, found %r' % (tmpdir, folders))
+    r = subprocess.run([UPTI, 'recover', os.path.join(tmpdir, folders[0])], env=e,
+                       capture_output=True, text=True, errors='replace', timeout=120)
+    where = '\nrecover stderr: %s' % r.stderr
+    if os.path.exists('/proc/%d' % kids[0]) and open('/proc/%d/stat' % kids[0]).read().split()[2] != 'Z':
+        fail('upti recover returned while the program still ran%s' % where)
+    if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote ' + os.path.join(d, 'c.db')]:
+        fail('upti recover exit %d%s' % (r.returncode, where))
+    con = sqlite3.connect('file:%s?mode=ro' % os.path.join(d, 'c.db'), uri=True)
+    q = lambda sql: con.execute(sql).fetchone()[0]  # noqa: E731
+    markers = q('SELECT count(*) FROM marker')
+    dropped = int(q("SELECT value FROM metadata WHERE key = 'records_dropped'"))
+    finalized = q("SELECT count(*) FROM metadata WHERE key = 'finalized'")
+    con.close()
+    want = uptx_markers(2, iterations) + 2  # and the range around the fork
+    if markers != want or dropped != 0 or finalized != 1:
+        fail('c.db: %d markers (expected %d), %d dropped, finalized %d%s'
+             % (markers, want, dropped, finalized, where))
+    print('collector_killed: upti killed 0.8 s in; upti recover waited for the program and '
+          'wrote all %d markers' % markers)
+
+
 CASES = {
     'sigkill': case_sigkill,
     'sigkill_mid': case_sigkill_mid,
@@ -356,6 +400,7 @@ CASES = {
     'newline_dir': case_newline_dir,
     'full_disk': case_full_disk,
     'kill_in_outputs': case_kill_in_outputs,
+    'collector_killed': case_collector_killed,
 }
 
 
