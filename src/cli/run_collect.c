@@ -569,11 +569,12 @@ static int rings_left(void)
 
 int run_collect_end(pid_t program, int status)
 {
+    /* g.program is the collecting thread's (read as it starts): set after it ended. */
+    if (g.thread_started)
+        pthread_join(g.thread, NULL);
     g.program = program;
     g.status = status;
     g.have_status = 1;
-    if (g.thread_started)
-        pthread_join(g.thread, NULL);
     g.thread_started = 0;
     int written = convert_and_finish();
     if (written == 0 && g.lost > 0)
