@@ -56,6 +56,7 @@ static struct {
     int kept;                /* a converted database could not be placed: keep the folder */
     char **bases; /* the output names this run wrote */
     size_t num_bases;
+    int lost; /* traced processes that lost records, said in a line */
 } g = {.lock_fd = -1};
 
 /* ---- run.conf: key\0value\0 pairs ---- */
@@ -184,9 +185,15 @@ static int make_run_folder(void)
     const char *tmp = getenv("TMPDIR");
     snprintf(g.folder, sizeof g.folder, "%s/upti-collect-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
     if (mkdtemp(g.folder) == NULL) {
+        if (tmp == NULL || tmp[0] == '\0' || strcmp(tmp, "/tmp") == 0)
+            return -1;
+        /* Said once; the run goes on in /tmp (the program is not kept from running). */
+        int e = errno;
         snprintf(g.folder, sizeof g.folder, "/tmp/upti-collect-XXXXXX");
         if (mkdtemp(g.folder) == NULL)
             return -1;
+        fprintf(stderr, "upti: cannot create the run folder in TMPDIR %s (%s): it is in /tmp\n", tmp,
+                strerror(e));
     }
     /* Rings in memory (/dev/shm) when there is one: nothing is written back to a disk. */
     snprintf(g.rings, sizeof g.rings, "/dev/shm/%s", strrchr(g.folder, '/') + 1);
@@ -242,6 +249,16 @@ void run_collect_discard(void)
 
 /* ---- collecting ---- */
 
+/* The records a process lost because the spool could not be written (the
+ * collector counted them as it discarded them). */
+static void on_discarded(void *arg, int64_t pid, uint64_t records, const char *reason)
+{
+    (void)arg;
+    g.lost++;
+    fprintf(stderr, "upti: pid %lld: %llu records could not be stored (%s)\n", (long long)pid,
+            (unsigned long long)records, reason);
+}
+
 static void *collect_thread(void *arg)
 {
     (void)arg;
@@ -249,7 +266,8 @@ static void *collect_thread(void *arg)
                          .dir = g.rings,
                          .wait_pid = g.program,
                          .poll_ns = 500 * 1000,
-                         .stop = &g.stop};
+                         .stop = &g.stop,
+                         .discarded = on_discarded};
     g.collect_rc = ur_collect(&o);
     return NULL;
 }
@@ -475,11 +493,13 @@ static void complete_db(const converted *c)
 /* Names, moves and writes the outputs of one converted database. 1 if written. */
 static int finish_one(converted *c)
 {
-    if (!c->complete) {
-        fprintf(stderr, "upti: the trace of pid %lld could not be written (see above)\n", c->pid);
-        unlink(c->path);
+    if (!c->complete && metadata_int(c, "records_written") == 0) {
+        g.lost++;
+        unlink(c->path); /* holds no record: the converter said how many were lost */
         return 0;
     }
+    /* Not complete but holding records (what its last commit stored, said
+     * with the count by the converter): kept under its name all the same. */
     if (metadata_int(c, "records_written") == 0 && metadata_int(c, "records_dropped") == 0) {
         unlink(c->path); /* nothing recorded (a process that only loaded UPTI) */
         return 0;
@@ -599,13 +619,16 @@ static int rings_left(void)
 
 int run_collect_end(pid_t program, int status)
 {
+    /* g.program is the collecting thread's (read as it starts): set after it ended. */
+    if (g.thread_started)
+        pthread_join(g.thread, NULL);
     g.program = program;
     g.status = status;
     g.have_status = 1;
-    if (g.thread_started)
-        pthread_join(g.thread, NULL);
     g.thread_started = 0;
     int written = convert_and_finish();
+    if (written == 0 && g.lost > 0)
+        written = 1; /* traced, and said what was lost: not "no use seen" */
     int left = rings_left();
     if (g.kept) {
         if (g.lock_fd >= 0)
@@ -660,7 +683,8 @@ int run_collect_recover(const char *folder)
     g.session = dup_or_null(pair_value(conf, len, "session"));
     free(conf);
     compile_filters();
-    ur_collect_opts o = {.spool = g.spool, .dir = g.rings, .poll_ns = 500 * 1000};
+    ur_collect_opts o = {.spool = g.spool, .dir = g.rings, .poll_ns = 500 * 1000,
+                         .discarded = on_discarded};
     g.collect_rc = ur_collect(&o);
     int written = convert_and_finish();
     if (g.collect_rc == 0 && rings_left() == 0 && !g.kept)

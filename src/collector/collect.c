@@ -6,6 +6,13 @@
  * collector killed between the append and the tail store finds, when started
  * again, chunks in the spool that go past the slot's tail: it moves the tail
  * there first (resume_pos), so nothing is appended twice.
+ *
+ * A spool that cannot be written (a full disk, a file size limit, an I/O
+ * error, or one that cannot even be opened) never makes a producer wait: the
+ * collector says so once, then goes on draining every ring without storing,
+ * counting the records it discards (discard_slot), and reports the count per
+ * producer process at the end (ur_collect_opts.discarded). What the spool
+ * held before the failure stays whole and is converted as usual.
  */
 #include "collector.h"
 #include "spool.h"
@@ -38,6 +45,12 @@ struct ring {
     int done;                /* the producer ended and the rings are empty */
 };
 
+/* Records a process lost because the spool could not be written. */
+struct loss {
+    int64_t pid;
+    uint64_t records;
+};
+
 /* What a resumed spool already holds, per ring uid (known before the files are opened). */
 struct seen {
     uint64_t uid;
@@ -54,6 +67,10 @@ struct collector {
     int num_rings;
     struct seen *seen;
     size_t num_seen, cap_seen;
+    int discarding;          /* the spool failed: drain without storing */
+    char reason[256];        /* why (strerror of the failed write) */
+    struct loss *losses;
+    size_t num_losses, cap_losses;
 };
 
 int ur_process_alive(int64_t pid, uint64_t start_ticks)
@@ -205,21 +222,95 @@ static int fail(const char *what, const char *path)
     return -1;
 }
 
-/* Appends what ring r's slots committed since the last pass. Returns records'
- * bytes moved, or -1 on a spool error. */
+/* The spool cannot be written (errno): say so once; from now on every ring is
+ * drained without storing. */
+static void spool_failed(struct collector *k)
+{
+    if (k->discarding)
+        return;
+    snprintf(k->reason, sizeof k->reason, "%s", strerror(errno));
+    fprintf(stderr, "upti: cannot write the spool %s: %s: the records the rings still hold are "
+                    "counted and discarded\n",
+            k->opts->spool, k->reason);
+    k->discarding = 1;
+}
+
+static void add_loss(struct collector *k, int64_t pid, uint64_t records)
+{
+    if (records == 0)
+        return;
+    for (size_t i = 0; i < k->num_losses; i++) {
+        if (k->losses[i].pid == pid) {
+            k->losses[i].records += records;
+            return;
+        }
+    }
+    if (k->num_losses == k->cap_losses) {
+        size_t cap = k->cap_losses ? 2 * k->cap_losses : 8;
+        struct loss *n = realloc(k->losses, cap * sizeof *n);
+        if (n == NULL)
+            return;
+        k->losses = n;
+        k->cap_losses = cap;
+    }
+    k->losses[k->num_losses++] = (struct loss){pid, records};
+}
+
+/* The records in [tail, head) of a slot: its tracing records (what the
+ * converter counts as records: upti_tracing_kind_t values and compact
+ * markers), not padding, THREAD, AGENT or TOOL records. A header that cannot
+ * be framed ends the count (the rest is corrupt). */
+static uint64_t count_records(const uint8_t *data, uint64_t mask, uint64_t tail, uint64_t head)
+{
+    uint64_t n = 0;
+    for (uint64_t pos = tail; pos < head;) {
+        upti_ring_record_header_t h;
+        if (head - pos < sizeof h || (pos & mask) + sizeof h > mask + 1)
+            break;
+        memcpy(&h, data + (pos & mask), sizeof h);
+        if (h.len < sizeof h || h.len % 8 != 0 || h.len > head - pos)
+            break;
+        if (h.kind != UPTI_RING_KIND_PADDING && h.kind != UPTI_RING_KIND_THREAD &&
+            h.kind != UPTI_RING_KIND_AGENT && h.kind != UPTI_RING_KIND_TOOL)
+            n++;
+        pos += h.len;
+    }
+    return n;
+}
+
+/* Discard mode: counts slot i's records in [tail, head) and the drops its
+ * producer made since the spool last stored its count, and gives the space
+ * back. */
+static void discard_slot(struct collector *k, struct ring *r, uint32_t i, uint64_t tail,
+                         uint64_t head, uint64_t dropped)
+{
+    upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
+    uint64_t size = r->hdr->slot_size, lost = 0;
+    if (head != tail && head - tail <= size && slot->data_offset + size <= r->map_size)
+        lost = count_records((const uint8_t *)r->map + slot->data_offset, size - 1, tail, head);
+    lost += dropped - r->dropped_seen[i];
+    r->dropped_seen[i] = dropped;
+    r->resume_pos[i] = head;
+    atomic_store_explicit(&slot->tail, head, memory_order_release);
+    add_loss(k, r->hdr->pid, lost);
+}
+
+/* Appends what ring r's slots committed since the last pass (or, once the
+ * spool failed, counts and discards it). Returns records' bytes moved. */
 static long long drain_ring(struct collector *k, struct ring *r)
 {
     upti_ring_header_t *h = r->hdr;
     long long moved = 0;
-    if (!r->process_written) {
+    if (!r->process_written && !k->discarding) {
         ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_PROCESS, sizeof *h, r->uid, UR_NO_SLOT, 0, 0, 0, 0, 0};
         c.bytes = (sizeof *h + 7) & ~(uint64_t)7;
         upti_ring_header_t copy;
         memcpy(&copy, h, sizeof copy);
         struct iovec iov[2] = {{&copy, sizeof copy}, {(void *)"\0\0\0\0\0\0\0", c.bytes - sizeof copy}};
         if (ur_spool_append(k->fd, &c, iov, 2) != 0)
-            return fail("cannot write the spool", k->opts->spool);
-        r->process_written = 1;
+            spool_failed(k);
+        else
+            r->process_written = 1;
     }
     uint64_t size = h->slot_size, mask = size - 1;
     for (uint32_t i = 0; i < h->max_slots; i++) {
@@ -231,6 +322,11 @@ static long long drain_ring(struct collector *k, struct ring *r)
             atomic_store_explicit(&slot->tail, tail, memory_order_release);
         }
         uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed);
+        if (k->discarding) {
+            moved += (long long)(head - tail);
+            discard_slot(k, r, i, tail, head, dropped);
+            continue;
+        }
         if (head != tail) {
             if (head - tail > size || slot->data_offset + size > r->map_size) {
                 fprintf(stderr, "upti: %s: slot %u is corrupt (head %llu, tail %llu): skipped\n",
@@ -251,8 +347,12 @@ static long long drain_ring(struct collector *k, struct ring *r)
             }
             ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DATA, n, r->uid, i, 0, tail, head, dropped,
                             slot->producer_base};
-            if (ur_spool_append(k->fd, &c, iov, pieces) != 0)
-                return fail("cannot write the spool", k->opts->spool);
+            if (ur_spool_append(k->fd, &c, iov, pieces) != 0) {
+                spool_failed(k);
+                moved += (long long)n;
+                discard_slot(k, r, i, tail, head, dropped);
+                continue;
+            }
             if (k->crash_after > 0 && --k->crash_after == 0)
                 raise(SIGKILL); /* the worst moment: appended, tail not yet moved */
             r->resume_pos[i] = head;
@@ -261,16 +361,21 @@ static long long drain_ring(struct collector *k, struct ring *r)
             moved += (long long)n;
         } else if (dropped != r->dropped_seen[i]) {
             ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DROPS, 0, r->uid, i, 0, 0, 0, dropped, 0};
-            if (ur_spool_append(k->fd, &c, NULL, 0) != 0)
-                return fail("cannot write the spool", k->opts->spool);
+            if (ur_spool_append(k->fd, &c, NULL, 0) != 0) {
+                spool_failed(k);
+                discard_slot(k, r, i, tail, head, dropped);
+                continue;
+            }
             r->dropped_seen[i] = dropped;
         }
     }
     uint64_t no_slot = atomic_load_explicit(&h->no_slot_drops, memory_order_relaxed);
     if (no_slot != r->no_slot_seen) {
         ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DROPS, 0, r->uid, UR_NO_SLOT, 0, 0, 0, no_slot, 0};
-        if (ur_spool_append(k->fd, &c, NULL, 0) != 0)
-            return fail("cannot write the spool", k->opts->spool);
+        if (k->discarding || ur_spool_append(k->fd, &c, NULL, 0) != 0) {
+            spool_failed(k);
+            add_loss(k, h->pid, no_slot - r->no_slot_seen);
+        }
         r->no_slot_seen = no_slot;
     }
     return moved;
@@ -297,11 +402,8 @@ int ur_collect(const ur_collect_opts *opts)
     const char *crash = getenv("UPTI_RING_TEST_CRASH_AFTER_CHUNKS");
     k->crash_after = crash != NULL ? atol(crash) : 0;
     k->fd = ur_spool_open(opts->spool, remember, k);
-    if (k->fd < 0) {
-        fail("cannot open the spool", opts->spool);
-        free(k);
-        return 1;
-    }
+    if (k->fd < 0)
+        spool_failed(k); /* the rings are drained all the same */
     for (int i = 0; i < opts->num_files; i++)
         if (!add_ring(k, opts->files[i]))
             fprintf(stderr, "upti: %s is not a ring file: skipped\n", opts->files[i]);
@@ -328,12 +430,7 @@ int ur_collect(const ur_collect_opts *opts)
             struct ring *r = &k->rings[i];
             if (r->done)
                 continue;
-            long long m = drain_ring(k, r);
-            if (m < 0) {
-                rc = 1;
-                goto out;
-            }
-            moved += m;
+            moved += drain_ring(k, r);
             if (!alive[i] || stopping) {
                 r->done = 1; /* ended before this pass, which took the rest */
                 close_ring(r, opts->keep || alive[i]);
@@ -355,7 +452,6 @@ int ur_collect(const ur_collect_opts *opts)
             nanosleep(&pause, NULL);
         }
     }
-out:
     for (int i = 0; i < k->num_rings; i++) {
         if (k->rings[i].map != NULL)
             close_ring(&k->rings[i], 1);
@@ -363,8 +459,12 @@ out:
         free(k->rings[i].resume_pos);
         free(k->rings[i].dropped_seen);
     }
-    if (close(k->fd) != 0 && rc == 0)
+    if (k->fd >= 0 && close(k->fd) != 0 && !k->discarding)
         rc = fail("cannot write the spool", opts->spool) != 0;
+    if (opts->discarded != NULL)
+        for (size_t i = 0; i < k->num_losses; i++)
+            opts->discarded(opts->discarded_arg, k->losses[i].pid, k->losses[i].records, k->reason);
+    free(k->losses);
     free(k->seen);
     free(k);
     return rc;

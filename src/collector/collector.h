@@ -28,12 +28,22 @@ typedef struct ur_collect_opts {
     /** Set (to non-zero, e.g. by a signal handler) to end collecting: one last
      *  pass over every ring, then return, producers alive or not. NULL: never. */
     const volatile int *stop;
+    /** Once the spool could not be written (or opened), the rings are drained
+     *  without storing: at the end, called once per producer process that
+     *  lost records that way, with their number (tracing records: not
+     *  padding, THREAD, AGENT or TOOL records; plus the records its producer
+     *  dropped whose count the spool could not store) and the reason
+     *  (strerror). NULL: not reported. */
+    void (*discarded)(void *arg, int64_t pid, uint64_t records, const char *reason);
+    void *discarded_arg;
 } ur_collect_opts;
 
 /**
  * Drains ring files into the spool until every producer whose file it found
- * has ended (and wait_pid too), and its rings are empty. Returns 0, or 1 on
- * an error (message on stderr, prefixed upti:).
+ * has ended (and wait_pid too), and its rings are empty. A spool that cannot
+ * be written is said once (upti: line) and the rest is counted and discarded
+ * (opts->discarded): producers never wait on it. Returns 0, or 1 if the
+ * spool could not be closed cleanly (message on stderr, prefixed upti:).
  */
 int ur_collect(const ur_collect_opts *opts);
 

@@ -5,6 +5,11 @@
  * Records are checked before use: a record whose length or string does not
  * fit its chunk is counted as malformed and skipped, never read past.
  * Agents and tools' own records: convert_records.c.
+ *
+ * Each database is committed every COMMIT_RECORDS records: a database that
+ * cannot be completed (a full disk, a file size limit) still holds what its
+ * last commit stored, and the message says how many records that is and how
+ * many were lost, both counted (uo_db_committed_records).
  */
 #include "collector.h"
 #include "convert_records.h"
@@ -25,6 +30,8 @@
 
 #include <upti/upti.h>
 
+#define COMMIT_RECORDS 16384u
+
 struct proc {
     uint64_t uid;
     upti_ring_header_t hdr;
@@ -35,6 +42,7 @@ struct proc {
     uint64_t no_slot_drops;
     uint64_t records, malformed, end;
     uint64_t tool_skipped; /* tool records not the converter's to apply */
+    int db_failed;      /* its database failed: the rest is only counted (records) */
 };
 
 struct converter {
@@ -269,6 +277,22 @@ static int convert_record(struct proc *p, const ur_chunk_t *c, const uint8_t *r,
     return uo_db_add_record(p->db, kind, &u) == 0 ? 0 : -2;
 }
 
+/* The drops counted so far for p. */
+static uint64_t proc_drops(const struct proc *p)
+{
+    uint64_t drops = p->no_slot_drops;
+    for (uint32_t s = 0; s < p->hdr.max_slots; s++)
+        drops += p->dropped[s];
+    return drops;
+}
+
+/* Commits what p's database holds so far (its counts as of now in metadata). */
+static void commit_proc(struct proc *p)
+{
+    uo_db_set_tally(p->db, p->records, proc_drops(p));
+    uo_db_checkpoint(p->db, p->end, 0);
+}
+
 static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
 {
     struct converter *v = arg;
@@ -297,17 +321,41 @@ static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
             p->malformed++; /* the rest of the chunk cannot be framed */
             break;
         }
+        if (p->db_failed) {
+            /* Counted, not converted: records the database could not take. */
+            p->records += h.kind != UPTI_RING_KIND_PADDING && h.kind != UPTI_RING_KIND_THREAD &&
+                          h.kind != UPTI_RING_KIND_AGENT && h.kind != UPTI_RING_KIND_TOOL;
+            off += h.len;
+            continue;
+        }
         int rc = convert_record(p, c, payload + off, h.len, c->pos_begin + off);
         if (rc == UR_RECORD_MALFORMED)
             p->malformed++;
         else if (rc == UR_RECORD_DB_ERROR)
-            v->error = 1;
+            p->db_failed = 1;
+        else if (p->records % COMMIT_RECORDS == 0 && p->records > 0 && h.kind != UPTI_RING_KIND_PADDING)
+            commit_proc(p);
         off += h.len;
         if (++v->records >= v->next_progress && v->progress) {
             fprintf(stderr, "\rupti: converted %llu records", (unsigned long long)v->records);
             v->next_progress = v->records + 1000000;
         }
     }
+}
+
+/* Closes p's database; *held: the records its last successful commit stored;
+ * *filtered: those the kernel filter left out (neither held nor lost). */
+static int close_proc(struct proc *p, uint64_t *held, uint64_t *filtered)
+{
+    /* uo_db_close frees the handle: its count is read through a last commit
+     * first (which fails, as close would, on a full disk). */
+    uo_db_checkpoint(p->db, p->end, 0);
+    *held = uo_db_committed_records(p->db);
+    *filtered = uo_db_filtered_records(p->db);
+    int rc = uo_db_close(p->db, p->end);
+    if (rc == 0)
+        *held = p->records - *filtered;
+    return rc;
 }
 
 int ur_convert(const char *spool, const char *prefix, int stats)
@@ -345,9 +393,7 @@ int ur_convert_with(const ur_convert_opts *opts)
     uint64_t all_records = 0, all_drops = 0;
     for (size_t i = 0; i < v.num_procs; i++) {
         struct proc *p = &v.procs[i];
-        uint64_t drops = p->no_slot_drops;
-        for (uint32_t s = 0; s < p->hdr.max_slots; s++)
-            drops += p->dropped[s];
+        uint64_t drops = proc_drops(p);
         all_records += p->records;
         all_drops += drops;
         char n[32];
@@ -362,9 +408,13 @@ int ur_convert_with(const ur_convert_opts *opts)
         if (p->malformed != 0)
             fprintf(stderr, "upti: process %lld: %llu malformed records skipped\n",
                     (long long)p->hdr.pid, (unsigned long long)p->malformed);
-        int complete = uo_db_close(p->db, p->end) == 0;
+        uint64_t held = 0, filtered = 0;
+        int complete = close_proc(p, &held, &filtered) == 0;
         if (!complete) {
-            fprintf(stderr, "upti: cannot complete %s\n", p->path);
+            fprintf(stderr, "upti: pid %lld: its database could not be completed: it holds %llu "
+                            "records; %llu records were lost\n",
+                    (long long)p->hdr.pid, (unsigned long long)held,
+                    (unsigned long long)(p->records - filtered - held));
             rc = 1;
         } else if (!opts->quiet) {
             printf("%s\n", p->path);

@@ -240,45 +240,119 @@ def uptx_markers(threads, iterations):
 
 
 def case_full_disk(tmp):
-    """A file size limit hit while writing: the messages state measured counts only:
-    the records the database holds, and how many of those received were lost."""
+    """A file size limit (4 MiB, RLIMIT_FSIZE, for upti and the program) hit by
+    `upti run` while it stores the program's records: the program runs to its
+    end undisturbed; upti says once that its spool cannot be written, goes on
+    draining the rings without storing, and states per process how many
+    records it could not store, a measured count: the database holds the
+    records stored before, and held + lost + dropped is every marker made."""
     import re
     import resource
     iterations = 100000
-    received = uptx_markers(2, iterations)
+    made = uptx_markers(2, iterations)
     limit = 4 << 20
 
     def limited():
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    e = env()
+    # The program's ring file (4 slots of 256 KiB) fits under the limit.
+    e['UPTI_TRACE_RING_SLOTS'] = '4'
+    e['UPTI_TRACE_BUFFER_SIZE'] = '256k'
     cmd = [UPTI, 'run', '--marker-trace', '-d', tmp, '-o', 'f', '--', UPTX_APP, '--iterations',
            str(iterations)]
-    p = subprocess.run(cmd, env=env(), capture_output=True, text=True, errors='replace',
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True, errors='replace',
                        timeout=300, preexec_fn=limited)
-    where = '\nstderr: %s' % p.stderr
+    where = '\nstdout: %s\nstderr: %s' % (p.stdout, p.stderr)
     if p.returncode != 0:
         fail('exit status %d, expected 0 (the program is not disturbed)%s' % (p.returncode, where))
-    path = os.path.join(tmp, 'f.db')
-    counted = [l for l in p.stderr.splitlines() if 'records received are lost' in l]
+    if p.stdout != '':
+        fail('the program printed something (it fails only then)%s' % where)
+    lines = [l for l in p.stderr.splitlines() if l.startswith('upti:')]
+    said = [l for l in lines if l.startswith('upti: cannot write the spool ')]
+    if len(said) != 1 or not said[0].endswith(': the records the rings still hold are counted '
+                                              'and discarded'):
+        fail('expected one line saying the spool cannot be written%s' % where)
+    counted = [re.match(r'upti: pid (\d+): (\d+) records could not be stored \((.+)\)$', l)
+               for l in lines]
+    counted = [m for m in counted if m]
     if len(counted) != 1:
         fail('expected one line with the counts%s' % where)
-    m = re.search(r'it holds (\d+) records; (\d+) of the (\d+) records received are lost',
-                  counted[0])
-    if not m:
-        fail('counts not found in %r' % counted[0])
-    held, lost, got = (int(x) for x in m.groups())
-    if got != received:
-        fail('%d records received, the program made %d' % (got, received))
+    lost = int(counted[0].group(2))
+    reason = counted[0].group(3)
+    if reason not in said[0] or reason != os.strerror(27):  # EFBIG: File too large
+        fail('reason %r, expected %r in both lines%s' % (reason, os.strerror(27), where))
+    # The database may hit the limit too: then one line says what it holds and
+    # how many of the spool's records it could not take.
+    incomplete = [re.match(r'upti: pid (\d+): its database could not be completed: it holds '
+                           r'(\d+) records; (\d+) records were lost$', l) for l in lines]
+    incomplete = [m for m in incomplete if m]
+    if len(incomplete) > 1:
+        fail('more than one line on the database%s' % where)
+    drops = [re.match(r'upti: process (\d+): (\d+) records were dropped \(ring full\)$', l)
+             for l in lines]
+    drops = [m for m in drops if m]
+    path = os.path.join(tmp, 'f.db')
+    if not os.path.exists(path):
+        fail('no database of the records stored before the limit%s' % where)
     con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
-    rows = con.execute('SELECT count(*) FROM marker').fetchone()[0]
+    held = con.execute('SELECT count(*) FROM marker').fetchone()[0]
+    meta = dict(con.execute('SELECT key, value FROM metadata').fetchall())
     con.close()
-    if rows != held:
-        fail('the message says %d records, the database holds %d' % (held, rows))
-    if held + lost != received or lost == 0:
-        fail('held %d + lost %d != received %d' % (held, lost, received))
-    if 'until' in p.stderr or 'everything' in p.stderr:
-        fail('a claim not measured%s' % where)
-    print('full_disk: %d of %d records held, %d lost' % (held, received, lost))
+    lost_db = 0
+    if incomplete:
+        if int(incomplete[0].group(2)) != held:
+            fail('the line says the database holds %s records, it holds %d%s'
+                 % (incomplete[0].group(2), held, where))
+        lost_db = int(incomplete[0].group(3))
+        # Its metadata is as of its last commit: the counts of the line are the final ones.
+        dropped = int(drops[0].group(2)) if drops else 0
+    else:
+        dropped = int(meta.get('records_dropped', -1))
+        if drops and int(drops[0].group(2)) != dropped:
+            fail('the line says %s dropped, metadata %d' % (drops[0].group(2), dropped))
+    if int(meta.get('records_written', -1)) != held:
+        fail('metadata records_written %r, the database holds %d markers' %
+             (meta.get('records_written'), held))
+    if held + lost + lost_db + dropped != made or lost == 0 or held == 0:
+        fail('held %d + lost %d + %d + dropped %d != %d markers made%s' %
+             (held, lost, lost_db, dropped, made, where))
+    # Nothing else is claimed (the database's own error line names no count).
+    known = said + [m.group(0) for m in counted + incomplete + drops]
+    others = [l for l in lines if l not in known and not l.startswith('upti: wrote ') and
+              not re.match(r'upti: database \S+: (disk I/O error|database or disk is full)$', l)]
+    if others:
+        fail('lines not expected: %r%s' % (others, where))
+    print('full_disk: %d of %d markers held, %d could not be stored, %d not taken by the '
+          'database, %d dropped' % (held, made, lost, lost_db, dropped))
+
+
+def case_tmpdir_unwritable(tmp):
+    """TMPDIR names a folder that can never be created (a path under a regular
+    file, root included): one line says so and where the run folder went
+    instead; the program runs to its end with its exit status, traced."""
+    blocker = os.path.join(tmp, 'file')
+    open(blocker, 'w').write('x')
+    e = env()
+    e['TMPDIR'] = blocker + '/x'
+    cmd = [UPTI, 'run', '--marker-trace', '-d', tmp, '-o', 't', '--', UPTX_APP, '--iterations',
+           '10', '--exit', '5']
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True, errors='replace', timeout=120)
+    where = '\nstdout: %s\nstderr: %s' % (p.stdout, p.stderr)
+    if p.returncode != 5:
+        fail('exit status %d, expected the program\'s 5%s' % (p.returncode, where))
+    lines = [l for l in p.stderr.splitlines()
+             if l.startswith('upti:') and not l.startswith('upti: wrote ')]
+    want = ('upti: cannot create the run folder in TMPDIR %s (%s): it is in /tmp'
+            % (blocker + '/x', os.strerror(20)))  # ENOTDIR
+    if lines != [want]:
+        fail('expected the one line %r%s' % (want, where))
+    con = sqlite3.connect('file:%s?mode=ro' % os.path.join(tmp, 't.db'), uri=True)
+    n = con.execute('SELECT count(*) FROM marker').fetchone()[0]
+    con.close()
+    if n != uptx_markers(2, 10):
+        fail('%d markers, expected %d' % (n, uptx_markers(2, 10)))
+    print('tmpdir_unwritable: said once; the program ran, %d markers traced' % n)
 
 
 def case_kill_in_outputs(tmp):
@@ -399,6 +473,7 @@ CASES = {
     'exit': case_exit,
     'newline_dir': case_newline_dir,
     'full_disk': case_full_disk,
+    'tmpdir_unwritable': case_tmpdir_unwritable,
     'kill_in_outputs': case_kill_in_outputs,
     'collector_killed': case_collector_killed,
 }
