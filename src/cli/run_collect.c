@@ -493,13 +493,14 @@ static void complete_db(const converted *c)
 /* Names, moves and writes the outputs of one converted database. 1 if written. */
 static int finish_one(converted *c)
 {
-    if (!c->complete && metadata_int(c, "records_written") == 0) {
+    if (!c->complete) {
+        /* The converter said how many records; the spool keeps them, and so
+         * does the run folder, for `upti recover` once there is room. */
         g.lost++;
-        unlink(c->path); /* holds no record: the converter said how many were lost */
+        g.kept = 1;
+        unlink(c->path);
         return 0;
     }
-    /* Not complete but holding records (what its last commit stored, said
-     * with the count by the converter): kept under its name all the same. */
     if (metadata_int(c, "records_written") == 0 && metadata_int(c, "records_dropped") == 0) {
         unlink(c->path); /* nothing recorded (a process that only loaded UPTI) */
         return 0;
@@ -627,10 +628,12 @@ int run_collect_end(pid_t program, int status)
     g.have_status = 1;
     g.thread_started = 0;
     int written = convert_and_finish();
-    if (written == 0 && g.lost > 0)
-        written = 1; /* traced, and said what was lost: not "no use seen" */
+    if (written == 0 && (g.lost > 0 || g.kept))
+        written = -1; /* traced, and said what was lost or kept: nothing more to say */
     int left = rings_left();
     if (g.kept) {
+        fprintf(stderr, "upti: what could not be written stays in %s: upti recover %s, once "
+                        "there is room\n", g.folder, g.folder);
         if (g.lock_fd >= 0)
             close(g.lock_fd);
         g.lock_fd = -1;

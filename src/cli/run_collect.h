@@ -39,8 +39,9 @@ void run_collect_stop(void);
  * Once the program ended: waits until every traced process of the run
  * ended (or run_collect_stop), converts, writes the outputs and removes the
  * run folder. A process that did not finalize UPTI (killed, crashed, _exit)
- * gets metadata "ended" saying how (the program's own from status). Returns the number of processes whose outputs were written, or 1 when none was but
- * a traced process lost its records (already said): non-zero = traced.
+ * gets metadata "ended" saying how (the program's own from status).
+ * Returns the number of processes whose outputs were written, or -1 when
+ * none was and what was lost or kept was said already.
  */
 int run_collect_end(pid_t program, int status);
 

@@ -367,7 +367,7 @@ void run_outputs_end(pid_t top, int status, int stats, int traced_elsewhere)
     free_fields(&m);
     if (!traced)
         fprintf(stderr, "upti: no OpenCL, uptx or NVTX use seen: no trace written\n");
-    else if (said == 0)
+    else if (said == 0 && traced_elsewhere >= 0)
         fprintf(stderr, "upti: nothing was recorded: no trace written\n");
     run_outputs_discard();
 }

@@ -16,7 +16,8 @@ void run_outputs_discard(void);
  * its processes left open, finishes or removes half-written outputs (saying
  * which), removes empty traces, then prints "upti: wrote PATH" per output
  * file, or says that no trace was written (traced_elsewhere: the number of
- * processes whose outputs the collector wrote). Removes the manifest.
+ * processes whose outputs the collector wrote; -1: none, and the collector
+ * said why). Removes the manifest.
  */
 void run_outputs_end(pid_t top, int status, int stats, int traced_elsewhere);
 

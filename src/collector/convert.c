@@ -411,10 +411,13 @@ int ur_convert_with(const ur_convert_opts *opts)
         uint64_t held = 0, filtered = 0;
         int complete = close_proc(p, &held, &filtered) == 0;
         if (!complete) {
-            fprintf(stderr, "upti: pid %lld: its database could not be completed: it holds %llu "
-                            "records; %llu records were lost\n",
-                    (long long)p->hdr.pid, (unsigned long long)held,
-                    (unsigned long long)(p->records - filtered - held));
+            /* Written after the fact (no journal, one commit): a database
+             * that cannot be completed holds nothing; the spool still has
+             * every record it was given. */
+            (void)held;
+            fprintf(stderr, "upti: pid %lld: its database could not be completed: the %llu "
+                            "records of the spool are not in a database\n",
+                    (long long)p->hdr.pid, (unsigned long long)(p->records - filtered));
             rc = 1;
         } else if (!opts->quiet) {
             printf("%s\n", p->path);
