@@ -472,6 +472,112 @@ def case_collector_killed(tmp):
           'wrote all %d markers' % markers)
 
 
+COUNTED = os.path.join(BUILD, 'bin', 'counted_marks')
+
+
+def counters(path, n):
+    """The words a counted_marks program stored: calls completed per thread."""
+    import struct
+    data = open(path, 'rb').read()
+    return list(struct.unpack('<%dQ' % n, data[:8 * n]))
+
+
+def run_counted(tmp, name, mode, n, threads=2, preexec=None, signal_after=None, sig=None,
+                expect_rc=0):
+    """`upti run --marker-trace` on counted_marks; returns (db path, calls completed per thread,
+    stderr). signal_after: seconds after the program started when sig goes to it (SIGKILL: the
+    program only; others through upti, which forwards them)."""
+    d = os.path.join(tmp, name)
+    counter = os.path.join(tmp, name + '.counter')
+    cmd = [UPTI, 'run', '--marker-trace', '-d', d, '-o', 'c', '--', COUNTED, mode, counter,
+           str(n), str(threads)]
+    p = subprocess.Popen(cmd, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, errors='replace', preexec_fn=preexec)
+    if signal_after is not None:
+        first = p.stdout.readline()
+        if first != 'counted: started\n':
+            p.kill()
+            fail('%s: the program did not start: %r' % (name, first))
+        time.sleep(signal_after)
+        if sig == signal.SIGKILL:
+            for k in children(p.pid):
+                os.kill(k, sig)
+        else:
+            p.send_signal(sig)
+    out, err = p.communicate(timeout=300)
+    if p.returncode != expect_rc:
+        fail('%s: upti exit %d, expected %d\nstderr: %s' % (name, p.returncode, expect_rc, err))
+    return os.path.join(d, 'c.db'), counters(counter, threads + 1), err
+
+
+def check_counted(name, path, counts, threads, may_be_one_more):
+    """Per thread, the database holds marks 0..c-1 exactly once (c = the calls completed), or
+    0..c (the call that was committed when the kill came, before its counter store)."""
+    con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+    rows = [r[0] for r in con.execute("SELECT message FROM markers WHERE operation = 'uptx_mark'")]
+    dropped = con.execute("SELECT value FROM metadata WHERE key = 'records_dropped'").fetchone()
+    con.close()
+    if dropped is None or dropped[0] != '0':
+        fail('%s: records_dropped %r' % (name, dropped))
+    for t in range(threads):
+        got = sorted(int(m.split(':')[1]) for m in rows if m.startswith('%d:' % t))
+        c = counts[t]
+        ok = got == list(range(c)) or (may_be_one_more and got == list(range(c + 1)))
+        if not ok:
+            dup = len(got) - len(set(got))
+            fail('%s: thread %d completed %d calls; the database holds %d marks (%d duplicated, '
+                 'first missing %r)' % (name, t, c, len(got), dup,
+                                        next((i for i in range(c) if i not in set(got)), None)))
+    return rows
+
+
+def case_run_kill(tmp):
+    """SIGKILL at 20 random moments under `upti run`: every call the program completed is in
+    its database exactly once (or one more, committed before its counter store)."""
+    import random
+    rng = random.Random(os.getpid())
+    for i in range(20):
+        path, counts, _ = run_counted(tmp, 'k%d' % i, 'run', 0, signal_after=rng.uniform(0, 0.05),
+                                      sig=signal.SIGKILL, expect_rc=128 + 9)
+        check_counted('kill %d' % i, path, counts, 2, True)
+    print('run_kill: 20 kills, every completed call exactly once')
+
+
+def case_run_endings(tmp):
+    """_exit, SIGSEGV with the default action, a SIGSEGV a handler swallows (the program lives
+    on and so does its trace): every completed call, exactly."""
+    n = 20000
+    for mode, rc in (('exit', 3), ('segv', 128 + signal.SIGSEGV), ('segv_caught', 0)):
+        path, counts, _ = run_counted(tmp, mode, mode, n, expect_rc=rc)
+        if mode == 'segv_caught' and counts[:2] != [n, n]:
+            fail('segv_caught: the program completed %r calls, expected %d each' % (counts[:2], n))
+        check_counted(mode, path, counts, 2, False)
+    print('run_endings: _exit, SIGSEGV, SIGSEGV caught: every completed call exactly')
+
+
+def case_run_sigint_nohup(tmp):
+    """SIGINT ignored (as under nohup): the program goes on to its end, and so does its trace."""
+    n = 200000
+    path, counts, _ = run_counted(tmp, 'nohup', 'run', n, signal_after=0.05, sig=signal.SIGINT,
+                                  preexec=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    if counts[:2] != [n, n]:
+        fail('nohup: the program completed %r calls, expected %d each' % (counts[:2], n))
+    check_counted('nohup', path, counts, 2, False)
+    print('run_sigint_nohup: SIGINT ignored, all %d calls traced' % (2 * n))
+
+
+def case_run_sigterm_drain(tmp):
+    """A program's SIGTERM handler runs (no handler of UPTI's before it), the program drains
+    its work after it, and that work is traced."""
+    path, counts, _ = run_counted(tmp, 'drain', 'drain', 0, signal_after=0.05,
+                                  sig=signal.SIGTERM)
+    rows = check_counted('drain', path, counts, 2, False)
+    drained = sorted(int(m.split(':')[1]) for m in rows if m.startswith('drain:'))
+    if counts[2] != 1000 or drained != list(range(1000)):
+        fail('drain: %d drain calls completed, %d traced' % (counts[2], len(drained)))
+    print('run_sigterm_drain: the handler ran, 1000 drain calls after it traced')
+
+
 CASES = {
     'sigkill': case_sigkill,
     'sigkill_mid': case_sigkill_mid,
@@ -483,6 +589,10 @@ CASES = {
     'tmpdir_unwritable': case_tmpdir_unwritable,
     'kill_in_outputs': case_kill_in_outputs,
     'collector_killed': case_collector_killed,
+    'run_kill': case_run_kill,
+    'run_endings': case_run_endings,
+    'run_sigint_nohup': case_run_sigint_nohup,
+    'run_sigterm_drain': case_run_sigterm_drain,
 }
 
 

@@ -1,0 +1,124 @@
+/* A program whose every completed call is known to its killer, for the exact
+ * crash tests of `upti run` (tests/integration/crash, run_* cases).
+ *
+ *   counted_marks MODE COUNTER N [THREADS]
+ *
+ * Each of THREADS threads (default 2) makes N uptx_mark("<thread>:<i>")
+ * calls, and after each call returns stores i + 1 in word <thread> of the
+ * file COUNTER (a shared mapping the test reads after the program ended: a
+ * call counted there had returned). It prints "counted: started" once every
+ * thread made its first call. MODE:
+ *   run          return from main (status 0)
+ *   exit         thread 0 calls _exit(3) halfway
+ *   segv         thread 0 faults halfway (SIGSEGV, default action)
+ *   segv_caught  thread 0 faults halfway; a handler swallows it (siglongjmp)
+ *                and the program goes on to its end (status 0)
+ *   drain        a SIGTERM handler sets a flag; the threads stop at the next
+ *                call, then main makes 1000 marks "drain:<i>" (counted in word
+ *                THREADS) and returns 0. The test sends SIGTERM.
+ * With N = 0 the threads mark until the program is killed or signalled.
+ */
+#include <uptx/uptx.h>
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static const char *g_mode;
+static long g_n;
+static int g_threads = 2;
+static _Atomic uint64_t *g_counter;
+static _Atomic int g_started;
+static volatile sig_atomic_t g_stop;
+static sigjmp_buf g_jump;
+static volatile int *g_null;
+
+static void on_segv(int sig)
+{
+    (void)sig;
+    siglongjmp(g_jump, 1);
+}
+
+static void on_term(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static void *work(void *arg)
+{
+    long t = (long)arg;
+    char text[64];
+    for (long i = 0; g_n == 0 || i < g_n; i++) {
+        if (g_stop)
+            break;
+        snprintf(text, sizeof text, "%ld:%ld", t, i);
+        uptx_mark(text);
+        atomic_store(&g_counter[t], (uint64_t)(i + 1));
+        if (i == 0 && atomic_fetch_add(&g_started, 1) + 1 == g_threads) {
+            printf("counted: started\n");
+            fflush(stdout);
+        }
+        if (t == 0 && g_n > 0 && i == g_n / 2) {
+            if (strcmp(g_mode, "exit") == 0)
+                _exit(3);
+            if (strcmp(g_mode, "segv") == 0)
+                *g_null = 1;
+            if (strcmp(g_mode, "segv_caught") == 0 && sigsetjmp(g_jump, 1) == 0)
+                *g_null = 1;
+        }
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: counted_marks run|exit|segv|segv_caught|drain COUNTER N [THREADS]\n");
+        return 2;
+    }
+    g_mode = argv[1];
+    g_n = atol(argv[3]);
+    if (argc > 4)
+        g_threads = atoi(argv[4]);
+    if (g_threads < 1 || g_threads > 64)
+        return 2;
+    int fd = open(argv[2], O_RDWR | O_CREAT | O_TRUNC, 0644);
+    size_t bytes = 65 * sizeof(uint64_t);
+    if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0)
+        return 2;
+    g_counter = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (g_counter == MAP_FAILED)
+        return 2;
+    if (strcmp(g_mode, "segv_caught") == 0)
+        signal(SIGSEGV, on_segv);
+    if (strcmp(g_mode, "drain") == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_term;
+        sigaction(SIGTERM, &sa, NULL);
+    }
+    pthread_t t[64];
+    for (long k = 0; k < g_threads; k++)
+        pthread_create(&t[k], NULL, work, (void *)k);
+    for (int k = 0; k < g_threads; k++)
+        pthread_join(t[k], NULL);
+    if (strcmp(g_mode, "drain") == 0) {
+        char text[32];
+        for (int i = 0; i < 1000; i++) {
+            snprintf(text, sizeof text, "drain:%d", i);
+            uptx_mark(text);
+            atomic_store(&g_counter[g_threads], (uint64_t)(i + 1));
+        }
+    }
+    return 0;
+}
