@@ -24,11 +24,15 @@
  *   UPTI_TRACE_MANIFEST  a file to which the database's path is appended (set by
  *                        `upti run`, which recovers the databases of processes that died
  *                        without closing them)
+ *   UPTI_TRACE_RING_DIR  set by `upti run`: the program only records, into a shared
+ *                        buffer in this folder (ring_mode.c); upti builds the outputs
  * Numbers, switches (0/1) and choices are read through src/common/env.c, one
  * parser for every UPTI_* variable: a bad value is one "upti:" line and the default.
- * Records stream into the per-process database from the buffer callback,
- * committed at least every UPTI_TRACE_FLUSH_MS; finalize closes it and writes
- * the other formats from it.
+ * Under `upti run` (UPTI_TRACE_RING_DIR) everything below is unused: ring_mode.c
+ * records and nothing else. Without it (the tool loaded through
+ * UPTI_TOOL_LIBRARIES alone, no collector), records stream into the
+ * per-process database from the buffer callback, committed at least every
+ * UPTI_TRACE_FLUSH_MS; finalize closes it and writes the other formats from it.
  */
 #include <upti/upti.h>
 
