@@ -7,8 +7,9 @@
  *
  * Prints one line `probe ...` with the clSetKernelArg loop's wall time (from
  * the first thread past the barrier to the last thread done) and the threads'
- * CPU time, then, as its very last act before returning from main, `exit_start_ns=T` (CLOCK_MONOTONIC)
- * so that its parent can time how long the program takes to end. It knows
+ * CPU time, then, as its very last act before returning from main,
+ * `exit_start_ns=T` (CLOCK_MONOTONIC), so that its parent can time how long
+ * the program takes to end. It knows
  * nothing of UPTI: the driver (run_overhead.py) runs it bare and traced. */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>

@@ -128,6 +128,7 @@ def main():
         modes.append("cliloader")
     print(f"run_overhead: calls={a.calls} kernels={a.kernels} writes={a.writes} reps={a.reps} "
           f"(each figure: the minimum over the repetitions; max for the conversion rate)")
+    print("load average before: %.2f %.2f %.2f (%d CPUs)" % (os.getloadavg() + (os.cpu_count(),)))
     print("cliloader: " + (cliloader if cliloader else
                            "not available (not installed; no Debian package clintercept)"))
     work = tempfile.mkdtemp(prefix="upti-run-overhead-")
@@ -153,7 +154,8 @@ def main():
         for mode in modes:
             m = best[(threads, mode)]
             ex = "-" if mode == "cliloader" else f"{m['exit_ms'] - bare['exit_ms']:.1f}"
-            print(f"{threads:>7} {mode:<10} {m['ns_call']:>9.1f} {m['ns_call'] - bare['ns_call']:>8.1f} "
+            print(f"{threads:>7} {mode:<10} {m['ns_call']:>9.1f} "
+                  f"{m['ns_call'] - bare['ns_call']:>8.1f} "
                   f"{m['ns_call'] / bare['ns_call']:>7.2f} {m['cpu_call']:>8.1f} "
                   f"{m['exit_ms']:>8.1f} {ex:>8} {m['rss_mib']:>8.1f} "
                   f"{m['rss_mib'] - bare['rss_mib']:>7.1f} {m['wall_s']:>7.2f} "
