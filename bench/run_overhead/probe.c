@@ -111,7 +111,7 @@ int main(int argc, char **argv)
     }
     double setarg_wall = end - start;
 
-    /* Kernels and writes, as in the held-out probe (not in the per-call figure). */
+    /* Kernels and writes, as in an ocl_overhead-style probe (not in the per-call figure). */
     double t0 = clock_ns(CLOCK_MONOTONIC);
     int value = 1;
     size_t global = 1;

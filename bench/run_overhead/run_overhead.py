@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What `upti run` costs the traced program, in one command (issue 10's table).
+"""What `upti run` costs the traced program, in one command.
 
     bench/run_overhead/run_overhead.py [BUILD_DIR] [--calls N] [--threads 1,8]
         [--kernels K] [--writes W] [--reps R]
