@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""What `upti run` costs the traced program, in one command.
+
+    bench/run_overhead/run_overhead.py [BUILD_DIR] [--calls N] [--threads 1,8]
+        [--kernels K] [--writes W] [--reps R]
+
+Runs the probe (bench_run_overhead_probe: CALLS clSetKernelArg calls split over
+THREADS threads, each its own kernel, then KERNELS launches and WRITES buffer
+writes) under a parent that times its end (bench_run_overhead_wait), in each
+mode, alternating, REPS times:
+
+  bare        no UPTI
+  upti-run    upti run --sys-trace: the program only records into shared
+              rings; upti drains them and builds the database after the end
+  old-writer  UPTI_TOOL_LIBRARIES + OPENCL_LAYERS + UPTI_TRACE_KINDS=all
+              without upti run: the tool writes SQLite inside the program
+  cliloader   CLIntercept's `cliloader -h -d`, when it is installed
+
+after one bare warm-up run that is not counted (PoCL compiles the kernel into
+its cache), and prints, per thread count, the minimum over the repetitions of: ns per
+clSetKernelArg (wall, as one thread sees it, and CPU), the added ns and the
+ratio to bare; the program's exit latency (its last line, printed just before
+main returns, to its parent's wait4 returning); its peak RSS (its own rusage,
+not upti's); the whole command's wall time; and, for upti run, the time from
+the program's end to upti's end (the conversion) and its rate in records/s.
+No assertion on any figure: it measures, it does not judge.
+"""
+import argparse
+import glob
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+RECORD_TABLES = ("api", "kernel_dispatch", "memory_copy", "memory_allocate", "marker", "region")
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("build", nargs="?", default="build")
+    p.add_argument("--calls", type=int, default=2000000)
+    p.add_argument("--threads", default="1,8")
+    p.add_argument("--kernels", type=int, default=20000)
+    p.add_argument("--writes", type=int, default=10000)
+    p.add_argument("--reps", type=int, default=3)
+    a = p.parse_args()
+    a.threads = [int(t) for t in a.threads.split(",") if t]
+    if a.calls < 1 or a.reps < 1 or not a.threads or min(a.threads) < 1:
+        p.error("--calls, --reps and --threads must be positive")
+    return a
+
+
+def clean_env():
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("UPTI_") or k in ("OPENCL_LAYERS", "NVTX_INJECTION64_PATH"):
+            del env[k]
+    return env
+
+
+def count_records(db):
+    con = sqlite3.connect(db)
+    try:
+        return sum(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in RECORD_TABLES)
+    finally:
+        con.close()
+
+
+def run_once(a, mode, threads, work):
+    build = os.path.abspath(a.build)
+    probe = [os.path.join(build, "bin", "bench_run_overhead_wait"),
+             os.path.join(build, "bin", "bench_run_overhead_probe"),
+             str(a.calls), str(threads), str(a.kernels), str(a.writes)]
+    env = clean_env()
+    out = os.path.join(work, mode)
+    os.makedirs(out, exist_ok=True)
+    if mode == "bare":
+        cmd = probe
+    elif mode == "upti-run":
+        cmd = [os.path.join(build, "bin", "upti"), "run", "--sys-trace", "-d", out,
+               "-o", "upti-%pid%", "--"] + probe
+    elif mode == "old-writer":
+        cmd = probe
+        env["UPTI_TOOL_LIBRARIES"] = os.path.join(build, "lib", "libupti-trace.so")
+        env["OPENCL_LAYERS"] = os.path.join(build, "lib", "libupti-opencl.so")
+        env["UPTI_TRACE_KINDS"] = "all"
+        env["UPTI_TRACE_OUTPUT"] = os.path.join(out, "old-%pid%")
+    else:
+        cmd = ["cliloader", "-h", "-d"] + probe
+    t0 = time.monotonic_ns()
+    r = subprocess.run(cmd, env=env, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    t1 = time.monotonic_ns()
+    if r.returncode != 0:
+        sys.exit(f"bench: {mode} threads={threads} failed ({r.returncode}):\n{r.stderr[-2000:]}")
+    f = {}
+    for line in r.stdout.splitlines():
+        for item in line.split():
+            k, _, v = item.partition("=")
+            if v:
+                f[k] = v
+    m = {
+        "ns_call": float(f["wall_ns_per_call"]),
+        "cpu_call": float(f["cpu_ns_per_call"]),
+        "exit_ms": (int(f["child_exited_ns"]) - int(f["exit_start_ns"])) / 1e6,
+        "rss_mib": int(f["maxrss_kb"]) / 1024,
+        "wall_s": (t1 - t0) / 1e9,
+    }
+    if mode == "upti-run":
+        dbs = glob.glob(os.path.join(out, "upti-*.db"))
+        if len(dbs) != 1:
+            sys.exit(f"bench: upti run left {len(dbs)} databases in {out}:\n{r.stderr[-2000:]}")
+        m["convert_s"] = (t1 - int(f["child_exited_ns"])) / 1e9
+        m["records"] = count_records(dbs[0])
+        m["rate"] = m["records"] / m["convert_s"]
+    shutil.rmtree(out)
+    return m
+
+
+def main():
+    a = parse_args()
+    modes = ["bare", "upti-run", "old-writer"]
+    cliloader = shutil.which("cliloader")
+    if cliloader:
+        modes.append("cliloader")
+    print(f"run_overhead: calls={a.calls} kernels={a.kernels} writes={a.writes} reps={a.reps} "
+          f"(each figure: the minimum over the repetitions; max for the conversion rate)")
+    print("load average before: %.2f %.2f %.2f (%d CPUs)" % (os.getloadavg() + (os.cpu_count(),)))
+    print("cliloader: " + (cliloader if cliloader else
+                           "not available (not installed; no Debian package clintercept)"))
+    work = tempfile.mkdtemp(prefix="upti-run-overhead-")
+    best = {}
+    try:
+        run_once(a, "bare", a.threads[0], work)  # warm-up (PoCL's kernel cache), not counted
+        for rep in range(a.reps):
+            for threads in a.threads:
+                for mode in modes:
+                    m = run_once(a, mode, threads, work)
+                    b = best.setdefault((threads, mode), dict(m))
+                    for k, v in m.items():
+                        b[k] = max(b[k], v) if k in ("rate", "records") else min(b[k], v)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    head = (f"{'threads':>7} {'mode':<10} {'ns/call':>9} {'added':>8} {'ratio':>7} "
+            f"{'cpu ns':>8} {'exit ms':>8} {'+exit':>8} {'rss MiB':>8} {'+rss':>7} "
+            f"{'wall s':>7} {'ratio':>6}")
+    print(head)
+    for threads in a.threads:
+        bare = best[(threads, "bare")]
+        for mode in modes:
+            m = best[(threads, mode)]
+            ex = "-" if mode == "cliloader" else f"{m['exit_ms'] - bare['exit_ms']:.1f}"
+            print(f"{threads:>7} {mode:<10} {m['ns_call']:>9.1f} "
+                  f"{m['ns_call'] - bare['ns_call']:>8.1f} "
+                  f"{m['ns_call'] / bare['ns_call']:>7.2f} {m['cpu_call']:>8.1f} "
+                  f"{m['exit_ms']:>8.1f} {ex:>8} {m['rss_mib']:>8.1f} "
+                  f"{m['rss_mib'] - bare['rss_mib']:>7.1f} {m['wall_s']:>7.2f} "
+                  f"{m['wall_s'] / bare['wall_s']:>6.2f}")
+    for threads in a.threads:
+        u = best[(threads, "upti-run")]
+        print(f"threads={threads} upti run: total {u['wall_s']:.2f} s "
+              f"({u['wall_s'] / best[(threads, 'bare')]['wall_s']:.2f}x bare), "
+              f"conversion after the program ended {u['convert_s']:.2f} s, "
+              f"records={u['records']} rate={u['rate'] / 1e6:.2f} M records/s")
+    if len(a.threads) > 1:
+        lo, hi = a.threads[0], a.threads[-1]
+        print(f"ns/call at {hi} threads / at {lo} thread(s): " + ", ".join(
+            f"{mode} {best[(hi, mode)]['ns_call'] / best[(lo, mode)]['ns_call']:.2f}x"
+            for mode in modes))
+
+
+if __name__ == "__main__":
+    main()
