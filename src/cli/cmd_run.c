@@ -242,12 +242,14 @@ static pid_t g_child;
 static volatile sig_atomic_t g_child_ended;
 static void forward(int sig)
 {
+    int saved_errno = errno; /* kill() may set it under the interrupted waitpid's check */
     /* Once the program ended, a SIGINT/SIGTERM to upti ends the wait for
      * the processes it left running: their traces so far are written. */
     if (g_child_ended && sig != SIGHUP)
         run_collect_stop();
     else if (g_child > 0)
         kill(g_child, sig);
+    errno = saved_errno;
 }
 
 /* Output pattern: DIR/NAME without extension (malloc'd in *pattern), its
