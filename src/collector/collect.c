@@ -31,6 +31,9 @@
 #include <unistd.h>
 
 #define MAX_RINGS 4096
+/* A pass that moved less than this pauses BUSY_PAUSE_NS before the next one. */
+#define BUSY_BATCH_BYTES (256u << 10)
+#define BUSY_PAUSE_NS (100u * 1000u)
 
 struct ring {
     char *path;
@@ -67,6 +70,7 @@ struct collector {
     int num_rings;
     struct seen *seen;
     size_t num_seen, cap_seen;
+    int starving;            /* a producer waited for room during this pass */
     int discarding;          /* the spool failed: drain without storing */
     char reason[256];        /* why (strerror of the failed write) */
     struct loss *losses;
@@ -322,6 +326,7 @@ static long long drain_ring(struct collector *k, struct ring *r)
             atomic_store_explicit(&slot->tail, tail, memory_order_release);
         }
         uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed);
+        k->starving |= atomic_load_explicit(&slot->starving, memory_order_relaxed) != 0;
         if (k->discarding) {
             moved += (long long)(head - tail);
             discard_slot(k, r, i, tail, head, dropped);
@@ -381,9 +386,26 @@ static long long drain_ring(struct collector *k, struct ring *r)
     return moved;
 }
 
-static void close_ring(struct ring *r, int keep)
+/* The program's waits for room in r, per slot, into the spool (the ring's counts only grow:
+ * a later collector that writes them again for a kept file gives the converter the same). */
+static void note_waits(struct collector *k, struct ring *r)
+{
+    for (uint32_t i = 0; i < r->hdr->max_slots && !k->discarding; i++) {
+        upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
+        uint64_t waits = atomic_load_explicit(&slot->waits, memory_order_relaxed);
+        if (waits == 0)
+            continue;
+        uint64_t ns = atomic_load_explicit(&slot->wait_ns, memory_order_relaxed);
+        ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_WAITS, 0, r->uid, i, 0, waits, ns, 0, 0};
+        if (ur_spool_append(k->fd, &c, NULL, 0) != 0)
+            spool_failed(k);
+    }
+}
+
+static void close_ring(struct collector *k, struct ring *r, int keep)
 {
     if (r->map != NULL) {
+        note_waits(k, r);
         atomic_store(&r->hdr->collector_pid, 0);
         munmap(r->map, r->map_size);
     }
@@ -426,6 +448,7 @@ int ur_collect(const ur_collect_opts *opts)
         }
         long long moved = 0;
         int open_rings = 0;
+        k->starving = 0;
         for (int i = 0; i < k->num_rings; i++) {
             struct ring *r = &k->rings[i];
             if (r->done)
@@ -433,7 +456,7 @@ int ur_collect(const ur_collect_opts *opts)
             moved += drain_ring(k, r);
             if (!alive[i] || stopping) {
                 r->done = 1; /* ended before this pass, which took the rest */
-                close_ring(r, opts->keep || alive[i]);
+                close_ring(k, r, opts->keep || alive[i]);
             } else {
                 open_rings++;
             }
@@ -447,14 +470,18 @@ int ur_collect(const ur_collect_opts *opts)
                 break;
             continue;
         }
-        if (moved == 0) {
-            struct timespec pause = {0, (long)opts->poll_ns};
+        /* Idle: poll_ns. Busy: a short pause all the same, so that each pass
+         * takes a batch (fewer system calls, and the program's threads keep
+         * the CPU), unless a producer waits for room. */
+        if (!k->starving && (moved == 0 || moved < BUSY_BATCH_BYTES)) {
+            uint64_t ns = moved == 0 ? opts->poll_ns : BUSY_PAUSE_NS;
+            struct timespec pause = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
             nanosleep(&pause, NULL);
         }
     }
     for (int i = 0; i < k->num_rings; i++) {
         if (k->rings[i].map != NULL)
-            close_ring(&k->rings[i], 1);
+            close_ring(k, &k->rings[i], 1);
         free(k->rings[i].path);
         free(k->rings[i].resume_pos);
         free(k->rings[i].dropped_seen);

@@ -39,6 +39,7 @@ struct proc {
     char *path;
     uint64_t *tid;      /* per slot: the thread of its records (THREAD records) */
     uint64_t *dropped;  /* per slot: the last drop count */
+    uint64_t *waits, *wait_ns; /* per slot: the program's waits for room (WAITS chunks) */
     uint64_t no_slot_drops;
     uint64_t records, malformed, end;
     uint64_t tool_skipped; /* tool records not the converter's to apply */
@@ -96,11 +97,13 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
         return;
     p->tid = calloc(p->hdr.max_slots, sizeof *p->tid);
     p->dropped = calloc(p->hdr.max_slots, sizeof *p->dropped);
+    p->waits = calloc(2 * (size_t)p->hdr.max_slots, sizeof *p->waits);
     size_t len = strlen(v->prefix) + 64;
     p->path = malloc(len);
-    if (p->tid == NULL || p->dropped == NULL || p->path == NULL) {
+    if (p->tid == NULL || p->dropped == NULL || p->waits == NULL || p->path == NULL) {
         free(p->tid);
         free(p->dropped);
+        free(p->waits);
         free(p->path);
         v->error = 1;
         return;
@@ -122,10 +125,12 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
         fprintf(stderr, "upti: %s\n", err);
         free(p->tid);
         free(p->dropped);
+        free(p->waits);
         free(p->path);
         v->error = 1;
         return;
     }
+    p->wait_ns = p->waits + p->hdr.max_slots;
     uo_db_set_metadata(p->db, "source", "shared-ring");
     if (v->opts->kernel_filter != NULL)
         uo_db_set_kernel_filter(p->db, v->opts->kernel_filter, v->opts->kernel_filter_data);
@@ -311,6 +316,10 @@ static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
         else if (c->slot < p->hdr.max_slots && c->dropped > p->dropped[c->slot])
             p->dropped[c->slot] = c->dropped;
     }
+    if (c->type == UR_CHUNK_WAITS && c->slot < p->hdr.max_slots && c->pos_begin >= p->waits[c->slot]) {
+        p->waits[c->slot] = c->pos_begin;
+        p->wait_ns[c->slot] = c->pos_end;
+    }
     if (c->type != UR_CHUNK_DATA || c->slot >= p->hdr.max_slots)
         return;
     uint64_t off = 0;
@@ -402,6 +411,15 @@ int ur_convert_with(const ur_convert_opts *opts)
         uo_db_set_metadata(p->db, "records_malformed", n);
         snprintf(n, sizeof n, "%llu", (unsigned long long)p->tool_skipped);
         uo_db_set_metadata(p->db, "tool_records_skipped", n);
+        uint64_t waits = 0, wait_ns = 0;
+        for (uint32_t s = 0; s < p->hdr.max_slots; s++) {
+            waits += p->waits[s];
+            wait_ns += p->wait_ns[s];
+        }
+        snprintf(n, sizeof n, "%llu", (unsigned long long)waits);
+        uo_db_set_metadata(p->db, "ring_waits", n);
+        snprintf(n, sizeof n, "%llu", (unsigned long long)wait_ns);
+        uo_db_set_metadata(p->db, "ring_wait_ns", n);
         if (drops != 0)
             fprintf(stderr, "upti: process %lld: %llu records were dropped (ring full)\n",
                     (long long)p->hdr.pid, (unsigned long long)drops);
@@ -427,6 +445,7 @@ int ur_convert_with(const ur_convert_opts *opts)
         free(p->path);
         free(p->tid);
         free(p->dropped);
+        free(p->waits);
     }
     if (stats)
         printf("converted %llu records, %llu dropped, %zu processes\n",

@@ -23,6 +23,8 @@ enum {
     UR_CHUNK_DATA = 2,    /**< payload: slot's records [pos_begin, pos_end), as in the ring */
     UR_CHUNK_DROPS = 3,   /**< no payload: dropped = the slot's count so far (slot UR_NO_SLOT:
                                the header's no_slot_drops) */
+    UR_CHUNK_WAITS = 4,   /**< no payload: the slot's waits for room so far (pos_begin: how
+                               many, pos_end: ns in all), written when its ring is closed */
 };
 #define UR_NO_SLOT 0xffffffffu
 

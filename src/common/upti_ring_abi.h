@@ -126,7 +126,10 @@ typedef struct upti_ring_slot_t {
     uint64_t producer_base;         /**< 0: the producer's address of the slot's data */
     uint64_t producer_private0[15];
     _Atomic uint64_t dropped;       /**< 128: records the slot's producers dropped (only grows) */
-    uint64_t producer_private1[7];
+    uint8_t producer_private1a;     /**< 136: the producer's */
+    /** 137: 1 while a LOSSLESS producer waits for room in this slot: drain it without delay. */
+    _Atomic uint8_t starving;
+    uint8_t producer_private1b[54];
     _Atomic uint64_t head;          /**< 192: committed position (producer, store-release) */
     uint64_t producer_private2[7];
     _Atomic uint64_t tail;          /**< 256: consumed position (consumer, store-release) */
@@ -136,7 +139,12 @@ typedef struct upti_ring_slot_t {
     /** 336: LOSSLESS, the producer's: tail + 1 where it last gave up waiting (0: never).
      *  While tail is still there the collector is stalled: it drops without waiting again. */
     uint64_t stalled_at;
-    uint64_t reserved[5];
+    /** 344: LOSSLESS, the producer's: how many times it waited for room (a full ring), and
+     *  for how long in all (ns). Only grow; the collector reports them (the program's cost
+     *  of a collector that did not keep up). Written only while waiting, never per record. */
+    _Atomic uint64_t waits;
+    _Atomic uint64_t wait_ns;
+    uint64_t reserved[3];
 } upti_ring_slot_t;
 
 _Static_assert(sizeof(upti_ring_header_t) <= UPTI_RING_HEADER_BYTES, "ring header size");

@@ -31,6 +31,9 @@ _Static_assert(offsetof(struct upti_producer, data) == offsetof(upti_ring_slot_t
                "slot: producer_base");
 _Static_assert(offsetof(struct upti_producer, dropped) == offsetof(upti_ring_slot_t, dropped),
                "slot: dropped");
+_Static_assert(offsetof(struct upti_producer, starving) == offsetof(upti_ring_slot_t, starving) &&
+                   sizeof(((struct upti_producer *)0)->starving) == 1,
+               "slot: starving");
 _Static_assert(offsetof(struct upti_producer, head) == offsetof(upti_ring_slot_t, head),
                "slot: head");
 _Static_assert(offsetof(struct upti_producer, tail) == offsetof(upti_ring_slot_t, tail),
@@ -330,7 +333,8 @@ bool upti_shared_wait_for_room(struct upti_producer *p, size_t need)
     uint64_t last_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
     if (slot->stalled_at == last_tail + 1)
         return false; /* gave up at this tail already: the collector has not moved since */
-    uint64_t deadline = mono_ns() + r->full_wait_ns;
+    uint64_t started = mono_ns();
+    uint64_t deadline = started + r->full_wait_ns;
     atomic_store(&p->starving, true);
     bool ok = false;
     for (;;) {
@@ -352,6 +356,13 @@ bool upti_shared_wait_for_room(struct upti_producer *p, size_t need)
         nanosleep(&pause, NULL);
     }
     atomic_store(&p->starving, false);
+    /* Counted for the collector to report; relaxed: only this thread writes them. */
+    atomic_store_explicit(&slot->waits, atomic_load_explicit(&slot->waits, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&slot->wait_ns,
+                          atomic_load_explicit(&slot->wait_ns, memory_order_relaxed) +
+                              (mono_ns() - started),
+                          memory_order_relaxed);
     return ok;
 }
 

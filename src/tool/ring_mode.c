@@ -120,9 +120,16 @@ static void args_callback(upti_callback_tracing_record_t record, upti_user_data_
     upti_iterate_callback_tracing_operation_args(record, write_arg, 1, &c);
 }
 
+#define RING_MODE_DEFAULT_BYTES ((size_t)1 << 20)
+
 int ut_ring_start(const char *dir, unsigned kinds, int args)
 {
-    size_t ring = (size_t)upti_env_get(UPTI_ENV_TRACE_BUFFER_SIZE);
+    /* Per thread. Smaller than the in-process default: the collector drains it while the
+     * program runs, and every page of it the program touches costs it a page fault and
+     * resident memory (docs/cli.md, UPTI_TRACE_BUFFER_SIZE). */
+    const char *set = getenv(upti_env_name(UPTI_ENV_TRACE_BUFFER_SIZE));
+    size_t ring = set != NULL && *set != '\0' ? (size_t)upti_env_get(UPTI_ENV_TRACE_BUFFER_SIZE)
+                                              : RING_MODE_DEFAULT_BYTES;
     uint32_t slots = (uint32_t)upti_env_get(UPTI_ENV_TRACE_RING_SLOTS);
     upti_status_t st = upti_create_context(&g_ring.context);
     if (st == UPTI_STATUS_SUCCESS)

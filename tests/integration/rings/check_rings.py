@@ -293,6 +293,11 @@ def case_full_lossless(root):
     if len(rows) == 0 or dropped <= 0 or len(rows) + dropped != n:
         fail("full_lossless: without a collector %d records + %d dropped != %d" %
              (len(rows), dropped, n))
+    # It waited once, for at least UPTI_RING_FULL_WAIT_MS, then dropped without waiting.
+    waits, wait_ns = int(meta.get("ring_waits", -1)), int(meta.get("ring_wait_ns", -1))
+    if waits != 1 or wait_ns < 20 * 1000 * 1000:
+        fail("full_lossless: without a collector ring_waits %d (expected 1), ring_wait_ns %d "
+             "(expected >= 20 ms)" % (waits, wait_ns))
 
 
 def case_fork(root):
