@@ -69,6 +69,17 @@ def count_records(db):
         con.close()
 
 
+def ring_waits(db):
+    """How often, and how long in all (ms), the program waited for room in a full ring."""
+    con = sqlite3.connect(db)
+    try:
+        meta = dict(con.execute("SELECT key, value FROM metadata WHERE key IN "
+                                "('ring_waits', 'ring_wait_ns')").fetchall())
+    finally:
+        con.close()
+    return int(meta.get("ring_waits", 0)), int(meta.get("ring_wait_ns", 0)) / 1e6
+
+
 def run_once(a, mode, threads, work):
     build = os.path.abspath(a.build)
     probe = [os.path.join(build, "bin", "bench_run_overhead_wait"),
@@ -115,6 +126,7 @@ def run_once(a, mode, threads, work):
             sys.exit(f"bench: upti run left {len(dbs)} databases in {out}:\n{r.stderr[-2000:]}")
         m["convert_s"] = (t1 - int(f["child_exited_ns"])) / 1e9
         m["records"] = count_records(dbs[0])
+        m["waits"], m["wait_ms"] = ring_waits(dbs[0])
         m["rate"] = m["records"] / m["convert_s"]
     shutil.rmtree(out)
     return m
@@ -142,6 +154,9 @@ def main():
                     b = best.setdefault((threads, mode), dict(m))
                     for k, v in m.items():
                         b[k] = max(b[k], v) if k in ("rate", "records") else min(b[k], v)
+                    # The waits of the run whose ns/call is kept.
+                    if mode == "upti-run" and m["ns_call"] == b["ns_call"]:
+                        b["waits"], b["wait_ms"] = m["waits"], m["wait_ms"]
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -165,12 +180,25 @@ def main():
         print(f"threads={threads} upti run: total {u['wall_s']:.2f} s "
               f"({u['wall_s'] / best[(threads, 'bare')]['wall_s']:.2f}x bare), "
               f"conversion after the program ended {u['convert_s']:.2f} s, "
-              f"records={u['records']} rate={u['rate'] / 1e6:.2f} M records/s")
+              f"records={u['records']} rate={u['rate'] / 1e6:.2f} M records/s; "
+              f"the program waited for room {u['waits']} times, {u['wait_ms']:.1f} ms in all "
+              f"({u['wait_ms'] * 1e6 / a.calls:.1f} ns per call)")
     if len(a.threads) > 1:
         lo, hi = a.threads[0], a.threads[-1]
         print(f"ns/call at {hi} threads / at {lo} thread(s): " + ", ".join(
             f"{mode} {best[(hi, mode)]['ns_call'] / best[(lo, mode)]['ns_call']:.2f}x"
             for mode in modes))
+        # On a machine with fewer cores than threads, bare calls slow down too: the
+        # traced run's scaling relative to bare's, on ns/call and on added CPU ns/call.
+        b_lo, b_hi = best[(lo, "bare")], best[(hi, "bare")]
+        for mode in modes[1:]:
+            m_lo, m_hi = best[(lo, mode)], best[(hi, mode)]
+            wall = (m_hi["ns_call"] / b_hi["ns_call"]) / (m_lo["ns_call"] / b_lo["ns_call"])
+            add_lo = m_lo["cpu_call"] - b_lo["cpu_call"]
+            add_hi = m_hi["cpu_call"] - b_hi["cpu_call"]
+            cpu = add_hi / add_lo if add_lo > 0 else float("nan")
+            print(f"{mode}: ratio to bare at {hi} threads / at {lo}: {wall:.2f}x; "
+                  f"added cpu ns/call at {hi} / at {lo}: {cpu:.2f}x")
 
 
 if __name__ == "__main__":
