@@ -23,8 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -382,22 +380,17 @@ int ur_convert_with(const ur_convert_opts *opts)
         fprintf(stderr, "upti: cannot open %s: %s\n", spool, strerror(errno));
         return 1;
     }
-    struct stat st;
-    void *map = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && st.st_size > 0)
-        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED) {
-        fprintf(stderr, "upti: %s is not a spool\n", spool);
-        return 1;
-    }
     struct converter v = {.opts = opts, .prefix = prefix, .next_progress = 1000000, .progress = isatty(2)};
-    size_t used = ur_spool_scan(map, (size_t)st.st_size, on_chunk, &v);
-    munmap(map, (size_t)st.st_size);
+    size_t used = 0;
+    int read_rc = ur_spool_read(fd, on_chunk, &v, &used);
+    int read_errno = errno;
+    close(fd);
     if (v.progress && v.records >= 1000000)
         fprintf(stderr, "\n");
-    int rc = used == 0 || v.error;
-    if (used == 0)
+    int rc = used == 0 || v.error || read_rc != 0;
+    if (read_rc != 0)
+        fprintf(stderr, "upti: cannot read %s: %s\n", spool, strerror(read_errno));
+    else if (used == 0)
         fprintf(stderr, "upti: %s is not a spool\n", spool);
     uint64_t all_records = 0, all_drops = 0;
     for (size_t i = 0; i < v.num_procs; i++) {

@@ -3,28 +3,108 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-size_t ur_spool_scan(const uint8_t *data, size_t len, ur_chunk_fn fn, void *arg)
+/* Reading goes through one reused buffer, not a mapping of the whole spool:
+ * every page of a fresh mapping costs a page fault (on some virtual machines
+ * tens of microseconds each: a 128 MiB spool then costs more than its
+ * conversion), while read() copies from the page cache into memory that stays
+ * mapped. */
+#define READ_BLOCK (4u << 20)
+
+/* Fills buf[have..cap) from fd as far as it goes; the new have, or -1 on an error. */
+static ssize_t fill(int fd, uint8_t *buf, size_t have, size_t cap)
 {
-    size_t off = sizeof UR_SPOOL_MAGIC - 1;
-    if (len < off || memcmp(data, UR_SPOOL_MAGIC, off) != 0)
-        return 0;
-    while (len - off >= sizeof(ur_chunk_t)) {
-        ur_chunk_t c;
-        memcpy(&c, data + off, sizeof c);
-        if (c.magic != UR_CHUNK_MAGIC || c.bytes % 8 != 0 ||
-            c.bytes > len - off - sizeof c)
+    while (have < cap) {
+        ssize_t n = read(fd, buf + have, cap - have);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        if (n == 0)
             break;
-        if (fn != NULL)
-            fn(arg, &c, data + off + sizeof c);
-        off += sizeof c + c.bytes;
+        have += (size_t)n;
     }
-    return off;
+    return (ssize_t)have;
+}
+
+int ur_spool_read(int fd, ur_chunk_fn fn, void *arg, size_t *end)
+{
+    *end = 0;
+    size_t magic = sizeof UR_SPOOL_MAGIC - 1;
+    struct stat st;
+    off_t start = lseek(fd, 0, SEEK_CUR);
+    if (fstat(fd, &st) != 0 || start < 0 || st.st_size < start)
+        return -1;
+    size_t file_left = (size_t)(st.st_size - start); /* a chunk claiming more is incomplete */
+    size_t cap = READ_BLOCK;
+    uint8_t *buf = malloc(cap);
+    if (buf == NULL)
+        return -1;
+    ssize_t got = fill(fd, buf, 0, cap);
+    if (got < 0) {
+        free(buf);
+        return -1;
+    }
+    if ((size_t)got < magic || memcmp(buf, UR_SPOOL_MAGIC, magic) != 0) {
+        free(buf);
+        return 0; /* not a spool: *end stays 0 */
+    }
+    int rc = 0;
+    size_t have = (size_t)got, at = magic; /* buf[at..have): not yet taken */
+    size_t done = magic;                     /* file offset of buf[at] */
+    int eof = have < cap;
+    for (;;) {
+        ur_chunk_t c;
+        size_t need = sizeof c;
+        if (have - at >= sizeof c) {
+            memcpy(&c, buf + at, sizeof c);
+            if (c.magic != UR_CHUNK_MAGIC || c.bytes % 8 != 0 || c.bytes > SIZE_MAX / 2)
+                break;
+            need = sizeof c + (size_t)c.bytes;
+            if (need > file_left - done)
+                break; /* an incomplete last chunk, or a corrupt size */
+            if (have - at >= need) {
+                if (fn != NULL)
+                    fn(arg, &c, buf + at + sizeof c);
+                at += need;
+                done += need;
+                continue;
+            }
+        }
+        if (eof)
+            break; /* an incomplete last chunk */
+        /* Keep what is left at the front, make room for the whole chunk, read on. */
+        memmove(buf, buf + at, have - at);
+        have -= at;
+        at = 0;
+        if (need > cap) {
+            uint8_t *b = realloc(buf, need);
+            if (b == NULL) {
+                rc = -1;
+                break;
+            }
+            buf = b;
+            cap = need;
+        }
+        got = fill(fd, buf, have, cap);
+        if (got < 0) {
+            rc = -1;
+            break;
+        }
+        eof = (size_t)got < cap;
+        if ((size_t)got == have)
+            break;
+        have = (size_t)got;
+    }
+    free(buf);
+    *end = done;
+    return rc;
 }
 
 int ur_spool_open(const char *path, ur_chunk_fn fn, void *arg)
@@ -40,11 +120,9 @@ int ur_spool_open(const char *path, ur_chunk_fn fn, void *arg)
         if (write(fd, UR_SPOOL_MAGIC, keep) != (ssize_t)keep)
             goto fail;
     } else {
-        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (map == MAP_FAILED)
-            goto fail;
-        size_t end = ur_spool_scan(map, (size_t)st.st_size, fn, arg);
-        munmap(map, (size_t)st.st_size);
+        size_t end;
+        if (ur_spool_read(fd, fn, arg, &end) != 0)
+            goto fail; /* never cut a spool that could not be read whole */
         if (end == 0) {
             errno = EINVAL; /* not a spool */
             goto fail;

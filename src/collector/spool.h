@@ -41,9 +41,16 @@ typedef struct ur_chunk_t {
 } ur_chunk_t;
 _Static_assert(sizeof(ur_chunk_t) == 64, "chunk header size");
 
-/** Calls fn for each complete chunk of the mapped spool; returns the bytes they span. */
+/** What ur_spool_read calls for each complete chunk; payload is valid only during the call. */
 typedef void (*ur_chunk_fn)(void *arg, const ur_chunk_t *c, const uint8_t *payload);
-size_t ur_spool_scan(const uint8_t *data, size_t len, ur_chunk_fn fn, void *arg);
+/**
+ * Reads the spool from fd's current offset (its start) to its end, calling fn
+ * (if not NULL) for each complete chunk. *end receives the bytes of the magic
+ * and the complete chunks (where an incomplete or corrupt last chunk begins),
+ * 0 if fd holds no spool. Returns 0, or -1 with errno set when the file could
+ * not be read (then *end is only how far it got and must not be used to cut it).
+ */
+int ur_spool_read(int fd, ur_chunk_fn fn, void *arg, size_t *end);
 
 /**
  * Opens (creating) the spool for appending: an incomplete last chunk is cut

@@ -1,0 +1,145 @@
+/* src/collector/spool.c: the collector's spool is read in blocks, not mapped.
+ * Exact chunk counts and payloads across block boundaries, a chunk larger than
+ * the read block, an incomplete last chunk (cut off by ur_spool_open, never
+ * by a read that failed), a file that is not a spool, and appending after a
+ * reopen. */
+#include "spool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../integration/core/testutil.h"
+
+struct seen {
+    unsigned chunks;
+    uint64_t payload_bytes;
+    uint64_t last_pos_end;
+    int payload_ok;
+};
+
+static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
+{
+    struct seen *s = arg;
+    s->chunks++;
+    s->payload_bytes += c->bytes;
+    s->last_pos_end = c->pos_end;
+    /* every payload byte is its chunk's slot number */
+    for (uint64_t i = 0; i < c->bytes; i++)
+        if (payload[i] != (uint8_t)c->slot)
+            s->payload_ok = 0;
+}
+
+static int append(int fd, uint32_t slot, size_t bytes, uint64_t pos)
+{
+    ur_chunk_t c = {.magic = UR_CHUNK_MAGIC, .type = UR_CHUNK_DATA, .bytes = bytes,
+                    .ring_uid = 7, .slot = slot, .pos_begin = pos, .pos_end = pos + bytes};
+    uint8_t *p = malloc(bytes ? bytes : 1);
+    memset(p, (int)(uint8_t)slot, bytes);
+    struct iovec iov = {p, bytes};
+    int rc = ur_spool_append(fd, &c, &iov, bytes ? 1 : 0);
+    free(p);
+    return rc;
+}
+
+static off_t size_of(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/upti-spool-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/spool", dir);
+
+    /* 1000 chunks of 40 KiB cross many 4 MiB blocks; one of 9 MiB is bigger than a block. */
+    int fd = ur_spool_open(path, NULL, NULL);
+    CHECK(fd >= 0);
+    uint64_t pos = 0, want_bytes = 0;
+    for (unsigned i = 0; i < 1000; i++) {
+        size_t b = (i == 500) ? (9u << 20) : 40960 + 8 * (i % 7);
+        CHECK(append(fd, i % 200, b, pos) == 0);
+        pos += b;
+        want_bytes += b;
+    }
+    close(fd);
+    off_t whole = size_of(path);
+    CHECK_EQ_U64((uint64_t)whole, 8 + 1000 * 64 + want_bytes);
+
+    struct seen s = {.payload_ok = 1};
+    size_t end = 0;
+    fd = open(path, O_RDONLY);
+    CHECK(ur_spool_read(fd, on_chunk, &s, &end) == 0);
+    close(fd);
+    CHECK_EQ_U64(s.chunks, 1000);
+    CHECK_EQ_U64(s.payload_bytes, want_bytes);
+    CHECK_EQ_U64(s.last_pos_end, pos);
+    CHECK(s.payload_ok);
+    CHECK_EQ_U64(end, (uint64_t)whole);
+
+    /* An incomplete last chunk: its header promises more than the file holds. */
+    fd = open(path, O_WRONLY | O_APPEND);
+    ur_chunk_t cut = {.magic = UR_CHUNK_MAGIC, .type = UR_CHUNK_DATA, .bytes = 4096, .slot = 1};
+    CHECK(write(fd, &cut, sizeof cut) == (ssize_t)sizeof cut);
+    CHECK(write(fd, "partial!", 8) == 8);
+    close(fd);
+    CHECK_EQ_U64((uint64_t)size_of(path), (uint64_t)whole + 72);
+    memset(&s, 0, sizeof s);
+    s.payload_ok = 1;
+    fd = open(path, O_RDONLY);
+    CHECK(ur_spool_read(fd, on_chunk, &s, &end) == 0);
+    close(fd);
+    CHECK_EQ_U64(s.chunks, 1000);
+    CHECK_EQ_U64(end, (uint64_t)whole);
+    CHECK_EQ_U64((uint64_t)size_of(path), (uint64_t)whole + 72); /* reading never cuts */
+
+    /* Reopening for append cuts the incomplete chunk and appends after the last whole one. */
+    memset(&s, 0, sizeof s);
+    s.payload_ok = 1;
+    fd = ur_spool_open(path, on_chunk, &s);
+    CHECK(fd >= 0);
+    CHECK_EQ_U64(s.chunks, 1000);
+    CHECK_EQ_U64((uint64_t)size_of(path), (uint64_t)whole);
+    CHECK(append(fd, 3, 16, pos) == 0);
+    close(fd);
+    memset(&s, 0, sizeof s);
+    s.payload_ok = 1;
+    fd = open(path, O_RDONLY);
+    CHECK(ur_spool_read(fd, on_chunk, &s, &end) == 0);
+    close(fd);
+    CHECK_EQ_U64(s.chunks, 1001);
+    CHECK_EQ_U64(s.last_pos_end, pos + 16);
+    CHECK(s.payload_ok);
+
+    /* A file that is not a spool: *end is 0, and ur_spool_open refuses it untouched. */
+    char other[256];
+    snprintf(other, sizeof other, "%s/notes.txt", dir);
+    fd = open(other, O_CREAT | O_WRONLY, 0644);
+    CHECK(write(fd, "my own data, not a spool\n", 25) == 25);
+    close(fd);
+    fd = open(other, O_RDONLY);
+    CHECK(ur_spool_read(fd, on_chunk, &s, &end) == 0);
+    close(fd);
+    CHECK_EQ_U64(end, 0);
+    errno = 0;
+    CHECK(ur_spool_open(other, NULL, NULL) == -1);
+    CHECK(errno == EINVAL);
+    CHECK_EQ_U64((uint64_t)size_of(other), 25);
+
+    /* A descriptor that cannot be read is an error, not an empty spool. */
+    fd = open(path, O_WRONLY);
+    CHECK(ur_spool_read(fd, NULL, NULL, &end) == -1);
+    close(fd);
+
+    unlink(path);
+    unlink(other);
+    rmdir(dir);
+    return test_failures != 0;
+}
