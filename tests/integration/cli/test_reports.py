@@ -11,6 +11,8 @@ values    the numbers worked out by hand in fixture.sql's comments, read from th
           JSON output: the goldens hold what was checked, not what was printed.
 errors    unknown report, bad --unit/--format/--top, options without --report:
           one `upti:` line each, exit 2, nothing on stdout; --list names every report.
+docs      docs/cli.md has a bullet per report (**`NAME`**) that names each of its
+          JSON keys, and no bullet for a report that does not exist.
 Exit 0 = pass, 1 = fail, 77 = skipped.
 """
 import json
@@ -236,11 +238,31 @@ def case_errors(tmp):
           "--list: a description per report")
 
 
+def case_docs(tmp):
+    db = fixture_db(tmp)
+    text = open(os.path.join(HERE, "..", "..", "..", "docs", "cli.md"), encoding="utf-8").read()
+    bullets = {}
+    for block in text.split("\n- **`")[1:]:
+        name, _, body = block.partition("`**")
+        bullets[name] = body.split("\n\n")[0]
+    check(sorted(bullets) == sorted(REPORTS), "documented reports: %s" % sorted(bullets))
+    doc = json.loads(run([db, "--report", ",".join(REPORTS), "-f", "json"]).stdout)
+    for r in doc["reports"]:
+        body = bullets[r["report"]]
+        if r["report"] == "dev_busy_sum":  # "the same per device": queue_busy_sum's keys
+            body += bullets["queue_busy_sum"]
+        for key in r["columns"]:
+            check("`%s`" % key in body or key in ("time_pct", "total_time", "avg", "med", "min",
+                                                   "max", "stddev") and "`time_pct`"
+                  in bullets["api_sum"], "%s: column %s not documented" % (r["report"], key))
+
+
 def main():
     if not os.path.exists(UPTI) or not os.path.exists(SYNTH):
         print("SKIP: upti or upti-synth not built")
         return 77
-    cases = {"goldens": case_goldens, "values": case_values, "errors": case_errors}
+    cases = {"goldens": case_goldens, "values": case_values, "errors": case_errors,
+             "docs": case_docs}
     with tempfile.TemporaryDirectory() as tmp:
         try:
             cases[CASE](tmp)
