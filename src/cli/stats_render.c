@@ -85,6 +85,10 @@ static void rows_free(report_rows *r, size_t ncols)
 static int run_report(sqlite3 *db, const report_def *d, const report_options *o, report_rows *r,
                       char *err, size_t errlen)
 {
+    if (d->prep != NULL && sqlite3_exec(db, d->prep, NULL, NULL, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: %s", d->name, sqlite3_errmsg(db));
+        return -1;
+    }
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, d->sql, -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s: %s", d->name, sqlite3_errmsg(db));

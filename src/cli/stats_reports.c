@@ -87,16 +87,31 @@ static const report_col k_alloc_sum[] = {
     " AND k.correlation_id != 0), nullif(k.queued, 0), nullif(k.submit, 0)), start, end"     \
     " FROM memory_copy k WHERE start > 0 AND end >= start"
 
+/* The device operations in a temporary table, indexed for the ranges' lookups
+ * (a range finds its operations by thread and launch time: no scan per range). */
+static const char k_proj_prep[] =
+    "DROP TABLE IF EXISTS temp.upti_gpu_ops;" /* typed columns: an index on an untyped one */
+    "CREATE TEMP TABLE upti_gpu_ops(process_id INTEGER, tid INTEGER, launch INTEGER," /* is not */
+    " start INTEGER, end INTEGER);" /* used against the INTEGER columns of region */
+    "INSERT INTO upti_gpu_ops " GPU_OPS_SQL ";"
+    "CREATE INDEX IF NOT EXISTS temp.upti_gpu_ops_thread ON upti_gpu_ops(process_id, tid, launch);"
+    "CREATE INDEX IF NOT EXISTS temp.upti_gpu_ops_launch ON upti_gpu_ops(process_id, launch);";
+
 static const char k_proj_sql[] =
-    "WITH o AS (" GPU_OPS_SQL "),"
-    " p AS (SELECT r.id, r.name_id, r.kind, r.end - r.start AS dur, max(o.end) - min(o.start)"
-    " AS proj, count(o.start) AS ops, sum(o.end - o.start) AS busy FROM region r"
-    " LEFT JOIN o ON o.process_id = r.process_id AND (r.kind = 1 OR o.tid = r.tid)"
-    " AND o.launch >= r.start AND o.launch < r.end GROUP BY r.id),"
-    " g AS (SELECT name_id, kind, sum(coalesce(proj, 0)) AS total, sum(dur) AS range_total,"
-    " count(*) AS n, avg(coalesce(proj, 0)) AS mean, min(coalesce(proj, 0)) AS lo,"
-    " max(coalesce(proj, 0)) AS hi, sum(ops) AS ops, sum(coalesce(busy, 0)) AS busy FROM p"
-    " GROUP BY name_id, kind)"
+    "WITH m AS (SELECT r.id AS rid, o.start, o.end FROM region r CROSS JOIN upti_gpu_ops o"
+    " ON o.process_id = r.process_id AND o.tid = r.tid AND o.launch >= r.start"
+    " AND o.launch < r.end WHERE r.kind = 0"
+    " UNION ALL SELECT r.id, o.start, o.end FROM region r CROSS JOIN upti_gpu_ops o"
+    " ON o.process_id = r.process_id AND o.launch >= r.start AND o.launch < r.end"
+    " WHERE r.kind != 0),"
+    " a AS (SELECT rid, max(end) - min(start) AS proj, count(*) AS ops, sum(end - start) AS busy"
+    " FROM m GROUP BY rid),"
+    " p AS (SELECT r.name_id, r.kind, r.end - r.start AS dur, coalesce(a.proj, 0) AS proj,"
+    " coalesce(a.ops, 0) AS ops, coalesce(a.busy, 0) AS busy FROM region r"
+    " LEFT JOIN a ON a.rid = r.id),"
+    " g AS (SELECT name_id, kind, sum(proj) AS total, sum(dur) AS range_total, count(*) AS n,"
+    " avg(proj) AS mean, min(proj) AS lo, max(proj) AS hi, sum(ops) AS ops, sum(busy) AS busy"
+    " FROM p GROUP BY name_id, kind)"
     " SELECT 100.0 * total / max((SELECT sum(total) FROM g), 1), total, range_total, n, mean,"
     " lo, hi, ops, busy, CASE kind WHEN 0 THEN 'PushPop' ELSE 'StartEnd' END AS style,"
     " coalesce(s.string, '') AS name FROM g LEFT JOIN string s ON s.id = g.name_id"
@@ -193,36 +208,36 @@ static const report_col k_dev_busy_sum[] = {
 const report_def report_defs[] = {
     {"api_sum", "API Summary", "API calls per function: time, calls, avg/med/min/max/stddev",
      STATS_SQL("SELECT coalesce(name, '') AS k, '' AS k2, duration AS dur FROM apis"),
-     COLS(k_api_sum)},
+     COLS(k_api_sum), NULL},
     {"kern_sum", "Kernel Summary", "kernels per name: device time, instances, avg/med/min/max/stddev",
      STATS_SQL("SELECT coalesce(name, '') AS k, '' AS k2, duration AS dur FROM kernels"
                " WHERE start > 0"),
-     COLS(k_kern_sum)},
+     COLS(k_kern_sum), NULL},
     {"mem_time_sum", "Memory Copy Time Summary", "memory copies per direction: device time",
      STATS_SQL("SELECT coalesce(direction, '') AS k, '' AS k2, duration AS dur"
                " FROM memory_copies WHERE start > 0"),
-     COLS(k_mem_time_sum)},
+     COLS(k_mem_time_sum), NULL},
     {"mem_size_sum", "Memory Copy Size Summary", "memory copies per direction: bytes (MB)",
      STATS_SQL("SELECT coalesce(direction, '') AS k, '' AS k2, bytes AS dur FROM memory_copies"),
-     COLS(k_mem_size_sum)},
+     COLS(k_mem_size_sum), NULL},
     {"alloc_sum", "Memory Allocation Summary",
      "allocations per device and memory type: counts, sizes, peak and left allocated",
-     k_alloc_sql, COLS(k_alloc_sum)},
+     k_alloc_sql, COLS(k_alloc_sum), NULL},
     {"marker_sum", "Marker Range Summary",
      "uptx/NVTX ranges per name and style: time, instances, avg/med/min/max/stddev",
      STATS_SQL("SELECT coalesce(name, '') AS k, CASE kind WHEN 'push' THEN 'PushPop'"
                " ELSE 'StartEnd' END AS k2, duration AS dur FROM regions"),
-     COLS(k_marker_sum)},
+     COLS(k_marker_sum), NULL},
     {"marker_gpu_proj_sum", "Marker Range GPU Projection Summary",
      "device time of the kernels and copies enqueued inside each range name", k_proj_sql,
-     COLS(k_proj_sum)},
+     COLS(k_proj_sum), k_proj_prep},
     {"kern_exec_sum", "API to Device Latency Summary",
      "per API function and kernel (or copy direction): API start to device start, queue time",
-     k_exec_sql, COLS(k_exec_sum)},
+     k_exec_sql, COLS(k_exec_sum), NULL},
     {"queue_busy_sum", "Queue Busy Summary", "per device queue: busy time (union of operations)",
-     k_queue_busy_sql, COLS(k_queue_busy_sum)},
+     k_queue_busy_sql, COLS(k_queue_busy_sum), NULL},
     {"dev_busy_sum", "Device Busy Summary", "per device: busy time (union over its queues)",
-     k_dev_busy_sql, COLS(k_dev_busy_sum)},
+     k_dev_busy_sql, COLS(k_dev_busy_sum), NULL},
 };
 
 const size_t report_count = sizeof report_defs / sizeof report_defs[0];

@@ -34,6 +34,7 @@ typedef struct report_def {
     const char *sql;
     const report_col *cols;
     size_t ncols;
+    const char *prep; /**< SQL run first (temporary tables and indexes), or NULL */
 } report_def;
 
 /** The reports, in the order `upti stats --list` prints them. */
