@@ -263,7 +263,8 @@ void uo_text_escape(uo_buf *b, const char *s, size_t max_chars)
         return;
     size_t shown = 0;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (max_chars != 0 && shown >= max_chars) {
+        /* cut before a character, never inside one (its continuation bytes follow it) */
+        if (max_chars != 0 && shown >= max_chars && (*p & 0xC0) != 0x80) {
             uo_buf_puts(b, "...");
             return;
         }

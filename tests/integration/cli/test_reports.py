@@ -11,6 +11,8 @@ values    the numbers worked out by hand in fixture.sql's comments, read from th
           JSON output: the goldens hold what was checked, not what was printed.
 errors    unknown report, bad --unit/--format/--top, options without --report:
           one `upti:` line each, exit 2, nothing on stdout; --list names every report.
+cut_names names cut in tables are cut between UTF-8 characters (reports and the
+          plain summary); --full-names shows them whole.
 docs      docs/cli.md has a bullet per report (**`NAME`**) that names each of its
           JSON keys, and no bullet for a report that does not exist.
 Exit 0 = pass, 1 = fail, 77 = skipped.
@@ -202,6 +204,30 @@ def case_values(tmp):
     check((us["total_time"], us["avg"]) == (0.9, 0.3), "--unit us: %r" % us)
 
 
+def case_cut_names(tmp):
+    """Names cut in tables (the reports' 60 characters, the summary's 48) are cut
+    between characters: the output stays valid UTF-8; --full-names shows them whole."""
+    db = fixture_db(tmp)
+    con = sqlite3.connect(db)
+    long60 = "a" * 56 + "\u00e9" * 5  # 61 characters, the 57th is two bytes
+    long48 = "b" * 47 + "\u00e9\u00e9_tail"
+    con.execute("UPDATE string SET string = ? WHERE id = 13", (long60,))  # reduce
+    con.execute("UPDATE string SET string = ? WHERE id = 14", (long48,))
+    con.execute("UPDATE kernel_dispatch SET name_id = 14 WHERE id = 7")  # give it a start
+    con.execute("UPDATE kernel_dispatch SET start = 1, end = 2 WHERE id = 7")
+    con.commit()
+    con.close()
+    table = run([db, "--report", "kern_sum"]).stdout.decode("utf-8")
+    check(("a" * 56 + "\u00e9...\n") in table, "cut at 60: %r" % table)
+    full = run([db, "--report", "kern_sum", "--full-names"]).stdout.decode("utf-8")
+    check(long60 + "\n" in full, "--full-names: %r" % full)
+    try:
+        summary = run([db]).stdout.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise Fail("the summary is not valid UTF-8: %s" % e)
+    check(("b" * 47 + "\u00e9...") in summary, "summary cut at 48: %r" % summary)
+
+
 def one_line(p, what):
     lines = p.stderr.decode(errors="replace").strip().splitlines()
     check(len(lines) == 1 and lines[0].startswith("upti: "), "%s: stderr %r" % (what, lines))
@@ -262,7 +288,7 @@ def main():
         print("SKIP: upti or upti-synth not built")
         return 77
     cases = {"goldens": case_goldens, "values": case_values, "errors": case_errors,
-             "docs": case_docs}
+             "docs": case_docs, "cut_names": case_cut_names}
     with tempfile.TemporaryDirectory() as tmp:
         try:
             cases[CASE](tmp)
