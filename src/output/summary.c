@@ -54,7 +54,9 @@ int uo_summary(sqlite3 *db, FILE *out, int csv, char *err, size_t errlen)
         }
         int rows = 0, stepped;
         while ((stepped = sqlite3_step(st)) == SQLITE_ROW) {
-            const char *name = (const char *)sqlite3_column_text(st, 0);
+            const char *raw = (const char *)sqlite3_column_text(st, 0);
+            int owned = 0; /* a database written by another tool may hold invalid UTF-8 */
+            const char *name = uo_utf8_sanitize(raw ? raw : "", &owned);
             int64_t n = sqlite3_column_int64(st, 1);
             int64_t total = sqlite3_column_int64(st, 2);
             double mean = sqlite3_column_double(st, 3);
@@ -68,6 +70,8 @@ int uo_summary(sqlite3 *db, FILE *out, int csv, char *err, size_t errlen)
                 uo_csv_field(&b, name ? name : "");
                 uo_buf_printf(&b, ",%lld,%lld,%.1f,%lld,%lld,%.1f,%.2f\r\n", (long long)n,
                               (long long)total, mean, (long long)lo, (long long)hi, stddev, pct);
+                if (owned)
+                    free((char *)name);
                 continue;
             }
             if (rows++ == 0)
@@ -84,6 +88,8 @@ int uo_summary(sqlite3 *db, FILE *out, int csv, char *err, size_t errlen)
                 uo_buf_putc(&b, ' ');
             uo_buf_printf(&b, " %10lld %14lld %12.1f %12lld %12lld %12.1f %6.2f%%\n", (long long)n,
                           (long long)total, mean, (long long)lo, (long long)hi, stddev, pct);
+            if (owned)
+                free((char *)name);
         }
         if (stepped != SQLITE_DONE) {
             /* A corrupt database: nothing of the summary is printed. */

@@ -12,7 +12,8 @@ values    the numbers worked out by hand in fixture.sql's comments, read from th
 errors    unknown report, bad --unit/--format/--top, options without --report:
           one `upti:` line each, exit 2, nothing on stdout; --list names every report.
 cut_names names cut in tables are cut between UTF-8 characters (reports and the
-          plain summary); --full-names shows them whole.
+          plain summary); --full-names shows them whole; a name that is not valid
+          UTF-8 is printed with U+FFFD in every format.
 docs      docs/cli.md has a bullet per report (**`NAME`**) that names each of its
           JSON keys, and no bullet for a report that does not exist.
 Exit 0 = pass, 1 = fail, 77 = skipped.
@@ -215,12 +216,23 @@ def case_cut_names(tmp):
     con.execute("UPDATE string SET string = ? WHERE id = 14", (long48,))
     con.execute("UPDATE kernel_dispatch SET name_id = 14 WHERE id = 7")  # give it a start
     con.execute("UPDATE kernel_dispatch SET start = 1, end = 2 WHERE id = 7")
+    # A name that is not valid UTF-8 (a database written by another tool): U+FFFD.
+    con.execute("UPDATE string SET string = CAST(X'76FF61' AS TEXT) WHERE id = 10")
     con.commit()
     con.close()
     table = run([db, "--report", "kern_sum"]).stdout.decode("utf-8")
     check(("a" * 56 + "\u00e9...\n") in table, "cut at 60: %r" % table)
     full = run([db, "--report", "kern_sum", "--full-names"]).stdout.decode("utf-8")
     check(long60 + "\n" in full, "--full-names: %r" % full)
+    for f in ("json", "csv", "table"):
+        try:
+            out = run([db, "--report", "kern_sum", "-f", f]).stdout.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise Fail("-f %s is not valid UTF-8: %s" % (f, e))
+        check("v\ufffda" in out, "-f %s: invalid byte not replaced: %r" % (f, out))
+    names = [r["name"] for r in json.loads(run([db, "--report", "kern_sum", "-f", "json"])
+                                           .stdout)["reports"][0]["rows"]]
+    check("v\ufffda" in names, "JSON names: %r" % names)
     try:
         summary = run([db]).stdout.decode("utf-8")
     except UnicodeDecodeError as e:
