@@ -14,6 +14,8 @@ errors    unknown report, bad --unit/--format/--top, options without --report:
 cut_names names cut in tables are cut between UTF-8 characters (reports and the
           plain summary); --full-names shows them whole; a name that is not valid
           UTF-8 is printed with U+FFFD in every format.
+traced    every report in JSON on a database `upti run` wrote (the OpenCL test
+          program on PoCL): its counts agree with the database's rows.
 docs      docs/cli.md has a bullet per report (**`NAME`**) that names each of its
           JSON keys, and no bullet for a report that does not exist.
 Exit 0 = pass, 1 = fail, 77 = skipped.
@@ -240,6 +242,51 @@ def case_cut_names(tmp):
     check(("b" * 47 + "\u00e9...") in summary, "summary cut at 48: %r" % summary)
 
 
+def case_traced(tmp):
+    import test_cli  # its BUILD comes from the same argv
+    if not test_cli.ocl_ready():
+        return 77
+    d = os.path.join(tmp, "out")
+    subprocess.run([os.path.join(BUILD, "bin", "upti"), "run", "--sys-trace", "-d", d, "-o", "o",
+                    "--", test_cli.OCL_APP, "--kernels", "50"], check=True, capture_output=True,
+                   timeout=120)
+    path = os.path.join(d, "o.db")
+    con = sqlite3.connect(path)
+
+    def one(sql):
+        return con.execute(sql).fetchone()[0]
+
+    def total(report, key, *extra):
+        return sum(r[key] for r in rows(path, report, *extra))
+
+    kernels = one("SELECT count(*) FROM kernel_dispatch WHERE start > 0")
+    check(kernels >= 50, "kernels traced: %d" % kernels)
+    check(total("kern_sum", "instances") == kernels, "kern_sum instances")
+    check(total("api_sum", "num_calls") == one("SELECT count(*) FROM api"), "api_sum calls")
+    check(total("mem_time_sum", "count") == one("SELECT count(*) FROM memory_copy WHERE start > 0"),
+          "mem_time_sum count")
+    check(total("mem_size_sum", "count") == one("SELECT count(*) FROM memory_copy"), "sizes")
+    timed = one("SELECT count(*) FROM (SELECT correlation_id FROM kernel_dispatch WHERE start > 0"
+                " UNION ALL SELECT correlation_id FROM memory_copy WHERE start > 0) o"
+                " WHERE correlation_id != 0 AND EXISTS (SELECT 1 FROM api a"
+                " WHERE a.correlation_id = o.correlation_id)")
+    check(total("kern_exec_sum", "count") == timed, "kern_exec_sum count")
+    for r in rows(path, "kern_exec_sum"):
+        check(r["latency_min"] >= 0, "a device operation began before its API call: %r" % r)
+    ops = one("SELECT (SELECT count(*) FROM kernel_dispatch WHERE start > 0 AND end >= start)"
+              " + (SELECT count(*) FROM memory_copy WHERE start > 0 AND end >= start)")
+    check(total("queue_busy_sum", "ops") == ops and total("dev_busy_sum", "ops") == ops, "ops")
+    for report in ("queue_busy_sum", "dev_busy_sum"):
+        for r in rows(path, report):
+            check(0 < r["busy_time"] <= min(r["span"], r["op_time"]), "%s: %r" % (report, r))
+    check(total("dev_busy_sum", "busy_time") <= total("queue_busy_sum", "busy_time"), "busy")
+    for report in REPORTS:  # each in each format, at every unit: exit 0, valid JSON
+        for unit in ("ns", "s"):
+            json.loads(run([path, "--report", report, "-f", "json", "--unit", unit]).stdout)
+            run([path, "--report", report, "-f", "csv", "--unit", unit])
+            run([path, "--report", report, "--unit", unit, "--demangle"])
+
+
 def one_line(p, what):
     lines = p.stderr.decode(errors="replace").strip().splitlines()
     check(len(lines) == 1 and lines[0].startswith("upti: "), "%s: stderr %r" % (what, lines))
@@ -300,10 +347,12 @@ def main():
         print("SKIP: upti or upti-synth not built")
         return 77
     cases = {"goldens": case_goldens, "values": case_values, "errors": case_errors,
-             "docs": case_docs, "cut_names": case_cut_names}
+             "docs": case_docs, "cut_names": case_cut_names,
+             "traced": case_traced}
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            cases[CASE](tmp)
+            if cases[CASE](tmp) == 77:
+                return 77
         except Fail as e:
             print("FAIL: %s" % e)
             return 1
