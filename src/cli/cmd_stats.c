@@ -141,9 +141,9 @@ static const report_def **parse_reports(const char *list, size_t *n)
         const report_def *d = len < 63 ? report_find(word) : NULL;
         if (d == NULL) {
             char shown[80];
-            cli_printable(word, shown, sizeof shown);
+            cli_printable(len == 0 ? list : word, shown, sizeof shown);
             if (len == 0)
-                cli_usage_error("stats", "empty report name in --report '%s' (reports: %s)", list,
+                cli_usage_error("stats", "empty report name in --report '%s' (reports: %s)", shown,
                                 names);
             else
                 cli_usage_error("stats", "unknown report '%s' (reports: %s)", shown, names);

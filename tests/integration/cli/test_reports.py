@@ -302,6 +302,10 @@ def case_errors(tmp):
         check(r in line, "%s not listed in %r" % (r, line))
     one_line(run([db, "--report", ""], expect=2), "empty --report")
     one_line(run([db, "--report", "kern_sum,"], expect=2), "trailing comma")
+    line = one_line(run([db, "--report", "kern_sum,\n,x"], expect=2), "control byte")
+    check("unknown report '?'" in line, line)  # the newline shown as '?', on one line
+    line = one_line(run([db, "--report", "nosuch\x1b[31m"], expect=2), "escape sequence")
+    check("\x1b" not in line, "a control byte reached the terminal: %r" % line)
     for bad in ("ps", "", "NS", "sec"):
         line = one_line(run([db, "--report", "kern_sum", "--unit", bad], expect=2), "unit " + bad)
         check("--unit" in line and "ns, us, ms or s" in line, line)
