@@ -32,7 +32,8 @@ void cmd_stats_help(FILE *out)
             "      --list                 the reports' names and what each shows\n"
             "      --top N                at most N rows per report\n"
             "      --unit UNIT            times in ns (default), us, ms or s\n"
-            "      --full-names           tables: names whole (default: cut to %d characters)\n"
+            "      --full-names           tables: names whole (default: cut to %d characters,\n"
+            "                             48 in the summary)\n"
             "      --demangle             C++ kernel names demangled (SYCL, OpenCL C++, ...)\n"
             "  -d, --output-dir DIR       write NAME_stats.txt (or .csv, .json) in DIR instead\n"
             "                             of stdout (created with its parents)\n"
@@ -161,8 +162,7 @@ static const report_def **parse_reports(const char *list, size_t *n)
 /* --top, --unit, --full-names and --demangle into r; 0, or 2 after one usage line. */
 static int parse_report_options(const stats_options *o, report_options *r)
 {
-    const char *alone = o->top ? "--top" : o->unit ? "--unit" : o->full_names ? "--full-names"
-                      : o->demangle ? "--demangle" : NULL;
+    const char *alone = o->top ? "--top" : o->unit ? "--unit" : o->demangle ? "--demangle" : NULL;
     if (o->reports == NULL && alone != NULL)
         return cli_usage_error("stats", "%s applies to --report only", alone);
     if (o->top != NULL) {
@@ -266,7 +266,9 @@ int cmd_stats(int argc, char **argv)
     if (reports != NULL)
         rc = report_print(db, reports, nreports, &ropts, out, err, sizeof err);
     else
-        rc = uo_summary(db, out, bits == FMT_CSV, err, sizeof err);
+        rc = uo_summary(db, out, (bits == FMT_CSV ? UO_SUMMARY_CSV : 0) |
+                                     (o.full_names ? UO_SUMMARY_FULL_NAMES : 0),
+                        err, sizeof err);
     free(reports);
     sqlite3_close(db);
     if (out != stdout && fclose(out) != 0 && rc == 0)

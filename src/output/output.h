@@ -192,8 +192,13 @@ int uo_export_json(sqlite3 *db, const char *path, char *err, size_t errlen);
  */
 int uo_export_csv(sqlite3 *db, const char *prefix, int all_files, int *files, char *err,
                   size_t errlen);
-/** Prints the summary tables (text) or writes them as CSV (csv = 1). */
-int uo_summary(sqlite3 *db, FILE *out, int csv, char *err, size_t errlen);
+/** uo_summary's flags. */
+enum {
+    UO_SUMMARY_CSV = 1,       /**< CSV instead of text tables */
+    UO_SUMMARY_FULL_NAMES = 2 /**< text: names whole (default: cut to 48 characters) */
+};
+/** Prints the summary tables (text) or writes them as CSV (flags: UO_SUMMARY_*). */
+int uo_summary(sqlite3 *db, FILE *out, int flags, char *err, size_t errlen);
 /** Output formats (bits of uo_write_outputs' formats). */
 enum { UO_FORMAT_DB = 1, UO_FORMAT_PFTRACE = 2, UO_FORMAT_JSON = 4, UO_FORMAT_CSV = 8 };
 /**

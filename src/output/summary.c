@@ -36,8 +36,10 @@ static const char k_query[] =
     " 100.0 * g.total / max((SELECT sum(total) FROM g), 1) FROM g LEFT JOIN v ON v.name IS g.name"
     " ORDER BY g.total DESC, g.name";
 
-int uo_summary(sqlite3 *db, FILE *out, int csv, char *err, size_t errlen)
+int uo_summary(sqlite3 *db, FILE *out, int flags, char *err, size_t errlen)
 {
+    int csv = flags & UO_SUMMARY_CSV;
+    size_t cut = flags & UO_SUMMARY_FULL_NAMES ? 0 : 48;
     uo_buf b;
     uo_buf_init(&b, out);
     if (csv)
@@ -67,7 +69,7 @@ int uo_summary(sqlite3 *db, FILE *out, int csv, char *err, size_t errlen)
             if (csv) {
                 uo_csv_field(&b, s->domain);
                 uo_buf_putc(&b, ',');
-                uo_csv_field(&b, name ? name : "");
+                uo_csv_field(&b, name);
                 uo_buf_printf(&b, ",%lld,%lld,%.1f,%lld,%lld,%.1f,%.2f\r\n", (long long)n,
                               (long long)total, mean, (long long)lo, (long long)hi, stddev, pct);
                 if (owned)
@@ -79,7 +81,7 @@ int uo_summary(sqlite3 *db, FILE *out, int csv, char *err, size_t errlen)
                               "NAME", "CALLS", "TOTAL(ns)", "AVERAGE(ns)", "MIN(ns)", "MAX(ns)",
                               "STDDEV(ns)", "PERCENT");
             size_t before = b.len;
-            uo_text_escape(&b, name ? name : "", 48);
+            uo_text_escape(&b, name, cut);
             size_t width = 0;
             for (size_t k = before; k < b.len; k++)
                 if ((b.data[k] & 0xC0) != 0x80)

@@ -240,6 +240,8 @@ def case_cut_names(tmp):
     except UnicodeDecodeError as e:
         raise Fail("the summary is not valid UTF-8: %s" % e)
     check(("b" * 47 + "\u00e9...") in summary, "summary cut at 48: %r" % summary)
+    summary = run([db, "--full-names"]).stdout.decode("utf-8")
+    check(long48 + " " in summary and long60 + " " in summary, "summary --full-names: %r" % summary)
 
 
 def case_traced(tmp):
@@ -314,7 +316,7 @@ def case_errors(tmp):
     for bad in ("0", "-1", "x", "1x", "", "99999999999999999999999"):
         line = one_line(run([db, "--report", "kern_sum", "--top", bad], expect=2), "top " + bad)
         check("--top" in line, line)
-    for opt in (["--top", "3"], ["--unit", "us"], ["--full-names"], ["--demangle"],
+    for opt in (["--top", "3"], ["--unit", "us"], ["--demangle"],
                 ["--format", "json"]):
         one_line(run([db] + opt, expect=2), "%s without --report" % opt)
     one_line(run(["--list", db], expect=2), "--list with a DATABASE")
