@@ -9,6 +9,7 @@
  * callback thread delivers it; nothing in the process reads it back.
  */
 #include "internal.h"
+#include "ring_futex.h"
 #include "env.h"
 #include "ring.h"
 #include "upti_ring_abi.h"
@@ -336,6 +337,7 @@ bool upti_shared_wait_for_room(struct upti_producer *p, size_t need)
     uint64_t started = mono_ns();
     uint64_t deadline = started + r->full_wait_ns;
     atomic_store(&p->starving, true);
+    atomic_thread_fence(memory_order_seq_cst); /* starving before tail: see give_back() in the collector */
     bool ok = false;
     for (;;) {
         uint64_t tail = atomic_load_explicit(&p->tail, memory_order_acquire);
@@ -352,8 +354,9 @@ bool upti_shared_wait_for_room(struct upti_producer *p, size_t need)
             slot->stalled_at = tail + 1;
             break;
         }
-        struct timespec pause = {0, 20 * 1000};
-        nanosleep(&pause, NULL);
+        /* Until the collector moves tail (it wakes a starving slot), or 1 ms. */
+        uint64_t left = deadline > now ? deadline - now : 0;
+        upti_ring_futex_wait(&p->tail, tail, left < 1000000u ? left : 1000000u);
     }
     atomic_store(&p->starving, false);
     /* Counted for the collector to report; relaxed: only this thread writes them. */
