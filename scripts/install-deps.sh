@@ -27,6 +27,7 @@ opencl-c-headers
 pocl-opencl-icd
 clinfo
 libsqlite3-dev
+libiberty-dev
 sqlite3
 clang
 libclang-rt-14-dev

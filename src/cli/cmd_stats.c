@@ -3,6 +3,7 @@
 #include "options.h"
 #include "output.h"
 #include "safe_open.h"
+#include "stats_reports.h"
 
 #include <errno.h>
 #include <sqlite3.h>
@@ -13,28 +14,48 @@ void cmd_stats_help(FILE *out)
 {
     fprintf(out,
             "usage: upti stats DATABASE [-f text|csv] [-d DIR] [-o NAME]\n"
+            "       upti stats DATABASE --report NAME[,NAME...] [-f table|csv|json] [--top N]\n"
+            "                  [--unit ns|us|ms|s] [--full-names] [--demangle] [-d DIR] [-o NAME]\n"
+            "       upti stats --list\n"
             "\n"
             "Prints the summary tables of a trace database written by `upti run` (or\n"
             "merged by `upti merge`): per API function, per marker range name, per kernel\n"
             "and per memory-copy direction: calls, total, average, min, max and stddev of\n"
-            "the durations (ns) and the percent of the table's total time.\n"
+            "the durations (ns) and the percent of the table's total time. With --report,\n"
+            "prints the named reports instead (`upti stats --list` names them).\n"
             "\n"
             "options (before or after DATABASE):\n"
-            "  -f, --format FORMAT        text (default) or csv (Domain,Name,Calls,Total_ns,...)\n"
+            "  -f, --format FORMAT        text (default; also: table), csv (Domain,Name,Calls,\n"
+            "                             Total_ns,...) or, with --report, json\n"
             "      --csv                  the same as -f csv\n"
-            "  -d, --output-dir DIR       write NAME_stats.txt (or .csv) in DIR instead of\n"
-            "                             stdout (created with its parents)\n"
-            "  -o, --output NAME          write NAME_stats.txt (or .csv) instead of stdout\n"
-            "                             (also --output-file; default NAME: DATABASE's\n"
-            "                             name without .db)\n"
-            "  -h, --help                 this help\n");
+            "      --report NAME[,NAME]   the named reports, in that order\n"
+            "      --list                 the reports' names and what each shows\n"
+            "      --top N                at most N rows per report\n"
+            "      --unit UNIT            times in ns (default), us, ms or s\n"
+            "      --full-names           tables: names whole (default: cut to %d characters)\n"
+            "      --demangle             C++ kernel names demangled (SYCL, OpenCL C++, ...)\n"
+            "  -d, --output-dir DIR       write NAME_stats.txt (or .csv, .json) in DIR instead\n"
+            "                             of stdout (created with its parents)\n"
+            "  -o, --output NAME          write NAME_stats.txt (or .csv, .json) instead of\n"
+            "                             stdout (also --output-file; default NAME:\n"
+            "                             DATABASE's name without .db)\n"
+            "  -h, --help                 this help\n",
+            REPORT_NAME_WIDTH);
 }
 
-enum { OPT_CSV = CLI_OPT_OWN };
+enum {
+    OPT_CSV = CLI_OPT_OWN,
+    OPT_REPORT,
+    OPT_LIST,
+    OPT_TOP,
+    OPT_UNIT,
+    OPT_FULL_NAMES,
+    OPT_DEMANGLE
+};
 
 typedef struct stats_options {
-    const char *formats, *dir, *output;
-    int csv, help;
+    const char *formats, *dir, *output, *reports, *top, *unit;
+    int csv, help, list, full_names, demangle;
 } stats_options;
 
 static int on_option(void *ctx, int id, const char *value)
@@ -45,18 +66,31 @@ static int on_option(void *ctx, int id, const char *value)
     case CLI_OPT_DIR: o->dir = value; break;
     case CLI_OPT_OUTPUT: o->output = value; break;
     case OPT_CSV: o->csv = 1; break;
+    case OPT_REPORT: o->reports = value; break;
+    case OPT_LIST: o->list = 1; break;
+    case OPT_TOP: o->top = value; break;
+    case OPT_UNIT: o->unit = value; break;
+    case OPT_FULL_NAMES: o->full_names = 1; break;
+    case OPT_DEMANGLE: o->demangle = 1; break;
     case CLI_OPT_HELP: o->help = 1; break;
     }
     return 0;
 }
 
-static const cli_option k_options[] = {CLI_OPTION_FORMAT, CLI_OPTION_DIR, CLI_OPTION_OUTPUT,
-                                       {OPT_CSV, 0, "csv", NULL, 0}, CLI_OPTION_HELP};
-static const cli_format k_formats[] = {{"text", 1}, {"csv", 2}};
-static const char *const k_exts[] = {".txt", ".csv", ".db", NULL};
+static const cli_option k_options[] = {
+    CLI_OPTION_FORMAT, CLI_OPTION_DIR, CLI_OPTION_OUTPUT, {OPT_CSV, 0, "csv", NULL, 0},
+    {OPT_REPORT, 0, "report", NULL, 1}, {OPT_LIST, 0, "list", NULL, 0},
+    {OPT_TOP, 0, "top", NULL, 1}, {OPT_UNIT, 0, "unit", NULL, 1},
+    {OPT_FULL_NAMES, 0, "full-names", NULL, 0}, {OPT_DEMANGLE, 0, "demangle", NULL, 0},
+    CLI_OPTION_HELP};
+enum { FMT_TEXT = 1, FMT_CSV = 2, FMT_JSON = 4 };
+static const cli_format k_formats[] = {
+    {"text", FMT_TEXT}, {"table", FMT_TEXT}, {"csv", FMT_CSV}, {"json", FMT_JSON}};
+static const char *const k_exts[] = {".txt", ".csv", ".json", ".db", NULL};
+static const char *const k_units[] = {"ns", "us", "ms", "s"};
 
-/* The file for -d/-o: DIR/NAME_stats.txt or .csv; NULL (stdout) without them. */
-static char *stats_path(const stats_options *o, const char *input, int csv)
+/* The file for -d/-o: DIR/NAME_stats.EXT; NULL (stdout) without them. */
+static char *stats_path(const stats_options *o, const char *input, const char *ext)
 {
     if (o->dir == NULL && o->output == NULL)
         return NULL;
@@ -72,9 +106,92 @@ static char *stats_path(const stats_options *o, const char *input, int csv)
     size_t len = strlen(base) + 16;
     char *path = malloc(len);
     if (path != NULL)
-        snprintf(path, len, "%s_stats.%s", base, csv ? "csv" : "txt");
+        snprintf(path, len, "%s_stats.%s", base, ext);
     free(base);
     return path;
+}
+
+static void print_list(FILE *out)
+{
+    for (size_t i = 0; i < report_count; i++)
+        fprintf(out, "%-20s %s\n", report_defs[i].name, report_defs[i].summary);
+}
+
+/* The reports of a --report list (malloc'd, *n of them); NULL after one usage line. */
+static const report_def **parse_reports(const char *list, size_t *n)
+{
+    char names[512] = "";
+    for (size_t i = 0; i < report_count; i++) {
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", report_defs[i].name);
+    }
+    size_t max = 1;
+    for (const char *p = list; *p; p++)
+        max += *p == ',';
+    const report_def **out = calloc(max, sizeof *out);
+    if (out == NULL) {
+        cli_error("out of memory");
+        return NULL;
+    }
+    *n = 0;
+    for (const char *p = list;; p++) {
+        size_t len = strcspn(p, ",");
+        char word[64];
+        snprintf(word, sizeof word, "%.*s", (int)(len < 63 ? len : 63), p);
+        const report_def *d = len < 63 ? report_find(word) : NULL;
+        if (d == NULL) {
+            char shown[80];
+            cli_printable(word, shown, sizeof shown);
+            if (len == 0)
+                cli_usage_error("stats", "empty report name in --report '%s' (reports: %s)", list,
+                                names);
+            else
+                cli_usage_error("stats", "unknown report '%s' (reports: %s)", shown, names);
+            free(out);
+            return NULL;
+        }
+        out[(*n)++] = d;
+        p += len;
+        if (*p == '\0')
+            break;
+    }
+    return out;
+}
+
+/* --top, --unit, --full-names and --demangle into r; 0, or 2 after one usage line. */
+static int parse_report_options(const stats_options *o, report_options *r)
+{
+    const char *alone = o->top ? "--top" : o->unit ? "--unit" : o->full_names ? "--full-names"
+                      : o->demangle ? "--demangle" : NULL;
+    if (o->reports == NULL && alone != NULL)
+        return cli_usage_error("stats", "%s applies to --report only", alone);
+    if (o->top != NULL) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(o->top, &end, 10);
+        if (o->top[0] < '0' || o->top[0] > '9' || *end != '\0' || errno != 0 || v <= 0) {
+            char shown[80];
+            cli_printable(o->top, shown, sizeof shown);
+            return cli_usage_error("stats", "--top wants a number of rows above 0, not '%s'", shown);
+        }
+        r->top = v;
+    }
+    if (o->unit != NULL) {
+        size_t i = 0;
+        while (i < 4 && strcmp(k_units[i], o->unit) != 0)
+            i++;
+        if (i == 4) {
+            char shown[80];
+            cli_printable(o->unit, shown, sizeof shown);
+            return cli_usage_error("stats", "unknown --unit '%s' (ns, us, ms or s)", shown);
+        }
+        r->unit = (report_unit)i;
+    }
+    if (o->demangle && !report_can_demangle())
+        return cli_usage_error("stats", "--demangle: this upti was built without libiberty");
+    r->full_names = o->full_names;
+    r->demangle = o->demangle;
+    return 0;
 }
 
 int cmd_stats(int argc, char **argv)
@@ -94,26 +211,45 @@ int cmd_stats(int argc, char **argv)
         cmd_stats_help(stdout);
         return 0;
     }
+    if (o.list) {
+        if (npos != 0 || o.reports != NULL)
+            return cli_usage_error("stats", "--list takes no DATABASE and no --report");
+        print_list(stdout);
+        return 0;
+    }
     if (npos != 1)
         return cli_usage_error("stats", npos == 0 ? "missing DATABASE" : "one DATABASE only");
     if ((o.dir != NULL && o.dir[0] == '\0') || (o.output != NULL && o.output[0] == '\0'))
         return cli_usage_error("stats", "empty %s", o.dir && !o.dir[0] ? "--output-dir" : "--output");
-    unsigned bits = o.csv ? 2 : 1;
+    unsigned bits = o.csv ? FMT_CSV : FMT_TEXT;
     if (o.formats != NULL) {
-        rc = cli_parse_formats("stats", o.formats, k_formats, 2, &bits);
+        rc = cli_parse_formats("stats", o.formats, k_formats, 4, &bits);
         if (rc != 0)
             return rc;
-        if (bits == 3)
-            return cli_usage_error("stats", "one --format only (text or csv)");
-        if (o.csv && bits != 2)
-            return cli_usage_error("stats", "--csv and --format text");
+        if (bits != FMT_TEXT && bits != FMT_CSV && bits != FMT_JSON)
+            return cli_usage_error("stats", "one --format only (text, csv or json)");
+        if (o.csv && bits != FMT_CSV)
+            return cli_usage_error("stats", "--csv and --format %s", o.formats);
+        if (bits == FMT_JSON && o.reports == NULL)
+            return cli_usage_error("stats", "--format json applies to --report only");
     }
-    int csv = bits == 2;
+    report_options ropts = {.format = bits == FMT_JSON  ? FORMAT_JSON
+                                      : bits == FMT_CSV ? FORMAT_CSV
+                                                        : FORMAT_TABLE};
+    rc = parse_report_options(&o, &ropts);
+    if (rc != 0)
+        return rc;
+    const report_def **reports = NULL;
+    size_t nreports = 0;
+    if (o.reports != NULL && (reports = parse_reports(o.reports, &nreports)) == NULL)
+        return 2;
     char err[512];
     sqlite3 *db = uo_open(input, 0, err, sizeof err);
-    if (db == NULL)
+    if (db == NULL) {
+        free(reports);
         return cli_error("%s", err);
-    char *path = stats_path(&o, input, csv);
+    }
+    char *path = stats_path(&o, input, bits == FMT_JSON ? "json" : bits == FMT_CSV ? "csv" : "txt");
     FILE *out = stdout;
     if (path != NULL) {
         if (cli_make_output_dir(path, 0) != 0)
@@ -123,10 +259,15 @@ int cmd_stats(int argc, char **argv)
         if (rc != 0) {
             sqlite3_close(db);
             free(path);
+            free(reports);
             return rc;
         }
     }
-    rc = uo_summary(db, out, csv, err, sizeof err);
+    if (reports != NULL)
+        rc = report_print(db, reports, nreports, &ropts, out, err, sizeof err);
+    else
+        rc = uo_summary(db, out, bits == FMT_CSV, err, sizeof err);
+    free(reports);
     sqlite3_close(db);
     if (out != stdout && fclose(out) != 0 && rc == 0)
         rc = -1, snprintf(err, sizeof err, "cannot write %s: %s", path, strerror(errno));

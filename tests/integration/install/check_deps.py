@@ -46,6 +46,9 @@ REQUIREMENTS = {
     "package:upti": [],  # UPTI itself (the install test's consumer project)
     "library:sqlite3": ["libsqlite3-dev"],
     "header:sqlite3.h": ["libsqlite3-dev"],
+    # upti stats --demangle: libiberty's C++ demangler
+    "library:libiberty.a": ["libiberty-dev"],
+    "header:libiberty/demangle.h": ["libiberty-dev"],
     "header:nvtx3/nvToolsExt.h": None,  # CUDA toolkit; tests skip with a reason
     # An OpenCL platform for the test programs to run on.
     "opencl-platform": ["ocl-icd-libopencl1", "pocl-opencl-icd"],

@@ -1,0 +1,81 @@
+/* Internal: the named reports of `upti stats --report` (after `nsys stats`):
+ * one table of definitions (stats_reports.c), one renderer (stats_render.c). */
+#ifndef UPTI_CLI_STATS_REPORTS_H
+#define UPTI_CLI_STATS_REPORTS_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/** How a report's column is printed. */
+typedef enum report_col_type {
+    RC_HIDDEN, /**< selected by the query, never printed */
+    RC_PCT,    /**< a percentage, one decimal */
+    RC_TIME,   /**< ns, printed in the chosen --unit */
+    RC_COUNT,  /**< an integer */
+    RC_MB,     /**< bytes, printed in MB (10^6 bytes), three decimals */
+    RC_TEXT,   /**< short text, never cut */
+    RC_NAME,   /**< a name: cut in tables unless --full-names */
+    RC_KERNEL  /**< a kernel name: as RC_NAME, and demangled under --demangle */
+} report_col_type;
+
+/** One column: its JSON key, its title ("%s" stands for the time unit) and its type. */
+typedef struct report_col {
+    const char *key;
+    const char *title;
+    report_col_type type;
+} report_col;
+
+/** One report: its name, a one-line description, its SQL and its columns (in SELECT order). */
+typedef struct report_def {
+    const char *name;
+    const char *title;
+    const char *summary;
+    const char *sql;
+    const report_col *cols;
+    size_t ncols;
+} report_def;
+
+/** The reports, in the order `upti stats --list` prints them. */
+extern const report_def report_defs[];
+extern const size_t report_count;
+
+/** The report named name, or NULL. */
+const report_def *report_find(const char *name);
+
+/** The time units of --unit. */
+typedef enum report_unit { UNIT_NS, UNIT_US, UNIT_MS, UNIT_S } report_unit;
+
+/** The output formats of --report. */
+typedef enum report_format { FORMAT_TABLE, FORMAT_CSV, FORMAT_JSON } report_format;
+
+/** How reports are printed. */
+typedef struct report_options {
+    report_format format;
+    report_unit unit;
+    long long top;  /**< at most this many rows per report; 0: all */
+    int full_names; /**< tables: names whole instead of cut */
+    int demangle;   /**< kernel names demangled (C++ Itanium ABI) */
+} report_options;
+
+/** Width of a name column in a table: longer names are cut to this many characters. */
+#define REPORT_NAME_WIDTH 60
+
+/**
+ * Prints the n reports to out in o's format (JSON: one document holding them
+ * all). 0, or -1 with a message in err (a failed query: nothing is printed).
+ */
+int report_print(sqlite3 *db, const report_def *const *reports, size_t n,
+                 const report_options *o, FILE *out, char *err, size_t errlen);
+
+/**
+ * name demangled as a C++ (Itanium ABI) symbol, malloc'd; NULL when it is not
+ * one or when upti was built without libiberty. A SYCL kernel's name (the
+ * typeinfo name of its kernel type, _ZTS...) becomes that type's name.
+ */
+char *report_demangle(const char *name);
+
+/** 1 when report_demangle() can demangle (upti was built with libiberty). */
+int report_can_demangle(void);
+
+#endif

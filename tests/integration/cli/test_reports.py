@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""`upti stats --report`: every report in every format against its golden file,
+on a database built from a committed SQL fixture (reports/fixture.sql).
+
+  test_reports.py BUILD_DIR CASE
+
+goldens   each report × table/csv/json (and the option variants of GOLDEN_RUNS)
+          equals reports/golden/NAME byte for byte; every JSON output parses.
+          UPTI_UPDATE_GOLDENS=1 rewrites the goldens instead (then read the diff).
+values    the numbers worked out by hand in fixture.sql's comments, read from the
+          JSON output: the goldens hold what was checked, not what was printed.
+errors    unknown report, bad --unit/--format/--top, options without --report:
+          one `upti:` line each, exit 2, nothing on stdout; --list names every report.
+docs      docs/cli.md has a bullet per report (**`NAME`**) that names each of its
+          JSON keys, and no bullet for a report that does not exist.
+Exit 0 = pass, 1 = fail, 77 = skipped.
+"""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+BUILD = os.path.abspath(sys.argv[1])
+CASE = sys.argv[2]
+UPTI = os.path.join(BUILD, "bin", "upti")
+SYNTH = os.path.join(BUILD, "bin", "upti-synth")
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURE = os.path.join(HERE, "reports", "fixture.sql")
+GOLDEN = os.path.join(HERE, "reports", "golden")
+UPDATE = os.environ.get("UPTI_UPDATE_GOLDENS") == "1"
+
+REPORTS = ["api_sum", "kern_sum", "mem_time_sum", "mem_size_sum", "alloc_sum", "marker_sum",
+           "marker_gpu_proj_sum", "kern_exec_sum", "queue_busy_sum", "dev_busy_sum"]
+FORMATS = {"table": "txt", "csv": "csv", "json": "json"}
+# Option variants: (golden file, arguments after DATABASE).
+GOLDEN_RUNS = [("%s.%s" % (r, ext), ["--report", r, "--format", f])
+               for r in REPORTS for f, ext in FORMATS.items()] + [
+    ("kern_sum_us_top2.txt", ["--report", "kern_sum", "--unit", "us", "--top", "2"]),
+    ("kern_sum_ms.csv", ["--report", "kern_sum", "--unit", "ms", "-f", "csv"]),
+    ("kern_sum_s.json", ["--report", "kern_sum", "--unit", "s", "-f", "json"]),
+    ("kernels_demangle_full.txt", ["--report", "kern_sum,kern_exec_sum", "--demangle",
+                                   "--full-names"]),
+    ("kernels_demangle.json", ["--report", "kern_sum,kern_exec_sum", "--demangle", "-f", "json"]),
+    ("two_reports.csv", ["--report", "mem_time_sum,mem_size_sum", "-f", "csv"]),
+]
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def run(args, expect=0):
+    p = subprocess.run([UPTI, "stats"] + args, capture_output=True, timeout=60)
+    if expect is not None and p.returncode != expect:
+        raise Fail("upti %s: exit %d, expected %d\nstderr: %s"
+                   % (" ".join(args), p.returncode, expect, p.stderr.decode(errors="replace")))
+    return p
+
+
+def fixture_db(tmp):
+    """An upti database (the writer's own schema and views) holding fixture.sql's rows only."""
+    path = os.path.join(tmp, "fixture.db")
+    subprocess.run([SYNTH, path, "0", "--quiet"], check=True, timeout=60)
+    db = sqlite3.connect(path)
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    for t in tables:
+        if t != "metadata":
+            db.execute("DELETE FROM %s" % t)
+    db.executescript(open(FIXTURE, encoding="utf-8").read())
+    db.commit()
+    db.close()
+    return path
+
+
+def case_goldens(tmp):
+    db = fixture_db(tmp)
+    missing = []
+    for name, args in GOLDEN_RUNS:
+        out = run([db] + args).stdout
+        if name.endswith(".json"):
+            json.loads(out.decode("utf-8"))  # valid JSON and valid UTF-8
+        path = os.path.join(GOLDEN, name)
+        if UPDATE:
+            with open(path, "wb") as f:
+                f.write(out)
+            continue
+        if not os.path.exists(path):
+            missing.append(name)
+            continue
+        want = open(path, "rb").read()
+        check(out == want, "%s differs from its golden:\n--- got\n%s\n--- want\n%s"
+              % (name, out.decode(errors="replace"), want.decode(errors="replace")))
+    check(not missing, "goldens missing: %s" % missing)
+    # Every golden file is one of the runs (none left over from a renamed report).
+    extra = set(os.listdir(GOLDEN)) - {n for n, _ in GOLDEN_RUNS}
+    check(not extra, "goldens without a run: %s" % sorted(extra))
+    # All reports in one JSON document: the same rows as one by one.
+    doc = json.loads(run([db, "--report", ",".join(REPORTS), "-f", "json"]).stdout)
+    check([r["report"] for r in doc["reports"]] == REPORTS, "report order in one document")
+    for r in doc["reports"]:
+        alone = json.loads(open(os.path.join(GOLDEN, r["report"] + ".json"), "rb").read())
+        check(alone["reports"] == [r], "%s differs inside the combined document" % r["report"])
+    # -o writes NAME_stats.json instead of stdout.
+    p = run([db, "--report", "kern_sum", "-f", "json", "-d", tmp, "-o", "out"])
+    check(p.stdout == b"", "stdout with -o: %r" % p.stdout[:100])
+    check(open(os.path.join(tmp, "out_stats.json"), "rb").read()
+          == open(os.path.join(GOLDEN, "kern_sum.json"), "rb").read(), "-o out_stats.json")
+    # The summary without --report is unchanged by the reports.
+    p = run([db])
+    check(b"Kernels" in p.stdout and b"_Z6vecaddPfS_S_i" in p.stdout, "plain summary")
+
+
+def rows(db, report, *extra):
+    doc = json.loads(run([db, "--report", report, "-f", "json"] + list(extra)).stdout)
+    check(len(doc["reports"]) == 1 and doc["reports"][0]["report"] == report, "one report")
+    r = doc["reports"][0]
+    for row in r["rows"]:
+        check(list(row) == r["columns"], "%s: row keys %s != columns" % (report, list(row)))
+    return r["rows"]
+
+
+def by(rows_, key):
+    return {r[key]: r for r in rows_}
+
+
+def case_values(tmp):
+    db = fixture_db(tmp)
+    k = by(rows(db, "kern_sum"), "name")
+    v = k["_Z6vecaddPfS_S_i"]
+    check((v["total_time"], v["instances"], v["avg"], v["med"], v["min"], v["max"])
+          == (900, 3, 300.0, 200.0, 100, 600), "vecadd: %r" % v)
+    check(v["stddev"] == round(70000 ** 0.5, 1), "vecadd stddev %r" % v["stddev"])
+    check(len(k) == 4, "kernels that started: %r" % list(k))  # the unstarted one is out
+    total = 900 + 400 + 1000 + 300
+    check(v["time_pct"] == round(100.0 * 900 / total, 1), "vecadd percent %r" % v["time_pct"])
+    d = by(rows(db, "kern_sum", "--demangle"), "name")
+    check("vecadd(float*, float*, float*, int)" in d, "demangled: %r" % list(d))
+    check("sycl::_V1::detail::__pf_kernel_wrapper<saxpy>" in d, "SYCL typeinfo name: %r" % list(d))
+    check("reduce" in d, "a C name stays as it is")
+
+    a = by(rows(db, "api_sum"), "name")
+    check(a["clEnqueueNDRangeKernel"]["num_calls"] == 6, "NDRange calls")
+    check(a['weird,"name"\n\x01é']["total_time"] == 10, "control bytes kept in JSON: %r" % list(a))
+
+    t = by(rows(db, "mem_time_sum"), "direction")
+    check(set(t) == {"HOST_TO_DEVICE", "DEVICE_TO_HOST"}, "timed directions: %r" % list(t))
+    check((t["HOST_TO_DEVICE"]["total_time"], t["HOST_TO_DEVICE"]["count"]) == (900, 2), "H2D")
+    s = by(rows(db, "mem_size_sum"), "direction")
+    check(s["HOST_TO_DEVICE"]["total_mb"] == 4.0 and s["HOST_TO_DEVICE"]["med_mb"] == 2.0, "MB")
+    check(s["DEVICE_TO_DEVICE"]["total_mb"] == 0.002, "an untimed copy still has its size")
+
+    al = by(rows(db, "alloc_sum"), "type")
+    dev = al["DEVICE"]
+    check((dev["allocs"], dev["frees"], dev["total_mb"], dev["peak_mb"], dev["left_mb"],
+           dev["device"], dev["pid"]) == (3, 1, 7.0, 5.0, 3.0, "Fixture GPU", 4242), "%r" % dev)
+    check(al["HOST"]["device"] == "host" and al["HOST"]["left_mb"] == 0.001, "%r" % al["HOST"])
+
+    m = by(rows(db, "marker_sum"), "range")
+    check((m["iteration"]["instances"], m["iteration"]["total_time"]) == (2, 7000), "iteration")
+    check(m["setup"]["style"] == "StartEnd" and m["inner"]["style"] == "PushPop", "styles")
+    check("phase é" in m, "UTF-8 range name")
+
+    p = by(rows(db, "marker_gpu_proj_sum"), "range")
+    it = p["iteration"]
+    check((it["total_proj_time"], it["total_range_time"], it["range_instances"], it["proj_min"],
+           it["proj_max"], it["gpu_ops"], it["gpu_time"]) == (3100, 7000, 2, 800, 2300, 7, 2400),
+          "iteration projection: %r" % it)
+    check((p["inner"]["total_proj_time"], p["inner"]["gpu_ops"]) == (200, 1), "inner")
+    # A start/end range takes the operations of any thread.
+    check((p["setup"]["total_proj_time"], p["setup"]["gpu_ops"]) == (300, 1), "setup")
+    check(p["phase é"]["total_proj_time"] == 1000, "phase")
+
+    e = {(r["api_name"], r["operation"]): r for r in rows(db, "kern_exec_sum")}
+    v = e[("clEnqueueNDRangeKernel", "_Z6vecaddPfS_S_i")]
+    # API start to kernel start: 200, 300, 400; queue (submit to start): 50, 100, unknown.
+    check((v["count"], v["total_latency"], v["latency_min"], v["latency_max"], v["queue_avg"],
+           v["queue_min"], v["queue_max"]) == (3, 900, 200, 400, 75.0, 50, 100), "%r" % v)
+    c = e[("clEnqueueReadBuffer", "DEVICE_TO_HOST")]
+    check((c["latency_avg"], c["queue_avg"], c["exec_avg"]) == (200.0, 50.0, 200.0), "%r" % c)
+
+    q = by(rows(db, "queue_busy_sum"), "queue")
+    # 0x10: 400-700, 1300-1400, 1900-2100, 6500-7200 (two kernels), 7700-7900.
+    check((q["0x10"]["busy_time"], q["0x10"]["span"], q["0x10"]["ops"], q["0x10"]["op_time"],
+           q["0x10"]["busy_pct"]) == (1500, 7500, 6, 1700, 20.0), "0x10: %r" % q["0x10"])
+    check((q["0x11"]["busy_time"], q["0x11"]["span"]) == (1000, 1800), "0x11")
+    check(q["0x20"]["device"] == "Second GPU", "queue's device")
+    dv = by(rows(db, "dev_busy_sum"), "device")
+    g = dv["Fixture GPU"]
+    check((g["busy_time"], g["span"], g["ops"], g["queues"], g["busy_pct"])
+          == (2300, 8400, 8, 2, 27.4), "device 7: %r" % g)
+    check(dv["Second GPU"]["busy_pct"] == 100.0, "device 8")
+
+    check(len(rows(db, "kern_sum", "--top", "1")) == 1, "--top 1")
+    us = by(rows(db, "kern_sum", "--unit", "us"), "name")["_Z6vecaddPfS_S_i"]
+    check((us["total_time"], us["avg"]) == (0.9, 0.3), "--unit us: %r" % us)
+
+
+def one_line(p, what):
+    lines = p.stderr.decode(errors="replace").strip().splitlines()
+    check(len(lines) == 1 and lines[0].startswith("upti: "), "%s: stderr %r" % (what, lines))
+    check(p.stdout == b"", "%s: stdout %r" % (what, p.stdout[:200]))
+    return lines[0]
+
+
+def case_errors(tmp):
+    db = fixture_db(tmp)
+    line = one_line(run([db, "--report", "kern_sum,nosuch"], expect=2), "unknown report")
+    check("unknown report 'nosuch'" in line, line)
+    for r in REPORTS:
+        check(r in line, "%s not listed in %r" % (r, line))
+    one_line(run([db, "--report", ""], expect=2), "empty --report")
+    one_line(run([db, "--report", "kern_sum,"], expect=2), "trailing comma")
+    for bad in ("ps", "", "NS", "sec"):
+        line = one_line(run([db, "--report", "kern_sum", "--unit", bad], expect=2), "unit " + bad)
+        check("--unit" in line and "ns, us, ms or s" in line, line)
+    for bad in ("xml", "table,json", ""):
+        one_line(run([db, "--report", "kern_sum", "--format", bad], expect=2), "format " + bad)
+    for bad in ("0", "-1", "x", "1x", "", "99999999999999999999999"):
+        line = one_line(run([db, "--report", "kern_sum", "--top", bad], expect=2), "top " + bad)
+        check("--top" in line, line)
+    for opt in (["--top", "3"], ["--unit", "us"], ["--full-names"], ["--demangle"],
+                ["--format", "json"]):
+        one_line(run([db] + opt, expect=2), "%s without --report" % opt)
+    one_line(run(["--list", db], expect=2), "--list with a DATABASE")
+    one_line(run([os.path.join(tmp, "nosuch.db"), "--report", "kern_sum"], expect=1),
+             "missing database")
+    p = run(["--list"])
+    names = [l.split()[0] for l in p.stdout.decode().splitlines()]
+    check(names == REPORTS, "--list: %r" % names)
+    check(all(len(l.split(None, 1)) == 2 for l in p.stdout.decode().splitlines()),
+          "--list: a description per report")
+
+
+def case_docs(tmp):
+    db = fixture_db(tmp)
+    text = open(os.path.join(HERE, "..", "..", "..", "docs", "cli.md"), encoding="utf-8").read()
+    bullets = {}
+    for block in text.split("\n- **`")[1:]:
+        name, _, body = block.partition("`**")
+        bullets[name] = body.split("\n\n")[0]
+    check(sorted(bullets) == sorted(REPORTS), "documented reports: %s" % sorted(bullets))
+    doc = json.loads(run([db, "--report", ",".join(REPORTS), "-f", "json"]).stdout)
+    for r in doc["reports"]:
+        body = bullets[r["report"]]
+        if r["report"] == "dev_busy_sum":  # "the same per device": queue_busy_sum's keys
+            body += bullets["queue_busy_sum"]
+        for key in r["columns"]:
+            check("`%s`" % key in body or key in ("time_pct", "total_time", "avg", "med", "min",
+                                                   "max", "stddev") and "`time_pct`"
+                  in bullets["api_sum"], "%s: column %s not documented" % (r["report"], key))
+
+
+def main():
+    if not os.path.exists(UPTI) or not os.path.exists(SYNTH):
+        print("SKIP: upti or upti-synth not built")
+        return 77
+    cases = {"goldens": case_goldens, "values": case_values, "errors": case_errors,
+             "docs": case_docs}
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            cases[CASE](tmp)
+        except Fail as e:
+            print("FAIL: %s" % e)
+            return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
