@@ -8,6 +8,11 @@ exported with `upti export --format otf2` and read back with OTF2's own
 otf2-print: ENTER and LEAVE counts, per region and per location, equal what
 the database holds (sqlite); locations, location groups (MPI ranks), regions,
 strings and clock properties are checked exactly.
+pftrace_clock: the Perfetto trace declares its clock (the database's two
+clock snapshots as ClockSnapshot packets, every timestamp on MONOTONIC_RAW
+through TracePacketDefaults), and its counter tracks (memory allocated per
+device, commands in flight per queue, records dropped) hold exactly the values
+the database's rows give; decoded by traceck.py with Perfetto's field numbers.
 Exit 0 = pass, 1 = fail, 77 = skipped (something it needs is absent).
 """
 import os
@@ -264,7 +269,180 @@ def case_otf2(tmp):
     return 0
 
 
-CASES = {"otf2": case_otf2}
+# ---------------------------------------------------------------- Perfetto
+
+CLOCK_IDS = {"monotonic_raw": 5, "boottime": 6, "monotonic": 3, "realtime": 1}  # BuiltinClock
+
+
+def snapshot_of(db, key):
+    v = one(db, "SELECT value FROM metadata WHERE key = ?", key)
+    check(v is not None, "metadata %s missing" % key)
+    return {CLOCK_IDS[k]: int(n) for k, n in (kv.split("=") for kv in v.split())}
+
+
+def counter_values(rows):
+    """The counter rule: rows (ts, delta) in order; one value per time, emitted
+    when it differs from the last one emitted (the first always)."""
+    out, value, last, emitted, i = [], 0, None, False, 0
+    while i < len(rows):
+        ts = rows[i][0]
+        while i < len(rows) and rows[i][0] == ts:
+            value += rows[i][1]
+            i += 1
+        if not emitted or value != last:
+            out.append((ts, value))
+            last, emitted = value, True
+    return out
+
+
+def expected_memory(db):
+    """{(process id, agent): [(ts, bytes)]}: + each allocation, - the allocation a release names."""
+    per = {}
+    rows = db.execute("SELECT m.process_id, m.agent_handle, s.string, m.handle, m.size, m.timestamp"
+                      " FROM memory_allocate m JOIN string s ON s.id = m.operation_id"
+                      " WHERE m.timestamp > 0 ORDER BY 1, 2, 6, m.id").fetchall()
+    live = {}
+    for proc, agent, op, handle, size, ts in rows:
+        key = (proc, agent)
+        if op == "ALLOCATE":
+            live[(key, handle)] = size
+            per.setdefault(key, []).append((ts, size))
+        elif op == "FREE" and (key, handle) in live:
+            per.setdefault(key, []).append((ts, -live.pop((key, handle))))
+    return {k: counter_values(v) for k, v in per.items()}
+
+
+def expected_in_flight(db):
+    per = {}
+    for table in ("kernel_dispatch", "memory_copy"):
+        for proc, q, queued, submit, start, end in db.execute(
+                "SELECT process_id, queue_handle, queued, submit, start, end FROM %s"
+                " WHERE start > 0" % table):
+            t0 = queued if 0 < queued <= start else submit if 0 < submit <= start else start
+            per.setdefault((proc, q), []).extend([(t0, 1), (max(end, start), -1)])
+    out = {}
+    for k, ev in per.items():
+        ev.sort()
+        out[k] = counter_values(ev)
+    return out
+
+
+def check_clock(pf, db, what):
+    start, end = snapshot_of(db, "clock_snapshot"), snapshot_of(db, "clock_snapshot_end")
+    check(pf["clock_snapshots"] == [start, end], "%s: clock snapshots %r, the database's %r"
+          % (what, pf["clock_snapshots"], [start, end]))
+    check(pf["defaults"] == [(0, {58: 5})], "%s: TracePacketDefaults %r: expected the first packet"
+          " to put every timestamp on MONOTONIC_RAW (5)" % (what, pf["defaults"]))
+    check(not pf["packet_clocks"], "%s: packets set their own clocks %r" % (what, pf["packet_clocks"]))
+    for s in (start, end):
+        # (BOOTTIME is read just before MONOTONIC: never more than 1 ms behind it.)
+        check(set(s) == {1, 3, 5, 6} and s[6] >= s[3] - 10 ** 6 and s[1] > 1600000000 * 10 ** 9,
+              "%s: snapshot %r" % (what, s))
+    check(start[5] <= end[5] and start[6] <= end[6], "%s: snapshots out of order" % what)
+    # The events' clock is the snapshot's MONOTONIC_RAW: the snapshot was taken
+    # by the writer after the process started.
+    first = min(s["ts"] for s in pf["slices"])
+    pstart = one(db, "SELECT min(start) FROM info_process")
+    check(pstart <= first <= start[5], "%s: events at %d not on the snapshot's raw clock"
+          " (process start %d, snapshot %d)" % (what, first, pstart, start[5]))
+
+
+def case_pftrace_clock(tmp):
+    d = os.path.join(tmp, "out")
+    run([UPTI, "run", "--marker-trace", "--format", "db,pftrace", "-d", d, "-o", "m", "--",
+         UPTX_APP, "--threads", "2", "--iterations", "5"])
+    db = sqlite3.connect(os.path.join(d, "m.db"))
+    check_clock(traceck.decode_pftrace(os.path.join(d, "m.pftrace")), db, "m.pftrace")
+    # `upti export` writes the same declaration.
+    run([UPTI, "export", os.path.join(d, "m.db"), "-f", "pftrace", "-o", "again", "-d", d])
+    pf = traceck.decode_pftrace(os.path.join(d, "again.pftrace"))
+    check_clock(pf, db, "again.pftrace")
+    dropped = one(db, "SELECT CAST(value AS INTEGER) FROM metadata WHERE key = 'records_dropped'")
+    tracks = {t["name"]: u for u, t in pf["tracks"].items() if "counter" in t}
+    check(set(tracks) == {"records dropped"}, "counter tracks of a marker-only trace: %r" % tracks)
+    pstart, pend = db.execute("SELECT start, end FROM info_process").fetchone()
+    check(pf["counters"][tracks["records dropped"]] == [(pstart, 0), (pend, dropped)] and dropped == 0,
+          "records dropped: %r (metadata %r)" % (pf["counters"][tracks["records dropped"]], dropped))
+    check(pf["tracks"][tracks["records dropped"]]["counter"] == {3: 2}, "records dropped: unit")
+    # Merged: the first input's snapshots (one machine's clocks hold for all its
+    # processes); processes of several hosts: none.
+    run([UPTI, "run", "--marker-trace", "--format", "db", "-d", d, "-o", "m2", "--",
+         UPTX_APP, "--threads", "1", "--iterations", "2"])
+    run([UPTI, "merge", os.path.join(d, "m.db"), os.path.join(d, "m2.db"), "-d", d, "-o", "both",
+         "-f", "pftrace"])
+    pf = traceck.decode_pftrace(os.path.join(d, "both.pftrace"))
+    check(pf["clock_snapshots"] == [snapshot_of(db, "clock_snapshot"),
+                                    snapshot_of(db, "clock_snapshot_end")]
+          and pf["defaults"] == [(0, {58: 5})], "merged: %r %r" % (pf["clock_snapshots"], pf["defaults"]))
+    other = os.path.join(tmp, "other.db")
+    shutil.copy(os.path.join(d, "m2.db"), other)
+    o = sqlite3.connect(other)
+    o.execute("UPDATE info_process SET hostname = 'elsewhere'")
+    o.commit()
+    o.close()
+    run([UPTI, "merge", os.path.join(d, "m.db"), other, "-d", d, "-o", "hosts", "-f", "pftrace"])
+    pf = traceck.decode_pftrace(os.path.join(d, "hosts.pftrace"))
+    check(pf["clock_snapshots"] == [] and pf["defaults"] == [],
+          "merged from two hosts: %r %r" % (pf["clock_snapshots"], pf["defaults"]))
+    # A database without snapshots (an older upti's): no clock is declared.
+    old = os.path.join(tmp, "old.db")
+    shutil.copy(os.path.join(d, "m.db"), old)
+    o = sqlite3.connect(old)
+    o.execute("DELETE FROM metadata WHERE key LIKE 'clock_snapshot%'")
+    o.commit()
+    o.close()
+    run([UPTI, "export", old, "-f", "pftrace"])
+    pf = traceck.decode_pftrace(os.path.join(tmp, "old.pftrace"))
+    check(pf["clock_snapshots"] == [] and pf["defaults"] == [],
+          "a database without snapshots: %r %r" % (pf["clock_snapshots"], pf["defaults"]))
+
+    if not ocl_ready():
+        print("no OpenCL device: the device counters are skipped")
+        return 0
+    n = 30
+    run([UPTI, "run", "--sys-trace", "--format", "db,pftrace,json", "-d", d, "-o", "o", "--",
+         OCL_APP, "--kernels", str(n)])
+    db = sqlite3.connect(os.path.join(d, "o.db"))
+    pf = traceck.decode_pftrace(os.path.join(d, "o.pftrace"))
+    check_clock(pf, db, "o.pftrace")
+    tracks = {t["name"]: (u, t) for u, t in pf["tracks"].items() if "counter" in t}
+    mem = {k: v for k, v in tracks.items() if k.startswith("memory allocated: ")}
+    fly = {k: v for k, v in tracks.items() if k.startswith("commands in flight: ")}
+    check(len(mem) == 1 and len(fly) == 1 and len(tracks) == 3,
+          "counter tracks: %r" % sorted(tracks))
+    (mname, (mu, mt)), = mem.items()
+    agent = one(db, "SELECT DISTINCT agent_handle FROM memory_allocate")
+    check(mname.endswith("(agent %d)" % agent) and mt["counter"] == {3: 3},
+          "memory track %r %r" % (mname, mt))
+    exp = expected_memory(db)
+    check(list(exp.values()) == [pf["counters"][mu]], "memory allocated %r, the database's %r"
+          % (pf["counters"][mu], exp))
+    # ocl_e2e: two 4096-byte buffers, created one after the other, released at the end.
+    check([v for _, v in pf["counters"][mu]] == [4096, 8192, 4096, 0],
+          "memory allocated values %r" % pf["counters"][mu])
+    (fname, (fu, ft)), = fly.items()
+    q = one(db, "SELECT DISTINCT queue_handle FROM kernel_dispatch")
+    check(fname == "commands in flight: queue 1 0x%x" % q and ft["counter"] == {3: 2},
+          "in-flight track %r %r" % (fname, ft))
+    exp = expected_in_flight(db)
+    got = pf["counters"][fu]
+    check(list(exp.values()) == [got], "commands in flight %r, the database's %r" % (got, exp))
+    check(got[-1][1] == 0 and max(v for _, v in got) >= 1 and got[0][1] == 1,
+          "commands in flight: %r" % got)
+    # The JSON timeline: the same counters, as "C" events of the process.
+    doc, counts = traceck.check_json(os.path.join(d, "o.json"))
+    cev = {}
+    for e in doc["traceEvents"]:
+        if e["ph"] == "C":
+            cev.setdefault(e["name"], []).append((round(e["ts"] * 1000), e["args"]["value"]))
+    check(sorted(cev) == sorted(tracks), "JSON counters %r" % sorted(cev))
+    for name, (u, _) in tracks.items():
+        check(cev[name] == pf["counters"][u], "JSON counter %r: %r != %r"
+              % (name, cev[name], pf["counters"][u]))
+    return 0
+
+
+CASES = {"otf2": case_otf2, "pftrace_clock": case_pftrace_clock}
 
 
 def main():
