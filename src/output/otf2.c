@@ -537,8 +537,8 @@ static void write_definitions(writer *w)
         return;
     }
     uint64_t t0 = w->tmin <= w->tmax ? w->tmin : 0, len = w->tmin <= w->tmax ? w->tmax - w->tmin : 0;
-    OTF2_ErrorCode rc = OTF2_GlobalDefWriter_WriteClockProperties(gw, 1000000000ull, t0, len,
-                                                                  realtime_of(w, t0));
+    OTF2_ErrorCode rc = OTF2_GlobalDefWriter_WriteClockProperties(
+        gw, 1000000000ull, t0, len, w->tmin <= w->tmax ? realtime_of(w, t0) : OTF2_UNDEFINED_TIMESTAMP);
     uint32_t machine = str_id(&w->str, "machine"), node = str_id(&w->str, "node");
     uint32_t upti = str_id(&w->str, "upti trace");
     for (size_t i = 0; rc == OTF2_SUCCESS && i < w->str.n; i++)
@@ -633,46 +633,66 @@ static int has_suffix(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* Removes an archive UPTI wrote before at dir/name (the anchor first: a
- * removal cut short leaves no archive that looks whole); one that is not
- * UPTI's is left alone. 0, or -1 with err set. */
-static int archive_clear(writer *w, const char *dir, const char *name)
-{
+/* The paths of the archive dir/name: its anchor, definitions and events folder. */
+typedef struct archive_paths {
     char anchor[4096], defs[4096], evts[4096];
-    snprintf(anchor, sizeof anchor, "%s/%s.otf2", dir, name);
-    snprintf(defs, sizeof defs, "%s/%s.def", dir, name);
-    snprintf(evts, sizeof evts, "%s/%s", dir, name);
+} archive_paths;
+
+static void paths_of(archive_paths *a, const char *dir, const char *name)
+{
+    snprintf(a->anchor, sizeof a->anchor, "%s/%s.otf2", dir, name);
+    snprintf(a->defs, sizeof a->defs, "%s/%s.def", dir, name);
+    snprintf(a->evts, sizeof a->evts, "%s/%s", dir, name);
+}
+
+/* 0 if nothing is at dir/name or an archive UPTI wrote is; else -1 with err set. */
+static int archive_replaceable(writer *w, const archive_paths *a)
+{
     struct stat st, ignored;
-    int have_anchor = lstat(anchor, &st) == 0, have_defs = lstat(defs, &ignored) == 0;
-    int have_evts = lstat(evts, &ignored) == 0;
+    int have_anchor = lstat(a->anchor, &st) == 0, have_defs = lstat(a->defs, &ignored) == 0;
+    int have_evts = lstat(a->evts, &ignored) == 0;
     if (!have_anchor && !have_defs && !have_evts)
         return 0;
-    if (!have_anchor || !S_ISREG(st.st_mode) || !(uo_force_overwrite() || archive_is_ours(anchor))) {
-        snprintf(w->err, w->errlen, "%.400s exists and was not written by upti: not replaced "
-                 "(choose another -o)", have_anchor ? anchor : have_defs ? defs : evts);
-        return -1;
-    }
-    if (unlink(anchor) != 0 || (have_defs && unlink(defs) != 0)) {
-        snprintf(w->err, w->errlen, "cannot replace %.400s: %s", anchor, strerror(errno));
-        return -1;
-    }
-    if (!have_evts)
+    if (have_anchor && S_ISREG(st.st_mode) && (uo_force_overwrite() || archive_is_ours(a->anchor)))
         return 0;
-    DIR *d = opendir(evts);
-    if (d != NULL) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (has_suffix(e->d_name, ".evt") || has_suffix(e->d_name, ".def") ||
-                has_suffix(e->d_name, ".snap")) {
-                char path[8192];
-                snprintf(path, sizeof path, "%s/%s", evts, e->d_name);
-                unlink(path);
-            }
+    snprintf(w->err, w->errlen, "%.400s exists and was not written by upti: not replaced "
+             "(choose another -o)", have_anchor ? a->anchor : have_defs ? a->defs : a->evts);
+    return -1;
+}
+
+/* Removes the archive at a (the anchor first: a removal cut short leaves no
+ * archive that looks whole); in its events folder only OTF2's files. 0, or -1
+ * (errno set) if something is still there. */
+static int archive_remove(const archive_paths *a)
+{
+    if ((unlink(a->anchor) != 0 && errno != ENOENT) || (unlink(a->defs) != 0 && errno != ENOENT))
+        return -1;
+    DIR *d = opendir(a->evts);
+    if (d == NULL)
+        return errno == ENOENT ? 0 : -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (has_suffix(e->d_name, ".evt") || has_suffix(e->d_name, ".def") ||
+            has_suffix(e->d_name, ".snap")) {
+            char path[8192];
+            snprintf(path, sizeof path, "%s/%s", a->evts, e->d_name);
+            unlink(path);
         }
-        closedir(d);
     }
-    if (rmdir(evts) != 0) {
-        snprintf(w->err, w->errlen, "cannot replace %.400s: %s", evts, strerror(errno));
+    closedir(d);
+    return rmdir(a->evts);
+}
+
+/* The archive written at part takes final's place (the anchor last). */
+static int archive_rename(writer *w, const archive_paths *part, const archive_paths *final)
+{
+    if (archive_remove(final) != 0) {
+        snprintf(w->err, w->errlen, "cannot replace %.400s: %s", final->anchor, strerror(errno));
+        return -1;
+    }
+    if (rename(part->evts, final->evts) != 0 || rename(part->defs, final->defs) != 0 ||
+        rename(part->anchor, final->anchor) != 0) {
+        snprintf(w->err, w->errlen, "cannot write %.400s: %s", final->anchor, strerror(errno));
         return -1;
     }
     return 0;
@@ -690,14 +710,24 @@ int uo_export_otf2(sqlite3 *db, const char *dir, const char *name, char *err, si
     w.tmin = UINT64_MAX;
     uo_map_init(&w.regions);
     uo_map_init(&w.accel);
-    if (archive_clear(&w, dir, name) != 0)
+    /* Written as NAME.part (.otf2, .def, folder), renamed once complete. */
+    archive_paths final, part;
+    char part_name[4096];
+    snprintf(part_name, sizeof part_name, "%s.part", name);
+    paths_of(&final, dir, name);
+    paths_of(&part, dir, part_name);
+    if (archive_replaceable(&w, &final) != 0)
         return -1;
+    if (archive_remove(&part) != 0) { /* one an export cut short left */
+        snprintf(err, errlen, "cannot remove %.400s: %s", part.evts, strerror(errno));
+        return -1;
+    }
     OTF2_ErrorCallback prev = OTF2_Error_RegisterCallback(on_otf2_error, &w);
-    w.archive = OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
+    w.archive = OTF2_Archive_Open(dir, part_name, OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
                                   OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (w.archive == NULL) {
         if (!w.failed)
-            snprintf(err, errlen, "OTF2: cannot create the archive %s/%s.otf2", dir, name);
+            snprintf(err, errlen, "OTF2: cannot create the archive %s", part.anchor);
         OTF2_Error_RegisterCallback(prev, NULL);
         return -1;
     }
@@ -759,10 +789,12 @@ int uo_export_otf2(sqlite3 *db, const char *dir, const char *name, char *err, si
     free(w.proc);
     uo_map_free(&w.regions);
     uo_map_free(&w.accel);
-    if (w.failed)
-        return -1;
-    char anchor[4096];
-    snprintf(anchor, sizeof anchor, "%s/%s.otf2", dir, name);
-    uo_note_written(anchor);
-    return 0;
+    if (!w.failed && archive_rename(&w, &part, &final) == 0) {
+        uo_note_written(final.anchor);
+        return 0;
+    }
+    int saved = errno;
+    archive_remove(&part);
+    errno = saved;
+    return -1;
 }

@@ -259,6 +259,14 @@ def case_otf2(tmp):
     # Exported again: UPTI's archive is replaced; someone else's is not.
     run([UPTI, "export", os.path.join(d, "all.db"), "-f", "otf2"])
     check_otf2(os.path.join(d, "all.db"), os.path.join(d, "all.otf2"))
+    # Written as NAME.part and renamed: what an export cut short left is removed.
+    os.makedirs(os.path.join(d, "stale.part"))
+    open(os.path.join(d, "stale.part", "0.evt"), "w").write("cut short")
+    open(os.path.join(d, "stale.part.otf2"), "w").write("cut short")
+    run([UPTI, "export", os.path.join(d, "all.db"), "-f", "otf2", "-o", "stale", "-d", d])
+    check_otf2(os.path.join(d, "all.db"), os.path.join(d, "stale.otf2"))
+    left = [f for f in os.listdir(d) if ".part" in f]
+    check(left == [], "part files left: %r" % left)
     open(os.path.join(d, "foreign.otf2"), "w").write("not ours\n")
     p = run([UPTI, "export", os.path.join(d, "all.db"), "-f", "otf2", "-o", "foreign", "-d", d],
             expect=1)
