@@ -206,12 +206,32 @@ static uint32_t node_of(writer *w, const char *host)
     return (uint32_t)w->nnodes;
 }
 
+static uint32_t next_group_id(const writer *w)
+{
+    uint32_t id = 0;
+    for (size_t i = 0; i < w->ngrp; i++)
+        if (w->grp[i].id >= id)
+            id = w->grp[i].id + 1;
+    return id;
+}
+
+/* The group of a process (of a row whose process has no info_process row, in
+ * a damaged database: one made for it). */
 static uint32_t process_group(writer *w, int64_t proc)
 {
     for (size_t i = 0; i < w->nproc; i++)
         if (w->proc[i].id == proc)
             return w->proc[i].group;
-    return 0;
+    char name[64];
+    snprintf(name, sizeof name, "process %lld", (long long)proc);
+    uint32_t g = group_new(w, next_group_id(w), name, OTF2_LOCATION_GROUP_TYPE_PROCESS,
+                           node_of(w, NULL), OTF2_UNDEFINED_LOCATION_GROUP);
+    if (w->failed || uo_grow(&w->proc, &w->capproc, w->nproc + 1, sizeof *w->proc, 16) != 0) {
+        fail(w, "out of memory");
+        return 0;
+    }
+    w->proc[w->nproc++] = (process_row){proc, g};
+    return g;
 }
 
 /* ---- events ---- */
@@ -302,7 +322,7 @@ static void write_processes(writer *w)
     sqlite3_stmt *st;
     /* MPI ranks as group ids when every process has its own rank. */
     int by_rank = uo_sql_int(w->db, "SELECT count(*) = count(DISTINCT rank) AND count(rank) = count(*)"
-                                    " AND min(rank) >= 0 FROM info_process", 0) == 1;
+                                    " AND min(rank) >= 0 AND max(rank) < 1000000000 FROM info_process", 0) == 1;
     if (prepare(w, "SELECT id, pid, rank, hostname, command FROM info_process ORDER BY id", &st))
         return;
     while (step(w, st)) {
@@ -341,10 +361,9 @@ static uint32_t accel_group(writer *w, int64_t proc, int64_t agent, const char *
     }
     if (inserted) {
         uint32_t pg = process_group(w, proc);
-        uint32_t id = 0;
-        for (size_t i = 0; i < w->ngrp; i++)
-            if (w->grp[i].id >= id)
-                id = w->grp[i].id + 1;
+        if (w->failed)
+            return 0;
+        uint32_t id = next_group_id(w);
         char name[400];
         snprintf(name, sizeof name, "%.300s (agent %lld)", agent_name ? agent_name : "device",
                  (long long)agent);

@@ -259,6 +259,23 @@ def case_otf2(tmp):
     # Exported again: UPTI's archive is replaced; someone else's is not.
     run([UPTI, "export", os.path.join(d, "all.db"), "-f", "otf2"])
     check_otf2(os.path.join(d, "all.db"), os.path.join(d, "all.otf2"))
+    # A damaged database whose rows name no info_process row: a group made for them.
+    shutil.copy(os.path.join(d, "all.db"), os.path.join(tmp, "noproc.db"))
+    o = sqlite3.connect(os.path.join(tmp, "noproc.db"))
+    x = expected_otf2(o)
+    ids = sorted(r[0] for r in o.execute("SELECT id FROM info_process"))
+    o.execute("DELETE FROM info_process")
+    o.commit()
+    o.close()
+    run([UPTI, "export", os.path.join(tmp, "noproc.db"), "-f", "otf2"])
+    ev = otf2_events(os.path.join(tmp, "noproc.otf2"))
+    groups = [r for _, r in otf2_defs(os.path.join(tmp, "noproc.otf2"))["LOCATION_GROUP"]
+              if "Type: PROCESS" in r]
+    check(sum(1 for e in ev if e[0] == "ENTER") == x["events"]
+          and sorted(re.search(r'Name: "([^"]*)"', r).group(1) for r in groups)
+          == sorted("process %d" % i for i in ids),
+          "without info_process: %d ENTER (expected %d), groups %r" % (
+              sum(1 for e in ev if e[0] == "ENTER"), x["events"], groups))
     # Written as NAME.part and renamed: what an export cut short left is removed.
     os.makedirs(os.path.join(d, "stale.part"))
     open(os.path.join(d, "stale.part", "0.evt"), "w").write("cut short")
