@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum {
@@ -791,6 +792,28 @@ static void set_metadata_count(uo_db *db, const char *key, uint64_t value)
     uo_db_set_metadata(db, key, v);
 }
 
+/* Sets key to a reading of the machine's clocks taken together: "monotonic_raw=N
+ * boottime=N monotonic=N realtime=N" (ns). UPTI's clock is CLOCK_MONOTONIC_RAW;
+ * the timeline writers declare it to Perfetto with this snapshot (timeline.c). */
+static void set_metadata_clock_snapshot(uo_db *db, const char *key)
+{
+    static const clockid_t k_ids[] = {CLOCK_MONOTONIC_RAW, CLOCK_BOOTTIME, CLOCK_MONOTONIC,
+                                      CLOCK_REALTIME, CLOCK_MONOTONIC_RAW};
+    uint64_t ns[5];
+    for (int i = 0; i < 5; i++) {
+        struct timespec ts;
+        if (clock_gettime(k_ids[i], &ts) != 0)
+            return;
+        ns[i] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    }
+    char v[160];
+    /* The raw clock read before and after the others: their midpoint. */
+    snprintf(v, sizeof v, "monotonic_raw=%llu boottime=%llu monotonic=%llu realtime=%llu",
+             (unsigned long long)(ns[0] + (ns[4] - ns[0]) / 2), (unsigned long long)ns[1],
+             (unsigned long long)ns[2], (unsigned long long)ns[3]);
+    uo_db_set_metadata(db, key, v);
+}
+
 /* records_received/_written/_dropped/_filtered as of the commit under way. */
 static void set_tally_metadata(uo_db *db)
 {
@@ -951,6 +974,7 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
     db->txn_rows = 1;
     db->in_txn = 1;
     db->first_ts = proc->start;
+    set_metadata_clock_snapshot(db, "clock_snapshot");
     return db;
 fail:
     for (int i = 0; i < ST_COUNT; i++) {
@@ -1046,6 +1070,7 @@ int uo_db_close(uo_db *db, uint64_t end)
         exec_sql(db, "UPDATE arg SET api_id = (SELECT a.id FROM api a"
                      " WHERE a.correlation_id = arg.correlation_id) WHERE api_id IS NULL");
         set_tally_metadata(db);
+        set_metadata_clock_snapshot(db, "clock_snapshot_end");
         if (exec_sql(db, "COMMIT") == 0) {
             db->committed_records += db->txn_records;
             db->txn_records = 0;

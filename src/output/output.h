@@ -182,6 +182,16 @@ int64_t uo_sql_int(sqlite3 *db, const char *sql, int64_t fallback);
 
 /** Writes the Perfetto protobuf timeline. Returns 0 or -1 (message in err). */
 int uo_export_pftrace(sqlite3 *db, const char *path, char *err, size_t errlen);
+/**
+ * Writes the OTF2 archive dir/name.otf2 (anchor), dir/name.def and dir/name/
+ * (events) through libotf2: one location group per process (MPI rank) and per
+ * device of a process, one location per thread, start/stop range lane and
+ * device queue lane, one region per (kind, name). Built only with libotf2
+ * (UPTI_HAVE_OTF2, target upti-output-otf2). An archive already there is
+ * replaced if UPTI wrote it (its creator); otherwise -1. Returns 0 or -1
+ * (message in err).
+ */
+int uo_export_otf2(sqlite3 *db, const char *dir, const char *name, char *err, size_t errlen);
 /** Writes the Chrome trace-event JSON timeline (ui.perfetto.dev and chrome://tracing open it). */
 int uo_export_json(sqlite3 *db, const char *path, char *err, size_t errlen);
 /**
