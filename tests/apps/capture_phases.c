@@ -12,7 +12,7 @@
  *                                 MS ms, "C" x10, sleep MS ms, "D" x10
  *   capture_phases pause          "p0" x5, resume, "p1" x7, pause, "p2" x3,
  *                                 resume, "p3" x4 (pause/resume: the uptx profiler calls)
- *   capture_phases nothing        "p0" x5 (no range, no resume)
+ *   capture_phases nothing [STATUS]  "p0" x5 (no range, no resume), then exits with STATUS
  */
 #include <uptx/uptx.h>
 
@@ -89,6 +89,7 @@ int main(int argc, char **argv)
         marks("p3", 4);
     } else if (strcmp(mode, "nothing") == 0) {
         marks("p0", 5);
+        return argc > 2 ? atoi(argv[2]) : 0;
     } else {
         fprintf(stderr, "usage: capture_phases ranges|started N M | phases MS | pause | nothing\n");
         return 2;
