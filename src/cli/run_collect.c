@@ -48,6 +48,7 @@ static struct {
     upti_iteration_range iteration_range;
     int has_iterations;
     int never_opened; /* processes whose capture window never opened */
+    int empty_windows; /* processes whose capture windows opened but recorded nothing */
     unsigned formats;
     int stats;
     regex_t include_re, exclude_re;
@@ -516,6 +517,8 @@ static int finish_one(converted *c)
         return 0;
     }
     if (metadata_int(c, "records_written") == 0 && metadata_int(c, "records_dropped") == 0) {
+        if (pair_value(c->meta, c->meta_len, "capture") != NULL)
+            g.empty_windows++;
         unlink(c->path); /* nothing recorded (a process that only loaded UPTI) */
         return 0;
     }
@@ -649,6 +652,10 @@ int run_collect_end(pid_t program, int status)
         fprintf(stderr, "upti: the capture range never opened (%s): no trace written\n",
                 g.capture_never != NULL && g.capture_never[0] ? g.capture_never
                                                               : "no window opened");
+        written = -1;
+    } else if (written == 0 && g.empty_windows > 0) {
+        fprintf(stderr, "upti: the capture windows opened but nothing was recorded in them: "
+                        "no trace written\n");
         written = -1;
     }
     int left = rings_left();

@@ -48,26 +48,30 @@ static struct {
 static __thread uint32_t t_depth;
 static __thread uint64_t t_matched[STACK_BITS / 64];
 
-/* Switches the gated contexts to what the conditions say (g_cap.lock held). */
-static void update(void)
+/* Switches the gated contexts to what the conditions say (g_cap.lock held).
+ * The status of starting them, when it did. */
+static upti_status_t update(void)
 {
     int want = !g_cap.finalized && !g_cap.paused && (!g_cap.timed || g_cap.timed_open) &&
                (!g_cap.marker || g_cap.open > 0);
+    upti_status_t st = UPTI_STATUS_SUCCESS;
     if (want == g_cap.on)
-        return;
+        return st;
     g_cap.on = want;
     for (size_t i = 0; i < g_cap.num_gated; i++) {
-        if (want)
-            upti_start_context(g_cap.gated[i]);
-        else
-            upti_stop_context(g_cap.gated[i]);
+        upti_status_t s = want ? upti_start_context(g_cap.gated[i])
+                               : upti_stop_context(g_cap.gated[i]);
+        if (st == UPTI_STATUS_SUCCESS)
+            st = s;
     }
     if (want) {
         g_cap.windows++;
         char n[24];
         snprintf(n, sizeof n, "%llu", (unsigned long long)g_cap.windows);
-        ut_ring_set_metadata(g_cap.buffer, "capture_windows", n);
+        if (g_cap.gating)
+            ut_ring_set_metadata(g_cap.buffer, "capture_windows", n);
     }
+    return st;
 }
 
 static int grow(void *items, size_t *cap, size_t need, size_t size)
@@ -270,26 +274,49 @@ static void set_timed_open(int open)
     pthread_mutex_unlock(&g_cap.lock);
 }
 
-/* Each cycle: START paused, then DURATION recorded (0: to the end); REPEAT cycles (0: for ever). */
+/*
+ * Whether the periods are open t ns after t0, and in *next when that changes
+ * (UINT64_MAX: never). Each cycle: START not recorded, then DURATION recorded
+ * (0: to the end); REPEAT cycles (0: for ever).
+ */
+static int period_open(uint64_t t, uint64_t *next)
+{
+    const upti_collection_period *p = &g_cap.period;
+    if (p->duration_ns == 0) {
+        *next = t < p->start_ns ? p->start_ns : UINT64_MAX;
+        return t >= p->start_ns;
+    }
+    uint64_t cycle = p->start_ns + p->duration_ns;
+    uint64_t k = t / cycle, in = t % cycle;
+    if (p->repeat != 0 && k >= p->repeat) {
+        *next = UINT64_MAX;
+        return 0;
+    }
+    if (in < p->start_ns) {
+        *next = k * cycle + p->start_ns;
+        return 0;
+    }
+    *next = (k + 1) * cycle;
+    return 1;
+}
+
+static uint64_t since_t0(void)
+{
+    uint64_t now = realtime_ns();
+    return now > g_cap.t0 ? now - g_cap.t0 : 0;
+}
+
+/* The timer's thread: the periods' state at each change. */
 static void *timer_main(void *arg)
 {
     (void)arg;
-    const upti_collection_period p = g_cap.period;
-    uint64_t cycle_ns = p.start_ns + p.duration_ns;
-    uint64_t first = 0;
-    uint64_t now = realtime_ns();
-    if (cycle_ns > 0 && now > g_cap.t0) /* a forked child resumes the cycle it is in */
-        first = (now - g_cap.t0) / cycle_ns;
-    for (uint64_t i = first; p.repeat == 0 || i < p.repeat; i++) {
-        uint64_t open_at = g_cap.t0 + i * cycle_ns + p.start_ns;
-        sleep_until(open_at);
-        set_timed_open(1);
-        if (p.duration_ns == 0)
+    for (;;) {
+        uint64_t next;
+        set_timed_open(period_open(since_t0(), &next));
+        if (next == UINT64_MAX)
             return NULL;
-        sleep_until(open_at + p.duration_ns);
-        set_timed_open(0);
+        sleep_until(g_cap.t0 + next);
     }
-    return NULL;
 }
 
 static void start_timer(void)
@@ -398,18 +425,15 @@ upti_status_t ut_capture_start(const upti_context_id_t *contexts, size_t n, upti
     }
     if (g_cap.gating)
         ut_ring_set_metadata(buffer, "capture", "1");
+    /* The state now, before any traced call of the program's: the timer only
+     * follows the changes. */
     pthread_mutex_lock(&g_cap.lock);
-    int want = !g_cap.paused && !g_cap.timed && !g_cap.marker;
-    if (want) {
-        g_cap.on = 1;
-        g_cap.windows = 1;
+    if (g_cap.timed) {
+        uint64_t next;
+        g_cap.timed_open = period_open(since_t0(), &next);
     }
+    st = update();
     pthread_mutex_unlock(&g_cap.lock);
-    st = UPTI_STATUS_SUCCESS;
-    for (size_t i = 0; want && i < n && st == UPTI_STATUS_SUCCESS; i++)
-        st = upti_start_context(contexts[i]);
-    if (want && g_cap.gating)
-        ut_ring_set_metadata(buffer, "capture_windows", "1");
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     if (g_cap.timed)
         start_timer();

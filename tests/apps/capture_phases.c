@@ -8,8 +8,12 @@
  *                                 then uptx_mark("out:end")
  *   capture_phases started N M    the same with uptx_range_start/stop, ending
  *                                 the range from another thread
- *   capture_phases phases MS      marks "A" x10, sleep MS ms, "B" x10, sleep
- *                                 MS ms, "C" x10, sleep MS ms, "D" x10
+ *   capture_phases phases MS      marks "A" x10, "B" x10, "C" x10, "D" x10, phase
+ *                                 k at (k + 1/2) x MS ms after `upti run` started
+ *                                 (UPTI_TRACE_SESSION_START, else the program's
+ *                                 start; a phase already late is made at once):
+ *                                 a window whose edges are multiples of MS keeps
+ *                                 whole phases, MS/2 away from its edges
  *   capture_phases pause          "p0" x5, resume, "p1" x7, pause, "p2" x3,
  *                                 resume, "p3" x4 (pause/resume: the uptx profiler calls)
  *   capture_phases nothing [STATUS]  "p0" x5 (no range, no resume), then exits with STATUS
@@ -36,6 +40,13 @@ static void sleep_ms(long ms)
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0)
         ;
+}
+
+static long long realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 static void *stop_range(void *arg)
@@ -71,14 +82,16 @@ int main(int argc, char **argv)
         }
         uptx_mark("out:end");
     } else if (strcmp(mode, "phases") == 0) {
-        long ms = argc > 2 ? atol(argv[2]) : 1000;
-        marks("A", 10);
-        sleep_ms(ms);
-        marks("B", 10);
-        sleep_ms(ms);
-        marks("C", 10);
-        sleep_ms(ms);
-        marks("D", 10);
+        long long ms = argc > 2 ? atoll(argv[2]) : 1000;
+        const char *session = getenv("UPTI_TRACE_SESSION_START");
+        long long t0 = session != NULL ? atoll(session) : realtime_ns();
+        static const char *const names[] = {"A", "B", "C", "D"};
+        for (int k = 0; k < 4; k++) {
+            long long at = t0 + (2 * k + 1) * ms * 500000LL, now = realtime_ns();
+            if (at > now)
+                sleep_ms((long)((at - now) / 1000000));
+            marks(names[k], 10);
+        }
     } else if (strcmp(mode, "pause") == 0) {
         marks("p0", 5);
         uptx_profiler_resume();

@@ -19,6 +19,7 @@ BUILD = os.path.abspath(sys.argv[1])
 UPTI = os.path.join(BUILD, "bin", "upti")
 PHASES = os.path.join(BUILD, "bin", "capture_phases")
 OCL_APP = os.path.join(BUILD, "bin", "upti-test-ocl-e2e")
+NVTX_APP = os.path.join(BUILD, "bin", "upti-test-nvtx-app")
 SKIP = 77
 
 
@@ -108,6 +109,33 @@ def case_marker_started(tmp):
     check(one(db, "SELECT count(*) FROM regions WHERE name = 'window'") == 2, "regions")
 
 
+def case_nvtx_domain(tmp):
+    """NVTX ranges: NAME (default domain), NAME@DOMAIN, NAME@*, a start/end range whose
+    window holds another thread's range (tests/integration/cli/nvtx_app.c)."""
+    if not os.path.exists(NVTX_APP) or not os.path.exists(os.path.join(BUILD, "lib",
+                                                                       "libupti-nvtx.so")):
+        print("SKIP: NVTX v3 headers were not found at configure time")
+        return SKIP
+    reg = 'registered "string", with comma'
+    for name, marks, regions in (("inner", {"plain mark"}, {"inner"}),
+                                 (reg + "@my domain", {"domain mark"}, {reg}),
+                                 (reg + "@*", {"domain mark"}, {reg}),
+                                 ("wide \u00fc\u20ac", {"worker mark"}, {"wide \u00fc\u20ac", "worker push"})):
+        db, p, _ = traced(tmp, "n%d" % len(name), ["--marker-trace", "--capture-range-name", name],
+                          [NVTX_APP])
+        check(db is not None, "%r: no database: %s" % (name, p.stderr))
+        got = {r[0] for r in db.execute("SELECT message FROM markers WHERE operation = 'uptx_mark'")}
+        check(got == marks, "%r: marks %r" % (name, got))
+        got = {r[0] for r in db.execute("SELECT name FROM regions")}
+        check(got == regions, "%r: regions %r" % (name, got))
+        check(meta(db, "capture_windows") == "1", "%r: windows" % name)
+    # The registered-string range is in "my domain", not the default one.
+    db, p, _ = traced(tmp, "none", ["--capture-range-name", reg], [NVTX_APP])
+    check(db is None and "never opened" in p.stderr, "default domain: %r" % p.stderr)
+    db, p, _ = traced(tmp, "other", ["--capture-range-name", reg + "@other"], [NVTX_APP])
+    check(db is None and "never opened" in p.stderr, "another domain: %r" % p.stderr)
+
+
 def case_pause_resume(tmp):
     """uptx_profiler_pause/resume, with and without --start-paused."""
     db, _, _ = traced(tmp, "paused", ["--start-paused"], [PHASES, "pause"])
@@ -117,6 +145,14 @@ def case_pause_resume(tmp):
     check(meta(db, "capture_windows") == "2", "windows %r" % meta(db, "capture_windows"))
     db, _, _ = traced(tmp, "running", [], [PHASES, "pause"])
     check(marks_by_prefix(db) == {"p0": 5, "p1": 7, "p3": 4}, "not paused: %r" % marks_by_prefix(db))
+    # Without `upti run`: the tool loaded through UPTI_TOOL_LIBRARIES writes the database itself.
+    out = os.path.join(tmp, "inproc")
+    e = {k: v for k, v in os.environ.items() if not k.startswith("UPTI_")}
+    e.update(UPTI_TOOL_LIBRARIES=os.path.join(BUILD, "lib", "libupti-trace.so"),
+             UPTI_TRACE_START_PAUSED="1", UPTI_TRACE_OUTPUT=out)
+    subprocess.run([PHASES, "pause"], env=e, check=True, timeout=60)
+    db = sqlite3.connect(out + ".db")
+    check(marks_by_prefix(db) == {"p1": 7, "p3": 4}, "in-process: %r" % marks_by_prefix(db))
 
 
 def case_never_opened(tmp):
@@ -132,20 +168,23 @@ def case_never_opened(tmp):
 
 
 def case_timed(tmp):
-    """--delay, --duration, --collection-period over phases A, B, C, D 1.5 s apart
-    (2 s for the periods): each window edge lies 0.4 s or more from the nearest phase."""
+    """--delay, --duration, --collection-period over phases A, B, C, D made 0.75, 2.25, 3.75
+    and 5.25 s after `upti run` started (capture_phases phases 1500): every window edge is a
+    multiple of 1.5 s, 0.75 s from the nearest phase (and A may start up to 0.75 s late)."""
     prog = [PHASES, "phases", "1500"]
-    # -P 1.2:2.4:2 over phases 2 s apart (A 0, B 2, C 4, D 6): windows [1.2, 3.6] and
-    # [4.8, 7.2]; the nearest edges lie 0.4 s (C after 3.6) and 0.8 s (C before 4.8) away.
-    for opts, want, ms in ((["--delay", "0.75"], {"B": 10, "C": 10, "D": 10}, "1500"),
-                           (["--duration", "0.75"], {"A": 10}, "1500"),
-                           (["--delay", "0.75", "--duration", "1.5"], {"B": 10}, "1500"),
-                           (["--collection-period", "1.2:2.4:2"], {"B": 10, "D": 10}, "2000"),
-                           (["-P", "1.2:2.4:1"], {"B": 10}, "2000")):
-        prog[2] = ms
+    for opts, want in ((["--delay", "1.5"], {"B": 10, "C": 10, "D": 10}),
+                       (["--duration", "1.5"], {"A": 10}),
+                       (["--delay", "1.5", "--duration", "1.5"], {"B": 10}),
+                       (["--collection-period", "1.5:1.5:2"], {"B": 10, "D": 10}),
+                       (["-P", "1.5:1.5:1"], {"B": 10})):
         db, p, _ = traced(tmp, "t" + "".join(opts).replace(":", "_"), opts, prog)
         check(db is not None, "%r: no database: %s" % (opts, p.stderr))
         check(marks_by_prefix(db) == want, "%r: %r, expected %r" % (opts, marks_by_prefix(db), want))
+    # A window that opened (1.2 to 1.5 s) while the program made no call (A at 0.75, B at 2.25).
+    db, p, _ = traced(tmp, "empty", ["-P", "1.2:0.3:1"], [PHASES, "phases", "1500"])
+    check(db is None and p.stderr.strip().splitlines() == [
+        "upti: the capture windows opened but nothing was recorded in them: no trace written"],
+        "empty window: %r" % p.stderr)
     db, p, _ = traced(tmp, "late", ["--delay", "30"], [PHASES, "phases", "0"])
     check(db is None and "the program ended before the first period began (30.000 s)" in p.stderr,
           "--delay past the end: %r" % p.stderr)
