@@ -6,6 +6,7 @@
 #include "output.h"
 #include "run_outputs.h"
 #include "run_collect.h"
+#include "run_capture.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -43,9 +44,26 @@ void cmd_run_help(FILE *out)
             "  --sys-trace               all of the above\n"
             "  --kernel-include-regex RE keep only kernels whose name matches RE (POSIX ERE)\n"
             "  --kernel-exclude-regex RE drop kernels whose name matches RE\n"
+            "  --kernel-iteration-range R keep only these executions of each kernel name,\n"
+            "                            counted from 1: N, N-M, N-, a comma list, e.g. [1-3,5]\n"
             "  --args                    also record the arguments of OpenCL calls (names,\n"
             "                            types, printed values: the arg table and the args\n"
             "                            view); implies --opencl-trace; off by default (cost)\n"
+            "\n"
+            "when to record (default: from start to end; see docs/cli.md):\n"
+            "  --capture-range=marker --capture-range-name NAME[@DOMAIN]\n"
+            "                            only inside uptx or NVTX ranges NAME (@DOMAIN: an\n"
+            "                            NVTX domain; @*: any domain)\n"
+            "  --capture-range-end stop|repeat[:N]\n"
+            "                            the first range only (stop, the default), every\n"
+            "                            one (repeat) or the first N (repeat:N)\n"
+            "  --start-paused            record nothing until uptx_profiler_resume();\n"
+            "                            uptx_profiler_pause() pauses (always honoured)\n"
+            "  --delay SEC               record from SEC seconds after the start\n"
+            "  --duration SEC            record for SEC seconds (after --delay)\n"
+            "  --collection-period START:DURATION:REPEAT\n"
+            "                            REPEAT times (0: to the end): START s paused, then\n"
+            "                            DURATION s recorded\n"
             "\n"
             "output:\n"
             "  -d, --output-dir DIR      directory of the outputs (default: .; created with\n"
@@ -84,7 +102,8 @@ void cmd_run_help(FILE *out)
 
 enum {
     O_OPENCL = CLI_OPT_OWN, O_KERNEL, O_COPY, O_ALLOC, O_MARKER, O_SYS, O_STATS, O_INCLUDE,
-    O_EXCLUDE, O_ARGS, O_LIST, O_FORCE, O_VULKAN
+    O_EXCLUDE, O_ARGS, O_LIST, O_FORCE, O_VULKAN, O_CAPTURE_RANGE, O_CAPTURE_NAME, O_CAPTURE_END,
+    O_START_PAUSED, O_DELAY, O_DURATION, O_PERIOD, O_ITERATIONS
 };
 
 static const cli_option k_options[] = {
@@ -101,6 +120,14 @@ static const cli_option k_options[] = {
     {O_ARGS, 0, "args", NULL, 0},
     {O_LIST, 'L', "list", NULL, 0},
     {O_FORCE, 0, "force-overwrite", NULL, 0},
+    {O_CAPTURE_RANGE, 0, "capture-range", NULL, 1},
+    {O_CAPTURE_NAME, 0, "capture-range-name", NULL, 1},
+    {O_CAPTURE_END, 0, "capture-range-end", NULL, 1},
+    {O_START_PAUSED, 0, "start-paused", NULL, 0},
+    {O_DELAY, 0, "delay", NULL, 1},
+    {O_DURATION, 0, "duration", NULL, 1},
+    {O_PERIOD, 'P', "collection-period", NULL, 1},
+    {O_ITERATIONS, 0, "kernel-iteration-range", NULL, 1},
     CLI_OPTION_DIR,
     CLI_OPTION_OUTPUT,
     CLI_OPTION_FORMAT,
@@ -113,6 +140,7 @@ typedef struct run_options {
     const char *dir, *file, *formats, *include, *exclude;
     int stats, list, args, help;
     bool force_overwrite; /* --force-overwrite: replace files of the same name UPTI did not write */
+    run_capture capture;  /* when to record, which kernel executions to keep */
 } run_options;
 
 static int on_option(void *ctx, int id, const char *value)
@@ -137,6 +165,14 @@ static int on_option(void *ctx, int id, const char *value)
     case O_ARGS: o->args = 1; k = "opencl_api"; break;
     case O_FORCE: o->force_overwrite = true; break;
     case CLI_OPT_HELP: o->help = 1; break;
+    case O_CAPTURE_RANGE: o->capture.range = value; break;
+    case O_CAPTURE_NAME: o->capture.name = value; break;
+    case O_CAPTURE_END: o->capture.end = value; break;
+    case O_START_PAUSED: o->capture.start_paused = 1; break;
+    case O_DELAY: o->capture.delay = value; break;
+    case O_DURATION: o->capture.duration = value; break;
+    case O_PERIOD: o->capture.period = value; break;
+    case O_ITERATIONS: o->capture.iterations = value; break;
     }
     if (k != NULL) {
         size_t used = strlen(o->kinds);
@@ -298,6 +334,10 @@ static int run_program(const run_options *o, char **program, int nprogram)
         }
         regfree(&re);
     }
+    char capture_never[512];
+    rc = run_capture_apply(&o->capture, capture_never, sizeof capture_never);
+    if (rc != 0)
+        return rc;
     char *pattern = NULL;
     rc = output_pattern(o, &pattern);
     if (rc != 0)
@@ -371,7 +411,8 @@ static int run_program(const run_options *o, char **program, int nprogram)
 
     if (list && list_kinds(0) != 0)
         return 1;
-    run_collect_cfg cfg = {getenv("UPTI_TRACE_OUTPUT"), format_bits, stats, include, exclude, session};
+    run_collect_cfg cfg = {getenv("UPTI_TRACE_OUTPUT"), format_bits, stats, include,
+                           exclude, session, o->capture.iterations, capture_never};
     rc = run_collect_begin(&cfg);
     if (rc != 0)
         return rc;

@@ -70,6 +70,14 @@ static void impl_name_category(uint32_t category, const char *name)
     (void)name;
 }
 
+static void impl_profiler_pause(void)
+{
+}
+
+static void impl_profiler_resume(void)
+{
+}
+
 /* ---- dispatch table ---- */
 
 static int stub_range_push(const char *message);
@@ -79,23 +87,28 @@ static void stub_range_stop(uint64_t id);
 static void stub_mark(const char *message);
 static void stub_name_thread(const char *name);
 static void stub_name_category(uint32_t category, const char *name);
+static void stub_profiler_pause(void);
+static void stub_profiler_resume(void);
 
 /* The implementation, unwrapped: what calls reach when no tool is present. */
 static const uptx_dispatch_table_t g_impl_table = {
     sizeof(uptx_dispatch_table_t), impl_range_push, impl_range_pop,   impl_range_start,
     impl_range_stop,               impl_mark,       impl_name_thread, impl_name_category,
+    impl_profiler_pause,           impl_profiler_resume,
 };
 
 /* The table UPTI receives: the implementation, wrapped by UPTI and tools in place. */
 static uptx_dispatch_table_t g_table = {
     sizeof(uptx_dispatch_table_t), impl_range_push, impl_range_pop,   impl_range_start,
     impl_range_stop,               impl_mark,       impl_name_thread, impl_name_category,
+    impl_profiler_pause,           impl_profiler_resume,
 };
 
 /* Until registration completes, public functions go through these stubs. */
 static const uptx_dispatch_table_t g_stub_table = {
     sizeof(uptx_dispatch_table_t), stub_range_push, stub_range_pop,   stub_range_start,
     stub_range_stop,               stub_mark,       stub_name_thread, stub_name_category,
+    stub_profiler_pause,           stub_profiler_resume,
 };
 
 /* The table public functions call through: the stubs, then NULL (no tool) or g_table.
@@ -111,7 +124,8 @@ static int table_unwrapped(void)
 {
 #define SAME(field) (__atomic_load_n(&g_table.field, __ATOMIC_RELAXED) == g_impl_table.field)
     return SAME(range_push_fn) && SAME(range_pop_fn) && SAME(range_start_fn) &&
-           SAME(range_stop_fn) && SAME(mark_fn) && SAME(name_thread_fn) && SAME(name_category_fn);
+           SAME(range_stop_fn) && SAME(mark_fn) && SAME(name_thread_fn) && SAME(name_category_fn) &&
+           SAME(profiler_pause_fn) && SAME(profiler_resume_fn);
 #undef SAME
 }
 
@@ -200,6 +214,16 @@ static void stub_name_thread(const char *name)
 static void stub_name_category(uint32_t category, const char *name)
 {
     initialize()->name_category_fn(category, name);
+}
+
+static void stub_profiler_pause(void)
+{
+    initialize()->profiler_pause_fn();
+}
+
+static void stub_profiler_resume(void)
+{
+    initialize()->profiler_resume_fn();
 }
 
 /* The exported uptx_* functions are the header's bodies (UPTX_EXPORT_DEFINITIONS). */

@@ -124,7 +124,8 @@ struct uo_db {
     uo_map queues;     /* queue handle → 1 */
     uo_map symbols;    /* kernel id → info_kernel_symbol row */
     uo_map objects;    /* code object id → info_code_object row */
-    uo_map filter;     /* name id → 1 keep, 2 drop */
+    uo_map filter;     /* name id → 1 keep, 2 drop; executions kept so far << 2 (iterations) */
+    const upti_iteration_range *iterations; /* --kernel-iteration-range, or NULL */
     uo_kernel_filter_fn filter_fn;
     void *filter_data;
     uint64_t rows, txn_rows, last_commit, first_ts;
@@ -536,17 +537,23 @@ static void note_queue(uo_db *db, uint64_t queue, uint64_t agent, uint64_t conte
 
 static int keep_kernel(uo_db *db, int64_t name_id)
 {
-    if (db->filter_fn == NULL)
+    if (db->filter_fn == NULL && db->iterations == NULL)
         return 1;
     int inserted;
     uint64_t *v = uo_map_insert(&db->filter, (uint64_t)name_id, &inserted);
     if (v == NULL)
         return 1;
     if (inserted)
-        *v = db->filter_fn(db->filter_data, name_id, uo_db_string(db, name_id)) ? 1 : 2;
-    if (*v != 1)
+        *v = db->filter_fn == NULL ||
+                     db->filter_fn(db->filter_data, name_id, uo_db_string(db, name_id)) ? 1 : 2;
+    int keep = (*v & 3) == 1;
+    if (keep && db->iterations != NULL) {
+        *v += 4; /* this name's executions that passed the name filter, from 1 */
+        keep = upti_iteration_in_range(db->iterations, *v >> 2);
+    }
+    if (!keep)
         db->filtered++;
-    return *v == 1;
+    return keep;
 }
 
 static int add_record(uo_db *db, uint32_t kind, const void *record);
@@ -781,6 +788,11 @@ void uo_db_set_kernel_filter(uo_db *db, uo_kernel_filter_fn fn, void *data)
 {
     db->filter_fn = fn;
     db->filter_data = data;
+}
+
+void uo_db_set_kernel_iterations(uo_db *db, const upti_iteration_range *range)
+{
+    db->iterations = range;
 }
 
 uint64_t uo_db_row_count(const uo_db *db) { return db ? db->rows : 0; }

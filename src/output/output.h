@@ -18,6 +18,8 @@
 #include <upti/buffer_tracing.h>
 #include <upti/marker.h>
 
+#include "capture_spec.h"
+
 /* ---- byte buffers and safe strings (str.c) ---- */
 
 /**
@@ -168,6 +170,13 @@ uint64_t uo_db_row_count(const uo_db *db);
 /** A kernel-name filter: return 0 to drop the dispatch. name_id is the interned name. */
 typedef int (*uo_kernel_filter_fn)(void *data, int64_t name_id, const char *name);
 void uo_db_set_kernel_filter(uo_db *db, uo_kernel_filter_fn fn, void *data);
+/**
+ * --kernel-iteration-range: of each kernel name's dispatches that pass the
+ * name filter, only the executions in range (counted from 1, in the order
+ * the records are added) are kept; the others count as filtered. range must
+ * outlive db; NULL: all.
+ */
+void uo_db_set_kernel_iterations(uo_db *db, const upti_iteration_range *range);
 
 /* ---- readers of a closed database (export.c, timeline.c, summary.c, merge.c) ---- */
 

@@ -4,6 +4,7 @@
 #include "fork.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <uptx/uptx_table.h>
@@ -11,6 +12,7 @@
 static const char *const g_marker_ops[UPTI_MARKER_API_LAST] = {
     "NONE",          "uptx_range_push", "uptx_range_pop",      "uptx_range_start",
     "uptx_range_stop", "uptx_mark",     "uptx_name_thread",    "uptx_name_category",
+    "uptx_profiler_pause", "uptx_profiler_resume",
 };
 
 static upti_status_t marker_iterate_args(const upti_callback_tracing_record_t *record,
@@ -101,6 +103,32 @@ write_marker_records(const upti_operation_plan_t *plan, upti_thread_state_t *s,
     }
     for (uint32_t i = 0; i < n; i++)
         write_marker_record(&pb[i], s, e, len, value);
+}
+
+/*
+ * After callbacks ran: the records also go to the buffers of the contexts a
+ * callback started during the call (op's plan now, `after`), besides those
+ * of the plan the call began with. A call that a callback uses to open a
+ * capture window (a range push, uptx_profiler_resume) is then the window's
+ * first record, as the call that closes it is its last.
+ */
+static void write_marker_records_after(const upti_operation_plan_t *plan,
+                                       const upti_operation_plan_t *after, upti_thread_state_t *s,
+                                       const struct marker_event *e)
+{
+    if (plan->num_buffers > 0)
+        write_marker_records(plan, s, e);
+    if (after == NULL || after == plan)
+        return;
+    size_t len = e->message != NULL ? strnlen(e->message, UPTI_MARKER_TEXT_MAX) + 1 : 0;
+    uint64_t value = e->operation == UPTI_MARKER_API_NAME_CATEGORY ? e->domain : e->range_id;
+    for (uint32_t i = 0; i < after->num_buffers; i++) {
+        int seen = 0;
+        for (uint32_t j = 0; j < plan->num_buffers && !seen; j++)
+            seen = plan->buffers[j].buffer == after->buffers[i].buffer;
+        if (!seen)
+            write_marker_record(&after->buffers[i], s, e, len, value);
+    }
 }
 
 /* Texts shorter than this many bytes (NUL excluded) can take marker_fast(). */
@@ -307,8 +335,7 @@ static __attribute__((noinline)) void marker_slow(const upti_operation_plan_t *p
         e.message = MESSAGE;                                                                   \
         e.range_id = RANGE_ID;                                                                 \
         e.domain = DOMAIN;                                                                     \
-        if (plan->num_buffers > 0)                                                             \
-            write_marker_records(plan, s, &e);                                                 \
+        write_marker_records_after(plan, upti_runtime_plan(g_plans, OP), s, &e);               \
     } while (0)
 
 #define OUT_OF_LINE static __attribute__((noinline))
@@ -575,6 +602,39 @@ static void traced_name_category(uint32_t category, const char *name)
                   g_next.name_category_fn(category, name), name_category_first(category, name));
 }
 
+/* uptx_profiler_pause and uptx_profiler_resume: no argument, no result. */
+static void next_profiler_pause(void)
+{
+    g_next.profiler_pause_fn();
+}
+
+static void next_profiler_resume(void)
+{
+    g_next.profiler_resume_fn();
+}
+
+OUT_OF_LINE void profiler_cb(PLAN_S, uint32_t op, void (*next)(void))
+{
+    MARKER_WITH_CALLBACKS(op, (void)0, next(), (void)0, NULL, 0, 0);
+}
+
+static void traced_profiler(uint32_t op, void (*next)(void))
+{
+    TRACED_MARKER(op, (marker_slow(plan, s, op, NULL, 0, MARKER_NOT_DONE), next()),
+                  profiler_cb(plan, s, op, next), next(),
+                  ((void)upti_thread_state_slow(), traced_profiler(op, next)));
+}
+
+static void traced_profiler_pause(void)
+{
+    traced_profiler(UPTI_MARKER_API_PROFILER_PAUSE, next_profiler_pause);
+}
+
+static void traced_profiler_resume(void)
+{
+    traced_profiler(UPTI_MARKER_API_PROFILER_RESUME, next_profiler_resume);
+}
+
 #define INSTALL(field, wrapper)                                                                  \
     do {                                                                                         \
         g_next.field = __atomic_load_n(&table->field, __ATOMIC_RELAXED);                         \
@@ -584,7 +644,7 @@ static void traced_name_category(uint32_t category, const char *name)
 void upti_marker_install_wrappers(void *raw)
 {
     uptx_dispatch_table_t *table = raw;
-    if (table == NULL || table->size < sizeof(uptx_dispatch_table_t)) {
+    if (table == NULL || table->size < offsetof(uptx_dispatch_table_t, profiler_pause_fn)) {
         upti_log_error("uptx dispatch table is older than this UPTI: markers are not traced");
         return;
     }
@@ -596,6 +656,10 @@ void upti_marker_install_wrappers(void *raw)
     INSTALL(mark_fn, traced_mark);
     INSTALL(name_thread_fn, traced_name_thread);
     INSTALL(name_category_fn, traced_name_category);
+    if (table->size >= sizeof(uptx_dispatch_table_t)) { /* version 2 */
+        INSTALL(profiler_pause_fn, traced_profiler_pause);
+        INSTALL(profiler_resume_fn, traced_profiler_resume);
+    }
 }
 
 /* ---- texts longer than UPTI_MARKER_TEXT_MAX ---- */

@@ -212,6 +212,22 @@ UPTI_API void upti_runtime_emit(const upti_runtime_record_t *rec)
     for (uint32_t i = 0; i < plan->num_buffers; i++)
         upti_write_record(plan->buffers[i].buffer, s, plan->buffers[i].context, rec->record,
                           prefix->size, rec->string_offset, corr);
+    if (plan->num_callbacks == 0 || rec->kind != UPTI_TRACING_KIND_MARKER_API)
+        return;
+    /* A marker callback that started a context (a capture window opened by this
+     * very marker) gets the record into that context's buffers too: the
+     * record that opens a window is its first. */
+    const upti_operation_plan_t *after = upti_runtime_plan(upti_plans(rec->kind), rec->operation);
+    if (after == NULL || after == plan)
+        return;
+    for (uint32_t i = 0; i < after->num_buffers; i++) {
+        int seen = 0;
+        for (uint32_t j = 0; j < plan->num_buffers && !seen; j++)
+            seen = plan->buffers[j].buffer == after->buffers[i].buffer;
+        if (!seen)
+            upti_write_record(after->buffers[i].buffer, s, after->buffers[i].context, rec->record,
+                              prefix->size, rec->string_offset, corr);
+    }
 }
 
 UPTI_API void upti_runtime_warn(const char *message)

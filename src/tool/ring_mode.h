@@ -20,6 +20,9 @@ const char *ut_ring_dir(void);
  */
 int ut_ring_start(const char *dir, unsigned kinds, int args);
 
+/** One metadata record (key, value) into buffer: a row of the database's metadata table. */
+void ut_ring_set_metadata(upti_buffer_id_t buffer, const char *key, const char *value);
+
 /** At finalize: the last metadata (marker texts truncated), then the buffer is closed. */
 void ut_ring_finalize(void);
 

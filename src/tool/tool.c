@@ -24,6 +24,8 @@
  *   UPTI_TRACE_MANIFEST  a file to which the database's path is appended (set by
  *                        `upti run`, which recovers the databases of processes that died
  *                        without closing them)
+ *   UPTI_TRACE_CAPTURE_RANGE, UPTI_TRACE_CAPTURE_END, UPTI_TRACE_START_PAUSED,
+ *   UPTI_TRACE_COLLECTION_PERIOD  capture windows (capture.h): when records are kept
  *   UPTI_TRACE_RING_DIR  set by `upti run`: the program only records, into a shared
  *                        buffer in this folder (ring_mode.c); upti builds the outputs
  * Numbers, switches (0/1) and choices are read through src/common/env.c, one
@@ -41,6 +43,7 @@
 #include "output.h"
 #include "safe_open.h"
 #include "ring_mode.h"
+#include "capture.h"
 #include "env.h"
 #include "dirs.h"
 #include "log.h"
@@ -792,6 +795,7 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
         if (s != UPTI_STATUS_SUCCESS && s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
             warn("cannot trace %s: %s", k_kinds[i].name, upti_get_status_string(s));
     }
+    int args_ok = 0;
     if (st == UPTI_STATUS_SUCCESS && g.args) {
         /* Arguments come from a callback service, on a context of their own. */
         upti_status_t s = upti_create_context(&g.args_context);
@@ -800,12 +804,16 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
                                                         UPTI_TRACING_KIND_OPENCL_API, NULL, 0,
                                                         args_callback, NULL);
         if (s == UPTI_STATUS_SUCCESS)
-            s = upti_start_context(g.args_context);
-        if (s != UPTI_STATUS_SUCCESS && s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
+            args_ok = 1;
+        else if (s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
             warn("cannot record API arguments: %s%s", upti_get_status_string(s), NULL);
     }
-    if (st == UPTI_STATUS_SUCCESS)
-        st = upti_start_context(g.context);
+    /* Started now, or when a capture window opens (capture.h: uptx_profiler_pause/resume
+     * and the UPTI_TRACE_CAPTURE_* variables work without `upti run` too). */
+    if (st == UPTI_STATUS_SUCCESS) {
+        upti_context_id_t gated[2] = {g.context, g.args_context};
+        st = ut_capture_start(gated, args_ok ? 2 : 1, g.buffer);
+    }
     if (st != UPTI_STATUS_SUCCESS) {
         warn("tracing not started: %s%s", upti_get_status_string(st), NULL);
         return 1;
@@ -888,6 +896,7 @@ static void tool_finalize(void *data)
     if (g.args)
         drain_args();
     g.finalized = 1;
+    ut_capture_finalize();
     upti_query_available_agents(add_new_agents, NULL);
     if (g.list)
         upti_query_available_agents(print_agents, NULL);
