@@ -1,6 +1,10 @@
 /* vk_compute: a plain Vulkan compute program (no UPTI) for the Vulkan tests.
  *
- *   vk_compute [SUBMITS [submit2]]   (default 10; submit2: Vulkan 1.3's vkQueueSubmit2)
+ *   vk_compute [SUBMITS [submit2|secondary]]
+ *     SUBMITS    default 10
+ *     submit2    submits with Vulkan 1.3's vkQueueSubmit2
+ *     secondary  the dispatch, barrier and copy are recorded into a secondary
+ *                command buffer that the primary executes (vkCmdExecuteCommands)
  *
  * Picks the first CPU device (lavapipe), builds a compute pipeline from
  * vk_compute.comp (out[i] = in[i] * 2 + i), records one command buffer:
@@ -166,6 +170,7 @@ int main(int argc, char **argv)
     if (submits < 1)
         submits = 1;
     int use_submit2 = argc > 2 && strcmp(argv[2], "submit2") == 0;
+    int use_secondary = argc > 2 && strcmp(argv[2], "secondary") == 0;
 
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                              .pApplicationName = "vk_compute",
@@ -280,9 +285,16 @@ int main(int argc, char **argv)
                                         .commandPool = cpool,
                                         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                         .commandBufferCount = 1};
-    VkCommandBuffer cb;
-    CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &cb));
+    VkCommandBuffer cb, primary;
+    CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &primary));
+    cb = primary;
+    VkCommandBufferInheritanceInfo inherit = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    if (use_secondary) {
+        cbai.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+        CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &cb));
+        begin.pInheritanceInfo = &inherit;
+    }
     CHECK_VK(vkBeginCommandBuffer(cb, &begin));
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
@@ -302,12 +314,19 @@ int main(int argc, char **argv)
     VkBufferCopy region = {0, 0, size};
     vkCmdCopyBuffer(cb, out.buffer, back.buffer, 1, &region);
     CHECK_VK(vkEndCommandBuffer(cb));
+    if (use_secondary) {
+        VkCommandBufferBeginInfo pbegin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        CHECK_VK(vkBeginCommandBuffer(primary, &pbegin));
+        vkCmdExecuteCommands(primary, 1, &cb);
+        CHECK_VK(vkEndCommandBuffer(primary));
+    }
 
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence fence;
     CHECK_VK(vkCreateFence(dev, &fci, NULL, &fence));
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
-    VkCommandBufferSubmitInfo cbsi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, .commandBuffer = cb};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &primary};
+    VkCommandBufferSubmitInfo cbsi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+                                      .commandBuffer = primary};
     VkSubmitInfo2 si2 = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .commandBufferInfoCount = 1,
                          .pCommandBufferInfos = &cbsi};
 #ifdef WITH_OPENCL
@@ -337,7 +356,8 @@ int main(int argc, char **argv)
     vkUnmapMemory(dev, back.memory);
 
     vkDestroyFence(dev, fence, NULL);
-    vkFreeCommandBuffers(dev, cpool, 1, &cb);
+    VkCommandBuffer both[2] = {primary, cb};
+    vkFreeCommandBuffers(dev, cpool, use_secondary ? 2 : 1, both);
     vkDestroyCommandPool(dev, cpool, NULL);
     vkDestroyDescriptorPool(dev, dpool, NULL);
     vkDestroyPipeline(dev, pipeline, NULL);

@@ -16,6 +16,10 @@ Cases
               100 KERNEL_DISPATCH records
   api_only    KERNEL_DISPATCH not asked for: no KERNEL record
   submit2     vk_compute 3 submit2: the same through vkQueueSubmit2
+  secondary   vk_compute 3 secondary: the dispatch, barrier and copy are in a
+              secondary command buffer the primary executes: the same
+              records (one per execution, device times, correlation with the
+              vkCmd* recorded into the secondary)
   chain       a tool replaces vkCmdDispatch in the registered table: its
               entry forwards the one call, which is still traced
   no_tool     the layer without a tool: same output, no UPTI message
@@ -84,14 +88,17 @@ ONCE = {
     'vkDestroyInstance': 1, 'vkDestroyPipeline': 1, 'vkFreeCommandBuffers': 1,
 }
 PER_SUBMIT = ('vkQueueSubmit', 'vkWaitForFences', 'vkResetFences')
+# With a secondary command buffer: one more allocation and recording, and its execution.
+SECONDARY = dict(ONCE, vkAllocateCommandBuffers=2, vkBeginCommandBuffer=2, vkEndCommandBuffer=2,
+                 vkCmdExecuteCommands=1)
 
 
-def check_tool_records(recs, submits, submit='vkQueueSubmit'):
+def check_tool_records(recs, submits, submit='vkQueueSubmit', once=ONCE):
     expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
     expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
     api = [r for r in recs if r['_t'] == 'API']
     counts = collections.Counter(r['op'] for r in api)
-    for name, n in ONCE.items():
+    for name, n in once.items():
         expect(counts[name] == n, f'{name}: {counts[name]} API records, expected {n}')
     for name in PER_SUBMIT:
         name = submit if name == 'vkQueueSubmit' else name
@@ -206,7 +213,7 @@ def main():
     layered = dict(base, VK_ADD_LAYER_PATH=a.layer_dir, VK_INSTANCE_LAYERS=LAYER)
     traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
     submits = 100 if a.case == 'submit_100' else 3
-    argv = [a.app, str(submits)] + (['submit2'] if a.case == 'submit2' else [])
+    argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary') else [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
     rc0, out0, err0 = run(argv, base)
     if rc0 == SKIP:
@@ -290,7 +297,7 @@ def main():
         print('PASS no_tool')
         return
     recs = parse(out)
-    check_tool_records(recs, submits, submit)
+    check_tool_records(recs, submits, submit, SECONDARY if a.case == 'secondary' else ONCE)
     if a.case == 'api_only':
         expect(not any(r['_t'] in ('KERNEL', 'COPY', 'ALLOC') for r in recs),
                'KERNEL_DISPATCH or MEMORY_COPY records although not asked for')
