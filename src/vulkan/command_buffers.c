@@ -20,6 +20,7 @@
  */
 #include "devtime.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,6 +117,8 @@ VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandB
             s->pairs = 0;
             s->nexec = 0;
             s->pipeline_name[0] = '\0';
+            s->pipeline = VK_NULL_HANDLE;
+            s->in_render_pass = 0;
             s->untimed = s->secondary && info != NULL &&
                          (info->flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT) != 0;
         }
@@ -132,8 +135,10 @@ void uvk_dt_vkCmdBindPipeline(const upti_vulkan_dispatch_t *n, VkCommandBuffer c
         uvk_pipeline_name(pipeline, name);
         pthread_mutex_lock(&uvk_dt_lock);
         uvk_cb_t *s = uvk_cb_find(cb);
-        if (s != NULL)
+        if (s != NULL) {
             memcpy(s->pipeline_name, name, sizeof s->pipeline_name);
+            s->pipeline = pipeline;
+        }
         pthread_mutex_unlock(&uvk_dt_lock);
     }
     n->vkCmdBindPipeline(cb, point, pipeline);
@@ -188,7 +193,7 @@ void uvk_dt_vkCmdExecuteCommands(const upti_vulkan_dispatch_t *n, VkCommandBuffe
 
 uvk_slot_t uvk_op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind, uint32_t op,
                         const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
-                        uint64_t bytes)
+                        uint64_t bytes, const char *name)
 {
     uvk_slot_t slot = {VK_NULL_HANDLE, 0};
     if (!uvk_dt_wanted(kind, op) || UVK_LOAD(uvk_dt_cbs) == NULL)
@@ -206,12 +211,21 @@ uvk_slot_t uvk_op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upt
             memcpy(d->groups, groups, sizeof d->groups);
         if (base != NULL)
             memcpy(d->base, base, sizeof d->base);
-        memcpy(d->name, s->pipeline_name, sizeof d->name);
+        if (name != NULL)
+            snprintf(d->name, sizeof d->name, "%s", name);
+        else
+            memcpy(d->name, s->pipeline_name, sizeof d->name);
+        d->kernel_id = (uint64_t)s->pipeline;
         d->recorded = uvk_now();
         upti_runtime_capture_correlation(NULL, &d->corr);
         d->query = UINT32_MAX;
         uvk_device_state_t *ds = &s->dev->dt;
-        if (ds->timestamps && s->untimed) {
+        if (ds->timestamps && s->in_render_pass) {
+            static _Atomic int warned;
+            if (atomic_exchange(&warned, 1) == 0)
+                upti_runtime_warn("vulkan: an operation recorded inside a render pass, where the layer cannot "
+                                  "reset its queries, is traced without device times");
+        } else if (ds->timestamps && s->untimed) {
             static _Atomic int warned;
             if (atomic_exchange(&warned, 1) == 0)
                 upti_runtime_warn("vulkan: a secondary command buffer continues a render pass, where the layer "
@@ -223,14 +237,15 @@ uvk_slot_t uvk_op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upt
             if (n->vkCreateQueryPool(s->dev->device, &qi, NULL, &s->pool) != VK_SUCCESS)
                 s->pool = VK_NULL_HANDLE;
         }
-        if (ds->timestamps && !s->untimed && s->pool != VK_NULL_HANDLE && s->pairs < UVK_QUERY_PAIRS) {
+        int can_time = ds->timestamps && !s->untimed && !s->in_render_pass;
+        if (can_time && s->pool != VK_NULL_HANDLE && s->pairs < UVK_QUERY_PAIRS) {
             d->pool = s->pool;
             d->query = 2 * s->pairs++;
             n->vkCmdResetQueryPool(cb, s->pool, d->query, 2);
             n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->pool, d->query);
             slot.pool = s->pool;
             slot.query = d->query + 1;
-        } else if (ds->timestamps && !s->untimed && s->pairs >= UVK_QUERY_PAIRS && !s->warned_full) {
+        } else if (can_time && s->pairs >= UVK_QUERY_PAIRS && !s->warned_full) {
             s->warned_full = 1;
             upti_runtime_warn("vulkan: more than 256 device operations in one command buffer recording; "
                               "the rest are traced without device times");
@@ -245,4 +260,80 @@ void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uvk_slot_t 
 {
     if (slot.pool != VK_NULL_HANDLE)
         n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, slot.pool, slot.query);
+}
+
+/* --- render passes: the layer's queries cannot be reset inside one --- */
+
+static void render_pass(VkCommandBuffer cb, int inside)
+{
+    if (UVK_LOAD(uvk_dt_cbs) == NULL)
+        return;
+    pthread_mutex_lock(&uvk_dt_lock);
+    uvk_cb_t *s = uvk_cb_find(cb);
+    if (s != NULL)
+        s->in_render_pass = inside;
+    pthread_mutex_unlock(&uvk_dt_lock);
+}
+
+void uvk_dt_vkCmdBeginRenderPass(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                 const VkRenderPassBeginInfo *info, VkSubpassContents contents)
+{
+    render_pass(cb, 1);
+    n->vkCmdBeginRenderPass(cb, info, contents);
+}
+
+void uvk_dt_vkCmdBeginRenderPass2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                  const VkRenderPassBeginInfo *info, const VkSubpassBeginInfo *sub)
+{
+    render_pass(cb, 1);
+    n->vkCmdBeginRenderPass2(cb, info, sub);
+}
+
+void uvk_dt_vkCmdBeginRenderPass2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                     const VkRenderPassBeginInfo *info, const VkSubpassBeginInfo *sub)
+{
+    render_pass(cb, 1);
+    n->vkCmdBeginRenderPass2KHR(cb, info, sub);
+}
+
+void uvk_dt_vkCmdBeginRendering(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkRenderingInfo *info)
+{
+    render_pass(cb, 1);
+    n->vkCmdBeginRendering(cb, info);
+}
+
+void uvk_dt_vkCmdBeginRenderingKHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkRenderingInfo *info)
+{
+    render_pass(cb, 1);
+    n->vkCmdBeginRenderingKHR(cb, info);
+}
+
+void uvk_dt_vkCmdEndRenderPass(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb)
+{
+    n->vkCmdEndRenderPass(cb);
+    render_pass(cb, 0);
+}
+
+void uvk_dt_vkCmdEndRenderPass2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkSubpassEndInfo *info)
+{
+    n->vkCmdEndRenderPass2(cb, info);
+    render_pass(cb, 0);
+}
+
+void uvk_dt_vkCmdEndRenderPass2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkSubpassEndInfo *info)
+{
+    n->vkCmdEndRenderPass2KHR(cb, info);
+    render_pass(cb, 0);
+}
+
+void uvk_dt_vkCmdEndRendering(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb)
+{
+    n->vkCmdEndRendering(cb);
+    render_pass(cb, 0);
+}
+
+void uvk_dt_vkCmdEndRenderingKHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb)
+{
+    n->vkCmdEndRenderingKHR(cb);
+    render_pass(cb, 0);
 }

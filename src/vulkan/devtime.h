@@ -15,6 +15,7 @@
 #include "layer.h"
 
 #include <upti/buffer_tracing.h>
+#include <upti/marker.h>
 #include <upti/names.h>
 
 #include <pthread.h>
@@ -23,6 +24,10 @@
 extern const upti_operation_plan_t *const *uvk_kernel_plans;
 /* UPTI's MEMORY_COPY plans; NULL until registration found a tool. */
 extern const upti_operation_plan_t *const *uvk_copy_plans;
+
+/* UPTI's CODE_OBJECT plans (pipelines.c), MARKER_API plans (labels.c); NULL until registration found a tool. */
+extern const upti_operation_plan_t *const *uvk_code_plans;
+extern const upti_operation_plan_t *const *uvk_marker_plans;
 
 /* UPTI's MEMORY_ALLOCATION plans (memory.c); NULL until registration found a tool. */
 extern const upti_operation_plan_t *const *uvk_alloc_plans;
@@ -51,6 +56,7 @@ typedef struct uvk_op_t {
     uint32_t query; /* first of its pair; UINT32_MAX: not timed */
     uint32_t groups[3];
     uint32_t base[3];
+    uint64_t kernel_id; /* the bound VkPipeline */
     int secondary;  /* recorded into a secondary command buffer */
     char name[UVK_NAME_MAX]; /* the pipeline's name, "" if unknown */
     upti_timestamp_t recorded;
@@ -67,6 +73,8 @@ typedef struct uvk_cb_t {
     VkQueryPool pool;
     uint32_t pairs;            /* query pairs of pool used by this recording */
     char pipeline_name[UVK_NAME_MAX];
+    VkPipeline pipeline;
+    int in_render_pass;        /* queries cannot be reset there: operations untimed */
     uint32_t n, cap;           /* its operations, those of executed secondaries included */
     uvk_op_t *d;
     VkCommandBuffer *executed; /* secondaries it executes (their queries are theirs) */
@@ -108,11 +116,14 @@ static inline uvk_object_t *uvk_object_of(const upti_vulkan_dispatch_t *n)
     return (uvk_object_t *)((char *)n - offsetof(uvk_object_t, next));
 }
 
-/* Whether some context wants (kind, op): KERNEL_DISPATCH or MEMORY_COPY. */
+/* Whether some context wants (kind, op): KERNEL_DISPATCH, MEMORY_COPY or MARKER_API. */
 static inline int uvk_dt_wanted(upti_tracing_kind_t kind, uint32_t op)
 {
     const upti_operation_plan_t *const *plans = __atomic_load_n(
-        kind == UPTI_TRACING_KIND_KERNEL_DISPATCH ? &uvk_kernel_plans : &uvk_copy_plans, __ATOMIC_ACQUIRE);
+        kind == UPTI_TRACING_KIND_KERNEL_DISPATCH ? &uvk_kernel_plans
+        : kind == UPTI_TRACING_KIND_MEMORY_COPY   ? &uvk_copy_plans
+                                                  : &uvk_marker_plans,
+        __ATOMIC_ACQUIRE);
     return plans != NULL && upti_runtime_plan(plans, op) != NULL;
 }
 
@@ -124,6 +135,13 @@ int64_t uvk_dt_ticks_ns(const uvk_device_state_t *s, uint64_t ticks);
 
 /* pipelines.c: copies the name of a compute pipeline into out ("" if unknown). */
 void uvk_pipeline_name(VkPipeline pipeline, char out[UVK_NAME_MAX]);
+/* The object name the program gave (type, handle) with vkSetDebugUtilsObjectNameEXT; 0 if none. */
+int uvk_object_name(VkObjectType type, uint64_t handle, char out[UVK_NAME_MAX]);
+
+/* labels.c: a label's RANGE_START or RANGE_STOP on queue (device_side: of a
+   command buffer) at time t on UPTI's clock. */
+void uvk_label_emit(VkQueue queue, int device_side, uint32_t op, const char *name, upti_timestamp_t t,
+                    const upti_runtime_correlation_t *corr);
 
 /* command_buffers.c (under uvk_dt_lock) */
 uvk_cb_t *uvk_cb_find(VkCommandBuffer cb);
@@ -134,10 +152,11 @@ typedef struct uvk_slot_t {
     VkQueryPool pool;
     uint32_t query;
 } uvk_slot_t;
-/* Describes an operation about to be recorded into cb and writes its first timestamp. */
+/* Describes an operation about to be recorded into cb and writes its first
+   timestamp. name: a label's name, NULL for the bound pipeline's. */
 uvk_slot_t uvk_op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind, uint32_t op,
                         const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
-                        uint64_t bytes);
+                        uint64_t bytes, const char *name);
 /* Writes the second timestamp, after the operation. */
 void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uvk_slot_t slot);
 

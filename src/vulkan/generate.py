@@ -51,6 +51,12 @@ DEVTIME = {
     'vkCmdCopyImage', 'vkCmdCopyBufferToImage', 'vkCmdCopyImageToBuffer', 'vkCmdPipelineBarrier',
     'vkAllocateMemory', 'vkFreeMemory',  # memory.c
     'vkQueueSubmit2', 'vkQueueSubmit2KHR', 'vkCmdExecuteCommands',
+    'vkCreateShaderModule', 'vkDestroyShaderModule', 'vkSetDebugUtilsObjectNameEXT',  # pipelines.c
+    'vkCmdBeginDebugUtilsLabelEXT', 'vkCmdEndDebugUtilsLabelEXT',  # labels.c
+    'vkQueueBeginDebugUtilsLabelEXT', 'vkQueueEndDebugUtilsLabelEXT',
+    'vkCmdBeginRenderPass', 'vkCmdBeginRenderPass2', 'vkCmdBeginRenderPass2KHR', 'vkCmdBeginRendering',
+    'vkCmdBeginRenderingKHR', 'vkCmdEndRenderPass', 'vkCmdEndRenderPass2', 'vkCmdEndRenderPass2KHR',
+    'vkCmdEndRendering', 'vkCmdEndRenderingKHR',
 }
 
 INSTANCE_HANDLES = ('VkInstance', 'VkPhysicalDevice')

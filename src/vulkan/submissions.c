@@ -83,6 +83,11 @@ static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, int64_t offset
             start = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i]) + offset);
             end = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i + 1]) + offset);
         }
+        if (d->kind == UPTI_TRACING_KIND_MARKER_API) {
+            /* A command-buffer label: when the work before it was done (its second timestamp). */
+            uvk_label_emit(p->queue, 1, d->op, d->name, end != 0 ? end : p->submitted, &d->corr);
+            continue;
+        }
         upti_runtime_record_t rec;
         memset(&rec, 0, sizeof rec);
         rec.size = sizeof rec;
@@ -117,6 +122,7 @@ static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, int64_t offset
         r.agent_id = s->agent;
         r.queue_id = (uint64_t)(uintptr_t)p->queue;
         r.runtime_context = (uint64_t)(uintptr_t)p->dev->device;
+        r.kernel_id = d->kernel_id;
         r.kernel_name = d->name[0] != '\0' ? d->name : "<vulkan dispatch>";
         r.work_dim = 3;
         for (int k = 0; k < 3; k++) {
@@ -133,14 +139,36 @@ static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, int64_t offset
     }
 }
 
-/* Completes what has finished (dev NULL: on every device). Under uvk_dt_lock. */
+/* Completes what has finished (dev NULL: on every device), oldest first on
+   each queue (labels nest in submission order); a queue's later submissions
+   wait for its unfinished one. Under uvk_dt_lock. */
 static void poll_locked(uvk_object_t *dev, int wait)
 {
-    for (uvk_pending_t *p = uvk_dt_pending, *next; p != NULL; p = next) {
-        next = p->next;
-        if (dev == NULL || p->dev == dev)
-            uvk_pending_complete(p, wait);
+    size_t n = 0;
+    for (uvk_pending_t *p = uvk_dt_pending; p != NULL; p = p->next)
+        n++;
+    uvk_pending_t **order = n > 0 ? malloc(n * sizeof *order) : NULL;
+    VkQueue *blocked = n > 0 ? malloc(n * sizeof *blocked) : NULL;
+    if (order == NULL || blocked == NULL) {
+        free(order);
+        free(blocked);
+        return;
     }
+    size_t k = n, nblocked = 0;
+    for (uvk_pending_t *p = uvk_dt_pending; p != NULL; p = p->next)
+        order[--k] = p; /* the list is newest first */
+    for (size_t i = 0; i < n; i++) {
+        uvk_pending_t *p = order[i];
+        if (dev != NULL && p->dev != dev)
+            continue;
+        int skip = 0;
+        for (size_t b = 0; b < nblocked && !skip; b++)
+            skip = blocked[b] == p->queue;
+        if (!skip && !uvk_pending_complete(p, wait))
+            blocked[nblocked++] = p->queue;
+    }
+    free(order);
+    free(blocked);
 }
 
 static void poll(uvk_object_t *dev)

@@ -6,13 +6,13 @@
 static uvk_slot_t dispatch_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t op,
                              const uint32_t groups[3], const uint32_t base[3])
 {
-    return uvk_op_begin(n, cb, UPTI_TRACING_KIND_KERNEL_DISPATCH, op, groups, base, UPTI_MEMORY_DIRECTION_NONE, 0);
+    return uvk_op_begin(n, cb, UPTI_TRACING_KIND_KERNEL_DISPATCH, op, groups, base, UPTI_MEMORY_DIRECTION_NONE, 0, NULL);
 }
 
 static uvk_slot_t copy_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t op,
                          upti_memory_direction_t direction, uint64_t bytes)
 {
-    return uvk_op_begin(n, cb, UPTI_TRACING_KIND_MEMORY_COPY, op, NULL, NULL, direction, bytes);
+    return uvk_op_begin(n, cb, UPTI_TRACING_KIND_MEMORY_COPY, op, NULL, NULL, direction, bytes, NULL);
 }
 
 void uvk_dt_vkCmdDispatch(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z)
