@@ -4,12 +4,17 @@
  * Device ticks x timestampPeriod, masked to timestampValidBits, are mapped
  * with VK_EXT_calibrated_timestamps (enabled by the layer on devices that
  * have it) onto CLOCK_MONOTONIC, then onto UPTI's clock by reading both host
- * clocks back to back; recalibrated at each read of a submission's queries.
+ * clocks back to back; recalibrated at each read of a submission's queries,
+ * so the mapping follows the clocks' drift through a long run. The largest
+ * deviation of any calibration (the driver's maxDeviation plus half the
+ * window of the host-clock read) and the number of calibrations go into the
+ * trace's metadata (upti_runtime_set_metadata).
  * A device without the extension gets its operations traced without device
  * times (0) and one "upti:" line.
  */
 #include "devtime.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -54,6 +59,26 @@ int64_t uvk_dt_ticks_ns(const uvk_device_state_t *s, uint64_t ticks)
     return (int64_t)((double)(ticks & mask) * s->period);
 }
 
+/* The largest deviation of any calibration so far, and how many there were:
+   metadata of the trace (vulkan.calibration_max_deviation_ns, vulkan.calibrations). */
+static void record_deviation(uint64_t deviation)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static uint64_t max_deviation, calibrations;
+    char text[32];
+    pthread_mutex_lock(&lock);
+    calibrations++;
+    if (deviation > max_deviation || calibrations == 1) {
+        if (deviation > max_deviation)
+            max_deviation = deviation;
+        snprintf(text, sizeof text, "%llu", (unsigned long long)max_deviation);
+        upti_runtime_set_metadata("vulkan.calibration_max_deviation_ns", text);
+    }
+    snprintf(text, sizeof text, "%llu", (unsigned long long)calibrations);
+    upti_runtime_set_metadata("vulkan.calibrations", text);
+    pthread_mutex_unlock(&lock);
+}
+
 int uvk_dt_calibrate(uvk_object_t *o, int64_t *offset)
 {
     uvk_device_state_t *s = &o->dt;
@@ -82,7 +107,9 @@ int uvk_dt_calibrate(uvk_object_t *o, int64_t *offset)
         }
     }
     *offset = (int64_t)ts[1] - uvk_dt_ticks_ns(s, ts[0]) + best;
-    s->deviation = deviation;
+    /* The mapping's uncertainty: the driver's, plus half the window of our host-clock read. */
+    s->deviation = deviation + best_gap / 2;
+    record_deviation(s->deviation);
     return 1;
 }
 

@@ -331,6 +331,11 @@ def main():
                              " ORDER BY 1").fetchall()
         expect(allocs == [('ALLOCATE', 'DEVICE_MEMORY', 3), ('FREE', 'DEVICE_MEMORY', 3)],
                f'memory_allocations table: {allocs}')
+        # One clock: a calibration per submission read, the largest deviation kept.
+        meta = dict(con.execute("SELECT key, value FROM metadata WHERE key LIKE 'vulkan.%'"))
+        expect(set(meta) == {'vulkan.calibrations', 'vulkan.calibration_max_deviation_ns'} and
+               meta['vulkan.calibrations'] == str(submits) and meta['vulkan.calibration_max_deviation_ns'].isdigit(),
+               f'calibration metadata: {meta}')
         print('PASS upti_run (%d Vulkan API rows)' % sum(rows.values()))
         return
 
