@@ -109,6 +109,18 @@ UPTI_API upti_status_t upti_runtime_tools_present(int *present);
 /** Adds a device agent; strings are copied. *id receives its id. */
 UPTI_API upti_status_t upti_runtime_add_agent(const upti_agent_t *agent, upti_agent_id_t *id);
 
+/**
+ * Reports a fact about the trace as a whole: key (at most 63 bytes, by
+ * convention "RUNTIME.NAME", e.g. "vulkan.calibration_max_deviation_ns") and
+ * value (at most 255 bytes), both copied. A later call with the same key
+ * replaces the value. Tools read them with upti_query_runtime_metadata()
+ * (the tracing tool writes them into its database's metadata table).
+ * Thread-safe. INVALID_ARGUMENT for a missing or too long key or value, a
+ * key without a '.' (the keys tools write themselves have none),
+ * OUT_OF_RESOURCES past 32 keys.
+ */
+UPTI_API upti_status_t upti_runtime_set_metadata(const char *key, const char *value);
+
 /** Reports an unusual event (issue, drop, clock mapping) on stderr once, prefixed "upti:". */
 UPTI_API void upti_runtime_warn(const char *message);
 

@@ -183,11 +183,18 @@ int ut_ring_start(const char *dir, unsigned kinds, int args)
     return 0;
 }
 
+static void write_runtime_metadata(const char *key, const char *value, void *data)
+{
+    (void)data;
+    ring_set_metadata(g_ring.buffer, key, value);
+}
+
 void ut_ring_finalize(void)
 {
     if (!g_ring.started)
         return;
     ut_capture_finalize();
+    upti_query_runtime_metadata(write_runtime_metadata, NULL);
     uint64_t cut = 0;
     upti_get_marker_texts_truncated(&cut);
     char text[32];

@@ -478,6 +478,13 @@ static void child_after_fork(void)
     }
 }
 
+/* Writes a fact a runtime reported (upti_runtime_set_metadata) into the database (g.lock held). */
+static void write_runtime_metadata(const char *key, const char *value, void *data)
+{
+    (void)data;
+    uo_db_set_metadata(g.db, key, value);
+}
+
 /* Adds the agents that appeared since the last call (g.lock held). The list
  * only grows, so the new ones are those past g.agents_added. */
 static upti_status_t add_new_agents(const upti_agent_t **agents, size_t n, void *data)
@@ -542,6 +549,7 @@ static void *tool_thread(void *arg)
         pthread_mutex_lock(&g.lock);
         if (g.db != NULL && !g.finalized && getpid() == g.pid) {
             upti_query_available_agents(add_new_agents, NULL);
+            upti_query_runtime_metadata(write_runtime_metadata, NULL);
             uo_db_checkpoint(g.db, now_ns(), g.flush_ns / 2);
             retake_crash_signals();
         }
@@ -910,6 +918,7 @@ static void tool_finalize(void *data)
     char cut_text[32];
     snprintf(cut_text, sizeof cut_text, "%llu", (unsigned long long)cut);
     uo_db_set_metadata(g.db, "marker_texts_truncated", cut_text);
+    upti_query_runtime_metadata(write_runtime_metadata, NULL);
     uo_db_set_tally(g.db, g.received, g.drops);
     uint64_t committed = uo_db_committed_records(g.db);
     uint64_t filtered = uo_db_filtered_records(g.db);

@@ -39,7 +39,7 @@ IMPL = {
     'vkEnumerateDeviceExtensionProperties', 'vkEnumerateDeviceLayerProperties',
 }
 
-# The call into the next layer goes through uvk_dt_<name>(next, ...) (devtime.c),
+# The call into the next layer goes through uvk_dt_<name>(next, ...) (the files devtime.h lists),
 # traced or not: dispatches timed with the layer's queries, submissions,
 # host synchronisation, command buffers and pipelines followed.
 DEVTIME = {
@@ -50,7 +50,13 @@ DEVTIME = {
     'vkCmdCopyBuffer', 'vkCmdCopyBuffer2', 'vkCmdCopyBuffer2KHR', 'vkCmdFillBuffer', 'vkCmdUpdateBuffer',
     'vkCmdCopyImage', 'vkCmdCopyBufferToImage', 'vkCmdCopyImageToBuffer', 'vkCmdPipelineBarrier',
     'vkAllocateMemory', 'vkFreeMemory',  # memory.c
-    'vkQueueSubmit2', 'vkQueueSubmit2KHR',
+    'vkQueueSubmit2', 'vkQueueSubmit2KHR', 'vkCmdExecuteCommands',
+    'vkCreateShaderModule', 'vkDestroyShaderModule', 'vkSetDebugUtilsObjectNameEXT',  # pipelines.c
+    'vkCmdBeginDebugUtilsLabelEXT', 'vkCmdEndDebugUtilsLabelEXT',  # labels.c
+    'vkQueueBeginDebugUtilsLabelEXT', 'vkQueueEndDebugUtilsLabelEXT',
+    'vkCmdBeginRenderPass', 'vkCmdBeginRenderPass2', 'vkCmdBeginRenderPass2KHR', 'vkCmdBeginRendering',
+    'vkCmdBeginRenderingKHR', 'vkCmdEndRenderPass', 'vkCmdEndRenderPass2', 'vkCmdEndRenderPass2KHR',
+    'vkCmdEndRendering', 'vkCmdEndRenderingKHR',
 }
 
 INSTANCE_HANDLES = ('VkInstance', 'VkPhysicalDevice')

@@ -16,6 +16,15 @@ Cases
               100 KERNEL_DISPATCH records
   api_only    KERNEL_DISPATCH not asked for: no KERNEL record
   submit2     vk_compute 3 submit2: the same through vkQueueSubmit2
+  secondary   vk_compute 3 secondary: the dispatch, barrier and copy are in a
+              secondary command buffer the primary executes: the same
+              records (one per execution, device times, correlation with the
+              vkCmd* recorded into the secondary)
+  labels      vk_compute 3 labels: VK_EXT_debug_utils names the pipeline
+              (the kernel records' name), a command-buffer label around the
+              dispatch gives one device-time range per execution enclosing
+              the kernel, a queue label around the submit loop one host-time
+              range enclosing them all
   chain       a tool replaces vkCmdDispatch in the registered table: its
               entry forwards the one call, which is still traced
   no_tool     the layer without a tool: same output, no UPTI message
@@ -84,14 +93,21 @@ ONCE = {
     'vkDestroyInstance': 1, 'vkDestroyPipeline': 1, 'vkFreeCommandBuffers': 1,
 }
 PER_SUBMIT = ('vkQueueSubmit', 'vkWaitForFences', 'vkResetFences')
+# With a secondary command buffer: one more allocation and recording, and its execution.
+LABELS = dict(ONCE, vkSetDebugUtilsObjectNameEXT=1, vkCmdBeginDebugUtilsLabelEXT=1, vkCmdEndDebugUtilsLabelEXT=1,
+              vkQueueBeginDebugUtilsLabelEXT=1, vkQueueEndDebugUtilsLabelEXT=1)
+# A pipeline is named MODULE:ENTRY, the module after the source file its SPIR-V names.
+KERNEL_NAME = 'vk_compute.comp:main'
+SECONDARY = dict(ONCE, vkAllocateCommandBuffers=2, vkBeginCommandBuffer=2, vkEndCommandBuffer=2,
+                 vkCmdExecuteCommands=1)
 
 
-def check_tool_records(recs, submits, submit='vkQueueSubmit'):
+def check_tool_records(recs, submits, submit='vkQueueSubmit', once=ONCE):
     expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
     expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
     api = [r for r in recs if r['_t'] == 'API']
     counts = collections.Counter(r['op'] for r in api)
-    for name, n in ONCE.items():
+    for name, n in once.items():
         expect(counts[name] == n, f'{name}: {counts[name]} API records, expected {n}')
     for name in PER_SUBMIT:
         name = submit if name == 'vkQueueSubmit' else name
@@ -137,7 +153,52 @@ def check_tool_records(recs, submits, submit='vkQueueSubmit'):
     return counts
 
 
-def check_kernels(recs, submits, submit='vkQueueSubmit'):
+def check_code_objects(recs):
+    """The shader module (LOAD, UNLOAD) and the pipeline (KERNEL_SYMBOL LOAD,
+    UNLOAD), named from the SPIR-V; the kernel records carry the pipeline."""
+    code = [r for r in recs if r['_t'] == 'CODE']
+    modules = [r for r in code if r['op'] == 'LOAD']
+    symbols = [r for r in code if r['op'] == 'KERNEL_SYMBOL']
+    expect([r['phase'] for r in modules] == ['LOAD', 'UNLOAD'] and
+           all(r['name'] == 'vk_compute.comp' and r['kernel'] == '0' for r in modules) and
+           modules[0]['module'] == modules[1]['module'], 'shader module records: %s' % modules)
+    expect([r['phase'] for r in symbols] == ['LOAD', 'UNLOAD'] and symbols[0]['name'] == KERNEL_NAME and
+           all(r['module'] == modules[0]['module'] and r['kernel'] == symbols[0]['kernel'] for r in symbols),
+           'pipeline records: %s' % symbols)
+    kernels = [r for r in recs if r['_t'] == 'KERNEL']
+    expect(all(k['kid'] == symbols[0]['kernel'] for k in kernels), 'kernel records do not carry their pipeline')
+
+
+def check_labels(recs, submits):
+    api = [r for r in recs if r['_t'] == 'API']
+    marks = [r for r in recs if r['_t'] == 'MARK']
+    by_corr = {r['corr']: r['op'] for r in api}
+    kernels = sorted((r for r in recs if r['_t'] == 'KERNEL'), key=lambda r: int(r['start']))
+    expect(all(k['name'] == 'doubler' for k in kernels), 'kernels not named by the object name: %s' % kernels)
+    ranges = collections.defaultdict(dict)
+    for m in marks:
+        expect(m['op'] not in ranges[m['range']], 'range id %s used twice' % m['range'])
+        ranges[m['range']][m['op']] = m
+    expect(all(set(r) == {'uptx_range_start', 'uptx_range_stop'} for r in ranges.values()), 'unpaired label ranges: %s' % marks)
+    steps = sorted((r for r in ranges.values() if r['uptx_range_start']['msg'] == 'step'),
+                   key=lambda r: int(r['uptx_range_start']['ts']))
+    loops = [r for r in ranges.values() if r['uptx_range_start']['msg'] == 'loop']
+    expect(len(steps) == submits and len(loops) == 1 and len(ranges) == submits + 1,
+           f'{len(steps)} step and {len(loops)} loop ranges, expected {submits} and 1')
+    for st, k in zip(steps, kernels):
+        a, b = st['uptx_range_start'], st['uptx_range_stop']
+        expect(by_corr.get(a['corr']) == 'vkCmdBeginDebugUtilsLabelEXT' and
+               by_corr.get(b['corr']) == 'vkCmdEndDebugUtilsLabelEXT', 'step range not linked to its calls')
+        expect(0 < int(a['ts']) <= int(k['start']) <= int(k['end']) <= int(b['ts']),
+               'kernel %s..%s outside its step range %s..%s' % (k['start'], k['end'], a['ts'], b['ts']))
+    lo, hi = int(loops[0]['uptx_range_start']['ts']), int(loops[0]['uptx_range_stop']['ts'])
+    expect(all(lo <= int(st['uptx_range_start']['ts']) and int(st['uptx_range_stop']['ts']) <= hi for st in steps),
+           'the step ranges are not inside the loop range')
+    expect(by_corr.get(loops[0]['uptx_range_start']['corr']) == 'vkQueueBeginDebugUtilsLabelEXT' and
+           by_corr.get(loops[0]['uptx_range_stop']['corr']) == 'vkQueueEndDebugUtilsLabelEXT', 'loop range not linked')
+
+
+def check_kernels(recs, submits, submit='vkQueueSubmit', name=KERNEL_NAME):
     """One record per execution of the recorded vkCmdDispatch, on UPTI's clock:
     after its vkQueueSubmit began, before the vkWaitForFences after it returned."""
     api = [r for r in recs if r['_t'] == 'API']
@@ -147,7 +208,7 @@ def check_kernels(recs, submits, submit='vkQueueSubmit'):
     subs = [r for r in api if r['op'] == submit]
     waits = [r for r in api if r['op'] == 'vkWaitForFences']
     for k, s, w in zip(kernels, subs, waits):
-        expect(k['op'] == 'VK_DISPATCH' and k['name'] == 'main' and k['groups'] == '64,1,1',
+        expect(k['op'] == 'VK_DISPATCH' and k['name'] == name and k['groups'] == '64,1,1',
                'kernel record: ' + k['line'])
         expect(k['corr'] == dispatch['corr'], 'kernel record not correlated with its vkCmdDispatch: ' + k['line'])
         expect(k['agent'] != '0', 'kernel record without an agent: ' + k['line'])
@@ -206,7 +267,7 @@ def main():
     layered = dict(base, VK_ADD_LAYER_PATH=a.layer_dir, VK_INSTANCE_LAYERS=LAYER)
     traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
     submits = 100 if a.case == 'submit_100' else 3
-    argv = [a.app, str(submits)] + (['submit2'] if a.case == 'submit2' else [])
+    argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'labels') else [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
     rc0, out0, err0 = run(argv, base)
     if rc0 == SKIP:
@@ -226,7 +287,7 @@ def main():
         con = sqlite3.connect(db)
         rows = con.execute("SELECT name, start, \"end\" FROM kernels ORDER BY start").fetchall()
         names = [r[0] for r in rows]
-        expect(names == ['ocl_step', 'main'] * submits, f'kernels in start order: {names}')
+        expect(names == ['ocl_step', KERNEL_NAME] * submits, f'kernels in start order: {names}')
         for prev, cur in zip(rows, rows[1:]):
             expect(0 < prev[1] <= prev[2] <= cur[1], f'{prev} does not end before {cur} starts')
         print('PASS opencl_then_vulkan')
@@ -256,8 +317,8 @@ def main():
         expect(dup == 0, 'correlation ids repeat in the database')
         kernels = con.execute("SELECT name, operation, count(*), sum(start <= \"end\" AND start > 0) FROM kernels"
                               " GROUP BY 1, 2").fetchall()
-        expect(kernels == [('main', 'VK_DISPATCH', submits, submits)],
-               f'kernels table: {kernels}, expected {submits} timed VK_DISPATCH of main')
+        expect(kernels == [(KERNEL_NAME, 'VK_DISPATCH', submits, submits)],
+               f'kernels table: {kernels}, expected {submits} timed VK_DISPATCH of {KERNEL_NAME}')
         linked = con.execute("SELECT count(*) FROM kernels k JOIN apis a ON a.correlation_id = k.correlation_id"
                              " WHERE a.name = 'vkCmdDispatch'").fetchone()[0]
         expect(linked == submits, f'{linked} kernels linked to their vkCmdDispatch, expected {submits}')
@@ -270,6 +331,11 @@ def main():
                              " ORDER BY 1").fetchall()
         expect(allocs == [('ALLOCATE', 'DEVICE_MEMORY', 3), ('FREE', 'DEVICE_MEMORY', 3)],
                f'memory_allocations table: {allocs}')
+        # One clock: a calibration per submission read, the largest deviation kept.
+        meta = dict(con.execute("SELECT key, value FROM metadata WHERE key LIKE 'vulkan.%'"))
+        expect(set(meta) == {'vulkan.calibrations', 'vulkan.calibration_max_deviation_ns'} and
+               meta['vulkan.calibrations'] == str(submits) and meta['vulkan.calibration_max_deviation_ns'].isdigit(),
+               f'calibration metadata: {meta}')
         print('PASS upti_run (%d Vulkan API rows)' % sum(rows.values()))
         return
 
@@ -290,12 +356,17 @@ def main():
         print('PASS no_tool')
         return
     recs = parse(out)
-    check_tool_records(recs, submits, submit)
+    check_tool_records(recs, submits, submit, {'secondary': SECONDARY, 'labels': LABELS}.get(a.case, ONCE))
     if a.case == 'api_only':
-        expect(not any(r['_t'] in ('KERNEL', 'COPY', 'ALLOC') for r in recs),
+        expect(not any(r['_t'] in ('KERNEL', 'COPY', 'ALLOC', 'CODE', 'MARK') for r in recs),
                'KERNEL_DISPATCH or MEMORY_COPY records although not asked for')
     else:
-        check_kernels(recs, submits, submit)
+        check_kernels(recs, submits, submit, 'doubler' if a.case == 'labels' else KERNEL_NAME)
+        check_code_objects(recs)
+    if a.case == 'labels':
+        check_labels(recs, submits)
+    elif a.case != 'api_only':
+        expect(not any(r['_t'] == 'MARK' for r in recs), 'marker records without labels')
     if a.case == 'api':
         agents = [r for r in recs if r['_t'] == 'AGENT']
         expect(len(agents) >= 1 and any(r['type'] == '1' and 'llvmpipe' in r['line'] for r in agents),
