@@ -14,6 +14,7 @@ set -eu
 # libvulkan-dev: the Vulkan loader, headers and registry (vk.xml);
 # mesa-vulkan-drivers: lavapipe, the CPU Vulkan device the tests run on;
 # glslang-tools: glslangValidator, which compiles the test shaders.
+# abigail-tools: abidw and abidiff, which check the libraries' ABI (tests/abi).
 # One package per line; tests/integration/install/check_deps.py checks that
 # every tool and library the build and the tests use is here.
 PACKAGES="
@@ -33,6 +34,7 @@ libclang-rt-14-dev
 libvulkan-dev
 mesa-vulkan-drivers
 glslang-tools
+abigail-tools
 "
 
 missing=""

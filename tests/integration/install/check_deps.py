@@ -54,6 +54,9 @@ REQUIREMENTS = {
     # A Vulkan device for the test programs (lavapipe) and their shader compiler.
     "vulkan-device": ["mesa-vulkan-drivers"],
     "command:glslangValidator": ["glslang-tools"],
+    # The ABI checks (tests/abi, scripts/abi-baseline.sh).
+    "command:abidiff": ["abigail-tools"],
+    "command:abidw": ["abigail-tools"],
     # commands
     "command:make": ["build-essential"],
     "command:cc": ["build-essential"],
