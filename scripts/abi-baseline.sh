@@ -10,10 +10,9 @@
 # major version. Commit abi/ with that change; review shows its diff.
 #
 # Reproducible: the libraries are built in a scratch tree with the default
-# build type (RelWithDebInfo) and no tests; the dump leaves out paths (corpus,
-# compilation directory, full locations) and names types by a hash of what
-# they are, so that the same sources give the same files on any machine.
-# The types are those of the public headers (include/) only.
+# build type (RelWithDebInfo) and no tests, and dumped by scripts/abi-dump.sh
+# (no paths, types named by a hash of what they are): the same sources give
+# the same files.
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -26,7 +25,6 @@ mkdir -p abi
 for lib in libupti libuptx libupti-register; do
     # The file the SONAME names (libupti.so.0): the one programs load.
     so=$(readlink -f "$BUILD/lib/$lib.so")
-    abidw --headers-dir "$ROOT/include" --drop-private-types --no-corpus-path \
-        --no-comp-dir-path --short-locs --type-id-style hash "$so" >"abi/$lib.abi"
+    sh scripts/abi-dump.sh "$so" "$ROOT/include" "abi/$lib.abi"
     echo "abi-baseline: abi/$lib.abi"
 done
