@@ -34,7 +34,12 @@ upti_runtime_plan(const upti_operation_plan_t *const *plans, uint32_t op)
     return __atomic_load_n(&plans[op], __ATOMIC_ACQUIRE);
 }
 
-/** Correlation captured at an API call, for device records reported later. */
+/**
+ * Correlation captured at an API call, for device records reported later.
+ * Holds the external ids of up to 4 contexts (the first 4 with one pushed);
+ * more is reported once on stderr, and those contexts' device records carry
+ * no external id.
+ */
 typedef struct upti_runtime_correlation_t {
     uint64_t internal;           /**< the call's internal correlation id */
     upti_thread_id_t thread_id;  /**< the thread that made the call */
@@ -43,7 +48,14 @@ typedef struct upti_runtime_correlation_t {
     upti_user_data_t external[4];
 } upti_runtime_correlation_t;
 
-/** State of one traced call; lives on the wrapper's stack. Fields are UPTI's. */
+/**
+ * State of one traced call; lives on the wrapper's stack. Fields are UPTI's.
+ * user_data is sized by UPTI_MAX_CONTEXTS: this struct belongs to the
+ * runtime-integration API (UPTI_RUNTIME_ version node), whose callers are
+ * UPTI's own runtime libraries, built and shipped with the SDK; a change of
+ * UPTI_MAX_CONTEXTS changes its size and fails the abi.abidiff.upti test
+ * until a new node and baseline come with it. Tools never see it.
+ */
 typedef struct upti_runtime_call_t {
     const upti_operation_plan_t *plan;
     upti_tracing_kind_t kind;

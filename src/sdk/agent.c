@@ -138,11 +138,12 @@ static const char *copy_string(const char *s)
 
 UPTI_API upti_status_t upti_runtime_add_agent(const upti_agent_t *agent, upti_agent_id_t *id)
 {
-    if (agent == NULL || agent->size < sizeof(size_t))
-        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    upti_agent_t a;
+    upti_status_t valid = upti_struct_copy(&a, sizeof a, agent);
+    if (valid != UPTI_STATUS_SUCCESS)
+        return valid;
+    a.size = sizeof a;
     upti_agents_init_host();
-    upti_agent_t a = {0};
-    memcpy(&a, agent, agent->size < sizeof a ? agent->size : sizeof a);
     a.runtime = copy_string(a.runtime);
     a.name = copy_string(a.name);
     a.vendor = copy_string(a.vendor);

@@ -408,10 +408,9 @@ static size_t round_up_pow2(size_t v)
     return p;
 }
 
-UPTI_API upti_status_t upti_create_buffer(upti_context_id_t context_id, size_t size,
-                                          size_t watermark, upti_buffer_policy_t policy,
-                                          upti_buffer_tracing_cb_t callback, void *callback_data,
-                                          upti_buffer_id_t *buffer_id)
+/* Both entries: o has every field set (no defaults left). */
+static upti_status_t create_buffer(upti_context_id_t context_id, const upti_buffer_options_t *o,
+                                   upti_buffer_id_t *buffer_id)
 {
     UPTI_REFUSE_IN_SUBSCRIBER();
     if (!upti_configuration_open())
@@ -420,22 +419,53 @@ UPTI_API upti_status_t upti_create_buffer(upti_context_id_t context_id, size_t s
     upti_context_is_valid(context_id, &valid);
     if (!valid)
         return UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
-    if (callback == NULL || buffer_id == NULL || policy <= UPTI_BUFFER_POLICY_NONE ||
-        policy >= UPTI_BUFFER_POLICY_LAST || size > ((size_t)1 << 40))
+    if (o->callback == NULL || buffer_id == NULL || o->policy <= UPTI_BUFFER_POLICY_NONE ||
+        o->policy >= UPTI_BUFFER_POLICY_LAST || o->region_size > ((size_t)1 << 40))
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     struct upti_buffer *b = calloc(1, sizeof *b);
     if (b == NULL)
         return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
     b->tool = upti_current_tool();
     b->context = context_id;
-    b->size = round_up_pow2(size);
-    b->watermark = watermark < b->size ? watermark : b->size;
-    b->policy = policy;
-    b->callback = callback;
-    b->callback_data = callback_data;
+    b->size = round_up_pow2(o->region_size);
+    b->watermark = o->watermark < b->size ? o->watermark : b->size;
+    b->policy = o->policy;
+    b->callback = o->callback;
+    b->callback_data = o->callback_data;
     pthread_mutex_init(&b->lock, NULL);
 
     return upti_buffer_register(b, buffer_id);
+}
+
+UPTI_API upti_status_t upti_create_buffer_with_options(upti_context_id_t context_id,
+                                                       const upti_buffer_options_t *options,
+                                                       upti_buffer_id_t *buffer_id)
+{
+    upti_buffer_options_t o;
+    upti_status_t valid = upti_struct_copy(&o, sizeof o, options);
+    if (valid != UPTI_STATUS_SUCCESS)
+        return valid;
+    if (o.region_size == 0)
+        o.region_size = UPTI_BUFFER_DEFAULT_REGION_SIZE;
+    if (o.policy == UPTI_BUFFER_POLICY_NONE)
+        o.policy = UPTI_BUFFER_POLICY_DISCARD;
+    return create_buffer(context_id, &o, buffer_id);
+}
+
+UPTI_API upti_status_t upti_create_buffer(upti_context_id_t context_id, size_t size,
+                                          size_t watermark, upti_buffer_policy_t policy,
+                                          upti_buffer_tracing_cb_t callback, void *callback_data,
+                                          upti_buffer_id_t *buffer_id)
+{
+    const upti_buffer_options_t o = {
+        .size = sizeof o,
+        .region_size = size,
+        .watermark = watermark,
+        .policy = policy,
+        .callback = callback,
+        .callback_data = callback_data,
+    };
+    return create_buffer(context_id, &o, buffer_id);
 }
 
 upti_status_t upti_buffer_register(struct upti_buffer *b, upti_buffer_id_t *buffer_id)

@@ -9,6 +9,7 @@
 #include "compiler.h"
 #include "kind_info.h"
 #include "log.h"
+#include "struct_size.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

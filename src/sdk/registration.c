@@ -19,7 +19,8 @@ enum life_state { LIFE_NONE = 0, LIFE_DISCOVERING, LIFE_INITIALIZED, LIFE_FINALI
 struct tool {
     upti_configure_func_t configure;
     char *origin; /* where it was found, for messages */
-    upti_tool_configure_result_t *result;
+    upti_tool_configure_result_t *result; /* &result_copy, or NULL: declined or skipped */
+    upti_tool_configure_result_t result_copy; /* what the tool returned, read by its size */
     upti_client_id_t client_id;
     _Atomic bool finalized;
 };
@@ -317,12 +318,26 @@ static void discover_and_initialize(void)
         struct tool *t = &g_tools[i];
         t->client_id = (upti_client_id_t){sizeof(upti_client_id_t), NULL, priority};
         g_current_tool = i;
-        t->result = t->configure(UPTI_VERSION, UPTI_VERSION_STRING, priority, &t->client_id);
+        upti_tool_configure_result_t *returned =
+            t->configure(UPTI_VERSION, UPTI_VERSION_STRING, priority, &t->client_id);
         priority++;
-        if (t->result != NULL && t->result->size < sizeof(size_t)) {
+        t->result = NULL;
+        if (returned == NULL)
+            continue;
+        switch (upti_struct_copy(&t->result_copy, sizeof t->result_copy, returned)) {
+        case UPTI_STATUS_SUCCESS:
+            t->result = &t->result_copy;
+            break;
+        case UPTI_STATUS_ERROR_INCOMPATIBLE_ABI:
+            upti_log_error("tool '%s' returned a configure result of %zu bytes that sets fields "
+                           "this UPTI %s does not know (it knows %zu): skipped",
+                           tool_name(t), returned->size, UPTI_VERSION_STRING,
+                           sizeof t->result_copy);
+            break;
+        default:
             upti_log_error("tool '%s' returned a configure result without a size: skipped",
                            tool_name(t));
-            t->result = NULL;
+            break;
         }
     }
     bool any = false;

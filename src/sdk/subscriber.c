@@ -199,8 +199,14 @@ UPTI_API const char *upti_gpu_operation_kind_name(upti_gpu_operation_kind_t kind
 UPTI_API upti_status_t upti_runtime_register_subscriber_provider(
     const upti_runtime_subscriber_provider_t *provider)
 {
-    if (provider == NULL || provider->size < sizeof *provider || provider->domains_changed == NULL)
+    upti_runtime_subscriber_provider_t p;
+    upti_status_t valid = upti_struct_copy(&p, sizeof p, provider);
+    if (valid != UPTI_STATUS_SUCCESS)
+        return valid;
+    if (p.domains_changed == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    p.size = sizeof p;
+    provider = &p;
     pthread_mutex_lock(&g_lock);
     upti_status_t st = UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
     if (g_num_providers < MAX_PROVIDERS) {

@@ -116,6 +116,13 @@ UPTI_API void upti_runtime_capture_correlation(const upti_runtime_call_t *call,
         out->external[out->num_external].value = upti_external_id(s, ctx);
         out->num_external++;
     }
+    /* external[] holds 4 (a runtime-integration struct on the wrappers' stacks,
+     * sized once for the ABI): a fifth context with an id pushed gets none on
+     * the device records of this call. Said once, not silently. */
+    static _Atomic bool warned;
+    if (mask != 0 && !atomic_exchange(&warned, true))
+        upti_log_error("more than 4 contexts pushed an external correlation id on one thread: "
+                       "device records carry the first 4 contexts' ids only");
 }
 
 static uint64_t captured_external(const upti_runtime_correlation_t *corr, uint32_t ctx)
@@ -158,9 +165,13 @@ void upti_write_record(struct upti_buffer *buffer, upti_thread_state_t *s, uint3
     upti_buffer_commit(buffer, s);
 }
 
-UPTI_API void upti_runtime_emit(const upti_runtime_record_t *rec)
+UPTI_API void upti_runtime_emit(const upti_runtime_record_t *record)
 {
-    if (rec == NULL || rec->record == NULL || rec->kind <= UPTI_TRACING_KIND_NONE ||
+    upti_runtime_record_t copy; /* read by its size: an older integration's gets defaults */
+    if (upti_struct_copy(&copy, sizeof copy, record) != UPTI_STATUS_SUCCESS)
+        return;
+    const upti_runtime_record_t *rec = &copy;
+    if (rec->record == NULL || rec->kind <= UPTI_TRACING_KIND_NONE ||
         rec->kind >= UPTI_TRACING_KIND_LAST ||
         rec->operation >= upti_kind_info(rec->kind)->operation_count)
         return;
