@@ -657,11 +657,16 @@ typedef struct archive_paths {
     char anchor[4096], defs[4096], evts[4096];
 } archive_paths;
 
-static void paths_of(archive_paths *a, const char *dir, const char *name)
+/* 0, or -1 when a path does not fit. */
+static int paths_of(archive_paths *a, const char *dir, const char *name)
 {
-    snprintf(a->anchor, sizeof a->anchor, "%s/%s.otf2", dir, name);
-    snprintf(a->defs, sizeof a->defs, "%s/%s.def", dir, name);
-    snprintf(a->evts, sizeof a->evts, "%s/%s", dir, name);
+    int n1 = snprintf(a->anchor, sizeof a->anchor, "%s/%s.otf2", dir, name);
+    int n2 = snprintf(a->defs, sizeof a->defs, "%s/%s.def", dir, name);
+    int n3 = snprintf(a->evts, sizeof a->evts, "%s/%s", dir, name);
+    return n1 < 0 || n2 < 0 || n3 < 0 || (size_t)n1 >= sizeof a->anchor ||
+                   (size_t)n2 >= sizeof a->defs || (size_t)n3 >= sizeof a->evts
+               ? -1
+               : 0;
 }
 
 /* 0 if nothing is at dir/name or an archive UPTI wrote is; else -1 with err set. */
@@ -732,9 +737,12 @@ int uo_export_otf2(sqlite3 *db, const char *dir, const char *name, char *err, si
     /* Written as NAME.part (.otf2, .def, folder), renamed once complete. */
     archive_paths final, part;
     char part_name[4096];
-    snprintf(part_name, sizeof part_name, "%s.part", name);
-    paths_of(&final, dir, name);
-    paths_of(&part, dir, part_name);
+    int n = snprintf(part_name, sizeof part_name, "%s.part", name);
+    if (n < 0 || (size_t)n >= sizeof part_name || paths_of(&final, dir, name) != 0 ||
+        paths_of(&part, dir, part_name) != 0) {
+        snprintf(err, errlen, "the path %.400s/%.400s is too long", dir, name);
+        return -1;
+    }
     if (archive_replaceable(&w, &final) != 0)
         return -1;
     if (archive_remove(&part) != 0) { /* one an export cut short left */

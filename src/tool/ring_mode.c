@@ -186,7 +186,7 @@ int ut_ring_start(const char *dir, unsigned kinds, int args)
 static void write_runtime_metadata(const char *key, const char *value, void *data)
 {
     (void)data;
-    ring_set_metadata(g_ring.buffer, key, value);
+    ut_ring_set_metadata(g_ring.buffer, key, value);
 }
 
 void ut_ring_finalize(void)
