@@ -628,9 +628,18 @@ static OTF2_ErrorCode quiet(void *data, const char *file, uint64_t line, const c
     return code;
 }
 
-/* 1 if the archive at anchor was written by UPTI (its creator). */
+/* 1 if the archive at anchor was written by UPTI (its creator). A file that
+ * does not begin as an OTF2 anchor ("\3BOTF2" here) is not opened with OTF2's
+ * reader, which leaks what it allocated when it fails. */
 static int archive_is_ours(const char *anchor)
 {
+    char head[8];
+    FILE *f = fopen(anchor, "rb");
+    size_t n = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f)
+        fclose(f);
+    if (n < sizeof head || memcmp(head + 2, "OTF2", 4) != 0)
+        return 0;
     OTF2_ErrorCallback prev = OTF2_Error_RegisterCallback(quiet, NULL);
     OTF2_Reader *r = OTF2_Reader_Open(anchor);
     if (r == NULL) {
