@@ -276,6 +276,11 @@ def gen_wrappers(cmds):
     o.append('\n')
     for c in cmds:
         o.append(gen_command(c))
+    o.append('const unsigned char uvk_returns_result[UPTI_VULKAN_API_LAST] = {\n')
+    for c in cmds:
+        if c.ret == 'VkResult':
+            o.append(f'    [{c.op}] = 1,\n')
+    o.append('};\n\n')
     o.append('void uvk_fill_wrappers(upti_vulkan_dispatch_t *t)\n{\n')
     for c in cmds:
         o.append(f'    t->{c.name} = w_{c.name};\n')

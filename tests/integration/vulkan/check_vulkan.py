@@ -25,6 +25,13 @@ Cases
               dispatch gives one device-time range per execution enclosing
               the kernel, a queue label around the submit loop one host-time
               range enclosing them all
+  subscriber  a tool subscribed to every DRIVER_* domain (callback.h):
+              DRIVER_API ENTER/EXIT per call (exact counts), CONTEXT_CREATED
+              at vkCreateDevice, MODULE_LOADED/UNLOADED of the shader module
+              and the pipeline, APPENDED ENTER/EXIT per recorded operation,
+              then per execution DISPATCHED and COMPLETED (device times) in
+              that order under the vkCmd*'s correlation id; COMPLETED inside
+              the fence wait (HOST_SYNCHRONIZATION) that follows its submit
   chain       a tool replaces vkCmdDispatch in the registered table: its
               entry forwards the one call, which is still traced
   no_tool     the layer without a tool: same output, no UPTI message
@@ -69,7 +76,9 @@ def parse(path):
             continue
         rec = {'_t': parts[0], 'line': line.rstrip('\n')}
         words = [p for p in parts[1:] if '=' not in p]
-        if parts[0] == 'CB':
+        if parts[0] in ('CB', 'SUB') and len(words) >= 2 and parts[0] == 'SUB':
+            rec['op'], rec['phase'] = words[0], words[1]
+        elif parts[0] == 'CB':
             rec['phase'], rec['op'] = words[0], words[1]
         elif words:
             rec['op'] = words[0]
@@ -198,6 +207,68 @@ def check_labels(recs, submits):
            by_corr.get(loops[0]['uptx_range_stop']['corr']) == 'vkQueueEndDebugUtilsLabelEXT', 'loop range not linked')
 
 
+def check_subscriber(recs, submits):
+    subs = [r for r in recs if r['_t'] == 'SUB']
+    expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
+    expect(len(subs) == len(recs) - 1, 'lines other than notifications')
+    def of(domain, phase=None):
+        return [r for r in subs if r['op'] == domain and (phase is None or r['phase'] == phase)]
+    # DRIVER_API: one ENTER and one EXIT per call, paired by correlation id, nested.
+    enters = collections.Counter(r['api'] for r in of('DRIVER_API', 'API_ENTER'))
+    exits = collections.Counter(r['api'] for r in of('DRIVER_API', 'API_EXIT'))
+    expect(enters == exits, 'DRIVER_API ENTER and EXIT differ')
+    for name, n in list(ONCE.items()) + [(x, submits) for x in PER_SUBMIT]:
+        expect(enters[name] == n, f'DRIVER_API {name}: {enters[name]}, expected {n}')
+    stack = []
+    for r in of('DRIVER_API'):
+        if r['phase'] == 'API_ENTER':
+            stack.append(r['corr'])
+        else:
+            expect(stack and stack.pop() == r['corr'], 'DRIVER_API EXIT does not close its ENTER: ' + r['line'])
+    api_corr = {r['corr']: r['api'] for r in of('DRIVER_API', 'API_ENTER')}
+    ctx = of('DRIVER_CONTEXT_CREATED')
+    expect(len(ctx) == 1 and ctx[0]['api'] == 'vkCreateDevice' and ctx[0]['ctx'] != '0' and ctx[0]['dev'] != '0'
+           and api_corr.get(ctx[0]['corr']) == 'vkCreateDevice', 'CONTEXT_CREATED: %s' % ctx)
+    device = ctx[0]['ctx']
+    for dom, calls in (('DRIVER_MODULE_LOADED', ('vkCreateShaderModule', 'vkCreateComputePipelines')),
+                       ('DRIVER_MODULE_UNLOADED', ('vkDestroyPipeline', 'vkDestroyShaderModule'))):
+        got = [(r['api'], r['name'], api_corr.get(r['corr'])) for r in of(dom)]
+        names = ('vk_compute.comp', KERNEL_NAME) if dom.endswith('LOADED') and 'UN' not in dom else (KERNEL_NAME, 'vk_compute.comp')
+        expect(got == [(c, n, c) for c, n in zip(calls, names)], f'{dom}: {got}')
+    # GPU operations: APPENDED at recording, then DISPATCHED and COMPLETED per execution.
+    appended = of('DRIVER_GPU_OPERATION_APPENDED')
+    expect([(r['phase'], r['api'], r['name']) for r in appended] ==
+           [(p, a, n) for a, n in (('vkCmdDispatch', KERNEL_NAME), ('vkCmdPipelineBarrier', 'BARRIER'),
+                                   ('vkCmdCopyBuffer', 'COPY_BUFFER')) for p in ('API_ENTER', 'API_EXIT')],
+           'APPENDED: %s' % [r['line'] for r in appended])
+    ops = [r['corr'] for r in appended if r['phase'] == 'API_ENTER']
+    expect([api_corr.get(c) for c in ops] == ['vkCmdDispatch', 'vkCmdPipelineBarrier', 'vkCmdCopyBuffer'],
+           'APPENDED correlation ids are not those of the vkCmd* calls')
+    dispatched, completed = of('DRIVER_GPU_OPERATION_DISPATCHED'), of('DRIVER_GPU_OPERATION_COMPLETED')
+    expect(len(dispatched) == len(completed) == 3 * submits, f'{len(dispatched)} DISPATCHED, {len(completed)} '
+           f'COMPLETED, expected {3 * submits} each')
+    pos = {id(r): i for i, r in enumerate(subs)}
+    last_appended = pos[id(appended[-1])]
+    for c in ops:
+        ds = [r for r in dispatched if r['corr'] == c]
+        cs = [r for r in completed if r['corr'] == c]
+        expect(len(ds) == len(cs) == submits, f'operation {c}: {len(ds)} DISPATCHED, {len(cs)} COMPLETED')
+        for d, k in zip(ds, cs):
+            expect(last_appended < pos[id(d)] < pos[id(k)], 'DISPATCHED/COMPLETED out of order: ' + k['line'])
+            expect(d['submit'] == k['submit'] != '0' and 0 < int(k['start']) <= int(k['end']) and
+                   int(k['submit']) <= int(k['start']) and k['ctx'] == device and k['queue'] == d['queue'],
+                   'COMPLETED: ' + k['line'])
+    # A fence-waited execution completes inside the wait that follows its submit.
+    syncs = of('DRIVER_HOST_SYNCHRONIZATION')
+    expect([(r['phase'], r['api']) for r in syncs] == [('API_ENTER', 'vkWaitForFences'),
+                                                       ('API_EXIT', 'vkWaitForFences')] * submits,
+           'HOST_SYNCHRONIZATION: %s' % [r['line'] for r in syncs])
+    for i in range(submits):
+        lo, hi = pos[id(syncs[2 * i])], pos[id(syncs[2 * i + 1])]
+        inside = [r for r in completed if lo < pos[id(r)] < hi]
+        expect(len(inside) == 3, f'wait {i}: {len(inside)} COMPLETED inside it, expected 3')
+
+
 def check_kernels(recs, submits, submit='vkQueueSubmit', name=KERNEL_NAME):
     """One record per execution of the recorded vkCmdDispatch, on UPTI's clock:
     after its vkQueueSubmit began, before the vkWaitForFences after it returned."""
@@ -254,6 +325,7 @@ def main():
     ap.add_argument('--layer-dir', required=True)
     ap.add_argument('--tool', required=True)
     ap.add_argument('--chain-tool', required=True)
+    ap.add_argument('--sub-tool', required=True)
     ap.add_argument('--upti', required=True)
     ap.add_argument('--workdir', required=True)
     ap.add_argument('--case', required=True)
@@ -347,6 +419,8 @@ def main():
         env['UPTI_TOOL_LIBRARIES'] = a.chain_tool
     if a.case == 'api_only':
         env['UPTI_VK_TEST_NO_KERNELS'] = '1'
+    if a.case == 'subscriber':
+        env['UPTI_TOOL_LIBRARIES'] = a.sub_tool
     rc1, out1, err1 = run(argv, env)
     expect(rc1 == rc0, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
     expect(out1 == out0, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
@@ -356,6 +430,10 @@ def main():
         print('PASS no_tool')
         return
     recs = parse(out)
+    if a.case == 'subscriber':
+        check_subscriber(recs, submits)
+        print('PASS subscriber')
+        return
     check_tool_records(recs, submits, submit, {'secondary': SECONDARY, 'labels': LABELS}.get(a.case, ONCE))
     if a.case == 'api_only':
         expect(not any(r['_t'] in ('KERNEL', 'COPY', 'ALLOC', 'CODE', 'MARK') for r in recs),
