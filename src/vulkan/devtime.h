@@ -5,6 +5,9 @@
  *   command_buffers.c  command buffers followed: the operations recorded into
  *                      them (primary and secondary), the layer's query pools
  *   timed_commands.c   the vkCmd* the layer brackets with timestamps
+ *   images.c           images' texel sizes, for the bytes of image copies
+ *   labels.c           VK_EXT_debug_utils labels as marker ranges
+ *   subscribers.c      the subscriber domains (callback.h), subscribers.h
  *   submissions.c      submissions, their completion (fences, query reads)
  *                      and the KERNEL_DISPATCH / MEMORY_COPY records
  *
@@ -153,6 +156,9 @@ int uvk_object_name(VkObjectType type, uint64_t handle, char out[UVK_NAME_MAX]);
    command buffer) at time t on UPTI's clock. */
 void uvk_label_emit(VkQueue queue, int device_side, uint32_t op, const char *name, upti_timestamp_t t,
                     const upti_runtime_correlation_t *corr);
+
+/* images.c: bytes per texel of an image's format (0 if unknown). */
+uint32_t uvk_image_texel_bytes(VkImage image);
 
 /* command_buffers.c (under uvk_dt_lock) */
 uvk_cb_t *uvk_cb_find(VkCommandBuffer cb);

@@ -57,6 +57,7 @@ DEVTIME = {
     'vkCmdBeginRenderPass', 'vkCmdBeginRenderPass2', 'vkCmdBeginRenderPass2KHR', 'vkCmdBeginRendering',
     'vkCmdBeginRenderingKHR', 'vkCmdEndRenderPass', 'vkCmdEndRenderPass2', 'vkCmdEndRenderPass2KHR',
     'vkCmdEndRendering', 'vkCmdEndRenderingKHR',
+    'vkCreateImage', 'vkDestroyImage',  # images.c
 }
 
 INSTANCE_HANDLES = ('VkInstance', 'VkPhysicalDevice')

@@ -41,6 +41,17 @@ Cases
               OpenCL kernel (clFinish) then a Vulkan dispatch (fence), three
               times; on the trace the six kernels alternate in that order,
               each ending before the next starts (one clock for both)
+
+Other programs (output bit for bit equal to bare, exact records)
+  vadd        vk_vadd: one dispatch of vk_vadd.comp:main (128 groups), a
+              barrier and a 32768-byte buffer copy, device times between
+              the submit and the end of its fence wait
+  threads     vk_threads 3 4: three threads, each with its own device and
+              queue, submit 4 times: 12 dispatches, 4 per queue, ordered on
+              each queue, each record on the thread that recorded it
+  copies      vk_copies: every copy kind once (fill, update, buffer,
+              buffer->image, image, image->buffer) with its bytes and
+              direction, and the 5 barriers, correlated with their calls
 """
 import argparse
 import collections
@@ -269,6 +280,72 @@ def check_subscriber(recs, submits):
         expect(len(inside) == 3, f'wait {i}: {len(inside)} COMPLETED inside it, expected 3')
 
 
+def device_records(recs, kind):
+    return sorted((r for r in recs if r['_t'] == kind), key=lambda r: int(r['queued']))
+
+
+def check_window(recs, r):
+    """r ran after its submit began and ended before the fence wait that followed it returned."""
+    api = [x for x in recs if x['_t'] == 'API']
+    sub = [x for x in api if x['op'] == 'vkQueueSubmit' and int(x['start']) <= int(r['submit']) <= int(x['end'])]
+    expect(len(sub) == 1, 'no vkQueueSubmit around the submit time of ' + r['line'])
+    waits = [x for x in api if x['op'] == 'vkWaitForFences' and x['tid'] == sub[0]['tid'] and
+             int(x['start']) >= int(sub[0]['end'])]
+    wait = min(waits, key=lambda x: int(x['start']))
+    expect(int(sub[0]['start']) <= int(r['start']) <= int(r['end']) <= int(wait['end']),
+           'device times outside submit .. wait end: ' + r['line'])
+
+
+def check_program(case, recs):
+    expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
+    expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
+    api = [r for r in recs if r['_t'] == 'API']
+    by_corr = {r['corr']: r for r in api}
+    kernels, copies = device_records(recs, 'KERNEL'), device_records(recs, 'COPY')
+    for r in kernels + copies:
+        expect(by_corr.get(r['corr'], {}).get('tid') == r['tid'], 'record not on its recording thread: ' + r['line'])
+        check_window(recs, r)
+    if case == 'vadd':
+        expect([(k['op'], k['name'], k['groups'], by_corr[k['corr']]['op']) for k in kernels] ==
+               [('VK_DISPATCH', 'vk_vadd.comp:main', '128,1,1', 'vkCmdDispatch')], 'kernels: %s' % kernels)
+        expect([(c['op'], c['bytes'], c['dir']) for c in copies] == [('BARRIER', '0', '0'),
+                                                                      ('COPY_BUFFER', '32768', '3')],
+               'copies: %s' % [c['line'] for c in copies])
+    elif case == 'threads':
+        expect(len(kernels) == 12 and all(k['name'] == 'vk_vadd.comp:main' and k['groups'] == '16,1,1'
+                                          for k in kernels), f'{len(kernels)} kernels, expected 12 of vk_vadd')
+        queues = collections.defaultdict(list)
+        for k in kernels:
+            queues[k['queue']].append(k)
+        expect(sorted(len(q) for q in queues.values()) == [4, 4, 4], 'kernels per queue: %s' %
+               {q: len(v) for q, v in queues.items()})
+        expect(len({q[0]['tid'] for q in queues.values()}) == 3 and
+               all(len({k['tid'] for k in q}) == 1 for q in queues.values()), 'one recording thread per queue')
+        for q in queues.values():
+            q.sort(key=lambda k: int(k['start']))
+            for a, b in zip(q, q[1:]):
+                expect(int(a['end']) <= int(b['start']) and int(a['submit']) < int(b['submit']),
+                       'executions overlap or reorder on one queue: %s / %s' % (a['line'], b['line']))
+        expect(sum(1 for r in api if r['op'] == 'vkQueueSubmit') == 12 and
+               sum(1 for r in api if r['op'] == 'vkCreateDevice') == 3, 'submit or device counts')
+    elif case == 'copies':
+        expect(not kernels, 'kernel records from a program without dispatches')
+        want = [('FILL_BUFFER', '16384', '1', 'vkCmdFillBuffer'), ('WRITE_BUFFER', '256', '1', 'vkCmdUpdateBuffer'),
+                ('COPY_BUFFER', '8192', '3', 'vkCmdCopyBuffer'), ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'),
+                ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'),
+                ('COPY_BUFFER_TO_IMAGE', '16384', '3', 'vkCmdCopyBufferToImage'),
+                ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'), ('COPY_IMAGE', '16384', '3', 'vkCmdCopyImage'),
+                ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'),
+                ('COPY_IMAGE_TO_BUFFER', '16384', '3', 'vkCmdCopyImageToBuffer'),
+                ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'), ('COPY_BUFFER', '16384', '3', 'vkCmdCopyBuffer')]
+        got = [(c['op'], c['bytes'], c['dir'], by_corr[c['corr']]['op']) for c in copies]
+        expect(got == want, 'copies in recording order:\n%s' % '\n'.join(map(str, got)))
+        agent = copies[0]['dst'] if copies else None
+        expect(agent not in (None, '0'), 'copies without a device agent')
+        expect(all((c['dst'] == agent) and (c['src'] == (agent if c['dir'] == '3' else '0'))
+                   for c in copies if c['dir'] != '0'), 'source/destination agents')
+
+
 def check_kernels(recs, submits, submit='vkQueueSubmit', name=KERNEL_NAME):
     """One record per execution of the recorded vkCmdDispatch, on UPTI's clock:
     after its vkQueueSubmit began, before the vkWaitForFences after it returned."""
@@ -340,6 +417,8 @@ def main():
     traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
     submits = 100 if a.case == 'submit_100' else 3
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'labels') else [])
+    if a.case in ('vadd', 'threads', 'copies'):
+        argv = [a.app] + (['3', '4'] if a.case == 'threads' else [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
     rc0, out0, err0 = run(argv, base)
     if rc0 == SKIP:
@@ -430,6 +509,10 @@ def main():
         print('PASS no_tool')
         return
     recs = parse(out)
+    if a.case in ('vadd', 'threads', 'copies'):
+        check_program(a.case, recs)
+        print('PASS ' + a.case)
+        return
     if a.case == 'subscriber':
         check_subscriber(recs, submits)
         print('PASS subscriber')
