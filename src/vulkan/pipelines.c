@@ -83,7 +83,9 @@ VkResult uvk_dt_vkSetDebugUtilsObjectNameEXT(const upti_vulkan_dispatch_t *n, Vk
                                              const VkDebugUtilsObjectNameInfoEXT *info)
 {
     VkResult r = n->vkSetDebugUtilsObjectNameEXT(device, info);
-    if (r != VK_SUCCESS || !uvk_tracing || info == NULL)
+    /* Only the names records use: programs may name every object they make. */
+    if (r != VK_SUCCESS || !uvk_tracing || info == NULL ||
+        (info->objectType != VK_OBJECT_TYPE_PIPELINE && info->objectType != VK_OBJECT_TYPE_SHADER_MODULE))
         return r;
     pthread_mutex_lock(&g_lock);
     name_forget(info->objectType, info->objectHandle);
