@@ -400,13 +400,15 @@ VkResult uvk_dt_vkWaitForFences(const upti_vulkan_dispatch_t *n, VkDevice device
         pthread_mutex_lock(&uvk_dt_lock);
         for (int again = 1; again;) {
             again = 0;
-            for (uvk_pending_t *p = uvk_dt_pending; p != NULL && !again; p = p->next) {
+            for (uvk_pending_t *p = uvk_dt_pending; p != NULL; p = p->next) {
                 int waited = 0;
                 for (uint32_t i = 0; i < count && !waited; i++)
                     waited = p->dev == o && p->program_fence != VK_NULL_HANDLE && p->program_fence == fences[i] &&
                              (all || o->next.vkGetFenceStatus(o->device, fences[i]) == VK_SUCCESS);
-                if (waited)
-                    again = uvk_pending_complete(p, 1); /* p is gone: start over */
+                if (waited) {
+                    again = uvk_pending_complete(p, 1); /* p is gone then: start over */
+                    break;
+                }
             }
         }
         pthread_mutex_unlock(&uvk_dt_lock);
