@@ -20,6 +20,7 @@ UPTI = os.path.join(BUILD, "bin", "upti")
 PHASES = os.path.join(BUILD, "bin", "capture_phases")
 OCL_APP = os.path.join(BUILD, "bin", "upti-test-ocl-e2e")
 NVTX_APP = os.path.join(BUILD, "bin", "upti-test-nvtx-app")
+OCL_EDGES = os.path.join(BUILD, "bin", "capture_ocl")
 SKIP = 77
 
 
@@ -210,6 +211,29 @@ def case_iterations(tmp):
         check(got == want, "%r: %r, expected %r" % (opts, got, want))
         check(meta(db, "records_filtered") == str(filtered),
               "%r: records_filtered %r" % (opts, meta(db, "records_filtered")))
+
+
+def case_device_edges(tmp):
+    """Kernels at a window's edges (tests/apps/capture_ocl.c): those enqueued inside a window
+    are recorded even when they complete after it closed; those enqueued before it that
+    complete inside it are not."""
+    if not os.path.exists(OCL_EDGES):
+        return SKIP
+    probe = run([OCL_EDGES], expect=None)
+    if probe.returncode != 0:
+        print("SKIP: no OpenCL device: %s" % probe.stdout.strip()[:200])
+        return SKIP
+    for name, kernels in ((None, 9), ("launch", 3), ("sync", 0), ("inside", 2)):
+        opts = ["--kernel-trace", "--marker-trace"]
+        if name:
+            opts += ["--capture-range-name", name]
+        db, p, _ = traced(tmp, "d%s" % name, opts, [OCL_EDGES])
+        check(db is not None, "%r: no database: %s" % (name, p.stderr))
+        got = one(db, "SELECT count(*) FROM kernels")
+        check(got == kernels, "%r: %d kernels, expected %d" % (name, got, kernels))
+        regions = sorted(r[0] for r in db.execute("SELECT name FROM regions"))
+        want = sorted(["launch", "sync", "inside"]) if name is None else [name]
+        check(regions == want, "%r: regions %r" % (name, regions))
 
 
 def case_errors(tmp):
