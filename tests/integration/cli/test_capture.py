@@ -137,6 +137,23 @@ def case_nvtx_domain(tmp):
     check(db is None and "never opened" in p.stderr, "another domain: %r" % p.stderr)
 
 
+def case_fork(tmp):
+    """A child forked without exec inside a window keeps it open until it pops the range."""
+    if "libclang_rt.asan" in os.environ.get("UPTI_SANITIZER_PRELOAD", ""):
+        print("SKIP: fork under ASan (see test_cli.py, ASAN_FORK)")
+        return SKIP
+    d = os.path.join(tmp, "f")
+    run([UPTI, "run", "--marker-trace", "--capture-range-name", "window", "-d", d, "-o", "r-%pid%",
+         "--", PHASES, "fork"])
+    got = []
+    for f in sorted(os.listdir(d)):
+        db = sqlite3.connect(os.path.join(d, f))
+        got.append((marks_by_prefix(db), ops(db)))
+    want = sorted([({"parent": 4}, {"uptx_mark": 4, "uptx_range_push": 1, "uptx_range_pop": 1}),
+                   ({"child": 3}, {"uptx_mark": 3, "uptx_range_pop": 1})], key=repr)
+    check(sorted(got, key=repr) == want, "fork: %r" % got)
+
+
 def case_pause_resume(tmp):
     """uptx_profiler_pause/resume, with and without --start-paused."""
     db, _, _ = traced(tmp, "paused", ["--start-paused"], [PHASES, "pause"])
