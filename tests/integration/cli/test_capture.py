@@ -228,6 +228,17 @@ def case_iterations(tmp):
         check(got == want, "%r: %r, expected %r" % (opts, got, want))
         check(meta(db, "records_filtered") == str(filtered),
               "%r: records_filtered %r" % (opts, meta(db, "records_filtered")))
+    # Without `upti run`: UPTI_TRACE_KERNEL_ITERATIONS, read by the tool that writes the database.
+    out = os.path.join(tmp, "inproc")
+    e = {k: v for k, v in os.environ.items() if not k.startswith("UPTI_")}
+    e.update(UPTI_TOOL_LIBRARIES=os.path.join(BUILD, "lib", "libupti-trace.so"),
+             OPENCL_LAYERS=os.path.join(BUILD, "lib", "libupti-opencl.so"),
+             UPTI_TRACE_KINDS="kernel_dispatch", UPTI_TRACE_KERNEL_ITERATIONS="[2-3,6-]",
+             UPTI_TRACE_OUTPUT=out)
+    subprocess.run(prog, env=e, check=True, timeout=120, capture_output=True)
+    db = sqlite3.connect(out + ".db")
+    got = dict(db.execute("SELECT name, count(*) FROM kernels GROUP BY name").fetchall())
+    check(got == {"kern_a": 4, "kern_b": 2}, "in-process: %r" % got)
 
 
 def case_device_edges(tmp):
