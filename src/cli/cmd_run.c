@@ -61,7 +61,7 @@ void cmd_run_help(FILE *out)
             "                            uptx_profiler_pause() pauses (always honoured)\n"
             "  --delay SEC               record from SEC seconds after the start\n"
             "  --duration SEC            record for SEC seconds (after --delay)\n"
-            "  --collection-period START:DURATION:REPEAT\n"
+            "  -P, --collection-period START:DURATION:REPEAT\n"
             "                            REPEAT times (0: to the end): START s paused, then\n"
             "                            DURATION s recorded\n"
             "\n"
