@@ -144,7 +144,12 @@ UPTI_API upti_status_t upti_runtime_add_agent(const upti_agent_t *agent, upti_ag
  */
 UPTI_API upti_status_t upti_runtime_set_metadata(const char *key, const char *value);
 
-/** Reports an unusual event (issue, drop, clock mapping) on stderr once, prefixed "upti:". */
+/**
+ * Reports an unusual event (issue, drop, clock mapping) as a warning where
+ * UPTI's messages go (log.h: stderr prefixed "upti:", or a tool's log
+ * callback), and to subscribers of the internal-event domain. Each call is
+ * one message: a caller that may repeat itself says it once.
+ */
 UPTI_API void upti_runtime_warn(const char *message);
 
 UPTI_EXTERN_C_END

@@ -2,6 +2,7 @@
  * NVTX injection, run the program, and exit with its status. */
 #include "cli.h"
 #include "env.h"
+#include "log.h"
 #include "options.h"
 #include "output.h"
 #include "run_outputs.h"
@@ -87,6 +88,8 @@ void cmd_run_help(FILE *out)
             "                            per process at its end, the agents (devices) it saw\n"
             "  --force-overwrite         replace existing files of the same name even if\n"
             "                            UPTI did not write them\n"
+            "  --log-level LEVEL         UPTI's messages on stderr: none, error, warning\n"
+            "                            (default), info or debug (UPTI_LOG_LEVEL)\n"
             "  -h, --help                this help\n"
             "\n"
             "Options come before PROGRAM: the first argument that is not an option (or\n"
@@ -103,7 +106,7 @@ void cmd_run_help(FILE *out)
 enum {
     O_OPENCL = CLI_OPT_OWN, O_KERNEL, O_COPY, O_ALLOC, O_MARKER, O_SYS, O_STATS, O_INCLUDE,
     O_EXCLUDE, O_ARGS, O_LIST, O_FORCE, O_VULKAN, O_CAPTURE_RANGE, O_CAPTURE_NAME, O_CAPTURE_END,
-    O_START_PAUSED, O_DELAY, O_DURATION, O_PERIOD, O_ITERATIONS
+    O_START_PAUSED, O_DELAY, O_DURATION, O_PERIOD, O_ITERATIONS, O_LOG_LEVEL
 };
 
 static const cli_option k_options[] = {
@@ -128,6 +131,7 @@ static const cli_option k_options[] = {
     {O_DURATION, 0, "duration", NULL, 1},
     {O_PERIOD, 'P', "collection-period", NULL, 1},
     {O_ITERATIONS, 0, "kernel-iteration-range", NULL, 1},
+    {O_LOG_LEVEL, 0, "log-level", NULL, 1},
     CLI_OPTION_DIR,
     CLI_OPTION_OUTPUT,
     CLI_OPTION_FORMAT,
@@ -138,6 +142,7 @@ static const cli_option k_options[] = {
 typedef struct run_options {
     char kinds[256];
     const char *dir, *file, *formats, *include, *exclude;
+    const char *log_level; /* --log-level: UPTI_LOG_LEVEL for upti and the traced processes */
     int stats, list, args, help;
     bool force_overwrite; /* --force-overwrite: replace files of the same name UPTI did not write */
     run_capture capture;  /* when to record, which kernel executions to keep */
@@ -164,6 +169,15 @@ static int on_option(void *ctx, int id, const char *value)
     case O_LIST: o->list = 1; break;
     case O_ARGS: o->args = 1; k = "opencl_api"; break;
     case O_FORCE: o->force_overwrite = true; break;
+    case O_LOG_LEVEL:
+        if (upti_log_level_of(value) < 0) {
+            char shown[64];
+            cli_printable(value, shown, sizeof shown);
+            return cli_usage_error("run", "--log-level '%s' is not none, error, warning, info or debug",
+                                   shown);
+        }
+        o->log_level = value;
+        break;
     case CLI_OPT_HELP: o->help = 1; break;
     case O_CAPTURE_RANGE: o->capture.range = value; break;
     case O_CAPTURE_NAME: o->capture.name = value; break;
@@ -355,6 +369,8 @@ static int run_program(const run_options *o, char **program, int nprogram)
     }
 
     check_environment();
+    if (o->log_level != NULL)
+        setenv("UPTI_LOG_LEVEL", o->log_level, 1);
     if (o->force_overwrite)
         setenv("UPTI_TRACE_FORCE_OVERWRITE", "1", 1);
     const char *libdir = cli_library_dir();

@@ -169,6 +169,8 @@ static void add_candidate(upti_configure_func_t fn, const char *origin)
     g_tools[g_num_tools].configure = fn;
     g_tools[g_num_tools].origin = strdup(origin[0] ? origin : "(executable)");
     g_num_tools++;
+    upti_log_debug("tool %d found: upti_configure in %s", g_num_tools,
+                   origin[0] ? origin : "(executable)");
 }
 
 /* upti_configure defined by the object behind handle itself, not by one of its dependencies. */
@@ -341,8 +343,15 @@ static void discover_and_initialize(void)
         }
     }
     bool any = false;
-    for (int i = 0; i < g_num_tools; i++)
+    int configured = 0;
+    for (int i = 0; i < g_num_tools; i++) {
         any |= g_tools[i].result != NULL;
+        configured += g_tools[i].result != NULL;
+        if (g_tools[i].result == NULL)
+            upti_log_debug("tool '%s' declined (upti_configure returned NULL or was skipped)",
+                           tool_name(&g_tools[i]));
+    }
+    upti_log_info("%d tool(s) configured, of %d found", configured, g_num_tools);
     g_any_tool = any;
     if (any) {
         upti_agents_init_host();
@@ -455,6 +464,8 @@ UPTI_API upti_status_t upti_sdk_set_api_table(const char *name, uint64_t version
 {
     if (!upti_ensure_tools())
         return UPTI_STATUS_ERROR_DEADLOCK; /* started during discovery: registers later */
+    upti_log_debug("runtime '%s' registered (version %llu, %llu table(s))", name ? name : "?",
+                   (unsigned long long)version, (unsigned long long)num_tables);
     int mask = library_mask(name);
     if (mask == UPTI_INTERCEPT_TABLE_MARKER && num_tables >= 1)
         upti_marker_install_wrappers(tables[0]);
@@ -470,6 +481,15 @@ UPTI_API upti_status_t upti_sdk_set_api_table(const char *name, uint64_t version
 }
 
 /* ---- public API ---- */
+
+UPTI_API upti_status_t upti_set_log_callback(upti_log_level_t level, upti_log_callback_t callback,
+                                             void *data)
+{
+    if ((int)level < UPTI_LOG_LEVEL_NONE || level >= UPTI_LOG_LEVEL_LAST)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    upti_log_configure(level, callback, data);
+    return UPTI_STATUS_SUCCESS;
+}
 
 UPTI_API upti_status_t upti_at_intercept_table_registration(upti_intercept_library_cb_t callback,
                                                             int library_mask, void *data)

@@ -251,7 +251,7 @@ UPTI_API void upti_runtime_emit(const upti_runtime_record_t *record)
 UPTI_API void upti_runtime_warn(const char *message)
 {
     if (message != NULL) {
-        upti_log_error("%s", message);
+        upti_log_warning("%s", message);
         upti_runtime_subscriber_internal(UPTI_CB_DOMAIN_INTERNAL_EVENT, UPTI_CB_PHASE_INTERNAL_EVENT,
                                          UPTI_INTERNAL_EVENT_TYPE_WARNING, message, 0);
     }

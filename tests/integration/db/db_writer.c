@@ -25,6 +25,7 @@
 
 static const char *g_case;
 
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
 {
     va_list ap;
