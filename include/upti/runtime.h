@@ -100,12 +100,23 @@ typedef struct upti_runtime_record_t {
     const upti_runtime_correlation_t *correlation; /**< NULL: the current call's, if any */
     void *record;                     /**< a buffer_tracing.h record, its prefix's size set */
     size_t string_offset;             /**< offset of a const char* member copied with the record, 0 if none */
+    /**
+     * The plan of (kind, operation) when the work the record reports was
+     * started (upti_runtime_plan at the enqueue), or NULL. Buffers then get
+     * the record in the contexts that were active at the start, even if they
+     * stopped since (a kernel enqueued inside a capture window that completes
+     * after it closed), and not in contexts started since; callbacks still
+     * go to the contexts active now. Ignored once UPTI finalized. An
+     * integration built before this field (a smaller size) gets the plan of now.
+     */
+    const upti_operation_plan_t *started_plan;
 } upti_runtime_record_t;
 
 /**
  * Delivers a record to every active context that wants (kind, operation):
  * callbacks see it as payload; buffers get a copy (prefix fields and the
- * external correlation filled per context; the string member deep-copied).
+ * external correlation filled per context; the string member deep-copied),
+ * those of record->started_plan's contexts when it is set.
  * Correlation: record->correlation, else the call in progress on this
  * thread, else a new internal id.
  */

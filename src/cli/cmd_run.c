@@ -62,7 +62,7 @@ void cmd_run_help(FILE *out)
             "                            uptx_profiler_pause() pauses (always honoured)\n"
             "  --delay SEC               record from SEC seconds after the start\n"
             "  --duration SEC            record for SEC seconds (after --delay)\n"
-            "  --collection-period START:DURATION:REPEAT\n"
+            "  -P, --collection-period START:DURATION:REPEAT\n"
             "                            REPEAT times (0: to the end): START s paused, then\n"
             "                            DURATION s recorded\n"
             "\n"
@@ -434,36 +434,52 @@ static int run_program(const run_options *o, char **program, int nprogram)
         return rc;
     run_outputs_begin(); /* upti's own list of the files it wrote */
     fflush(NULL);
+    /* SIGINT, SIGTERM, SIGHUP sent to upti go to the program (which only
+     * records: upti writes the outputs once it ended); upti waits for it and
+     * exits with its status. The terminal's Ctrl+C reaches both. SIGQUIT from
+     * the terminal reaches the program. A file size limit (RLIMIT_FSIZE)
+     * fails upti's own writes with EFBIG, said in a message, instead of
+     * killing it. The program gets the dispositions upti was started with. */
+    static const int handled[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGXFSZ};
+    enum { NUM_HANDLED = sizeof handled / sizeof handled[0] };
+    struct sigaction old_actions[NUM_HANDLED];
+    sigset_t block, old_mask;
+    sigemptyset(&block);
+    for (int i = 0; i < NUM_HANDLED; i++)
+        sigaddset(&block, handled[i]);
+    sigprocmask(SIG_BLOCK, &block, &old_mask);
+    for (int i = 0; i < NUM_HANDLED; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = handled[i] == SIGQUIT || handled[i] == SIGXFSZ ? SIG_IGN : forward;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        sigaction(handled[i], &sa, &old_actions[i]);
+    }
     g_child = fork();
     if (g_child < 0) {
+        int e = errno;
+        for (int i = 0; i < NUM_HANDLED; i++)
+            sigaction(handled[i], &old_actions[i], NULL);
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
         run_outputs_discard();
         run_collect_discard();
-        return cli_error("fork: %s", strerror(errno));
+        return cli_error("fork: %s", strerror(e));
     }
     if (g_child == 0) {
+        for (int i = 0; i < NUM_HANDLED; i++)
+            sigaction(handled[i], &old_actions[i], NULL);
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
         /* The program's processes only record (UPTI_TRACE_RING_DIR). */
         unsetenv("UPTI_TRACE_MANIFEST");
         execvp(program[0], program);
         fprintf(stderr, "upti: cannot run '%s': %s\n", program[0], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
     }
-    /* SIGINT, SIGTERM, SIGHUP sent to upti go to the program (whose tool then
-     * writes its outputs before it ends); upti waits for it and exits with its
-     * status. The terminal's Ctrl+C reaches both: the program's tool takes a
-     * repeated SIGINT as one. SIGQUIT from the terminal reaches the program. */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = forward;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGQUIT, SIG_IGN);
-    /* A file size limit (RLIMIT_FSIZE) fails upti's own writes with EFBIG,
-     * said in a message, instead of killing it (the program keeps its own
-     * disposition: this is set after the fork). */
-    signal(SIGXFSZ, SIG_IGN);
+    /* The signals' handlers were set before the fork, with the signals
+     * blocked until g_child is known: one sent to upti meanwhile is forwarded
+     * now, not lost nor fatal to upti. */
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (run_collect_start(g_child) != 0)
         fprintf(stderr, "upti: cannot start collecting: the trace is written after the program "
                         "ended\n");

@@ -60,6 +60,7 @@ struct uocl_cmd_t {
     uocl_queue_info_t qi;
     upti_tracing_kind_t kind;
     uint32_t op;
+    const upti_operation_plan_t *started_plan; /* the kind's plan at the enqueue */
     upti_runtime_correlation_t corr;
     uint64_t host_before, host_after; /* around the enqueue, to calibrate the clock */
     uint64_t real_before, real_after; /* the same on CLOCK_REALTIME (oclgrind's clock) */
@@ -274,6 +275,10 @@ uocl_cmd_t *uocl_cmd_begin(const upti_runtime_call_t *call, upti_tracing_kind_t 
     c->qi = qi;
     c->kind = kind;
     c->op = op;
+    /* The contexts active now get its record when it completes, even if they
+     * stopped by then (a capture window that closed while it ran). */
+    c->started_plan = upti_runtime_plan(
+        kind == UPTI_TRACING_KIND_KERNEL_DISPATCH ? uocl_kernel_plans : uocl_copy_plans, op);
     upti_runtime_capture_correlation(call, &c->corr);
     if (*event == NULL) {
         c->internal_event = 1;
@@ -450,6 +455,7 @@ static void emit(uocl_cmd_t *c)
     rec.operation = c->op;
     rec.phase = UPTI_CALLBACK_PHASE_NONE;
     rec.correlation = &c->corr;
+    rec.started_plan = c->started_plan;
     upti_agent_id_t agent = {c->qi.dev != NULL ? c->qi.dev->agent.handle : 0};
     if (c->kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
         upti_buffer_tracing_kernel_dispatch_record_t r;

@@ -497,6 +497,10 @@ static void device_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user
     /* From the record, not the queue: the program may have released the
      * queue (and the handle be another queue's by now). */
     uocl_device_t *dev = uocl_device_of_agent(agent);
+    /* Another runtime's operation (the Vulkan layer's records reach this
+       context too): its own provider reports it. */
+    if (dev == NULL && agent.handle != 0)
+        return;
     if (dev != NULL && (atomic_load(&g_domains) & (1u << UPTI_CB_DOMAIN_INTERNAL_EVENT)))
         report_clock(dev);
     struct sub_op *o = ops_take(rec.correlation_id.internal);

@@ -628,9 +628,18 @@ static OTF2_ErrorCode quiet(void *data, const char *file, uint64_t line, const c
     return code;
 }
 
-/* 1 if the archive at anchor was written by UPTI (its creator). */
+/* 1 if the archive at anchor was written by UPTI (its creator). A file that
+ * does not begin as an OTF2 anchor ("\3BOTF2" here) is not opened with OTF2's
+ * reader, which leaks what it allocated when it fails. */
 static int archive_is_ours(const char *anchor)
 {
+    char head[8];
+    FILE *f = fopen(anchor, "rb");
+    size_t n = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f)
+        fclose(f);
+    if (n < sizeof head || memcmp(head + 2, "OTF2", 4) != 0)
+        return 0;
     OTF2_ErrorCallback prev = OTF2_Error_RegisterCallback(quiet, NULL);
     OTF2_Reader *r = OTF2_Reader_Open(anchor);
     if (r == NULL) {
@@ -657,11 +666,16 @@ typedef struct archive_paths {
     char anchor[4096], defs[4096], evts[4096];
 } archive_paths;
 
-static void paths_of(archive_paths *a, const char *dir, const char *name)
+/* 0, or -1 when a path does not fit. */
+static int paths_of(archive_paths *a, const char *dir, const char *name)
 {
-    snprintf(a->anchor, sizeof a->anchor, "%s/%s.otf2", dir, name);
-    snprintf(a->defs, sizeof a->defs, "%s/%s.def", dir, name);
-    snprintf(a->evts, sizeof a->evts, "%s/%s", dir, name);
+    int n1 = snprintf(a->anchor, sizeof a->anchor, "%s/%s.otf2", dir, name);
+    int n2 = snprintf(a->defs, sizeof a->defs, "%s/%s.def", dir, name);
+    int n3 = snprintf(a->evts, sizeof a->evts, "%s/%s", dir, name);
+    return n1 < 0 || n2 < 0 || n3 < 0 || (size_t)n1 >= sizeof a->anchor ||
+                   (size_t)n2 >= sizeof a->defs || (size_t)n3 >= sizeof a->evts
+               ? -1
+               : 0;
 }
 
 /* 0 if nothing is at dir/name or an archive UPTI wrote is; else -1 with err set. */
@@ -732,9 +746,12 @@ int uo_export_otf2(sqlite3 *db, const char *dir, const char *name, char *err, si
     /* Written as NAME.part (.otf2, .def, folder), renamed once complete. */
     archive_paths final, part;
     char part_name[4096];
-    snprintf(part_name, sizeof part_name, "%s.part", name);
-    paths_of(&final, dir, name);
-    paths_of(&part, dir, part_name);
+    int n = snprintf(part_name, sizeof part_name, "%s.part", name);
+    if (n < 0 || (size_t)n >= sizeof part_name || paths_of(&final, dir, name) != 0 ||
+        paths_of(&part, dir, part_name) != 0) {
+        snprintf(err, errlen, "the path %.400s/%.400s is too long", dir, name);
+        return -1;
+    }
     if (archive_replaceable(&w, &final) != 0)
         return -1;
     if (archive_remove(&part) != 0) { /* one an export cut short left */

@@ -295,6 +295,14 @@ void upti_stop_all_contexts(void)
     pthread_mutex_unlock(&g_lock);
 }
 
+bool upti_contexts_finalized(void)
+{
+    pthread_mutex_lock(&g_lock);
+    bool final = g_contexts_final;
+    pthread_mutex_unlock(&g_lock);
+    return final;
+}
+
 void upti_stop_tool_contexts(int tool)
 {
     pthread_mutex_lock(&g_lock);

@@ -199,6 +199,8 @@ struct upti_operation_plan_t {
 const upti_operation_plan_t *const *upti_plans(upti_tracing_kind_t kind);
 /** Stops every context and clears every plan (finalization). */
 void upti_stop_all_contexts(void);
+/** True once upti_stop_all_contexts ran (finalization): nothing is recorded any more. */
+bool upti_contexts_finalized(void);
 /** Stops the contexts created by tool index tool. */
 void upti_stop_tool_contexts(int tool);
 /** Buffers created by contexts of tool (bitmask by buffer index). */

@@ -175,8 +175,13 @@ UPTI_API void upti_runtime_emit(const upti_runtime_record_t *record)
         rec->kind >= UPTI_TRACING_KIND_LAST ||
         rec->operation >= upti_kind_info(rec->kind)->operation_count)
         return;
-    const upti_operation_plan_t *plan = upti_runtime_plan(upti_plans(rec->kind), rec->operation);
-    if (plan == NULL)
+    const upti_operation_plan_t *now = upti_runtime_plan(upti_plans(rec->kind), rec->operation);
+    /* Buffers: the contexts active when the work started, if the integration says. */
+    const upti_operation_plan_t *plan = now;
+    if (rec->size >= offsetof(upti_runtime_record_t, started_plan) + sizeof rec->started_plan &&
+        rec->started_plan != NULL && rec->started_plan != now && !upti_contexts_finalized())
+        plan = rec->started_plan;
+    if (plan == NULL && now == NULL)
         return;
     upti_thread_state_t *s = upti_thread_state();
     upti_runtime_correlation_t here;
@@ -193,10 +198,10 @@ UPTI_API void upti_runtime_emit(const upti_runtime_record_t *record)
     prefix->operation = rec->operation;
     prefix->correlation_id.internal = corr->internal;
     prefix->thread_id = corr->thread_id;
-    if (plan->num_callbacks > 0) {
+    if (now != NULL && now->num_callbacks > 0) {
         s->in_callback++;
-        for (uint32_t i = 0; i < plan->num_callbacks; i++) {
-            const upti_plan_callback_t *cb = &plan->callbacks[i];
+        for (uint32_t i = 0; i < now->num_callbacks; i++) {
+            const upti_plan_callback_t *cb = &now->callbacks[i];
             prefix->correlation_id.external.value = captured_external(corr, cb->context);
             upti_callback_tracing_record_t r = {
                 .size = sizeof r,
@@ -213,6 +218,8 @@ UPTI_API void upti_runtime_emit(const upti_runtime_record_t *record)
         }
         s->in_callback--;
     }
+    if (plan == NULL)
+        return;
     if (rec->kind == UPTI_TRACING_KIND_MARKER_API && plan->num_buffers > 0 &&
         rec->string_offset != 0) {
         const char *text = NULL;

@@ -44,9 +44,10 @@ static struct {
     uint64_t t0; /* CLOCK_REALTIME ns the periods count from */
 } g_cap = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Per thread: push depth and which open pushes matched. */
-static __thread uint32_t t_depth;
-static __thread uint64_t t_matched[STACK_BITS / 64];
+/* Per thread and per API (0 uptx, 1 NVTX: each has its own stack): push
+ * depth and which open pushes matched. */
+static __thread uint32_t t_depth[2];
+static __thread uint64_t t_matched[2][STACK_BITS / 64];
 
 /* Switches the gated contexts to what the conditions say (g_cap.lock held).
  * The status of starting them, when it did. */
@@ -127,9 +128,9 @@ static int counted(void)
     return g_cap.max_windows == 0 || g_cap.entered < g_cap.max_windows;
 }
 
-static void on_push(const char *text, uint64_t domain)
+static void on_push(int api, const char *text, uint64_t domain)
 {
-    uint32_t d = t_depth++;
+    uint32_t d = t_depth[api]++;
     int match = 0;
     if (g_cap.marker) {
         pthread_mutex_lock(&g_cap.lock);
@@ -140,19 +141,19 @@ static void on_push(const char *text, uint64_t domain)
     }
     if (d < STACK_BITS) {
         if (match)
-            t_matched[d / 64] |= 1ull << (d % 64);
+            t_matched[api][d / 64] |= 1ull << (d % 64);
         else
-            t_matched[d / 64] &= ~(1ull << (d % 64));
+            t_matched[api][d / 64] &= ~(1ull << (d % 64));
     }
 }
 
-static void on_pop(void)
+static void on_pop(int api)
 {
-    if (t_depth == 0)
+    if (t_depth[api] == 0)
         return;
-    uint32_t d = --t_depth;
-    if (d < STACK_BITS && (t_matched[d / 64] >> (d % 64)) & 1) {
-        t_matched[d / 64] &= ~(1ull << (d % 64));
+    uint32_t d = --t_depth[api];
+    if (d < STACK_BITS && (t_matched[api][d / 64] >> (d % 64)) & 1) {
+        t_matched[api][d / 64] &= ~(1ull << (d % 64));
         pthread_mutex_lock(&g_cap.lock);
         range_left();
         pthread_mutex_unlock(&g_cap.lock);
@@ -226,11 +227,11 @@ static void on_marker(upti_callback_tracing_record_t r, upti_user_data_t *user_d
         set_paused(0);
         break;
     case UPTI_MARKER_API_RANGE_PUSH:
-        on_push(m != NULL ? m->message : u->args.range_push.message, domain);
+        on_push(nvtx, m != NULL ? m->message : u->args.range_push.message, domain);
         break;
     case UPTI_MARKER_API_RANGE_POP:
         if (m != NULL || u->retval.int_retval >= 0) /* uptx: -1 when none was open */
-            on_pop();
+            on_pop(nvtx);
         break;
     case UPTI_MARKER_API_RANGE_START:
         if (m != NULL)

@@ -9,6 +9,8 @@
  *   UPTI_TRACE_FORMATS   comma list: db, pftrace, json, csv (default db)
  *   UPTI_TRACE_STATS     1: print the summary tables on stderr at exit
  *   UPTI_TRACE_KERNEL_INCLUDE / UPTI_TRACE_KERNEL_EXCLUDE  POSIX extended regexes on kernel names
+ *   UPTI_TRACE_KERNEL_ITERATIONS  without `upti run` (which applies --kernel-iteration-range
+ *                        itself): the executions of each kernel name kept, e.g. [1-3,5]
  *   UPTI_TRACE_SESSION_START  ns since the epoch when `upti run` started: an output
  *                        file newer than this belongs to another process of the same
  *                        run and is not overwritten ("-<pid>" is appended instead)
@@ -758,6 +760,15 @@ static int open_output(void)
         uo_db_set_metadata(g.db, "session", session);
     if (g.has_include || g.has_exclude)
         uo_db_set_kernel_filter(g.db, kernel_filter, NULL);
+    const char *iterations = getenv("UPTI_TRACE_KERNEL_ITERATIONS");
+    static upti_iteration_range range;
+    if (iterations != NULL && iterations[0] != '\0') {
+        if (upti_parse_iteration_range(iterations, &range) == 0)
+            uo_db_set_kernel_iterations(g.db, &range);
+        else
+            warn("UPTI_TRACE_KERNEL_ITERATIONS='%s' is not N, N-M, N- or a comma list of them "
+                 "(e.g. [1-3,5])%s: every execution is kept", iterations, NULL);
+    }
     add_to_manifest();
     return 0;
 }

@@ -18,7 +18,7 @@
  * a render pass (where queries cannot be reset) is traced without device
  * times, said once on stderr.
  */
-#include "devtime.h"
+#include "subscribers.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,7 +195,10 @@ uvk_slot_t uvk_op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upt
                         const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
                         uint64_t bytes, const char *name)
 {
-    uvk_slot_t slot = {VK_NULL_HANDLE, 0};
+    uvk_slot_t slot;
+    slot.pool = VK_NULL_HANDLE;
+    slot.query = 0;
+    slot.appended = 0;
     if (!uvk_dt_wanted(kind, op) || UVK_LOAD(uvk_dt_cbs) == NULL)
         return slot;
     pthread_mutex_lock(&uvk_dt_lock);
@@ -251,8 +254,15 @@ uvk_slot_t uvk_op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upt
                               "the rest are traced without device times");
         }
         s->n++;
+        if (kind != UPTI_TRACING_KIND_MARKER_API && uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED)) {
+            slot.appended = 1;
+            slot.device = s->dev->device;
+            slot.op = *d;
+        }
     }
     pthread_mutex_unlock(&uvk_dt_lock);
+    if (slot.appended)
+        uvk_sub_appended(&slot.op, UPTI_CB_PHASE_API_ENTER, cb, slot.device);
     return slot;
 }
 
@@ -260,6 +270,8 @@ void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uvk_slot_t 
 {
     if (slot.pool != VK_NULL_HANDLE)
         n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, slot.pool, slot.query);
+    if (slot.appended)
+        uvk_sub_appended(&slot.op, UPTI_CB_PHASE_API_EXIT, cb, slot.device);
 }
 
 /* --- render passes: the layer's queries cannot be reset inside one --- */

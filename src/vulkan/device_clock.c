@@ -28,6 +28,7 @@ void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vu
     VkPhysicalDeviceProperties props;
     inst->vkGetPhysicalDeviceProperties(phys, &props);
     s->period = props.limits.timestampPeriod;
+    s->phys = phys;
     s->agent = uvk_agent_of(phys);
     uint32_t nf = 0;
     inst->vkGetPhysicalDeviceQueueFamilyProperties(phys, &nf, NULL);

@@ -5,6 +5,9 @@
  *   command_buffers.c  command buffers followed: the operations recorded into
  *                      them (primary and secondary), the layer's query pools
  *   timed_commands.c   the vkCmd* the layer brackets with timestamps
+ *   images.c           images' texel sizes, for the bytes of image copies
+ *   labels.c           VK_EXT_debug_utils labels as marker ranges
+ *   subscribers.c      the subscriber domains (callback.h), subscribers.h
  *   submissions.c      submissions, their completion (fences, query reads)
  *                      and the KERNEL_DISPATCH / MEMORY_COPY records
  *
@@ -15,6 +18,7 @@
 #include "layer.h"
 
 #include <upti/buffer_tracing.h>
+#include <upti/callback.h>
 #include <upti/marker.h>
 #include <upti/names.h>
 
@@ -88,7 +92,8 @@ typedef struct uvk_cb_t {
 typedef struct uvk_pending_t {
     uvk_object_t *dev;
     VkQueue queue;
-    VkFence fence;
+    VkFence fence;         /* the layer's, signalled after the submission */
+    VkFence program_fence; /* the program's, if it gave one */
     upti_timestamp_t submitted;
     uint32_t n;
     uvk_op_t *d;
@@ -117,8 +122,17 @@ static inline uvk_object_t *uvk_object_of(const upti_vulkan_dispatch_t *n)
 }
 
 /* Whether some context wants (kind, op): KERNEL_DISPATCH, MEMORY_COPY or MARKER_API. */
+/* Subscribers' enabled-domain word (subscribers.c), and the GPU_OPERATION domains in it. */
+extern const uint32_t *uvk_sub_domains;
+#define UVK_SUB_GPU_OPS                                                                   \
+    ((1u << UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED) |                               \
+     (1u << UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_DISPATCHED) |                             \
+     (1u << UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED))
 static inline int uvk_dt_wanted(upti_tracing_kind_t kind, uint32_t op)
 {
+    /* Subscribers' GPU_OPERATION domains (APPENDED, DISPATCHED, COMPLETED) want every operation. */
+    if (kind != UPTI_TRACING_KIND_MARKER_API && (__atomic_load_n(uvk_sub_domains, __ATOMIC_RELAXED) & UVK_SUB_GPU_OPS) != 0)
+        return 1;
     const upti_operation_plan_t *const *plans = __atomic_load_n(
         kind == UPTI_TRACING_KIND_KERNEL_DISPATCH ? &uvk_kernel_plans
         : kind == UPTI_TRACING_KIND_MEMORY_COPY   ? &uvk_copy_plans
@@ -143,6 +157,9 @@ int uvk_object_name(VkObjectType type, uint64_t handle, char out[UVK_NAME_MAX]);
 void uvk_label_emit(VkQueue queue, int device_side, uint32_t op, const char *name, upti_timestamp_t t,
                     const upti_runtime_correlation_t *corr);
 
+/* images.c: bytes per texel of an image's format (0 if unknown). */
+uint32_t uvk_image_texel_bytes(VkImage image);
+
 /* command_buffers.c (under uvk_dt_lock) */
 uvk_cb_t *uvk_cb_find(VkCommandBuffer cb);
 void uvk_cb_forget_locked(uvk_cb_t *s);
@@ -151,6 +168,9 @@ void uvk_cb_forget_locked(uvk_cb_t *s);
 typedef struct uvk_slot_t {
     VkQueryPool pool;
     uint32_t query;
+    int appended;     /* a subscriber was told APPENDED ENTER: EXIT follows */
+    VkDevice device;
+    uvk_op_t op;      /* the operation, for APPENDED EXIT */
 } uvk_slot_t;
 /* Describes an operation about to be recorded into cb and writes its first
    timestamp. name: a label's name, NULL for the bound pipeline's. */

@@ -57,6 +57,7 @@ DEVTIME = {
     'vkCmdBeginRenderPass', 'vkCmdBeginRenderPass2', 'vkCmdBeginRenderPass2KHR', 'vkCmdBeginRendering',
     'vkCmdBeginRenderingKHR', 'vkCmdEndRenderPass', 'vkCmdEndRenderPass2', 'vkCmdEndRenderPass2KHR',
     'vkCmdEndRendering', 'vkCmdEndRenderingKHR',
+    'vkCreateImage', 'vkDestroyImage',  # images.c
 }
 
 INSTANCE_HANDLES = ('VkInstance', 'VkPhysicalDevice')
@@ -276,6 +277,11 @@ def gen_wrappers(cmds):
     o.append('\n')
     for c in cmds:
         o.append(gen_command(c))
+    o.append('const unsigned char uvk_returns_result[UPTI_VULKAN_API_LAST] = {\n')
+    for c in cmds:
+        if c.ret == 'VkResult':
+            o.append(f'    [{c.op}] = 1,\n')
+    o.append('};\n\n')
     o.append('void uvk_fill_wrappers(upti_vulkan_dispatch_t *t)\n{\n')
     for c in cmds:
         o.append(f'    t->{c.name} = w_{c.name};\n')

@@ -19,6 +19,7 @@
  */
 #include "layer.h"
 #include "devtime.h"
+#include "subscribers.h"
 
 #include <upti/buffer_tracing.h>
 #include <upti/marker.h>
@@ -166,6 +167,7 @@ void uvk_register_slow(void)
             load_plans(UPTI_TRACING_KIND_MEMORY_ALLOCATION, UPTI_MEMORY_ALLOCATION_LAST, &uvk_alloc_plans);
             load_plans(UPTI_TRACING_KIND_CODE_OBJECT, UPTI_CODE_OBJECT_LAST, &uvk_code_plans);
             load_plans(UPTI_TRACING_KIND_MARKER_API, UPTI_MARKER_API_LAST, &uvk_marker_plans);
+            uvk_sub_init();
             uvk_tracing = 1;
             /* Registered after UPTI's own exit handler, so it runs before it:
                pending dispatches reach the buffers before they are flushed. */

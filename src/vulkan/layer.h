@@ -49,6 +49,8 @@ typedef struct uvk_command_t {
 const uvk_command_t *uvk_command_find(const char *name);
 /* The i-th command in name order, NULL past the end. */
 const uvk_command_t *uvk_command_at(size_t i);
+/* 1 for the commands that return a VkResult, by operation. */
+extern const unsigned char uvk_returns_result[UPTI_VULKAN_API_LAST];
 /* Puts each command's wrapper into t. */
 void uvk_fill_wrappers(upti_vulkan_dispatch_t *t);
 
@@ -59,6 +61,7 @@ void uvk_fill_wrappers(upti_vulkan_dispatch_t *t);
 /* What the layer knows of a device's timestamps (device_clock.c). */
 typedef struct uvk_device_state_t {
     upti_agent_id_t agent;
+    VkPhysicalDevice phys;
     float period;         /* ns per tick */
     uint32_t valid_bits;  /* the least of its compute queue families' */
     int timestamps;       /* every compute queue family has them */

@@ -13,7 +13,7 @@
  * (kernel_id = the VkPipeline, code_object_id = its module, name = the
  * pipeline's name).
  */
-#include "devtime.h"
+#include "subscribers.h"
 #include "spirv.h"
 
 #include <stdio.h>
@@ -83,7 +83,9 @@ VkResult uvk_dt_vkSetDebugUtilsObjectNameEXT(const upti_vulkan_dispatch_t *n, Vk
                                              const VkDebugUtilsObjectNameInfoEXT *info)
 {
     VkResult r = n->vkSetDebugUtilsObjectNameEXT(device, info);
-    if (r != VK_SUCCESS || !uvk_tracing || info == NULL)
+    /* Only the names records use: programs may name every object they make. */
+    if (r != VK_SUCCESS || !uvk_tracing || info == NULL ||
+        (info->objectType != VK_OBJECT_TYPE_PIPELINE && info->objectType != VK_OBJECT_TYPE_SHADER_MODULE))
         return r;
     pthread_mutex_lock(&g_lock);
     name_forget(info->objectType, info->objectHandle);
@@ -104,6 +106,15 @@ VkResult uvk_dt_vkSetDebugUtilsObjectNameEXT(const upti_vulkan_dispatch_t *n, Vk
 static void emit_code_object(uint32_t op, upti_callback_phase_t phase, VkDevice device, uint64_t module,
                              uint64_t pipeline, const char *name)
 {
+    upti_callback_domain_t domain = phase == UPTI_CALLBACK_PHASE_LOAD ? UPTI_CB_DOMAIN_DRIVER_MODULE_LOADED
+                                                                     : UPTI_CB_DOMAIN_DRIVER_MODULE_UNLOADED;
+    uint32_t api_id = op == UPTI_CODE_OBJECT_KERNEL_SYMBOL
+                          ? (phase == UPTI_CALLBACK_PHASE_LOAD ? UPTI_VULKAN_API_vkCreateComputePipelines
+                                                               : UPTI_VULKAN_API_vkDestroyPipeline)
+                          : (phase == UPTI_CALLBACK_PHASE_LOAD ? UPTI_VULKAN_API_vkCreateShaderModule
+                                                               : UPTI_VULKAN_API_vkDestroyShaderModule);
+    if (uvk_sub_wants(domain))
+        uvk_sub_module(domain, api_id, op, device, op == UPTI_CODE_OBJECT_KERNEL_SYMBOL ? pipeline : module, name);
     if (uvk_code_plans == NULL || upti_runtime_plan(uvk_code_plans, op) == NULL)
         return;
     upti_buffer_tracing_code_object_record_t r;

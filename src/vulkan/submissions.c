@@ -16,7 +16,7 @@
  * queries are about to be overwritten). vkFreeCommandBuffers,
  * vkDestroyCommandPool, vkDestroyDevice and exit wait for what is left.
  */
-#include "devtime.h"
+#include "subscribers.h"
 
 #include <upti/buffer_tracing.h>
 
@@ -137,6 +137,21 @@ static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, int64_t offset
         rec.string_offset = offsetof(upti_buffer_tracing_kernel_dispatch_record_t, kernel_name);
         upti_runtime_emit(&rec);
     }
+    if (!uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED))
+        return;
+    for (uint32_t i = 0; i < p->n; i++) {
+        const uvk_op_t *d = &p->d[i];
+        if (d->kind == UPTI_TRACING_KIND_MARKER_API)
+            continue;
+        upti_gpu_op_details_t done;
+        uvk_sub_details(d, &done);
+        done.submit_timestamp = p->submitted;
+        if (timed && d->query != UINT32_MAX) {
+            done.start_timestamp = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i]) + offset);
+            done.end_timestamp = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i + 1]) + offset);
+        }
+        uvk_sub_device_op(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED, d, &done, p->queue, p->dev->device, s->phys);
+    }
 }
 
 /* Completes what has finished (dev NULL: on every device), oldest first on
@@ -205,8 +220,8 @@ static void untime_repeated_secondaries(uvk_pending_t *p)
 
 /* The program's submission, made by call(ctx) with the layer's bookkeeping
    around it: cbs are the command buffers it executes, in order. */
-static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, const VkCommandBuffer *cbs,
-                              uint32_t ncb, VkResult (*call)(void *ctx), void *ctx)
+static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, VkFence fence,
+                              const VkCommandBuffer *cbs, uint32_t ncb, VkResult (*call)(void *ctx), void *ctx)
 {
     uvk_object_t *o = uvk_object_of(n);
     pthread_mutex_lock(&uvk_dt_lock);
@@ -239,6 +254,7 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, co
     }
     p->dev = o;
     p->queue = queue;
+    p->program_fence = fence;
     p->submitted = submitted;
     p->d = d;
     /* One fence of the layer's after the program's batches: signalled when they are done. */
@@ -259,6 +275,24 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, co
             continue;
         memcpy(&p->d[p->n], s->d, s->n * sizeof *d);
         p->n += s->n;
+    }
+    pthread_mutex_unlock(&uvk_dt_lock);
+    /* DISPATCHED before p can be read (and COMPLETED reported): it is not yet published. */
+    if (uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_DISPATCHED))
+        for (uint32_t i = 0; i < p->n; i++) {
+            if (p->d[i].kind == UPTI_TRACING_KIND_MARKER_API)
+                continue;
+            upti_gpu_op_details_t details;
+            uvk_sub_details(&p->d[i], &details);
+            details.submit_timestamp = submitted;
+            uvk_sub_device_op(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_DISPATCHED, &p->d[i], &details, queue, o->device,
+                              o->dt.phys);
+        }
+    pthread_mutex_lock(&uvk_dt_lock);
+    for (uint32_t i = 0; i < ncb; i++) {
+        uvk_cb_t *s = uvk_cb_find(cbs[i]);
+        if (s == NULL || s->n == 0)
+            continue;
         s->inflight = p;
         for (uint32_t k = 0; k < s->nexec; k++) {
             uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
@@ -316,7 +350,7 @@ VkResult uvk_dt_vkQueueSubmit(const upti_vulkan_dispatch_t *n, VkQueue queue, ui
         for (uint32_t j = 0; j < submits[i].commandBufferCount; j++)
             cbs[ncb++] = submits[i].pCommandBuffers[j];
     submit_args_t a = {n, NULL, queue, count, submits, NULL, fence};
-    VkResult r = submit_traced(n, queue, cbs, ncb, call_submit, &a);
+    VkResult r = submit_traced(n, queue, fence, cbs, ncb, call_submit, &a);
     free(cbs);
     return r;
 }
@@ -337,7 +371,7 @@ static VkResult submit2(const upti_vulkan_dispatch_t *n, PFN_vkQueueSubmit2 fn, 
         for (uint32_t j = 0; j < submits[i].commandBufferInfoCount; j++)
             cbs[ncb++] = submits[i].pCommandBufferInfos[j].commandBuffer;
     submit_args_t a = {n, fn, queue, count, NULL, submits, fence};
-    VkResult r = submit_traced(n, queue, cbs, ncb, call_submit2, &a);
+    VkResult r = submit_traced(n, queue, fence, cbs, ncb, call_submit2, &a);
     free(cbs);
     return r;
 }
@@ -358,7 +392,28 @@ VkResult uvk_dt_vkWaitForFences(const upti_vulkan_dispatch_t *n, VkDevice device
                                 const VkFence *fences, VkBool32 all, uint64_t timeout)
 {
     VkResult r = n->vkWaitForFences(device, count, fences, all, timeout);
-    poll(uvk_object_of(n));
+    uvk_object_t *o = uvk_object_of(n);
+    if (r == VK_SUCCESS && UVK_LOAD(uvk_dt_pending) != NULL) {
+        /* The program waited for these submissions: the layer's fence, submitted
+           right after each, follows at once. Read them now (waiting for that
+           fence), so that their records are out when the wait returns. */
+        pthread_mutex_lock(&uvk_dt_lock);
+        for (int again = 1; again;) {
+            again = 0;
+            for (uvk_pending_t *p = uvk_dt_pending; p != NULL; p = p->next) {
+                int waited = 0;
+                for (uint32_t i = 0; i < count && !waited; i++)
+                    waited = p->dev == o && p->program_fence != VK_NULL_HANDLE && p->program_fence == fences[i] &&
+                             (all || o->next.vkGetFenceStatus(o->device, fences[i]) == VK_SUCCESS);
+                if (waited) {
+                    again = uvk_pending_complete(p, 1); /* p is gone then: start over */
+                    break;
+                }
+            }
+        }
+        pthread_mutex_unlock(&uvk_dt_lock);
+    }
+    poll(o);
     return r;
 }
 

@@ -107,19 +107,38 @@ void uvk_dt_vkCmdUpdateBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer c
     uvk_op_end(n, cb, d);
 }
 
-/* Image copies: bytes are not counted (the layer does not follow image formats). */
+/* Image copies: the regions' texels times the image format's texel size
+   (images.c; 0 bytes for a format the layer does not know). */
+static uint64_t extent_bytes(VkExtent3D e, uint32_t layers, uint32_t texel)
+{
+    return (uint64_t)e.width * e.height * e.depth * (layers ? layers : 1) * texel;
+}
+
 void uvk_dt_vkCmdCopyImage(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkImage src, VkImageLayout sl,
                            VkImage dst, VkImageLayout dl, uint32_t count, const VkImageCopy *regions)
 {
-    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE, D2D, 0);
+    uint32_t texel = uvk_image_texel_bytes(src);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < count; i++)
+        bytes += extent_bytes(regions[i].extent, regions[i].srcSubresource.layerCount, texel);
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE, D2D, bytes);
     n->vkCmdCopyImage(cb, src, sl, dst, dl, count, regions);
     uvk_op_end(n, cb, d);
+}
+
+static uint64_t buffer_image_bytes(VkImage image, uint32_t count, const VkBufferImageCopy *regions)
+{
+    uint32_t texel = uvk_image_texel_bytes(image);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < count; i++)
+        bytes += extent_bytes(regions[i].imageExtent, regions[i].imageSubresource.layerCount, texel);
+    return bytes;
 }
 
 void uvk_dt_vkCmdCopyBufferToImage(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer src, VkImage dst,
                                    VkImageLayout dl, uint32_t count, const VkBufferImageCopy *regions)
 {
-    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_BUFFER_TO_IMAGE, D2D, 0);
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_BUFFER_TO_IMAGE, D2D, buffer_image_bytes(dst, count, regions));
     n->vkCmdCopyBufferToImage(cb, src, dst, dl, count, regions);
     uvk_op_end(n, cb, d);
 }
@@ -127,7 +146,7 @@ void uvk_dt_vkCmdCopyBufferToImage(const upti_vulkan_dispatch_t *n, VkCommandBuf
 void uvk_dt_vkCmdCopyImageToBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkImage src,
                                    VkImageLayout sl, VkBuffer dst, uint32_t count, const VkBufferImageCopy *regions)
 {
-    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE_TO_BUFFER, D2D, 0);
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE_TO_BUFFER, D2D, buffer_image_bytes(src, count, regions));
     n->vkCmdCopyImageToBuffer(cb, src, sl, dst, count, regions);
     uvk_op_end(n, cb, d);
 }

@@ -16,6 +16,9 @@
  *                                 whole phases, MS/2 away from its edges
  *   capture_phases pause          "p0" x5, resume, "p1" x7, pause, "p2" x3,
  *                                 resume, "p3" x4 (pause/resume: the uptx profiler calls)
+ *   capture_phases fork           range "window": "parent" x2, fork(); the child
+ *                                 makes "child" x3, pops and exits; the parent
+ *                                 waits, makes "parent" x2 and pops, then "out" x1
  *   capture_phases nothing [STATUS]  "p0" x5 (no range, no resume), then exits with STATUS
  */
 #include <uptx/uptx.h>
@@ -24,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static void marks(const char *prefix, int n)
 {
@@ -100,6 +105,22 @@ int main(int argc, char **argv)
         marks("p2", 3);
         uptx_profiler_resume();
         marks("p3", 4);
+    } else if (strcmp(mode, "fork") == 0) {
+        uptx_range_push("window");
+        marks("parent", 2);
+        fflush(NULL);
+        pid_t child = fork();
+        if (child == 0) {
+            marks("child", 3);
+            uptx_range_pop();
+            exit(0);
+        }
+        int status = 0;
+        waitpid(child, &status, 0);
+        marks("parent", 2);
+        uptx_range_pop();
+        uptx_mark("out");
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
     } else if (strcmp(mode, "nothing") == 0) {
         marks("p0", 5);
         return argc > 2 ? atoi(argv[2]) : 0;

@@ -20,6 +20,7 @@ UPTI = os.path.join(BUILD, "bin", "upti")
 PHASES = os.path.join(BUILD, "bin", "capture_phases")
 OCL_APP = os.path.join(BUILD, "bin", "upti-test-ocl-e2e")
 NVTX_APP = os.path.join(BUILD, "bin", "upti-test-nvtx-app")
+OCL_EDGES = os.path.join(BUILD, "bin", "capture_ocl")
 SKIP = 77
 
 
@@ -136,6 +137,23 @@ def case_nvtx_domain(tmp):
     check(db is None and "never opened" in p.stderr, "another domain: %r" % p.stderr)
 
 
+def case_fork(tmp):
+    """A child forked without exec inside a window keeps it open until it pops the range."""
+    if "libclang_rt.asan" in os.environ.get("UPTI_SANITIZER_PRELOAD", ""):
+        print("SKIP: fork under ASan (see test_cli.py, ASAN_FORK)")
+        return SKIP
+    d = os.path.join(tmp, "f")
+    run([UPTI, "run", "--marker-trace", "--capture-range-name", "window", "-d", d, "-o", "r-%pid%",
+         "--", PHASES, "fork"])
+    got = []
+    for f in sorted(os.listdir(d)):
+        db = sqlite3.connect(os.path.join(d, f))
+        got.append((marks_by_prefix(db), ops(db)))
+    want = sorted([({"parent": 4}, {"uptx_mark": 4, "uptx_range_push": 1, "uptx_range_pop": 1}),
+                   ({"child": 3}, {"uptx_mark": 3, "uptx_range_pop": 1})], key=repr)
+    check(sorted(got, key=repr) == want, "fork: %r" % got)
+
+
 def case_pause_resume(tmp):
     """uptx_profiler_pause/resume, with and without --start-paused."""
     db, _, _ = traced(tmp, "paused", ["--start-paused"], [PHASES, "pause"])
@@ -210,6 +228,40 @@ def case_iterations(tmp):
         check(got == want, "%r: %r, expected %r" % (opts, got, want))
         check(meta(db, "records_filtered") == str(filtered),
               "%r: records_filtered %r" % (opts, meta(db, "records_filtered")))
+    # Without `upti run`: UPTI_TRACE_KERNEL_ITERATIONS, read by the tool that writes the database.
+    out = os.path.join(tmp, "inproc")
+    e = {k: v for k, v in os.environ.items() if not k.startswith("UPTI_")}
+    e.update(UPTI_TOOL_LIBRARIES=os.path.join(BUILD, "lib", "libupti-trace.so"),
+             OPENCL_LAYERS=os.path.join(BUILD, "lib", "libupti-opencl.so"),
+             UPTI_TRACE_KINDS="kernel_dispatch", UPTI_TRACE_KERNEL_ITERATIONS="[2-3,6-]",
+             UPTI_TRACE_OUTPUT=out)
+    subprocess.run(prog, env=e, check=True, timeout=120, capture_output=True)
+    db = sqlite3.connect(out + ".db")
+    got = dict(db.execute("SELECT name, count(*) FROM kernels GROUP BY name").fetchall())
+    check(got == {"kern_a": 4, "kern_b": 2}, "in-process: %r" % got)
+
+
+def case_device_edges(tmp):
+    """Kernels at a window's edges (tests/apps/capture_ocl.c): those enqueued inside a window
+    are recorded even when they complete after it closed; those enqueued before it that
+    complete inside it are not."""
+    if not os.path.exists(OCL_EDGES):
+        return SKIP
+    probe = run([OCL_EDGES], expect=None)
+    if probe.returncode != 0:
+        print("SKIP: no OpenCL device: %s" % probe.stdout.strip()[:200])
+        return SKIP
+    for name, kernels in ((None, 9), ("launch", 3), ("sync", 0), ("inside", 2)):
+        opts = ["--kernel-trace", "--marker-trace"]
+        if name:
+            opts += ["--capture-range-name", name]
+        db, p, _ = traced(tmp, "d%s" % name, opts, [OCL_EDGES])
+        check(db is not None, "%r: no database: %s" % (name, p.stderr))
+        got = one(db, "SELECT count(*) FROM kernels")
+        check(got == kernels, "%r: %d kernels, expected %d" % (name, got, kernels))
+        regions = sorted(r[0] for r in db.execute("SELECT name FROM regions"))
+        want = sorted(["launch", "sync", "inside"]) if name is None else [name]
+        check(regions == want, "%r: regions %r" % (name, regions))
 
 
 def case_errors(tmp):

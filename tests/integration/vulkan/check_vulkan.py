@@ -25,6 +25,13 @@ Cases
               dispatch gives one device-time range per execution enclosing
               the kernel, a queue label around the submit loop one host-time
               range enclosing them all
+  subscriber  a tool subscribed to every DRIVER_* domain (callback.h):
+              DRIVER_API ENTER/EXIT per call (exact counts), CONTEXT_CREATED
+              at vkCreateDevice, MODULE_LOADED/UNLOADED of the shader module
+              and the pipeline, APPENDED ENTER/EXIT per recorded operation,
+              then per execution DISPATCHED and COMPLETED (device times) in
+              that order under the vkCmd*'s correlation id; COMPLETED inside
+              the fence wait (HOST_SYNCHRONIZATION) that follows its submit
   chain       a tool replaces vkCmdDispatch in the registered table: its
               entry forwards the one call, which is still traced
   no_tool     the layer without a tool: same output, no UPTI message
@@ -34,6 +41,17 @@ Cases
               OpenCL kernel (clFinish) then a Vulkan dispatch (fence), three
               times; on the trace the six kernels alternate in that order,
               each ending before the next starts (one clock for both)
+
+Other programs (output bit for bit equal to bare, exact records)
+  vadd        vk_vadd: one dispatch of vk_vadd.comp:main (128 groups), a
+              barrier and a 32768-byte buffer copy, device times between
+              the submit and the end of its fence wait
+  threads     vk_threads 3 4: three threads, each with its own device and
+              queue, submit 4 times: 12 dispatches, 4 per queue, ordered on
+              each queue, each record on the thread that recorded it
+  copies      vk_copies: every copy kind once (fill, update, buffer,
+              buffer->image, image, image->buffer) with its bytes and
+              direction, and the 5 barriers, correlated with their calls
 """
 import argparse
 import collections
@@ -69,7 +87,9 @@ def parse(path):
             continue
         rec = {'_t': parts[0], 'line': line.rstrip('\n')}
         words = [p for p in parts[1:] if '=' not in p]
-        if parts[0] == 'CB':
+        if parts[0] in ('CB', 'SUB') and len(words) >= 2 and parts[0] == 'SUB':
+            rec['op'], rec['phase'] = words[0], words[1]
+        elif parts[0] == 'CB':
             rec['phase'], rec['op'] = words[0], words[1]
         elif words:
             rec['op'] = words[0]
@@ -198,6 +218,134 @@ def check_labels(recs, submits):
            by_corr.get(loops[0]['uptx_range_stop']['corr']) == 'vkQueueEndDebugUtilsLabelEXT', 'loop range not linked')
 
 
+def check_subscriber(recs, submits):
+    subs = [r for r in recs if r['_t'] == 'SUB']
+    expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
+    expect(len(subs) == len(recs) - 1, 'lines other than notifications')
+    def of(domain, phase=None):
+        return [r for r in subs if r['op'] == domain and (phase is None or r['phase'] == phase)]
+    # DRIVER_API: one ENTER and one EXIT per call, paired by correlation id, nested.
+    enters = collections.Counter(r['api'] for r in of('DRIVER_API', 'API_ENTER'))
+    exits = collections.Counter(r['api'] for r in of('DRIVER_API', 'API_EXIT'))
+    expect(enters == exits, 'DRIVER_API ENTER and EXIT differ')
+    for name, n in list(ONCE.items()) + [(x, submits) for x in PER_SUBMIT]:
+        expect(enters[name] == n, f'DRIVER_API {name}: {enters[name]}, expected {n}')
+    stack = []
+    for r in of('DRIVER_API'):
+        if r['phase'] == 'API_ENTER':
+            stack.append(r['corr'])
+        else:
+            expect(stack and stack.pop() == r['corr'], 'DRIVER_API EXIT does not close its ENTER: ' + r['line'])
+    api_corr = {r['corr']: r['api'] for r in of('DRIVER_API', 'API_ENTER')}
+    ctx = of('DRIVER_CONTEXT_CREATED')
+    expect(len(ctx) == 1 and ctx[0]['api'] == 'vkCreateDevice' and ctx[0]['ctx'] != '0' and ctx[0]['dev'] != '0'
+           and api_corr.get(ctx[0]['corr']) == 'vkCreateDevice', 'CONTEXT_CREATED: %s' % ctx)
+    device = ctx[0]['ctx']
+    for dom, calls in (('DRIVER_MODULE_LOADED', ('vkCreateShaderModule', 'vkCreateComputePipelines')),
+                       ('DRIVER_MODULE_UNLOADED', ('vkDestroyPipeline', 'vkDestroyShaderModule'))):
+        got = [(r['api'], r['name'], api_corr.get(r['corr'])) for r in of(dom)]
+        names = ('vk_compute.comp', KERNEL_NAME) if dom.endswith('LOADED') and 'UN' not in dom else (KERNEL_NAME, 'vk_compute.comp')
+        expect(got == [(c, n, c) for c, n in zip(calls, names)], f'{dom}: {got}')
+    # GPU operations: APPENDED at recording, then DISPATCHED and COMPLETED per execution.
+    appended = of('DRIVER_GPU_OPERATION_APPENDED')
+    expect([(r['phase'], r['api'], r['name']) for r in appended] ==
+           [(p, a, n) for a, n in (('vkCmdDispatch', KERNEL_NAME), ('vkCmdPipelineBarrier', 'BARRIER'),
+                                   ('vkCmdCopyBuffer', 'COPY_BUFFER')) for p in ('API_ENTER', 'API_EXIT')],
+           'APPENDED: %s' % [r['line'] for r in appended])
+    ops = [r['corr'] for r in appended if r['phase'] == 'API_ENTER']
+    expect([api_corr.get(c) for c in ops] == ['vkCmdDispatch', 'vkCmdPipelineBarrier', 'vkCmdCopyBuffer'],
+           'APPENDED correlation ids are not those of the vkCmd* calls')
+    dispatched, completed = of('DRIVER_GPU_OPERATION_DISPATCHED'), of('DRIVER_GPU_OPERATION_COMPLETED')
+    expect(len(dispatched) == len(completed) == 3 * submits, f'{len(dispatched)} DISPATCHED, {len(completed)} '
+           f'COMPLETED, expected {3 * submits} each')
+    pos = {id(r): i for i, r in enumerate(subs)}
+    last_appended = pos[id(appended[-1])]
+    for c in ops:
+        ds = [r for r in dispatched if r['corr'] == c]
+        cs = [r for r in completed if r['corr'] == c]
+        expect(len(ds) == len(cs) == submits, f'operation {c}: {len(ds)} DISPATCHED, {len(cs)} COMPLETED')
+        for d, k in zip(ds, cs):
+            expect(last_appended < pos[id(d)] < pos[id(k)], 'DISPATCHED/COMPLETED out of order: ' + k['line'])
+            expect(d['submit'] == k['submit'] != '0' and 0 < int(k['start']) <= int(k['end']) and
+                   int(k['submit']) <= int(k['start']) and k['ctx'] == device and k['queue'] == d['queue'],
+                   'COMPLETED: ' + k['line'])
+    # A fence-waited execution completes inside the wait that follows its submit.
+    syncs = of('DRIVER_HOST_SYNCHRONIZATION')
+    expect([(r['phase'], r['api']) for r in syncs] == [('API_ENTER', 'vkWaitForFences'),
+                                                       ('API_EXIT', 'vkWaitForFences')] * submits,
+           'HOST_SYNCHRONIZATION: %s' % [r['line'] for r in syncs])
+    for i in range(submits):
+        lo, hi = pos[id(syncs[2 * i])], pos[id(syncs[2 * i + 1])]
+        inside = [r for r in completed if lo < pos[id(r)] < hi]
+        expect(len(inside) == 3, f'wait {i}: {len(inside)} COMPLETED inside it, expected 3')
+
+
+def device_records(recs, kind):
+    return sorted((r for r in recs if r['_t'] == kind), key=lambda r: int(r['queued']))
+
+
+def check_window(recs, r):
+    """r ran after its submit began and ended before the fence wait that followed it returned."""
+    api = [x for x in recs if x['_t'] == 'API']
+    sub = [x for x in api if x['op'] == 'vkQueueSubmit' and int(x['start']) <= int(r['submit']) <= int(x['end'])]
+    expect(len(sub) == 1, 'no vkQueueSubmit around the submit time of ' + r['line'])
+    waits = [x for x in api if x['op'] == 'vkWaitForFences' and x['tid'] == sub[0]['tid'] and
+             int(x['start']) >= int(sub[0]['end'])]
+    wait = min(waits, key=lambda x: int(x['start']))
+    expect(int(sub[0]['start']) <= int(r['start']) <= int(r['end']) <= int(wait['end']),
+           'device times outside submit .. wait end: ' + r['line'])
+
+
+def check_program(case, recs):
+    expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
+    expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
+    api = [r for r in recs if r['_t'] == 'API']
+    by_corr = {r['corr']: r for r in api}
+    kernels, copies = device_records(recs, 'KERNEL'), device_records(recs, 'COPY')
+    for r in kernels + copies:
+        expect(by_corr.get(r['corr'], {}).get('tid') == r['tid'], 'record not on its recording thread: ' + r['line'])
+        check_window(recs, r)
+    if case == 'vadd':
+        expect([(k['op'], k['name'], k['groups'], by_corr[k['corr']]['op']) for k in kernels] ==
+               [('VK_DISPATCH', 'vk_vadd.comp:main', '128,1,1', 'vkCmdDispatch')], 'kernels: %s' % kernels)
+        expect([(c['op'], c['bytes'], c['dir']) for c in copies] == [('BARRIER', '0', '0'),
+                                                                      ('COPY_BUFFER', '32768', '3')],
+               'copies: %s' % [c['line'] for c in copies])
+    elif case == 'threads':
+        expect(len(kernels) == 12 and all(k['name'] == 'vk_vadd.comp:main' and k['groups'] == '16,1,1'
+                                          for k in kernels), f'{len(kernels)} kernels, expected 12 of vk_vadd')
+        queues = collections.defaultdict(list)
+        for k in kernels:
+            queues[k['queue']].append(k)
+        expect(sorted(len(q) for q in queues.values()) == [4, 4, 4], 'kernels per queue: %s' %
+               {q: len(v) for q, v in queues.items()})
+        expect(len({q[0]['tid'] for q in queues.values()}) == 3 and
+               all(len({k['tid'] for k in q}) == 1 for q in queues.values()), 'one recording thread per queue')
+        for q in queues.values():
+            q.sort(key=lambda k: int(k['start']))
+            for a, b in zip(q, q[1:]):
+                expect(int(a['end']) <= int(b['start']) and int(a['submit']) < int(b['submit']),
+                       'executions overlap or reorder on one queue: %s / %s' % (a['line'], b['line']))
+        expect(sum(1 for r in api if r['op'] == 'vkQueueSubmit') == 12 and
+               sum(1 for r in api if r['op'] == 'vkCreateDevice') == 3, 'submit or device counts')
+    elif case == 'copies':
+        expect(not kernels, 'kernel records from a program without dispatches')
+        want = [('FILL_BUFFER', '16384', '1', 'vkCmdFillBuffer'), ('WRITE_BUFFER', '256', '1', 'vkCmdUpdateBuffer'),
+                ('COPY_BUFFER', '8192', '3', 'vkCmdCopyBuffer'), ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'),
+                ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'),
+                ('COPY_BUFFER_TO_IMAGE', '16384', '3', 'vkCmdCopyBufferToImage'),
+                ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'), ('COPY_IMAGE', '16384', '3', 'vkCmdCopyImage'),
+                ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'),
+                ('COPY_IMAGE_TO_BUFFER', '16384', '3', 'vkCmdCopyImageToBuffer'),
+                ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'), ('COPY_BUFFER', '16384', '3', 'vkCmdCopyBuffer')]
+        got = [(c['op'], c['bytes'], c['dir'], by_corr[c['corr']]['op']) for c in copies]
+        expect(got == want, 'copies in recording order:\n%s' % '\n'.join(map(str, got)))
+        agent = copies[0]['dst'] if copies else None
+        expect(agent not in (None, '0'), 'copies without a device agent')
+        expect(all((c['dst'] == agent) and (c['src'] == (agent if c['dir'] == '3' else '0'))
+                   for c in copies if c['dir'] != '0'), 'source/destination agents')
+
+
 def check_kernels(recs, submits, submit='vkQueueSubmit', name=KERNEL_NAME):
     """One record per execution of the recorded vkCmdDispatch, on UPTI's clock:
     after its vkQueueSubmit began, before the vkWaitForFences after it returned."""
@@ -254,6 +402,7 @@ def main():
     ap.add_argument('--layer-dir', required=True)
     ap.add_argument('--tool', required=True)
     ap.add_argument('--chain-tool', required=True)
+    ap.add_argument('--sub-tool', required=True)
     ap.add_argument('--upti', required=True)
     ap.add_argument('--workdir', required=True)
     ap.add_argument('--case', required=True)
@@ -268,6 +417,8 @@ def main():
     traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
     submits = 100 if a.case == 'submit_100' else 3
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'labels') else [])
+    if a.case in ('vadd', 'threads', 'copies'):
+        argv = [a.app] + (['3', '4'] if a.case == 'threads' else [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
     rc0, out0, err0 = run(argv, base)
     if rc0 == SKIP:
@@ -347,6 +498,8 @@ def main():
         env['UPTI_TOOL_LIBRARIES'] = a.chain_tool
     if a.case == 'api_only':
         env['UPTI_VK_TEST_NO_KERNELS'] = '1'
+    if a.case == 'subscriber':
+        env['UPTI_TOOL_LIBRARIES'] = a.sub_tool
     rc1, out1, err1 = run(argv, env)
     expect(rc1 == rc0, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
     expect(out1 == out0, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
@@ -356,6 +509,14 @@ def main():
         print('PASS no_tool')
         return
     recs = parse(out)
+    if a.case in ('vadd', 'threads', 'copies'):
+        check_program(a.case, recs)
+        print('PASS ' + a.case)
+        return
+    if a.case == 'subscriber':
+        check_subscriber(recs, submits)
+        print('PASS subscriber')
+        return
     check_tool_records(recs, submits, submit, {'secondary': SECONDARY, 'labels': LABELS}.get(a.case, ONCE))
     if a.case == 'api_only':
         expect(not any(r['_t'] in ('KERNEL', 'COPY', 'ALLOC', 'CODE', 'MARK') for r in recs),

@@ -6,7 +6,7 @@
  *   API NAME corr=C tid=T start=S end=E          buffer record (VULKAN_API)
  *   CB ENTER|EXIT NAME corr=C tid=T [details]    callback, in call order
  *   KERNEL OP name=N kid=K corr=C agent=A queue=Q groups=X,Y,Z queued=.. submit=.. start=.. end=..
- *   COPY OP bytes=B dir=D corr=C queue=Q queued=.. submit=.. start=.. end=..
+ *   COPY OP bytes=B dir=D src=A dst=A corr=C tid=T queue=Q queued=.. submit=.. start=.. end=..
  *   ALLOC OP type=T bytes=B handle=H corr=C agent=A
  *   CODE OP phase=LOAD|UNLOAD module=M kernel=K name=N    CODE_OBJECT
  *   MARK OP range=R ts=T corr=C tid=T msg=M      MARKER_API (labels)
@@ -63,10 +63,10 @@ static void buffer_cb(upti_context_id_t ctx, upti_buffer_id_t buf, upti_record_h
         } else if (p->kind == UPTI_TRACING_KIND_MEMORY_COPY) {
             const upti_buffer_tracing_memory_copy_record_t *r = (const void *)p;
             fprintf(g_out,
-                    "COPY %s bytes=%" PRIu64 " dir=%d src=%" PRIu64 " dst=%" PRIu64 " corr=%" PRIu64
+                    "COPY %s bytes=%" PRIu64 " dir=%d src=%" PRIu64 " dst=%" PRIu64 " corr=%" PRIu64 " tid=%" PRIu64
                     " queue=%" PRIx64 " queued=%" PRIu64 " submit=%" PRIu64 " start=%" PRIu64 " end=%" PRIu64 "\n",
                     op_name(p->kind, p->operation), r->bytes, (int)r->direction, r->src_agent_id.handle,
-                    r->dst_agent_id.handle, r->correlation_id.internal, r->queue_id, r->queued_timestamp,
+                    r->dst_agent_id.handle, r->correlation_id.internal, r->thread_id, r->queue_id, r->queued_timestamp,
                     r->submit_timestamp, r->start_timestamp, r->end_timestamp);
         } else if (p->kind == UPTI_TRACING_KIND_MEMORY_ALLOCATION) {
             const upti_buffer_tracing_memory_allocation_record_t *r = (const void *)p;
