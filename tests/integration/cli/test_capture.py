@@ -275,6 +275,8 @@ def case_errors(tmp):
             (["--capture-range-name", "a", "--capture-range-end", "repeat:0"], "--capture-range-end",
              "repeat:N"),
             (["--capture-range-end", "stop"], "--capture-range-end", "--capture-range-name"),
+            (["--capture-range=none", "--capture-range-name", "a"], "--capture-range-name",
+             "--capture-range=marker"),
             (["--delay", "1s"], "--delay", "seconds"),
             (["--duration", "0"], "--duration", "seconds > 0"),
             (["-P", "1:2"], "--collection-period", "START:DURATION:REPEAT"),
