@@ -22,7 +22,10 @@ int run_capture_apply(const run_capture *c, char *what, size_t len)
     what[0] = '\0';
     if (c->range != NULL && strcmp(c->range, "marker") != 0 && strcmp(c->range, "none") != 0)
         return refuse("--capture-range", c->range, "marker (with --capture-range-name NAME[@DOMAIN]), none");
-    int marker = c->name != NULL && (c->range == NULL || strcmp(c->range, "marker") == 0);
+    if (c->range != NULL && strcmp(c->range, "none") == 0 && c->name != NULL)
+        return cli_usage_error("run", "--capture-range-name needs --capture-range=marker "
+                                      "(--capture-range=none records from start to end)");
+    int marker = c->name != NULL;
     if (c->range != NULL && strcmp(c->range, "marker") == 0 && c->name == NULL)
         return cli_usage_error("run", "--capture-range=marker needs --capture-range-name NAME[@DOMAIN]");
     char *copy = NULL;
