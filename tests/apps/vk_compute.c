@@ -6,8 +6,9 @@
  *     secondary  the dispatch, barrier and copy are recorded into a secondary
  *                command buffer that the primary executes (vkCmdExecuteCommands)
  *     labels     VK_EXT_debug_utils: the pipeline is named "doubler", the
- *                dispatch is inside a command-buffer label "step", the submit
- *                loop inside a queue label "loop"
+ *                command buffer "work", the dispatch is inside a
+ *                command-buffer label "step", the submit loop inside a queue
+ *                label "loop"
  *
  * Picks the first CPU device (lavapipe), builds a compute pipeline from
  * vk_compute.comp (out[i] = in[i] * 2 + i), records one command buffer:
@@ -262,6 +263,7 @@ int main(int argc, char **argv)
     VkPipeline pipeline;
     CHECK_VK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipeline));
 
+    PFN_vkSetDebugUtilsObjectNameEXT named_cb = NULL;
     PFN_vkCmdBeginDebugUtilsLabelEXT cmd_begin_label = NULL;
     PFN_vkCmdEndDebugUtilsLabelEXT cmd_end_label = NULL;
     PFN_vkQueueBeginDebugUtilsLabelEXT queue_begin_label = NULL;
@@ -284,6 +286,7 @@ int main(int argc, char **argv)
                                             .objectHandle = (uint64_t)pipeline,
                                             .pObjectName = "doubler"};
         CHECK_VK(set_name(dev, &ni));
+        named_cb = set_name;
     }
     VkDebugUtilsLabelEXT step = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = "step"};
     VkDebugUtilsLabelEXT loop = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = "loop"};
@@ -328,6 +331,13 @@ int main(int argc, char **argv)
         cbai.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
         CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &cb));
         begin.pInheritanceInfo = &inherit;
+    }
+    if (named_cb != NULL) {
+        VkDebugUtilsObjectNameInfoEXT ni = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT,
+                                            .objectType = VK_OBJECT_TYPE_COMMAND_BUFFER,
+                                            .objectHandle = (uint64_t)(uintptr_t)cb,
+                                            .pObjectName = "work"};
+        CHECK_VK(named_cb(dev, &ni));
     }
     CHECK_VK(vkBeginCommandBuffer(cb, &begin));
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);

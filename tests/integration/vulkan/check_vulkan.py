@@ -21,7 +21,8 @@ Cases
               records (one per execution, device times, correlation with the
               vkCmd* recorded into the secondary)
   labels      vk_compute 3 labels: VK_EXT_debug_utils names the pipeline
-              (the kernel records' name), a command-buffer label around the
+              (the kernel records' name) and the command buffer (a range per
+              execution, first start to last end), a command-buffer label around the
               dispatch gives one device-time range per execution enclosing
               the kernel, a queue label around the submit loop one host-time
               range enclosing them all
@@ -114,7 +115,7 @@ ONCE = {
 }
 PER_SUBMIT = ('vkQueueSubmit', 'vkWaitForFences', 'vkResetFences')
 # With a secondary command buffer: one more allocation and recording, and its execution.
-LABELS = dict(ONCE, vkSetDebugUtilsObjectNameEXT=1, vkCmdBeginDebugUtilsLabelEXT=1, vkCmdEndDebugUtilsLabelEXT=1,
+LABELS = dict(ONCE, vkSetDebugUtilsObjectNameEXT=2, vkCmdBeginDebugUtilsLabelEXT=1, vkCmdEndDebugUtilsLabelEXT=1,
               vkQueueBeginDebugUtilsLabelEXT=1, vkQueueEndDebugUtilsLabelEXT=1)
 # A pipeline is named MODULE:ENTRY, the module after the source file its SPIR-V names.
 KERNEL_NAME = 'vk_compute.comp:main'
@@ -203,8 +204,18 @@ def check_labels(recs, submits):
     steps = sorted((r for r in ranges.values() if r['uptx_range_start']['msg'] == 'step'),
                    key=lambda r: int(r['uptx_range_start']['ts']))
     loops = [r for r in ranges.values() if r['uptx_range_start']['msg'] == 'loop']
-    expect(len(steps) == submits and len(loops) == 1 and len(ranges) == submits + 1,
-           f'{len(steps)} step and {len(loops)} loop ranges, expected {submits} and 1')
+    works = sorted((r for r in ranges.values() if r['uptx_range_start']['msg'] == 'work'),
+                   key=lambda r: int(r['uptx_range_start']['ts']))
+    expect(len(steps) == len(works) == submits and len(loops) == 1 and len(ranges) == 2 * submits + 1,
+           f'{len(steps)} step, {len(works)} work and {len(loops)} loop ranges, expected {submits}, {submits}, 1')
+    # The named command buffer: one range per execution, from its first operation's start to its
+    # last one's end, opened and closed by its vkQueueSubmit.
+    copies = sorted((r for r in recs if r['_t'] == 'COPY'), key=lambda r: int(r['start']))
+    for w, k, c in zip(works, kernels, copies[1::2]):
+        a, b = w['uptx_range_start'], w['uptx_range_stop']
+        expect(by_corr.get(a['corr']) == by_corr.get(b['corr']) == 'vkQueueSubmit', 'work range not linked to its submit')
+        expect(a['ts'] == k['start'] and b['ts'] == c['end'] and c['op'] == 'COPY_BUFFER',
+               'work range %s..%s is not kernel start %s .. copy end %s' % (a['ts'], b['ts'], k['start'], c['end']))
     for st, k in zip(steps, kernels):
         a, b = st['uptx_range_start'], st['uptx_range_stop']
         expect(by_corr.get(a['corr']) == 'vkCmdBeginDebugUtilsLabelEXT' and
