@@ -47,6 +47,11 @@ Other programs (output bit for bit equal to bare, exact records)
   vadd        vk_vadd: one dispatch of vk_vadd.comp:main (128 groups), a
               barrier and a 32768-byte buffer copy, device times between
               the submit and the end of its fence wait
+  vadd_subscriber
+              vk_vadd under a subscriber of every DRIVER_* domain: the three
+              host synchronisations (vkWaitForFences, vkQueueWaitIdle,
+              vkDeviceWaitIdle), each operation APPENDED, DISPATCHED and
+              COMPLETED once, COMPLETED inside the fence wait
   threads     vk_threads 3 4: three threads, each with its own device and
               queue, submit 4 times: 12 dispatches, 4 per queue, ordered on
               each queue, each record on the thread that recorded it
@@ -357,6 +362,29 @@ def check_program(case, recs):
                    for c in copies if c['dir'] != '0'), 'source/destination agents')
 
 
+def check_vadd_subscriber(recs):
+    subs = [r for r in recs if r['_t'] == 'SUB']
+    def of(domain):
+        return [r for r in subs if r['op'] == domain]
+    syncs = [(r['phase'], r['api']) for r in of('DRIVER_HOST_SYNCHRONIZATION')]
+    expect(syncs == [(p, a) for a in ('vkWaitForFences', 'vkQueueWaitIdle', 'vkDeviceWaitIdle')
+                     for p in ('API_ENTER', 'API_EXIT')], 'HOST_SYNCHRONIZATION: %s' % syncs)
+    qwait = [r for r in of('DRIVER_HOST_SYNCHRONIZATION') if r['api'] == 'vkQueueWaitIdle']
+    dwait = [r for r in of('DRIVER_HOST_SYNCHRONIZATION') if r['api'] == 'vkDeviceWaitIdle']
+    ctx = of('DRIVER_CONTEXT_CREATED')
+    expect(len(ctx) == 1 and all(r['queue'] != '0' for r in qwait) and all(r['ctx'] == ctx[0]['ctx'] for r in dwait),
+           'host synchronisations do not name their queue or device')
+    ops = [(r['phase'], r['api']) for r in of('DRIVER_GPU_OPERATION_APPENDED')]
+    expect(ops == [(p, a) for a in ('vkCmdDispatch', 'vkCmdPipelineBarrier', 'vkCmdCopyBuffer')
+                   for p in ('API_ENTER', 'API_EXIT')], 'APPENDED: %s' % ops)
+    pos = {id(r): i for i, r in enumerate(subs)}
+    fence = [r for r in of('DRIVER_HOST_SYNCHRONIZATION') if r['api'] == 'vkWaitForFences']
+    completed = of('DRIVER_GPU_OPERATION_COMPLETED')
+    expect(len(of('DRIVER_GPU_OPERATION_DISPATCHED')) == 3 and len(completed) == 3 and
+           all(pos[id(fence[0])] < pos[id(c)] < pos[id(fence[1])] for c in completed),
+           'DISPATCHED/COMPLETED: not 3 each, or COMPLETED outside the fence wait')
+
+
 def check_kernels(recs, submits, submit='vkQueueSubmit', name=KERNEL_NAME):
     """One record per execution of the recorded vkCmdDispatch, on UPTI's clock:
     after its vkQueueSubmit began, before the vkWaitForFences after it returned."""
@@ -428,7 +456,7 @@ def main():
     traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
     submits = 100 if a.case == 'submit_100' else 3
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'labels') else [])
-    if a.case in ('vadd', 'threads', 'copies'):
+    if a.case in ('vadd', 'threads', 'copies', 'vadd_subscriber'):
         argv = [a.app] + (['3', '4'] if a.case == 'threads' else [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
     rc0, out0, err0 = run(argv, base)
@@ -509,7 +537,7 @@ def main():
         env['UPTI_TOOL_LIBRARIES'] = a.chain_tool
     if a.case == 'api_only':
         env['UPTI_VK_TEST_NO_KERNELS'] = '1'
-    if a.case == 'subscriber':
+    if a.case in ('subscriber', 'vadd_subscriber'):
         env['UPTI_TOOL_LIBRARIES'] = a.sub_tool
     rc1, out1, err1 = run(argv, env)
     expect(rc1 == rc0, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
@@ -520,6 +548,10 @@ def main():
         print('PASS no_tool')
         return
     recs = parse(out)
+    if a.case == 'vadd_subscriber':
+        check_vadd_subscriber(recs)
+        print('PASS vadd_subscriber')
+        return
     if a.case in ('vadd', 'threads', 'copies'):
         check_program(a.case, recs)
         print('PASS ' + a.case)
