@@ -5,6 +5,8 @@
  *     submit2    submits with Vulkan 1.3's vkQueueSubmit2
  *     secondary  the dispatch, barrier and copy are recorded into a secondary
  *                command buffer that the primary executes (vkCmdExecuteCommands)
+ *     secondary_twice  the same, the primary executing the secondary twice
+ *                in one vkCmdExecuteCommands (VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT)
  *     labels     VK_EXT_debug_utils: the pipeline is named "doubler", the
  *                command buffer "work", the dispatch is inside a
  *                command-buffer label "step", the submit loop inside a queue
@@ -174,7 +176,8 @@ int main(int argc, char **argv)
     if (submits < 1)
         submits = 1;
     int use_submit2 = argc > 2 && strcmp(argv[2], "submit2") == 0;
-    int use_secondary = argc > 2 && strcmp(argv[2], "secondary") == 0;
+    int twice = argc > 2 && strcmp(argv[2], "secondary_twice") == 0;
+    int use_secondary = twice || (argc > 2 && strcmp(argv[2], "secondary") == 0);
     int use_labels = argc > 2 && strcmp(argv[2], "labels") == 0;
 
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
@@ -331,6 +334,8 @@ int main(int argc, char **argv)
         cbai.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
         CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &cb));
         begin.pInheritanceInfo = &inherit;
+        if (twice)
+            begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
     }
     if (named_cb != NULL) {
         VkDebugUtilsObjectNameInfoEXT ni = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT,
@@ -365,7 +370,8 @@ int main(int argc, char **argv)
     if (use_secondary) {
         VkCommandBufferBeginInfo pbegin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         CHECK_VK(vkBeginCommandBuffer(primary, &pbegin));
-        vkCmdExecuteCommands(primary, 1, &cb);
+        const VkCommandBuffer secondaries[2] = {cb, cb};
+        vkCmdExecuteCommands(primary, twice ? 2 : 1, secondaries);
         CHECK_VK(vkEndCommandBuffer(primary));
     }
 

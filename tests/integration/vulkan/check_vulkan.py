@@ -20,6 +20,11 @@ Cases
               secondary command buffer the primary executes: the same
               records (one per execution, device times, correlation with the
               vkCmd* recorded into the secondary)
+  secondary_twice
+              vk_compute 3 secondary_twice: the primary executes the
+              secondary twice: two records per operation per submission, the
+              first untimed (its queries are overwritten by the second), one
+              upti: line saying so
   labels      vk_compute 3 labels: VK_EXT_debug_utils names the pipeline
               (the kernel records' name) and the command buffer (a range per
               execution, first start to last end), a command-buffer label around the
@@ -455,7 +460,8 @@ def main():
     layered = dict(base, VK_ADD_LAYER_PATH=a.layer_dir, VK_INSTANCE_LAYERS=LAYER)
     traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
     submits = 100 if a.case == 'submit_100' else 3
-    argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'labels') else [])
+    argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels')
+                                    else [])
     if a.case in ('vadd', 'threads', 'copies', 'vadd_subscriber'):
         argv = [a.app] + (['3', '4'] if a.case == 'threads' else [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
@@ -542,12 +548,30 @@ def main():
     rc1, out1, err1 = run(argv, env)
     expect(rc1 == rc0, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
     expect(out1 == out0, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
-    expect('upti:' not in err1, 'UPTI messages: ' + err1)
+    if a.case == 'secondary_twice':
+        lines = [x for x in err1.splitlines() if x.startswith('upti:')]
+        expect(len(lines) == 1 and 'executed more than once in one submission' in lines[0],
+               'expected one upti: line about the repeated secondary, got: ' + err1)
+    else:
+        expect('upti:' not in err1, 'UPTI messages: ' + err1)
     if a.case == 'no_tool':
         expect(not os.path.exists(out), 'a tool ran although none was configured')
         print('PASS no_tool')
         return
     recs = parse(out)
+    if a.case == 'secondary_twice':
+        check_tool_records(recs, submits, 'vkQueueSubmit', SECONDARY)
+        api = {r['corr']: r['op'] for r in recs if r['_t'] == 'API'}
+        for t, name in (('KERNEL', 'vkCmdDispatch'), ('COPY', None)):
+            got = [r for r in recs if r['_t'] == t]
+            expect(len(got) == (1 if t == 'KERNEL' else 2) * 2 * submits, f'{len(got)} {t} records')
+            timed = [r for r in got if int(r['start']) > 0]
+            expect(len(timed) == len(got) // 2 and all(int(r['start']) == int(r['end']) == 0
+                                                       for r in got if r not in timed),
+                   f'{t}: {len(timed)} of {len(got)} timed, expected half (the second executions)')
+            expect(name is None or all(api.get(r['corr']) == name for r in got), 'kernel records not correlated')
+        print('PASS secondary_twice')
+        return
     if a.case == 'vadd_subscriber':
         check_vadd_subscriber(recs)
         print('PASS vadd_subscriber')
