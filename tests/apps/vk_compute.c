@@ -231,6 +231,11 @@ int main(int argc, char **argv)
         p[i] = i * 3u + 7u;
     vkUnmapMemory(dev, in.memory);
 
+#ifdef WITH_OPENCL
+    /* OpenCL first: both layers are then loaded when the Vulkan objects are made. */
+    ocl_t ocl;
+    ocl_setup(&ocl);
+#endif
     /* The pipeline. */
     VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                      .codeSize = sizeof vk_compute_spv,
@@ -383,10 +388,6 @@ int main(int argc, char **argv)
                                       .commandBuffer = primary};
     VkSubmitInfo2 si2 = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .commandBufferInfoCount = 1,
                          .pCommandBufferInfos = &cbsi};
-#ifdef WITH_OPENCL
-    ocl_t ocl;
-    ocl_setup(&ocl);
-#endif
     if (use_labels)
         queue_begin_label(queue, &loop);
     for (int s = 0; s < submits; s++) {

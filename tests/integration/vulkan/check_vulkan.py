@@ -42,6 +42,11 @@ Cases
               entry forwards the one call, which is still traced
   no_tool     the layer without a tool: same output, no UPTI message
   upti_run    `upti run --vulkan-trace`: the database's Vulkan API rows
+  mixed_subscriber
+              vk_ocl_mixed 3 (OpenCL layer and Vulkan layer) under a
+              subscriber of every DRIVER_* domain: each runtime reports its
+              own modules and operations once (the other's records reach its
+              callbacks too)
   opencl_then_vulkan
               vk_ocl_mixed 3 under `upti run --sys-trace`: one thread runs an
               OpenCL kernel (clFinish) then a Vulkan dispatch (fence), three
@@ -390,6 +395,21 @@ def check_vadd_subscriber(recs):
            'DISPATCHED/COMPLETED: not 3 each, or COMPLETED outside the fence wait')
 
 
+def check_mixed_subscriber(recs, submits):
+    subs = [r for r in recs if r['_t'] == 'SUB']
+    loaded = sorted((r['api'], r['name']) for r in subs if r['op'] == 'DRIVER_MODULE_LOADED')
+    expect(loaded == sorted([('clBuildProgram', 'ocl_step'), ('vkCreateShaderModule', 'vk_compute.comp'),
+                             ('vkCreateComputePipelines', KERNEL_NAME)]), 'MODULE_LOADED: %s' % loaded)
+    unloaded = sorted(r['api'] for r in subs if r['op'] == 'DRIVER_MODULE_UNLOADED' and r['api'].startswith('vk'))
+    expect(unloaded == ['vkDestroyPipeline', 'vkDestroyShaderModule'], 'Vulkan MODULE_UNLOADED: %s' % unloaded)
+    done = collections.Counter(r['api'] for r in subs if r['op'] == 'DRIVER_GPU_OPERATION_COMPLETED')
+    expect(done['vkCmdDispatch'] == done['vkCmdPipelineBarrier'] == done['vkCmdCopyBuffer'] == submits and
+           done['clEnqueueNDRangeKernel'] == submits, 'COMPLETED per command: %s' % dict(done))
+    dispatched = collections.Counter(r['api'] for r in subs if r['op'] == 'DRIVER_GPU_OPERATION_DISPATCHED')
+    expect(dispatched['vkCmdDispatch'] == dispatched['clEnqueueNDRangeKernel'] == submits,
+           'DISPATCHED per command: %s' % dict(dispatched))
+
+
 def check_kernels(recs, submits, submit='vkQueueSubmit', name=KERNEL_NAME):
     """One record per execution of the recorded vkCmdDispatch, on UPTI's clock:
     after its vkQueueSubmit began, before the vkWaitForFences after it returned."""
@@ -543,8 +563,10 @@ def main():
         env['UPTI_TOOL_LIBRARIES'] = a.chain_tool
     if a.case == 'api_only':
         env['UPTI_VK_TEST_NO_KERNELS'] = '1'
-    if a.case in ('subscriber', 'vadd_subscriber'):
+    if a.case in ('subscriber', 'vadd_subscriber', 'mixed_subscriber'):
         env['UPTI_TOOL_LIBRARIES'] = a.sub_tool
+    if a.case == 'mixed_subscriber':
+        env['OPENCL_LAYERS'] = os.path.join(a.layer_dir, 'libupti-opencl.so')
     rc1, out1, err1 = run(argv, env)
     expect(rc1 == rc0, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
     expect(out1 == out0, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
@@ -571,6 +593,10 @@ def main():
                    f'{t}: {len(timed)} of {len(got)} timed, expected half (the second executions)')
             expect(name is None or all(api.get(r['corr']) == name for r in got), 'kernel records not correlated')
         print('PASS secondary_twice')
+        return
+    if a.case == 'mixed_subscriber':
+        check_mixed_subscriber(recs, submits)
+        print('PASS mixed_subscriber')
         return
     if a.case == 'vadd_subscriber':
         check_vadd_subscriber(recs)
