@@ -547,6 +547,13 @@ def main():
                              " ORDER BY 1").fetchall()
         expect(allocs == [('ALLOCATE', 'DEVICE_MEMORY', 3), ('FREE', 'DEVICE_MEMORY', 3)],
                f'memory_allocations table: {allocs}')
+        # Code objects: the shader module and the pipeline, which the kernels name by kernel_id.
+        symbols = con.execute("SELECT count(*) FROM kernel_dispatch k JOIN info_kernel_symbol s"
+                              " ON s.kernel_id = k.kernel_id JOIN string t ON t.id = s.name_id"
+                              " WHERE t.string = ? AND s.unload IS NOT NULL", (KERNEL_NAME,)).fetchone()[0]
+        modules = con.execute("SELECT t.string FROM info_code_object c JOIN string t ON t.id = c.name_id").fetchall()
+        expect(symbols == submits and modules == [('vk_compute.comp',)],
+               f'{symbols} kernels joined to their pipeline symbol, modules {modules}')
         # One clock: a calibration per submission read, the largest deviation kept.
         meta = dict(con.execute("SELECT key, value FROM metadata WHERE key LIKE 'vulkan.%'"))
         expect(set(meta) == {'vulkan.calibrations', 'vulkan.calibration_max_deviation_ns'} and
