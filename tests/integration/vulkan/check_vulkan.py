@@ -68,6 +68,8 @@ Other programs (output bit for bit equal to bare, exact records)
   copies      vk_copies: every copy kind once (fill, update, buffer,
               buffer->image, image, image->buffer) with its bytes and
               direction, and the 5 barriers, correlated with their calls
+  copies2     vk_copies copy2: the same through vkCmdCopyBuffer2,
+              vkCmdCopyBufferToImage2, vkCmdCopyImage2, vkCmdCopyImageToBuffer2
 """
 import argparse
 import collections
@@ -354,7 +356,7 @@ def check_program(case, recs):
                        'executions overlap or reorder on one queue: %s / %s' % (a['line'], b['line']))
         expect(sum(1 for r in api if r['op'] == 'vkQueueSubmit') == 12 and
                sum(1 for r in api if r['op'] == 'vkCreateDevice') == 3, 'submit or device counts')
-    elif case == 'copies':
+    elif case in ('copies', 'copies2'):
         expect(not kernels, 'kernel records from a program without dispatches')
         want = [('FILL_BUFFER', '16384', '1', 'vkCmdFillBuffer'), ('WRITE_BUFFER', '256', '1', 'vkCmdUpdateBuffer'),
                 ('COPY_BUFFER', '8192', '3', 'vkCmdCopyBuffer'), ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'),
@@ -364,6 +366,8 @@ def check_program(case, recs):
                 ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'),
                 ('COPY_IMAGE_TO_BUFFER', '16384', '3', 'vkCmdCopyImageToBuffer'),
                 ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'), ('COPY_BUFFER', '16384', '3', 'vkCmdCopyBuffer')]
+        if case == 'copies2':  # the Vulkan 1.3 forms of the copies
+            want = [(o, b, d, n + '2' if n.startswith('vkCmdCopy') else n) for o, b, d, n in want]
         got = [(c['op'], c['bytes'], c['dir'], by_corr[c['corr']]['op']) for c in copies]
         expect(got == want, 'copies in recording order:\n%s' % '\n'.join(map(str, got)))
         agent = copies[0]['dst'] if copies else None
@@ -482,8 +486,8 @@ def main():
     submits = 100 if a.case == 'submit_100' else 3
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels')
                                     else [])
-    if a.case in ('vadd', 'threads', 'copies', 'vadd_subscriber'):
-        argv = [a.app] + (['3', '4'] if a.case == 'threads' else [])
+    if a.case in ('vadd', 'threads', 'copies', 'copies2', 'vadd_subscriber'):
+        argv = [a.app] + {'threads': ['3', '4'], 'copies2': ['copy2']}.get(a.case, [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
     rc0, out0, err0 = run(argv, base)
     if rc0 == SKIP:
@@ -609,7 +613,7 @@ def main():
         check_vadd_subscriber(recs)
         print('PASS vadd_subscriber')
         return
-    if a.case in ('vadd', 'threads', 'copies'):
+    if a.case in ('vadd', 'threads', 'copies', 'copies2'):
         check_program(a.case, recs)
         print('PASS ' + a.case)
         return
