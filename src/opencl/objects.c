@@ -8,6 +8,7 @@
  */
 #include "app_refs.h"
 #include "opencl_impl.h"
+#include "subscriber_hooks.h"
 
 #include <upti/names.h>
 
@@ -204,7 +205,9 @@ static void emit_code_object(uint32_t op, upti_callback_phase_t phase, cl_contex
     rec.phase = phase;
     rec.record = &r;
     rec.string_offset = offsetof(upti_buffer_tracing_code_object_record_t, name);
+    uocl_sub_emitting_code_object = 1;
     upti_runtime_emit(&rec);
+    uocl_sub_emitting_code_object = 0;
 }
 
 static void program_loaded(cl_program program)

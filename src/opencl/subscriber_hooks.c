@@ -526,12 +526,14 @@ static void device_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user
 
 /* ---- code objects: MODULE_LOADED / MODULE_UNLOADED ---- */
 
+__thread int uocl_sub_emitting_code_object;
+
 static void code_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user_data, void *data)
 {
     (void)user_data;
     (void)data;
     const upti_buffer_tracing_code_object_record_t *r = rec.payload;
-    if (r == NULL || rec.operation != UPTI_CODE_OBJECT_LOAD)
+    if (r == NULL || rec.operation != UPTI_CODE_OBJECT_LOAD || !uocl_sub_emitting_code_object)
         return;
     upti_callback_domain_t domain = rec.phase == UPTI_CALLBACK_PHASE_UNLOAD
                                         ? UPTI_CB_DOMAIN_DRIVER_MODULE_UNLOADED
