@@ -85,7 +85,10 @@ struct upti_buffer {
     void *callback_data;
     _Atomic bool destroyed;
     struct callback_thread *_Atomic thread;
-    pthread_mutex_t lock; /* the consumer's: guards the producer list, serializes delivery */
+    /* The consumer's: guards the producer list, serializes delivery. Taken under
+     * g_buffers_lock (fork), and held while the callback runs: a callback may take
+     * the contexts' lock under it (lock order: internal.h). */
+    pthread_mutex_t lock;
     struct upti_producer *producers;
     /* New producers push themselves here without a lock; the consumer adopts them. */
     struct upti_producer *_Atomic incoming;
