@@ -437,13 +437,8 @@ static void emit(uocl_cmd_t *c)
 {
     read_times(c);
     calibrate(c);
-    upti_runtime_record_t rec;
-    memset(&rec, 0, sizeof rec);
-    rec.size = sizeof rec;
-    rec.kind = c->kind;
-    rec.operation = c->op;
-    rec.phase = UPTI_CALLBACK_PHASE_NONE;
-    rec.correlation = &c->corr;
+    upti_runtime_record_t rec = {.size = sizeof rec, .kind = c->kind, .operation = c->op,
+                                 .correlation = &c->corr};
     upti_agent_id_t agent = {c->qi.dev != NULL ? c->qi.dev->agent.handle : 0};
     if (c->kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
         upti_buffer_tracing_kernel_dispatch_record_t r;

@@ -410,17 +410,23 @@ static size_t round_up_pow2(size_t v)
     return p;
 }
 
-/* Both entries: o has every field set (no defaults left). */
-static upti_status_t create_buffer(upti_context_id_t context_id, const upti_buffer_options_t *o,
-                                   upti_buffer_id_t *buffer_id)
+upti_status_t upti_buffer_may_create(upti_context_id_t context_id)
 {
     UPTI_REFUSE_IN_SUBSCRIBER();
     if (!upti_configuration_open())
         return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
     int valid = 0;
     upti_context_is_valid(context_id, &valid);
-    if (!valid)
-        return UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
+    return valid ? UPTI_STATUS_SUCCESS : UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
+}
+
+/* Both entries: o has every field set (no defaults left). */
+static upti_status_t create_buffer(upti_context_id_t context_id, const upti_buffer_options_t *o,
+                                   upti_buffer_id_t *buffer_id)
+{
+    upti_status_t may = upti_buffer_may_create(context_id);
+    if (may != UPTI_STATUS_SUCCESS)
+        return may;
     if (o->callback == NULL || buffer_id == NULL || o->policy <= UPTI_BUFFER_POLICY_NONE ||
         o->policy >= UPTI_BUFFER_POLICY_LAST || o->region_size > ((size_t)1 << 40))
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;

@@ -102,6 +102,9 @@ struct upti_buffer {
 void *upti_buffer_reserve_slow(struct upti_buffer *b, upti_thread_state_t *s, uint32_t kind,
                                size_t len);
 void upti_buffer_wake(struct upti_buffer *b);
+/** What every buffer creation checks first: not from a subscriber callback, inside a
+ *  tool's initialize (else CONFIGURATION_LOCKED), a valid context (else CONTEXT_NOT_FOUND). */
+upti_status_t upti_buffer_may_create(upti_context_id_t context_id);
 /** Registers a created buffer (starting its callback thread unless it is shared). */
 upti_status_t upti_buffer_register(struct upti_buffer *b, upti_buffer_id_t *buffer_id);
 
