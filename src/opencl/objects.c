@@ -401,14 +401,9 @@ static void emit_allocation(uint32_t op, const void *handle, const uocl_appref_i
     r.handle = (uint64_t)(uintptr_t)handle;
     r.bytes = info->size;
     r.flags = info->flags;
-    upti_runtime_record_t rec;
-    memset(&rec, 0, sizeof rec);
-    rec.size = sizeof rec;
-    rec.kind = UPTI_TRACING_KIND_MEMORY_ALLOCATION;
-    rec.operation = op;
-    rec.phase = UPTI_CALLBACK_PHASE_NONE;
-    rec.record = &r;
-    upti_runtime_emit(&rec);
+    upti_runtime_emit(&(upti_runtime_record_t){.size = sizeof(upti_runtime_record_t),
+                                               .kind = UPTI_TRACING_KIND_MEMORY_ALLOCATION,
+                                               .operation = op, .record = &r});
 }
 
 static upti_memory_allocation_type_t mem_type(cl_mem mem)
