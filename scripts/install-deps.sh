@@ -14,6 +14,9 @@ set -eu
 # libvulkan-dev: the Vulkan loader, headers and registry (vk.xml);
 # mesa-vulkan-drivers: lavapipe, the CPU Vulkan device the tests run on;
 # glslang-tools: glslangValidator, which compiles the test shaders.
+# libotf2-trace-dev: OTF2, for upti export --format otf2; otf2-tools:
+# otf2-print, with which the tests read the export back.
+# abigail-tools: abidw and abidiff, which check the libraries' ABI (tests/abi).
 # One package per line; tests/integration/install/check_deps.py checks that
 # every tool and library the build and the tests use is here.
 PACKAGES="
@@ -34,6 +37,9 @@ libclang-rt-14-dev
 libvulkan-dev
 mesa-vulkan-drivers
 glslang-tools
+libotf2-trace-dev
+otf2-tools
+abigail-tools
 "
 
 missing=""

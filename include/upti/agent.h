@@ -40,6 +40,17 @@ typedef upti_status_t (*upti_query_available_agents_cb_t)(const upti_agent_t **a
 UPTI_API upti_status_t upti_query_available_agents(upti_query_available_agents_cb_t callback,
                                                    void *data);
 
+/** Receives one fact a runtime reported; key and value valid only during the call. */
+typedef void (*upti_query_runtime_metadata_cb_t)(const char *key, const char *value, void *data);
+
+/**
+ * Calls callback once per fact the runtime integrations reported about the
+ * trace (upti_runtime_set_metadata in <upti/runtime.h>; e.g. the Vulkan
+ * layer's "vulkan.calibration_max_deviation_ns"), with its latest value, in
+ * the order the keys first appeared. Thread-safe; never calls into a runtime.
+ */
+UPTI_API upti_status_t upti_query_runtime_metadata(upti_query_runtime_metadata_cb_t callback, void *data);
+
 UPTI_EXTERN_C_END
 
 #endif

@@ -46,12 +46,56 @@ typedef void (*upti_buffer_tracing_cb_t)(upti_context_id_t context_id, upti_buff
                                          upti_record_header_t **headers, size_t num_headers,
                                          void *data, uint64_t drop_count);
 
+/** The region size a buffer gets when upti_buffer_options_t.region_size is 0. */
+#define UPTI_BUFFER_DEFAULT_REGION_SIZE 65536u
+
 /**
- * Creates a buffer for a context. size: bytes of each producing thread's
- * region (at least 256, rounded up to a power of two; allocated on the
- * thread's first record). watermark: bytes in a region that wake the callback
- * thread (0 = deliver as soon as possible; >= size = only when full or
- * flushed). Only inside a tool's initialize.
+ * How to create a buffer (upti_create_buffer_with_options). Set size to
+ * sizeof(upti_buffer_options_t) and leave what you do not need at 0, its
+ * default: UPTI_OPTIONS() does both. The struct only ever grows at its end;
+ * a library older than your headers accepts it as long as the fields it does
+ * not know are 0 (else UPTI_STATUS_ERROR_INCOMPATIBLE_ABI).
+ */
+typedef struct upti_buffer_options_t {
+    size_t size;                       /**< sizeof(upti_buffer_options_t) */
+    /** Bytes of each producing thread's region (rounded up to a power of two,
+     *  at least 4096; allocated on the thread's first record). 0:
+     *  UPTI_BUFFER_DEFAULT_REGION_SIZE. */
+    size_t region_size;
+    /** Bytes in a region that wake the callback thread (0: deliver as soon as
+     *  possible; >= the region size: only when full or flushed). */
+    size_t watermark;
+    /** When a region is full. 0 (UPTI_BUFFER_POLICY_NONE): DISCARD, the
+     *  program never waits. */
+    upti_buffer_policy_t policy;
+    upti_buffer_tracing_cb_t callback; /**< required */
+    void *callback_data;               /**< passed to callback */
+} upti_buffer_options_t;
+
+/**
+ * A compound literal of an options struct with its size set and the named
+ * fields given, the others 0, e.g.
+ * `upti_buffer_options_t o = UPTI_OPTIONS(upti_buffer_options_t, .callback = cb);`
+ */
+#define UPTI_OPTIONS(type, ...) ((type){.size = sizeof(type), __VA_ARGS__})
+
+/**
+ * Creates a buffer for a context, as options say. Only inside a tool's
+ * initialize (else UPTI_STATUS_ERROR_CONFIGURATION_LOCKED). Returns
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT for options or buffer_id NULL, options
+ * whose size is smaller than its size member, no callback, a policy out of
+ * range or a region above 1 TiB; UPTI_STATUS_ERROR_INCOMPATIBLE_ABI when
+ * options->size claims fields this library does not know and one of them is
+ * not 0; UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND for an unknown context.
+ */
+UPTI_API upti_status_t upti_create_buffer_with_options(upti_context_id_t context_id,
+                                                       const upti_buffer_options_t *options,
+                                                       upti_buffer_id_t *buffer_id);
+
+/**
+ * The positional form of upti_create_buffer_with_options, kept for tools
+ * written against UPTI 0.1: size is region_size (rounded up to a power of
+ * two, at least 4096), and policy must be DISCARD or LOSSLESS (no default).
  */
 UPTI_API upti_status_t upti_create_buffer(upti_context_id_t context_id, size_t size,
                                           size_t watermark, upti_buffer_policy_t policy,

@@ -16,7 +16,13 @@ UPTI_EXTERN_C_BEGIN
 UPTI_API upti_status_t upti_create_context(upti_context_id_t *context_id);
 /** Starts delivering the context's services. Thread-safe; allowed at any time. */
 UPTI_API upti_status_t upti_start_context(upti_context_id_t context_id);
-/** Stops the context: its services produce nothing until started again. Thread-safe. */
+/**
+ * Stops the context: its services produce nothing until started again, except
+ * the device records (a kernel, a copy) of work enqueued while it was active,
+ * which still reach its buffers when that work completes. Thread-safe;
+ * allowed at any time, from a callback too (capture windows: a marker call
+ * whose callback starts a context is recorded in it).
+ */
 UPTI_API upti_status_t upti_stop_context(upti_context_id_t context_id);
 /** *status = 1 if the context is started, else 0. */
 UPTI_API upti_status_t upti_context_is_active(upti_context_id_t context_id, int *status);

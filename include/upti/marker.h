@@ -34,6 +34,8 @@ typedef enum upti_marker_api_operation_t {
     UPTI_MARKER_API_MARK,
     UPTI_MARKER_API_NAME_THREAD,
     UPTI_MARKER_API_NAME_CATEGORY,
+    UPTI_MARKER_API_PROFILER_PAUSE,  /**< uptx_profiler_pause (no arguments) */
+    UPTI_MARKER_API_PROFILER_RESUME, /**< uptx_profiler_resume (no arguments) */
     UPTI_MARKER_API_LAST
 } upti_marker_api_operation_t;
 
@@ -46,6 +48,8 @@ typedef union upti_marker_api_args_t {
     struct { const char *message; } mark;
     struct { const char *name; } name_thread;
     struct { uint32_t category; const char *name; } name_category;
+    struct { int unused; } profiler_pause;
+    struct { int unused; } profiler_resume;
 } upti_marker_api_args_t;
 
 /** Return value of a marker call (valid at EXIT). */

@@ -34,7 +34,12 @@ upti_runtime_plan(const upti_operation_plan_t *const *plans, uint32_t op)
     return __atomic_load_n(&plans[op], __ATOMIC_ACQUIRE);
 }
 
-/** Correlation captured at an API call, for device records reported later. */
+/**
+ * Correlation captured at an API call, for device records reported later.
+ * Holds the external ids of up to 4 contexts (the first 4 with one pushed);
+ * more is reported once on stderr, and those contexts' device records carry
+ * no external id.
+ */
 typedef struct upti_runtime_correlation_t {
     uint64_t internal;           /**< the call's internal correlation id */
     upti_thread_id_t thread_id;  /**< the thread that made the call */
@@ -43,7 +48,14 @@ typedef struct upti_runtime_correlation_t {
     upti_user_data_t external[4];
 } upti_runtime_correlation_t;
 
-/** State of one traced call; lives on the wrapper's stack. Fields are UPTI's. */
+/**
+ * State of one traced call; lives on the wrapper's stack. Fields are UPTI's.
+ * user_data is sized by UPTI_MAX_CONTEXTS: this struct belongs to the
+ * runtime-integration API (UPTI_RUNTIME_ version node), whose callers are
+ * UPTI's own runtime libraries, built and shipped with the SDK; a change of
+ * UPTI_MAX_CONTEXTS changes its size and fails the abi.abidiff.upti test
+ * until a new node and baseline come with it. Tools never see it.
+ */
 typedef struct upti_runtime_call_t {
     const upti_operation_plan_t *plan;
     upti_tracing_kind_t kind;
@@ -88,12 +100,23 @@ typedef struct upti_runtime_record_t {
     const upti_runtime_correlation_t *correlation; /**< NULL: the current call's, if any */
     void *record;                     /**< a buffer_tracing.h record, its prefix's size set */
     size_t string_offset;             /**< offset of a const char* member copied with the record, 0 if none */
+    /**
+     * The plan of (kind, operation) when the work the record reports was
+     * started (upti_runtime_plan at the enqueue), or NULL. Buffers then get
+     * the record in the contexts that were active at the start, even if they
+     * stopped since (a kernel enqueued inside a capture window that completes
+     * after it closed), and not in contexts started since; callbacks still
+     * go to the contexts active now. Ignored once UPTI finalized. An
+     * integration built before this field (a smaller size) gets the plan of now.
+     */
+    const upti_operation_plan_t *started_plan;
 } upti_runtime_record_t;
 
 /**
  * Delivers a record to every active context that wants (kind, operation):
  * callbacks see it as payload; buffers get a copy (prefix fields and the
- * external correlation filled per context; the string member deep-copied).
+ * external correlation filled per context; the string member deep-copied),
+ * those of record->started_plan's contexts when it is set.
  * Correlation: record->correlation, else the call in progress on this
  * thread, else a new internal id.
  */
@@ -109,7 +132,24 @@ UPTI_API upti_status_t upti_runtime_tools_present(int *present);
 /** Adds a device agent; strings are copied. *id receives its id. */
 UPTI_API upti_status_t upti_runtime_add_agent(const upti_agent_t *agent, upti_agent_id_t *id);
 
-/** Reports an unusual event (issue, drop, clock mapping) on stderr once, prefixed "upti:". */
+/**
+ * Reports a fact about the trace as a whole: key (at most 63 bytes, by
+ * convention "RUNTIME.NAME", e.g. "vulkan.calibration_max_deviation_ns") and
+ * value (at most 255 bytes), both copied. A later call with the same key
+ * replaces the value. Tools read them with upti_query_runtime_metadata()
+ * (the tracing tool writes them into its database's metadata table).
+ * Thread-safe. INVALID_ARGUMENT for a missing or too long key or value, a
+ * key without a '.' (the keys tools write themselves have none),
+ * OUT_OF_RESOURCES past 32 keys.
+ */
+UPTI_API upti_status_t upti_runtime_set_metadata(const char *key, const char *value);
+
+/**
+ * Reports an unusual event (issue, drop, clock mapping) as a warning where
+ * UPTI's messages go (log.h: stderr prefixed "upti:", or a tool's log
+ * callback), and to subscribers of the internal-event domain. Each call is
+ * one message: a caller that may repeat itself says it once.
+ */
 UPTI_API void upti_runtime_warn(const char *message);
 
 UPTI_EXTERN_C_END

@@ -23,7 +23,7 @@ typedef enum upti_status_t {
     UPTI_STATUS_ERROR_DEADLOCK,                 /**< the call would re-enter an operation in progress */
     UPTI_STATUS_ERROR_NOT_INITIALIZED,          /**< no tool was configured yet */
     UPTI_STATUS_ERROR_FINALIZED,                /**< UPTI already finalized */
-    UPTI_STATUS_ERROR_INCOMPATIBLE_ABI,         /**< a struct's size field is too small */
+    UPTI_STATUS_ERROR_INCOMPATIBLE_ABI,         /**< a struct's size claims fields this UPTI does not know, set non-zero */
     UPTI_STATUS_ERROR_NOT_AVAILABLE,            /**< the information does not exist (yet) */
     UPTI_STATUS_ERROR_NOT_IMPLEMENTED,          /**< reserved; UPTI implements what it declares */
     UPTI_STATUS_ERROR_CALLBACK_CONTEXT,         /**< the call is not allowed inside a UPTI callback */

@@ -11,6 +11,7 @@
 #include <upti/defines.h>
 #include <upti/external_correlation.h>
 #include <upti/intercept_table.h>
+#include <upti/log.h>
 #include <upti/marker.h>
 #include <upti/names.h>
 #include <upti/registration.h>

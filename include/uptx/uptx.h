@@ -73,6 +73,25 @@ UPTX_FN void uptx_mark(const char *message);
 UPTX_FN void uptx_name_thread(const char *name);
 /** Names a category id in traces. */
 UPTX_FN void uptx_name_category(uint32_t category, const char *name);
+/**
+ * Asks the profiler to stop recording until uptx_profiler_resume(), as
+ * roctxProfilerPause() and cudaProfilerStop() do. Process-wide: what any
+ * thread does meanwhile is not recorded; pauses do not nest (a second pause
+ * is a pause). Under `upti run` it switches UPTI's contexts off, which is
+ * cheap; the runtimes keep running. The call itself is the last record
+ * before the pause. Without a tool, it does nothing.
+ *
+ *     uptx_profiler_pause();   // warm-up, not recorded
+ *     warm_up();
+ *     uptx_profiler_resume();  // recorded from here
+ *
+ * With `upti run --start-paused`, nothing is recorded until the first
+ * uptx_profiler_resume() (docs/cli.md).
+ */
+UPTX_FN void uptx_profiler_pause(void);
+/** Resumes recording after uptx_profiler_pause() (or `upti run --start-paused`); the call is
+ *  the first record of the resumed recording. Without a tool, or when not paused, it does nothing. */
+UPTX_FN void uptx_profiler_resume(void);
 
 /* ---- libuptx.so's state read by the inline functions ----
  * Part of libuptx's ABI so that the inline functions can reach them; an
@@ -97,12 +116,35 @@ UPTX_API extern uint64_t uptx_next_range_id;
 #define UPTX_ACTIVE_() __atomic_load_n(&uptx_active, __ATOMIC_ACQUIRE)
 #define UPTX_TRACED_(t) __builtin_expect((t) != NULL, 0)
 
+/* What the functions with a result do without a tool, written once: the inline
+ * bodies below and libuptx's own implementation (src/marker/uptx.c, the table a
+ * tool's wrappers call into) both use these. Not part of the API. The others
+ * do nothing without a tool. */
+static inline int uptx_untraced_range_push_(const char *message)
+{
+    (void)message;
+    return uptx_thread_depth++;
+}
+
+static inline int uptx_untraced_range_pop_(void)
+{
+    if (uptx_thread_depth == 0)
+        return -1;
+    return --uptx_thread_depth;
+}
+
+static inline uint64_t uptx_untraced_range_start_(const char *message)
+{
+    (void)message;
+    return __atomic_fetch_add(&uptx_next_range_id, 1, __ATOMIC_RELAXED);
+}
+
 UPTX_FN int uptx_range_push(const char *message)
 {
     const uptx_dispatch_table_t *t = UPTX_ACTIVE_();
     if (UPTX_TRACED_(t))
         return UPTX_ENTRY_(t, range_push_fn)(message);
-    return uptx_thread_depth++;
+    return uptx_untraced_range_push_(message);
 }
 
 UPTX_FN int uptx_range_pop(void)
@@ -110,9 +152,7 @@ UPTX_FN int uptx_range_pop(void)
     const uptx_dispatch_table_t *t = UPTX_ACTIVE_();
     if (UPTX_TRACED_(t))
         return UPTX_ENTRY_(t, range_pop_fn)();
-    if (uptx_thread_depth == 0)
-        return -1;
-    return --uptx_thread_depth;
+    return uptx_untraced_range_pop_();
 }
 
 UPTX_FN uint64_t uptx_range_start(const char *message)
@@ -120,7 +160,7 @@ UPTX_FN uint64_t uptx_range_start(const char *message)
     const uptx_dispatch_table_t *t = UPTX_ACTIVE_();
     if (UPTX_TRACED_(t))
         return UPTX_ENTRY_(t, range_start_fn)(message);
-    return __atomic_fetch_add(&uptx_next_range_id, 1, __ATOMIC_RELAXED);
+    return uptx_untraced_range_start_(message);
 }
 
 UPTX_FN void uptx_range_stop(uint64_t id)
@@ -151,6 +191,25 @@ UPTX_FN void uptx_name_category(uint32_t category, const char *name)
         UPTX_ENTRY_(t, name_category_fn)(category, name);
 }
 
+/* A table of version 1 (an older libuptx.so) has no profiler entries. */
+#define UPTX_HAS_PROFILER_(t) \
+    ((t)->size >= sizeof(uptx_dispatch_table_t))
+
+UPTX_FN void uptx_profiler_pause(void)
+{
+    const uptx_dispatch_table_t *t = UPTX_ACTIVE_();
+    if (UPTX_TRACED_(t) && UPTX_HAS_PROFILER_(t))
+        UPTX_ENTRY_(t, profiler_pause_fn)();
+}
+
+UPTX_FN void uptx_profiler_resume(void)
+{
+    const uptx_dispatch_table_t *t = UPTX_ACTIVE_();
+    if (UPTX_TRACED_(t) && UPTX_HAS_PROFILER_(t))
+        UPTX_ENTRY_(t, profiler_resume_fn)();
+}
+
+#undef UPTX_HAS_PROFILER_
 #undef UPTX_ENTRY_
 #undef UPTX_ACTIVE_
 #undef UPTX_TRACED_

@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /** Version of the table layout; bumped when entries are appended. */
-#define UPTX_TABLE_VERSION 1
+#define UPTX_TABLE_VERSION 2
 
 typedef struct uptx_dispatch_table_t {
     size_t size; /**< sizeof(uptx_dispatch_table_t) of the runtime that built it */
@@ -30,6 +30,9 @@ typedef struct uptx_dispatch_table_t {
     void (*mark_fn)(const char *message);
     void (*name_thread_fn)(const char *name);
     void (*name_category_fn)(uint32_t category, const char *name);
+    /* Version 2: a table whose size does not reach these has none. */
+    void (*profiler_pause_fn)(void);
+    void (*profiler_resume_fn)(void);
 } uptx_dispatch_table_t;
 
 #ifdef __cplusplus

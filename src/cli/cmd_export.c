@@ -1,4 +1,4 @@
-/* upti export: a trace database as a Perfetto timeline, Chrome JSON or CSV. */
+/* upti export: a trace database as a Perfetto timeline, Chrome JSON, CSV or OTF2. */
 #include "cli.h"
 #include "options.h"
 #include "out_files.h"
@@ -21,6 +21,8 @@ void cmd_export_help(FILE *out)
             "  csv      one CSV per record kind (NAME_api_trace.csv, _kernel_trace.csv,\n"
             "           _memory_copy_trace.csv, _memory_allocation_trace.csv,\n"
             "           _marker_api_trace.csv, _region_trace.csv) and NAME_stats.csv\n"
+            "  otf2     OTF2 archive (NAME.otf2, NAME.def, NAME/) for Vampir, Scalasca and\n"
+            "           otf2-print%s\n"
             "\n"
             "options (before or after DATABASE):\n"
             "  -f, --format LIST          formats, comma-separated (required)\n"
@@ -28,7 +30,13 @@ void cmd_export_help(FILE *out)
             "                             default: the database's directory, or . with -o)\n"
             "  -o, --output NAME          file name without extension (also --output-file;\n"
             "                             default: DATABASE's name without .db)\n"
-            "  -h, --help                 this help\n");
+            "  -h, --help                 this help\n",
+#ifdef UPTI_HAVE_OTF2
+            ""
+#else
+            " (not in this build: it needs libotf2-trace-dev)"
+#endif
+    );
 }
 
 typedef struct export_options {
@@ -50,7 +58,7 @@ static int on_option(void *ctx, int id, const char *value)
 
 static const cli_option k_options[] = {CLI_OPTION_FORMAT, CLI_OPTION_DIR, CLI_OPTION_OUTPUT,
                                        CLI_OPTION_HELP};
-static const cli_format k_formats[] = {{"pftrace", 1}, {"perfetto", 1}, {"json", 2}, {"csv", 4}};
+static const cli_format k_formats[] = {{"pftrace", 1}, {"perfetto", 1}, {"json", 2}, {"csv", 4}, {"otf2", 8}};
 static const char *const k_exts[] = {".pftrace", ".json", ".csv", ".db", NULL};
 
 /* The outputs' base: -d and -o as in upti run; by default the database's path without .db. */
@@ -89,7 +97,7 @@ int cmd_export(int argc, char **argv)
     if (input == NULL)
         return cli_usage_error("export", "missing DATABASE");
     if (o.formats == NULL)
-        return cli_usage_error("export", "missing --format (pftrace, json or csv)");
+        return cli_usage_error("export", "missing --format (pftrace, json, csv or otf2)");
     if ((o.dir != NULL && o.dir[0] == '\0') || (o.output != NULL && o.output[0] == '\0'))
         return cli_usage_error("export", "empty %s", o.dir && !o.dir[0] ? "--output-dir" : "--output");
     unsigned bits = 0;
@@ -98,6 +106,12 @@ int cmd_export(int argc, char **argv)
     if (rc != 0)
         return rc;
     int want_pf = (bits & 1) != 0, want_json = (bits & 2) != 0, want_csv = (bits & 4) != 0;
+    int want_otf2 = (bits & 8) != 0;
+#ifndef UPTI_HAVE_OTF2
+    if (want_otf2)
+        return cli_error("export: this upti was built without OTF2 (install libotf2-trace-dev, "
+                         "then rebuild)");
+#endif
     char err[512];
     sqlite3 *db = uo_open(input, 0, err, sizeof err);
     if (db == NULL)
@@ -132,6 +146,17 @@ int cmd_export(int argc, char **argv)
         if (rc == 0)
             rc = uo_summary_csv_file(db, path, err, sizeof err);
     }
+#ifdef UPTI_HAVE_OTF2
+    if (rc == 0 && want_otf2) {
+        char *slash = strrchr(base, '/');
+        if (slash != NULL)
+            *slash = '\0';
+        rc = uo_export_otf2(db, slash != NULL ? (base[0] ? base : "/") : ".",
+                            slash != NULL ? slash + 1 : base, err, sizeof err);
+        if (slash != NULL)
+            *slash = '/';
+    }
+#endif
     sqlite3_close(db);
     free(path);
     free(base);

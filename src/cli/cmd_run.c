@@ -2,10 +2,12 @@
  * NVTX injection, run the program, and exit with its status. */
 #include "cli.h"
 #include "env.h"
+#include "log.h"
 #include "options.h"
 #include "output.h"
 #include "run_outputs.h"
 #include "run_collect.h"
+#include "run_capture.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -43,9 +45,26 @@ void cmd_run_help(FILE *out)
             "  --sys-trace               all of the above\n"
             "  --kernel-include-regex RE keep only kernels whose name matches RE (POSIX ERE)\n"
             "  --kernel-exclude-regex RE drop kernels whose name matches RE\n"
+            "  --kernel-iteration-range R keep only these executions of each kernel name,\n"
+            "                            counted from 1: N, N-M, N-, a comma list, e.g. [1-3,5]\n"
             "  --args                    also record the arguments of OpenCL calls (names,\n"
             "                            types, printed values: the arg table and the args\n"
             "                            view); implies --opencl-trace; off by default (cost)\n"
+            "\n"
+            "when to record (default: from start to end; see docs/cli.md):\n"
+            "  --capture-range=marker --capture-range-name NAME[@DOMAIN]\n"
+            "                            only inside uptx or NVTX ranges NAME (@DOMAIN: an\n"
+            "                            NVTX domain; @*: any domain)\n"
+            "  --capture-range-end stop|repeat[:N]\n"
+            "                            the first range only (stop, the default), every\n"
+            "                            one (repeat) or the first N (repeat:N)\n"
+            "  --start-paused            record nothing until uptx_profiler_resume();\n"
+            "                            uptx_profiler_pause() pauses (always honoured)\n"
+            "  --delay SEC               record from SEC seconds after the start\n"
+            "  --duration SEC            record for SEC seconds (after --delay)\n"
+            "  -P, --collection-period START:DURATION:REPEAT\n"
+            "                            REPEAT times (0: to the end): START s paused, then\n"
+            "                            DURATION s recorded\n"
             "\n"
             "output:\n"
             "  -d, --output-dir DIR      directory of the outputs (default: .; created with\n"
@@ -69,6 +88,8 @@ void cmd_run_help(FILE *out)
             "                            per process at its end, the agents (devices) it saw\n"
             "  --force-overwrite         replace existing files of the same name even if\n"
             "                            UPTI did not write them\n"
+            "  --log-level LEVEL         UPTI's messages on stderr: none, error, warning\n"
+            "                            (default), info or debug (UPTI_LOG_LEVEL)\n"
             "  -h, --help                this help\n"
             "\n"
             "Options come before PROGRAM: the first argument that is not an option (or\n"
@@ -84,7 +105,8 @@ void cmd_run_help(FILE *out)
 
 enum {
     O_OPENCL = CLI_OPT_OWN, O_KERNEL, O_COPY, O_ALLOC, O_MARKER, O_SYS, O_STATS, O_INCLUDE,
-    O_EXCLUDE, O_ARGS, O_LIST, O_FORCE, O_VULKAN
+    O_EXCLUDE, O_ARGS, O_LIST, O_FORCE, O_VULKAN, O_CAPTURE_RANGE, O_CAPTURE_NAME, O_CAPTURE_END,
+    O_START_PAUSED, O_DELAY, O_DURATION, O_PERIOD, O_ITERATIONS, O_LOG_LEVEL
 };
 
 static const cli_option k_options[] = {
@@ -101,6 +123,15 @@ static const cli_option k_options[] = {
     {O_ARGS, 0, "args", NULL, 0},
     {O_LIST, 'L', "list", NULL, 0},
     {O_FORCE, 0, "force-overwrite", NULL, 0},
+    {O_CAPTURE_RANGE, 0, "capture-range", NULL, 1},
+    {O_CAPTURE_NAME, 0, "capture-range-name", NULL, 1},
+    {O_CAPTURE_END, 0, "capture-range-end", NULL, 1},
+    {O_START_PAUSED, 0, "start-paused", NULL, 0},
+    {O_DELAY, 0, "delay", NULL, 1},
+    {O_DURATION, 0, "duration", NULL, 1},
+    {O_PERIOD, 'P', "collection-period", NULL, 1},
+    {O_ITERATIONS, 0, "kernel-iteration-range", NULL, 1},
+    {O_LOG_LEVEL, 0, "log-level", NULL, 1},
     CLI_OPTION_DIR,
     CLI_OPTION_OUTPUT,
     CLI_OPTION_FORMAT,
@@ -111,8 +142,10 @@ static const cli_option k_options[] = {
 typedef struct run_options {
     char kinds[256];
     const char *dir, *file, *formats, *include, *exclude;
+    const char *log_level; /* --log-level: UPTI_LOG_LEVEL for upti and the traced processes */
     int stats, list, args, help;
     bool force_overwrite; /* --force-overwrite: replace files of the same name UPTI did not write */
+    run_capture capture;  /* when to record, which kernel executions to keep */
 } run_options;
 
 static int on_option(void *ctx, int id, const char *value)
@@ -136,7 +169,24 @@ static int on_option(void *ctx, int id, const char *value)
     case O_LIST: o->list = 1; break;
     case O_ARGS: o->args = 1; k = "opencl_api"; break;
     case O_FORCE: o->force_overwrite = true; break;
+    case O_LOG_LEVEL:
+        if (upti_log_level_of(value) < 0) {
+            char shown[64];
+            cli_printable(value, shown, sizeof shown);
+            return cli_usage_error("run", "--log-level '%s' is not none, error, warning, info or debug",
+                                   shown);
+        }
+        o->log_level = value;
+        break;
     case CLI_OPT_HELP: o->help = 1; break;
+    case O_CAPTURE_RANGE: o->capture.range = value; break;
+    case O_CAPTURE_NAME: o->capture.name = value; break;
+    case O_CAPTURE_END: o->capture.end = value; break;
+    case O_START_PAUSED: o->capture.start_paused = 1; break;
+    case O_DELAY: o->capture.delay = value; break;
+    case O_DURATION: o->capture.duration = value; break;
+    case O_PERIOD: o->capture.period = value; break;
+    case O_ITERATIONS: o->capture.iterations = value; break;
     }
     if (k != NULL) {
         size_t used = strlen(o->kinds);
@@ -298,6 +348,10 @@ static int run_program(const run_options *o, char **program, int nprogram)
         }
         regfree(&re);
     }
+    char capture_never[512];
+    rc = run_capture_apply(&o->capture, capture_never, sizeof capture_never);
+    if (rc != 0)
+        return rc;
     char *pattern = NULL;
     rc = output_pattern(o, &pattern);
     if (rc != 0)
@@ -315,6 +369,8 @@ static int run_program(const run_options *o, char **program, int nprogram)
     }
 
     check_environment();
+    if (o->log_level != NULL)
+        setenv("UPTI_LOG_LEVEL", o->log_level, 1);
     if (o->force_overwrite)
         setenv("UPTI_TRACE_FORCE_OVERWRITE", "1", 1);
     const char *libdir = cli_library_dir();
@@ -371,42 +427,59 @@ static int run_program(const run_options *o, char **program, int nprogram)
 
     if (list && list_kinds(0) != 0)
         return 1;
-    run_collect_cfg cfg = {getenv("UPTI_TRACE_OUTPUT"), format_bits, stats, include, exclude, session};
+    run_collect_cfg cfg = {getenv("UPTI_TRACE_OUTPUT"), format_bits, stats, include,
+                           exclude, session, o->capture.iterations, capture_never};
     rc = run_collect_begin(&cfg);
     if (rc != 0)
         return rc;
     run_outputs_begin(); /* upti's own list of the files it wrote */
     fflush(NULL);
+    /* SIGINT, SIGTERM, SIGHUP sent to upti go to the program (which only
+     * records: upti writes the outputs once it ended); upti waits for it and
+     * exits with its status. The terminal's Ctrl+C reaches both. SIGQUIT from
+     * the terminal reaches the program. A file size limit (RLIMIT_FSIZE)
+     * fails upti's own writes with EFBIG, said in a message, instead of
+     * killing it. The program gets the dispositions upti was started with. */
+    static const int handled[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGXFSZ};
+    enum { NUM_HANDLED = sizeof handled / sizeof handled[0] };
+    struct sigaction old_actions[NUM_HANDLED];
+    sigset_t block, old_mask;
+    sigemptyset(&block);
+    for (int i = 0; i < NUM_HANDLED; i++)
+        sigaddset(&block, handled[i]);
+    sigprocmask(SIG_BLOCK, &block, &old_mask);
+    for (int i = 0; i < NUM_HANDLED; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = handled[i] == SIGQUIT || handled[i] == SIGXFSZ ? SIG_IGN : forward;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        sigaction(handled[i], &sa, &old_actions[i]);
+    }
     g_child = fork();
     if (g_child < 0) {
+        int e = errno;
+        for (int i = 0; i < NUM_HANDLED; i++)
+            sigaction(handled[i], &old_actions[i], NULL);
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
         run_outputs_discard();
         run_collect_discard();
-        return cli_error("fork: %s", strerror(errno));
+        return cli_error("fork: %s", strerror(e));
     }
     if (g_child == 0) {
+        for (int i = 0; i < NUM_HANDLED; i++)
+            sigaction(handled[i], &old_actions[i], NULL);
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
         /* The program's processes only record (UPTI_TRACE_RING_DIR). */
         unsetenv("UPTI_TRACE_MANIFEST");
         execvp(program[0], program);
         fprintf(stderr, "upti: cannot run '%s': %s\n", program[0], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
     }
-    /* SIGINT, SIGTERM, SIGHUP sent to upti go to the program (whose tool then
-     * writes its outputs before it ends); upti waits for it and exits with its
-     * status. The terminal's Ctrl+C reaches both: the program's tool takes a
-     * repeated SIGINT as one. SIGQUIT from the terminal reaches the program. */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = forward;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGQUIT, SIG_IGN);
-    /* A file size limit (RLIMIT_FSIZE) fails upti's own writes with EFBIG,
-     * said in a message, instead of killing it (the program keeps its own
-     * disposition: this is set after the fork). */
-    signal(SIGXFSZ, SIG_IGN);
+    /* The signals' handlers were set before the fork, with the signals
+     * blocked until g_child is known: one sent to upti meanwhile is forwarded
+     * now, not lost nor fatal to upti. */
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (run_collect_start(g_child) != 0)
         fprintf(stderr, "upti: cannot start collecting: the trace is written after the program "
                         "ended\n");

@@ -44,7 +44,11 @@ static struct {
     volatile int stop;
     pid_t program;
     /* the run's configuration (also in run.conf) */
-    char *pattern, *include, *exclude, *session;
+    char *pattern, *include, *exclude, *session, *iterations, *capture_never;
+    upti_iteration_range iteration_range;
+    int has_iterations;
+    int never_opened; /* processes whose capture window never opened */
+    int empty_windows; /* processes whose capture windows opened but recorded nothing */
     unsigned formats;
     int stats;
     regex_t include_re, exclude_re;
@@ -83,6 +87,7 @@ static int write_conf(void)
     int rc = put_pair(f, "rings", g.rings) | put_pair(f, "pattern", g.pattern) |
              put_pair(f, "formats", fmt) | put_pair(f, "stats", stats) |
              put_pair(f, "include", g.include) | put_pair(f, "exclude", g.exclude) |
+             put_pair(f, "iterations", g.iterations) |
              put_pair(f, "session", g.session);
     if (fclose(f) != 0)
         rc = -1;
@@ -144,6 +149,8 @@ static int compile_filters(void)
 {
     g.has_include = g.include != NULL && regcomp(&g.include_re, g.include, REG_EXTENDED | REG_NOSUB) == 0;
     g.has_exclude = g.exclude != NULL && regcomp(&g.exclude_re, g.exclude, REG_EXTENDED | REG_NOSUB) == 0;
+    g.has_iterations = g.iterations != NULL &&
+                       upti_parse_iteration_range(g.iterations, &g.iteration_range) == 0;
     return 0;
 }
 
@@ -224,6 +231,8 @@ int run_collect_begin(const run_collect_cfg *cfg)
     g.include = dup_or_null(cfg->include);
     g.exclude = dup_or_null(cfg->exclude);
     g.session = dup_or_null(cfg->session);
+    g.iterations = dup_or_null(cfg->iterations);
+    g.capture_never = dup_or_null(cfg->capture_never);
     g.formats = cfg->formats;
     g.stats = cfg->stats;
     compile_filters();
@@ -501,7 +510,15 @@ static int finish_one(converted *c)
         unlink(c->path);
         return 0;
     }
+    if (pair_value(c->meta, c->meta_len, "capture") != NULL &&
+        metadata_int(c, "capture_windows") == 0) {
+        g.never_opened++; /* said once for the run, instead of an empty trace */
+        unlink(c->path);
+        return 0;
+    }
     if (metadata_int(c, "records_written") == 0 && metadata_int(c, "records_dropped") == 0) {
+        if (pair_value(c->meta, c->meta_len, "capture") != NULL)
+            g.empty_windows++;
         unlink(c->path); /* nothing recorded (a process that only loaded UPTI) */
         return 0;
     }
@@ -582,6 +599,7 @@ static int convert_and_finish(void)
                          .prefix = prefix,
                          .quiet = 1,
                          .kernel_filter = (g.has_include || g.has_exclude) ? kernel_filter : NULL,
+                         .kernel_iterations = g.has_iterations ? &g.iteration_range : NULL,
                          .converted = on_converted};
     struct stat st;
     if (stat(g.spool, &st) == 0 && st.st_size > 0)
@@ -630,6 +648,16 @@ int run_collect_end(pid_t program, int status)
     int written = convert_and_finish();
     if (written == 0 && (g.lost > 0 || g.kept))
         written = -1; /* traced, and said what was lost or kept: nothing more to say */
+    else if (written == 0 && g.never_opened > 0) {
+        fprintf(stderr, "upti: the capture range never opened (%s): no trace written\n",
+                g.capture_never != NULL && g.capture_never[0] ? g.capture_never
+                                                              : "no window opened");
+        written = -1;
+    } else if (written == 0 && g.empty_windows > 0) {
+        fprintf(stderr, "upti: the capture windows opened but nothing was recorded in them: "
+                        "no trace written\n");
+        written = -1;
+    }
     int left = rings_left();
     if (g.kept) {
         fprintf(stderr, "upti: what could not be written stays in %s: upti recover %s, once "
@@ -683,6 +711,7 @@ int run_collect_recover(const char *folder)
     g.stats = stats != NULL && strcmp(stats, "1") == 0;
     g.include = dup_or_null(pair_value(conf, len, "include"));
     g.exclude = dup_or_null(pair_value(conf, len, "exclude"));
+    g.iterations = dup_or_null(pair_value(conf, len, "iterations"));
     g.session = dup_or_null(pair_value(conf, len, "session"));
     free(conf);
     compile_filters();

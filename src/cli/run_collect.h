@@ -21,6 +21,9 @@ typedef struct run_collect_cfg {
     int stats;            /**< the summary tables on stderr */
     const char *include, *exclude; /**< kernel name regexes, or NULL */
     const char *session;  /**< UPTI_TRACE_SESSION_START of the run */
+    const char *iterations; /**< --kernel-iteration-range (checked), or NULL */
+    /** Why a process whose capture window never opened recorded nothing ("" or NULL: no window) */
+    const char *capture_never;
 } run_collect_cfg;
 
 /**
@@ -41,7 +44,9 @@ void run_collect_stop(void);
  * run folder. A process that did not finalize UPTI (killed, crashed, _exit)
  * gets metadata "ended" saying how (the program's own from status).
  * Returns the number of processes whose outputs were written, or -1 when
- * none was and what was lost or kept was said already.
+ * none was and what was lost or kept was said already, or that no capture
+ * window opened ("upti: the capture range never opened (WHY): no trace
+ * written", WHY from capture_never).
  */
 int run_collect_end(pid_t program, int status);
 

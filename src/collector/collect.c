@@ -15,6 +15,8 @@
  * held before the failure stays whole and is converted as usual.
  */
 #include "collector.h"
+#include "proc_stat.h"
+#include "ring_futex.h"
 #include "spool.h"
 #include "upti_ring_abi.h"
 
@@ -24,9 +26,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +39,7 @@
 /* A pass that moved less than this pauses BUSY_PAUSE_NS before the next one. */
 #define BUSY_BATCH_BYTES (256u << 10)
 #define BUSY_PAUSE_NS (100u * 1000u)
+#define BUSY_PAUSE_MIN_NS (10u * 1000u)
 
 struct ring {
     char *path;
@@ -46,6 +52,7 @@ struct ring {
     uint64_t no_slot_seen;
     int process_written;     /* the PROCESS chunk is in the spool */
     int done;                /* the producer ended and the rings are empty */
+    int pidfd;               /* the producer's pidfd, -1 if none (then /proc is read) */
 };
 
 /* Records a process lost because the spool could not be written. */
@@ -70,7 +77,9 @@ struct collector {
     int num_rings;
     struct seen *seen;
     size_t num_seen, cap_seen;
+    int wait_pidfd;          /* opts->wait_pid's pidfd, -1 if none */
     int starving;            /* a producer waited for room during this pass */
+    uint64_t pause_ns;       /* the busy pause now (BUSY_PAUSE_MIN_NS..BUSY_PAUSE_NS) */
     int discarding;          /* the spool failed: drain without storing */
     char reason[256];        /* why (strerror of the failed write) */
     struct loss *losses;
@@ -79,29 +88,52 @@ struct collector {
 
 int ur_process_alive(int64_t pid, uint64_t start_ticks)
 {
-    if (pid <= 0)
+    char state;
+    uint64_t ticks;
+    if (pid <= 0 || upti_proc_stat(pid, &state, &ticks) != 0)
         return 0;
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    if (p == NULL || p[1] != ' ')
-        return 0;
-    char state = p[2];
     if (state == 'Z' || state == 'X' || state == 'x')
         return 0; /* a zombie has ended: its memory is gone */
-    if (start_ticks == 0)
-        return 1;
-    for (int field = 2; field < 21 && p != NULL; field++)
-        p = strchr(p + 1, ' ');
-    return p != NULL && strtoull(p + 1, NULL, 10) == start_ticks;
+    return start_ticks == 0 || ticks == start_ticks;
+}
+
+/* A pidfd of the live process pid that started at start_ticks (0: any), or -1
+ * (none: it has ended, or pidfds are not available). Checking liveness every
+ * pass through a pidfd is one poll() instead of reading /proc/PID/stat (tens
+ * of microseconds on some machines, twice a pass). The check after the open
+ * makes sure the pidfd is that process's, not one that took over its pid. */
+static int open_pidfd(int64_t pid, uint64_t start_ticks)
+{
+#ifdef SYS_pidfd_open
+    if (pid <= 0 || !ur_process_alive(pid, start_ticks))
+        return -1;
+    int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+    if (fd >= 0 && !ur_process_alive(pid, start_ticks)) {
+        close(fd);
+        return -1;
+    }
+    if (fd >= 0)
+        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return fd;
+#else
+    (void)pid;
+    (void)start_ticks;
+    return -1;
+#endif
+}
+
+/* Whether the process behind pidfd (or, without one, pid started at start_ticks) runs:
+ * a pidfd becomes readable when its process has ended (a zombie included). */
+static int alive_by(int pidfd, int64_t pid, uint64_t start_ticks)
+{
+    if (pidfd < 0)
+        return ur_process_alive(pid, start_ticks);
+    struct pollfd p = {pidfd, POLLIN, 0};
+    int n;
+    do
+        n = poll(&p, 1, 0);
+    while (n < 0 && errno == EINTR);
+    return n == 0;
 }
 
 static void remember(void *arg, const ur_chunk_t *c, const uint8_t *payload)
@@ -178,12 +210,13 @@ static int add_ring(struct collector *k, const char *path)
         fprintf(stderr, "upti: %s is not a ring file this collector reads: skipped\n", path);
         munmap(map, (size_t)st.st_size);
         struct ring *r = &k->rings[k->num_rings++];
-        *r = (struct ring){.path = strdup(path), .done = 1};
+        *r = (struct ring){.path = strdup(path), .done = 1, .pidfd = -1};
         return 0;
     }
     struct ring *r = &k->rings[k->num_rings++];
     *r = (struct ring){.path = strdup(path), .uid = h->uid, .hdr = h, .map = map,
-                       .map_size = (size_t)st.st_size};
+                       .map_size = (size_t)st.st_size,
+                       .pidfd = open_pidfd(h->pid, h->proc_start_ticks)};
     r->resume_pos = calloc(h->max_slots, sizeof *r->resume_pos);
     r->dropped_seen = calloc(h->max_slots, sizeof *r->dropped_seen);
     for (uint32_t i = 0; i < h->max_slots; i++) {
@@ -285,6 +318,18 @@ static uint64_t count_records(const uint8_t *data, uint64_t mask, uint64_t tail,
 /* Discard mode: counts slot i's records in [tail, head) and the drops its
  * producer made since the spool last stored its count, and gives the space
  * back. */
+/* Moves the slot's tail to head (the space is free again), waking its producer
+ * if it waits for room. The fence orders the tail store before the starving
+ * load, as the producer's orders its starving store before its tail load:
+ * one of the two sees the other (ring_futex.h). */
+static void give_back(upti_ring_slot_t *slot, uint64_t head)
+{
+    atomic_store_explicit(&slot->tail, head, memory_order_release);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&slot->starving, memory_order_relaxed))
+        upti_ring_futex_wake(&slot->tail);
+}
+
 static void discard_slot(struct collector *k, struct ring *r, uint32_t i, uint64_t tail,
                          uint64_t head, uint64_t dropped)
 {
@@ -295,7 +340,7 @@ static void discard_slot(struct collector *k, struct ring *r, uint32_t i, uint64
     lost += dropped - r->dropped_seen[i];
     r->dropped_seen[i] = dropped;
     r->resume_pos[i] = head;
-    atomic_store_explicit(&slot->tail, head, memory_order_release);
+    give_back(slot, head);
     add_loss(k, r->hdr->pid, lost);
 }
 
@@ -336,7 +381,7 @@ static long long drain_ring(struct collector *k, struct ring *r)
             if (head - tail > size || slot->data_offset + size > r->map_size) {
                 fprintf(stderr, "upti: %s: slot %u is corrupt (head %llu, tail %llu): skipped\n",
                         r->path, i, (unsigned long long)head, (unsigned long long)tail);
-                atomic_store_explicit(&slot->tail, head, memory_order_release);
+                give_back(slot, head);
                 continue;
             }
             const uint8_t *data = (const uint8_t *)r->map + slot->data_offset;
@@ -362,7 +407,7 @@ static long long drain_ring(struct collector *k, struct ring *r)
                 raise(SIGKILL); /* the worst moment: appended, tail not yet moved */
             r->resume_pos[i] = head;
             r->dropped_seen[i] = dropped;
-            atomic_store_explicit(&slot->tail, head, memory_order_release);
+            give_back(slot, head);
             moved += (long long)n;
         } else if (dropped != r->dropped_seen[i]) {
             ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DROPS, 0, r->uid, i, 0, 0, 0, dropped, 0};
@@ -411,6 +456,9 @@ static void close_ring(struct collector *k, struct ring *r, int keep)
     }
     r->map = NULL;
     r->hdr = NULL;
+    if (r->pidfd >= 0)
+        close(r->pidfd);
+    r->pidfd = -1;
     if (!keep)
         unlink(r->path);
 }
@@ -421,6 +469,11 @@ int ur_collect(const ur_collect_opts *opts)
     if (k == NULL)
         return 1;
     k->opts = opts;
+    k->pause_ns = BUSY_PAUSE_NS;
+    /* This thread's sleeps end on time (the default slack of 50 us would double the
+     * 100 us busy pause, and the program's rings fill meanwhile). */
+    (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    k->wait_pidfd = open_pidfd(opts->wait_pid, 0);
     const char *crash = getenv("UPTI_RING_TEST_CRASH_AFTER_CHUNKS");
     k->crash_after = crash != NULL ? atol(crash) : 0;
     k->fd = ur_spool_open(opts->spool, remember, k);
@@ -435,14 +488,14 @@ int ur_collect(const ur_collect_opts *opts)
         /* Whether the producers were alive before this pass: a pass that starts
          * after a producer ended sees all it committed. */
         int stopping = opts->stop != NULL && *opts->stop;
-        int waiting = !stopping && opts->wait_pid > 0 && ur_process_alive(opts->wait_pid, 0);
+        int waiting = !stopping && opts->wait_pid > 0 && alive_by(k->wait_pidfd, opts->wait_pid, 0);
         if (opts->dir != NULL && (pass % 8 == 0 || !waiting))
             scan_dir(k);
         pass++;
         int alive[MAX_RINGS];
         for (int i = 0; i < k->num_rings; i++) {
             struct ring *r = &k->rings[i];
-            alive[i] = !r->done && ur_process_alive(r->hdr->pid, r->hdr->proc_start_ticks);
+            alive[i] = !r->done && alive_by(r->pidfd, r->hdr->pid, r->hdr->proc_start_ticks);
             /* A producer still running when collecting is stopped keeps its
              * file (an `upti recover` takes the rest). */
         }
@@ -470,11 +523,20 @@ int ur_collect(const ur_collect_opts *opts)
                 break;
             continue;
         }
-        /* Idle: poll_ns. Busy: a short pause all the same, so that each pass
-         * takes a batch (fewer system calls, and the program's threads keep
-         * the CPU), unless a producer waits for room. */
-        if (!k->starving && (moved == 0 || moved < BUSY_BATCH_BYTES)) {
-            uint64_t ns = moved == 0 ? opts->poll_ns : BUSY_PAUSE_NS;
+        /* Idle (nothing moved, nobody waits): poll_ns. Busy: a pause all the
+         * same, so that each pass takes a batch (fewer system calls, and the
+         * program's threads keep the CPU), unless the pass took a full batch.
+         * A producer that waited for room means the pause was too long for
+         * its pace: it halves (down to BUSY_PAUSE_MIN_NS), and grows back
+         * while nobody waits. Never a pass straight after another for a
+         * starving producer: the pass emptied its slot and woke it, and a
+         * pass that finds nothing new only takes the CPU it needs. */
+        if (k->starving)
+            k->pause_ns = k->pause_ns / 2 > BUSY_PAUSE_MIN_NS ? k->pause_ns / 2 : BUSY_PAUSE_MIN_NS;
+        else if (k->pause_ns < BUSY_PAUSE_NS)
+            k->pause_ns += k->pause_ns / 8 + 1;
+        if (moved < BUSY_BATCH_BYTES) {
+            uint64_t ns = moved == 0 && !k->starving ? opts->poll_ns : k->pause_ns;
             struct timespec pause = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
             nanosleep(&pause, NULL);
         }
@@ -491,6 +553,8 @@ int ur_collect(const ur_collect_opts *opts)
     if (opts->discarded != NULL)
         for (size_t i = 0; i < k->num_losses; i++)
             opts->discarded(opts->discarded_arg, k->losses[i].pid, k->losses[i].records, k->reason);
+    if (k->wait_pidfd >= 0)
+        close(k->wait_pidfd);
     free(k->losses);
     free(k->seen);
     free(k);

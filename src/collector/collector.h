@@ -63,6 +63,8 @@ typedef struct ur_convert_opts {
     /** Applied to every process's database (uo_db_set_kernel_filter), or NULL. */
     uo_kernel_filter_fn kernel_filter;
     void *kernel_filter_data;
+    /** --kernel-iteration-range of every process's database (uo_db_set_kernel_iterations), or NULL. */
+    const upti_iteration_range *kernel_iterations;
     /** Called once per database after it is closed: its path, its process,
      *  and complete = 1 (0: it could not be completed). NULL: none. */
     void (*converted)(void *arg, const char *db_path, int64_t pid, int complete);

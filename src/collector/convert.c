@@ -132,6 +132,7 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
     uo_db_set_metadata(p->db, "source", "shared-ring");
     if (v->opts->kernel_filter != NULL)
         uo_db_set_kernel_filter(p->db, v->opts->kernel_filter, v->opts->kernel_filter_data);
+    uo_db_set_kernel_iterations(p->db, v->opts->kernel_iterations);
     p->end = p->hdr.clock_start;
     v->num_procs++;
 }

@@ -18,6 +18,8 @@ typedef struct env_var {
 
 static const char *const k_completion[] = {"poll", "callback", NULL};
 static const char *const k_clock[] = {"tsc", "gettime", NULL};
+/* upti_log_level_t's order */
+static const char *const k_log_level[] = {"none", "error", "warning", "info", "debug", NULL};
 
 static const env_var k_vars[UPTI_ENV_COUNT] = {
     [UPTI_ENV_TRACE_FLUSH_MS] = {"UPTI_TRACE_FLUSH_MS", DURATION, 50, 1, 3600000, NULL},
@@ -30,6 +32,7 @@ static const env_var k_vars[UPTI_ENV_COUNT] = {
     [UPTI_ENV_CLOCK] = {"UPTI_CLOCK", CHOICE, 0, 0, 1, k_clock},
     [UPTI_ENV_RING_FULL_WAIT_MS] = {"UPTI_RING_FULL_WAIT_MS", DURATION, 50, 1, 3600000, NULL},
     [UPTI_ENV_TRACE_RING_SLOTS] = {"UPTI_TRACE_RING_SLOTS", SIZE, 256, 1, 65536, NULL},
+    [UPTI_ENV_LOG_LEVEL] = {"UPTI_LOG_LEVEL", CHOICE, UPTI_LOG_LEVEL_WARNING, 0, 4, k_log_level},
 };
 
 /* Decimal digits at *p (at least one), without overflow; advances *p. */

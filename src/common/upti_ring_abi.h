@@ -54,7 +54,10 @@
  * for the consumer, but only while the consumer makes progress: when tail
  * has not moved for header->full_wait_ns (default 50 ms; the collector is
  * absent, stopped or too slow), the record is dropped, and so is every later
- * one, without waiting, until tail moves again. Every dropped record
+ * one, without waiting, until tail moves again. A waiting producer sets
+ * slot->starving and sleeps in FUTEX_WAIT on the low 32 bits of slot->tail
+ * (timeout 1 ms); a consumer that moves tail while starving is set calls
+ * FUTEX_WAKE on that word (ring_futex.h). Every dropped record
  * is counted, exactly: slot->dropped (the slot's producer), or
  * header->no_slot_drops (a thread found no free slot).
  */

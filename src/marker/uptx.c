@@ -9,8 +9,7 @@
  *    wrappers in it and lets tools chain their own; then re-call;
  *  - NULL after registration if g_table still holds the implementation (no
  *    tool): the inline code does what the implementation would, with no call
- *    (impl_* below and the header's bodies share uptx_thread_depth and
- *    uptx_next_range_id, and must stay equivalent);
+ *    (impl_* below call the header's uptx_untraced_*_, the same code);
  *  - &g_table otherwise: one more load and an indirect call into the wrappers.
  */
 #define UPTX_EXPORT_DEFINITIONS
@@ -30,23 +29,21 @@ UPTX_API uint64_t uptx_next_range_id __attribute__((aligned(UPTI_CACHELINE))) = 
 
 /* ---- implementation ---- */
 
+/* The no-tool behaviour is <uptx/uptx.h>'s (uptx_untraced_*_), shared with the
+ * inline bodies. */
 static int impl_range_push(const char *message)
 {
-    (void)message;
-    return uptx_thread_depth++;
+    return uptx_untraced_range_push_(message);
 }
 
 static int impl_range_pop(void)
 {
-    if (uptx_thread_depth == 0)
-        return -1;
-    return --uptx_thread_depth;
+    return uptx_untraced_range_pop_();
 }
 
 static uint64_t impl_range_start(const char *message)
 {
-    (void)message;
-    return __atomic_fetch_add(&uptx_next_range_id, 1, __ATOMIC_RELAXED);
+    return uptx_untraced_range_start_(message);
 }
 
 static void impl_range_stop(uint64_t id)
@@ -70,6 +67,14 @@ static void impl_name_category(uint32_t category, const char *name)
     (void)name;
 }
 
+static void impl_profiler_pause(void)
+{
+}
+
+static void impl_profiler_resume(void)
+{
+}
+
 /* ---- dispatch table ---- */
 
 static int stub_range_push(const char *message);
@@ -79,23 +84,28 @@ static void stub_range_stop(uint64_t id);
 static void stub_mark(const char *message);
 static void stub_name_thread(const char *name);
 static void stub_name_category(uint32_t category, const char *name);
+static void stub_profiler_pause(void);
+static void stub_profiler_resume(void);
 
 /* The implementation, unwrapped: what calls reach when no tool is present. */
 static const uptx_dispatch_table_t g_impl_table = {
     sizeof(uptx_dispatch_table_t), impl_range_push, impl_range_pop,   impl_range_start,
     impl_range_stop,               impl_mark,       impl_name_thread, impl_name_category,
+    impl_profiler_pause,           impl_profiler_resume,
 };
 
 /* The table UPTI receives: the implementation, wrapped by UPTI and tools in place. */
 static uptx_dispatch_table_t g_table = {
     sizeof(uptx_dispatch_table_t), impl_range_push, impl_range_pop,   impl_range_start,
     impl_range_stop,               impl_mark,       impl_name_thread, impl_name_category,
+    impl_profiler_pause,           impl_profiler_resume,
 };
 
 /* Until registration completes, public functions go through these stubs. */
 static const uptx_dispatch_table_t g_stub_table = {
     sizeof(uptx_dispatch_table_t), stub_range_push, stub_range_pop,   stub_range_start,
     stub_range_stop,               stub_mark,       stub_name_thread, stub_name_category,
+    stub_profiler_pause,           stub_profiler_resume,
 };
 
 /* The table public functions call through: the stubs, then NULL (no tool) or g_table.
@@ -111,7 +121,8 @@ static int table_unwrapped(void)
 {
 #define SAME(field) (__atomic_load_n(&g_table.field, __ATOMIC_RELAXED) == g_impl_table.field)
     return SAME(range_push_fn) && SAME(range_pop_fn) && SAME(range_start_fn) &&
-           SAME(range_stop_fn) && SAME(mark_fn) && SAME(name_thread_fn) && SAME(name_category_fn);
+           SAME(range_stop_fn) && SAME(mark_fn) && SAME(name_thread_fn) && SAME(name_category_fn) &&
+           SAME(profiler_pause_fn) && SAME(profiler_resume_fn);
 #undef SAME
 }
 
@@ -200,6 +211,16 @@ static void stub_name_thread(const char *name)
 static void stub_name_category(uint32_t category, const char *name)
 {
     initialize()->name_category_fn(category, name);
+}
+
+static void stub_profiler_pause(void)
+{
+    initialize()->profiler_pause_fn();
+}
+
+static void stub_profiler_resume(void)
+{
+    initialize()->profiler_resume_fn();
 }
 
 /* The exported uptx_* functions are the header's bodies (UPTX_EXPORT_DEFINITIONS). */

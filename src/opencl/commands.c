@@ -35,6 +35,7 @@
 #include "layer.h"
 #include "fork.h"
 #include "subscriber_hooks.h"
+#include "clock.h"
 #include "env.h"
 
 #include <upti/names.h>
@@ -60,6 +61,7 @@ struct uocl_cmd_t {
     uocl_queue_info_t qi;
     upti_tracing_kind_t kind;
     uint32_t op;
+    const upti_operation_plan_t *started_plan; /* the kind's plan at the enqueue */
     upti_runtime_correlation_t corr;
     uint64_t host_before, host_after; /* around the enqueue, to calibrate the clock */
     uint64_t real_before, real_after; /* the same on CLOCK_REALTIME (oclgrind's clock) */
@@ -160,13 +162,6 @@ static shard_t *shard_of(cl_command_queue q)
 {
     uintptr_t x = (uintptr_t)q;
     return &g_shards[((x >> 4) ^ (x >> 12)) & (SHARDS - 1)];
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static uint64_t realtime_ns(void)
@@ -274,6 +269,10 @@ uocl_cmd_t *uocl_cmd_begin(const upti_runtime_call_t *call, upti_tracing_kind_t 
     c->qi = qi;
     c->kind = kind;
     c->op = op;
+    /* The contexts active now get its record when it completes, even if they
+     * stopped by then (a capture window that closed while it ran). */
+    c->started_plan = upti_runtime_plan(
+        kind == UPTI_TRACING_KIND_KERNEL_DISPATCH ? uocl_kernel_plans : uocl_copy_plans, op);
     upti_runtime_capture_correlation(call, &c->corr);
     if (*event == NULL) {
         c->internal_event = 1;
@@ -283,7 +282,7 @@ uocl_cmd_t *uocl_cmd_begin(const upti_runtime_call_t *call, upti_tracing_kind_t 
     }
     if (qi.dev != NULL && atomic_load_explicit(&qi.dev->clock_state, memory_order_acquire) == 0) {
         c->real_before = realtime_ns();
-        c->host_before = now_ns();
+        c->host_before = upti_clock_now();
     }
     return c;
 }
@@ -391,7 +390,7 @@ void uocl_cmd_end(uocl_cmd_t *c, cl_int status)
     if (!c->internal_event)
         uocl_next.clRetainEvent(c->event);
     if (c->host_before != 0) {
-        c->host_after = now_ns();
+        c->host_after = upti_clock_now();
         c->real_after = realtime_ns();
     }
     /* The callback's hold is taken before the command is visible: a reap on
@@ -450,6 +449,7 @@ static void emit(uocl_cmd_t *c)
     rec.operation = c->op;
     rec.phase = UPTI_CALLBACK_PHASE_NONE;
     rec.correlation = &c->corr;
+    rec.started_plan = c->started_plan;
     upti_agent_id_t agent = {c->qi.dev != NULL ? c->qi.dev->agent.handle : 0};
     if (c->kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
         upti_buffer_tracing_kernel_dispatch_record_t r;

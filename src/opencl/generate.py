@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generates UPTI's OpenCL layer code from opencl_api.txt.
 
-usage: generate.py opencl_api.txt OUT_HEADER OUT_WRAPPERS_C OUT_KIND_INFO_C OUT_IMPL_H
+usage: generate.py [--subset] opencl_api.txt OUT_HEADER OUT_WRAPPERS_C OUT_KIND_INFO_C OUT_IMPL_H
+       generate.py --operations opencl_api.txt    (prints the operation list, see below)
 
 Outputs
   opencl_api.h      public: operation enum, argument and return-value unions,
@@ -10,6 +11,13 @@ Outputs
                     (compiled into libupti-opencl.so, includes layer.h)
   opencl_kind_info.c names and argument printers (compiled into libupti.so)
   opencl_impl.h     prototypes of the hand-written uocl_impl_* functions
+
+Each line of opencl_api.txt names its dispatch slot; the wrappers assert
+offsetof(struct _cl_icd_dispatch, <entry>) == slot * sizeof(void *) at compile
+time, so a header whose table differs fails the build. Operation ids are
+slot + 1 and never change: --operations prints them in the form of the committed
+src/opencl/opencl_operations.def, which libupti's name table is built from (with
+or without OpenCL headers) and which the test unit.opencl_generator.golden compares.
 
 Every special case lives in the tables right below; the rest is uniform.
 """
@@ -138,6 +146,14 @@ class Param:
 
 class Func:
     def __init__(self, line, index):
+        m = re.match(r'^(\d+)\s+(.*)$', line)
+        if m is None:
+            sys.exit(f'generate.py: "{line[:60]}": a line must start with its dispatch slot')
+        self.slot = int(m.group(1))
+        if self.slot != index:
+            sys.exit(f'generate.py: {line.split("(")[0]}: slot {self.slot}, expected {index} '
+                     '(entries are listed in slot order, each slot once)')
+        line = m.group(2)
         m = re.match(r'^(.*?)\b(cl\w+)\((.*)\)$', line)
         self.ret = ' '.join(m.group(1).split()).replace(' *', '*').replace('*', ' *')
         self.ret = self.ret.strip()
@@ -146,6 +162,7 @@ class Func:
         ptext = m.group(3).strip()
         self.params = [] if ptext in ('', 'void') else [Param(p) for p in ptext.split(',')]
         self.op = f'UPTI_OPENCL_API_{self.name}'
+        self.op_id = self.slot + 1  # 0 is UPTI_OPENCL_API_NONE
 
     def proto(self, fname):
         ps = ', '.join(p.decl() for p in self.params) or 'void'
@@ -192,8 +209,8 @@ def gen_header(funcs):
     o.append('\n/** Operations of OPENCL_API: one per dispatch slot, in slot order. */\n')
     o.append('typedef enum upti_opencl_api_operation_t {\n    UPTI_OPENCL_API_NONE = 0,\n')
     for f in funcs:
-        o.append(f'    {f.op}, /* slot {f.index} */\n')
-    o.append('    UPTI_OPENCL_API_LAST\n} upti_opencl_api_operation_t;\n\n')
+        o.append(f'    {f.op} = {f.op_id}, /* slot {f.slot} */\n')
+    o.append(f'    UPTI_OPENCL_API_LAST = {len(funcs) + 1}\n}} upti_opencl_api_operation_t;\n\n')
     o.append('/** Arguments of each call, as the application passed them. */\n')
     o.append('typedef union upti_opencl_api_args_t {\n')
     for f in funcs:
@@ -339,11 +356,15 @@ def gen_impl_decls(funcs):
 
 
 def gen_wrappers(funcs):
-    o = [GEN_NOTE, '#include "layer.h"\n#include "opencl_impl.h"\n#include "subscriber_hooks.h"\n\n#include <stdint.h>\n\n']
+    o = [GEN_NOTE, '#include "layer.h"\n#include "opencl_impl.h"\n#include "subscriber_hooks.h"\n\n#include <stddef.h>\n#include <stdint.h>\n\n']
     o.append('/* The function type of each slot. */\n')
     for f in funcs:
         ps = ', '.join(p.decl() for p in f.params) or 'void'
         o.append(f'typedef {f.ret} (CL_API_CALL *uocl_fn_{f.name})({ps});\n')
+    o.append('\n/* Each entry sits in the slot opencl_api.txt names, in the loader\'s own table. */\n')
+    for f in funcs:
+        o.append(f'_Static_assert(offsetof(struct _cl_icd_dispatch, {f.name}) == {f.slot} * sizeof(void *),\n'
+                 f'               "{f.name}: not in dispatch slot {f.slot} of CL/cl_icd.h; fix src/opencl/opencl_api.txt");\n')
     o.append('\n')
     for f in funcs:
         if f.name in COMMANDS:
@@ -461,10 +482,6 @@ def scalar_fmt(base, name):
 
 def gen_kind_info(funcs):
     o = [GEN_NOTE, '#include "kind_info.h"\n#include "opencl_kind_info_impl.h"\n\n#include <stddef.h>\n\n']
-    o.append('static const char *const g_names[] = {\n    "NONE",\n')
-    for f in funcs:
-        o.append(f'    "{f.name}",\n')
-    o.append('};\n\n')
     for f in funcs:
         if not f.params:
             continue
@@ -498,17 +515,35 @@ def gen_kind_info(funcs):
             o.append(f'    {{a_{f.name}, {len(f.params)}}},\n')
         else:
             o.append('    {NULL, 0},\n')
-    o.append('};\n\n')
-    o.append('const upti_kind_info_t upti_opencl_api_kind_info = {\n'
-             '    "OPENCL_API", UPTI_OPENCL_API_LAST, g_names, uocl_iterate_args,\n};\n')
+    o.append('};\n')
+    return ''.join(o)
+
+
+def gen_operations(funcs):
+    """The committed golden list (src/opencl/opencl_operations.def)."""
+    o = ['/* Operation ids of OPENCL_API, fixed forever: UPTI_OPENCL_OPERATION(id, name).\n',
+         ' * Made by `python3 src/opencl/generate.py --operations src/opencl/opencl_api.txt`;\n',
+         ' * the test unit.opencl_generator.golden fails when this file and opencl_api.txt differ.\n',
+         ' * libupti names OPENCL_API operations from this list (src/sdk/names.c), with or\n',
+         ' * without OpenCL headers on the build machine. */\n']
+    for f in funcs:
+        o.append(f'UPTI_OPENCL_OPERATION({f.op_id}, {f.name})\n')
     return ''.join(o)
 
 
 def main():
-    src, out_h, out_w, out_k, out_i = sys.argv[1:6]
+    if len(sys.argv) == 3 and sys.argv[1] == '--operations':
+        sys.stdout.write(gen_operations(load(sys.argv[2])))
+        return
+    args = sys.argv[1:]
+    # --subset: a table with only some entries (the unit test's); the special
+    # cases above need not all be in it.
+    subset = args[:1] == ['--subset']
+    src, out_h, out_w, out_k, out_i = args[subset:subset + 5]
     funcs = load(src)
     for name in list(REGISTER_FIRST) + list(IMPL) + list(COMMANDS):
-        assert any(f.name == name for f in funcs), name
+        if not subset and not any(f.name == name for f in funcs):
+            sys.exit(f'generate.py: {name} has a special case but is not in {src}')
     for path, text in ((out_h, gen_header(funcs)), (out_w, gen_wrappers(funcs)),
                        (out_k, gen_kind_info(funcs)), (out_i, gen_impl_decls(funcs))):
         try:

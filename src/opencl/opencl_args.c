@@ -162,6 +162,21 @@ static int format_arg(const uocl_arg_desc_t *a, const char *args, int deref, con
     }
 }
 
+/* The generated public enum has the ids of the committed list that names them. */
+#define UPTI_OPENCL_OPERATION(id, name)                                                          \
+    _Static_assert((int)UPTI_OPENCL_API_##name == id, #name ": its operation id changed; ids are "     \
+                   "fixed forever (src/opencl/opencl_operations.def)");
+#include "opencl_operations.def"
+#undef UPTI_OPENCL_OPERATION
+enum {
+    UOCL_GOLDEN_OPERATIONS = 1
+#define UPTI_OPENCL_OPERATION(id, name) +1
+#include "opencl_operations.def"
+#undef UPTI_OPENCL_OPERATION
+};
+_Static_assert((int)UPTI_OPENCL_API_LAST == (int)UOCL_GOLDEN_OPERATIONS,
+               "opencl_api.txt and src/opencl/opencl_operations.def list different entries");
+
 upti_status_t uocl_iterate_args(const upti_callback_tracing_record_t *record,
                                 upti_callback_tracing_operation_args_cb_t callback,
                                 int32_t max_dereference_count, void *data)

@@ -5,10 +5,13 @@
 #include "output.h"
 #include "schema.h"
 
+#include <upti/names.h>
+
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum {
@@ -110,7 +113,7 @@ struct uo_db {
     uo_map op_ids;     /* (kind << 32 | op) → string id */
     /* The same for the small ones (0: not yet), and table_id()'s ids. */
     int64_t op_small[OP_KINDS][OP_OPS];
-    int64_t kind_ids[8], direction_ids[5], alloc_type_ids[10];
+    int64_t kind_ids[UPTI_TRACING_KIND_LAST], direction_ids[5], alloc_type_ids[10];
     size_t last_thread; /* index + 1 in thr of the last thread found */
     uo_map threads;    /* tid → index + 1 in thread array */
     thread_state *thr;
@@ -123,7 +126,8 @@ struct uo_db {
     uo_map queues;     /* queue handle → 1 */
     uo_map symbols;    /* kernel id → info_kernel_symbol row */
     uo_map objects;    /* code object id → info_code_object row */
-    uo_map filter;     /* name id → 1 keep, 2 drop */
+    uo_map filter;     /* name id → 1 keep, 2 drop; executions kept so far << 2 (iterations) */
+    const upti_iteration_range *iterations; /* --kernel-iteration-range, or NULL */
     uo_kernel_filter_fn filter_fn;
     void *filter_data;
     uint64_t rows, txn_rows, last_commit, first_ts;
@@ -133,9 +137,6 @@ struct uo_db {
     int failed, in_txn;
 };
 
-static const char *const k_kind_names[] = {"NONE", "MARKER_API", "OPENCL_API", "KERNEL_DISPATCH",
-                                           "MEMORY_COPY", "MEMORY_ALLOCATION", "CODE_OBJECT",
-                                           "VULKAN_API"};
 static const char *const k_directions[] = {"NONE", "HOST_TO_DEVICE", "DEVICE_TO_HOST",
                                            "DEVICE_TO_DEVICE", "HOST_TO_HOST"};
 static const char *const k_alloc_types[] = {"NONE",  "BUFFER", "SUB_BUFFER", "IMAGE",
@@ -337,6 +338,26 @@ static int64_t table_id(uo_db *db, const char *const *names, int64_t *ids, size_
     return id;
 }
 
+/* The string id of a kind's name, from libupti's table (src/sdk/names.c: the one
+ * table of kind names, which the CLI and the tool use too); an unknown kind in decimal. */
+static int64_t kind_id(uo_db *db, uint32_t kind)
+{
+    size_t n = sizeof db->kind_ids / sizeof db->kind_ids[0];
+    if (kind < n && db->kind_ids[kind] != 0)
+        return db->kind_ids[kind];
+    const char *name = NULL;
+    char tmp[32];
+    if (upti_get_tracing_kind_name((upti_tracing_kind_t)kind, &name) != UPTI_STATUS_SUCCESS ||
+        name == NULL) {
+        snprintf(tmp, sizeof tmp, "%u", kind);
+        name = tmp;
+    }
+    int64_t id = uo_db_intern(db, name);
+    if (kind < n)
+        db->kind_ids[kind] = id;
+    return id;
+}
+
 static thread_state *thread_of(uo_db *db, uint64_t tid, uint64_t ts)
 {
     /* Records come in runs of one thread's: the last one found, first. */
@@ -535,17 +556,23 @@ static void note_queue(uo_db *db, uint64_t queue, uint64_t agent, uint64_t conte
 
 static int keep_kernel(uo_db *db, int64_t name_id)
 {
-    if (db->filter_fn == NULL)
+    if (db->filter_fn == NULL && db->iterations == NULL)
         return 1;
     int inserted;
     uint64_t *v = uo_map_insert(&db->filter, (uint64_t)name_id, &inserted);
     if (v == NULL)
         return 1;
     if (inserted)
-        *v = db->filter_fn(db->filter_data, name_id, uo_db_string(db, name_id)) ? 1 : 2;
-    if (*v != 1)
+        *v = db->filter_fn == NULL ||
+                     db->filter_fn(db->filter_data, name_id, uo_db_string(db, name_id)) ? 1 : 2;
+    int keep = (*v & 3) == 1;
+    if (keep && db->iterations != NULL) {
+        *v += 4; /* this name's executions that passed the name filter, from 1 */
+        keep = upti_iteration_in_range(db->iterations, *v >> 2);
+    }
+    if (!keep)
         db->filtered++;
-    return *v == 1;
+    return keep;
 }
 
 static int add_record(uo_db *db, uint32_t kind, const void *record);
@@ -571,7 +598,7 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
     case UPTI_TRACING_KIND_VULKAN_API: {
         const upti_buffer_tracing_api_record_t *a = record;
         thread_of(db, a->thread_id, a->start_timestamp);
-        int64_t domain = table_id(db, k_kind_names, db->kind_ids, 8, kind);
+        int64_t domain = kind_id(db, kind);
         int64_t op = op_id(db, kind, a->operation);
         int64_t *v = row_new(db, ST_API);
         if (v == NULL)
@@ -782,12 +809,39 @@ void uo_db_set_kernel_filter(uo_db *db, uo_kernel_filter_fn fn, void *data)
     db->filter_data = data;
 }
 
+void uo_db_set_kernel_iterations(uo_db *db, const upti_iteration_range *range)
+{
+    db->iterations = range;
+}
+
 uint64_t uo_db_row_count(const uo_db *db) { return db ? db->rows : 0; }
 
 static void set_metadata_count(uo_db *db, const char *key, uint64_t value)
 {
     char v[24];
     snprintf(v, sizeof v, "%llu", (unsigned long long)value);
+    uo_db_set_metadata(db, key, v);
+}
+
+/* Sets key to a reading of the machine's clocks taken together: "monotonic_raw=N
+ * boottime=N monotonic=N realtime=N" (ns). UPTI's clock is CLOCK_MONOTONIC_RAW;
+ * the timeline writers declare it to Perfetto with this snapshot (timeline.c). */
+static void set_metadata_clock_snapshot(uo_db *db, const char *key)
+{
+    static const clockid_t k_ids[] = {CLOCK_MONOTONIC_RAW, CLOCK_BOOTTIME, CLOCK_MONOTONIC,
+                                      CLOCK_REALTIME, CLOCK_MONOTONIC_RAW};
+    uint64_t ns[5];
+    for (int i = 0; i < 5; i++) {
+        struct timespec ts;
+        if (clock_gettime(k_ids[i], &ts) != 0)
+            return;
+        ns[i] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    }
+    char v[160];
+    /* The raw clock read before and after the others: their midpoint. */
+    snprintf(v, sizeof v, "monotonic_raw=%llu boottime=%llu monotonic=%llu realtime=%llu",
+             (unsigned long long)(ns[0] + (ns[4] - ns[0]) / 2), (unsigned long long)ns[1],
+             (unsigned long long)ns[2], (unsigned long long)ns[3]);
     uo_db_set_metadata(db, key, v);
 }
 
@@ -951,6 +1005,7 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
     db->txn_rows = 1;
     db->in_txn = 1;
     db->first_ts = proc->start;
+    set_metadata_clock_snapshot(db, "clock_snapshot");
     return db;
 fail:
     for (int i = 0; i < ST_COUNT; i++) {
@@ -1046,6 +1101,7 @@ int uo_db_close(uo_db *db, uint64_t end)
         exec_sql(db, "UPDATE arg SET api_id = (SELECT a.id FROM api a"
                      " WHERE a.correlation_id = arg.correlation_id) WHERE api_id IS NULL");
         set_tally_metadata(db);
+        set_metadata_clock_snapshot(db, "clock_snapshot_end");
         if (exec_sql(db, "COMMIT") == 0) {
             db->committed_records += db->txn_records;
             db->txn_records = 0;

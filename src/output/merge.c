@@ -151,10 +151,19 @@ int uo_merge(const char *out_path, const char *const *inputs, int n, char *err, 
         for (size_t t = 0; t < sizeof k_tables / sizeof k_tables[0]; t++)
             if (copy_table(db, &k_tables[t], poff, aoff, err, errlen) != 0)
                 goto out;
-        if (uo_sql_exec(db, "DROP TABLE temp.smap; COMMIT; DETACH DATABASE src;", err, errlen))
+        /* The clock snapshots of the first input that has them (timeline.c). */
+        if (uo_sql_exec(db, "INSERT OR IGNORE INTO main.metadata(key, value) SELECT key, value"
+                            " FROM src.metadata WHERE key IN ('clock_snapshot', 'clock_snapshot_end');"
+                            "DROP TABLE temp.smap; COMMIT; DETACH DATABASE src;",
+                        err, errlen))
             goto out;
     }
-    if (uo_sql_exec(db, "BEGIN;" UO_SCHEMA_INDEXES "COMMIT;", err, errlen))
+    /* One machine's snapshot ties only its own processes' clocks to the others. */
+    if (uo_sql_exec(db, "BEGIN;" UO_SCHEMA_INDEXES
+                        "DELETE FROM metadata WHERE key IN ('clock_snapshot', 'clock_snapshot_end')"
+                        " AND (SELECT count(DISTINCT coalesce(hostname, '')) FROM info_process) > 1;"
+                        "COMMIT;",
+                    err, errlen))
         goto out;
     rc = 0;
     goto out;

@@ -18,6 +18,8 @@
 #include <upti/buffer_tracing.h>
 #include <upti/marker.h>
 
+#include "capture_spec.h"
+
 /* ---- byte buffers and safe strings (str.c) ---- */
 
 /**
@@ -168,6 +170,13 @@ uint64_t uo_db_row_count(const uo_db *db);
 /** A kernel-name filter: return 0 to drop the dispatch. name_id is the interned name. */
 typedef int (*uo_kernel_filter_fn)(void *data, int64_t name_id, const char *name);
 void uo_db_set_kernel_filter(uo_db *db, uo_kernel_filter_fn fn, void *data);
+/**
+ * --kernel-iteration-range: of each kernel name's dispatches that pass the
+ * name filter, only the executions in range (counted from 1, in the order
+ * the records are added) are kept; the others count as filtered. range must
+ * outlive db; NULL: all.
+ */
+void uo_db_set_kernel_iterations(uo_db *db, const upti_iteration_range *range);
 
 /* ---- readers of a closed database (export.c, timeline.c, summary.c, merge.c) ---- */
 
@@ -182,6 +191,16 @@ int64_t uo_sql_int(sqlite3 *db, const char *sql, int64_t fallback);
 
 /** Writes the Perfetto protobuf timeline. Returns 0 or -1 (message in err). */
 int uo_export_pftrace(sqlite3 *db, const char *path, char *err, size_t errlen);
+/**
+ * Writes the OTF2 archive dir/name.otf2 (anchor), dir/name.def and dir/name/
+ * (events) through libotf2: one location group per process (MPI rank) and per
+ * device of a process, one location per thread, start/stop range lane and
+ * device queue lane, one region per (kind, name). Built only with libotf2
+ * (UPTI_HAVE_OTF2, target upti-output-otf2). An archive already there is
+ * replaced if UPTI wrote it (its creator); otherwise -1. Returns 0 or -1
+ * (message in err).
+ */
+int uo_export_otf2(sqlite3 *db, const char *dir, const char *name, char *err, size_t errlen);
 /** Writes the Chrome trace-event JSON timeline (ui.perfetto.dev and chrome://tracing open it). */
 int uo_export_json(sqlite3 *db, const char *path, char *err, size_t errlen);
 /**

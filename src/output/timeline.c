@@ -7,6 +7,12 @@
  * operations overlap). Flow arrows go from an API call to the device
  * operations with its correlation id. Events on a track are emitted in
  * timestamp order with proper nesting, so both formats need no re-sorting.
+ * Counter tracks: memory allocated per device, commands in flight per queue,
+ * records dropped. The Perfetto trace declares its clock: UPTI's clock is
+ * CLOCK_MONOTONIC_RAW, Perfetto's builtin clock 5; the database's clock
+ * snapshots (metadata clock_snapshot, clock_snapshot_end, taken by its
+ * writer) tie it to BOOTTIME, MONOTONIC and REALTIME, so the trace lines up
+ * with other Perfetto traces of the same machine and boot.
  */
 #include "manifest.h"
 #include "out_files.h"
@@ -43,6 +49,12 @@ struct tl_sink {
     void (*end)(tl_sink *s, uint64_t track, uint64_t ts);
     void (*instant)(tl_sink *s, uint64_t track, uint64_t ts, int64_t name_id, const char *cat,
                     const tl_args *args);
+    /* A counter track under a process (bytes: its values are sizes, else counts). */
+    void (*counter_track)(tl_sink *s, uint64_t uuid, uint64_t parent, int64_t pid,
+                          const char *name, int bytes);
+    void (*counter)(tl_sink *s, uint64_t track, uint64_t ts, int64_t value);
+    /* Before the first track; may be NULL. */
+    void (*header)(tl_sink *s, sqlite3 *db);
     void (*finish)(tl_sink *s);
     uo_buf out;
     char **strings; /* by string id */
@@ -55,7 +67,8 @@ static const char *str_of(tl_sink *s, int64_t id)
 }
 
 /* ---- track identities ---- */
-enum { T_PROCESS = 0, T_THREAD = 1, T_RANGE = 2, T_QUEUE = 3 };
+enum { T_PROCESS = 0, T_THREAD = 1, T_RANGE = 2, T_QUEUE = 3, T_MEMORY = 4, T_IN_FLIGHT = 5,
+       T_DROPPED = 6 };
 static uint64_t uuid_of(int64_t process, int type, uint64_t n)
 {
     return ((uint64_t)process << 40) | ((uint64_t)type << 36) | (n & 0xFFFFFFFFFull);
@@ -248,6 +261,96 @@ static void pb_instant(tl_sink *s, uint64_t track, uint64_t ts, int64_t name_id,
     (void)cat;
     pb_event((pb_sink *)s, 3, track, ts, name_id, 0, 0, args);
 }
+static void pb_counter_track(tl_sink *s, uint64_t uuid, uint64_t parent, int64_t pid,
+                             const char *name, int bytes)
+{
+    pb_sink *p = (pb_sink *)s;
+    (void)pid;
+    p->ev.len = 0;
+    pb_uint(&p->ev, 1, uuid);
+    pb_string(&p->ev, 2, name);
+    pb_uint(&p->ev, 5, parent);
+    p->tmp.len = 0;
+    pb_uint(&p->tmp, 3, bytes ? 3 : 2); /* CounterDescriptor.unit: UNIT_SIZE_BYTES, UNIT_COUNT */
+    pb_bytes(&p->ev, 8, p->tmp.data, p->tmp.len); /* TrackDescriptor.counter */
+    pb_seq(p, 0);
+    pb_bytes(&p->msg, 60, p->ev.data, p->ev.len);
+    pb_packet(p);
+}
+
+static void pb_counter(tl_sink *s, uint64_t track, uint64_t ts, int64_t value)
+{
+    pb_sink *p = (pb_sink *)s;
+    p->ev.len = 0;
+    pb_uint(&p->ev, 9, 4); /* TYPE_COUNTER */
+    pb_uint(&p->ev, 11, track);
+    pb_uint(&p->ev, 30, (uint64_t)value); /* counter_value (int64) */
+    pb_uint(&p->msg, 8, ts);
+    pb_seq(p, 1);
+    pb_bytes(&p->msg, 11, p->ev.data, p->ev.len);
+    pb_packet(p);
+}
+
+/* Perfetto's builtin clock ids (protos/perfetto/common/builtin_clock.proto). */
+enum { PB_CLOCK_REALTIME = 1, PB_CLOCK_MONOTONIC = 3, PB_CLOCK_MONOTONIC_RAW = 5,
+       PB_CLOCK_BOOTTIME = 6 };
+
+/* A clock snapshot from the database's metadata key: 1 if read. */
+static int read_snapshot(sqlite3 *db, const char *key, unsigned long long v[4])
+{
+    sqlite3_stmt *st;
+    int ok = 0;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM metadata WHERE key = ?", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(st, 0);
+        ok = t && sscanf(t, "monotonic_raw=%llu boottime=%llu monotonic=%llu realtime=%llu", &v[0],
+                         &v[1], &v[2], &v[3]) == 4;
+    }
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* ClockSnapshot (TracePacket field 6) into msg. */
+static void pb_snapshot(pb_sink *p, const unsigned long long v[4])
+{
+    static const unsigned k_ids[4] = {PB_CLOCK_MONOTONIC_RAW, PB_CLOCK_BOOTTIME, PB_CLOCK_MONOTONIC,
+                                      PB_CLOCK_REALTIME};
+    p->ev.len = 0;
+    for (int i = 0; i < 4; i++) {
+        p->tmp.len = 0;
+        pb_uint(&p->tmp, 1, k_ids[i]); /* Clock.clock_id */
+        pb_uint(&p->tmp, 2, v[i]);     /* Clock.timestamp */
+        pb_bytes(&p->ev, 1, p->tmp.data, p->tmp.len);
+    }
+    pb_bytes(&p->msg, 6, p->ev.data, p->ev.len);
+}
+
+/* The first packet: the sequence's state (interned names) and, where the
+ * database holds its clock snapshots, the defaults (every timestamp is on
+ * MONOTONIC_RAW) and the snapshot; the snapshot at its end in a second one. */
+static void pb_header(tl_sink *s, sqlite3 *db)
+{
+    pb_sink *p = (pb_sink *)s;
+    unsigned long long start[4], end[4];
+    int have_start = read_snapshot(db, "clock_snapshot", start);
+    int have_end = read_snapshot(db, "clock_snapshot_end", end);
+    pb_seq(p, 0);
+    if (have_start) {
+        p->tmp.len = 0;
+        pb_uint(&p->tmp, 58, PB_CLOCK_MONOTONIC_RAW); /* TracePacketDefaults.timestamp_clock_id */
+        pb_bytes(&p->msg, 59, p->tmp.data, p->tmp.len);
+        pb_snapshot(p, start);
+    }
+    pb_packet(p);
+    if (have_start && have_end) {
+        pb_uint(&p->msg, 10, 1);
+        pb_snapshot(p, end);
+        pb_packet(p);
+    }
+}
+
 static void pb_finish(tl_sink *s) { (void)s; }
 
 /* ================= Chrome JSON sink ================= */
@@ -259,6 +362,10 @@ typedef struct json_sink {
     size_t ntracks, cap;
     int64_t next_tid;
     int first;
+    uo_map counters; /* counter track uuid → index + 1 into cpid/cname */
+    int64_t *cpid;
+    char **cname;
+    size_t ncounters, ccap;
 } json_sink;
 
 static void js_sep(json_sink *j)
@@ -406,6 +513,44 @@ static void js_instant(tl_sink *s, uint64_t track, uint64_t ts, int64_t name_id,
     uo_buf_putc(b, '}');
     uo_buf_flush(b, 1 << 20);
 }
+static void js_counter_track(tl_sink *s, uint64_t uuid, uint64_t parent, int64_t pid,
+                             const char *name, int bytes)
+{
+    json_sink *j = (json_sink *)s;
+    (void)parent;
+    (void)bytes;
+    size_t pid_cap = j->ccap, name_cap = j->ccap;
+    char *copy = strdup(name);
+    if (copy == NULL || uo_grow(&j->cpid, &pid_cap, j->ncounters + 1, sizeof *j->cpid, 16) != 0 ||
+        uo_grow(&j->cname, &name_cap, j->ncounters + 1, sizeof *j->cname, 16) != 0) {
+        free(copy);
+        s->out.error = 1;
+        return;
+    }
+    j->ccap = pid_cap;
+    j->cpid[j->ncounters] = pid;
+    j->cname[j->ncounters] = copy;
+    uint64_t *v = uo_map_insert(&j->counters, uuid, NULL);
+    if (v)
+        *v = ++j->ncounters;
+}
+
+static void js_counter(tl_sink *s, uint64_t track, uint64_t ts, int64_t value)
+{
+    json_sink *j = (json_sink *)s;
+    uint64_t *v = uo_map_find(&j->counters, track);
+    if (v == NULL)
+        return;
+    uo_buf *b = &s->out;
+    js_sep(j);
+    uo_buf_puts(b, "{\"ph\":\"C\",\"name\":");
+    uo_json_string(b, j->cname[*v - 1]);
+    uo_buf_printf(b, ",\"pid\":%lld,\"ts\":", (long long)j->cpid[*v - 1]);
+    js_ts(b, ts);
+    uo_buf_printf(b, ",\"args\":{\"value\":%lld}}", (long long)value);
+    uo_buf_flush(b, 1 << 20);
+}
+
 static void js_finish(tl_sink *s)
 {
     uo_buf_puts(&s->out, "\n],\"displayTimeUnit\":\"ns\"}\n");
@@ -529,6 +674,177 @@ static int load_strings(sqlite3 *db, tl_sink *s, char *err, size_t errlen)
     }
     sqlite3_finalize(st);
     return bad ? -1 : 0;
+}
+
+/* ---- counter tracks ---- */
+
+typedef struct counter_state {
+    uint64_t track;
+    int64_t value, last;  /* the running value; the one last emitted */
+    uint64_t ts;          /* the time of the changes not yet emitted */
+    int pending, emitted;
+} counter_state;
+
+/* Emits the value reached at c->ts (once all changes at that time are in). */
+static void counter_flush(tl_sink *sink, counter_state *c)
+{
+    if (c->pending && (!c->emitted || c->value != c->last)) {
+        sink->counter(sink, c->track, c->ts, c->value);
+        c->last = c->value;
+        c->emitted = 1;
+    }
+    c->pending = 0;
+}
+
+static void counter_add(tl_sink *sink, counter_state *c, uint64_t ts, int64_t delta)
+{
+    if (c->pending && ts != c->ts)
+        counter_flush(sink, c);
+    c->ts = ts;
+    c->value += delta;
+    c->pending = 1;
+}
+
+static int64_t pid_of(uo_map *pids, int64_t proc)
+{
+    uint64_t *pid = uo_map_find(pids, (uint64_t)proc);
+    return pid ? (int64_t)*pid : 0;
+}
+
+/* Memory allocated per device: + an allocation's size, - the size of the
+ * allocation a release names (a release of an allocation made before the
+ * trace changes nothing); one value per time it changes. */
+static int memory_counters(sqlite3 *db, tl_sink *sink, uo_map *pids, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (prepare(db, "SELECT m.process_id, m.agent_handle, s.string, m.handle, m.size, m.timestamp,"
+                    " (SELECT name FROM info_agent g WHERE g.process_id = m.process_id"
+                    " AND g.handle = m.agent_handle LIMIT 1) FROM memory_allocate m"
+                    " LEFT JOIN string s ON s.id = m.operation_id WHERE m.timestamp > 0"
+                    " AND s.string IN ('ALLOCATE', 'FREE') ORDER BY 1, 2, 6, m.id",
+                &st, err, errlen))
+        return -1;
+    counter_state c = {0};
+    uo_map sizes;
+    uo_map_init(&sizes);
+    int64_t cur_proc = -1, cur_agent = 0;
+    int bad = 0;
+    while (step_row(db, st, &bad, err, errlen)) {
+        int64_t proc = sqlite3_column_int64(st, 0), agent = sqlite3_column_int64(st, 1);
+        const char *op = (const char *)sqlite3_column_text(st, 2);
+        uint64_t handle = (uint64_t)sqlite3_column_int64(st, 3);
+        int64_t size = sqlite3_column_int64(st, 4);
+        uint64_t ts = (uint64_t)sqlite3_column_int64(st, 5);
+        if (proc != cur_proc || agent != cur_agent) {
+            counter_flush(sink, &c);
+            uo_map_free(&sizes);
+            uo_map_init(&sizes);
+            cur_proc = proc;
+            cur_agent = agent;
+            c = (counter_state){.track = uuid_of(proc, T_MEMORY, (uint64_t)agent)};
+            const char *dev = (const char *)sqlite3_column_text(st, 6);
+            char name[400];
+            snprintf(name, sizeof name, "memory allocated: %.300s (agent %lld)",
+                     dev ? dev : agent ? "device" : "host", (long long)agent);
+            sink->counter_track(sink, c.track, uuid_of(proc, T_PROCESS, 0), pid_of(pids, proc),
+                                name, 1);
+        }
+        if (op != NULL && strcmp(op, "ALLOCATE") == 0) {
+            uint64_t *v = uo_map_insert(&sizes, handle, NULL);
+            if (v)
+                *v = (uint64_t)size;
+            counter_add(sink, &c, ts, size);
+        } else {
+            uint64_t *v = uo_map_find(&sizes, handle);
+            if (v) {
+                counter_add(sink, &c, ts, -(int64_t)*v);
+                uo_map_remove(&sizes, handle);
+            }
+        }
+    }
+    counter_flush(sink, &c);
+    uo_map_free(&sizes);
+    sqlite3_finalize(st);
+    return bad ? -1 : 0;
+}
+
+/* Commands in flight per queue: each kernel and copy from the time it was
+ * queued (else submitted, else started) to its end. Queues are numbered as
+ * their tracks are. */
+static int in_flight_counters(sqlite3 *db, tl_sink *sink, uo_map *pids, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+#define IN_FLIGHT_OF(table)                                                                     \
+    " SELECT process_id, queue_handle, CASE WHEN queued > 0 AND queued <= start THEN queued"    \
+    " WHEN submit > 0 AND submit <= start THEN submit ELSE start END AS ts, 1 AS d FROM " table \
+    " WHERE start > 0 UNION ALL SELECT process_id, queue_handle, max(end, start), -1 FROM "     \
+    table " WHERE start > 0"
+    if (prepare(db, "SELECT process_id, queue_handle, ts, sum(d) FROM (" IN_FLIGHT_OF(
+                        "kernel_dispatch") " UNION ALL" IN_FLIGHT_OF("memory_copy")
+                    ") GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+                &st, err, errlen))
+        return -1;
+#undef IN_FLIGHT_OF
+    counter_state c = {0};
+    int64_t cur_proc = -1, cur_queue = 0;
+    uint64_t qindex = 0;
+    int bad = 0;
+    while (step_row(db, st, &bad, err, errlen)) {
+        int64_t proc = sqlite3_column_int64(st, 0), queue = sqlite3_column_int64(st, 1);
+        if (proc != cur_proc || queue != cur_queue) {
+            counter_flush(sink, &c);
+            qindex = proc != cur_proc ? 1 : qindex + 1;
+            cur_proc = proc;
+            cur_queue = queue;
+            c = (counter_state){.track = uuid_of(proc, T_IN_FLIGHT, qindex)};
+            char name[128];
+            snprintf(name, sizeof name, "commands in flight: queue %llu 0x%llx",
+                     (unsigned long long)qindex, (unsigned long long)queue);
+            sink->counter_track(sink, c.track, uuid_of(proc, T_PROCESS, 0), pid_of(pids, proc),
+                                name, 0);
+        }
+        counter_add(sink, &c, (uint64_t)sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
+    }
+    counter_flush(sink, &c);
+    sqlite3_finalize(st);
+    return bad ? -1 : 0;
+}
+
+/* Records dropped (metadata records_dropped: the database's total, known at
+ * its end): 0 when its first process starts, the total when it ends. */
+static int dropped_counter(sqlite3 *db, tl_sink *sink, uo_map *pids, char *err, size_t errlen)
+{
+    int64_t dropped = uo_sql_int(db, "SELECT CAST(value AS INTEGER) FROM metadata"
+                                     " WHERE key = 'records_dropped'", -1);
+    if (dropped < 0)
+        return 0;
+    sqlite3_stmt *st;
+    if (prepare(db, "SELECT id, start, coalesce(nullif(end, 0), (SELECT CAST(value AS INTEGER)"
+                    " FROM metadata WHERE key = 'committed'), start) FROM info_process"
+                    " WHERE start > 0 ORDER BY id LIMIT 1",
+                &st, err, errlen))
+        return -1;
+    int bad = 0;
+    if (step_row(db, st, &bad, err, errlen)) {
+        int64_t proc = sqlite3_column_int64(st, 0);
+        uint64_t start = (uint64_t)sqlite3_column_int64(st, 1);
+        uint64_t end = (uint64_t)sqlite3_column_int64(st, 2);
+        uint64_t track = uuid_of(proc, T_DROPPED, 0);
+        sink->counter_track(sink, track, uuid_of(proc, T_PROCESS, 0), pid_of(pids, proc),
+                            "records dropped", 0);
+        sink->counter(sink, track, start, 0);
+        sink->counter(sink, track, end > start ? end : start, dropped);
+    }
+    sqlite3_finalize(st);
+    return bad ? -1 : 0;
+}
+
+static int counters(sqlite3 *db, tl_sink *sink, uo_map *pids, char *err, size_t errlen)
+{
+    if (memory_counters(db, sink, pids, err, errlen) != 0 ||
+        in_flight_counters(db, sink, pids, err, errlen) != 0)
+        return -1;
+    return dropped_counter(db, sink, pids, err, errlen);
 }
 
 static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
@@ -753,7 +1069,7 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
         sink->end(sink, t, end);
     }
     sqlite3_finalize(st);
-    if (bad)
+    if (bad || counters(db, sink, &pids, err, errlen) != 0)
         goto out;
     sink->finish(sink);
     rc = 0;
@@ -780,6 +1096,8 @@ static int export_with(sqlite3 *db, const char *path, tl_sink *sink, char *err, 
     }
     sink->out.out = f;
     int rc = load_strings(db, sink, err, errlen);
+    if (rc == 0 && sink->header != NULL)
+        sink->header(sink, db);
     if (rc == 0)
         rc = run_timeline(db, sink, err, errlen);
     uo_buf_flush(&sink->out, 0);
@@ -812,6 +1130,9 @@ int uo_export_pftrace(sqlite3 *db, const char *path, char *err, size_t errlen)
     p.base.begin = pb_begin;
     p.base.end = pb_end;
     p.base.instant = pb_instant;
+    p.base.counter_track = pb_counter_track;
+    p.base.counter = pb_counter;
+    p.base.header = pb_header;
     p.base.finish = pb_finish;
     uo_buf_init(&p.base.out, NULL);
     uo_buf_init(&p.msg, NULL);
@@ -850,14 +1171,22 @@ int uo_export_json(sqlite3 *db, const char *path, char *err, size_t errlen)
     j.base.begin = js_begin;
     j.base.end = js_end;
     j.base.instant = js_instant;
+    j.base.counter_track = js_counter_track;
+    j.base.counter = js_counter;
     j.base.finish = js_finish;
     uo_buf_init(&j.base.out, NULL);
     uo_map_init(&j.tracks);
+    uo_map_init(&j.counters);
     j.first = 1;
     j.next_tid = 1000000000;
     uo_buf_puts(&j.base.out, UO_JSON_HEAD);
     int rc = export_with(db, path, &j.base, err, errlen);
     uo_map_free(&j.tracks);
+    uo_map_free(&j.counters);
+    for (size_t i = 0; i < j.ncounters; i++)
+        free(j.cname[i]);
+    free(j.cname);
+    free(j.cpid);
     free(j.pid);
     free(j.tid);
     return rc;

@@ -31,6 +31,7 @@ struct cached_plan {
 static struct context g_contexts[UPTI_MAX_CONTEXTS];
 static uint32_t g_num_contexts;
 static bool g_contexts_final; /* finalization stopped everything for good */
+/* The contexts' lock: g_contexts, their services, the plans (lock order: internal.h). */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const upti_operation_plan_t **g_plans[UPTI_TRACING_KIND_LAST];
@@ -293,6 +294,14 @@ void upti_stop_all_contexts(void)
         atomic_store(&g_contexts[i].active, false);
     rebuild_plans();
     pthread_mutex_unlock(&g_lock);
+}
+
+bool upti_contexts_finalized(void)
+{
+    pthread_mutex_lock(&g_lock);
+    bool final = g_contexts_final;
+    pthread_mutex_unlock(&g_lock);
+    return final;
 }
 
 void upti_stop_tool_contexts(int tool)

@@ -62,22 +62,41 @@ static const char *const g_code_object_ops[UPTI_CODE_OBJECT_LAST] = {
     "NONE", "LOAD", "KERNEL_SYMBOL",
 };
 
-#define FIXED_KIND(var, kname, ops)                                                              \
-    static const upti_kind_info_t var = {kname, sizeof ops / sizeof ops[0], ops, NULL}
+#define FIXED_KIND(var, kname, ops) FIXED_KIND_ARGS(var, kname, ops, NULL)
+#define FIXED_KIND_ARGS(var, kname, ops, args)                                                   \
+    static const upti_kind_info_t var = {kname, sizeof ops / sizeof ops[0], ops, args}
 
 FIXED_KIND(g_kernel_dispatch_info, "KERNEL_DISPATCH", g_kernel_dispatch_ops);
 FIXED_KIND(g_memory_copy_info, "MEMORY_COPY", g_memory_copy_ops);
 FIXED_KIND(g_memory_allocation_info, "MEMORY_ALLOCATION", g_memory_allocation_ops);
 FIXED_KIND(g_code_object_info, "CODE_OBJECT", g_code_object_ops);
 
-#if !defined(UPTI_HAVE_OPENCL) || !defined(UPTI_HAVE_VULKAN)
-static const char *const g_no_ops[1] = {"NONE"};
+/* OPENCL_API: named from the committed operation list, whatever headers this machine
+   has; only the argument printer needs them. opencl_args.c checks at compile time that
+   the generated public enum has these ids. */
+static const char *const g_opencl_api_ops[] = {
+    [0] = "NONE",
+#define UPTI_OPENCL_OPERATION(id, name) [id] = #name,
+#include "../opencl/opencl_operations.def"
+#undef UPTI_OPENCL_OPERATION
+};
+enum {
+    OPENCL_API_OPERATIONS = 1
+#define UPTI_OPENCL_OPERATION(id, name) +1
+#include "../opencl/opencl_operations.def"
+#undef UPTI_OPENCL_OPERATION
+};
+_Static_assert(sizeof g_opencl_api_ops / sizeof g_opencl_api_ops[0] == OPENCL_API_OPERATIONS,
+               "src/opencl/opencl_operations.def: operation ids must be 1..N, each once");
+#ifdef UPTI_HAVE_OPENCL
+#define OPENCL_API_ARGS uocl_iterate_args
+#else
+#define OPENCL_API_ARGS NULL
 #endif
-#ifndef UPTI_HAVE_OPENCL
-/* Built without OpenCL headers: the kind exists but has no operations. */
-static const upti_kind_info_t upti_opencl_api_kind_info = {"OPENCL_API", 1, g_no_ops, NULL};
-#endif
+FIXED_KIND_ARGS(upti_opencl_api_kind_info, "OPENCL_API", g_opencl_api_ops, OPENCL_API_ARGS);
+
 #ifndef UPTI_HAVE_VULKAN
+static const char *const g_no_ops[1] = {"NONE"};
 /* Built without Vulkan headers: the kind exists but has no operations. */
 static const upti_kind_info_t upti_vulkan_api_kind_info = {"VULKAN_API", 1, g_no_ops, NULL};
 #endif

@@ -19,7 +19,8 @@ enum life_state { LIFE_NONE = 0, LIFE_DISCOVERING, LIFE_INITIALIZED, LIFE_FINALI
 struct tool {
     upti_configure_func_t configure;
     char *origin; /* where it was found, for messages */
-    upti_tool_configure_result_t *result;
+    upti_tool_configure_result_t *result; /* &result_copy, or NULL: declined or skipped */
+    upti_tool_configure_result_t result_copy; /* what the tool returned, read by its size */
     upti_client_id_t client_id;
     _Atomic bool finalized;
 };
@@ -38,7 +39,9 @@ static upti_configure_func_t g_forced;
 static bool g_any_tool; /* some upti_configure returned a result */
 
 static _Atomic int g_state = LIFE_NONE;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Guards the tool table, g_forced and discovery; let go before tool code runs (lock
+ * order: internal.h). */
+static pthread_mutex_t g_tools_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_done = PTHREAD_COND_INITIALIZER;
 static pthread_t g_discovery_thread;
 static int g_current_tool = -1; /* tool whose configure/initialize runs now */
@@ -48,7 +51,7 @@ static bool g_in_initialize;
  * Threads started during discovery (by a tool's configure or initialize, or
  * by the program meanwhile) must not wait for it: a tool's initialize may be
  * joining them. They are told apart by their kernel thread ids: those of the
- * threads alive when discovery began, sorted (under g_lock). SIZE_MAX: not
+ * threads alive when discovery began, sorted (under g_tools_lock). SIZE_MAX: not
  * known (/proc unreadable), and then every thread waits.
  */
 static pid_t *g_threads_before;
@@ -112,7 +115,7 @@ static uint64_t ns_since(const struct timespec *t)
 }
 
 /* The calling thread was started after discovery began and waited for it
- * long enough (g_lock held). */
+ * long enough (g_tools_lock held). */
 static bool started_during_discovery(void)
 {
     if (g_num_threads_before == SIZE_MAX)
@@ -129,10 +132,10 @@ UPTI_API int upti_sdk_thread_must_not_wait(void)
 {
     if (atomic_load(&g_state) != LIFE_DISCOVERING)
         return 0;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_tools_lock);
     int r = atomic_load(&g_state) == LIFE_DISCOVERING &&
             (pthread_equal(pthread_self(), g_discovery_thread) || started_during_discovery());
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_tools_lock);
     return r;
 }
 
@@ -168,6 +171,8 @@ static void add_candidate(upti_configure_func_t fn, const char *origin)
     g_tools[g_num_tools].configure = fn;
     g_tools[g_num_tools].origin = strdup(origin[0] ? origin : "(executable)");
     g_num_tools++;
+    upti_log_debug("tool %d found: upti_configure in %s", g_num_tools,
+                   origin[0] ? origin : "(executable)");
 }
 
 /* upti_configure defined by the object behind handle itself, not by one of its dependencies. */
@@ -317,17 +322,38 @@ static void discover_and_initialize(void)
         struct tool *t = &g_tools[i];
         t->client_id = (upti_client_id_t){sizeof(upti_client_id_t), NULL, priority};
         g_current_tool = i;
-        t->result = t->configure(UPTI_VERSION, UPTI_VERSION_STRING, priority, &t->client_id);
+        upti_tool_configure_result_t *returned =
+            t->configure(UPTI_VERSION, UPTI_VERSION_STRING, priority, &t->client_id);
         priority++;
-        if (t->result != NULL && t->result->size < sizeof(size_t)) {
+        t->result = NULL;
+        if (returned == NULL)
+            continue;
+        switch (upti_struct_copy(&t->result_copy, sizeof t->result_copy, returned)) {
+        case UPTI_STATUS_SUCCESS:
+            t->result = &t->result_copy;
+            break;
+        case UPTI_STATUS_ERROR_INCOMPATIBLE_ABI:
+            upti_log_error("tool '%s' returned a configure result of %zu bytes that sets fields "
+                           "this UPTI %s does not know (it knows %zu): skipped",
+                           tool_name(t), returned->size, UPTI_VERSION_STRING,
+                           sizeof t->result_copy);
+            break;
+        default:
             upti_log_error("tool '%s' returned a configure result without a size: skipped",
                            tool_name(t));
-            t->result = NULL;
+            break;
         }
     }
     bool any = false;
-    for (int i = 0; i < g_num_tools; i++)
+    int configured = 0;
+    for (int i = 0; i < g_num_tools; i++) {
         any |= g_tools[i].result != NULL;
+        configured += g_tools[i].result != NULL;
+        if (g_tools[i].result == NULL)
+            upti_log_debug("tool '%s' declined (upti_configure returned NULL or was skipped)",
+                           tool_name(&g_tools[i]));
+    }
+    upti_log_info("%d tool(s) configured, of %d found", configured, g_num_tools);
     g_any_tool = any;
     if (any) {
         upti_agents_init_host();
@@ -354,15 +380,15 @@ bool upti_ensure_tools(void)
 {
     if (upti_likely(atomic_load(&g_state) >= LIFE_INITIALIZED))
         return true;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_tools_lock);
     if (atomic_load(&g_state) == LIFE_DISCOVERING) {
         if (pthread_equal(pthread_self(), g_discovery_thread)) {
-            pthread_mutex_unlock(&g_lock); /* re-entered from a tool: carry on */
+            pthread_mutex_unlock(&g_tools_lock); /* re-entered from a tool: carry on */
             return true;
         }
         while (atomic_load(&g_state) == LIFE_DISCOVERING) {
             if (started_during_discovery()) {
-                pthread_mutex_unlock(&g_lock); /* discovery may be waiting for it */
+                pthread_mutex_unlock(&g_tools_lock); /* discovery may be waiting for it */
                 return false;
             }
             /* Timed: started_during_discovery() turns true with time. */
@@ -373,7 +399,7 @@ bool upti_ensure_tools(void)
                 until.tv_sec++;
                 until.tv_nsec -= 1000000000L;
             }
-            pthread_cond_timedwait(&g_done, &g_lock, &until);
+            pthread_cond_timedwait(&g_done, &g_tools_lock, &until);
         }
     }
     if (atomic_load(&g_state) == LIFE_NONE) {
@@ -381,18 +407,18 @@ bool upti_ensure_tools(void)
         atomic_store(&g_state, LIFE_DISCOVERING);
         snapshot_threads(); /* before any tool code runs */
         clock_gettime(CLOCK_MONOTONIC, &g_discovery_began);
-        pthread_mutex_unlock(&g_lock);
+        pthread_mutex_unlock(&g_tools_lock);
         upti_thread_state()->in_callback++;
         discover_and_initialize();
         upti_thread_state()->in_callback--;
-        pthread_mutex_lock(&g_lock);
+        pthread_mutex_lock(&g_tools_lock);
         atomic_store(&g_state, LIFE_INITIALIZED);
         free(g_threads_before);
         g_threads_before = NULL;
         g_num_threads_before = 0;
         pthread_cond_broadcast(&g_done);
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_tools_lock);
     return true;
 }
 
@@ -400,12 +426,12 @@ bool upti_ensure_tools(void)
 
 void upti_registration_fork_prepare(void)
 {
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_tools_lock);
 }
 
 void upti_registration_fork_parent(void)
 {
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_tools_lock);
 }
 
 /* A child forked while another thread ran the tools' configure or initialize
@@ -413,7 +439,7 @@ void upti_registration_fork_parent(void)
  * for ever for the end of discovery). */
 void upti_registration_fork_child(void)
 {
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_tools_lock);
     if (atomic_load(&g_state) == LIFE_DISCOVERING &&
         !pthread_equal(pthread_self(), g_discovery_thread)) {
         upti_stop_all_contexts();
@@ -440,6 +466,8 @@ UPTI_API upti_status_t upti_sdk_set_api_table(const char *name, uint64_t version
 {
     if (!upti_ensure_tools())
         return UPTI_STATUS_ERROR_DEADLOCK; /* started during discovery: registers later */
+    upti_log_debug("runtime '%s' registered (version %llu, %llu table(s))", name ? name : "?",
+                   (unsigned long long)version, (unsigned long long)num_tables);
     int mask = library_mask(name);
     if (mask == UPTI_INTERCEPT_TABLE_MARKER && num_tables >= 1)
         upti_marker_install_wrappers(tables[0]);
@@ -455,6 +483,15 @@ UPTI_API upti_status_t upti_sdk_set_api_table(const char *name, uint64_t version
 }
 
 /* ---- public API ---- */
+
+UPTI_API upti_status_t upti_set_log_callback(upti_log_level_t level, upti_log_callback_t callback,
+                                             void *data)
+{
+    if ((int)level < UPTI_LOG_LEVEL_NONE || level >= UPTI_LOG_LEVEL_LAST)
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    upti_log_configure(level, callback, data);
+    return UPTI_STATUS_SUCCESS;
+}
 
 UPTI_API upti_status_t upti_at_intercept_table_registration(upti_intercept_library_cb_t callback,
                                                             int library_mask, void *data)
@@ -475,11 +512,11 @@ UPTI_API upti_status_t upti_force_configure(upti_configure_func_t configure_func
     UPTI_REFUSE_IN_SUBSCRIBER();
     if (configure_func == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_tools_lock);
     bool fresh = atomic_load(&g_state) == LIFE_NONE && g_forced == NULL;
     if (fresh)
         g_forced = configure_func;
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_tools_lock);
     if (!fresh)
         return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
     upti_ensure_tools();

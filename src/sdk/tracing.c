@@ -116,6 +116,13 @@ UPTI_API void upti_runtime_capture_correlation(const upti_runtime_call_t *call,
         out->external[out->num_external].value = upti_external_id(s, ctx);
         out->num_external++;
     }
+    /* external[] holds 4 (a runtime-integration struct on the wrappers' stacks,
+     * sized once for the ABI): a fifth context with an id pushed gets none on
+     * the device records of this call. Said once, not silently. */
+    static _Atomic bool warned;
+    if (mask != 0 && !atomic_exchange(&warned, true))
+        upti_log_warning("more than 4 contexts pushed an external correlation id on one thread: "
+                       "device records carry the first 4 contexts' ids only");
 }
 
 static uint64_t captured_external(const upti_runtime_correlation_t *corr, uint32_t ctx)
@@ -158,14 +165,23 @@ void upti_write_record(struct upti_buffer *buffer, upti_thread_state_t *s, uint3
     upti_buffer_commit(buffer, s);
 }
 
-UPTI_API void upti_runtime_emit(const upti_runtime_record_t *rec)
+UPTI_API void upti_runtime_emit(const upti_runtime_record_t *record)
 {
-    if (rec == NULL || rec->record == NULL || rec->kind <= UPTI_TRACING_KIND_NONE ||
+    upti_runtime_record_t copy; /* read by its size: an older integration's gets defaults */
+    if (upti_struct_copy(&copy, sizeof copy, record) != UPTI_STATUS_SUCCESS)
+        return;
+    const upti_runtime_record_t *rec = &copy;
+    if (rec->record == NULL || rec->kind <= UPTI_TRACING_KIND_NONE ||
         rec->kind >= UPTI_TRACING_KIND_LAST ||
         rec->operation >= upti_kind_info(rec->kind)->operation_count)
         return;
-    const upti_operation_plan_t *plan = upti_runtime_plan(upti_plans(rec->kind), rec->operation);
-    if (plan == NULL)
+    const upti_operation_plan_t *now = upti_runtime_plan(upti_plans(rec->kind), rec->operation);
+    /* Buffers: the contexts active when the work started, if the integration says. */
+    const upti_operation_plan_t *plan = now;
+    if (rec->size >= offsetof(upti_runtime_record_t, started_plan) + sizeof rec->started_plan &&
+        rec->started_plan != NULL && rec->started_plan != now && !upti_contexts_finalized())
+        plan = rec->started_plan;
+    if (plan == NULL && now == NULL)
         return;
     upti_thread_state_t *s = upti_thread_state();
     upti_runtime_correlation_t here;
@@ -182,10 +198,10 @@ UPTI_API void upti_runtime_emit(const upti_runtime_record_t *rec)
     prefix->operation = rec->operation;
     prefix->correlation_id.internal = corr->internal;
     prefix->thread_id = corr->thread_id;
-    if (plan->num_callbacks > 0) {
+    if (now != NULL && now->num_callbacks > 0) {
         s->in_callback++;
-        for (uint32_t i = 0; i < plan->num_callbacks; i++) {
-            const upti_plan_callback_t *cb = &plan->callbacks[i];
+        for (uint32_t i = 0; i < now->num_callbacks; i++) {
+            const upti_plan_callback_t *cb = &now->callbacks[i];
             prefix->correlation_id.external.value = captured_external(corr, cb->context);
             upti_callback_tracing_record_t r = {
                 .size = sizeof r,
@@ -202,6 +218,8 @@ UPTI_API void upti_runtime_emit(const upti_runtime_record_t *rec)
         }
         s->in_callback--;
     }
+    if (plan == NULL)
+        return;
     if (rec->kind == UPTI_TRACING_KIND_MARKER_API && plan->num_buffers > 0 &&
         rec->string_offset != 0) {
         const char *text = NULL;
@@ -212,12 +230,28 @@ UPTI_API void upti_runtime_emit(const upti_runtime_record_t *rec)
     for (uint32_t i = 0; i < plan->num_buffers; i++)
         upti_write_record(plan->buffers[i].buffer, s, plan->buffers[i].context, rec->record,
                           prefix->size, rec->string_offset, corr);
+    if (plan->num_callbacks == 0 || rec->kind != UPTI_TRACING_KIND_MARKER_API)
+        return;
+    /* A marker callback that started a context (a capture window opened by this
+     * very marker) gets the record into that context's buffers too: the
+     * record that opens a window is its first. */
+    const upti_operation_plan_t *after = upti_runtime_plan(upti_plans(rec->kind), rec->operation);
+    if (after == NULL || after == plan)
+        return;
+    for (uint32_t i = 0; i < after->num_buffers; i++) {
+        int seen = 0;
+        for (uint32_t j = 0; j < plan->num_buffers && !seen; j++)
+            seen = plan->buffers[j].buffer == after->buffers[i].buffer;
+        if (!seen)
+            upti_write_record(after->buffers[i].buffer, s, after->buffers[i].context, rec->record,
+                              prefix->size, rec->string_offset, corr);
+    }
 }
 
 UPTI_API void upti_runtime_warn(const char *message)
 {
     if (message != NULL) {
-        upti_log_error("%s", message);
+        upti_log_warning("%s", message);
         upti_runtime_subscriber_internal(UPTI_CB_DOMAIN_INTERNAL_EVENT, UPTI_CB_PHASE_INTERNAL_EVENT,
                                          UPTI_INTERNAL_EVENT_TYPE_WARNING, message, 0);
     }

@@ -1,6 +1,8 @@
 /* See ring_mode.h. */
 #include "ring_mode.h"
 
+#include "capture.h"
+
 #include "env.h"
 #include "output.h"
 #include "trace_tool_records.h"
@@ -21,7 +23,7 @@ const char *ut_ring_dir(void)
     return dir != NULL && dir[0] != '\0' ? dir : NULL;
 }
 
-static void ring_set_metadata(upti_buffer_id_t buffer, const char *key, const char *value)
+void ut_ring_set_metadata(upti_buffer_id_t buffer, const char *key, const char *value)
 {
     size_t kl = strlen(key) + 1, vl = strlen(value) + 1;
     char buf[4096];
@@ -40,19 +42,19 @@ static void write_naming_metadata(void)
 {
     char argv0[1024];
     uo_argv0_string(argv0, sizeof argv0);
-    ring_set_metadata(g_ring.buffer, "argv0", argv0);
+    ut_ring_set_metadata(g_ring.buffer, "argv0", argv0);
     static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
                                             "SLURM_PROCID", "MPI_LOCALRANKID"};
     for (size_t i = 0; i < sizeof rank_vars / sizeof rank_vars[0]; i++) {
         const char *v = getenv(rank_vars[i]);
         if (v != NULL && v[0] != '\0') {
-            ring_set_metadata(g_ring.buffer, "rank", v); /* only under an MPI launcher (else NULL in info_process) */
+            ut_ring_set_metadata(g_ring.buffer, "rank", v); /* only under an MPI launcher (else NULL in info_process) */
             break;
         }
     }
     const char *session = getenv("UPTI_TRACE_SESSION_START");
     if (session != NULL)
-        ring_set_metadata(g_ring.buffer, "session", session);
+        ut_ring_set_metadata(g_ring.buffer, "session", session);
     const char *pattern = getenv("UPTI_TRACE_OUTPUT");
     for (const char *p = pattern; p != NULL && (p = strstr(p, "%env{")) != NULL;) {
         const char *end = strstr(p + 5, "}%");
@@ -62,7 +64,7 @@ static void write_naming_metadata(void)
         snprintf(key, sizeof key, "env:%.*s", (int)(end - (p + 5)), p + 5);
         const char *v = getenv(key + 4);
         if (v != NULL)
-            ring_set_metadata(g_ring.buffer, key, v);
+            ut_ring_set_metadata(g_ring.buffer, key, v);
         p = end + 2;
     }
 }
@@ -151,6 +153,7 @@ int ut_ring_start(const char *dir, unsigned kinds, int args)
             fprintf(stderr, "upti: cannot trace %s: %s\n", name, upti_get_status_string(s));
         }
     }
+    int args_ok = 0;
     if (st == UPTI_STATUS_SUCCESS && args) {
         /* Arguments come from a callback service, on a context of their own. */
         upti_status_t s = upti_create_context(&g_ring.args_context);
@@ -159,12 +162,15 @@ int ut_ring_start(const char *dir, unsigned kinds, int args)
                                                         UPTI_TRACING_KIND_OPENCL_API, NULL, 0,
                                                         args_callback, NULL);
         if (s == UPTI_STATUS_SUCCESS)
-            s = upti_start_context(g_ring.args_context);
-        if (s != UPTI_STATUS_SUCCESS && s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
+            args_ok = 1;
+        else if (s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
             fprintf(stderr, "upti: cannot record API arguments: %s\n", upti_get_status_string(s));
     }
-    if (st == UPTI_STATUS_SUCCESS)
-        st = upti_start_context(g_ring.context);
+    /* Started now, or when the first capture window opens (capture.h). */
+    if (st == UPTI_STATUS_SUCCESS) {
+        upti_context_id_t gated[2] = {g_ring.context, g_ring.args_context};
+        st = ut_capture_start(gated, args_ok ? 2 : 1, g_ring.buffer);
+    }
     if (st != UPTI_STATUS_SUCCESS) {
         fprintf(stderr, "upti: tracing not started: %s\n", upti_get_status_string(st));
         return 1;
@@ -173,20 +179,28 @@ int ut_ring_start(const char *dir, unsigned kinds, int args)
     write_naming_metadata();
     char bits[24];
     snprintf(bits, sizeof bits, "%x", kinds);
-    ring_set_metadata(g_ring.buffer, "kinds", bits);
+    ut_ring_set_metadata(g_ring.buffer, "kinds", bits);
     return 0;
+}
+
+static void write_runtime_metadata(const char *key, const char *value, void *data)
+{
+    (void)data;
+    ut_ring_set_metadata(g_ring.buffer, key, value);
 }
 
 void ut_ring_finalize(void)
 {
     if (!g_ring.started)
         return;
+    ut_capture_finalize();
+    upti_query_runtime_metadata(write_runtime_metadata, NULL);
     uint64_t cut = 0;
     upti_get_marker_texts_truncated(&cut);
     char text[32];
     snprintf(text, sizeof text, "%llu", (unsigned long long)cut);
-    ring_set_metadata(g_ring.buffer, "marker_texts_truncated", text);
-    ring_set_metadata(g_ring.buffer, "finalized", "1");
+    ut_ring_set_metadata(g_ring.buffer, "marker_texts_truncated", text);
+    ut_ring_set_metadata(g_ring.buffer, "finalized", "1");
     upti_destroy_buffer(g_ring.buffer);
     g_ring.started = 0;
 }

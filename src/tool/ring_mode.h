@@ -3,8 +3,9 @@
  * buffer in that folder; `upti run` (the collector, src/collector) drains it
  * while the program runs and builds the database and the other outputs after
  * the program ended. The program then runs no SQLite, no thread of the
- * tool's, no signal handler: whatever ends it, every record it committed is
- * in the ring file. */
+ * tool's (but the timer of --delay/--duration/--collection-period, capture.h),
+ * no signal handler: whatever ends it, every record it committed is in the
+ * ring file. */
 #ifndef UPTI_TOOL_RING_MODE_H
 #define UPTI_TOOL_RING_MODE_H
 
@@ -19,6 +20,9 @@ const char *ut_ring_dir(void);
  * or 1 (said on stderr: nothing is traced).
  */
 int ut_ring_start(const char *dir, unsigned kinds, int args);
+
+/** One metadata record (key, value) into buffer: a row of the database's metadata table. */
+void ut_ring_set_metadata(upti_buffer_id_t buffer, const char *key, const char *value);
 
 /** At finalize: the last metadata (marker texts truncated), then the buffer is closed. */
 void ut_ring_finalize(void);

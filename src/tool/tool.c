@@ -9,6 +9,8 @@
  *   UPTI_TRACE_FORMATS   comma list: db, pftrace, json, csv (default db)
  *   UPTI_TRACE_STATS     1: print the summary tables on stderr at exit
  *   UPTI_TRACE_KERNEL_INCLUDE / UPTI_TRACE_KERNEL_EXCLUDE  POSIX extended regexes on kernel names
+ *   UPTI_TRACE_KERNEL_ITERATIONS  without `upti run` (which applies --kernel-iteration-range
+ *                        itself): the executions of each kernel name kept, e.g. [1-3,5]
  *   UPTI_TRACE_SESSION_START  ns since the epoch when `upti run` started: an output
  *                        file newer than this belongs to another process of the same
  *                        run and is not overwritten ("-<pid>" is appended instead)
@@ -24,6 +26,8 @@
  *   UPTI_TRACE_MANIFEST  a file to which the database's path is appended (set by
  *                        `upti run`, which recovers the databases of processes that died
  *                        without closing them)
+ *   UPTI_TRACE_CAPTURE_RANGE, UPTI_TRACE_CAPTURE_END, UPTI_TRACE_START_PAUSED,
+ *   UPTI_TRACE_COLLECTION_PERIOD  capture windows (capture.h): when records are kept
  *   UPTI_TRACE_RING_DIR  set by `upti run`: the program only records, into a shared
  *                        buffer in this folder (ring_mode.c); upti builds the outputs
  * Numbers, switches (0/1) and choices are read through src/common/env.c, one
@@ -41,6 +45,7 @@
 #include "output.h"
 #include "safe_open.h"
 #include "ring_mode.h"
+#include "capture.h"
 #include "env.h"
 #include "dirs.h"
 #include "log.h"
@@ -60,8 +65,20 @@
 #include <time.h>
 #include <unistd.h>
 
+/*
+ * The tool's locks, outermost first:
+ *   g_tick_lock     the tool thread's commit; fork() takes it first (below)
+ *   g.lock          the database writer and everything in g. Taken inside UPTI's
+ *                   buffer lock (the buffer callback) and under g_tick_lock; under
+ *                   it the tool takes g_batches_lock, then (one at a time) a
+ *                   batch's lock, and UPTI's leaf locks (agents, metadata).
+ *   g_batches_lock  the list of per-thread argument batches
+ *   arg_batch.lock  one batch: its thread appends, the drain takes it
+ *   g_cap.lock      (capture.c) the capture windows' state: a leaf
+ * UPTI's own order is in src/sdk/internal.h.
+ */
 static struct {
-    pthread_mutex_t lock;
+    pthread_mutex_t lock; /* the writer's (see above) */
     uo_db *db;
     int finalized;
     pid_t pid;
@@ -475,6 +492,13 @@ static void child_after_fork(void)
     }
 }
 
+/* Writes a fact a runtime reported (upti_runtime_set_metadata) into the database (g.lock held). */
+static void write_runtime_metadata(const char *key, const char *value, void *data)
+{
+    (void)data;
+    uo_db_set_metadata(g.db, key, value);
+}
+
 /* Adds the agents that appeared since the last call (g.lock held). The list
  * only grows, so the new ones are those past g.agents_added. */
 static upti_status_t add_new_agents(const upti_agent_t **agents, size_t n, void *data)
@@ -539,6 +563,7 @@ static void *tool_thread(void *arg)
         pthread_mutex_lock(&g.lock);
         if (g.db != NULL && !g.finalized && getpid() == g.pid) {
             upti_query_available_agents(add_new_agents, NULL);
+            upti_query_runtime_metadata(write_runtime_metadata, NULL);
             uo_db_checkpoint(g.db, now_ns(), g.flush_ns / 2);
             retake_crash_signals();
         }
@@ -747,6 +772,15 @@ static int open_output(void)
         uo_db_set_metadata(g.db, "session", session);
     if (g.has_include || g.has_exclude)
         uo_db_set_kernel_filter(g.db, kernel_filter, NULL);
+    const char *iterations = getenv("UPTI_TRACE_KERNEL_ITERATIONS");
+    static upti_iteration_range range;
+    if (iterations != NULL && iterations[0] != '\0') {
+        if (upti_parse_iteration_range(iterations, &range) == 0)
+            uo_db_set_kernel_iterations(g.db, &range);
+        else
+            warn("UPTI_TRACE_KERNEL_ITERATIONS='%s' is not N, N-M, N- or a comma list of them "
+                 "(e.g. [1-3,5])%s: every execution is kept", iterations, NULL);
+    }
     add_to_manifest();
     return 0;
 }
@@ -792,6 +826,7 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
         if (s != UPTI_STATUS_SUCCESS && s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
             warn("cannot trace %s: %s", k_kinds[i].name, upti_get_status_string(s));
     }
+    int args_ok = 0;
     if (st == UPTI_STATUS_SUCCESS && g.args) {
         /* Arguments come from a callback service, on a context of their own. */
         upti_status_t s = upti_create_context(&g.args_context);
@@ -800,12 +835,16 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
                                                         UPTI_TRACING_KIND_OPENCL_API, NULL, 0,
                                                         args_callback, NULL);
         if (s == UPTI_STATUS_SUCCESS)
-            s = upti_start_context(g.args_context);
-        if (s != UPTI_STATUS_SUCCESS && s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
+            args_ok = 1;
+        else if (s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
             warn("cannot record API arguments: %s%s", upti_get_status_string(s), NULL);
     }
-    if (st == UPTI_STATUS_SUCCESS)
-        st = upti_start_context(g.context);
+    /* Started now, or when a capture window opens (capture.h: uptx_profiler_pause/resume
+     * and the UPTI_TRACE_CAPTURE_* variables work without `upti run` too). */
+    if (st == UPTI_STATUS_SUCCESS) {
+        upti_context_id_t gated[2] = {g.context, g.args_context};
+        st = ut_capture_start(gated, args_ok ? 2 : 1, g.buffer);
+    }
     if (st != UPTI_STATUS_SUCCESS) {
         warn("tracing not started: %s%s", upti_get_status_string(st), NULL);
         return 1;
@@ -888,6 +927,7 @@ static void tool_finalize(void *data)
     if (g.args)
         drain_args();
     g.finalized = 1;
+    ut_capture_finalize();
     upti_query_available_agents(add_new_agents, NULL);
     if (g.list)
         upti_query_available_agents(print_agents, NULL);
@@ -901,6 +941,7 @@ static void tool_finalize(void *data)
     char cut_text[32];
     snprintf(cut_text, sizeof cut_text, "%llu", (unsigned long long)cut);
     uo_db_set_metadata(g.db, "marker_texts_truncated", cut_text);
+    upti_query_runtime_metadata(write_runtime_metadata, NULL);
     uo_db_set_tally(g.db, g.received, g.drops);
     uint64_t committed = uo_db_committed_records(g.db);
     uint64_t filtered = uo_db_filtered_records(g.db);

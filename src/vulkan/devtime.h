@@ -1,14 +1,37 @@
-/* Device times of Vulkan dispatches (devtime.c): the layer's query pools,
- * fences and KERNEL_DISPATCH records. */
+/* Device times of Vulkan operations: what the files that time them share.
+ *
+ *   device_clock.c     a device's timestamp properties; device ticks -> UPTI's clock
+ *   pipelines.c        compute pipelines and shader modules -> names
+ *   command_buffers.c  command buffers followed: the operations recorded into
+ *                      them (primary and secondary), the layer's query pools
+ *   timed_commands.c   the vkCmd* the layer brackets with timestamps
+ *   images.c           images' texel sizes, for the bytes of image copies
+ *   labels.c           VK_EXT_debug_utils labels as marker ranges
+ *   subscribers.c      the subscriber domains (callback.h), subscribers.h
+ *   submissions.c      submissions, their completion (fences, query reads)
+ *                      and the KERNEL_DISPATCH / MEMORY_COPY records
+ *
+ * How it works is told at the top of command_buffers.c and submissions.c. */
 #ifndef UPTI_VULKAN_DEVTIME_H
 #define UPTI_VULKAN_DEVTIME_H
 
 #include "layer.h"
 
+#include <upti/buffer_tracing.h>
+#include <upti/callback.h>
+#include <upti/marker.h>
+#include <upti/names.h>
+
+#include <pthread.h>
+
 /* UPTI's KERNEL_DISPATCH plans; NULL until registration found a tool. */
 extern const upti_operation_plan_t *const *uvk_kernel_plans;
 /* UPTI's MEMORY_COPY plans; NULL until registration found a tool. */
 extern const upti_operation_plan_t *const *uvk_copy_plans;
+
+/* UPTI's CODE_OBJECT plans (pipelines.c), MARKER_API plans (labels.c); NULL until registration found a tool. */
+extern const upti_operation_plan_t *const *uvk_code_plans;
+extern const upti_operation_plan_t *const *uvk_marker_plans;
 
 /* UPTI's MEMORY_ALLOCATION plans (memory.c); NULL until registration found a tool. */
 extern const upti_operation_plan_t *const *uvk_alloc_plans;
@@ -21,5 +44,147 @@ void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vu
 void uvk_dt_device_destroying(uvk_object_t *o);
 /* Waits for and emits every pending dispatch (at exit). */
 void uvk_dt_drain_all(void);
+
+/* --- shared by the files above --- */
+
+#define UVK_QUERY_PAIRS 256 /* timed operations per command buffer recording */
+#define UVK_NAME_MAX 128
+
+/* One device operation as recorded: a dispatch, a copy or a barrier. */
+typedef struct uvk_op_t {
+    VkQueryPool pool;
+    upti_tracing_kind_t kind; /* KERNEL_DISPATCH or MEMORY_COPY */
+    upti_memory_direction_t direction;
+    uint64_t bytes;
+    uint32_t op;
+    uint32_t query; /* first of its pair; UINT32_MAX: not timed */
+    uint32_t groups[3];
+    uint32_t base[3];
+    uint64_t kernel_id; /* the bound VkPipeline */
+    int secondary;  /* recorded into a secondary command buffer */
+    int cb_range;   /* MARKER_API: the range of a named command buffer's execution (no queries) */
+    char name[UVK_NAME_MAX]; /* the pipeline's name, "" if unknown */
+    upti_timestamp_t recorded;
+    upti_runtime_correlation_t corr;
+} uvk_op_t;
+
+/* A command buffer the layer follows. */
+typedef struct uvk_cb_t {
+    VkCommandBuffer cb;
+    VkCommandPool cmd_pool;
+    uvk_object_t *dev;
+    int secondary;             /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
+    int untimed;               /* a secondary continuing a render pass: no queries */
+    VkQueryPool pool;
+    uint32_t pairs;            /* query pairs of pool used by this recording */
+    char pipeline_name[UVK_NAME_MAX];
+    VkPipeline pipeline;
+    int in_render_pass;        /* queries cannot be reset there: operations untimed */
+    uint32_t n, cap;           /* its operations, those of executed secondaries included */
+    uvk_op_t *d;
+    VkCommandBuffer *executed; /* secondaries it executes (their queries are theirs) */
+    uint32_t nexec, capexec;
+    struct uvk_pending_t *inflight; /* the submission of its last execution, not yet read */
+    int warned_full;
+    struct uvk_cb_t *next;
+} uvk_cb_t;
+
+/* One vkQueueSubmit's instrumented operations (of all its command buffers). */
+typedef struct uvk_pending_t {
+    uvk_object_t *dev;
+    VkQueue queue;
+    VkFence fence;         /* the layer's, signalled after the submission */
+    VkFence program_fence; /* the program's, if it gave one */
+    upti_timestamp_t submitted;
+    uint32_t n;
+    uvk_op_t *d;
+    struct uvk_pending_t *next;
+} uvk_pending_t;
+
+/* Guards the command buffers, pending submissions and devices' spare fences. */
+extern pthread_mutex_t uvk_dt_lock;
+/* Written under uvk_dt_lock; read without it only to skip the lock when empty. */
+extern uvk_cb_t *uvk_dt_cbs;
+extern uvk_pending_t *uvk_dt_pending;
+#define UVK_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define UVK_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+static inline upti_timestamp_t uvk_now(void)
+{
+    upti_timestamp_t t = 0;
+    upti_get_timestamp(&t);
+    return t;
+}
+
+/* The layer's object of a device, from its table of next entries. */
+static inline uvk_object_t *uvk_object_of(const upti_vulkan_dispatch_t *n)
+{
+    return (uvk_object_t *)((char *)n - offsetof(uvk_object_t, next));
+}
+
+/* Whether some context wants (kind, op): KERNEL_DISPATCH, MEMORY_COPY or MARKER_API. */
+/* Subscribers' enabled-domain word (subscribers.c), and the GPU_OPERATION domains in it. */
+extern const uint32_t *uvk_sub_domains;
+#define UVK_SUB_GPU_OPS                                                                   \
+    ((1u << UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED) |                               \
+     (1u << UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_DISPATCHED) |                             \
+     (1u << UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED))
+static inline int uvk_dt_wanted(upti_tracing_kind_t kind, uint32_t op)
+{
+    /* Subscribers' GPU_OPERATION domains (APPENDED, DISPATCHED, COMPLETED) want every operation. */
+    if (kind != UPTI_TRACING_KIND_MARKER_API && (__atomic_load_n(uvk_sub_domains, __ATOMIC_RELAXED) & UVK_SUB_GPU_OPS) != 0)
+        return 1;
+    const upti_operation_plan_t *const *plans = __atomic_load_n(
+        kind == UPTI_TRACING_KIND_KERNEL_DISPATCH ? &uvk_kernel_plans
+        : kind == UPTI_TRACING_KIND_MEMORY_COPY   ? &uvk_copy_plans
+                                                  : &uvk_marker_plans,
+        __ATOMIC_ACQUIRE);
+    return plans != NULL && upti_runtime_plan(plans, op) != NULL;
+}
+
+/* device_clock.c: *offset maps device ns (ticks x period, masked) to UPTI's
+   clock; 0 if the device cannot be calibrated. */
+int uvk_dt_calibrate(uvk_object_t *o, int64_t *offset);
+/* Device ns of a tick count. */
+int64_t uvk_dt_ticks_ns(const uvk_device_state_t *s, uint64_t ticks);
+
+/* pipelines.c: copies the name of a compute pipeline into out ("" if unknown). */
+void uvk_pipeline_name(VkPipeline pipeline, char out[UVK_NAME_MAX]);
+/* The object name the program gave (type, handle) with vkSetDebugUtilsObjectNameEXT; 0 if none.
+   Kept for pipelines, shader modules and command buffers. */
+int uvk_object_name(VkObjectType type, uint64_t handle, char out[UVK_NAME_MAX]);
+/* Forgets the name of an object that goes away. */
+void uvk_object_name_forget(VkObjectType type, uint64_t handle);
+
+/* labels.c: a label's RANGE_START or RANGE_STOP on queue (device_side: of a
+   command buffer) at time t on UPTI's clock. */
+void uvk_label_emit(VkQueue queue, int device_side, uint32_t op, const char *name, upti_timestamp_t t,
+                    const upti_runtime_correlation_t *corr);
+
+/* images.c: bytes per texel of an image's format (0 if unknown). */
+uint32_t uvk_image_texel_bytes(VkImage image);
+
+/* command_buffers.c (under uvk_dt_lock) */
+uvk_cb_t *uvk_cb_find(VkCommandBuffer cb);
+void uvk_cb_forget_locked(uvk_cb_t *s);
+
+/* Where an operation's second timestamp goes (pool NULL: nowhere). */
+typedef struct uvk_slot_t {
+    VkQueryPool pool;
+    uint32_t query;
+    int appended;     /* a subscriber was told APPENDED ENTER: EXIT follows */
+    VkDevice device;
+    uvk_op_t op;      /* the operation, for APPENDED EXIT */
+} uvk_slot_t;
+/* Describes an operation about to be recorded into cb and writes its first
+   timestamp. name: a label's name, NULL for the bound pipeline's. */
+uvk_slot_t uvk_op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind, uint32_t op,
+                        const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
+                        uint64_t bytes, const char *name);
+/* Writes the second timestamp, after the operation. */
+void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uvk_slot_t slot);
+
+/* submissions.c: reads and emits p if done (wait: after waiting); under uvk_dt_lock. 1 if done. */
+int uvk_pending_complete(uvk_pending_t *p, int wait);
 
 #endif

@@ -39,7 +39,7 @@ IMPL = {
     'vkEnumerateDeviceExtensionProperties', 'vkEnumerateDeviceLayerProperties',
 }
 
-# The call into the next layer goes through uvk_dt_<name>(next, ...) (devtime.c),
+# The call into the next layer goes through uvk_dt_<name>(next, ...) (the files devtime.h lists),
 # traced or not: dispatches timed with the layer's queries, submissions,
 # host synchronisation, command buffers and pipelines followed.
 DEVTIME = {
@@ -50,7 +50,16 @@ DEVTIME = {
     'vkCmdCopyBuffer', 'vkCmdCopyBuffer2', 'vkCmdCopyBuffer2KHR', 'vkCmdFillBuffer', 'vkCmdUpdateBuffer',
     'vkCmdCopyImage', 'vkCmdCopyBufferToImage', 'vkCmdCopyImageToBuffer', 'vkCmdPipelineBarrier',
     'vkAllocateMemory', 'vkFreeMemory',  # memory.c
-    'vkQueueSubmit2', 'vkQueueSubmit2KHR',
+    'vkQueueSubmit2', 'vkQueueSubmit2KHR', 'vkCmdExecuteCommands',
+    'vkCreateShaderModule', 'vkDestroyShaderModule', 'vkSetDebugUtilsObjectNameEXT',  # pipelines.c
+    'vkCmdBeginDebugUtilsLabelEXT', 'vkCmdEndDebugUtilsLabelEXT',  # labels.c
+    'vkQueueBeginDebugUtilsLabelEXT', 'vkQueueEndDebugUtilsLabelEXT',
+    'vkCmdBeginRenderPass', 'vkCmdBeginRenderPass2', 'vkCmdBeginRenderPass2KHR', 'vkCmdBeginRendering',
+    'vkCmdBeginRenderingKHR', 'vkCmdEndRenderPass', 'vkCmdEndRenderPass2', 'vkCmdEndRenderPass2KHR',
+    'vkCmdEndRendering', 'vkCmdEndRenderingKHR',
+    'vkCreateImage', 'vkDestroyImage',  # images.c
+    'vkCmdCopyImage2', 'vkCmdCopyImage2KHR', 'vkCmdCopyBufferToImage2', 'vkCmdCopyBufferToImage2KHR',
+    'vkCmdCopyImageToBuffer2', 'vkCmdCopyImageToBuffer2KHR',
 }
 
 INSTANCE_HANDLES = ('VkInstance', 'VkPhysicalDevice')
@@ -270,6 +279,11 @@ def gen_wrappers(cmds):
     o.append('\n')
     for c in cmds:
         o.append(gen_command(c))
+    o.append('const unsigned char uvk_returns_result[UPTI_VULKAN_API_LAST] = {\n')
+    for c in cmds:
+        if c.ret == 'VkResult':
+            o.append(f'    [{c.op}] = 1,\n')
+    o.append('};\n\n')
     o.append('void uvk_fill_wrappers(upti_vulkan_dispatch_t *t)\n{\n')
     for c in cmds:
         o.append(f'    t->{c.name} = w_{c.name};\n')

@@ -19,8 +19,10 @@
  */
 #include "layer.h"
 #include "devtime.h"
+#include "subscribers.h"
 
 #include <upti/buffer_tracing.h>
+#include <upti/marker.h>
 #include <upti/register.h>
 #include <upti/registration.h>
 
@@ -125,6 +127,16 @@ static void add_agents(VkInstance instance, const upti_vulkan_dispatch_t *n)
     }
 }
 
+/* *out = UPTI's plans of kind, if it has at least last entries. */
+static void load_plans(upti_tracing_kind_t kind, uint32_t last, const upti_operation_plan_t *const **out)
+{
+    const upti_operation_plan_t *const *plans = NULL;
+    uint32_t count = 0;
+    if (upti_runtime_get_operation_plans(kind, &plans, &count) == UPTI_STATUS_SUCCESS && plans != NULL &&
+        count >= last)
+        __atomic_store_n(out, plans, __ATOMIC_RELEASE);
+}
+
 void uvk_register_slow(void)
 {
     int expected = 0;
@@ -149,24 +161,13 @@ void uvk_register_slow(void)
         upti_is_initialized(&initialized);
         upti_runtime_tools_present(&tools);
         if (initialized && (tools || subscriber)) {
-            const upti_operation_plan_t *const *plans = NULL;
-            uint32_t count = 0;
-            if (upti_runtime_get_operation_plans(UPTI_TRACING_KIND_VULKAN_API, &plans, &count) ==
-                    UPTI_STATUS_SUCCESS &&
-                plans != NULL && count >= UPTI_VULKAN_API_LAST)
-                __atomic_store_n(&uvk_api_plans, plans, __ATOMIC_RELEASE);
-            if (upti_runtime_get_operation_plans(UPTI_TRACING_KIND_KERNEL_DISPATCH, &plans, &count) ==
-                    UPTI_STATUS_SUCCESS &&
-                plans != NULL && count >= UPTI_KERNEL_DISPATCH_LAST)
-                __atomic_store_n(&uvk_kernel_plans, plans, __ATOMIC_RELEASE);
-            if (upti_runtime_get_operation_plans(UPTI_TRACING_KIND_MEMORY_COPY, &plans, &count) ==
-                    UPTI_STATUS_SUCCESS &&
-                plans != NULL && count >= UPTI_MEMORY_COPY_LAST)
-                __atomic_store_n(&uvk_copy_plans, plans, __ATOMIC_RELEASE);
-            if (upti_runtime_get_operation_plans(UPTI_TRACING_KIND_MEMORY_ALLOCATION, &plans, &count) ==
-                    UPTI_STATUS_SUCCESS &&
-                plans != NULL && count >= UPTI_MEMORY_ALLOCATION_LAST)
-                __atomic_store_n(&uvk_alloc_plans, plans, __ATOMIC_RELEASE);
+            load_plans(UPTI_TRACING_KIND_VULKAN_API, UPTI_VULKAN_API_LAST, &uvk_api_plans);
+            load_plans(UPTI_TRACING_KIND_KERNEL_DISPATCH, UPTI_KERNEL_DISPATCH_LAST, &uvk_kernel_plans);
+            load_plans(UPTI_TRACING_KIND_MEMORY_COPY, UPTI_MEMORY_COPY_LAST, &uvk_copy_plans);
+            load_plans(UPTI_TRACING_KIND_MEMORY_ALLOCATION, UPTI_MEMORY_ALLOCATION_LAST, &uvk_alloc_plans);
+            load_plans(UPTI_TRACING_KIND_CODE_OBJECT, UPTI_CODE_OBJECT_LAST, &uvk_code_plans);
+            load_plans(UPTI_TRACING_KIND_MARKER_API, UPTI_MARKER_API_LAST, &uvk_marker_plans);
+            uvk_sub_init();
             uvk_tracing = 1;
             /* Registered after UPTI's own exit handler, so it runs before it:
                pending dispatches reach the buffers before they are flushed. */

@@ -49,6 +49,8 @@ typedef struct uvk_command_t {
 const uvk_command_t *uvk_command_find(const char *name);
 /* The i-th command in name order, NULL past the end. */
 const uvk_command_t *uvk_command_at(size_t i);
+/* 1 for the commands that return a VkResult, by operation. */
+extern const unsigned char uvk_returns_result[UPTI_VULKAN_API_LAST];
 /* Puts each command's wrapper into t. */
 void uvk_fill_wrappers(upti_vulkan_dispatch_t *t);
 
@@ -56,15 +58,16 @@ void uvk_fill_wrappers(upti_vulkan_dispatch_t *t);
  * Every dispatchable handle starts with the loader's dispatch pointer, shared
  * by an instance and its physical devices, and by a device, its queues and
  * command buffers: the layer's state is keyed on it. */
-/* What the layer knows of a device's timestamps (devtime.c). */
+/* What the layer knows of a device's timestamps (device_clock.c). */
 typedef struct uvk_device_state_t {
     upti_agent_id_t agent;
+    VkPhysicalDevice phys;
     float period;         /* ns per tick */
     uint32_t valid_bits;  /* the least of its compute queue families' */
     int timestamps;       /* every compute queue family has them */
     int calibrated;       /* VK_EXT_calibrated_timestamps is enabled */
     uint64_t deviation;   /* of the last calibration, ns */
-    VkFence spare[8];     /* the layer's signalled fences, reset for reuse (under devtime.c's lock) */
+    VkFence spare[8];     /* the layer's signalled fences, reset for reuse (under uvk_dt_lock) */
     uint32_t nspare;
 } uvk_device_state_t;
 

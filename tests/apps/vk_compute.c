@@ -1,6 +1,16 @@
 /* vk_compute: a plain Vulkan compute program (no UPTI) for the Vulkan tests.
  *
- *   vk_compute [SUBMITS [submit2]]   (default 10; submit2: Vulkan 1.3's vkQueueSubmit2)
+ *   vk_compute [SUBMITS [submit2|secondary]]
+ *     SUBMITS    default 10
+ *     submit2    submits with Vulkan 1.3's vkQueueSubmit2
+ *     secondary  the dispatch, barrier and copy are recorded into a secondary
+ *                command buffer that the primary executes (vkCmdExecuteCommands)
+ *     secondary_twice  the same, the primary executing the secondary twice
+ *                in one vkCmdExecuteCommands (VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT)
+ *     labels     VK_EXT_debug_utils: the pipeline is named "doubler", the
+ *                command buffer "work", the dispatch is inside a
+ *                command-buffer label "step", the submit loop inside a queue
+ *                label "loop"
  *
  * Picks the first CPU device (lavapipe), builds a compute pipeline from
  * vk_compute.comp (out[i] = in[i] * 2 + i), records one command buffer:
@@ -166,11 +176,18 @@ int main(int argc, char **argv)
     if (submits < 1)
         submits = 1;
     int use_submit2 = argc > 2 && strcmp(argv[2], "submit2") == 0;
+    int twice = argc > 2 && strcmp(argv[2], "secondary_twice") == 0;
+    int use_secondary = twice || (argc > 2 && strcmp(argv[2], "secondary") == 0);
+    int use_labels = argc > 2 && strcmp(argv[2], "labels") == 0;
 
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                              .pApplicationName = "vk_compute",
                              .apiVersion = use_submit2 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_1};
-    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+    const char *debug_utils = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                                .pApplicationInfo = &app,
+                                .enabledExtensionCount = use_labels ? 1 : 0,
+                                .ppEnabledExtensionNames = &debug_utils};
     VkInstance instance;
     VkResult r = vkCreateInstance(&ici, NULL, &instance);
     if (r == VK_ERROR_INCOMPATIBLE_DRIVER) {
@@ -214,6 +231,11 @@ int main(int argc, char **argv)
         p[i] = i * 3u + 7u;
     vkUnmapMemory(dev, in.memory);
 
+#ifdef WITH_OPENCL
+    /* OpenCL first: both layers are then loaded when the Vulkan objects are made. */
+    ocl_t ocl;
+    ocl_setup(&ocl);
+#endif
     /* The pipeline. */
     VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                      .codeSize = sizeof vk_compute_spv,
@@ -249,6 +271,34 @@ int main(int argc, char **argv)
     VkPipeline pipeline;
     CHECK_VK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipeline));
 
+    PFN_vkSetDebugUtilsObjectNameEXT named_cb = NULL;
+    PFN_vkCmdBeginDebugUtilsLabelEXT cmd_begin_label = NULL;
+    PFN_vkCmdEndDebugUtilsLabelEXT cmd_end_label = NULL;
+    PFN_vkQueueBeginDebugUtilsLabelEXT queue_begin_label = NULL;
+    PFN_vkQueueEndDebugUtilsLabelEXT queue_end_label = NULL;
+    if (use_labels) {
+        PFN_vkSetDebugUtilsObjectNameEXT set_name =
+            (PFN_vkSetDebugUtilsObjectNameEXT)vkGetDeviceProcAddr(dev, "vkSetDebugUtilsObjectNameEXT");
+        cmd_begin_label = (PFN_vkCmdBeginDebugUtilsLabelEXT)vkGetDeviceProcAddr(dev, "vkCmdBeginDebugUtilsLabelEXT");
+        cmd_end_label = (PFN_vkCmdEndDebugUtilsLabelEXT)vkGetDeviceProcAddr(dev, "vkCmdEndDebugUtilsLabelEXT");
+        queue_begin_label =
+            (PFN_vkQueueBeginDebugUtilsLabelEXT)vkGetDeviceProcAddr(dev, "vkQueueBeginDebugUtilsLabelEXT");
+        queue_end_label = (PFN_vkQueueEndDebugUtilsLabelEXT)vkGetDeviceProcAddr(dev, "vkQueueEndDebugUtilsLabelEXT");
+        if (set_name == NULL || cmd_begin_label == NULL || cmd_end_label == NULL || queue_begin_label == NULL ||
+            queue_end_label == NULL) {
+            fprintf(stderr, "vk_compute: VK_EXT_debug_utils commands missing\n");
+            exit(2);
+        }
+        VkDebugUtilsObjectNameInfoEXT ni = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT,
+                                            .objectType = VK_OBJECT_TYPE_PIPELINE,
+                                            .objectHandle = (uint64_t)pipeline,
+                                            .pObjectName = "doubler"};
+        CHECK_VK(set_name(dev, &ni));
+        named_cb = set_name;
+    }
+    VkDebugUtilsLabelEXT step = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = "step"};
+    VkDebugUtilsLabelEXT loop = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = "loop"};
+
     VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 2};
     VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                        .maxSets = 1,
@@ -280,15 +330,35 @@ int main(int argc, char **argv)
                                         .commandPool = cpool,
                                         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                         .commandBufferCount = 1};
-    VkCommandBuffer cb;
-    CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &cb));
+    VkCommandBuffer cb, primary;
+    CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &primary));
+    cb = primary;
+    VkCommandBufferInheritanceInfo inherit = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    if (use_secondary) {
+        cbai.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+        CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &cb));
+        begin.pInheritanceInfo = &inherit;
+        if (twice)
+            begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+    }
+    if (named_cb != NULL) {
+        VkDebugUtilsObjectNameInfoEXT ni = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT,
+                                            .objectType = VK_OBJECT_TYPE_COMMAND_BUFFER,
+                                            .objectHandle = (uint64_t)(uintptr_t)cb,
+                                            .pObjectName = "work"};
+        CHECK_VK(named_cb(dev, &ni));
+    }
     CHECK_VK(vkBeginCommandBuffer(cb, &begin));
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
     uint32_t count = COUNT;
     vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
+    if (use_labels)
+        cmd_begin_label(cb, &step);
     vkCmdDispatch(cb, COUNT / 64, 1, 1);
+    if (use_labels)
+        cmd_end_label(cb);
     VkBufferMemoryBarrier bmb = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
                                  .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
                                  .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT,
@@ -302,18 +372,24 @@ int main(int argc, char **argv)
     VkBufferCopy region = {0, 0, size};
     vkCmdCopyBuffer(cb, out.buffer, back.buffer, 1, &region);
     CHECK_VK(vkEndCommandBuffer(cb));
+    if (use_secondary) {
+        VkCommandBufferBeginInfo pbegin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        CHECK_VK(vkBeginCommandBuffer(primary, &pbegin));
+        const VkCommandBuffer secondaries[2] = {cb, cb};
+        vkCmdExecuteCommands(primary, twice ? 2 : 1, secondaries);
+        CHECK_VK(vkEndCommandBuffer(primary));
+    }
 
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence fence;
     CHECK_VK(vkCreateFence(dev, &fci, NULL, &fence));
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
-    VkCommandBufferSubmitInfo cbsi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, .commandBuffer = cb};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &primary};
+    VkCommandBufferSubmitInfo cbsi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+                                      .commandBuffer = primary};
     VkSubmitInfo2 si2 = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .commandBufferInfoCount = 1,
                          .pCommandBufferInfos = &cbsi};
-#ifdef WITH_OPENCL
-    ocl_t ocl;
-    ocl_setup(&ocl);
-#endif
+    if (use_labels)
+        queue_begin_label(queue, &loop);
     for (int s = 0; s < submits; s++) {
 #ifdef WITH_OPENCL
         ocl_step(&ocl);
@@ -325,6 +401,8 @@ int main(int argc, char **argv)
         CHECK_VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
         CHECK_VK(vkResetFences(dev, 1, &fence));
     }
+    if (use_labels)
+        queue_end_label(queue);
 
     uint64_t sum = 0;
     unsigned wrong = 0;
@@ -337,7 +415,8 @@ int main(int argc, char **argv)
     vkUnmapMemory(dev, back.memory);
 
     vkDestroyFence(dev, fence, NULL);
-    vkFreeCommandBuffers(dev, cpool, 1, &cb);
+    VkCommandBuffer both[2] = {primary, cb};
+    vkFreeCommandBuffers(dev, cpool, use_secondary ? 2 : 1, both);
     vkDestroyCommandPool(dev, cpool, NULL);
     vkDestroyDescriptorPool(dev, dpool, NULL);
     vkDestroyPipeline(dev, pipeline, NULL);

@@ -42,6 +42,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(out, sizeof out, "%s/out", g_dir);
     int files = 0;
     uo_export_csv(db, out, 1, &files, err, sizeof err);
+#ifdef UPTI_HAVE_OTF2
+    uo_export_otf2(db, g_dir, "out", err, sizeof err);
+#endif
     sqlite3_close(db);
     return 0;
 }

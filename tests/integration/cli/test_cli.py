@@ -8,6 +8,7 @@ the protobuf decoder and JSON/CSV parsers of traceck.py) and checks exact
 counts. Exit 0 = pass, 1 = fail, 77 = skipped (something it needs is absent).
 """
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -710,6 +711,32 @@ def case_outputs_said(tmp):
     check(upti_lines(p) == ["upti: wrote " + os.path.join(f, "f.db")],
           "fork + exec of an untraced program: stderr %r" % p.stderr)
     check(sorted(os.listdir(f)) == ["f.db"], "outputs %r" % os.listdir(f))
+
+
+def case_log_level(tmp):
+    """--log-level: debug shows the tool found, the tools configured and the runtime registered
+    before the "wrote" line; error shows the "wrote" line only (as the default does); an
+    unknown level is one usage line and exit 2, before anything runs."""
+    d = os.path.join(tmp, "out")
+    p = run([UPTI, "run", "--log-level", "debug", "--marker-trace", "-d", d, "-o", "o", "--",
+             UPTX_APP, "--iterations", "2"])
+    lines = upti_lines(p)
+    lib = os.path.join(BUILD, "lib", "libupti-trace.so")
+    want = ["upti: tool 1 found: upti_configure in " + lib,
+            "upti: 1 tool(s) configured, of 1 found",
+            "upti: runtime 'uptx' registered (version N, 1 table(s))",
+            "upti: wrote " + os.path.join(d, "o.db")]
+    # the uptx table's version is uptx_table.h's, whatever it is now
+    lines = [re.sub(r"\(version \d+,", "(version N,", l) for l in lines]
+    check(lines == want, "debug: stderr %r, expected %r" % (lines, want))
+    p = run([UPTI, "run", "--log-level", "error", "--marker-trace", "-d", d, "-o", "e", "--",
+             UPTX_APP, "--iterations", "2"])
+    check(upti_lines(p) == ["upti: wrote " + os.path.join(d, "e.db")],
+          "error: stderr %r" % p.stderr)
+    p = run([UPTI, "run", "--log-level", "loud", "-d", d, "-o", "x", "--", UPTX_APP], expect=2)
+    check(upti_lines(p) == ["upti: run: --log-level 'loud' is not none, error, warning, info or "
+                            "debug (see 'upti run --help')"], "bad level: stderr %r" % p.stderr)
+    check(not os.path.exists(os.path.join(d, "x.db")), "bad level: the program ran")
 
 
 def case_in_use(tmp):

@@ -55,11 +55,24 @@ def fields(buf):
         yield f, w, v
 
 
+def int64(v):
+    """A varint's value as protobuf's int64 (two's complement)."""
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
 def decode_pftrace(path):
-    """Returns dict with tracks {uuid: desc}, slices [(track, ts, end, name, flows_out, flows_in)], instants."""
+    """Returns dict with tracks {uuid: desc}, slices [(track, ts, end, name, flows_out, flows_in)],
+    instants, counters {track uuid: [(ts, value)]}, clock_snapshots [{clock_id: timestamp}] and
+    defaults (TracePacketDefaults, per packet in order: [(packet index, {field: value})]) and
+    packet_clocks (the timestamp_clock_id values packets set themselves).
+
+    Field numbers are those of Perfetto's protos (protos/perfetto/trace/trace_packet.proto,
+    clock_snapshot.proto, trace_packet_defaults.proto, track_event/track_descriptor.proto,
+    counter_descriptor.proto, track_event.proto)."""
     data = open(path, "rb").read()
     tracks, names, open_ = {}, {}, {}
     slices, instants = [], []
+    counters, snapshots, defaults, packet_clocks = {}, [], [], set()
     last_ts = {}
     flows_out, flows_in = set(), set()
     packets = 0
@@ -69,7 +82,20 @@ def decode_pftrace(path):
         packets += 1
         ts, ev, seq = None, None, None
         for pf, pw, pv in fields(pkt):
-            if pf == 8:
+            if pf == 6:  # clock_snapshot
+                snap = {}
+                for cf, _, cv in fields(pv):
+                    if cf == 1:  # Clock
+                        c = {k: v for k, _, v in fields(cv)}
+                        if c.get(1) in snap:
+                            fail("clock %r twice in one snapshot" % c.get(1))
+                        snap[c.get(1)] = c.get(2)
+                snapshots.append(snap)
+            elif pf == 58:  # timestamp_clock_id of this packet
+                packet_clocks.add(pv)
+            elif pf == 59:  # trace_packet_defaults
+                defaults.append((packets - 1, {k: v for k, _, v in fields(pv)}))
+            elif pf == 8:
                 ts = pv
             elif pf == 10:
                 seq = pv
@@ -95,6 +121,8 @@ def decode_pftrace(path):
                         d["name"] = tv.decode("utf-8")
                     elif tf == 5:
                         d["parent"] = tv
+                    elif tf == 8:  # CounterDescriptor
+                        d["counter"] = {k: v for k, _, v in fields(tv)}
                 if "uuid" not in d:
                     fail("track descriptor without uuid")
                 if "parent" in d and d["parent"] not in tracks:
@@ -114,6 +142,8 @@ def decode_pftrace(path):
                 e["track"] = evv
             elif ef == 10:
                 e["name_iid"] = evv
+            elif ef == 30:
+                e["counter_value"] = int64(evv)
             elif ef == 47:
                 if ew != 1:
                     fail("flow_ids must be fixed64")
@@ -131,6 +161,8 @@ def decode_pftrace(path):
             fail("timestamps go back on track %x" % t)
         last_ts[t] = ts
         typ = e.get("type")
+        if (typ == 4) != ("counter" in tracks[t]):
+            fail("event of type %r on %s track %x" % (typ, "a counter" if typ != 4 else "a slice", t))
         if typ in (1, 3):
             if e.get("name_iid") not in names:
                 fail("event name iid %r not interned" % e.get("name_iid"))
@@ -147,6 +179,10 @@ def decode_pftrace(path):
             flows_in.update(be["flow_in"])
         elif typ == 3:
             instants.append({"track": t, "ts": ts, "name": names[e["name_iid"]]})
+        elif typ == 4:
+            if "counter_value" not in e:
+                fail("counter event without counter_value on track %x" % t)
+            counters.setdefault(t, []).append((ts, e["counter_value"]))
         else:
             fail("unknown event type %r" % typ)
     for t, st in open_.items():
@@ -155,7 +191,8 @@ def decode_pftrace(path):
     if flows_out - flows_in:
         fail("%d flows start but never end" % len(flows_out - flows_in))
     return {"packets": packets, "tracks": tracks, "slices": slices, "instants": instants,
-            "flows": len(flows_out)}
+            "flows": len(flows_out), "counters": counters, "clock_snapshots": snapshots,
+            "defaults": defaults, "packet_clocks": packet_clocks}
 
 
 def check_json(path):

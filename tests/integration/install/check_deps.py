@@ -57,6 +57,13 @@ REQUIREMENTS = {
     # A Vulkan device for the test programs (lavapipe) and their shader compiler.
     "vulkan-device": ["mesa-vulkan-drivers"],
     "command:glslangValidator": ["glslang-tools"],
+    # OTF2 (upti export --format otf2) and OTF2's reader, which checks the export.
+    "header:otf2/otf2.h": ["libotf2-trace-dev"],
+    "library:otf2": ["libotf2-trace-dev"],
+    "command:otf2-print": ["otf2-tools"],
+    # The ABI checks (tests/abi, scripts/abi-baseline.sh).
+    "command:abidiff": ["abigail-tools"],
+    "command:abidw": ["abigail-tools"],
     # commands
     "command:make": ["build-essential"],
     "command:cc": ["build-essential"],

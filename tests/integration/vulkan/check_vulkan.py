@@ -16,15 +16,60 @@ Cases
               100 KERNEL_DISPATCH records
   api_only    KERNEL_DISPATCH not asked for: no KERNEL record
   submit2     vk_compute 3 submit2: the same through vkQueueSubmit2
+  secondary   vk_compute 3 secondary: the dispatch, barrier and copy are in a
+              secondary command buffer the primary executes: the same
+              records (one per execution, device times, correlation with the
+              vkCmd* recorded into the secondary)
+  secondary_twice
+              vk_compute 3 secondary_twice: the primary executes the
+              secondary twice: two records per operation per submission, the
+              first untimed (its queries are overwritten by the second), one
+              upti: line saying so
+  labels      vk_compute 3 labels: VK_EXT_debug_utils names the pipeline
+              (the kernel records' name) and the command buffer (a range per
+              execution, first start to last end), a command-buffer label around the
+              dispatch gives one device-time range per execution enclosing
+              the kernel, a queue label around the submit loop one host-time
+              range enclosing them all
+  subscriber  a tool subscribed to every DRIVER_* domain (callback.h):
+              DRIVER_API ENTER/EXIT per call (exact counts), CONTEXT_CREATED
+              at vkCreateDevice, MODULE_LOADED/UNLOADED of the shader module
+              and the pipeline, APPENDED ENTER/EXIT per recorded operation,
+              then per execution DISPATCHED and COMPLETED (device times) in
+              that order under the vkCmd*'s correlation id; COMPLETED inside
+              the fence wait (HOST_SYNCHRONIZATION) that follows its submit
   chain       a tool replaces vkCmdDispatch in the registered table: its
               entry forwards the one call, which is still traced
   no_tool     the layer without a tool: same output, no UPTI message
   upti_run    `upti run --vulkan-trace`: the database's Vulkan API rows
+  mixed_subscriber
+              vk_ocl_mixed 3 (OpenCL layer and Vulkan layer) under a
+              subscriber of every DRIVER_* domain: each runtime reports its
+              own modules and operations once (the other's records reach its
+              callbacks too)
   opencl_then_vulkan
               vk_ocl_mixed 3 under `upti run --sys-trace`: one thread runs an
               OpenCL kernel (clFinish) then a Vulkan dispatch (fence), three
               times; on the trace the six kernels alternate in that order,
               each ending before the next starts (one clock for both)
+
+Other programs (output bit for bit equal to bare, exact records)
+  vadd        vk_vadd: one dispatch of vk_vadd.comp:main (128 groups), a
+              barrier and a 32768-byte buffer copy, device times between
+              the submit and the end of its fence wait
+  vadd_subscriber
+              vk_vadd under a subscriber of every DRIVER_* domain: the three
+              host synchronisations (vkWaitForFences, vkQueueWaitIdle,
+              vkDeviceWaitIdle), each operation APPENDED, DISPATCHED and
+              COMPLETED once, COMPLETED inside the fence wait
+  threads     vk_threads 3 4: three threads, each with its own device and
+              queue, submit 4 times: 12 dispatches, 4 per queue, ordered on
+              each queue, each record on the thread that recorded it
+  copies      vk_copies: every copy kind once (fill, update, buffer,
+              buffer->image, image, image->buffer) with its bytes and
+              direction, and the 5 barriers, correlated with their calls
+  copies2     vk_copies copy2: the same through vkCmdCopyBuffer2,
+              vkCmdCopyBufferToImage2, vkCmdCopyImage2, vkCmdCopyImageToBuffer2
 """
 import argparse
 import collections
@@ -60,7 +105,9 @@ def parse(path):
             continue
         rec = {'_t': parts[0], 'line': line.rstrip('\n')}
         words = [p for p in parts[1:] if '=' not in p]
-        if parts[0] == 'CB':
+        if parts[0] in ('CB', 'SUB') and len(words) >= 2 and parts[0] == 'SUB':
+            rec['op'], rec['phase'] = words[0], words[1]
+        elif parts[0] == 'CB':
             rec['phase'], rec['op'] = words[0], words[1]
         elif words:
             rec['op'] = words[0]
@@ -84,14 +131,21 @@ ONCE = {
     'vkDestroyInstance': 1, 'vkDestroyPipeline': 1, 'vkFreeCommandBuffers': 1,
 }
 PER_SUBMIT = ('vkQueueSubmit', 'vkWaitForFences', 'vkResetFences')
+# With a secondary command buffer: one more allocation and recording, and its execution.
+LABELS = dict(ONCE, vkSetDebugUtilsObjectNameEXT=2, vkCmdBeginDebugUtilsLabelEXT=1, vkCmdEndDebugUtilsLabelEXT=1,
+              vkQueueBeginDebugUtilsLabelEXT=1, vkQueueEndDebugUtilsLabelEXT=1)
+# A pipeline is named MODULE:ENTRY, the module after the source file its SPIR-V names.
+KERNEL_NAME = 'vk_compute.comp:main'
+SECONDARY = dict(ONCE, vkAllocateCommandBuffers=2, vkBeginCommandBuffer=2, vkEndCommandBuffer=2,
+                 vkCmdExecuteCommands=1)
 
 
-def check_tool_records(recs, submits, submit='vkQueueSubmit'):
+def check_tool_records(recs, submits, submit='vkQueueSubmit', once=ONCE):
     expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
     expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
     api = [r for r in recs if r['_t'] == 'API']
     counts = collections.Counter(r['op'] for r in api)
-    for name, n in ONCE.items():
+    for name, n in once.items():
         expect(counts[name] == n, f'{name}: {counts[name]} API records, expected {n}')
     for name in PER_SUBMIT:
         name = submit if name == 'vkQueueSubmit' else name
@@ -137,7 +191,230 @@ def check_tool_records(recs, submits, submit='vkQueueSubmit'):
     return counts
 
 
-def check_kernels(recs, submits, submit='vkQueueSubmit'):
+def check_code_objects(recs):
+    """The shader module (LOAD, UNLOAD) and the pipeline (KERNEL_SYMBOL LOAD,
+    UNLOAD), named from the SPIR-V; the kernel records carry the pipeline."""
+    code = [r for r in recs if r['_t'] == 'CODE']
+    modules = [r for r in code if r['op'] == 'LOAD']
+    symbols = [r for r in code if r['op'] == 'KERNEL_SYMBOL']
+    expect([r['phase'] for r in modules] == ['LOAD', 'UNLOAD'] and
+           all(r['name'] == 'vk_compute.comp' and r['kernel'] == '0' for r in modules) and
+           modules[0]['module'] == modules[1]['module'], 'shader module records: %s' % modules)
+    expect([r['phase'] for r in symbols] == ['LOAD', 'UNLOAD'] and symbols[0]['name'] == KERNEL_NAME and
+           all(r['module'] == modules[0]['module'] and r['kernel'] == symbols[0]['kernel'] for r in symbols),
+           'pipeline records: %s' % symbols)
+    kernels = [r for r in recs if r['_t'] == 'KERNEL']
+    expect(all(k['kid'] == symbols[0]['kernel'] for k in kernels), 'kernel records do not carry their pipeline')
+
+
+def check_labels(recs, submits):
+    api = [r for r in recs if r['_t'] == 'API']
+    marks = [r for r in recs if r['_t'] == 'MARK']
+    by_corr = {r['corr']: r['op'] for r in api}
+    kernels = sorted((r for r in recs if r['_t'] == 'KERNEL'), key=lambda r: int(r['start']))
+    expect(all(k['name'] == 'doubler' for k in kernels), 'kernels not named by the object name: %s' % kernels)
+    ranges = collections.defaultdict(dict)
+    for m in marks:
+        expect(m['op'] not in ranges[m['range']], 'range id %s used twice' % m['range'])
+        ranges[m['range']][m['op']] = m
+    expect(all(set(r) == {'uptx_range_start', 'uptx_range_stop'} for r in ranges.values()), 'unpaired label ranges: %s' % marks)
+    steps = sorted((r for r in ranges.values() if r['uptx_range_start']['msg'] == 'step'),
+                   key=lambda r: int(r['uptx_range_start']['ts']))
+    loops = [r for r in ranges.values() if r['uptx_range_start']['msg'] == 'loop']
+    works = sorted((r for r in ranges.values() if r['uptx_range_start']['msg'] == 'work'),
+                   key=lambda r: int(r['uptx_range_start']['ts']))
+    expect(len(steps) == len(works) == submits and len(loops) == 1 and len(ranges) == 2 * submits + 1,
+           f'{len(steps)} step, {len(works)} work and {len(loops)} loop ranges, expected {submits}, {submits}, 1')
+    # The named command buffer: one range per execution, from its first operation's start to its
+    # last one's end, opened and closed by its vkQueueSubmit.
+    copies = sorted((r for r in recs if r['_t'] == 'COPY'), key=lambda r: int(r['start']))
+    for w, k, c in zip(works, kernels, copies[1::2]):
+        a, b = w['uptx_range_start'], w['uptx_range_stop']
+        expect(by_corr.get(a['corr']) == by_corr.get(b['corr']) == 'vkQueueSubmit', 'work range not linked to its submit')
+        expect(a['ts'] == k['start'] and b['ts'] == c['end'] and c['op'] == 'COPY_BUFFER',
+               'work range %s..%s is not kernel start %s .. copy end %s' % (a['ts'], b['ts'], k['start'], c['end']))
+    for st, k in zip(steps, kernels):
+        a, b = st['uptx_range_start'], st['uptx_range_stop']
+        expect(by_corr.get(a['corr']) == 'vkCmdBeginDebugUtilsLabelEXT' and
+               by_corr.get(b['corr']) == 'vkCmdEndDebugUtilsLabelEXT', 'step range not linked to its calls')
+        expect(0 < int(a['ts']) <= int(k['start']) <= int(k['end']) <= int(b['ts']),
+               'kernel %s..%s outside its step range %s..%s' % (k['start'], k['end'], a['ts'], b['ts']))
+    lo, hi = int(loops[0]['uptx_range_start']['ts']), int(loops[0]['uptx_range_stop']['ts'])
+    expect(all(lo <= int(st['uptx_range_start']['ts']) and int(st['uptx_range_stop']['ts']) <= hi for st in steps),
+           'the step ranges are not inside the loop range')
+    expect(by_corr.get(loops[0]['uptx_range_start']['corr']) == 'vkQueueBeginDebugUtilsLabelEXT' and
+           by_corr.get(loops[0]['uptx_range_stop']['corr']) == 'vkQueueEndDebugUtilsLabelEXT', 'loop range not linked')
+
+
+def check_subscriber(recs, submits):
+    subs = [r for r in recs if r['_t'] == 'SUB']
+    expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
+    expect(len(subs) == len(recs) - 1, 'lines other than notifications')
+    def of(domain, phase=None):
+        return [r for r in subs if r['op'] == domain and (phase is None or r['phase'] == phase)]
+    # DRIVER_API: one ENTER and one EXIT per call, paired by correlation id, nested.
+    enters = collections.Counter(r['api'] for r in of('DRIVER_API', 'API_ENTER'))
+    exits = collections.Counter(r['api'] for r in of('DRIVER_API', 'API_EXIT'))
+    expect(enters == exits, 'DRIVER_API ENTER and EXIT differ')
+    for name, n in list(ONCE.items()) + [(x, submits) for x in PER_SUBMIT]:
+        expect(enters[name] == n, f'DRIVER_API {name}: {enters[name]}, expected {n}')
+    stack = []
+    for r in of('DRIVER_API'):
+        if r['phase'] == 'API_ENTER':
+            stack.append(r['corr'])
+        else:
+            expect(stack and stack.pop() == r['corr'], 'DRIVER_API EXIT does not close its ENTER: ' + r['line'])
+    api_corr = {r['corr']: r['api'] for r in of('DRIVER_API', 'API_ENTER')}
+    ctx = of('DRIVER_CONTEXT_CREATED')
+    expect(len(ctx) == 1 and ctx[0]['api'] == 'vkCreateDevice' and ctx[0]['ctx'] != '0' and ctx[0]['dev'] != '0'
+           and api_corr.get(ctx[0]['corr']) == 'vkCreateDevice', 'CONTEXT_CREATED: %s' % ctx)
+    device = ctx[0]['ctx']
+    for dom, calls in (('DRIVER_MODULE_LOADED', ('vkCreateShaderModule', 'vkCreateComputePipelines')),
+                       ('DRIVER_MODULE_UNLOADED', ('vkDestroyPipeline', 'vkDestroyShaderModule'))):
+        got = [(r['api'], r['name'], api_corr.get(r['corr'])) for r in of(dom)]
+        names = ('vk_compute.comp', KERNEL_NAME) if dom.endswith('LOADED') and 'UN' not in dom else (KERNEL_NAME, 'vk_compute.comp')
+        expect(got == [(c, n, c) for c, n in zip(calls, names)], f'{dom}: {got}')
+    # GPU operations: APPENDED at recording, then DISPATCHED and COMPLETED per execution.
+    appended = of('DRIVER_GPU_OPERATION_APPENDED')
+    expect([(r['phase'], r['api'], r['name']) for r in appended] ==
+           [(p, a, n) for a, n in (('vkCmdDispatch', KERNEL_NAME), ('vkCmdPipelineBarrier', 'BARRIER'),
+                                   ('vkCmdCopyBuffer', 'COPY_BUFFER')) for p in ('API_ENTER', 'API_EXIT')],
+           'APPENDED: %s' % [r['line'] for r in appended])
+    ops = [r['corr'] for r in appended if r['phase'] == 'API_ENTER']
+    expect([api_corr.get(c) for c in ops] == ['vkCmdDispatch', 'vkCmdPipelineBarrier', 'vkCmdCopyBuffer'],
+           'APPENDED correlation ids are not those of the vkCmd* calls')
+    dispatched, completed = of('DRIVER_GPU_OPERATION_DISPATCHED'), of('DRIVER_GPU_OPERATION_COMPLETED')
+    expect(len(dispatched) == len(completed) == 3 * submits, f'{len(dispatched)} DISPATCHED, {len(completed)} '
+           f'COMPLETED, expected {3 * submits} each')
+    pos = {id(r): i for i, r in enumerate(subs)}
+    last_appended = pos[id(appended[-1])]
+    for c in ops:
+        ds = [r for r in dispatched if r['corr'] == c]
+        cs = [r for r in completed if r['corr'] == c]
+        expect(len(ds) == len(cs) == submits, f'operation {c}: {len(ds)} DISPATCHED, {len(cs)} COMPLETED')
+        for d, k in zip(ds, cs):
+            expect(last_appended < pos[id(d)] < pos[id(k)], 'DISPATCHED/COMPLETED out of order: ' + k['line'])
+            expect(d['submit'] == k['submit'] != '0' and 0 < int(k['start']) <= int(k['end']) and
+                   int(k['submit']) <= int(k['start']) and k['ctx'] == device and k['queue'] == d['queue'],
+                   'COMPLETED: ' + k['line'])
+    # A fence-waited execution completes inside the wait that follows its submit.
+    syncs = of('DRIVER_HOST_SYNCHRONIZATION')
+    expect([(r['phase'], r['api']) for r in syncs] == [('API_ENTER', 'vkWaitForFences'),
+                                                       ('API_EXIT', 'vkWaitForFences')] * submits,
+           'HOST_SYNCHRONIZATION: %s' % [r['line'] for r in syncs])
+    for i in range(submits):
+        lo, hi = pos[id(syncs[2 * i])], pos[id(syncs[2 * i + 1])]
+        inside = [r for r in completed if lo < pos[id(r)] < hi]
+        expect(len(inside) == 3, f'wait {i}: {len(inside)} COMPLETED inside it, expected 3')
+
+
+def device_records(recs, kind):
+    return sorted((r for r in recs if r['_t'] == kind), key=lambda r: int(r['queued']))
+
+
+def check_window(recs, r):
+    """r ran after its submit began and ended before the fence wait that followed it returned."""
+    api = [x for x in recs if x['_t'] == 'API']
+    sub = [x for x in api if x['op'] == 'vkQueueSubmit' and int(x['start']) <= int(r['submit']) <= int(x['end'])]
+    expect(len(sub) == 1, 'no vkQueueSubmit around the submit time of ' + r['line'])
+    waits = [x for x in api if x['op'] == 'vkWaitForFences' and x['tid'] == sub[0]['tid'] and
+             int(x['start']) >= int(sub[0]['end'])]
+    wait = min(waits, key=lambda x: int(x['start']))
+    expect(int(sub[0]['start']) <= int(r['start']) <= int(r['end']) <= int(wait['end']),
+           'device times outside submit .. wait end: ' + r['line'])
+
+
+def check_program(case, recs):
+    expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
+    expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
+    api = [r for r in recs if r['_t'] == 'API']
+    by_corr = {r['corr']: r for r in api}
+    kernels, copies = device_records(recs, 'KERNEL'), device_records(recs, 'COPY')
+    for r in kernels + copies:
+        expect(by_corr.get(r['corr'], {}).get('tid') == r['tid'], 'record not on its recording thread: ' + r['line'])
+        check_window(recs, r)
+    if case == 'vadd':
+        expect([(k['op'], k['name'], k['groups'], by_corr[k['corr']]['op']) for k in kernels] ==
+               [('VK_DISPATCH', 'vk_vadd.comp:main', '128,1,1', 'vkCmdDispatch')], 'kernels: %s' % kernels)
+        expect([(c['op'], c['bytes'], c['dir']) for c in copies] == [('BARRIER', '0', '0'),
+                                                                      ('COPY_BUFFER', '32768', '3')],
+               'copies: %s' % [c['line'] for c in copies])
+    elif case == 'threads':
+        expect(len(kernels) == 12 and all(k['name'] == 'vk_vadd.comp:main' and k['groups'] == '16,1,1'
+                                          for k in kernels), f'{len(kernels)} kernels, expected 12 of vk_vadd')
+        queues = collections.defaultdict(list)
+        for k in kernels:
+            queues[k['queue']].append(k)
+        expect(sorted(len(q) for q in queues.values()) == [4, 4, 4], 'kernels per queue: %s' %
+               {q: len(v) for q, v in queues.items()})
+        expect(len({q[0]['tid'] for q in queues.values()}) == 3 and
+               all(len({k['tid'] for k in q}) == 1 for q in queues.values()), 'one recording thread per queue')
+        for q in queues.values():
+            q.sort(key=lambda k: int(k['start']))
+            for a, b in zip(q, q[1:]):
+                expect(int(a['end']) <= int(b['start']) and int(a['submit']) < int(b['submit']),
+                       'executions overlap or reorder on one queue: %s / %s' % (a['line'], b['line']))
+        expect(sum(1 for r in api if r['op'] == 'vkQueueSubmit') == 12 and
+               sum(1 for r in api if r['op'] == 'vkCreateDevice') == 3, 'submit or device counts')
+    elif case in ('copies', 'copies2'):
+        expect(not kernels, 'kernel records from a program without dispatches')
+        want = [('FILL_BUFFER', '16384', '1', 'vkCmdFillBuffer'), ('WRITE_BUFFER', '256', '1', 'vkCmdUpdateBuffer'),
+                ('COPY_BUFFER', '8192', '3', 'vkCmdCopyBuffer'), ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'),
+                ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'),
+                ('COPY_BUFFER_TO_IMAGE', '16384', '3', 'vkCmdCopyBufferToImage'),
+                ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'), ('COPY_IMAGE', '16384', '3', 'vkCmdCopyImage'),
+                ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'),
+                ('COPY_IMAGE_TO_BUFFER', '16384', '3', 'vkCmdCopyImageToBuffer'),
+                ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'), ('COPY_BUFFER', '16384', '3', 'vkCmdCopyBuffer')]
+        if case == 'copies2':  # the Vulkan 1.3 forms of the copies
+            want = [(o, b, d, n + '2' if n.startswith('vkCmdCopy') else n) for o, b, d, n in want]
+        got = [(c['op'], c['bytes'], c['dir'], by_corr[c['corr']]['op']) for c in copies]
+        expect(got == want, 'copies in recording order:\n%s' % '\n'.join(map(str, got)))
+        agent = copies[0]['dst'] if copies else None
+        expect(agent not in (None, '0'), 'copies without a device agent')
+        expect(all((c['dst'] == agent) and (c['src'] == (agent if c['dir'] == '3' else '0'))
+                   for c in copies if c['dir'] != '0'), 'source/destination agents')
+
+
+def check_vadd_subscriber(recs):
+    subs = [r for r in recs if r['_t'] == 'SUB']
+    def of(domain):
+        return [r for r in subs if r['op'] == domain]
+    syncs = [(r['phase'], r['api']) for r in of('DRIVER_HOST_SYNCHRONIZATION')]
+    expect(syncs == [(p, a) for a in ('vkWaitForFences', 'vkQueueWaitIdle', 'vkDeviceWaitIdle')
+                     for p in ('API_ENTER', 'API_EXIT')], 'HOST_SYNCHRONIZATION: %s' % syncs)
+    qwait = [r for r in of('DRIVER_HOST_SYNCHRONIZATION') if r['api'] == 'vkQueueWaitIdle']
+    dwait = [r for r in of('DRIVER_HOST_SYNCHRONIZATION') if r['api'] == 'vkDeviceWaitIdle']
+    ctx = of('DRIVER_CONTEXT_CREATED')
+    expect(len(ctx) == 1 and all(r['queue'] != '0' for r in qwait) and all(r['ctx'] == ctx[0]['ctx'] for r in dwait),
+           'host synchronisations do not name their queue or device')
+    ops = [(r['phase'], r['api']) for r in of('DRIVER_GPU_OPERATION_APPENDED')]
+    expect(ops == [(p, a) for a in ('vkCmdDispatch', 'vkCmdPipelineBarrier', 'vkCmdCopyBuffer')
+                   for p in ('API_ENTER', 'API_EXIT')], 'APPENDED: %s' % ops)
+    pos = {id(r): i for i, r in enumerate(subs)}
+    fence = [r for r in of('DRIVER_HOST_SYNCHRONIZATION') if r['api'] == 'vkWaitForFences']
+    completed = of('DRIVER_GPU_OPERATION_COMPLETED')
+    expect(len(of('DRIVER_GPU_OPERATION_DISPATCHED')) == 3 and len(completed) == 3 and
+           all(pos[id(fence[0])] < pos[id(c)] < pos[id(fence[1])] for c in completed),
+           'DISPATCHED/COMPLETED: not 3 each, or COMPLETED outside the fence wait')
+
+
+def check_mixed_subscriber(recs, submits):
+    subs = [r for r in recs if r['_t'] == 'SUB']
+    loaded = sorted((r['api'], r['name']) for r in subs if r['op'] == 'DRIVER_MODULE_LOADED')
+    expect(loaded == sorted([('clBuildProgram', 'ocl_step'), ('vkCreateShaderModule', 'vk_compute.comp'),
+                             ('vkCreateComputePipelines', KERNEL_NAME)]), 'MODULE_LOADED: %s' % loaded)
+    unloaded = sorted(r['api'] for r in subs if r['op'] == 'DRIVER_MODULE_UNLOADED' and r['api'].startswith('vk'))
+    expect(unloaded == ['vkDestroyPipeline', 'vkDestroyShaderModule'], 'Vulkan MODULE_UNLOADED: %s' % unloaded)
+    done = collections.Counter(r['api'] for r in subs if r['op'] == 'DRIVER_GPU_OPERATION_COMPLETED')
+    expect(done['vkCmdDispatch'] == done['vkCmdPipelineBarrier'] == done['vkCmdCopyBuffer'] == submits and
+           done['clEnqueueNDRangeKernel'] == submits, 'COMPLETED per command: %s' % dict(done))
+    dispatched = collections.Counter(r['api'] for r in subs if r['op'] == 'DRIVER_GPU_OPERATION_DISPATCHED')
+    expect(dispatched['vkCmdDispatch'] == dispatched['clEnqueueNDRangeKernel'] == submits,
+           'DISPATCHED per command: %s' % dict(dispatched))
+
+
+def check_kernels(recs, submits, submit='vkQueueSubmit', name=KERNEL_NAME):
     """One record per execution of the recorded vkCmdDispatch, on UPTI's clock:
     after its vkQueueSubmit began, before the vkWaitForFences after it returned."""
     api = [r for r in recs if r['_t'] == 'API']
@@ -147,7 +424,7 @@ def check_kernels(recs, submits, submit='vkQueueSubmit'):
     subs = [r for r in api if r['op'] == submit]
     waits = [r for r in api if r['op'] == 'vkWaitForFences']
     for k, s, w in zip(kernels, subs, waits):
-        expect(k['op'] == 'VK_DISPATCH' and k['name'] == 'main' and k['groups'] == '64,1,1',
+        expect(k['op'] == 'VK_DISPATCH' and k['name'] == name and k['groups'] == '64,1,1',
                'kernel record: ' + k['line'])
         expect(k['corr'] == dispatch['corr'], 'kernel record not correlated with its vkCmdDispatch: ' + k['line'])
         expect(k['agent'] != '0', 'kernel record without an agent: ' + k['line'])
@@ -193,6 +470,7 @@ def main():
     ap.add_argument('--layer-dir', required=True)
     ap.add_argument('--tool', required=True)
     ap.add_argument('--chain-tool', required=True)
+    ap.add_argument('--sub-tool', required=True)
     ap.add_argument('--upti', required=True)
     ap.add_argument('--workdir', required=True)
     ap.add_argument('--case', required=True)
@@ -206,7 +484,10 @@ def main():
     layered = dict(base, VK_ADD_LAYER_PATH=a.layer_dir, VK_INSTANCE_LAYERS=LAYER)
     traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
     submits = 100 if a.case == 'submit_100' else 3
-    argv = [a.app, str(submits)] + (['submit2'] if a.case == 'submit2' else [])
+    argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels')
+                                    else [])
+    if a.case in ('vadd', 'threads', 'copies', 'copies2', 'vadd_subscriber'):
+        argv = [a.app] + {'threads': ['3', '4'], 'copies2': ['copy2']}.get(a.case, [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
     rc0, out0, err0 = run(argv, base)
     if rc0 == SKIP:
@@ -226,7 +507,7 @@ def main():
         con = sqlite3.connect(db)
         rows = con.execute("SELECT name, start, \"end\" FROM kernels ORDER BY start").fetchall()
         names = [r[0] for r in rows]
-        expect(names == ['ocl_step', 'main'] * submits, f'kernels in start order: {names}')
+        expect(names == ['ocl_step', KERNEL_NAME] * submits, f'kernels in start order: {names}')
         for prev, cur in zip(rows, rows[1:]):
             expect(0 < prev[1] <= prev[2] <= cur[1], f'{prev} does not end before {cur} starts')
         print('PASS opencl_then_vulkan')
@@ -256,8 +537,8 @@ def main():
         expect(dup == 0, 'correlation ids repeat in the database')
         kernels = con.execute("SELECT name, operation, count(*), sum(start <= \"end\" AND start > 0) FROM kernels"
                               " GROUP BY 1, 2").fetchall()
-        expect(kernels == [('main', 'VK_DISPATCH', submits, submits)],
-               f'kernels table: {kernels}, expected {submits} timed VK_DISPATCH of main')
+        expect(kernels == [(KERNEL_NAME, 'VK_DISPATCH', submits, submits)],
+               f'kernels table: {kernels}, expected {submits} timed VK_DISPATCH of {KERNEL_NAME}')
         linked = con.execute("SELECT count(*) FROM kernels k JOIN apis a ON a.correlation_id = k.correlation_id"
                              " WHERE a.name = 'vkCmdDispatch'").fetchone()[0]
         expect(linked == submits, f'{linked} kernels linked to their vkCmdDispatch, expected {submits}')
@@ -270,6 +551,18 @@ def main():
                              " ORDER BY 1").fetchall()
         expect(allocs == [('ALLOCATE', 'DEVICE_MEMORY', 3), ('FREE', 'DEVICE_MEMORY', 3)],
                f'memory_allocations table: {allocs}')
+        # Code objects: the shader module and the pipeline, which the kernels name by kernel_id.
+        symbols = con.execute("SELECT count(*) FROM kernel_dispatch k JOIN info_kernel_symbol s"
+                              " ON s.kernel_id = k.kernel_id JOIN string t ON t.id = s.name_id"
+                              " WHERE t.string = ? AND s.unload IS NOT NULL", (KERNEL_NAME,)).fetchone()[0]
+        modules = con.execute("SELECT t.string FROM info_code_object c JOIN string t ON t.id = c.name_id").fetchall()
+        expect(symbols == submits and modules == [('vk_compute.comp',)],
+               f'{symbols} kernels joined to their pipeline symbol, modules {modules}')
+        # One clock: a calibration per submission read, the largest deviation kept.
+        meta = dict(con.execute("SELECT key, value FROM metadata WHERE key LIKE 'vulkan.%'"))
+        expect(set(meta) == {'vulkan.calibrations', 'vulkan.calibration_max_deviation_ns'} and
+               meta['vulkan.calibrations'] == str(submits) and meta['vulkan.calibration_max_deviation_ns'].isdigit(),
+               f'calibration metadata: {meta}')
         print('PASS upti_run (%d Vulkan API rows)' % sum(rows.values()))
         return
 
@@ -281,21 +574,64 @@ def main():
         env['UPTI_TOOL_LIBRARIES'] = a.chain_tool
     if a.case == 'api_only':
         env['UPTI_VK_TEST_NO_KERNELS'] = '1'
+    if a.case in ('subscriber', 'vadd_subscriber', 'mixed_subscriber'):
+        env['UPTI_TOOL_LIBRARIES'] = a.sub_tool
+    if a.case == 'mixed_subscriber':
+        env['OPENCL_LAYERS'] = os.path.join(a.layer_dir, 'libupti-opencl.so')
     rc1, out1, err1 = run(argv, env)
     expect(rc1 == rc0, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
     expect(out1 == out0, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
-    expect('upti:' not in err1, 'UPTI messages: ' + err1)
+    if a.case == 'secondary_twice':
+        lines = [x for x in err1.splitlines() if x.startswith('upti:')]
+        expect(len(lines) == 1 and 'executed more than once in one submission' in lines[0],
+               'expected one upti: line about the repeated secondary, got: ' + err1)
+    else:
+        expect('upti:' not in err1, 'UPTI messages: ' + err1)
     if a.case == 'no_tool':
         expect(not os.path.exists(out), 'a tool ran although none was configured')
         print('PASS no_tool')
         return
     recs = parse(out)
-    check_tool_records(recs, submits, submit)
+    if a.case == 'secondary_twice':
+        check_tool_records(recs, submits, 'vkQueueSubmit', SECONDARY)
+        api = {r['corr']: r['op'] for r in recs if r['_t'] == 'API'}
+        for t, name in (('KERNEL', 'vkCmdDispatch'), ('COPY', None)):
+            got = [r for r in recs if r['_t'] == t]
+            expect(len(got) == (1 if t == 'KERNEL' else 2) * 2 * submits, f'{len(got)} {t} records')
+            timed = [r for r in got if int(r['start']) > 0]
+            expect(len(timed) == len(got) // 2 and all(int(r['start']) == int(r['end']) == 0
+                                                       for r in got if r not in timed),
+                   f'{t}: {len(timed)} of {len(got)} timed, expected half (the second executions)')
+            expect(name is None or all(api.get(r['corr']) == name for r in got), 'kernel records not correlated')
+        print('PASS secondary_twice')
+        return
+    if a.case == 'mixed_subscriber':
+        check_mixed_subscriber(recs, submits)
+        print('PASS mixed_subscriber')
+        return
+    if a.case == 'vadd_subscriber':
+        check_vadd_subscriber(recs)
+        print('PASS vadd_subscriber')
+        return
+    if a.case in ('vadd', 'threads', 'copies', 'copies2'):
+        check_program(a.case, recs)
+        print('PASS ' + a.case)
+        return
+    if a.case == 'subscriber':
+        check_subscriber(recs, submits)
+        print('PASS subscriber')
+        return
+    check_tool_records(recs, submits, submit, {'secondary': SECONDARY, 'labels': LABELS}.get(a.case, ONCE))
     if a.case == 'api_only':
-        expect(not any(r['_t'] in ('KERNEL', 'COPY', 'ALLOC') for r in recs),
+        expect(not any(r['_t'] in ('KERNEL', 'COPY', 'ALLOC', 'CODE', 'MARK') for r in recs),
                'KERNEL_DISPATCH or MEMORY_COPY records although not asked for')
     else:
-        check_kernels(recs, submits, submit)
+        check_kernels(recs, submits, submit, 'doubler' if a.case == 'labels' else KERNEL_NAME)
+        check_code_objects(recs)
+    if a.case == 'labels':
+        check_labels(recs, submits)
+    elif a.case != 'api_only':
+        expect(not any(r['_t'] == 'MARK' for r in recs), 'marker records without labels')
     if a.case == 'api':
         agents = [r for r in recs if r['_t'] == 'AGENT']
         expect(len(agents) >= 1 and any(r['type'] == '1' and 'llvmpipe' in r['line'] for r in agents),

@@ -5,9 +5,11 @@
  *
  *   API NAME corr=C tid=T start=S end=E          buffer record (VULKAN_API)
  *   CB ENTER|EXIT NAME corr=C tid=T [details]    callback, in call order
- *   KERNEL OP name=N corr=C agent=A queue=Q groups=X,Y,Z queued=.. submit=.. start=.. end=..
- *   COPY OP bytes=B dir=D corr=C queue=Q queued=.. submit=.. start=.. end=..
+ *   KERNEL OP name=N kid=K corr=C agent=A queue=Q groups=X,Y,Z queued=.. submit=.. start=.. end=..
+ *   COPY OP bytes=B dir=D src=A dst=A corr=C tid=T queue=Q queued=.. submit=.. start=.. end=..
  *   ALLOC OP type=T bytes=B handle=H corr=C agent=A
+ *   CODE OP phase=LOAD|UNLOAD module=M kernel=K name=N    CODE_OBJECT
+ *   MARK OP range=R ts=T corr=C tid=T msg=M      MARKER_API (labels)
  *   AGENT type=N name=NAME                       agents of runtime "vulkan"
  *   TABLE version=V entries=N                    the registered table (CHAIN)
  *   CHAIN forwarded=N, FINALIZE
@@ -50,25 +52,37 @@ static void buffer_cb(upti_context_id_t ctx, upti_buffer_id_t buf, upti_record_h
         } else if (p->kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
             const upti_buffer_tracing_kernel_dispatch_record_t *r = (const void *)p;
             fprintf(g_out,
-                    "KERNEL %s name=%s corr=%" PRIu64 " tid=%" PRIu64 " agent=%" PRIu64 " queue=%" PRIx64
+                    "KERNEL %s name=%s kid=%" PRIx64 " corr=%" PRIu64 " tid=%" PRIu64 " agent=%" PRIu64
+                    " queue=%" PRIx64
                     " groups=%" PRIu64 ",%" PRIu64 ",%" PRIu64 " queued=%" PRIu64 " submit=%" PRIu64
                     " start=%" PRIu64 " end=%" PRIu64 "\n",
-                    op_name(p->kind, p->operation), r->kernel_name, r->correlation_id.internal, r->thread_id,
+                    op_name(p->kind, p->operation), r->kernel_name, r->kernel_id, r->correlation_id.internal,
+                    r->thread_id,
                     r->agent_id.handle, r->queue_id, r->global_size[0], r->global_size[1], r->global_size[2],
                     r->queued_timestamp, r->submit_timestamp, r->start_timestamp, r->end_timestamp);
         } else if (p->kind == UPTI_TRACING_KIND_MEMORY_COPY) {
             const upti_buffer_tracing_memory_copy_record_t *r = (const void *)p;
             fprintf(g_out,
-                    "COPY %s bytes=%" PRIu64 " dir=%d src=%" PRIu64 " dst=%" PRIu64 " corr=%" PRIu64
+                    "COPY %s bytes=%" PRIu64 " dir=%d src=%" PRIu64 " dst=%" PRIu64 " corr=%" PRIu64 " tid=%" PRIu64
                     " queue=%" PRIx64 " queued=%" PRIu64 " submit=%" PRIu64 " start=%" PRIu64 " end=%" PRIu64 "\n",
                     op_name(p->kind, p->operation), r->bytes, (int)r->direction, r->src_agent_id.handle,
-                    r->dst_agent_id.handle, r->correlation_id.internal, r->queue_id, r->queued_timestamp,
+                    r->dst_agent_id.handle, r->correlation_id.internal, r->thread_id, r->queue_id, r->queued_timestamp,
                     r->submit_timestamp, r->start_timestamp, r->end_timestamp);
         } else if (p->kind == UPTI_TRACING_KIND_MEMORY_ALLOCATION) {
             const upti_buffer_tracing_memory_allocation_record_t *r = (const void *)p;
             fprintf(g_out, "ALLOC %s type=%d bytes=%" PRIu64 " handle=%" PRIx64 " corr=%" PRIu64 " agent=%" PRIu64 "\n",
                     op_name(p->kind, p->operation), (int)r->type, r->bytes, r->handle, r->correlation_id.internal,
                     r->agent_id.handle);
+        } else if (p->kind == UPTI_TRACING_KIND_CODE_OBJECT) {
+            const upti_buffer_tracing_code_object_record_t *r = (const void *)p;
+            fprintf(g_out, "CODE %s phase=%s module=%" PRIx64 " kernel=%" PRIx64 " name=%s\n",
+                    op_name(p->kind, p->operation), r->phase == UPTI_CALLBACK_PHASE_LOAD ? "LOAD" : "UNLOAD",
+                    r->code_object_id, r->kernel_id, r->name);
+        } else if (p->kind == UPTI_TRACING_KIND_MARKER_API) {
+            const upti_buffer_tracing_marker_api_record_t *r = (const void *)p;
+            fprintf(g_out, "MARK %s range=%" PRIx64 " ts=%" PRIu64 " corr=%" PRIu64 " tid=%" PRIu64 " msg=%s\n",
+                    op_name(p->kind, p->operation), r->range_id, r->start_timestamp, r->correlation_id.internal,
+                    r->thread_id, r->message != NULL && r->message[0] != '\0' ? r->message : "-");
         } else {
             fprintf(g_out, "OTHER kind=%d\n", (int)p->kind);
         }
@@ -156,6 +170,8 @@ static int initialize(upti_client_finalize_t fini, void *data)
         upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_KERNEL_DISPATCH, NULL, 0, g_buf);
         upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MEMORY_COPY, NULL, 0, g_buf);
         upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MEMORY_ALLOCATION, NULL, 0, g_buf);
+        upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_CODE_OBJECT, NULL, 0, g_buf);
+        upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MARKER_API, NULL, 0, g_buf);
     }
     upti_configure_callback_tracing_service(g_ctx, UPTI_TRACING_KIND_VULKAN_API, NULL, 0, api_cb, NULL);
     upti_start_context(g_ctx);

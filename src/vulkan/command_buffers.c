@@ -1,0 +1,354 @@
+/* Command buffers followed by the layer, and the device operations recorded
+ * into them.
+ *
+ * Recording: while some context wants their kind, each vkCmdDispatch*,
+ * buffer copy, fill and update, image copy and pipeline barrier recorded
+ * into a command buffer is bracketed by the layer's own commands,
+ * into a timestamp query pool the layer owns (one per command buffer):
+ *   vkCmdResetQueryPool(2 queries), vkCmdWriteTimestamp(TOP_OF_PIPE),
+ *   the operation, vkCmdWriteTimestamp(BOTTOM_OF_PIPE).
+ * The reset is recorded too, so a command buffer may be submitted any number
+ * of times: each execution writes its own pair.
+ *
+ * Secondary command buffers are instrumented the same way, in their own
+ * pools. vkCmdExecuteCommands copies a secondary's operations, as recorded
+ * so far, into the primary's list and remembers the secondary: a submission
+ * of the primary then gives a record per operation of each secondary it
+ * executes, read from the secondary's queries. A secondary that continues
+ * a render pass (where queries cannot be reset) is traced without device
+ * times, said once on stderr.
+ */
+#include "subscribers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+pthread_mutex_t uvk_dt_lock = PTHREAD_MUTEX_INITIALIZER;
+uvk_cb_t *uvk_dt_cbs;
+
+uvk_cb_t *uvk_cb_find(VkCommandBuffer cb)
+{
+    for (uvk_cb_t *s = uvk_dt_cbs; s != NULL; s = s->next)
+        if (s->cb == cb)
+            return s;
+    return NULL;
+}
+
+void uvk_cb_forget_locked(uvk_cb_t *s)
+{
+    if (s->inflight != NULL)
+        uvk_pending_complete(s->inflight, 1); /* its queries are read before the pool goes */
+    if (s->pool != VK_NULL_HANDLE)
+        s->dev->next.vkDestroyQueryPool(s->dev->device, s->pool, NULL);
+    for (uvk_cb_t **pp = &uvk_dt_cbs; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == s) {
+            UVK_STORE(*pp, s->next);
+            break;
+        }
+    free(s->d);
+    free(s->executed);
+    free(s);
+}
+
+VkResult uvk_dt_vkAllocateCommandBuffers(const upti_vulkan_dispatch_t *n, VkDevice device,
+                                         const VkCommandBufferAllocateInfo *info, VkCommandBuffer *cbs)
+{
+    VkResult r = n->vkAllocateCommandBuffers(device, info, cbs);
+    if (r != VK_SUCCESS || !uvk_tracing)
+        return r;
+    pthread_mutex_lock(&uvk_dt_lock);
+    for (uint32_t i = 0; i < info->commandBufferCount; i++) {
+        uvk_cb_t *s = calloc(1, sizeof *s);
+        if (s == NULL)
+            break;
+        s->cb = cbs[i];
+        s->cmd_pool = info->commandPool;
+        s->dev = uvk_object_of(n);
+        s->secondary = info->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+        s->next = uvk_dt_cbs;
+        UVK_STORE(uvk_dt_cbs, s);
+    }
+    pthread_mutex_unlock(&uvk_dt_lock);
+    return r;
+}
+
+void uvk_dt_vkFreeCommandBuffers(const upti_vulkan_dispatch_t *n, VkDevice device, VkCommandPool pool,
+                                 uint32_t count, const VkCommandBuffer *cbs)
+{
+    if (UVK_LOAD(uvk_dt_cbs) != NULL) {
+        pthread_mutex_lock(&uvk_dt_lock);
+        for (uint32_t i = 0; i < count; i++) {
+            uvk_cb_t *s = cbs[i] != VK_NULL_HANDLE ? uvk_cb_find(cbs[i]) : NULL;
+            if (s != NULL)
+                uvk_cb_forget_locked(s);
+            uvk_object_name_forget(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)cbs[i]);
+        }
+        pthread_mutex_unlock(&uvk_dt_lock);
+    }
+    n->vkFreeCommandBuffers(device, pool, count, cbs);
+}
+
+void uvk_dt_vkDestroyCommandPool(const upti_vulkan_dispatch_t *n, VkDevice device, VkCommandPool pool,
+                                 const VkAllocationCallbacks *alloc)
+{
+    if (UVK_LOAD(uvk_dt_cbs) != NULL && pool != VK_NULL_HANDLE) {
+        pthread_mutex_lock(&uvk_dt_lock);
+        for (uvk_cb_t *s = uvk_dt_cbs, *next; s != NULL; s = next) {
+            next = s->next;
+            if (s->cmd_pool == pool && s->dev == uvk_object_of(n)) {
+                uvk_object_name_forget(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)s->cb);
+                uvk_cb_forget_locked(s);
+            }
+        }
+        pthread_mutex_unlock(&uvk_dt_lock);
+    }
+    n->vkDestroyCommandPool(device, pool, alloc);
+}
+
+VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                     const VkCommandBufferBeginInfo *info)
+{
+    if (UVK_LOAD(uvk_dt_cbs) != NULL) {
+        pthread_mutex_lock(&uvk_dt_lock);
+        uvk_cb_t *s = uvk_cb_find(cb);
+        if (s != NULL) {
+            /* A new recording: the last execution's queries are read first. */
+            if (s->inflight != NULL)
+                uvk_pending_complete(s->inflight, 1);
+            s->n = 0;
+            s->pairs = 0;
+            s->nexec = 0;
+            s->pipeline_name[0] = '\0';
+            s->pipeline = VK_NULL_HANDLE;
+            s->in_render_pass = 0;
+            s->untimed = s->secondary && info != NULL &&
+                         (info->flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT) != 0;
+        }
+        pthread_mutex_unlock(&uvk_dt_lock);
+    }
+    return n->vkBeginCommandBuffer(cb, info);
+}
+
+void uvk_dt_vkCmdBindPipeline(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkPipelineBindPoint point,
+                              VkPipeline pipeline)
+{
+    if (point == VK_PIPELINE_BIND_POINT_COMPUTE && UVK_LOAD(uvk_dt_cbs) != NULL) {
+        char name[UVK_NAME_MAX];
+        uvk_pipeline_name(pipeline, name);
+        pthread_mutex_lock(&uvk_dt_lock);
+        uvk_cb_t *s = uvk_cb_find(cb);
+        if (s != NULL) {
+            memcpy(s->pipeline_name, name, sizeof s->pipeline_name);
+            s->pipeline = pipeline;
+        }
+        pthread_mutex_unlock(&uvk_dt_lock);
+    }
+    n->vkCmdBindPipeline(cb, point, pipeline);
+}
+
+/* Room for one more operation in s->d; NULL if memory runs out. */
+static uvk_op_t *grow(uvk_cb_t *s)
+{
+    if (s->n == s->cap) {
+        uint32_t cap = s->cap ? 2 * s->cap : 16;
+        uvk_op_t *grown = realloc(s->d, cap * sizeof *grown);
+        if (grown == NULL)
+            return NULL;
+        s->d = grown;
+        s->cap = cap;
+    }
+    return &s->d[s->n];
+}
+
+void uvk_dt_vkCmdExecuteCommands(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t count,
+                                 const VkCommandBuffer *secondaries)
+{
+    if (UVK_LOAD(uvk_dt_cbs) != NULL && count > 0 && secondaries != NULL) {
+        pthread_mutex_lock(&uvk_dt_lock);
+        uvk_cb_t *s = uvk_cb_find(cb);
+        for (uint32_t i = 0; s != NULL && i < count; i++) {
+            uvk_cb_t *sec = uvk_cb_find(secondaries[i]);
+            if (sec == NULL || sec->n == 0)
+                continue;
+            if (s->nexec == s->capexec) {
+                uint32_t cap = s->capexec ? 2 * s->capexec : 4;
+                VkCommandBuffer *grown = realloc(s->executed, cap * sizeof *grown);
+                if (grown == NULL)
+                    continue;
+                s->executed = grown;
+                s->capexec = cap;
+            }
+            s->executed[s->nexec++] = sec->cb;
+            for (uint32_t k = 0; k < sec->n; k++) {
+                uvk_op_t *d = grow(s);
+                if (d == NULL)
+                    break;
+                *d = sec->d[k];
+                d->secondary = 1;
+                s->n++;
+            }
+        }
+        pthread_mutex_unlock(&uvk_dt_lock);
+    }
+    n->vkCmdExecuteCommands(cb, count, secondaries);
+}
+
+uvk_slot_t uvk_op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind, uint32_t op,
+                        const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
+                        uint64_t bytes, const char *name)
+{
+    uvk_slot_t slot;
+    slot.pool = VK_NULL_HANDLE;
+    slot.query = 0;
+    slot.appended = 0;
+    if (!uvk_dt_wanted(kind, op) || UVK_LOAD(uvk_dt_cbs) == NULL)
+        return slot;
+    pthread_mutex_lock(&uvk_dt_lock);
+    uvk_cb_t *s = uvk_cb_find(cb);
+    uvk_op_t *d = s != NULL ? grow(s) : NULL;
+    if (d != NULL) {
+        memset(d, 0, sizeof *d);
+        d->kind = kind;
+        d->op = op;
+        d->direction = direction;
+        d->bytes = bytes;
+        if (groups != NULL)
+            memcpy(d->groups, groups, sizeof d->groups);
+        if (base != NULL)
+            memcpy(d->base, base, sizeof d->base);
+        if (name != NULL)
+            snprintf(d->name, sizeof d->name, "%s", name);
+        else
+            memcpy(d->name, s->pipeline_name, sizeof d->name);
+        d->kernel_id = (uint64_t)s->pipeline;
+        d->recorded = uvk_now();
+        upti_runtime_capture_correlation(NULL, &d->corr);
+        d->query = UINT32_MAX;
+        uvk_device_state_t *ds = &s->dev->dt;
+        if (ds->timestamps && s->in_render_pass) {
+            static _Atomic int warned;
+            if (atomic_exchange(&warned, 1) == 0)
+                upti_runtime_warn("vulkan: an operation recorded inside a render pass, where the layer cannot "
+                                  "reset its queries, is traced without device times");
+        } else if (ds->timestamps && s->untimed) {
+            static _Atomic int warned;
+            if (atomic_exchange(&warned, 1) == 0)
+                upti_runtime_warn("vulkan: a secondary command buffer continues a render pass, where the layer "
+                                  "cannot reset its queries; its operations are traced without device times");
+        } else if (ds->timestamps && s->pool == VK_NULL_HANDLE) {
+            VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                        .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                        .queryCount = 2 * UVK_QUERY_PAIRS};
+            if (n->vkCreateQueryPool(s->dev->device, &qi, NULL, &s->pool) != VK_SUCCESS)
+                s->pool = VK_NULL_HANDLE;
+        }
+        int can_time = ds->timestamps && !s->untimed && !s->in_render_pass;
+        if (can_time && s->pool != VK_NULL_HANDLE && s->pairs < UVK_QUERY_PAIRS) {
+            d->pool = s->pool;
+            d->query = 2 * s->pairs++;
+            n->vkCmdResetQueryPool(cb, s->pool, d->query, 2);
+            n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->pool, d->query);
+            slot.pool = s->pool;
+            slot.query = d->query + 1;
+        } else if (can_time && s->pairs >= UVK_QUERY_PAIRS && !s->warned_full) {
+            s->warned_full = 1;
+            upti_runtime_warn("vulkan: more than 256 device operations in one command buffer recording; "
+                              "the rest are traced without device times");
+        }
+        s->n++;
+        if (kind != UPTI_TRACING_KIND_MARKER_API && uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED)) {
+            slot.appended = 1;
+            slot.device = s->dev->device;
+            slot.op = *d;
+        }
+    }
+    pthread_mutex_unlock(&uvk_dt_lock);
+    if (slot.appended)
+        uvk_sub_appended(&slot.op, UPTI_CB_PHASE_API_ENTER, cb, slot.device);
+    return slot;
+}
+
+void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uvk_slot_t slot)
+{
+    if (slot.pool != VK_NULL_HANDLE)
+        n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, slot.pool, slot.query);
+    if (slot.appended)
+        uvk_sub_appended(&slot.op, UPTI_CB_PHASE_API_EXIT, cb, slot.device);
+}
+
+/* --- render passes: the layer's queries cannot be reset inside one --- */
+
+static void render_pass(VkCommandBuffer cb, int inside)
+{
+    if (UVK_LOAD(uvk_dt_cbs) == NULL)
+        return;
+    pthread_mutex_lock(&uvk_dt_lock);
+    uvk_cb_t *s = uvk_cb_find(cb);
+    if (s != NULL)
+        s->in_render_pass = inside;
+    pthread_mutex_unlock(&uvk_dt_lock);
+}
+
+void uvk_dt_vkCmdBeginRenderPass(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                 const VkRenderPassBeginInfo *info, VkSubpassContents contents)
+{
+    render_pass(cb, 1);
+    n->vkCmdBeginRenderPass(cb, info, contents);
+}
+
+void uvk_dt_vkCmdBeginRenderPass2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                  const VkRenderPassBeginInfo *info, const VkSubpassBeginInfo *sub)
+{
+    render_pass(cb, 1);
+    n->vkCmdBeginRenderPass2(cb, info, sub);
+}
+
+void uvk_dt_vkCmdBeginRenderPass2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                     const VkRenderPassBeginInfo *info, const VkSubpassBeginInfo *sub)
+{
+    render_pass(cb, 1);
+    n->vkCmdBeginRenderPass2KHR(cb, info, sub);
+}
+
+void uvk_dt_vkCmdBeginRendering(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkRenderingInfo *info)
+{
+    render_pass(cb, 1);
+    n->vkCmdBeginRendering(cb, info);
+}
+
+void uvk_dt_vkCmdBeginRenderingKHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkRenderingInfo *info)
+{
+    render_pass(cb, 1);
+    n->vkCmdBeginRenderingKHR(cb, info);
+}
+
+void uvk_dt_vkCmdEndRenderPass(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb)
+{
+    n->vkCmdEndRenderPass(cb);
+    render_pass(cb, 0);
+}
+
+void uvk_dt_vkCmdEndRenderPass2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkSubpassEndInfo *info)
+{
+    n->vkCmdEndRenderPass2(cb, info);
+    render_pass(cb, 0);
+}
+
+void uvk_dt_vkCmdEndRenderPass2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkSubpassEndInfo *info)
+{
+    n->vkCmdEndRenderPass2KHR(cb, info);
+    render_pass(cb, 0);
+}
+
+void uvk_dt_vkCmdEndRendering(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb)
+{
+    n->vkCmdEndRendering(cb);
+    render_pass(cb, 0);
+}
+
+void uvk_dt_vkCmdEndRenderingKHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb)
+{
+    n->vkCmdEndRenderingKHR(cb);
+    render_pass(cb, 0);
+}

@@ -1,0 +1,116 @@
+/* A Vulkan device's clock: its timestamp properties, and the mapping of its
+ * ticks onto UPTI's clock.
+ *
+ * Device ticks x timestampPeriod, masked to timestampValidBits, are mapped
+ * with VK_EXT_calibrated_timestamps (enabled by the layer on devices that
+ * have it) onto CLOCK_MONOTONIC, then onto UPTI's clock by reading both host
+ * clocks back to back; recalibrated at each read of a submission's queries,
+ * so the mapping follows the clocks' drift through a long run. The largest
+ * deviation of any calibration (the driver's maxDeviation plus half the
+ * window of the host-clock read) and the number of calibrations go into the
+ * trace's metadata (upti_runtime_set_metadata).
+ * A device without the extension gets its operations traced without device
+ * times (0) and one "upti:" line.
+ */
+#include "devtime.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* --- device state --- */
+
+void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vulkan_dispatch_t *inst,
+                           int calibrated)
+{
+    uvk_device_state_t *s = &o->dt;
+    memset(s, 0, sizeof *s);
+    VkPhysicalDeviceProperties props;
+    inst->vkGetPhysicalDeviceProperties(phys, &props);
+    s->period = props.limits.timestampPeriod;
+    s->phys = phys;
+    s->agent = uvk_agent_of(phys);
+    uint32_t nf = 0;
+    inst->vkGetPhysicalDeviceQueueFamilyProperties(phys, &nf, NULL);
+    VkQueueFamilyProperties fams[32];
+    if (nf > 32)
+        nf = 32;
+    inst->vkGetPhysicalDeviceQueueFamilyProperties(phys, &nf, fams);
+    s->valid_bits = 64;
+    s->timestamps = props.limits.timestampComputeAndGraphics ? 1 : 0;
+    for (uint32_t i = 0; i < nf; i++)
+        if ((fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT) != 0) {
+            if (fams[i].timestampValidBits == 0)
+                s->timestamps = 0;
+            else if (fams[i].timestampValidBits < s->valid_bits)
+                s->valid_bits = fams[i].timestampValidBits;
+        }
+    s->calibrated = calibrated && o->next.vkGetCalibratedTimestampsEXT != NULL;
+    if (!s->timestamps)
+        upti_runtime_warn("vulkan: a compute queue family of this device has no timestamps; "
+                          "its dispatches are traced without device times");
+    else if (!s->calibrated)
+        upti_runtime_warn("vulkan: the device has no VK_EXT_calibrated_timestamps; "
+                          "its dispatches are traced without device times");
+}
+
+int64_t uvk_dt_ticks_ns(const uvk_device_state_t *s, uint64_t ticks)
+{
+    uint64_t mask = s->valid_bits >= 64 ? UINT64_MAX : ((1ull << s->valid_bits) - 1);
+    return (int64_t)((double)(ticks & mask) * s->period);
+}
+
+/* The largest deviation of any calibration so far, and how many there were:
+   metadata of the trace (vulkan.calibration_max_deviation_ns, vulkan.calibrations). */
+static void record_deviation(uint64_t deviation)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static uint64_t max_deviation, calibrations;
+    char text[32];
+    pthread_mutex_lock(&lock);
+    calibrations++;
+    if (deviation > max_deviation || calibrations == 1) {
+        if (deviation > max_deviation)
+            max_deviation = deviation;
+        snprintf(text, sizeof text, "%llu", (unsigned long long)max_deviation);
+        upti_runtime_set_metadata("vulkan.calibration_max_deviation_ns", text);
+    }
+    snprintf(text, sizeof text, "%llu", (unsigned long long)calibrations);
+    upti_runtime_set_metadata("vulkan.calibrations", text);
+    pthread_mutex_unlock(&lock);
+}
+
+int uvk_dt_calibrate(uvk_object_t *o, int64_t *offset)
+{
+    uvk_device_state_t *s = &o->dt;
+    if (!s->calibrated)
+        return 0;
+    VkCalibratedTimestampInfoEXT info[2] = {
+        {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL, VK_TIME_DOMAIN_DEVICE_EXT},
+        {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL, VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT},
+    };
+    uint64_t ts[2], deviation = 0;
+    if (o->next.vkGetCalibratedTimestampsEXT(o->device, 2, info, ts, &deviation) != VK_SUCCESS)
+        return 0;
+    /* CLOCK_MONOTONIC -> UPTI's clock (CLOCK_MONOTONIC_RAW): the closest of a few back-to-back reads. */
+    int64_t best = 0;
+    uint64_t best_gap = UINT64_MAX;
+    for (int i = 0; i < 3; i++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        upti_timestamp_t u = uvk_now();
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        uint64_t an = (uint64_t)a.tv_sec * 1000000000ull + (uint64_t)a.tv_nsec;
+        uint64_t bn = (uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec;
+        if (bn - an < best_gap) {
+            best_gap = bn - an;
+            best = (int64_t)u - (int64_t)(an + (bn - an) / 2);
+        }
+    }
+    *offset = (int64_t)ts[1] - uvk_dt_ticks_ns(s, ts[0]) + best;
+    /* The mapping's uncertainty: the driver's, plus half the window of our host-clock read. */
+    s->deviation = deviation + best_gap / 2;
+    record_deviation(s->deviation);
+    return 1;
+}
+

@@ -1,0 +1,311 @@
+/* Shader modules, compute pipelines and object names: the names dispatch
+ * records carry, and CODE_OBJECT records.
+ *
+ * Object names (vkSetDebugUtilsObjectNameEXT) are kept for pipelines, shader
+ * modules and command buffers (submissions.c makes a named command buffer's
+ * executions marker ranges). A shader module is named by the object name the program gave it
+ * (vkSetDebugUtilsObjectNameEXT), else by the source file its SPIR-V names
+ * (OpSource, spirv.c). A compute pipeline is named by its object name, else
+ * "MODULE:ENTRY" (its stage's module and entry point), else ENTRY alone.
+ *
+ * CODE_OBJECT: vkCreateShaderModule / vkDestroyShaderModule are LOAD records
+ * (phase LOAD / UNLOAD; code_object_id = the VkShaderModule, name = the
+ * module's name, else its entry points joined by ';');
+ * vkCreateComputePipelines / vkDestroyPipeline are KERNEL_SYMBOL records
+ * (kernel_id = the VkPipeline, code_object_id = its module, name = the
+ * pipeline's name).
+ */
+#include "subscribers.h"
+#include "spirv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const upti_operation_plan_t *const *uvk_code_plans;
+
+typedef struct module_t {
+    VkShaderModule module;
+    uvk_spirv_names_t names;
+    struct module_t *next;
+} module_t;
+
+typedef struct pipeline_t {
+    VkPipeline pipeline;
+    VkShaderModule module;
+    char module_name[UVK_NAME_MAX]; /* at creation: object name or SPIR-V file */
+    char entry[UVK_SPIRV_NAME_MAX];
+    struct pipeline_t *next;
+} pipeline_t;
+
+typedef struct object_name_t {
+    VkObjectType type;
+    uint64_t handle;
+    char name[UVK_NAME_MAX];
+    struct object_name_t *next;
+} object_name_t;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static module_t *g_modules;
+static pipeline_t *g_pipelines;
+static object_name_t *g_names;
+
+/* --- object names (under g_lock) --- */
+
+static object_name_t *name_find(VkObjectType type, uint64_t handle)
+{
+    for (object_name_t *o = g_names; o != NULL; o = o->next)
+        if (o->type == type && o->handle == handle)
+            return o;
+    return NULL;
+}
+
+static void name_forget(VkObjectType type, uint64_t handle)
+{
+    for (object_name_t **pp = &g_names; *pp != NULL; pp = &(*pp)->next)
+        if ((*pp)->type == type && (*pp)->handle == handle) {
+            object_name_t *dead = *pp;
+            __atomic_store_n(pp, dead->next, __ATOMIC_RELAXED); /* g_names is read without the lock */
+            free(dead);
+            return;
+        }
+}
+
+void uvk_object_name_forget(VkObjectType type, uint64_t handle)
+{
+    if (UVK_LOAD(g_names) == NULL)
+        return;
+    pthread_mutex_lock(&g_lock);
+    name_forget(type, handle);
+    pthread_mutex_unlock(&g_lock);
+}
+
+int uvk_object_name(VkObjectType type, uint64_t handle, char out[UVK_NAME_MAX])
+{
+    pthread_mutex_lock(&g_lock);
+    object_name_t *o = name_find(type, handle);
+    if (o != NULL)
+        memcpy(out, o->name, UVK_NAME_MAX);
+    pthread_mutex_unlock(&g_lock);
+    return o != NULL;
+}
+
+VkResult uvk_dt_vkSetDebugUtilsObjectNameEXT(const upti_vulkan_dispatch_t *n, VkDevice device,
+                                             const VkDebugUtilsObjectNameInfoEXT *info)
+{
+    VkResult r = n->vkSetDebugUtilsObjectNameEXT(device, info);
+    /* Only the names records use: programs may name every object they make. */
+    if (r != VK_SUCCESS || !uvk_tracing || info == NULL ||
+        (info->objectType != VK_OBJECT_TYPE_PIPELINE && info->objectType != VK_OBJECT_TYPE_SHADER_MODULE &&
+         info->objectType != VK_OBJECT_TYPE_COMMAND_BUFFER))
+        return r;
+    pthread_mutex_lock(&g_lock);
+    name_forget(info->objectType, info->objectHandle);
+    object_name_t *o;
+    if (info->pObjectName != NULL && info->pObjectName[0] != '\0' && (o = malloc(sizeof *o)) != NULL) {
+        o->type = info->objectType;
+        o->handle = info->objectHandle;
+        snprintf(o->name, sizeof o->name, "%s", info->pObjectName);
+        o->next = g_names;
+        UVK_STORE(g_names, o);
+    }
+    pthread_mutex_unlock(&g_lock);
+    return r;
+}
+
+/* --- CODE_OBJECT records --- */
+
+static void emit_code_object(uint32_t op, upti_callback_phase_t phase, VkDevice device, uint64_t module,
+                             uint64_t pipeline, const char *name)
+{
+    upti_callback_domain_t domain = phase == UPTI_CALLBACK_PHASE_LOAD ? UPTI_CB_DOMAIN_DRIVER_MODULE_LOADED
+                                                                     : UPTI_CB_DOMAIN_DRIVER_MODULE_UNLOADED;
+    uint32_t api_id = op == UPTI_CODE_OBJECT_KERNEL_SYMBOL
+                          ? (phase == UPTI_CALLBACK_PHASE_LOAD ? UPTI_VULKAN_API_vkCreateComputePipelines
+                                                               : UPTI_VULKAN_API_vkDestroyPipeline)
+                          : (phase == UPTI_CALLBACK_PHASE_LOAD ? UPTI_VULKAN_API_vkCreateShaderModule
+                                                               : UPTI_VULKAN_API_vkDestroyShaderModule);
+    if (uvk_sub_wants(domain))
+        uvk_sub_module(domain, api_id, op, device, op == UPTI_CODE_OBJECT_KERNEL_SYMBOL ? pipeline : module, name);
+    if (uvk_code_plans == NULL || upti_runtime_plan(uvk_code_plans, op) == NULL)
+        return;
+    upti_buffer_tracing_code_object_record_t r;
+    memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    r.timestamp = uvk_now();
+    r.phase = phase;
+    r.runtime_context = (uint64_t)(uintptr_t)device;
+    r.code_object_id = module;
+    r.kernel_id = pipeline;
+    r.name = name;
+    upti_runtime_record_t rec;
+    memset(&rec, 0, sizeof rec);
+    rec.size = sizeof rec;
+    rec.kind = UPTI_TRACING_KIND_CODE_OBJECT;
+    rec.operation = op;
+    rec.phase = phase;
+    rec.record = &r;
+    rec.string_offset = offsetof(upti_buffer_tracing_code_object_record_t, name);
+    upti_runtime_emit(&rec);
+}
+
+/* The module's name: its object name, else its SPIR-V file, else its entry points (joined: 1). Under g_lock. */
+static void module_name(const module_t *m, int joined, char out[UVK_NAME_MAX])
+{
+    out[0] = '\0';
+    object_name_t *o = name_find(VK_OBJECT_TYPE_SHADER_MODULE, (uint64_t)m->module);
+    if (o != NULL) {
+        memcpy(out, o->name, UVK_NAME_MAX);
+    } else if (m->names.file[0] != '\0') {
+        snprintf(out, UVK_NAME_MAX, "%s", m->names.file);
+    } else if (joined) {
+        size_t len = 0;
+        for (uint32_t i = 0; i < m->names.num_entries && len + 1 < UVK_NAME_MAX; i++)
+            len += (size_t)snprintf(out + len, UVK_NAME_MAX - len, "%s%s", i ? ";" : "", m->names.entries[i]);
+    }
+}
+
+/* --- shader modules --- */
+
+VkResult uvk_dt_vkCreateShaderModule(const upti_vulkan_dispatch_t *n, VkDevice device,
+                                     const VkShaderModuleCreateInfo *info, const VkAllocationCallbacks *alloc,
+                                     VkShaderModule *module)
+{
+    VkResult r = n->vkCreateShaderModule(device, info, alloc, module);
+    if (r != VK_SUCCESS || !uvk_tracing)
+        return r;
+    module_t *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return r;
+    m->module = *module;
+    uvk_spirv_names(info->pCode, info->codeSize, &m->names);
+    char name[UVK_NAME_MAX];
+    pthread_mutex_lock(&g_lock);
+    m->next = g_modules;
+    g_modules = m;
+    module_name(m, 1, name);
+    pthread_mutex_unlock(&g_lock);
+    emit_code_object(UPTI_CODE_OBJECT_LOAD, UPTI_CALLBACK_PHASE_LOAD, device, (uint64_t)*module, 0, name);
+    return r;
+}
+
+void uvk_dt_vkDestroyShaderModule(const upti_vulkan_dispatch_t *n, VkDevice device, VkShaderModule module,
+                                  const VkAllocationCallbacks *alloc)
+{
+    module_t *found = NULL;
+    char name[UVK_NAME_MAX] = "";
+    if (uvk_tracing && module != VK_NULL_HANDLE) {
+        pthread_mutex_lock(&g_lock);
+        for (module_t **pp = &g_modules; *pp != NULL; pp = &(*pp)->next)
+            if ((*pp)->module == module) {
+                found = *pp;
+                *pp = found->next;
+                module_name(found, 1, name);
+                break;
+            }
+        name_forget(VK_OBJECT_TYPE_SHADER_MODULE, (uint64_t)module);
+        pthread_mutex_unlock(&g_lock);
+    }
+    n->vkDestroyShaderModule(device, module, alloc);
+    if (found != NULL)
+        emit_code_object(UPTI_CODE_OBJECT_LOAD, UPTI_CALLBACK_PHASE_UNLOAD, device, (uint64_t)module, 0, name);
+    free(found);
+}
+
+/* --- pipelines --- */
+
+/* The name of p (under g_lock). */
+static void pipeline_name(const pipeline_t *p, char out[UVK_NAME_MAX])
+{
+    object_name_t *o = name_find(VK_OBJECT_TYPE_PIPELINE, (uint64_t)p->pipeline);
+    if (o != NULL)
+        memcpy(out, o->name, UVK_NAME_MAX);
+    else if (p->module_name[0] != '\0')
+        snprintf(out, UVK_NAME_MAX, "%.63s:%.63s", p->module_name, p->entry);
+    else
+        snprintf(out, UVK_NAME_MAX, "%s", p->entry);
+}
+
+void uvk_pipeline_name(VkPipeline pipeline, char out[UVK_NAME_MAX])
+{
+    out[0] = '\0';
+    pthread_mutex_lock(&g_lock);
+    for (pipeline_t *p = g_pipelines; p != NULL; p = p->next)
+        if (p->pipeline == pipeline) {
+            pipeline_name(p, out);
+            break;
+        }
+    pthread_mutex_unlock(&g_lock);
+}
+
+/* The module a stage runs: its VkShaderModule, or one chained in its pNext
+   (VK_KHR_maintenance5), read on the spot. Under g_lock. */
+static void stage_module(const VkPipelineShaderStageCreateInfo *stage, pipeline_t *p)
+{
+    p->module = stage->module;
+    p->module_name[0] = '\0';
+    for (module_t *m = g_modules; m != NULL; m = m->next)
+        if (m->module == stage->module) {
+            module_name(m, 0, p->module_name);
+            return;
+        }
+    for (const VkBaseInStructure *s = stage->pNext; s != NULL; s = s->pNext)
+        if (s->sType == VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO) {
+            const VkShaderModuleCreateInfo *ci = (const VkShaderModuleCreateInfo *)(const void *)s;
+            uvk_spirv_names_t names;
+            if (uvk_spirv_names(ci->pCode, ci->codeSize, &names) == 0)
+                snprintf(p->module_name, sizeof p->module_name, "%s", names.file);
+            return;
+        }
+}
+
+VkResult uvk_dt_vkCreateComputePipelines(const upti_vulkan_dispatch_t *n, VkDevice device,
+                                         VkPipelineCache cache, uint32_t count,
+                                         const VkComputePipelineCreateInfo *infos,
+                                         const VkAllocationCallbacks *alloc, VkPipeline *pipelines)
+{
+    VkResult r = n->vkCreateComputePipelines(device, cache, count, infos, alloc, pipelines);
+    if (r != VK_SUCCESS || !uvk_tracing)
+        return r;
+    for (uint32_t i = 0; i < count; i++) {
+        pipeline_t *p = malloc(sizeof *p);
+        if (p == NULL)
+            break;
+        char name[UVK_NAME_MAX];
+        p->pipeline = pipelines[i];
+        snprintf(p->entry, sizeof p->entry, "%s", infos[i].stage.pName != NULL ? infos[i].stage.pName : "");
+        pthread_mutex_lock(&g_lock);
+        stage_module(&infos[i].stage, p);
+        p->next = g_pipelines;
+        g_pipelines = p;
+        pipeline_name(p, name);
+        pthread_mutex_unlock(&g_lock);
+        emit_code_object(UPTI_CODE_OBJECT_KERNEL_SYMBOL, UPTI_CALLBACK_PHASE_LOAD, device, (uint64_t)p->module,
+                         (uint64_t)p->pipeline, name);
+    }
+    return r;
+}
+
+void uvk_dt_vkDestroyPipeline(const upti_vulkan_dispatch_t *n, VkDevice device, VkPipeline pipeline,
+                              const VkAllocationCallbacks *alloc)
+{
+    pipeline_t *found = NULL;
+    char name[UVK_NAME_MAX] = "";
+    if (uvk_tracing && pipeline != VK_NULL_HANDLE) {
+        pthread_mutex_lock(&g_lock);
+        for (pipeline_t **pp = &g_pipelines; *pp != NULL; pp = &(*pp)->next)
+            if ((*pp)->pipeline == pipeline) {
+                found = *pp;
+                *pp = found->next;
+                pipeline_name(found, name);
+                break;
+            }
+        name_forget(VK_OBJECT_TYPE_PIPELINE, (uint64_t)pipeline);
+        pthread_mutex_unlock(&g_lock);
+    }
+    n->vkDestroyPipeline(device, pipeline, alloc);
+    if (found != NULL)
+        emit_code_object(UPTI_CODE_OBJECT_KERNEL_SYMBOL, UPTI_CALLBACK_PHASE_UNLOAD, device, (uint64_t)found->module,
+                         (uint64_t)pipeline, name);
+    free(found);
+}

@@ -1,0 +1,507 @@
+/* Submissions of instrumented command buffers, their completion and the
+ * KERNEL_DISPATCH / MEMORY_COPY records.
+ *
+ * Submission: after the program's vkQueueSubmit, the layer submits nothing
+ * but a fence of its own (vkQueueSubmit with no batch signals it once all
+ * earlier work on the queue is done) and keeps a pending entry per
+ * submission: the operations' descriptions as recorded, the submit time, the
+ * fence.
+ *
+ * Completion, never waiting in the program's way: at vkWaitForFences,
+ * vkGetFenceStatus, vkQueueWaitIdle, vkDeviceWaitIdle and each vkQueueSubmit,
+ * pending entries whose fence has signalled are read
+ * (vkGetQueryPoolResults without WAIT) and emitted. Only a command buffer
+ * (or a secondary it executes) submitted again before its previous
+ * execution was read makes the layer wait for that execution first (its
+ * queries are about to be overwritten). vkFreeCommandBuffers,
+ * vkDestroyCommandPool, vkDestroyDevice and exit wait for what is left.
+ */
+#include "subscribers.h"
+
+#include <upti/buffer_tracing.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const upti_operation_plan_t *const *uvk_kernel_plans;
+const upti_operation_plan_t *const *uvk_copy_plans;
+uvk_pending_t *uvk_dt_pending;
+
+static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, int64_t offset, int timed);
+
+/* Reads and emits p if its fence has signalled (or, wait: after waiting for
+   it); unlinks and frees it then. Returns 1 if done. Under uvk_dt_lock. */
+int uvk_pending_complete(uvk_pending_t *p, int wait)
+{
+    uvk_object_t *o = p->dev;
+    VkResult fence_state = VK_SUCCESS;
+    if (p->fence != VK_NULL_HANDLE) {
+        VkResult r = wait ? o->next.vkWaitForFences(o->device, 1, &p->fence, VK_TRUE, 5000000000ull)
+                          : o->next.vkGetFenceStatus(o->device, p->fence);
+        if (r == VK_NOT_READY || r == VK_TIMEOUT)
+            return 0;
+        fence_state = r;
+    }
+    uint64_t *ticks = calloc(2 * (size_t)p->n + 2, sizeof *ticks);
+    int64_t offset = 0;
+    int timed = ticks != NULL && uvk_dt_calibrate(o, &offset);
+    for (uint32_t i = 0; timed && i < p->n; i++) {
+        if (p->d[i].query == UINT32_MAX)
+            continue;
+        if (o->next.vkGetQueryPoolResults(o->device, p->d[i].pool, p->d[i].query, 2, 2 * sizeof(uint64_t),
+                                          &ticks[2 * i], sizeof(uint64_t), VK_QUERY_RESULT_64_BIT) != VK_SUCCESS)
+            p->d[i].query = UINT32_MAX;
+    }
+    emit_pending(p, ticks, offset, timed);
+    free(ticks);
+    for (uvk_cb_t *s = uvk_dt_cbs; s != NULL; s = s->next)
+        if (s->inflight == p)
+            s->inflight = NULL;
+    for (uvk_pending_t **pp = &uvk_dt_pending; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == p) {
+            UVK_STORE(*pp, p->next);
+            break;
+        }
+    /* A signalled fence is reset and kept for a later submission. */
+    if (p->fence != VK_NULL_HANDLE && fence_state == VK_SUCCESS && o->dt.nspare < 8 &&
+        o->next.vkResetFences(o->device, 1, &p->fence) == VK_SUCCESS)
+        o->dt.spare[o->dt.nspare++] = p->fence;
+    else if (p->fence != VK_NULL_HANDLE)
+        o->next.vkDestroyFence(o->device, p->fence, NULL);
+    free(p->d);
+    free(p);
+    return 1;
+}
+
+static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, int64_t offset, int timed)
+{
+    uvk_device_state_t *s = &p->dev->dt;
+    upti_timestamp_t range_lo = 0, range_hi = 0;
+    for (uint32_t i = 0; i < p->n; i++) {
+        const uvk_op_t *d = &p->d[i];
+        upti_timestamp_t start = 0, end = 0;
+        if (timed && d->query != UINT32_MAX) {
+            start = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i]) + offset);
+            end = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i + 1]) + offset);
+        }
+        if (d->kind == UPTI_TRACING_KIND_MARKER_API && d->cb_range) {
+            /* A named command buffer: from its first operation's start to its last one's end. */
+            if (d->op == UPTI_MARKER_API_RANGE_START) {
+                range_lo = range_hi = 0;
+                for (uint32_t j = i + 1; j < p->n && !p->d[j].cb_range; j++) {
+                    if (!timed || p->d[j].query == UINT32_MAX || p->d[j].kind == UPTI_TRACING_KIND_MARKER_API)
+                        continue; /* labels are points, not work */
+                    upti_timestamp_t a = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * j]) + offset);
+                    upti_timestamp_t b = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * j + 1]) + offset);
+                    if (range_lo == 0 || a < range_lo)
+                        range_lo = a;
+                    if (b > range_hi)
+                        range_hi = b;
+                }
+                if (range_lo == 0)
+                    range_lo = range_hi = p->submitted;
+            }
+            uvk_label_emit(p->queue, 2, d->op, d->name, d->op == UPTI_MARKER_API_RANGE_START ? range_lo : range_hi,
+                           &d->corr);
+            continue;
+        }
+        if (d->kind == UPTI_TRACING_KIND_MARKER_API) {
+            /* A command-buffer label: when the work before it was done (its second timestamp). */
+            uvk_label_emit(p->queue, 1, d->op, d->name, end != 0 ? end : p->submitted, &d->corr);
+            continue;
+        }
+        upti_runtime_record_t rec;
+        memset(&rec, 0, sizeof rec);
+        rec.size = sizeof rec;
+        rec.kind = d->kind;
+        rec.operation = d->op;
+        rec.phase = UPTI_CALLBACK_PHASE_NONE;
+        rec.correlation = &d->corr;
+        if (d->kind == UPTI_TRACING_KIND_MEMORY_COPY) {
+            upti_buffer_tracing_memory_copy_record_t c;
+            memset(&c, 0, sizeof c);
+            c.size = sizeof c;
+            c.agent_id = s->agent;
+            c.queue_id = (uint64_t)(uintptr_t)p->queue;
+            c.runtime_context = (uint64_t)(uintptr_t)p->dev->device;
+            c.direction = d->direction;
+            if (d->direction != UPTI_MEMORY_DIRECTION_HOST_TO_DEVICE && d->direction != UPTI_MEMORY_DIRECTION_NONE)
+                c.src_agent_id = s->agent;
+            if (d->direction != UPTI_MEMORY_DIRECTION_DEVICE_TO_HOST && d->direction != UPTI_MEMORY_DIRECTION_NONE)
+                c.dst_agent_id = s->agent;
+            c.bytes = d->bytes;
+            c.queued_timestamp = d->recorded;
+            c.submit_timestamp = p->submitted;
+            c.start_timestamp = start;
+            c.end_timestamp = end;
+            rec.record = &c;
+            upti_runtime_emit(&rec);
+            continue;
+        }
+        upti_buffer_tracing_kernel_dispatch_record_t r;
+        memset(&r, 0, sizeof r);
+        r.size = sizeof r;
+        r.agent_id = s->agent;
+        r.queue_id = (uint64_t)(uintptr_t)p->queue;
+        r.runtime_context = (uint64_t)(uintptr_t)p->dev->device;
+        r.kernel_id = d->kernel_id;
+        r.kernel_name = d->name[0] != '\0' ? d->name : "<vulkan dispatch>";
+        r.work_dim = 3;
+        for (int k = 0; k < 3; k++) {
+            r.global_offset[k] = d->base[k];
+            r.global_size[k] = d->groups[k];
+        }
+        r.queued_timestamp = d->recorded;
+        r.submit_timestamp = p->submitted;
+        r.start_timestamp = start;
+        r.end_timestamp = end;
+        rec.record = &r;
+        rec.string_offset = offsetof(upti_buffer_tracing_kernel_dispatch_record_t, kernel_name);
+        upti_runtime_emit(&rec);
+    }
+    if (!uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED))
+        return;
+    for (uint32_t i = 0; i < p->n; i++) {
+        const uvk_op_t *d = &p->d[i];
+        if (d->kind == UPTI_TRACING_KIND_MARKER_API)
+            continue;
+        upti_gpu_op_details_t done;
+        uvk_sub_details(d, &done);
+        done.submit_timestamp = p->submitted;
+        if (timed && d->query != UINT32_MAX) {
+            done.start_timestamp = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i]) + offset);
+            done.end_timestamp = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i + 1]) + offset);
+        }
+        uvk_sub_device_op(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED, d, &done, p->queue, p->dev->device, s->phys);
+    }
+}
+
+/* Completes what has finished (dev NULL: on every device), oldest first on
+   each queue (labels nest in submission order); a queue's later submissions
+   wait for its unfinished one. Under uvk_dt_lock. */
+static void poll_locked(uvk_object_t *dev, int wait)
+{
+    size_t n = 0;
+    for (uvk_pending_t *p = uvk_dt_pending; p != NULL; p = p->next)
+        n++;
+    uvk_pending_t **order = n > 0 ? malloc(n * sizeof *order) : NULL;
+    VkQueue *blocked = n > 0 ? malloc(n * sizeof *blocked) : NULL;
+    if (order == NULL || blocked == NULL) {
+        free(order);
+        free(blocked);
+        return;
+    }
+    size_t k = n, nblocked = 0;
+    for (uvk_pending_t *p = uvk_dt_pending; p != NULL; p = p->next)
+        order[--k] = p; /* the list is newest first */
+    for (size_t i = 0; i < n; i++) {
+        uvk_pending_t *p = order[i];
+        if (dev != NULL && p->dev != dev)
+            continue;
+        int skip = 0;
+        for (size_t b = 0; b < nblocked && !skip; b++)
+            skip = blocked[b] == p->queue;
+        if (!skip && !uvk_pending_complete(p, wait))
+            blocked[nblocked++] = p->queue;
+    }
+    free(order);
+    free(blocked);
+}
+
+static void poll(uvk_object_t *dev)
+{
+    if (UVK_LOAD(uvk_dt_pending) == NULL)
+        return;
+    pthread_mutex_lock(&uvk_dt_lock);
+    poll_locked(dev, 0);
+    pthread_mutex_unlock(&uvk_dt_lock);
+}
+
+/* The start (op RANGE_START) or end of a named command buffer's execution. */
+static void cb_range(uvk_op_t *d, uint32_t op, const char *name, const upti_runtime_correlation_t *corr)
+{
+    memset(d, 0, sizeof *d);
+    d->kind = UPTI_TRACING_KIND_MARKER_API;
+    d->op = op;
+    d->query = UINT32_MAX;
+    d->cb_range = 1;
+    snprintf(d->name, sizeof d->name, "%s", name);
+    d->corr = *corr;
+}
+
+/* A secondary command buffer executed more than once in one submission
+   writes the same queries each time: only its last execution's times can be
+   read, the earlier ones are traced without device times. */
+static void untime_repeated_secondaries(uvk_pending_t *p)
+{
+    int repeated = 0;
+    for (uint32_t i = 0; i < p->n; i++) {
+        uvk_op_t *d = &p->d[i];
+        if (!d->secondary || d->query == UINT32_MAX)
+            continue;
+        for (uint32_t j = i + 1; j < p->n; j++)
+            if (p->d[j].secondary && p->d[j].pool == d->pool && p->d[j].query == d->query) {
+                d->query = UINT32_MAX;
+                repeated = 1;
+                break;
+            }
+    }
+    static _Atomic int warned;
+    if (repeated && atomic_exchange(&warned, 1) == 0)
+        upti_runtime_warn("vulkan: a secondary command buffer executed more than once in one submission; "
+                          "its earlier executions are traced without device times");
+}
+
+/* The program's submission, made by call(ctx) with the layer's bookkeeping
+   around it: cbs are the command buffers it executes, in order. */
+static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, VkFence fence,
+                              const VkCommandBuffer *cbs, uint32_t ncb, VkResult (*call)(void *ctx), void *ctx)
+{
+    uvk_object_t *o = uvk_object_of(n);
+    pthread_mutex_lock(&uvk_dt_lock);
+    poll_locked(o, 0);
+    /* A command buffer whose last execution is unread: read it before this one overwrites it. */
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < ncb; i++) {
+        uvk_cb_t *s = uvk_cb_find(cbs[i]);
+        if (s == NULL)
+            continue;
+        if (s->inflight != NULL)
+            uvk_pending_complete(s->inflight, 1);
+        for (uint32_t k = 0; k < s->nexec; k++) {
+            uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
+            if (sec != NULL && sec->inflight != NULL)
+                uvk_pending_complete(sec->inflight, 1);
+        }
+        total += s->n;
+    }
+    pthread_mutex_unlock(&uvk_dt_lock);
+    /* A named command buffer's execution is a range around its operations. */
+    int ranges = total > 0 && uvk_dt_wanted(UPTI_TRACING_KIND_MARKER_API, UPTI_MARKER_API_RANGE_START);
+    if (ranges)
+        total += 2 * ncb;
+    upti_runtime_correlation_t submit_corr;
+    upti_runtime_capture_correlation(NULL, &submit_corr);
+    upti_timestamp_t submitted = uvk_now();
+    VkResult r = call(ctx);
+    if (r != VK_SUCCESS || total == 0)
+        return r;
+    uvk_pending_t *p = calloc(1, sizeof *p);
+    uvk_op_t *d = p != NULL ? malloc(total * sizeof *d) : NULL;
+    if (d == NULL) {
+        free(p);
+        return r;
+    }
+    p->dev = o;
+    p->queue = queue;
+    p->program_fence = fence;
+    p->submitted = submitted;
+    p->d = d;
+    /* One fence of the layer's after the program's batches: signalled when they are done. */
+    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    pthread_mutex_lock(&uvk_dt_lock);
+    p->fence = o->dt.nspare > 0 ? o->dt.spare[--o->dt.nspare] : VK_NULL_HANDLE;
+    pthread_mutex_unlock(&uvk_dt_lock);
+    if (p->fence == VK_NULL_HANDLE && n->vkCreateFence(o->device, &fi, NULL, &p->fence) != VK_SUCCESS)
+        p->fence = VK_NULL_HANDLE;
+    else if (n->vkQueueSubmit(queue, 0, NULL, p->fence) != VK_SUCCESS) {
+        n->vkDestroyFence(o->device, p->fence, NULL);
+        p->fence = VK_NULL_HANDLE;
+    }
+    pthread_mutex_lock(&uvk_dt_lock);
+    for (uint32_t i = 0; i < ncb; i++) {
+        uvk_cb_t *s = uvk_cb_find(cbs[i]);
+        if (s == NULL || s->n == 0 || p->n + s->n + 2 > total + (ranges ? 0 : 2))
+            continue;
+        char name[UVK_NAME_MAX];
+        int named = ranges && uvk_object_name(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)cbs[i], name);
+        if (named)
+            cb_range(&p->d[p->n++], UPTI_MARKER_API_RANGE_START, name, &submit_corr);
+        memcpy(&p->d[p->n], s->d, s->n * sizeof *d);
+        p->n += s->n;
+        if (named)
+            cb_range(&p->d[p->n++], UPTI_MARKER_API_RANGE_STOP, name, &submit_corr);
+    }
+    pthread_mutex_unlock(&uvk_dt_lock);
+    /* DISPATCHED before p can be read (and COMPLETED reported): it is not yet published. */
+    if (uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_DISPATCHED))
+        for (uint32_t i = 0; i < p->n; i++) {
+            if (p->d[i].kind == UPTI_TRACING_KIND_MARKER_API)
+                continue;
+            upti_gpu_op_details_t details;
+            uvk_sub_details(&p->d[i], &details);
+            details.submit_timestamp = submitted;
+            uvk_sub_device_op(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_DISPATCHED, &p->d[i], &details, queue, o->device,
+                              o->dt.phys);
+        }
+    pthread_mutex_lock(&uvk_dt_lock);
+    for (uint32_t i = 0; i < ncb; i++) {
+        uvk_cb_t *s = uvk_cb_find(cbs[i]);
+        if (s == NULL || s->n == 0)
+            continue;
+        s->inflight = p;
+        for (uint32_t k = 0; k < s->nexec; k++) {
+            uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
+            if (sec != NULL)
+                sec->inflight = p;
+        }
+    }
+    untime_repeated_secondaries(p);
+    if (p->fence == VK_NULL_HANDLE) {
+        /* Without a fence of its own the layer cannot know when to read: no device times. */
+        for (uint32_t i = 0; i < p->n; i++)
+            p->d[i].query = UINT32_MAX;
+    }
+    p->next = uvk_dt_pending;
+    UVK_STORE(uvk_dt_pending, p);
+    pthread_mutex_unlock(&uvk_dt_lock);
+    return r;
+}
+
+typedef struct submit_args_t {
+    const upti_vulkan_dispatch_t *n;
+    PFN_vkQueueSubmit2 submit2;
+    VkQueue queue;
+    uint32_t count;
+    const VkSubmitInfo *submits;
+    const VkSubmitInfo2 *submits2;
+    VkFence fence;
+} submit_args_t;
+
+static VkResult call_submit(void *ctx)
+{
+    submit_args_t *a = ctx;
+    return a->n->vkQueueSubmit(a->queue, a->count, a->submits, a->fence);
+}
+
+static VkResult call_submit2(void *ctx)
+{
+    submit_args_t *a = ctx;
+    return a->submit2(a->queue, a->count, a->submits2, a->fence);
+}
+
+VkResult uvk_dt_vkQueueSubmit(const upti_vulkan_dispatch_t *n, VkQueue queue, uint32_t count,
+                              const VkSubmitInfo *submits, VkFence fence)
+{
+    if (UVK_LOAD(uvk_dt_cbs) == NULL)
+        return n->vkQueueSubmit(queue, count, submits, fence);
+    uint32_t ncb = 0;
+    for (uint32_t i = 0; i < count; i++)
+        ncb += submits[i].commandBufferCount;
+    VkCommandBuffer *cbs = malloc((ncb + 1) * sizeof *cbs);
+    if (cbs == NULL)
+        return n->vkQueueSubmit(queue, count, submits, fence);
+    ncb = 0;
+    for (uint32_t i = 0; i < count; i++)
+        for (uint32_t j = 0; j < submits[i].commandBufferCount; j++)
+            cbs[ncb++] = submits[i].pCommandBuffers[j];
+    submit_args_t a = {n, NULL, queue, count, submits, NULL, fence};
+    VkResult r = submit_traced(n, queue, fence, cbs, ncb, call_submit, &a);
+    free(cbs);
+    return r;
+}
+
+static VkResult submit2(const upti_vulkan_dispatch_t *n, PFN_vkQueueSubmit2 fn, VkQueue queue, uint32_t count,
+                        const VkSubmitInfo2 *submits, VkFence fence)
+{
+    if (UVK_LOAD(uvk_dt_cbs) == NULL)
+        return fn(queue, count, submits, fence);
+    uint32_t ncb = 0;
+    for (uint32_t i = 0; i < count; i++)
+        ncb += submits[i].commandBufferInfoCount;
+    VkCommandBuffer *cbs = malloc((ncb + 1) * sizeof *cbs);
+    if (cbs == NULL)
+        return fn(queue, count, submits, fence);
+    ncb = 0;
+    for (uint32_t i = 0; i < count; i++)
+        for (uint32_t j = 0; j < submits[i].commandBufferInfoCount; j++)
+            cbs[ncb++] = submits[i].pCommandBufferInfos[j].commandBuffer;
+    submit_args_t a = {n, fn, queue, count, NULL, submits, fence};
+    VkResult r = submit_traced(n, queue, fence, cbs, ncb, call_submit2, &a);
+    free(cbs);
+    return r;
+}
+
+VkResult uvk_dt_vkQueueSubmit2(const upti_vulkan_dispatch_t *n, VkQueue queue, uint32_t count,
+                               const VkSubmitInfo2 *submits, VkFence fence)
+{
+    return submit2(n, n->vkQueueSubmit2, queue, count, submits, fence);
+}
+
+VkResult uvk_dt_vkQueueSubmit2KHR(const upti_vulkan_dispatch_t *n, VkQueue queue, uint32_t count,
+                                  const VkSubmitInfo2 *submits, VkFence fence)
+{
+    return submit2(n, n->vkQueueSubmit2KHR, queue, count, submits, fence);
+}
+
+VkResult uvk_dt_vkWaitForFences(const upti_vulkan_dispatch_t *n, VkDevice device, uint32_t count,
+                                const VkFence *fences, VkBool32 all, uint64_t timeout)
+{
+    VkResult r = n->vkWaitForFences(device, count, fences, all, timeout);
+    uvk_object_t *o = uvk_object_of(n);
+    if (r == VK_SUCCESS && UVK_LOAD(uvk_dt_pending) != NULL) {
+        /* The program waited for these submissions: the layer's fence, submitted
+           right after each, follows at once. Read them now (waiting for that
+           fence), so that their records are out when the wait returns. */
+        pthread_mutex_lock(&uvk_dt_lock);
+        for (int again = 1; again;) {
+            again = 0;
+            for (uvk_pending_t *p = uvk_dt_pending; p != NULL; p = p->next) {
+                int waited = 0;
+                for (uint32_t i = 0; i < count && !waited; i++)
+                    waited = p->dev == o && p->program_fence != VK_NULL_HANDLE && p->program_fence == fences[i] &&
+                             (all || o->next.vkGetFenceStatus(o->device, fences[i]) == VK_SUCCESS);
+                if (waited) {
+                    again = uvk_pending_complete(p, 1); /* p is gone then: start over */
+                    break;
+                }
+            }
+        }
+        pthread_mutex_unlock(&uvk_dt_lock);
+    }
+    poll(o);
+    return r;
+}
+
+VkResult uvk_dt_vkGetFenceStatus(const upti_vulkan_dispatch_t *n, VkDevice device, VkFence fence)
+{
+    VkResult r = n->vkGetFenceStatus(device, fence);
+    poll(uvk_object_of(n));
+    return r;
+}
+
+VkResult uvk_dt_vkQueueWaitIdle(const upti_vulkan_dispatch_t *n, VkQueue queue)
+{
+    VkResult r = n->vkQueueWaitIdle(queue);
+    poll(uvk_object_of(n));
+    return r;
+}
+
+VkResult uvk_dt_vkDeviceWaitIdle(const upti_vulkan_dispatch_t *n, VkDevice device)
+{
+    VkResult r = n->vkDeviceWaitIdle(device);
+    poll(uvk_object_of(n));
+    return r;
+}
+
+void uvk_dt_device_destroying(uvk_object_t *o)
+{
+    pthread_mutex_lock(&uvk_dt_lock);
+    poll_locked(o, 1);
+    for (uvk_cb_t *s = uvk_dt_cbs, *next; s != NULL; s = next) {
+        next = s->next;
+        if (s->dev == o)
+            uvk_cb_forget_locked(s);
+    }
+    while (o->dt.nspare > 0)
+        o->next.vkDestroyFence(o->device, o->dt.spare[--o->dt.nspare], NULL);
+    pthread_mutex_unlock(&uvk_dt_lock);
+}
+
+void uvk_dt_drain_all(void)
+{
+    pthread_mutex_lock(&uvk_dt_lock);
+    poll_locked(NULL, 1);
+    pthread_mutex_unlock(&uvk_dt_lock);
+}

@@ -1,0 +1,237 @@
+/* The vkCmd* commands the layer brackets with timestamps (command_buffers.c):
+ * dispatches (KERNEL_DISPATCH), and copies, fills, updates and pipeline
+ * barriers (MEMORY_COPY) with their direction and bytes. */
+#include "devtime.h"
+
+static uvk_slot_t dispatch_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t op,
+                             const uint32_t groups[3], const uint32_t base[3])
+{
+    return uvk_op_begin(n, cb, UPTI_TRACING_KIND_KERNEL_DISPATCH, op, groups, base, UPTI_MEMORY_DIRECTION_NONE, 0, NULL);
+}
+
+static uvk_slot_t copy_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t op,
+                         upti_memory_direction_t direction, uint64_t bytes)
+{
+    return uvk_op_begin(n, cb, UPTI_TRACING_KIND_MEMORY_COPY, op, NULL, NULL, direction, bytes, NULL);
+}
+
+void uvk_dt_vkCmdDispatch(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z)
+{
+    const uint32_t groups[3] = {x, y, z};
+    uvk_slot_t d = dispatch_begin(n, cb, UPTI_KERNEL_DISPATCH_VK_DISPATCH, groups, NULL);
+    n->vkCmdDispatch(cb, x, y, z);
+    uvk_op_end(n, cb, d);
+}
+
+static void dispatch_base(const upti_vulkan_dispatch_t *n, PFN_vkCmdDispatchBase fn, VkCommandBuffer cb,
+                          uint32_t bx, uint32_t by, uint32_t bz, uint32_t x, uint32_t y, uint32_t z)
+{
+    const uint32_t groups[3] = {x, y, z}, base[3] = {bx, by, bz};
+    uvk_slot_t d = dispatch_begin(n, cb, UPTI_KERNEL_DISPATCH_VK_DISPATCH_BASE, groups, base);
+    fn(cb, bx, by, bz, x, y, z);
+    uvk_op_end(n, cb, d);
+}
+
+void uvk_dt_vkCmdDispatchBase(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t bx, uint32_t by,
+                              uint32_t bz, uint32_t x, uint32_t y, uint32_t z)
+{
+    dispatch_base(n, n->vkCmdDispatchBase, cb, bx, by, bz, x, y, z);
+}
+
+void uvk_dt_vkCmdDispatchBaseKHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t bx, uint32_t by,
+                                 uint32_t bz, uint32_t x, uint32_t y, uint32_t z)
+{
+    dispatch_base(n, n->vkCmdDispatchBaseKHR, cb, bx, by, bz, x, y, z);
+}
+
+void uvk_dt_vkCmdDispatchIndirect(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer buffer,
+                                  VkDeviceSize offset)
+{
+    static const uint32_t unknown[3] = {0, 0, 0}; /* in the buffer, read by the device */
+    uvk_slot_t d = dispatch_begin(n, cb, UPTI_KERNEL_DISPATCH_VK_DISPATCH_INDIRECT, unknown, NULL);
+    n->vkCmdDispatchIndirect(cb, buffer, offset);
+    uvk_op_end(n, cb, d);
+}
+
+/* --- copies, fills, updates, barriers (MEMORY_COPY) --- */
+
+#define D2D UPTI_MEMORY_DIRECTION_DEVICE_TO_DEVICE
+
+void uvk_dt_vkCmdCopyBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer src, VkBuffer dst,
+                            uint32_t count, const VkBufferCopy *regions)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < count; i++)
+        bytes += regions[i].size;
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_BUFFER, D2D, bytes);
+    n->vkCmdCopyBuffer(cb, src, dst, count, regions);
+    uvk_op_end(n, cb, d);
+}
+
+static void copy_buffer2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyBuffer2 fn, VkCommandBuffer cb,
+                         const VkCopyBufferInfo2 *info)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; info != NULL && i < info->regionCount; i++)
+        bytes += info->pRegions[i].size;
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_BUFFER, D2D, bytes);
+    fn(cb, info);
+    uvk_op_end(n, cb, d);
+}
+
+void uvk_dt_vkCmdCopyBuffer2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkCopyBufferInfo2 *info)
+{
+    copy_buffer2(n, n->vkCmdCopyBuffer2, cb, info);
+}
+
+void uvk_dt_vkCmdCopyBuffer2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkCopyBufferInfo2 *info)
+{
+    copy_buffer2(n, n->vkCmdCopyBuffer2KHR, cb, info);
+}
+
+/* VK_WHOLE_SIZE (the rest of the buffer) counts 0 bytes: the layer does not follow buffer sizes. */
+void uvk_dt_vkCmdFillBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer dst, VkDeviceSize offset,
+                            VkDeviceSize size, uint32_t data)
+{
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_FILL_BUFFER, UPTI_MEMORY_DIRECTION_HOST_TO_DEVICE,
+                          size == VK_WHOLE_SIZE ? 0 : size);
+    n->vkCmdFillBuffer(cb, dst, offset, size, data);
+    uvk_op_end(n, cb, d);
+}
+
+void uvk_dt_vkCmdUpdateBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer dst,
+                              VkDeviceSize offset, VkDeviceSize size, const void *data)
+{
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_WRITE_BUFFER, UPTI_MEMORY_DIRECTION_HOST_TO_DEVICE, size);
+    n->vkCmdUpdateBuffer(cb, dst, offset, size, data);
+    uvk_op_end(n, cb, d);
+}
+
+/* Image copies: the regions' texels times the image format's texel size
+   (images.c; 0 bytes for a format the layer does not know). */
+static uint64_t extent_bytes(VkExtent3D e, uint32_t layers, uint32_t texel)
+{
+    return (uint64_t)e.width * e.height * e.depth * (layers ? layers : 1) * texel;
+}
+
+void uvk_dt_vkCmdCopyImage(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkImage src, VkImageLayout sl,
+                           VkImage dst, VkImageLayout dl, uint32_t count, const VkImageCopy *regions)
+{
+    uint32_t texel = uvk_image_texel_bytes(src);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < count; i++)
+        bytes += extent_bytes(regions[i].extent, regions[i].srcSubresource.layerCount, texel);
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE, D2D, bytes);
+    n->vkCmdCopyImage(cb, src, sl, dst, dl, count, regions);
+    uvk_op_end(n, cb, d);
+}
+
+static uint64_t buffer_image_bytes(VkImage image, uint32_t count, const VkBufferImageCopy *regions)
+{
+    uint32_t texel = uvk_image_texel_bytes(image);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < count; i++)
+        bytes += extent_bytes(regions[i].imageExtent, regions[i].imageSubresource.layerCount, texel);
+    return bytes;
+}
+
+void uvk_dt_vkCmdCopyBufferToImage(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer src, VkImage dst,
+                                   VkImageLayout dl, uint32_t count, const VkBufferImageCopy *regions)
+{
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_BUFFER_TO_IMAGE, D2D, buffer_image_bytes(dst, count, regions));
+    n->vkCmdCopyBufferToImage(cb, src, dst, dl, count, regions);
+    uvk_op_end(n, cb, d);
+}
+
+void uvk_dt_vkCmdCopyImageToBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkImage src,
+                                   VkImageLayout sl, VkBuffer dst, uint32_t count, const VkBufferImageCopy *regions)
+{
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE_TO_BUFFER, D2D, buffer_image_bytes(src, count, regions));
+    n->vkCmdCopyImageToBuffer(cb, src, sl, dst, count, regions);
+    uvk_op_end(n, cb, d);
+}
+
+/* The Vulkan 1.3 (VK_KHR_copy_commands2) forms. */
+static void copy_image2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyImage2 fn, VkCommandBuffer cb,
+                        const VkCopyImageInfo2 *info)
+{
+    uint64_t bytes = 0;
+    uint32_t texel = info != NULL ? uvk_image_texel_bytes(info->srcImage) : 0;
+    for (uint32_t i = 0; info != NULL && i < info->regionCount; i++)
+        bytes += extent_bytes(info->pRegions[i].extent, info->pRegions[i].srcSubresource.layerCount, texel);
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE, D2D, bytes);
+    fn(cb, info);
+    uvk_op_end(n, cb, d);
+}
+
+void uvk_dt_vkCmdCopyImage2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkCopyImageInfo2 *info)
+{
+    copy_image2(n, n->vkCmdCopyImage2, cb, info);
+}
+
+void uvk_dt_vkCmdCopyImage2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkCopyImageInfo2 *info)
+{
+    copy_image2(n, n->vkCmdCopyImage2KHR, cb, info);
+}
+
+static uint64_t buffer_image_bytes2(VkImage image, uint32_t count, const VkBufferImageCopy2 *regions)
+{
+    uint32_t texel = uvk_image_texel_bytes(image);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < count; i++)
+        bytes += extent_bytes(regions[i].imageExtent, regions[i].imageSubresource.layerCount, texel);
+    return bytes;
+}
+
+static void buffer_to_image2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyBufferToImage2 fn, VkCommandBuffer cb,
+                             const VkCopyBufferToImageInfo2 *info)
+{
+    uint64_t bytes = info != NULL ? buffer_image_bytes2(info->dstImage, info->regionCount, info->pRegions) : 0;
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_BUFFER_TO_IMAGE, D2D, bytes);
+    fn(cb, info);
+    uvk_op_end(n, cb, d);
+}
+
+void uvk_dt_vkCmdCopyBufferToImage2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                    const VkCopyBufferToImageInfo2 *info)
+{
+    buffer_to_image2(n, n->vkCmdCopyBufferToImage2, cb, info);
+}
+
+void uvk_dt_vkCmdCopyBufferToImage2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                       const VkCopyBufferToImageInfo2 *info)
+{
+    buffer_to_image2(n, n->vkCmdCopyBufferToImage2KHR, cb, info);
+}
+
+static void image_to_buffer2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyImageToBuffer2 fn, VkCommandBuffer cb,
+                             const VkCopyImageToBufferInfo2 *info)
+{
+    uint64_t bytes = info != NULL ? buffer_image_bytes2(info->srcImage, info->regionCount, info->pRegions) : 0;
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE_TO_BUFFER, D2D, bytes);
+    fn(cb, info);
+    uvk_op_end(n, cb, d);
+}
+
+void uvk_dt_vkCmdCopyImageToBuffer2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                    const VkCopyImageToBufferInfo2 *info)
+{
+    image_to_buffer2(n, n->vkCmdCopyImageToBuffer2, cb, info);
+}
+
+void uvk_dt_vkCmdCopyImageToBuffer2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                       const VkCopyImageToBufferInfo2 *info)
+{
+    image_to_buffer2(n, n->vkCmdCopyImageToBuffer2KHR, cb, info);
+}
+
+void uvk_dt_vkCmdPipelineBarrier(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkPipelineStageFlags src,
+                                 VkPipelineStageFlags dst, VkDependencyFlags flags, uint32_t nm,
+                                 const VkMemoryBarrier *m, uint32_t nb, const VkBufferMemoryBarrier *b, uint32_t ni,
+                                 const VkImageMemoryBarrier *im)
+{
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_BARRIER, UPTI_MEMORY_DIRECTION_NONE, 0);
+    n->vkCmdPipelineBarrier(cb, src, dst, flags, nm, m, nb, b, ni, im);
+    uvk_op_end(n, cb, d);
+}
+

@@ -1,0 +1,51 @@
+#!/bin/sh
+# abi.abidiff.<lib>: the built library against its committed baseline.
+#
+#   abidiff.sh ABIDIFF ABI_DUMP_SH BASELINE LIBRARY HEADERS_DIR
+#
+# The library is dumped as the baseline was (scripts/abi-dump.sh) and the two
+# dumps compared: the same filters on both sides.
+# Fails when a function, variable or type of the public headers was removed
+# or changed (abidiff calls a struct's new layout an "ABI change", bit 4, not
+# an incompatible one, bit 8: the summary lines say which), on bit 8, or when
+# abidiff cannot compare; passes, listing them, when functions, variables or
+# types were only added. Types no function reaches (the records tools read
+# from buffers) are compared too (-t), those of the public headers only.
+# A change
+# made on purpose comes with a new version node and the baselines
+# regenerated: sh scripts/abi-baseline.sh (docs/writing-a-tool.md).
+set -u
+abidiff=$1 dump=$2 baseline=$3 lib=$4 headers=$5
+current=$(mktemp "${TMPDIR:-/tmp}/upti-abi.XXXXXX")
+trap 'rm -f "$current"' EXIT
+sh "$dump" "$lib" "$headers" "$current" || {
+    echo "abidiff: abidw could not dump $lib"
+    exit 1
+}
+# Only the types the public headers declare count: the libraries' own
+# structs (struct upti_buffer, the log's sinks) change freely. The dumps name
+# files without their directory (--short-locs), so the suppression matches
+# the public headers' file names.
+supp=$(mktemp "${TMPDIR:-/tmp}/upti-abi-supp.XXXXXX")
+trap 'rm -f "$current" "$supp"' EXIT
+names=$(cd "$headers" && ls upti/*.h uptx/*.h 2>/dev/null | sed 's|.*/||; s|\.|\\.|g' | paste -sd '|')
+printf '[suppress_type]\n  source_location_not_regexp = ^(%s)$\n' "$names" >"$supp"
+out=$("$abidiff" -t --suppressions "$supp" "$baseline" "$current" 2>&1)
+rc=$?
+[ -n "$out" ] && printf '%s\n' "$out"
+if [ $((rc & 3)) -ne 0 ]; then
+    echo "abidiff: could not compare $lib with $baseline (exit $rc)"
+    exit 1
+fi
+if [ $((rc & 8)) -ne 0 ] ||
+    printf '%s\n' "$out" | grep -Eq 'summary:.*(^|[^0-9])[1-9][0-9]* ([Rr]emoved|[Cc]hanged)'; then
+    echo "abidiff: $lib breaks the ABI of $baseline (exit $rc): keep the old interface, or"
+    echo "abidiff: add a version node (src/*/lib*.map, defines.h) and run sh scripts/abi-baseline.sh"
+    exit 1
+fi
+if [ $((rc & 4)) -ne 0 ]; then
+    echo "abidiff: $lib: additions only (exit $rc); a release records them: sh scripts/abi-baseline.sh"
+else
+    echo "abidiff: $lib: same ABI as $baseline"
+fi
+exit 0

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Every struct, union and enum of the previous release's headers keeps its
+layout and values in today's headers.
+
+  check_layouts.py CC PREVIOUS_INCLUDE CURRENT_INCLUDE WORK_DIR
+
+The previous headers (tests/abi/previous/include) are preprocessed and every
+typedef'd struct/union and enum defined in them listed with its members and
+enumerators. One probe program prints offsetof and sizeof of each member,
+sizeof of each type and the value of each enumerator; it is compiled against
+the previous headers and against today's, and run. Today's must give the
+same offsets, member sizes and values (a *_LAST sentinel may grow), and no
+type may shrink (a type may grow at its end: its size field says how much).
+A member or enumerator that no longer exists fails the probe's compilation.
+"""
+import os
+import re
+import subprocess
+import sys
+
+CC, PREV, CUR, WORK = sys.argv[1:5]
+PREV, CUR = os.path.abspath(PREV), os.path.abspath(CUR)
+HEADERS = ["upti/upti.h", "upti/runtime.h", "upti/runtime_callback.h", "upti/register.h",
+           "uptx/uptx.h", "uptx/uptx_table.h"]
+
+
+def public_text():
+    src = "".join(f"#include <{h}>\n" for h in HEADERS)
+    out = subprocess.run([CC, "-E", "-std=c11", "-D_GNU_SOURCE", "-I", PREV, "-x", "c", "-"],
+                         input=src, capture_output=True, text=True, check=True).stdout
+    keep, lines = False, []
+    for line in out.splitlines():
+        m = re.match(r'# \d+ "([^"]+)"', line)
+        if m:
+            keep = os.path.abspath(m.group(1)).startswith(PREV + os.sep)
+            continue
+        if keep:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def split_top(body, sep):
+    parts, depth, cur = [], 0, ""
+    for c in body:
+        depth += c in "{("
+        depth -= c in "})"
+        if c == sep and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += c
+    parts.append(cur)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def member_name(decl):
+    m = re.search(r"\(\s*\*\s*(\w+)\s*\)\s*\(", decl)
+    if m:
+        return m.group(1), False
+    flexible = decl.endswith("[]")
+    decl = re.sub(r"(\[[^\]]*\])+$", "", decl).strip()
+    decl = re.sub(r"__attribute__\s*\(\(.*\)\)", "", decl).strip()
+    return re.findall(r"\w+", decl)[-1], flexible
+
+
+def definitions(text):
+    types, enums = {}, {}
+    i = 0
+    pat = re.compile(r"typedef\s+(struct|union|enum)\s+(\w+)?\s*\{")
+    while True:
+        m = pat.search(text, i)
+        if not m:
+            break
+        depth, j = 1, m.end()
+        while depth:
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            j += 1
+        body = text[m.end():j - 1]
+        name = re.match(r"\s*(\w+)\s*;", text[j:]).group(1)
+        if m.group(1) == "enum":
+            enums[name] = [re.match(r"\s*(\w+)", e).group(1) for e in split_top(body, ",")]
+        else:
+            types[name] = [member_name(d) for d in split_top(body, ";")]
+        i = j
+    return types, enums
+
+
+def probe(types, enums):
+    lines = ["#include <stddef.h>", "#include <stdio.h>"]
+    lines += [f"#include <{h}>" for h in HEADERS]
+    lines.append("int main(void) {")
+    for t, members in sorted(types.items()):
+        lines.append(f'    printf("{t} sizeof %zu\\n", sizeof({t}));')
+        for name, flexible in members:
+            size = "0" if flexible else f"sizeof((({t} *)0)->{name})"
+            lines.append(f'    printf("{t}.{name} %zu %zu\\n", offsetof({t}, {name}), (size_t){size});')
+    for e, names in sorted(enums.items()):
+        for n in names:
+            lines.append(f'    printf("{e}.{n} = %lld\\n", (long long){n});')
+    lines.append("    return 0;\n}")
+    return "\n".join(lines) + "\n"
+
+
+def run(include, tag):
+    exe = os.path.join(WORK, f"layout_probe_{tag}")
+    r = subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-I", include, "-o", exe,
+                        os.path.join(WORK, "layout_probe.c")], capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"FAIL: the previous release's types do not compile against {include}:\n{r.stderr}")
+        sys.exit(1)
+    out = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
+    # "T sizeof N", "T.member OFFSET SIZE", "E.NAME = VALUE": the first word names it
+    return dict(line.split(" ", 1) for line in out.splitlines())
+
+
+def main():
+    os.makedirs(WORK, exist_ok=True)
+    types, enums = definitions(public_text())
+    with open(os.path.join(WORK, "layout_probe.c"), "w") as f:
+        f.write(probe(types, enums))
+    old, new = run(PREV, "previous"), run(CUR, "current")
+    changed = [(k, was, new[k]) for k, was in old.items() if new[k] != was]
+    bad, allowed = [], []
+    for key, was, now in changed:
+        if key.endswith("_LAST"):
+            allowed.append((key, was, now))  # a sentinel grows when values are appended
+        elif was.startswith("sizeof ") and int(now.split()[-1]) > int(was.split()[-1]):
+            allowed.append((key, was, now))  # grown at its end; members checked one by one
+        else:
+            bad.append(f"{key}: previous {was}, now {now}")
+    for b in bad:
+        print("FAIL:", b)
+    print(f"{len(types)} types ({sum(len(m) for m in types.values())} members), "
+          f"{sum(len(v) for v in enums.values())} enumerators of {len(enums)} enums compared; "
+          f"{len(allowed)} allowed changes (grown types, sentinels)")
+    for key, was, now in allowed:
+        print(f"  allowed: {key}: {was} -> {now}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,24 @@
+/* UPTI — common macros for the public headers. */
+#ifndef UPTI_DEFINES_H
+#define UPTI_DEFINES_H
+
+/** Marks a symbol that UPTI exports; everything else is hidden. */
+#define UPTI_API __attribute__((visibility("default")))
+
+#define UPTI_VERSION_MAJOR 0
+#define UPTI_VERSION_MINOR 1
+#define UPTI_VERSION_PATCH 0
+/** Version as one number: major * 10000 + minor * 100 + patch. */
+#define UPTI_VERSION                                                          \
+    (UPTI_VERSION_MAJOR * 10000 + UPTI_VERSION_MINOR * 100 + UPTI_VERSION_PATCH)
+#define UPTI_VERSION_STRING "0.1.0"
+
+#ifdef __cplusplus
+#define UPTI_EXTERN_C_BEGIN extern "C" {
+#define UPTI_EXTERN_C_END }
+#else
+#define UPTI_EXTERN_C_BEGIN
+#define UPTI_EXTERN_C_END
+#endif
+
+#endif

@@ -1,0 +1,95 @@
+/* The SPIR-V name reader of the Vulkan layer (src/vulkan/spirv.c): entry
+ * points and the source file of well-formed modules, in either byte order;
+ * malformed modules (truncated, a zero or oversized word count, a string
+ * without its NUL, not SPIR-V) yield what came before the fault and never a
+ * read outside the module (run under ASan by the sanitizer script). */
+#include "../../src/vulkan/spirv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int g_failed;
+#define CHECK(cond)                                                        \
+    do {                                                                   \
+        if (!(cond)) {                                                     \
+            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+            g_failed = 1;                                                  \
+        }                                                                  \
+    } while (0)
+
+#define OP(count, op) (((uint32_t)(count) << 16) | (op))
+
+/* "/src/dir/add.comp" as a literal: 18 bytes with its NUL -> 5 words. */
+static const uint32_t k_module[] = {
+    0x07230203, 0x00010000, 0, 50, 0,
+    OP(5, 15), 5, 4, 0x6e69616d, 0,                      /* OpEntryPoint GLCompute %4 "main" */
+    OP(5, 15), 5, 6, 0x6464615f, 0x00000031,             /* OpEntryPoint GLCompute %6 "_add1" */
+    OP(7, 7), 9, 0x6372732f, 0x7269642f, 0x6464612f, 0x6d6f632e, 0x00000070, /* OpString %9 "/src/dir/add.comp" */
+    OP(6, 7), 10, 0x68746f, 0, 0, 0,                    /* OpString %10 "oth" (padded) */
+    OP(4, 3), 2, 450, 9,                                 /* OpSource GLSL 450 %9 */
+    OP(5, 54), 1, 4, 0, 3,                               /* OpFunction: the end of what is read */
+};
+
+static void test_well_formed(void)
+{
+    uvk_spirv_names_t n;
+    CHECK(uvk_spirv_names(k_module, sizeof k_module, &n) == 0);
+    CHECK(n.num_entries == 2);
+    CHECK(strcmp(n.entries[0], "main") == 0);
+    CHECK(strcmp(n.entries[1], "_add1") == 0);
+    CHECK(strcmp(n.file, "add.comp") == 0);
+
+    uint32_t swapped[sizeof k_module / 4];
+    for (size_t i = 0; i < sizeof k_module / 4; i++)
+        swapped[i] = __builtin_bswap32(k_module[i]);
+    CHECK(uvk_spirv_names(swapped, sizeof swapped, &n) == 0);
+    CHECK(n.num_entries == 2 && strcmp(n.file, "add.comp") == 0);
+}
+
+static void test_malformed(void)
+{
+    uvk_spirv_names_t n;
+    /* Not SPIR-V, too short, size not a multiple of 4. */
+    uint32_t bad[8] = {0x12345678};
+    CHECK(uvk_spirv_names(bad, sizeof bad, &n) == -1 && n.num_entries == 0);
+    CHECK(uvk_spirv_names(k_module, 16, &n) == -1);
+    CHECK(uvk_spirv_names(k_module, sizeof k_module - 1, &n) == -1);
+    CHECK(uvk_spirv_names(NULL, 64, &n) == -1);
+
+    /* Every truncation, each copied to a buffer of exactly that size. */
+    for (size_t words = 5; words < sizeof k_module / 4; words++) {
+        uint32_t *copy = malloc(words * 4);
+        memcpy(copy, k_module, words * 4);
+        CHECK(uvk_spirv_names(copy, words * 4, &n) == 0);
+        CHECK(n.num_entries <= 2);
+        CHECK(n.file[0] == '\0' || strcmp(n.file, "add.comp") == 0);
+        free(copy);
+    }
+
+    /* A word count of 0, and one past the end: what came before is kept. */
+    uint32_t m[sizeof k_module / 4];
+    memcpy(m, k_module, sizeof m);
+    m[10] = OP(0, 15);
+    CHECK(uvk_spirv_names(m, sizeof m, &n) == 0 && n.num_entries == 1 && n.file[0] == '\0');
+    m[10] = OP(1000, 15);
+    CHECK(uvk_spirv_names(m, sizeof m, &n) == 0 && n.num_entries == 1);
+
+    /* An entry point name without its NUL: not taken. */
+    const uint32_t no_nul[] = {0x07230203, 0x00010000, 0, 50, 0, OP(4, 15), 5, 4, 0x6e69616d};
+    CHECK(uvk_spirv_names(no_nul, sizeof no_nul, &n) == 0 && n.num_entries == 0);
+
+    /* OpSource naming an OpString that does not exist: no file. */
+    memcpy(m, k_module, sizeof m);
+    m[31] = 77;
+    CHECK(uvk_spirv_names(m, sizeof m, &n) == 0 && n.file[0] == '\0' && n.num_entries == 2);
+}
+
+int main(void)
+{
+    test_well_formed();
+    test_malformed();
+    if (!g_failed)
+        printf("unit.spirv: ok\n");
+    return g_failed;
+}
