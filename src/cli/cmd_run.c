@@ -437,6 +437,28 @@ static int check_value(void *ctx, int id, const char *value)
     }
 }
 
+/* The value given for option id (NULL: none). */
+static const char *given_value(const run_options *o, int id)
+{
+    const run_capture *c = &o->capture;
+    switch (id) {
+    case O_INCLUDE: return o->include;
+    case O_EXCLUDE: return o->exclude;
+    case O_CAPTURE_RANGE: return c->range;
+    case O_CAPTURE_NAME: return c->name;
+    case O_CAPTURE_END: return c->end;
+    case O_DELAY: return c->delay;
+    case O_DURATION: return c->duration;
+    case O_PERIOD: return c->period;
+    case O_ITERATIONS: return c->iterations;
+    case O_LOG_LEVEL: return o->log_level;
+    case CLI_OPT_DIR: return o->dir;
+    case CLI_OPT_OUTPUT: return o->file;
+    case CLI_OPT_FORMAT: return o->given[id] ? o->formats : NULL;
+    default: return NULL;
+    }
+}
+
 /* The settings o resolves to, as a JSON object (RC_CONFIG_HEAD, the options
  * by long name: every one, defaults included), a file that -i reads back. malloc'd. */
 static char *resolved_config(const run_options *o)
@@ -479,17 +501,10 @@ static char *resolved_config(const run_options *o)
             }
             rc_text_add(&t, "]");
         } else {
-            const char *v = NULL;
+            const char *v = given_value(o, id);
             switch (id) {
-            case O_INCLUDE: v = o->include; break;
-            case O_EXCLUDE: v = o->exclude; break;
             case O_CAPTURE_RANGE: v = c->range ? c->range : marker ? "marker" : "none"; break;
-            case O_CAPTURE_NAME: v = c->name; break;
             case O_CAPTURE_END: v = c->end ? c->end : marker ? "stop" : NULL; break;
-            case O_DELAY: v = c->delay; break;
-            case O_DURATION: v = c->duration; break;
-            case O_PERIOD: v = c->period; break;
-            case O_ITERATIONS: v = c->iterations; break;
             case O_LOG_LEVEL: v = level ? level : "warning"; break;
             case CLI_OPT_DIR: v = o->dir ? o->dir : "."; break;
             case CLI_OPT_OUTPUT: v = name_of_pass; break;
@@ -729,10 +744,13 @@ static int run_passes(const run_config_file *f, int argc, char **argv, char **pr
     /* Every pass is checked before the first runs. */
     for (size_t p = 0; p < f->npasses; p++) {
         int rc = options_of_pass(f, p, argc, argv, &o, program, &nprogram);
-        if (rc == 0 && f->npasses > 1) {
-            char context[700], shown[512];
+        char context[700], shown[512];
+        if (rc == 0) {
             cli_printable(o.input, shown, sizeof shown);
-            snprintf(context, sizeof context, "%s: pass %zu", shown, p + 1);
+            if (f->npasses > 1)
+                snprintf(context, sizeof context, "%s: pass %zu", shown, p + 1);
+            else
+                snprintf(context, sizeof context, "%s", shown);
             cli_set_error_context(context);
         }
         if (rc == 0)
@@ -799,6 +817,16 @@ int cmd_run(int argc, char **argv)
         return rc;
     }
     if (o.input != NULL) {
+        /* The command line's own values first, said as the command line's. */
+        for (size_t i = 0; i < sizeof k_options / sizeof k_options[0] && rc == 0; i++) {
+            const char *v = given_value(&o, k_options[i].id);
+            if (v != NULL)
+                rc = check_value(NULL, k_options[i].id, v);
+        }
+        if (rc != 0) {
+            free(program);
+            return rc;
+        }
         run_config_file f;
         rc = run_config_load(o.input, k_options, sizeof k_options / sizeof k_options[0],
                              check_value, NULL, &f);

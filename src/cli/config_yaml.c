@@ -127,13 +127,13 @@ static cn_node *node_of(loader *l, yaml_event_t *e, int depth)
         yaml_event_delete(e);
         return NULL;
     }
-    cn_node *node = cn_new(object ? CN_OBJECT : CN_ARRAY, (int)e->start_mark.line + 1,
-                           (int)e->start_mark.column + 1);
-    if (depth >= MAX_DEPTH)
-        fail_at(l, e->start_mark, "nested more than 64 deep");
+    yaml_mark_t start = e->start_mark;
     yaml_event_delete(e);
+    cn_node *node = cn_new(object ? CN_OBJECT : CN_ARRAY, (int)start.line + 1, (int)start.column + 1);
+    if (depth >= MAX_DEPTH)
+        fail_at(l, start, "nested more than 64 deep");
     if (node == NULL)
-        fail_at(l, e->start_mark, "out of memory");
+        fail_at(l, start, "out of memory");
     while (!l->failed) {
         yaml_event_t k;
         if (next(l, &k) != 0)

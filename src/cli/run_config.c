@@ -262,7 +262,13 @@ int run_config_load(const char *path, const cli_option *table, size_t n, rc_chec
         if (yaml && err[0] == '\0')
             return cli_usage_error("run", "%s: YAML files need libyaml, which this upti was "
                                    "built without: use JSON", shown);
-        return cli_usage_error("run", "%s:%s (not %s)", shown, err, yaml ? "YAML" : "JSON");
+    {
+        /* err is "LINE:COL: what" */
+        const char *what = strstr(err, ": ");
+        int at = what != NULL ? (int)(what - err) : 0;
+        return cli_usage_error("run", "%s:%.*s: not valid %s: %s", shown, at, err,
+                               yaml ? "YAML" : "JSON", what != NULL ? what + 2 : err);
+    }
     }
     const cn_node *root = out->root;
     if (root->type != CN_OBJECT)
