@@ -11,6 +11,7 @@ passes          "jobs" with two passes over the OpenCL program: two traces
                 (NAME-pass1, NAME-pass2, and %pass%), each with its own kinds
                 and exact rows; options at the top level reach every pass.
 cli_override    options on the command line override the file's.
+signal          SIGTERM to upti run ends the running pass; no later pass starts.
 errors          a malformed file, an unknown key, a wrong type, a bad value,
                 a bad value in the second pass: one exact line, exit 2, and
                 nothing written (not even the first pass).
@@ -313,7 +314,28 @@ def case_errors(tmp):
           "command-line value: %r" % p.stderr)
 
 
-CASES = {"same_settings": case_same_settings, "passes": case_passes,
+def case_signal(tmp):
+    """SIGTERM sent to upti run during pass 1 of 2 ends pass 1's program; pass 2 never starts."""
+    import signal
+    d = os.path.join(tmp, "out")
+    job = write(os.path.join(tmp, "job.json"), json.dumps(
+        {"output-dir": d, "marker-trace": True, "jobs": [{}, {}]}))
+    e = {k: v for k, v in os.environ.items() if not k.startswith("UPTI_")}
+    p = subprocess.Popen([UPTI, "run", "-i", job, "--", "sh", "-c", "echo started; exec sleep 60"],
+                         env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        check(p.stdout.readline() == "started\n", "pass 1 did not start")
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    check(p.returncode == 128 + signal.SIGTERM, "exit %d (stderr %r)" % (p.returncode, err))
+    check("started" not in out, "pass 2 started: %r" % out)
+
+
+CASES = {"signal": case_signal, "same_settings": case_same_settings, "passes": case_passes,
          "cli_override": case_cli_override, "errors": case_errors}
 
 if __name__ == "__main__":
