@@ -12,6 +12,7 @@ passes          "jobs" with two passes over the OpenCL program: two traces
                 and exact rows; options at the top level reach every pass.
 cli_override    options on the command line override the file's.
 signal          SIGTERM to upti run ends the running pass; no later pass starts.
+recover         `upti recover` of a killed run keeps the settings (metadata, file).
 errors          a malformed file, an unknown key, a wrong type, a bad value,
                 a bad value in the second pass: one exact line, exit 2, and
                 nothing written (not even the first pass).
@@ -335,7 +336,37 @@ def case_signal(tmp):
     check("started" not in out, "pass 2 started: %r" % out)
 
 
-CASES = {"signal": case_signal, "same_settings": case_same_settings, "passes": case_passes,
+def case_recover(tmp):
+    """upti killed while its program runs: `upti recover` writes the database with its
+    metadata config and, under --output-config, NAME_config.json."""
+    tmpdir = os.path.join(tmp, "tmpdir")
+    os.makedirs(tmpdir)
+    e = {k: v for k, v in os.environ.items() if not k.startswith("UPTI_")}
+    e["TMPDIR"] = tmpdir
+    d = os.path.join(tmp, "out")
+    job = write(os.path.join(tmp, "job.yaml"), "marker-trace: true\noutput-config: true\n")
+    p = subprocess.Popen([UPTI, "run", "-i", job, "-d", d, "-o", "c", "--", UPTX_APP,
+                          "--iterations", "2", "--fork-exec", "/bin/sh", "-c",
+                          "echo started; sleep 1"],
+                         env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(p.stdout.readline() == "started\n", "the program did not start")
+    p.kill()
+    p.communicate(timeout=60)
+    folders = [f for f in os.listdir(tmpdir) if f.startswith("upti-collect-")]
+    check(len(folders) == 1, "run folders %r" % folders)
+    r = run([UPTI, "recover", os.path.join(tmpdir, folders[0])])
+    check(sorted(r.stderr.splitlines()) == ["upti: wrote " + os.path.join(d, n)
+                                            for n in ("c.db", "c_config.json")],
+          "recover said %r" % r.stderr)
+    text = open(os.path.join(d, "c_config.json")).read()
+    got = json.loads(text)
+    check(got["marker-trace"] is True and got["output-config"] is True and got["output"] == "c",
+          "c_config.json %r" % got)
+    db = sqlite3.connect(os.path.join(d, "c.db"))
+    check(one(db, "SELECT value FROM metadata WHERE key = 'config'") == text, "metadata config")
+
+
+CASES = {"signal": case_signal, "recover": case_recover, "same_settings": case_same_settings, "passes": case_passes,
          "cli_override": case_cli_override, "errors": case_errors}
 
 if __name__ == "__main__":
