@@ -242,6 +242,17 @@ def case_cli_override(tmp):
     check(got["output-dir"] == d and got["output"] == "from-cli" and got["format"] == ["db"]
           and got["log-level"] == "warning" and got["marker-trace"] is True
           and got["opencl-trace"] is True, "resolved %r" % got)
+    # A NAME_config.json that upti did not write is kept; the settings go to NAME-PID_config.json.
+    mine = write(os.path.join(d, "from-cli_config.json"), "my own notes\n")
+    p = run([UPTI, "run", "-i", job, "-d", d, "--output", "from-cli", "-f", "db", "--"] + APP)
+    check(open(mine).read() == "my own notes\n", "the user's file was replaced")
+    others = [f for f in files_in(d) if f not in ("from-cli.db", "from-cli_config.json")]
+    check(len(others) == 1 and others[0].startswith("from-cli-") and
+          others[0].endswith("_config.json"), "files %r" % files_in(d))
+    check("upti: %s exists and was not written by upti: not replaced (upti run --force-overwrite "
+          "replaces it); writing %s instead\n" % (mine, os.path.join(d, others[0])) in p.stderr,
+          "stderr %r" % p.stderr)
+    check(json.load(open(os.path.join(d, others[0])))["output"] == "from-cli", "settings written")
     # The command line wins in every pass.
     d = os.path.join(tmp, "passes")
     job = write(os.path.join(tmp, "passes.json"), json.dumps(
