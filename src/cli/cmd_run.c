@@ -378,6 +378,8 @@ static int output_pattern(const run_options *o, char **pattern)
     if (expanded == NULL) {
         free(*pattern);
         *pattern = NULL;
+        if (strncmp(err, "unknown placeholder", 19) == 0)
+            return cli_usage_error("run", "%s; upti run also expands %%pass%%", err);
         return err[0] ? cli_usage_error("run", "%s", err) : cli_error("out of memory");
     }
     free(expanded);

@@ -302,6 +302,9 @@ def case_errors(tmp):
             "FILE:2:12: \"delay\": --delay 'soon': accepted: seconds, e.g. 2 or 0.5")
     refused("regex.json", '{"kernel-include-regex": "(("}',
             "FILE:1:26: \"kernel-include-regex\": invalid regular expression '(('")
+    refused("placeholder.json", '{"output": "run-%pas%"}',
+            "FILE:1:12: \"output\": unknown placeholder '%pas%' (known: %pid% %ppid% %hostname% "
+            "%rank% %argv0% %env{NAME}% %%); upti run also expands %pass%")
     refused("twice.json", '{"marker-trace": true, "marker_trace": false}',
             'FILE:1:24: "marker_trace" is given twice (also "marker-trace" at line 1)')
     refused("help.json", '{"help": true}', 'FILE:1:2: "help" cannot be given in a file')
