@@ -101,7 +101,9 @@ for step in $steps; do
         export UPTI_SANITIZER_PRELOAD="$(runtime_so tsan)"
         # die_after_fork=0: a forked child restarts UPTI's delivery thread
         # (tests/integration/faults fork cases); TSan would kill it otherwise.
-        export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:die_after_fork=0:log_path=$ROOT/build-tsan/sanitizer-reports/tsan:suppressions=$SUPP/tsan.supp"
+        # detect_deadlocks=1 (the default, written down): a lock taken against the
+        # order of src/sdk/internal.h is reported (tests/unit/test_lock_order.c).
+        export TSAN_OPTIONS="halt_on_error=1:detect_deadlocks=1:second_deadlock_stack=1:die_after_fork=0:log_path=$ROOT/build-tsan/sanitizer-reports/tsan:suppressions=$SUPP/tsan.supp"
         export UPTI_TEST_SCALE=${UPTI_TEST_SCALE_TSAN:-20}
         run_suite build-tsan thread
         unset TSAN_OPTIONS UPTI_SANITIZER_PRELOAD UPTI_TEST_SCALE

@@ -116,12 +116,35 @@ UPTX_API extern uint64_t uptx_next_range_id;
 #define UPTX_ACTIVE_() __atomic_load_n(&uptx_active, __ATOMIC_ACQUIRE)
 #define UPTX_TRACED_(t) __builtin_expect((t) != NULL, 0)
 
+/* What the functions with a result do without a tool, written once: the inline
+ * bodies below and libuptx's own implementation (src/marker/uptx.c, the table a
+ * tool's wrappers call into) both use these. Not part of the API. The others
+ * do nothing without a tool. */
+static inline int uptx_untraced_range_push_(const char *message)
+{
+    (void)message;
+    return uptx_thread_depth++;
+}
+
+static inline int uptx_untraced_range_pop_(void)
+{
+    if (uptx_thread_depth == 0)
+        return -1;
+    return --uptx_thread_depth;
+}
+
+static inline uint64_t uptx_untraced_range_start_(const char *message)
+{
+    (void)message;
+    return __atomic_fetch_add(&uptx_next_range_id, 1, __ATOMIC_RELAXED);
+}
+
 UPTX_FN int uptx_range_push(const char *message)
 {
     const uptx_dispatch_table_t *t = UPTX_ACTIVE_();
     if (UPTX_TRACED_(t))
         return UPTX_ENTRY_(t, range_push_fn)(message);
-    return uptx_thread_depth++;
+    return uptx_untraced_range_push_(message);
 }
 
 UPTX_FN int uptx_range_pop(void)
@@ -129,9 +152,7 @@ UPTX_FN int uptx_range_pop(void)
     const uptx_dispatch_table_t *t = UPTX_ACTIVE_();
     if (UPTX_TRACED_(t))
         return UPTX_ENTRY_(t, range_pop_fn)();
-    if (uptx_thread_depth == 0)
-        return -1;
-    return --uptx_thread_depth;
+    return uptx_untraced_range_pop_();
 }
 
 UPTX_FN uint64_t uptx_range_start(const char *message)
@@ -139,7 +160,7 @@ UPTX_FN uint64_t uptx_range_start(const char *message)
     const uptx_dispatch_table_t *t = UPTX_ACTIVE_();
     if (UPTX_TRACED_(t))
         return UPTX_ENTRY_(t, range_start_fn)(message);
-    return __atomic_fetch_add(&uptx_next_range_id, 1, __ATOMIC_RELAXED);
+    return uptx_untraced_range_start_(message);
 }
 
 UPTX_FN void uptx_range_stop(uint64_t id)

@@ -75,7 +75,10 @@ static int check_and_apply(const run_capture *c, char *what, size_t len, int app
         if (rc != 0)
             return rc;
     }
-    int marker = c->name != NULL && (c->range == NULL || strcmp(c->range, "marker") == 0);
+    if (c->range != NULL && strcmp(c->range, "none") == 0 && c->name != NULL)
+        return cli_usage_error("run", "--capture-range-name needs --capture-range=marker "
+                                      "(--capture-range=none records from start to end)");
+    int marker = c->name != NULL;
     if (c->range != NULL && strcmp(c->range, "marker") == 0 && c->name == NULL)
         return cli_usage_error("run", "--capture-range=marker needs --capture-range-name NAME[@DOMAIN]");
     if (c->end != NULL && !marker)

@@ -15,6 +15,7 @@
  * held before the failure stays whole and is converted as usual.
  */
 #include "collector.h"
+#include "proc_stat.h"
 #include "ring_futex.h"
 #include "spool.h"
 #include "upti_ring_abi.h"
@@ -87,29 +88,13 @@ struct collector {
 
 int ur_process_alive(int64_t pid, uint64_t start_ticks)
 {
-    if (pid <= 0)
+    char state;
+    uint64_t ticks;
+    if (pid <= 0 || upti_proc_stat(pid, &state, &ticks) != 0)
         return 0;
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    if (p == NULL || p[1] != ' ')
-        return 0;
-    char state = p[2];
     if (state == 'Z' || state == 'X' || state == 'x')
         return 0; /* a zombie has ended: its memory is gone */
-    if (start_ticks == 0)
-        return 1;
-    for (int field = 2; field < 21 && p != NULL; field++)
-        p = strchr(p + 1, ' ');
-    return p != NULL && strtoull(p + 1, NULL, 10) == start_ticks;
+    return start_ticks == 0 || ticks == start_ticks;
 }
 
 /* A pidfd of the live process pid that started at start_ticks (0: any), or -1

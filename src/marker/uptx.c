@@ -9,8 +9,7 @@
  *    wrappers in it and lets tools chain their own; then re-call;
  *  - NULL after registration if g_table still holds the implementation (no
  *    tool): the inline code does what the implementation would, with no call
- *    (impl_* below and the header's bodies share uptx_thread_depth and
- *    uptx_next_range_id, and must stay equivalent);
+ *    (impl_* below call the header's uptx_untraced_*_, the same code);
  *  - &g_table otherwise: one more load and an indirect call into the wrappers.
  */
 #define UPTX_EXPORT_DEFINITIONS
@@ -30,23 +29,21 @@ UPTX_API uint64_t uptx_next_range_id __attribute__((aligned(UPTI_CACHELINE))) = 
 
 /* ---- implementation ---- */
 
+/* The no-tool behaviour is <uptx/uptx.h>'s (uptx_untraced_*_), shared with the
+ * inline bodies. */
 static int impl_range_push(const char *message)
 {
-    (void)message;
-    return uptx_thread_depth++;
+    return uptx_untraced_range_push_(message);
 }
 
 static int impl_range_pop(void)
 {
-    if (uptx_thread_depth == 0)
-        return -1;
-    return --uptx_thread_depth;
+    return uptx_untraced_range_pop_();
 }
 
 static uint64_t impl_range_start(const char *message)
 {
-    (void)message;
-    return __atomic_fetch_add(&uptx_next_range_id, 1, __ATOMIC_RELAXED);
+    return uptx_untraced_range_start_(message);
 }
 
 static void impl_range_stop(uint64_t id)

@@ -128,14 +128,9 @@ static void emit(uint32_t op, const char *message, uint64_t range_id, uint32_t d
         }
     }
     upti_runtime_correlation_t corr;
-    upti_runtime_record_t rec;
-    memset(&rec, 0, sizeof rec);
-    rec.size = sizeof rec;
-    rec.kind = UPTI_TRACING_KIND_MARKER_API;
-    rec.operation = op;
-    rec.phase = UPTI_CALLBACK_PHASE_NONE;
-    rec.record = &r;
-    rec.string_offset = offsetof(upti_buffer_tracing_marker_api_record_t, message);
+    upti_runtime_record_t rec = {
+        .size = sizeof rec, .kind = UPTI_TRACING_KIND_MARKER_API, .operation = op,
+        .record = &r, .string_offset = offsetof(upti_buffer_tracing_marker_api_record_t, message)};
     if (thread != 0) {
         upti_runtime_capture_correlation(NULL, &corr);
         corr.thread_id = thread;

@@ -29,7 +29,8 @@ struct slot {
     uocl_appref_info_t info;
 };
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Guards the application reference table. A leaf: no other lock is taken under it. */
+static pthread_mutex_t g_app_refs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot *g_slots;
 static size_t g_capacity, g_count; /* capacity: a power of two */
 
@@ -100,7 +101,7 @@ void uocl_appref_created(const void *obj, const uocl_appref_info_t *info)
 {
     if (obj == NULL)
         return;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_app_refs_lock);
     struct slot *s = find(obj);
     if (s != NULL) { /* an address reused after a release we missed */
         s->refs = 1;
@@ -108,18 +109,18 @@ void uocl_appref_created(const void *obj, const uocl_appref_info_t *info)
     } else if ((g_count + 1) * 2 <= g_capacity || grow() == 0) {
         insert(obj, 1, info);
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_app_refs_lock);
 }
 
 cl_int uocl_appref_retained(cl_int status, const void *obj)
 {
     if (status != CL_SUCCESS)
         return status;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_app_refs_lock);
     struct slot *s = find(obj);
     if (s != NULL)
         s->refs++;
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_app_refs_lock);
     return status;
 }
 
@@ -127,7 +128,7 @@ int uocl_appref_released(const void *obj, uocl_appref_info_t *info)
 {
     if (obj == NULL)
         return -1;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_app_refs_lock);
     int last = -1;
     struct slot *s = find(obj);
     if (s != NULL) {
@@ -138,7 +139,7 @@ int uocl_appref_released(const void *obj, uocl_appref_info_t *info)
             erase(s);
         }
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_app_refs_lock);
     return last;
 }
 
@@ -146,15 +147,15 @@ int uocl_appref_released(const void *obj, uocl_appref_info_t *info)
 
 void uocl_appref_fork_prepare(void)
 {
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_app_refs_lock);
 }
 
 void uocl_appref_fork_parent(void)
 {
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_app_refs_lock);
 }
 
 void uocl_appref_fork_child(void)
 {
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_app_refs_lock);
 }

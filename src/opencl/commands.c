@@ -35,6 +35,7 @@
 #include "layer.h"
 #include "fork.h"
 #include "subscriber_hooks.h"
+#include "clock.h"
 #include "env.h"
 
 #include <upti/names.h>
@@ -163,13 +164,6 @@ static shard_t *shard_of(cl_command_queue q)
     return &g_shards[((x >> 4) ^ (x >> 12)) & (SHARDS - 1)];
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t realtime_ns(void)
 {
     struct timespec ts;
@@ -288,7 +282,7 @@ uocl_cmd_t *uocl_cmd_begin(const upti_runtime_call_t *call, upti_tracing_kind_t 
     }
     if (qi.dev != NULL && atomic_load_explicit(&qi.dev->clock_state, memory_order_acquire) == 0) {
         c->real_before = realtime_ns();
-        c->host_before = now_ns();
+        c->host_before = upti_clock_now();
     }
     return c;
 }
@@ -396,7 +390,7 @@ void uocl_cmd_end(uocl_cmd_t *c, cl_int status)
     if (!c->internal_event)
         uocl_next.clRetainEvent(c->event);
     if (c->host_before != 0) {
-        c->host_after = now_ns();
+        c->host_after = upti_clock_now();
         c->real_after = realtime_ns();
     }
     /* The callback's hold is taken before the command is visible: a reap on

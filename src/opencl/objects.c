@@ -8,6 +8,7 @@
  */
 #include "app_refs.h"
 #include "opencl_impl.h"
+#include "subscriber_hooks.h"
 
 #include <upti/names.h>
 
@@ -204,7 +205,9 @@ static void emit_code_object(uint32_t op, upti_callback_phase_t phase, cl_contex
     rec.phase = phase;
     rec.record = &r;
     rec.string_offset = offsetof(upti_buffer_tracing_code_object_record_t, name);
+    uocl_sub_emitting_code_object = 1;
     upti_runtime_emit(&rec);
+    uocl_sub_emitting_code_object = 0;
 }
 
 static void program_loaded(cl_program program)
@@ -398,14 +401,9 @@ static void emit_allocation(uint32_t op, const void *handle, const uocl_appref_i
     r.handle = (uint64_t)(uintptr_t)handle;
     r.bytes = info->size;
     r.flags = info->flags;
-    upti_runtime_record_t rec;
-    memset(&rec, 0, sizeof rec);
-    rec.size = sizeof rec;
-    rec.kind = UPTI_TRACING_KIND_MEMORY_ALLOCATION;
-    rec.operation = op;
-    rec.phase = UPTI_CALLBACK_PHASE_NONE;
-    rec.record = &r;
-    upti_runtime_emit(&rec);
+    upti_runtime_emit(&(upti_runtime_record_t){.size = sizeof(upti_runtime_record_t),
+                                               .kind = UPTI_TRACING_KIND_MEMORY_ALLOCATION,
+                                               .operation = op, .record = &r});
 }
 
 static upti_memory_allocation_type_t mem_type(cl_mem mem)

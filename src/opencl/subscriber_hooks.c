@@ -86,15 +86,10 @@ static void op_unref(struct sub_op *op)
 static upti_callback_gpu_op_data_t op_data(upti_callback_domain_t domain, upti_callback_phase_kind_t phase,
                                            uint64_t corr, uint32_t api_id)
 {
-    upti_callback_gpu_op_data_t d;
-    memset(&d, 0, sizeof d);
-    d.size = sizeof d;
-    d.domain = domain;
-    d.phase = phase;
-    d.correlation_id = corr;
-    d.api_group = UPTI_TRACING_KIND_OPENCL_API;
-    d.api_id = api_id;
-    return d;
+    return (upti_callback_gpu_op_data_t){.size = sizeof(upti_callback_gpu_op_data_t),
+                                         .domain = domain, .phase = phase, .correlation_id = corr,
+                                         .api_group = UPTI_TRACING_KIND_OPENCL_API,
+                                         .api_id = api_id};
 }
 
 static void notify(const upti_callback_gpu_op_data_t *d, void **instance)
@@ -468,6 +463,9 @@ static void device_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user
     done.operation = rec.operation;
     uint64_t queue, context;
     upti_agent_id_t agent;
+    /* Both kinds' records carry the same timing fields under the same names, in
+     * structs of their own: the two branches read them alike (not one helper: the
+     * types differ). */
     if (rec.kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
         const upti_buffer_tracing_kernel_dispatch_record_t *r = rec.payload;
         done.operation_id = r->kernel_id;
@@ -526,12 +524,14 @@ static void device_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user
 
 /* ---- code objects: MODULE_LOADED / MODULE_UNLOADED ---- */
 
+__thread int uocl_sub_emitting_code_object;
+
 static void code_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user_data, void *data)
 {
     (void)user_data;
     (void)data;
     const upti_buffer_tracing_code_object_record_t *r = rec.payload;
-    if (r == NULL || rec.operation != UPTI_CODE_OBJECT_LOAD)
+    if (r == NULL || rec.operation != UPTI_CODE_OBJECT_LOAD || !uocl_sub_emitting_code_object)
         return;
     upti_callback_domain_t domain = rec.phase == UPTI_CALLBACK_PHASE_UNLOAD
                                         ? UPTI_CB_DOMAIN_DRIVER_MODULE_UNLOADED

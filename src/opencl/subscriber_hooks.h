@@ -37,6 +37,11 @@ void uocl_sub_thread_started(void);
 /** The completion thread ends (at exit). */
 void uocl_sub_thread_ended(void);
 
+/** 1 on a thread while the layer emits one of its CODE_OBJECT records: the
+    records other runtimes emit (the Vulkan layer's shader modules) reach the
+    same callback and are theirs to report. */
+extern __thread int uocl_sub_emitting_code_object;
+
 /** Registers the layer as UPTI's subscriber provider (at registration). */
 void uocl_sub_init(void);
 

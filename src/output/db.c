@@ -5,6 +5,8 @@
 #include "output.h"
 #include "schema.h"
 
+#include <upti/names.h>
+
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -111,7 +113,7 @@ struct uo_db {
     uo_map op_ids;     /* (kind << 32 | op) → string id */
     /* The same for the small ones (0: not yet), and table_id()'s ids. */
     int64_t op_small[OP_KINDS][OP_OPS];
-    int64_t kind_ids[8], direction_ids[5], alloc_type_ids[10];
+    int64_t kind_ids[UPTI_TRACING_KIND_LAST], direction_ids[5], alloc_type_ids[10];
     size_t last_thread; /* index + 1 in thr of the last thread found */
     uo_map threads;    /* tid → index + 1 in thread array */
     thread_state *thr;
@@ -135,9 +137,6 @@ struct uo_db {
     int failed, in_txn;
 };
 
-static const char *const k_kind_names[] = {"NONE", "MARKER_API", "OPENCL_API", "KERNEL_DISPATCH",
-                                           "MEMORY_COPY", "MEMORY_ALLOCATION", "CODE_OBJECT",
-                                           "VULKAN_API"};
 static const char *const k_directions[] = {"NONE", "HOST_TO_DEVICE", "DEVICE_TO_HOST",
                                            "DEVICE_TO_DEVICE", "HOST_TO_HOST"};
 static const char *const k_alloc_types[] = {"NONE",  "BUFFER", "SUB_BUFFER", "IMAGE",
@@ -336,6 +335,26 @@ static int64_t table_id(uo_db *db, const char *const *names, int64_t *ids, size_
     int64_t id = uo_db_intern(db, name);
     if (v < n)
         ids[v] = id;
+    return id;
+}
+
+/* The string id of a kind's name, from libupti's table (src/sdk/names.c: the one
+ * table of kind names, which the CLI and the tool use too); an unknown kind in decimal. */
+static int64_t kind_id(uo_db *db, uint32_t kind)
+{
+    size_t n = sizeof db->kind_ids / sizeof db->kind_ids[0];
+    if (kind < n && db->kind_ids[kind] != 0)
+        return db->kind_ids[kind];
+    const char *name = NULL;
+    char tmp[32];
+    if (upti_get_tracing_kind_name((upti_tracing_kind_t)kind, &name) != UPTI_STATUS_SUCCESS ||
+        name == NULL) {
+        snprintf(tmp, sizeof tmp, "%u", kind);
+        name = tmp;
+    }
+    int64_t id = uo_db_intern(db, name);
+    if (kind < n)
+        db->kind_ids[kind] = id;
     return id;
 }
 
@@ -579,7 +598,7 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
     case UPTI_TRACING_KIND_VULKAN_API: {
         const upti_buffer_tracing_api_record_t *a = record;
         thread_of(db, a->thread_id, a->start_timestamp);
-        int64_t domain = table_id(db, k_kind_names, db->kind_ids, 8, kind);
+        int64_t domain = kind_id(db, kind);
         int64_t op = op_id(db, kind, a->operation);
         int64_t *v = row_new(db, ST_API);
         if (v == NULL)

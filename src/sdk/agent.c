@@ -12,7 +12,8 @@
 static upti_agent_t g_agents[MAX_AGENTS];
 static size_t g_num_agents;
 static bool g_host_done;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Guards g_agents, g_num_agents, g_host_done. A leaf (lock order: internal.h). */
+static pthread_mutex_t g_agents_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static char *cpu_model(void)
 {
@@ -100,7 +101,7 @@ static void add_locked(upti_agent_t *a)
 
 void upti_agents_init_host(void)
 {
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_agents_lock);
     if (!g_host_done) {
         g_host_done = true;
         char *model = cpu_model(), *vendor = cpu_vendor();
@@ -127,7 +128,7 @@ void upti_agents_init_host(void)
                 .global_memory_bytes =
                     (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE)});
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_agents_lock);
 }
 
 static const char *copy_string(const char *s)
@@ -148,7 +149,7 @@ UPTI_API upti_status_t upti_runtime_add_agent(const upti_agent_t *agent, upti_ag
     a.name = copy_string(a.name);
     a.vendor = copy_string(a.vendor);
     a.driver_version = copy_string(a.driver_version);
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_agents_lock);
     upti_status_t st = UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
     if (g_num_agents < MAX_AGENTS) {
         add_locked(&a);
@@ -156,7 +157,7 @@ UPTI_API upti_status_t upti_runtime_add_agent(const upti_agent_t *agent, upti_ag
             *id = a.id;
         st = UPTI_STATUS_SUCCESS;
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_agents_lock);
     if (st == UPTI_STATUS_SUCCESS)
         upti_buffer_agent_added(); /* shared buffers' ring files get it too */
     return st;
@@ -164,19 +165,19 @@ UPTI_API upti_status_t upti_runtime_add_agent(const upti_agent_t *agent, upti_ag
 
 size_t upti_agent_count(void)
 {
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_agents_lock);
     size_t n = g_num_agents;
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_agents_lock);
     return n;
 }
 
 bool upti_agent_at(size_t i, upti_agent_t *out)
 {
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_agents_lock);
     bool ok = i < g_num_agents;
     if (ok)
         *out = g_agents[i];
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_agents_lock);
     return ok;
 }
 
@@ -187,12 +188,12 @@ UPTI_API upti_status_t upti_query_available_agents(upti_query_available_agents_c
     if (callback == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     upti_agents_init_host();
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_agents_lock);
     size_t n = g_num_agents;
     const upti_agent_t **list = malloc((n ? n : 1) * sizeof *list);
     for (size_t i = 0; list != NULL && i < n; i++)
         list[i] = &g_agents[i];
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_agents_lock);
     if (list == NULL)
         return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
     upti_status_t st = callback(list, n, data);
@@ -205,15 +206,15 @@ UPTI_API upti_status_t upti_query_available_agents(upti_query_available_agents_c
 
 void upti_agent_fork_prepare(void)
 {
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_agents_lock);
 }
 
 void upti_agent_fork_parent(void)
 {
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_agents_lock);
 }
 
 void upti_agent_fork_child(void)
 {
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_agents_lock);
 }

@@ -31,7 +31,7 @@ struct callback_thread {
     _Atomic bool stop;
     _Atomic uint64_t flush_requested;
     uint64_t flush_done; /* under lock */
-    pthread_mutex_t lock;
+    pthread_mutex_t lock; /* guards flush_done (with `flushed`); a leaf: nothing is taken under it */
     pthread_cond_t flushed;
     upti_record_header_t *headers;
     upti_record_header_t **header_ptrs;
@@ -51,7 +51,9 @@ static uint32_t g_num_buffers;
 static struct callback_thread g_threads[UPTI_MAX_CALLBACK_THREADS];
 static uint32_t g_num_threads;
 static bool g_threads_stopped;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Guards g_buffers, g_threads and their counts. Taken before any buffer's own lock
+ * (upti_buffer.lock, ring.h), never under one (lock order: internal.h). */
+static pthread_mutex_t g_buffers_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void futex_wake(_Atomic int *word)
 {
@@ -236,7 +238,7 @@ static void *callback_thread_main(void *arg)
     return NULL;
 }
 
-/* Starts t if needed. Caller holds g_lock. */
+/* Starts t if needed. Caller holds g_buffers_lock. */
 static bool start_thread(struct callback_thread *t)
 {
     if (t->started)
@@ -408,17 +410,23 @@ static size_t round_up_pow2(size_t v)
     return p;
 }
 
-/* Both entries: o has every field set (no defaults left). */
-static upti_status_t create_buffer(upti_context_id_t context_id, const upti_buffer_options_t *o,
-                                   upti_buffer_id_t *buffer_id)
+upti_status_t upti_buffer_may_create(upti_context_id_t context_id)
 {
     UPTI_REFUSE_IN_SUBSCRIBER();
     if (!upti_configuration_open())
         return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
     int valid = 0;
     upti_context_is_valid(context_id, &valid);
-    if (!valid)
-        return UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
+    return valid ? UPTI_STATUS_SUCCESS : UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
+}
+
+/* Both entries: o has every field set (no defaults left). */
+static upti_status_t create_buffer(upti_context_id_t context_id, const upti_buffer_options_t *o,
+                                   upti_buffer_id_t *buffer_id)
+{
+    upti_status_t may = upti_buffer_may_create(context_id);
+    if (may != UPTI_STATUS_SUCCESS)
+        return may;
     if (o->callback == NULL || buffer_id == NULL || o->policy <= UPTI_BUFFER_POLICY_NONE ||
         o->policy >= UPTI_BUFFER_POLICY_LAST || o->region_size > ((size_t)1 << 40))
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
@@ -470,7 +478,7 @@ UPTI_API upti_status_t upti_create_buffer(upti_context_id_t context_id, size_t s
 
 upti_status_t upti_buffer_register(struct upti_buffer *b, upti_buffer_id_t *buffer_id)
 {
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_buffers_lock);
     upti_status_t st = UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
     if (g_num_buffers < UPTI_MAX_BUFFERS) {
         if (g_num_threads == 0)
@@ -485,7 +493,7 @@ upti_status_t upti_buffer_register(struct upti_buffer *b, upti_buffer_id_t *buff
             st = UPTI_STATUS_SUCCESS;
         }
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_buffers_lock);
     if (st != UPTI_STATUS_SUCCESS) {
         pthread_mutex_destroy(&b->lock);
         free(b);
@@ -553,7 +561,7 @@ UPTI_API upti_status_t upti_create_callback_thread(upti_callback_thread_t *threa
     UPTI_REFUSE_IN_SUBSCRIBER();
     if (thread_id == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_buffers_lock);
     upti_status_t st = UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
     if (g_num_threads == 0)
         g_num_threads = 1; /* index 0 is the default thread */
@@ -563,7 +571,7 @@ UPTI_API upti_status_t upti_create_callback_thread(upti_callback_thread_t *threa
         thread_id->handle = ++g_num_threads; /* handles are index + 1 */
         st = UPTI_STATUS_SUCCESS;
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_buffers_lock);
     return st;
 }
 
@@ -574,22 +582,22 @@ UPTI_API upti_status_t upti_assign_callback_thread(upti_buffer_id_t buffer_id,
     struct upti_buffer *b = upti_buffer_lookup(buffer_id);
     if (b == NULL)
         return UPTI_STATUS_ERROR_BUFFER_NOT_FOUND;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_buffers_lock);
     upti_status_t st = UPTI_STATUS_ERROR_THREAD_NOT_FOUND;
     if (thread_id.handle >= 1 && thread_id.handle <= g_num_threads) {
         struct callback_thread *t = &g_threads[thread_id.handle - 1];
         st = UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
         if (start_thread(t)) {
             struct callback_thread *old = atomic_load(&b->thread);
-            pthread_mutex_unlock(&g_lock);
+            pthread_mutex_unlock(&g_buffers_lock);
             /* Deliver what the old thread holds so per-thread order is kept. */
             flush_thread(old);
-            pthread_mutex_lock(&g_lock);
+            pthread_mutex_lock(&g_buffers_lock);
             atomic_store(&b->thread, t);
             st = UPTI_STATUS_SUCCESS;
         }
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_buffers_lock);
     return st;
 }
 
@@ -626,10 +634,10 @@ void upti_flush_all_buffers(void)
 
 void upti_stop_callback_threads(void)
 {
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_buffers_lock);
     g_threads_stopped = true;
     uint32_t n = g_num_threads;
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_buffers_lock);
     for (uint32_t i = 0; i < n; i++) {
         struct callback_thread *t = &g_threads[i];
         if (!t->started || pthread_equal(pthread_self(), t->thread))
@@ -644,7 +652,7 @@ void upti_stop_callback_threads(void)
 /* ---- fork() without exec (fork.h) ----
  * prepare: no delivery may be under way (a callback thread inside a tool's
  * callback, e.g. inside SQLite, or relinking a producer list), so every
- * buffer's lock is taken, after g_lock. parent: released. child: it has only
+ * buffer's lock is taken, after g_buffers_lock. parent: released. child: it has only
  * the forking thread. Records still in the rings are the parent's (the
  * parent delivers them): the child starts from empty rings; the rings of the
  * other threads are orphaned (freed at the next drain); the forking thread's
@@ -654,7 +662,7 @@ void upti_stop_callback_threads(void)
 void upti_buffer_fork_prepare(void)
 {
     atomic_store(&g_fork_pending, true);
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_buffers_lock);
     uint32_t n = __atomic_load_n(&g_num_buffers, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n; i++)
         pthread_mutex_lock(&g_buffers[i]->lock);
@@ -665,7 +673,7 @@ void upti_buffer_fork_parent(void)
     uint32_t n = __atomic_load_n(&g_num_buffers, __ATOMIC_ACQUIRE);
     for (uint32_t i = n; i-- > 0;)
         pthread_mutex_unlock(&g_buffers[i]->lock);
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_buffers_lock);
     atomic_store(&g_fork_pending, false);
 }
 
@@ -698,7 +706,7 @@ void upti_buffer_fork_child(void)
         for (struct upti_producer *p = atomic_load(&b->incoming); p != NULL; p = p->next)
             fork_reset_producer(p, self, tid);
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_buffers_lock);
     atomic_store(&g_fork_pending, false);
     for (uint32_t i = 0; i < g_num_threads; i++) {
         struct callback_thread *t = &g_threads[i];

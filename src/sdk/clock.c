@@ -8,7 +8,7 @@
  * the error stays well under a microsecond; a re-anchor never moves time
  * backwards. Parameters are published under a sequence lock.
  */
-#include "internal.h"
+#include "internal.h" /* and clock.h */
 #include "env.h"
 
 #include <stdio.h>
@@ -24,11 +24,10 @@ static uint64_t g_first_tsc, g_first_ns;
 static uint64_t g_interval_tsc; /* current re-anchor interval in ticks */
 static _Atomic bool g_refreshing;
 
+/* The clock itself, read the one way every part of UPTI reads it (src/common/clock.h). */
 static uint64_t raw_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return upti_clock_now();
 }
 
 #if defined(__x86_64__)

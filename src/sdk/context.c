@@ -31,6 +31,7 @@ struct cached_plan {
 static struct context g_contexts[UPTI_MAX_CONTEXTS];
 static uint32_t g_num_contexts;
 static bool g_contexts_final; /* finalization stopped everything for good */
+/* The contexts' lock: g_contexts, their services, the plans (lock order: internal.h). */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const upti_operation_plan_t **g_plans[UPTI_TRACING_KIND_LAST];

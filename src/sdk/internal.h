@@ -15,6 +15,30 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+/*
+ * Locks of libupti, and the order in which they nest (outermost first). A
+ * thread holding one may take only those below it; tests/unit/test_lock_order.c
+ * runs the paths that take two, under ThreadSanitizer's deadlock detector.
+ *
+ *   g_subscribers_lock (subscriber.c)   subscribers, their domains, providers.
+ *       A provider's domains_changed() runs under it and sets its kinds up
+ *       through upti_runtime_subscriber_service(): then g_contexts' lock.
+ *   g_buffers_lock (buffer.c)           the buffer and callback-thread tables;
+ *       fork() takes it, then every buffer's lock (fork.c: buffers, contexts,
+ *       agents, thread states, tools, in that order).
+ *   upti_buffer.lock (ring.h)           one buffer's producer list; held while
+ *       its records are delivered, so a buffer callback that starts or stops a
+ *       context takes the contexts' lock under it.
+ *   g_lock (context.c)                  contexts, their services and the plans.
+ *   g_agents_lock (agent.c), g_metadata_lock (runtime_metadata.c),
+ *   g_states_lock (thread.c), g_shared_agents_lock (shared_agents.c),
+ *   upti_shared_ring.create_lock (shared_buffer.c),
+ *   callback_thread.lock (buffer.c)     leaves: nothing is taken under them
+ *       (a new agent is written to shared buffers after g_agents_lock is let go).
+ *   g_tools_lock (registration.c)       tool discovery and initialization; let go
+ *       before any tool code runs. fork() takes it last.
+ */
+
 #define UPTI_MAX_BUFFERS 64
 #define UPTI_MAX_CALLBACK_THREADS 16
 #define UPTI_MAX_TOOLS 32

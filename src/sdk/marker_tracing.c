@@ -9,10 +9,51 @@
 #include <string.h>
 #include <uptx/uptx_table.h>
 
+/*
+ * The marker operations, one line each; every wrapper below is made from it.
+ *
+ *   X(name, OP, RET, PARAMS, ARGS, MESSAGE, VALUE, SET_ARGS, TO_BUFFERS)
+ *
+ * name        the uptx function without its prefix; the dispatch table's name##_fn
+ * OP          its operation, UPTI_MARKER_API_##OP
+ * RET         its result: INT, U64 or VOID (RET_* below say how each is declared,
+ *             kept and returned)
+ * PARAMS      its parameters in parentheses, () if none; ARGS their names
+ * MESSAGE     the text its record carries (NULL if none)
+ * VALUE       the record's value: a range id, or NAME_CATEGORY's category
+ * SET_ARGS    fills the callback payload's arguments ((void)0 if none)
+ * TO_BUFFERS  FAST: the record is written before the call (marker_fast()), the
+ *             call is then a tail call; AFTER_CALL: the record carries the result
+ *             (`ret`, in VALUE), so it is written after the call.
+ *
+ * uptx_profiler_pause and uptx_profiler_resume (no argument, no result) share one
+ * wrapper below the table.
+ */
+#define MARKER_OPERATIONS(X)                                                                    \
+    X(range_push, RANGE_PUSH, INT, (const char *message), (message), message, 0,                \
+      payload.args.range_push.message = message, FAST)                                          \
+    X(range_pop, RANGE_POP, INT, (), (), NULL, 0, (void)0, FAST)                                \
+    X(range_start, RANGE_START, U64, (const char *message), (message), message, ret,            \
+      payload.args.range_start.message = message, AFTER_CALL)                                   \
+    X(range_stop, RANGE_STOP, VOID, (uint64_t id), (id), NULL, id,                              \
+      payload.args.range_stop.id = id, FAST)                                                    \
+    X(mark, MARK, VOID, (const char *message), (message), message, 0,                           \
+      payload.args.mark.message = message, FAST)                                                \
+    X(name_thread, NAME_THREAD, VOID, (const char *name), (name), name, 0,                      \
+      payload.args.name_thread.name = name, FAST)                                               \
+    X(name_category, NAME_CATEGORY, VOID, (uint32_t category, const char *name),                \
+      (category, name), name, category,                                                         \
+      (payload.args.name_category.category = category, payload.args.name_category.name = name), \
+      FAST)
+
+/* The operation names (upti_get_tracing_operation_name): the uptx functions'. */
 static const char *const g_marker_ops[UPTI_MARKER_API_LAST] = {
-    "NONE",          "uptx_range_push", "uptx_range_pop",      "uptx_range_start",
-    "uptx_range_stop", "uptx_mark",     "uptx_name_thread",    "uptx_name_category",
-    "uptx_profiler_pause", "uptx_profiler_resume",
+    [UPTI_MARKER_API_NONE] = "NONE",
+#define OPERATION_NAME(name, OP, ...) [UPTI_MARKER_API_##OP] = "uptx_" #name,
+    MARKER_OPERATIONS(OPERATION_NAME)
+#undef OPERATION_NAME
+    [UPTI_MARKER_API_PROFILER_PAUSE] = "uptx_profiler_pause",
+    [UPTI_MARKER_API_PROFILER_RESUME] = "uptx_profiler_resume",
 };
 
 static upti_status_t marker_iterate_args(const upti_callback_tracing_record_t *record,
@@ -297,310 +338,119 @@ static __attribute__((noinline)) void marker_slow(const upti_operation_plan_t *p
         TO_BUFFERS;                                                                            \
     } while (0)
 
-/*
- * The TO_BUFFERS function of an operation whose record does not carry its
- * result writes the records before the call into the implementation, which
- * is then a tail call: in the fast case (marker_fast()) it makes no call.
- * Every other case goes to its _slow twin (marker_slow(), then the call).
- * The timestamp is still taken before the call.
- */
+/* How a result is declared (before the call), kept (`RET_KEEP_x call`), stored in
+ * the payload and returned. */
+#define RET_TYPE_INT int
+#define RET_TYPE_U64 uint64_t
+#define RET_TYPE_VOID void
+#define RET_DECL_INT int ret = 0;
+#define RET_DECL_U64 uint64_t ret = 0;
+#define RET_DECL_VOID
+#define RET_KEEP_INT ret =
+#define RET_KEEP_U64 ret =
+#define RET_KEEP_VOID
+#define RET_PAYLOAD_INT payload.retval.int_retval = ret
+#define RET_PAYLOAD_U64 payload.retval.uint64_retval = ret
+#define RET_PAYLOAD_VOID (void)0
+#define RET_RETURN_INT return ret;
+#define RET_RETURN_U64 return ret;
+#define RET_RETURN_VOID return;
 
-/* The body of range_start's TO_BUFFERS function (its record carries the result). */
-#define MARKER_TO_BUFFERS(OP, CALL_NEXT, MESSAGE, RANGE_ID, DOMAIN)                               \
-    do {                                                                                       \
-        struct marker_event e = {.operation = OP};                                             \
-        e.timestamp = upti_now();                                                              \
-        e.correlation_id = upti_next_correlation_id(s);                                        \
-        CALL_NEXT;                                                                             \
-        e.message = MESSAGE;                                                                   \
-        e.range_id = RANGE_ID;                                                                 \
-        e.domain = DOMAIN;                                                                     \
-        if (upti_likely(plan->num_buffers > 0))                                                \
-            write_marker_records(plan, s, &e);                                                 \
-    } while (0)
-
-/* The body of an operation's WITH_CALLBACKS function: callbacks around the call, then buffers. */
-#define MARKER_WITH_CALLBACKS(OP, SET_ARGS, CALL_NEXT, SET_RETVAL, MESSAGE, RANGE_ID, DOMAIN)      \
-    do {                                                                                       \
-        struct marker_event e = {.operation = OP};                                             \
-        upti_callback_tracing_marker_api_data_t payload = {.size = sizeof payload};            \
-        SET_ARGS;                                                                              \
-        upti_runtime_call_t call;                                                              \
-        upti_runtime_call_enter(&call, plan, UPTI_TRACING_KIND_MARKER_API, OP, &payload);      \
-        CALL_NEXT;                                                                             \
-        SET_RETVAL;                                                                            \
-        e.timestamp = call.start_timestamp;                                                    \
-        e.correlation_id = call.correlation_id;                                                \
-        upti_call_exit_callbacks(&call, s);                                                    \
-        e.message = MESSAGE;                                                                   \
-        e.range_id = RANGE_ID;                                                                 \
-        e.domain = DOMAIN;                                                                     \
-        write_marker_records_after(plan, upti_runtime_plan(g_plans, OP), s, &e);               \
-    } while (0)
+/* Parameter lists: PROTO(PARAMS...) is the list or `void`; AND(PARAMS...) is
+ * `, list` or nothing (after the wrappers' own leading parameters). */
+#define PICK_SECOND(a, b, ...) b
+#define PICK_SECOND_OF(...) PICK_SECOND(__VA_ARGS__)
+#define PROTO(...) __VA_ARGS__ PICK_SECOND_OF(__VA_OPT__(, ), void, ~)
+#define AND(...) __VA_OPT__(, ) __VA_ARGS__
 
 #define OUT_OF_LINE static __attribute__((noinline))
 #define PLAN_S const upti_operation_plan_t *plan, upti_thread_state_t *s
 
-OUT_OF_LINE int range_push_buf_slow(PLAN_S, const char *message, int done)
-{
-    marker_slow(plan, s, UPTI_MARKER_API_RANGE_PUSH, message, 0, done);
-    return g_next.range_push_fn(message);
-}
-
-OUT_OF_LINE int range_push_buf(PLAN_S, const char *message)
-{
-    int done = marker_fast(plan, s, UPTI_MARKER_API_RANGE_PUSH, message, 0);
-    if (upti_likely(done == MARKER_DONE))
-        return g_next.range_push_fn(message);
-    return range_push_buf_slow(plan, s, message, done);
-}
-
-OUT_OF_LINE int range_push_cb(PLAN_S, const char *message)
-{
-    int ret = 0;
-    MARKER_WITH_CALLBACKS(UPTI_MARKER_API_RANGE_PUSH, payload.args.range_push.message = message,
-                          ret = g_next.range_push_fn(message), payload.retval.int_retval = ret,
-                          message, 0, 0);
-    return ret;
-}
-
-static int traced_range_push(const char *message);
-
-OUT_OF_LINE int range_push_first(const char *message)
-{
-    (void)upti_thread_state_slow();
-    return traced_range_push(message);
-}
-
-static int traced_range_push(const char *message)
-{
-    int ret = 0;
-    TRACED_MARKER(UPTI_MARKER_API_RANGE_PUSH, ret = range_push_buf(plan, s, message),
-                  ret = range_push_cb(plan, s, message), ret = g_next.range_push_fn(message),
-                  ret = range_push_first(message));
-    return ret;
-}
-
-OUT_OF_LINE int range_pop_buf_slow(PLAN_S, int done)
-{
-    marker_slow(plan, s, UPTI_MARKER_API_RANGE_POP, NULL, 0, done);
-    return g_next.range_pop_fn();
-}
-
-OUT_OF_LINE int range_pop_buf(PLAN_S)
-{
-    int done = marker_fast(plan, s, UPTI_MARKER_API_RANGE_POP, NULL, 0);
-    if (upti_likely(done == MARKER_DONE))
-        return g_next.range_pop_fn();
-    return range_pop_buf_slow(plan, s, done);
-}
-
-OUT_OF_LINE int range_pop_cb(PLAN_S)
-{
-    int ret = 0;
-    MARKER_WITH_CALLBACKS(UPTI_MARKER_API_RANGE_POP, (void)0, ret = g_next.range_pop_fn(),
-                          payload.retval.int_retval = ret, NULL, 0, 0);
-    return ret;
-}
-
-static int traced_range_pop(void);
-
-OUT_OF_LINE int range_pop_first(void)
-{
-    (void)upti_thread_state_slow();
-    return traced_range_pop();
-}
-
-static int traced_range_pop(void)
-{
-    int ret = 0;
-    TRACED_MARKER(UPTI_MARKER_API_RANGE_POP, ret = range_pop_buf(plan, s),
-                  ret = range_pop_cb(plan, s), ret = g_next.range_pop_fn(),
-                  ret = range_pop_first());
-    return ret;
-}
-
-OUT_OF_LINE uint64_t range_start_buf(PLAN_S, const char *message)
-{
-    uint64_t ret = 0;
-    MARKER_TO_BUFFERS(UPTI_MARKER_API_RANGE_START, ret = g_next.range_start_fn(message), message,
-                      ret, 0);
-    return ret;
-}
-
-OUT_OF_LINE uint64_t range_start_cb(PLAN_S, const char *message)
-{
-    uint64_t ret = 0;
-    MARKER_WITH_CALLBACKS(UPTI_MARKER_API_RANGE_START, payload.args.range_start.message = message,
-                          ret = g_next.range_start_fn(message),
-                          payload.retval.uint64_retval = ret, message, ret, 0);
-    return ret;
-}
-
-static uint64_t traced_range_start(const char *message);
-
-OUT_OF_LINE uint64_t range_start_first(const char *message)
-{
-    (void)upti_thread_state_slow();
-    return traced_range_start(message);
-}
-
-static uint64_t traced_range_start(const char *message)
-{
-    uint64_t ret = 0;
-    TRACED_MARKER(UPTI_MARKER_API_RANGE_START, ret = range_start_buf(plan, s, message),
-                  ret = range_start_cb(plan, s, message), ret = g_next.range_start_fn(message),
-                  ret = range_start_first(message));
-    return ret;
-}
-
-OUT_OF_LINE void range_stop_buf_slow(PLAN_S, uint64_t id, int done)
-{
-    marker_slow(plan, s, UPTI_MARKER_API_RANGE_STOP, NULL, id, done);
-    g_next.range_stop_fn(id);
-}
-
-OUT_OF_LINE void range_stop_buf(PLAN_S, uint64_t id)
-{
-    int done = marker_fast(plan, s, UPTI_MARKER_API_RANGE_STOP, NULL, id);
-    if (upti_likely(done == MARKER_DONE)) {
-        g_next.range_stop_fn(id);
-        return;
+/* The TO_BUFFERS function (buffers only, no callback service). FAST: the
+ * record, then a tail call into the implementation; every case marker_fast()
+ * does not finish goes to the _slow twin (marker_slow(), then the call). The
+ * timestamp is taken before the call either way. */
+#define DEFINE_TO_BUFFERS_FAST(name, OP, R, PARAMS, ARGS, MESSAGE, VALUE)                       \
+    OUT_OF_LINE RET_TYPE_##R name##_buf_slow(PLAN_S AND PARAMS, int done)                       \
+    {                                                                                           \
+        marker_slow(plan, s, UPTI_MARKER_API_##OP, MESSAGE, VALUE, done);                       \
+        RET_DECL_##R RET_KEEP_##R g_next.name##_fn ARGS;                                        \
+        RET_RETURN_##R                                                                          \
+    }                                                                                           \
+    OUT_OF_LINE RET_TYPE_##R name##_buf(PLAN_S AND PARAMS)                                      \
+    {                                                                                           \
+        RET_DECL_##R int done = marker_fast(plan, s, UPTI_MARKER_API_##OP, MESSAGE, VALUE);     \
+        if (upti_likely(done == MARKER_DONE)) {                                                 \
+            RET_KEEP_##R g_next.name##_fn ARGS;                                                 \
+            RET_RETURN_##R                                                                      \
+        }                                                                                       \
+        RET_KEEP_##R name##_buf_slow(plan, s AND ARGS, done);                                   \
+        RET_RETURN_##R                                                                          \
     }
-    range_stop_buf_slow(plan, s, id, done);
-}
 
-OUT_OF_LINE void range_stop_cb(PLAN_S, uint64_t id)
-{
-    MARKER_WITH_CALLBACKS(UPTI_MARKER_API_RANGE_STOP, payload.args.range_stop.id = id,
-                          g_next.range_stop_fn(id), (void)0, NULL, id, 0);
-}
-
-static void traced_range_stop(uint64_t id);
-
-OUT_OF_LINE void range_stop_first(uint64_t id)
-{
-    (void)upti_thread_state_slow();
-    traced_range_stop(id);
-}
-
-static void traced_range_stop(uint64_t id)
-{
-    TRACED_MARKER(UPTI_MARKER_API_RANGE_STOP, range_stop_buf(plan, s, id),
-                  range_stop_cb(plan, s, id), g_next.range_stop_fn(id), range_stop_first(id));
-}
-
-OUT_OF_LINE void mark_buf_slow(PLAN_S, const char *message, int done)
-{
-    marker_slow(plan, s, UPTI_MARKER_API_MARK, message, 0, done);
-    g_next.mark_fn(message);
-}
-
-OUT_OF_LINE void mark_buf(PLAN_S, const char *message)
-{
-    int done = marker_fast(plan, s, UPTI_MARKER_API_MARK, message, 0);
-    if (upti_likely(done == MARKER_DONE)) {
-        g_next.mark_fn(message);
-        return;
+/* AFTER_CALL: one clock read before the call, the record after it. */
+#define DEFINE_TO_BUFFERS_AFTER_CALL(name, OP, R, PARAMS, ARGS, MESSAGE, VALUE)                 \
+    OUT_OF_LINE RET_TYPE_##R name##_buf(PLAN_S AND PARAMS)                                      \
+    {                                                                                           \
+        RET_DECL_##R struct marker_event e = {.operation = UPTI_MARKER_API_##OP};               \
+        e.timestamp = upti_now();                                                               \
+        e.correlation_id = upti_next_correlation_id(s);                                         \
+        RET_KEEP_##R g_next.name##_fn ARGS;                                                     \
+        e.message = MESSAGE;                                                                    \
+        e.range_id = e.domain = VALUE;                                                          \
+        if (upti_likely(plan->num_buffers > 0))                                                 \
+            write_marker_records(plan, s, &e);                                                  \
+        RET_RETURN_##R                                                                          \
     }
-    mark_buf_slow(plan, s, message, done);
-}
 
-OUT_OF_LINE void mark_cb(PLAN_S, const char *message)
-{
-    MARKER_WITH_CALLBACKS(UPTI_MARKER_API_MARK, payload.args.mark.message = message,
-                          g_next.mark_fn(message), (void)0, message, 0, 0);
-}
+/* The WITH_CALLBACKS function: callbacks around the call, then buffers (those of
+ * the plan the call began with, and of contexts a callback started). */
+#define MARKER_WITH_CALLBACKS(OP, SET_ARGS, CALL_NEXT, SET_RETVAL, MESSAGE, VALUE)                \
+    do {                                                                                        \
+        struct marker_event e = {.operation = OP};                                              \
+        upti_callback_tracing_marker_api_data_t payload = {.size = sizeof payload};             \
+        SET_ARGS;                                                                               \
+        upti_runtime_call_t call;                                                               \
+        upti_runtime_call_enter(&call, plan, UPTI_TRACING_KIND_MARKER_API, OP, &payload);       \
+        CALL_NEXT;                                                                              \
+        SET_RETVAL;                                                                             \
+        e.timestamp = call.start_timestamp;                                                     \
+        e.correlation_id = call.correlation_id;                                                 \
+        upti_call_exit_callbacks(&call, s);                                                     \
+        e.message = MESSAGE;                                                                    \
+        e.range_id = e.domain = VALUE;                                                          \
+        write_marker_records_after(plan, upti_runtime_plan(g_plans, OP), s, &e);                \
+    } while (0)
 
-static void traced_mark(const char *message);
-
-OUT_OF_LINE void mark_first(const char *message)
-{
-    (void)upti_thread_state_slow();
-    traced_mark(message);
-}
-
-static void traced_mark(const char *message)
-{
-    TRACED_MARKER(UPTI_MARKER_API_MARK, mark_buf(plan, s, message), mark_cb(plan, s, message),
-                  g_next.mark_fn(message), mark_first(message));
-}
-
-OUT_OF_LINE void name_thread_buf_slow(PLAN_S, const char *name, int done)
-{
-    marker_slow(plan, s, UPTI_MARKER_API_NAME_THREAD, name, 0, done);
-    g_next.name_thread_fn(name);
-}
-
-OUT_OF_LINE void name_thread_buf(PLAN_S, const char *name)
-{
-    int done = marker_fast(plan, s, UPTI_MARKER_API_NAME_THREAD, name, 0);
-    if (upti_likely(done == MARKER_DONE)) {
-        g_next.name_thread_fn(name);
-        return;
+/* Every function of one operation: TO_BUFFERS, WITH_CALLBACKS, FIRST_CALL (creates
+ * the thread's state, then starts over) and the wrapper installed in the table. */
+#define DEFINE_MARKER_WRAPPERS(name, OP, R, PARAMS, ARGS, MESSAGE, VALUE, SET_ARGS, TO_BUFFERS)  \
+    DEFINE_TO_BUFFERS_##TO_BUFFERS(name, OP, R, PARAMS, ARGS, MESSAGE, VALUE)                   \
+    OUT_OF_LINE RET_TYPE_##R name##_cb(PLAN_S AND PARAMS)                                       \
+    {                                                                                           \
+        RET_DECL_##R MARKER_WITH_CALLBACKS(UPTI_MARKER_API_##OP, SET_ARGS,                      \
+                                           RET_KEEP_##R g_next.name##_fn ARGS,                  \
+                                           RET_PAYLOAD_##R, MESSAGE, VALUE);                    \
+        RET_RETURN_##R                                                                          \
+    }                                                                                           \
+    static RET_TYPE_##R traced_##name(PROTO PARAMS);                                            \
+    OUT_OF_LINE RET_TYPE_##R name##_first(PROTO PARAMS)                                         \
+    {                                                                                           \
+        (void)upti_thread_state_slow();                                                         \
+        RET_DECL_##R RET_KEEP_##R traced_##name ARGS;                                           \
+        RET_RETURN_##R                                                                          \
+    }                                                                                           \
+    static RET_TYPE_##R traced_##name(PROTO PARAMS)                                             \
+    {                                                                                           \
+        RET_DECL_##R TRACED_MARKER(UPTI_MARKER_API_##OP,                                        \
+                                   RET_KEEP_##R name##_buf(plan, s AND ARGS),                   \
+                                   RET_KEEP_##R name##_cb(plan, s AND ARGS),                    \
+                                   RET_KEEP_##R g_next.name##_fn ARGS,                          \
+                                   RET_KEEP_##R name##_first ARGS);                             \
+        RET_RETURN_##R                                                                          \
     }
-    name_thread_buf_slow(plan, s, name, done);
-}
 
-OUT_OF_LINE void name_thread_cb(PLAN_S, const char *name)
-{
-    MARKER_WITH_CALLBACKS(UPTI_MARKER_API_NAME_THREAD, payload.args.name_thread.name = name,
-                          g_next.name_thread_fn(name), (void)0, name, 0, 0);
-}
-
-static void traced_name_thread(const char *name);
-
-OUT_OF_LINE void name_thread_first(const char *name)
-{
-    (void)upti_thread_state_slow();
-    traced_name_thread(name);
-}
-
-static void traced_name_thread(const char *name)
-{
-    TRACED_MARKER(UPTI_MARKER_API_NAME_THREAD, name_thread_buf(plan, s, name),
-                  name_thread_cb(plan, s, name), g_next.name_thread_fn(name),
-                  name_thread_first(name));
-}
-
-OUT_OF_LINE void name_category_buf_slow(PLAN_S, uint32_t category, const char *name, int done)
-{
-    marker_slow(plan, s, UPTI_MARKER_API_NAME_CATEGORY, name, category, done);
-    g_next.name_category_fn(category, name);
-}
-
-OUT_OF_LINE void name_category_buf(PLAN_S, uint32_t category, const char *name)
-{
-    int done = marker_fast(plan, s, UPTI_MARKER_API_NAME_CATEGORY, name, category);
-    if (upti_likely(done == MARKER_DONE)) {
-        g_next.name_category_fn(category, name);
-        return;
-    }
-    name_category_buf_slow(plan, s, category, name, done);
-}
-
-OUT_OF_LINE void name_category_cb(PLAN_S, uint32_t category, const char *name)
-{
-    MARKER_WITH_CALLBACKS(UPTI_MARKER_API_NAME_CATEGORY,
-                          (payload.args.name_category.category = category,
-                           payload.args.name_category.name = name),
-                          g_next.name_category_fn(category, name), (void)0, name, 0, category);
-}
-
-static void traced_name_category(uint32_t category, const char *name);
-
-OUT_OF_LINE void name_category_first(uint32_t category, const char *name)
-{
-    (void)upti_thread_state_slow();
-    traced_name_category(category, name);
-}
-
-static void traced_name_category(uint32_t category, const char *name)
-{
-    TRACED_MARKER(UPTI_MARKER_API_NAME_CATEGORY, name_category_buf(plan, s, category, name),
-                  name_category_cb(plan, s, category, name),
-                  g_next.name_category_fn(category, name), name_category_first(category, name));
-}
+MARKER_OPERATIONS(DEFINE_MARKER_WRAPPERS)
 
 /* uptx_profiler_pause and uptx_profiler_resume: no argument, no result. */
 static void next_profiler_pause(void)
@@ -615,7 +465,7 @@ static void next_profiler_resume(void)
 
 OUT_OF_LINE void profiler_cb(PLAN_S, uint32_t op, void (*next)(void))
 {
-    MARKER_WITH_CALLBACKS(op, (void)0, next(), (void)0, NULL, 0, 0);
+    MARKER_WITH_CALLBACKS(op, (void)0, next(), (void)0, NULL, 0);
 }
 
 static void traced_profiler(uint32_t op, void (*next)(void))
@@ -640,6 +490,7 @@ static void traced_profiler_resume(void)
         g_next.field = __atomic_load_n(&table->field, __ATOMIC_RELAXED);                         \
         __atomic_store_n(&table->field, wrapper, __ATOMIC_RELEASE);                              \
     } while (0)
+#define INSTALL_OPERATION(name, ...) INSTALL(name##_fn, traced_##name);
 
 void upti_marker_install_wrappers(void *raw)
 {
@@ -649,13 +500,7 @@ void upti_marker_install_wrappers(void *raw)
         return;
     }
     g_plans = upti_plans(UPTI_TRACING_KIND_MARKER_API);
-    INSTALL(range_push_fn, traced_range_push);
-    INSTALL(range_pop_fn, traced_range_pop);
-    INSTALL(range_start_fn, traced_range_start);
-    INSTALL(range_stop_fn, traced_range_stop);
-    INSTALL(mark_fn, traced_mark);
-    INSTALL(name_thread_fn, traced_name_thread);
-    INSTALL(name_category_fn, traced_name_category);
+    MARKER_OPERATIONS(INSTALL_OPERATION)
     if (table->size >= sizeof(uptx_dispatch_table_t)) { /* version 2 */
         INSTALL(profiler_pause_fn, traced_profiler_pause);
         INSTALL(profiler_resume_fn, traced_profiler_resume);

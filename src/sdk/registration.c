@@ -39,7 +39,9 @@ static upti_configure_func_t g_forced;
 static bool g_any_tool; /* some upti_configure returned a result */
 
 static _Atomic int g_state = LIFE_NONE;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Guards the tool table, g_forced and discovery; let go before tool code runs (lock
+ * order: internal.h). */
+static pthread_mutex_t g_tools_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_done = PTHREAD_COND_INITIALIZER;
 static pthread_t g_discovery_thread;
 static int g_current_tool = -1; /* tool whose configure/initialize runs now */
@@ -49,7 +51,7 @@ static bool g_in_initialize;
  * Threads started during discovery (by a tool's configure or initialize, or
  * by the program meanwhile) must not wait for it: a tool's initialize may be
  * joining them. They are told apart by their kernel thread ids: those of the
- * threads alive when discovery began, sorted (under g_lock). SIZE_MAX: not
+ * threads alive when discovery began, sorted (under g_tools_lock). SIZE_MAX: not
  * known (/proc unreadable), and then every thread waits.
  */
 static pid_t *g_threads_before;
@@ -113,7 +115,7 @@ static uint64_t ns_since(const struct timespec *t)
 }
 
 /* The calling thread was started after discovery began and waited for it
- * long enough (g_lock held). */
+ * long enough (g_tools_lock held). */
 static bool started_during_discovery(void)
 {
     if (g_num_threads_before == SIZE_MAX)
@@ -130,10 +132,10 @@ UPTI_API int upti_sdk_thread_must_not_wait(void)
 {
     if (atomic_load(&g_state) != LIFE_DISCOVERING)
         return 0;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_tools_lock);
     int r = atomic_load(&g_state) == LIFE_DISCOVERING &&
             (pthread_equal(pthread_self(), g_discovery_thread) || started_during_discovery());
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_tools_lock);
     return r;
 }
 
@@ -378,15 +380,15 @@ bool upti_ensure_tools(void)
 {
     if (upti_likely(atomic_load(&g_state) >= LIFE_INITIALIZED))
         return true;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_tools_lock);
     if (atomic_load(&g_state) == LIFE_DISCOVERING) {
         if (pthread_equal(pthread_self(), g_discovery_thread)) {
-            pthread_mutex_unlock(&g_lock); /* re-entered from a tool: carry on */
+            pthread_mutex_unlock(&g_tools_lock); /* re-entered from a tool: carry on */
             return true;
         }
         while (atomic_load(&g_state) == LIFE_DISCOVERING) {
             if (started_during_discovery()) {
-                pthread_mutex_unlock(&g_lock); /* discovery may be waiting for it */
+                pthread_mutex_unlock(&g_tools_lock); /* discovery may be waiting for it */
                 return false;
             }
             /* Timed: started_during_discovery() turns true with time. */
@@ -397,7 +399,7 @@ bool upti_ensure_tools(void)
                 until.tv_sec++;
                 until.tv_nsec -= 1000000000L;
             }
-            pthread_cond_timedwait(&g_done, &g_lock, &until);
+            pthread_cond_timedwait(&g_done, &g_tools_lock, &until);
         }
     }
     if (atomic_load(&g_state) == LIFE_NONE) {
@@ -405,18 +407,18 @@ bool upti_ensure_tools(void)
         atomic_store(&g_state, LIFE_DISCOVERING);
         snapshot_threads(); /* before any tool code runs */
         clock_gettime(CLOCK_MONOTONIC, &g_discovery_began);
-        pthread_mutex_unlock(&g_lock);
+        pthread_mutex_unlock(&g_tools_lock);
         upti_thread_state()->in_callback++;
         discover_and_initialize();
         upti_thread_state()->in_callback--;
-        pthread_mutex_lock(&g_lock);
+        pthread_mutex_lock(&g_tools_lock);
         atomic_store(&g_state, LIFE_INITIALIZED);
         free(g_threads_before);
         g_threads_before = NULL;
         g_num_threads_before = 0;
         pthread_cond_broadcast(&g_done);
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_tools_lock);
     return true;
 }
 
@@ -424,12 +426,12 @@ bool upti_ensure_tools(void)
 
 void upti_registration_fork_prepare(void)
 {
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_tools_lock);
 }
 
 void upti_registration_fork_parent(void)
 {
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_tools_lock);
 }
 
 /* A child forked while another thread ran the tools' configure or initialize
@@ -437,7 +439,7 @@ void upti_registration_fork_parent(void)
  * for ever for the end of discovery). */
 void upti_registration_fork_child(void)
 {
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_tools_lock);
     if (atomic_load(&g_state) == LIFE_DISCOVERING &&
         !pthread_equal(pthread_self(), g_discovery_thread)) {
         upti_stop_all_contexts();
@@ -510,11 +512,11 @@ UPTI_API upti_status_t upti_force_configure(upti_configure_func_t configure_func
     UPTI_REFUSE_IN_SUBSCRIBER();
     if (configure_func == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_tools_lock);
     bool fresh = atomic_load(&g_state) == LIFE_NONE && g_forced == NULL;
     if (fresh)
         g_forced = configure_func;
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_tools_lock);
     if (!fresh)
         return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
     upti_ensure_tools();

@@ -85,7 +85,10 @@ struct upti_buffer {
     void *callback_data;
     _Atomic bool destroyed;
     struct callback_thread *_Atomic thread;
-    pthread_mutex_t lock; /* the consumer's: guards the producer list, serializes delivery */
+    /* The consumer's: guards the producer list, serializes delivery. Taken under
+     * g_buffers_lock (fork), and held while the callback runs: a callback may take
+     * the contexts' lock under it (lock order: internal.h). */
+    pthread_mutex_t lock;
     struct upti_producer *producers;
     /* New producers push themselves here without a lock; the consumer adopts them. */
     struct upti_producer *_Atomic incoming;
@@ -99,6 +102,9 @@ struct upti_buffer {
 void *upti_buffer_reserve_slow(struct upti_buffer *b, upti_thread_state_t *s, uint32_t kind,
                                size_t len);
 void upti_buffer_wake(struct upti_buffer *b);
+/** What every buffer creation checks first: not from a subscriber callback, inside a
+ *  tool's initialize (else CONFIGURATION_LOCKED), a valid context (else CONTEXT_NOT_FOUND). */
+upti_status_t upti_buffer_may_create(upti_context_id_t context_id);
 /** Registers a created buffer (starting its callback thread unless it is shared). */
 upti_status_t upti_buffer_register(struct upti_buffer *b, upti_buffer_id_t *buffer_id);
 

@@ -16,7 +16,8 @@ static struct {
     char value[VALUE_MAX];
 } g_entries[MAX_ENTRIES];
 static size_t g_count;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Guards g_entries and g_count. A leaf (lock order: internal.h). */
+static pthread_mutex_t g_metadata_lock = PTHREAD_MUTEX_INITIALIZER;
 
 UPTI_API upti_status_t upti_runtime_set_metadata(const char *key, const char *value)
 {
@@ -24,7 +25,7 @@ UPTI_API upti_status_t upti_runtime_set_metadata(const char *key, const char *va
     if (key == NULL || value == NULL || key[0] == '.' || strchr(key, '.') == NULL || strlen(key) >= KEY_MAX ||
         strlen(value) >= VALUE_MAX)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_metadata_lock);
     size_t i = 0;
     while (i < g_count && strcmp(g_entries[i].key, key) != 0)
         i++;
@@ -38,7 +39,7 @@ UPTI_API upti_status_t upti_runtime_set_metadata(const char *key, const char *va
         }
         strcpy(g_entries[i].value, value);
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_metadata_lock);
     return st;
 }
 
@@ -48,13 +49,13 @@ UPTI_API upti_status_t upti_query_runtime_metadata(upti_query_runtime_metadata_c
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     /* Copied out, so that the callback runs without the lock. */
     char keys[MAX_ENTRIES][KEY_MAX], values[MAX_ENTRIES][VALUE_MAX];
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_metadata_lock);
     size_t n = g_count;
     for (size_t i = 0; i < n; i++) {
         memcpy(keys[i], g_entries[i].key, KEY_MAX);
         memcpy(values[i], g_entries[i].value, VALUE_MAX);
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_metadata_lock);
     for (size_t i = 0; i < n; i++)
         callback(keys[i], values[i], data);
     return UPTI_STATUS_SUCCESS;

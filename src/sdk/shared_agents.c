@@ -17,12 +17,13 @@
 #include <string.h>
 
 /* Per buffer (index): whether a thread wrote to its ring file in this process, and how
- * many of the process's agents the file has. Under g_lock, which orders the writers. */
+ * many of the process's agents the file has. Under g_shared_agents_lock, which orders the writers. */
 static struct {
     bool has_writer;
     size_t written;
 } g_state[UPTI_MAX_BUFFERS];
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Guards g_state (which agents each shared buffer's file has). A leaf (lock order: internal.h). */
+static pthread_mutex_t g_shared_agents_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The bytes of s in the record, its NUL included, cut to UPTI_MAX_RECORD_STRING. */
 static uint16_t string_bytes(const char *s)
@@ -68,7 +69,7 @@ static bool write_agent(struct upti_buffer *b, upti_thread_state_t *s, const upt
     return true;
 }
 
-/* Writes the agents b's file lacks into s's slot (its producer exists). g_lock held. */
+/* Writes the agents b's file lacks into s's slot (its producer exists). g_shared_agents_lock held. */
 static void write_missing_locked(struct upti_buffer *b, upti_thread_state_t *s)
 {
     size_t n = upti_agent_count();
@@ -84,20 +85,20 @@ static void write_missing_locked(struct upti_buffer *b, upti_thread_state_t *s)
 void upti_shared_agents_first_write(struct upti_buffer *b, upti_thread_state_t *s)
 {
     upti_agents_init_host();
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_shared_agents_lock);
     g_state[b->index].has_writer = true;
     if (s->producers[b->index] != NULL)
         write_missing_locked(b, s);
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_shared_agents_lock);
 }
 
 void upti_shared_agents_added(struct upti_buffer *b, upti_thread_state_t *s)
 {
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_shared_agents_lock);
     bool missing = g_state[b->index].has_writer && g_state[b->index].written < upti_agent_count();
     if (missing && s->producers[b->index] != NULL)
         write_missing_locked(b, s);
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_shared_agents_lock);
     /* No slot yet: claiming one writes THREAD, then the missing agents (first_write). */
     if (missing && s->producers[b->index] == NULL && !atomic_load(&b->destroyed))
         upti_shared_producer_create(b, s);
@@ -105,7 +106,7 @@ void upti_shared_agents_added(struct upti_buffer *b, upti_thread_state_t *s)
 
 void upti_shared_agents_fork_child(struct upti_buffer *b)
 {
-    pthread_mutex_init(&g_lock, NULL); /* a thread that vanished may have held it */
+    pthread_mutex_init(&g_shared_agents_lock, NULL); /* a thread that vanished may have held it */
     g_state[b->index].has_writer = false;
     g_state[b->index].written = 0;
 }

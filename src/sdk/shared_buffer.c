@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "ring_futex.h"
 #include "env.h"
+#include "proc_stat.h"
 #include "ring.h"
 #include "upti_ring_abi.h"
 
@@ -73,22 +74,9 @@ static uint64_t mono_ns(void)
 /* Field 22 of /proc/self/stat: this process's start time, in clock ticks. */
 static uint64_t proc_start_ticks(void)
 {
-    char buf[1024];
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
-    if (p == NULL)
-        return 0;
-    /* After ')': field 3 (state) ... field 22. */
-    for (int field = 2; field < 21 && p != NULL; field++)
-        p = strchr(p + 1, ' ');
-    return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
+    char state;
+    uint64_t ticks;
+    return upti_proc_stat(0, &state, &ticks) == 0 ? ticks : 0;
 }
 
 static void read_command(char *out, size_t cap)
@@ -179,13 +167,9 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
                                                  const char *path_or_dir, uint32_t max_threads,
                                                  upti_buffer_id_t *buffer_id)
 {
-    UPTI_REFUSE_IN_SUBSCRIBER();
-    if (!upti_configuration_open())
-        return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
-    int valid = 0;
-    upti_context_is_valid(context_id, &valid);
-    if (!valid)
-        return UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
+    upti_status_t may = upti_buffer_may_create(context_id);
+    if (may != UPTI_STATUS_SUCCESS)
+        return may;
     if (buffer_id == NULL || policy <= UPTI_BUFFER_POLICY_NONE || policy >= UPTI_BUFFER_POLICY_LAST ||
         size > ((size_t)1 << 32) || max_threads == 0 || max_threads > 65536 ||
         (path_or_dir != NULL && strlen(path_or_dir) >= PATH_MAX - 128))

@@ -20,8 +20,8 @@
 #define MAX_PROVIDERS 8
 
 struct subscriber {
-    uint32_t generation; /* under g_lock */
-    bool in_use;         /* under g_lock */
+    uint32_t generation; /* under g_subscribers_lock */
+    bool in_use;         /* under g_subscribers_lock */
     upti_callback_function_t callback;
     void *user_data;
     _Atomic uint32_t busy; /* callbacks of this slot running now */
@@ -33,7 +33,9 @@ static _Atomic uint32_t g_other_mask[UPTI_CB_DOMAIN_MAX];
 uint32_t upti_subscriber_domain_word;
 static upti_runtime_subscriber_provider_t g_providers[MAX_PROVIDERS];
 static int g_num_providers;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Guards g_subs, the domain masks and g_providers. Outermost: providers' domains_changed()
+ * run under it and take the contexts' lock (lock order: internal.h). */
+static pthread_mutex_t g_subscribers_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static bool two_phase(upti_callback_domain_t d)
 {
@@ -41,7 +43,7 @@ static bool two_phase(upti_callback_domain_t d)
            d == UPTI_CB_DOMAIN_DRIVER_HOST_SYNCHRONIZATION || d == UPTI_CB_DOMAIN_DRIVER_API;
 }
 
-/* The slot of a live handle, or -1. Caller holds g_lock. */
+/* The slot of a live handle, or -1. Caller holds g_subscribers_lock. */
 static int slot_of(upti_callback_subscriber_t h)
 {
     uint64_t slot = (h.handle & 0xff) - 1;
@@ -52,7 +54,7 @@ static int slot_of(upti_callback_subscriber_t h)
     return (int)slot;
 }
 
-/* Recomputes the domain word and tells the providers. Caller holds g_lock. */
+/* Recomputes the domain word and tells the providers. Caller holds g_subscribers_lock. */
 static void domains_changed(void)
 {
     uint32_t word = 0;
@@ -85,7 +87,7 @@ UPTI_API upti_status_t upti_callback_subscribe(upti_callback_subscriber_t *subsc
     UPTI_REFUSE_IN_SUBSCRIBER();
     if (subscriber == NULL || callback == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_subscribers_lock);
     upti_status_t st = UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
     for (int i = 0; i < UPTI_MAX_SUBSCRIBERS; i++) {
         struct subscriber *s = &g_subs[i];
@@ -101,7 +103,7 @@ UPTI_API upti_status_t upti_callback_subscribe(upti_callback_subscriber_t *subsc
         st = UPTI_STATUS_SUCCESS;
         break;
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_subscribers_lock);
     return st;
 }
 
@@ -111,10 +113,10 @@ static upti_status_t change(upti_callback_subscriber_t h, upti_callback_domain_t
     UPTI_REFUSE_IN_SUBSCRIBER();
     if (!all && (domain <= UPTI_CB_DOMAIN_INVALID || domain >= UPTI_CB_DOMAIN_MAX))
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_subscribers_lock);
     int slot = slot_of(h);
     if (slot < 0) {
-        pthread_mutex_unlock(&g_lock);
+        pthread_mutex_unlock(&g_subscribers_lock);
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     }
     if (all) {
@@ -132,7 +134,7 @@ static upti_status_t change(upti_callback_subscriber_t h, upti_callback_domain_t
         g_subs[slot].callback = NULL;
         g_subs[slot].user_data = NULL;
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_subscribers_lock);
     return UPTI_STATUS_SUCCESS;
 }
 
@@ -207,14 +209,14 @@ UPTI_API upti_status_t upti_runtime_register_subscriber_provider(
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     p.size = sizeof p;
     provider = &p;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_subscribers_lock);
     upti_status_t st = UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
     if (g_num_providers < MAX_PROVIDERS) {
         g_providers[g_num_providers++] = *provider;
         provider->domains_changed(upti_subscriber_domain_word, provider->data);
         st = UPTI_STATUS_SUCCESS;
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_subscribers_lock);
     return st;
 }
 
@@ -308,7 +310,7 @@ void upti_subscriber_drops(uint64_t buffer, uint64_t drops)
  * has none of the threads that may have held it. */
 void upti_subscriber_fork_child(void)
 {
-    pthread_mutex_init(&g_lock, NULL);
+    pthread_mutex_init(&g_subscribers_lock, NULL);
     for (int i = 0; i < UPTI_MAX_SUBSCRIBERS; i++)
         atomic_store(&g_subs[i].busy, 0);
 }

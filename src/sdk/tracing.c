@@ -121,7 +121,7 @@ UPTI_API void upti_runtime_capture_correlation(const upti_runtime_call_t *call,
      * the device records of this call. Said once, not silently. */
     static _Atomic bool warned;
     if (mask != 0 && !atomic_exchange(&warned, true))
-        upti_log_error("more than 4 contexts pushed an external correlation id on one thread: "
+        upti_log_warning("more than 4 contexts pushed an external correlation id on one thread: "
                        "device records carry the first 4 contexts' ids only");
 }
 

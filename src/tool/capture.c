@@ -16,7 +16,7 @@
 #define STACK_BITS 256 /* push depths of a thread whose matching is remembered */
 
 static struct {
-    pthread_mutex_t lock;
+    pthread_mutex_t lock; /* guards this struct; a leaf (the tool's lock order: tool.c) */
     upti_context_id_t gated[MAX_GATED];
     size_t num_gated;
     upti_context_id_t control;

@@ -3,8 +3,9 @@
  * buffer in that folder; `upti run` (the collector, src/collector) drains it
  * while the program runs and builds the database and the other outputs after
  * the program ended. The program then runs no SQLite, no thread of the
- * tool's, no signal handler: whatever ends it, every record it committed is
- * in the ring file. */
+ * tool's (but the timer of --delay/--duration/--collection-period, capture.h),
+ * no signal handler: whatever ends it, every record it committed is in the
+ * ring file. */
 #ifndef UPTI_TOOL_RING_MODE_H
 #define UPTI_TOOL_RING_MODE_H
 

@@ -65,8 +65,20 @@
 #include <time.h>
 #include <unistd.h>
 
+/*
+ * The tool's locks, outermost first:
+ *   g_tick_lock     the tool thread's commit; fork() takes it first (below)
+ *   g.lock          the database writer and everything in g. Taken inside UPTI's
+ *                   buffer lock (the buffer callback) and under g_tick_lock; under
+ *                   it the tool takes g_batches_lock, then (one at a time) a
+ *                   batch's lock, and UPTI's leaf locks (agents, metadata).
+ *   g_batches_lock  the list of per-thread argument batches
+ *   arg_batch.lock  one batch: its thread appends, the drain takes it
+ *   g_cap.lock      (capture.c) the capture windows' state: a leaf
+ * UPTI's own order is in src/sdk/internal.h.
+ */
 static struct {
-    pthread_mutex_t lock;
+    pthread_mutex_t lock; /* the writer's (see above) */
     uo_db *db;
     int finalized;
     pid_t pid;

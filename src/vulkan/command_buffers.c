@@ -82,6 +82,7 @@ void uvk_dt_vkFreeCommandBuffers(const upti_vulkan_dispatch_t *n, VkDevice devic
             uvk_cb_t *s = cbs[i] != VK_NULL_HANDLE ? uvk_cb_find(cbs[i]) : NULL;
             if (s != NULL)
                 uvk_cb_forget_locked(s);
+            uvk_object_name_forget(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)cbs[i]);
         }
         pthread_mutex_unlock(&uvk_dt_lock);
     }
@@ -95,8 +96,10 @@ void uvk_dt_vkDestroyCommandPool(const upti_vulkan_dispatch_t *n, VkDevice devic
         pthread_mutex_lock(&uvk_dt_lock);
         for (uvk_cb_t *s = uvk_dt_cbs, *next; s != NULL; s = next) {
             next = s->next;
-            if (s->cmd_pool == pool && s->dev == uvk_object_of(n))
+            if (s->cmd_pool == pool && s->dev == uvk_object_of(n)) {
+                uvk_object_name_forget(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)s->cb);
                 uvk_cb_forget_locked(s);
+            }
         }
         pthread_mutex_unlock(&uvk_dt_lock);
     }

@@ -62,6 +62,7 @@ typedef struct uvk_op_t {
     uint32_t base[3];
     uint64_t kernel_id; /* the bound VkPipeline */
     int secondary;  /* recorded into a secondary command buffer */
+    int cb_range;   /* MARKER_API: the range of a named command buffer's execution (no queries) */
     char name[UVK_NAME_MAX]; /* the pipeline's name, "" if unknown */
     upti_timestamp_t recorded;
     upti_runtime_correlation_t corr;
@@ -149,8 +150,11 @@ int64_t uvk_dt_ticks_ns(const uvk_device_state_t *s, uint64_t ticks);
 
 /* pipelines.c: copies the name of a compute pipeline into out ("" if unknown). */
 void uvk_pipeline_name(VkPipeline pipeline, char out[UVK_NAME_MAX]);
-/* The object name the program gave (type, handle) with vkSetDebugUtilsObjectNameEXT; 0 if none. */
+/* The object name the program gave (type, handle) with vkSetDebugUtilsObjectNameEXT; 0 if none.
+   Kept for pipelines, shader modules and command buffers. */
 int uvk_object_name(VkObjectType type, uint64_t handle, char out[UVK_NAME_MAX]);
+/* Forgets the name of an object that goes away. */
+void uvk_object_name_forget(VkObjectType type, uint64_t handle);
 
 /* labels.c: a label's RANGE_START or RANGE_STOP on queue (device_side: of a
    command buffer) at time t on UPTI's clock. */

@@ -58,6 +58,8 @@ DEVTIME = {
     'vkCmdBeginRenderingKHR', 'vkCmdEndRenderPass', 'vkCmdEndRenderPass2', 'vkCmdEndRenderPass2KHR',
     'vkCmdEndRendering', 'vkCmdEndRenderingKHR',
     'vkCreateImage', 'vkDestroyImage',  # images.c
+    'vkCmdCopyImage2', 'vkCmdCopyImage2KHR', 'vkCmdCopyBufferToImage2', 'vkCmdCopyBufferToImage2KHR',
+    'vkCmdCopyImageToBuffer2', 'vkCmdCopyImageToBuffer2KHR',
 }
 
 INSTANCE_HANDLES = ('VkInstance', 'VkPhysicalDevice')

@@ -10,6 +10,9 @@
  * mapped onto UPTI's clock like dispatches (submissions.c), on the thread
  * that recorded it. Ranges nest per queue: a begin opens one, an end closes
  * the innermost open one of that queue (labels may span command buffers).
+ * The executions of a command buffer the program named
+ * (vkSetDebugUtilsObjectNameEXT) are ranges too (submissions.c), on a stack
+ * of their own.
  */
 #include "devtime.h"
 
@@ -25,7 +28,7 @@ static _Atomic uint64_t g_next_range = 0x5600000000000000ull;
 #define MAX_DEPTH 32
 typedef struct queue_stack_t {
     VkQueue queue;
-    int device_side; /* command-buffer labels (1) or queue labels (0) */
+    int device_side; /* queue labels (0), command-buffer labels (1), named command buffers (2) */
     uint32_t depth;
     uint64_t ids[MAX_DEPTH];
 } queue_stack_t;

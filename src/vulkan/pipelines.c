@@ -1,7 +1,9 @@
 /* Shader modules, compute pipelines and object names: the names dispatch
  * records carry, and CODE_OBJECT records.
  *
- * A shader module is named by the object name the program gave it
+ * Object names (vkSetDebugUtilsObjectNameEXT) are kept for pipelines, shader
+ * modules and command buffers (submissions.c makes a named command buffer's
+ * executions marker ranges). A shader module is named by the object name the program gave it
  * (vkSetDebugUtilsObjectNameEXT), else by the source file its SPIR-V names
  * (OpSource, spirv.c). A compute pipeline is named by its object name, else
  * "MODULE:ENTRY" (its stage's module and entry point), else ENTRY alone.
@@ -63,10 +65,19 @@ static void name_forget(VkObjectType type, uint64_t handle)
     for (object_name_t **pp = &g_names; *pp != NULL; pp = &(*pp)->next)
         if ((*pp)->type == type && (*pp)->handle == handle) {
             object_name_t *dead = *pp;
-            *pp = dead->next;
+            __atomic_store_n(pp, dead->next, __ATOMIC_RELAXED); /* g_names is read without the lock */
             free(dead);
             return;
         }
+}
+
+void uvk_object_name_forget(VkObjectType type, uint64_t handle)
+{
+    if (UVK_LOAD(g_names) == NULL)
+        return;
+    pthread_mutex_lock(&g_lock);
+    name_forget(type, handle);
+    pthread_mutex_unlock(&g_lock);
 }
 
 int uvk_object_name(VkObjectType type, uint64_t handle, char out[UVK_NAME_MAX])
@@ -85,7 +96,8 @@ VkResult uvk_dt_vkSetDebugUtilsObjectNameEXT(const upti_vulkan_dispatch_t *n, Vk
     VkResult r = n->vkSetDebugUtilsObjectNameEXT(device, info);
     /* Only the names records use: programs may name every object they make. */
     if (r != VK_SUCCESS || !uvk_tracing || info == NULL ||
-        (info->objectType != VK_OBJECT_TYPE_PIPELINE && info->objectType != VK_OBJECT_TYPE_SHADER_MODULE))
+        (info->objectType != VK_OBJECT_TYPE_PIPELINE && info->objectType != VK_OBJECT_TYPE_SHADER_MODULE &&
+         info->objectType != VK_OBJECT_TYPE_COMMAND_BUFFER))
         return r;
     pthread_mutex_lock(&g_lock);
     name_forget(info->objectType, info->objectHandle);
@@ -95,7 +107,7 @@ VkResult uvk_dt_vkSetDebugUtilsObjectNameEXT(const upti_vulkan_dispatch_t *n, Vk
         o->handle = info->objectHandle;
         snprintf(o->name, sizeof o->name, "%s", info->pObjectName);
         o->next = g_names;
-        g_names = o;
+        UVK_STORE(g_names, o);
     }
     pthread_mutex_unlock(&g_lock);
     return r;

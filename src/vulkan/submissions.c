@@ -20,6 +20,7 @@
 
 #include <upti/buffer_tracing.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,12 +77,34 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
 static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, int64_t offset, int timed)
 {
     uvk_device_state_t *s = &p->dev->dt;
+    upti_timestamp_t range_lo = 0, range_hi = 0;
     for (uint32_t i = 0; i < p->n; i++) {
         const uvk_op_t *d = &p->d[i];
         upti_timestamp_t start = 0, end = 0;
         if (timed && d->query != UINT32_MAX) {
             start = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i]) + offset);
             end = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i + 1]) + offset);
+        }
+        if (d->kind == UPTI_TRACING_KIND_MARKER_API && d->cb_range) {
+            /* A named command buffer: from its first operation's start to its last one's end. */
+            if (d->op == UPTI_MARKER_API_RANGE_START) {
+                range_lo = range_hi = 0;
+                for (uint32_t j = i + 1; j < p->n && !p->d[j].cb_range; j++) {
+                    if (!timed || p->d[j].query == UINT32_MAX || p->d[j].kind == UPTI_TRACING_KIND_MARKER_API)
+                        continue; /* labels are points, not work */
+                    upti_timestamp_t a = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * j]) + offset);
+                    upti_timestamp_t b = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * j + 1]) + offset);
+                    if (range_lo == 0 || a < range_lo)
+                        range_lo = a;
+                    if (b > range_hi)
+                        range_hi = b;
+                }
+                if (range_lo == 0)
+                    range_lo = range_hi = p->submitted;
+            }
+            uvk_label_emit(p->queue, 2, d->op, d->name, d->op == UPTI_MARKER_API_RANGE_START ? range_lo : range_hi,
+                           &d->corr);
+            continue;
         }
         if (d->kind == UPTI_TRACING_KIND_MARKER_API) {
             /* A command-buffer label: when the work before it was done (its second timestamp). */
@@ -195,6 +218,18 @@ static void poll(uvk_object_t *dev)
     pthread_mutex_unlock(&uvk_dt_lock);
 }
 
+/* The start (op RANGE_START) or end of a named command buffer's execution. */
+static void cb_range(uvk_op_t *d, uint32_t op, const char *name, const upti_runtime_correlation_t *corr)
+{
+    memset(d, 0, sizeof *d);
+    d->kind = UPTI_TRACING_KIND_MARKER_API;
+    d->op = op;
+    d->query = UINT32_MAX;
+    d->cb_range = 1;
+    snprintf(d->name, sizeof d->name, "%s", name);
+    d->corr = *corr;
+}
+
 /* A secondary command buffer executed more than once in one submission
    writes the same queries each time: only its last execution's times can be
    read, the earlier ones are traced without device times. */
@@ -242,6 +277,12 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
         total += s->n;
     }
     pthread_mutex_unlock(&uvk_dt_lock);
+    /* A named command buffer's execution is a range around its operations. */
+    int ranges = total > 0 && uvk_dt_wanted(UPTI_TRACING_KIND_MARKER_API, UPTI_MARKER_API_RANGE_START);
+    if (ranges)
+        total += 2 * ncb;
+    upti_runtime_correlation_t submit_corr;
+    upti_runtime_capture_correlation(NULL, &submit_corr);
     upti_timestamp_t submitted = uvk_now();
     VkResult r = call(ctx);
     if (r != VK_SUCCESS || total == 0)
@@ -271,10 +312,16 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
     pthread_mutex_lock(&uvk_dt_lock);
     for (uint32_t i = 0; i < ncb; i++) {
         uvk_cb_t *s = uvk_cb_find(cbs[i]);
-        if (s == NULL || s->n == 0 || p->n + s->n > total)
+        if (s == NULL || s->n == 0 || p->n + s->n + 2 > total + (ranges ? 0 : 2))
             continue;
+        char name[UVK_NAME_MAX];
+        int named = ranges && uvk_object_name(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)cbs[i], name);
+        if (named)
+            cb_range(&p->d[p->n++], UPTI_MARKER_API_RANGE_START, name, &submit_corr);
         memcpy(&p->d[p->n], s->d, s->n * sizeof *d);
         p->n += s->n;
+        if (named)
+            cb_range(&p->d[p->n++], UPTI_MARKER_API_RANGE_STOP, name, &submit_corr);
     }
     pthread_mutex_unlock(&uvk_dt_lock);
     /* DISPATCHED before p can be read (and COMPLETED reported): it is not yet published. */

@@ -178,6 +178,12 @@ static int records_operation(uint32_t op)
     case UPTI_VULKAN_API_vkCmdCopyImage:
     case UPTI_VULKAN_API_vkCmdCopyBufferToImage:
     case UPTI_VULKAN_API_vkCmdCopyImageToBuffer:
+    case UPTI_VULKAN_API_vkCmdCopyImage2:
+    case UPTI_VULKAN_API_vkCmdCopyImage2KHR:
+    case UPTI_VULKAN_API_vkCmdCopyBufferToImage2:
+    case UPTI_VULKAN_API_vkCmdCopyBufferToImage2KHR:
+    case UPTI_VULKAN_API_vkCmdCopyImageToBuffer2:
+    case UPTI_VULKAN_API_vkCmdCopyImageToBuffer2KHR:
     case UPTI_VULKAN_API_vkCmdPipelineBarrier:
         return 1;
     default:

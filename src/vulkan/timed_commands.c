@@ -151,6 +151,80 @@ void uvk_dt_vkCmdCopyImageToBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuf
     uvk_op_end(n, cb, d);
 }
 
+/* The Vulkan 1.3 (VK_KHR_copy_commands2) forms. */
+static void copy_image2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyImage2 fn, VkCommandBuffer cb,
+                        const VkCopyImageInfo2 *info)
+{
+    uint64_t bytes = 0;
+    uint32_t texel = info != NULL ? uvk_image_texel_bytes(info->srcImage) : 0;
+    for (uint32_t i = 0; info != NULL && i < info->regionCount; i++)
+        bytes += extent_bytes(info->pRegions[i].extent, info->pRegions[i].srcSubresource.layerCount, texel);
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE, D2D, bytes);
+    fn(cb, info);
+    uvk_op_end(n, cb, d);
+}
+
+void uvk_dt_vkCmdCopyImage2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkCopyImageInfo2 *info)
+{
+    copy_image2(n, n->vkCmdCopyImage2, cb, info);
+}
+
+void uvk_dt_vkCmdCopyImage2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkCopyImageInfo2 *info)
+{
+    copy_image2(n, n->vkCmdCopyImage2KHR, cb, info);
+}
+
+static uint64_t buffer_image_bytes2(VkImage image, uint32_t count, const VkBufferImageCopy2 *regions)
+{
+    uint32_t texel = uvk_image_texel_bytes(image);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < count; i++)
+        bytes += extent_bytes(regions[i].imageExtent, regions[i].imageSubresource.layerCount, texel);
+    return bytes;
+}
+
+static void buffer_to_image2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyBufferToImage2 fn, VkCommandBuffer cb,
+                             const VkCopyBufferToImageInfo2 *info)
+{
+    uint64_t bytes = info != NULL ? buffer_image_bytes2(info->dstImage, info->regionCount, info->pRegions) : 0;
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_BUFFER_TO_IMAGE, D2D, bytes);
+    fn(cb, info);
+    uvk_op_end(n, cb, d);
+}
+
+void uvk_dt_vkCmdCopyBufferToImage2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                    const VkCopyBufferToImageInfo2 *info)
+{
+    buffer_to_image2(n, n->vkCmdCopyBufferToImage2, cb, info);
+}
+
+void uvk_dt_vkCmdCopyBufferToImage2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                       const VkCopyBufferToImageInfo2 *info)
+{
+    buffer_to_image2(n, n->vkCmdCopyBufferToImage2KHR, cb, info);
+}
+
+static void image_to_buffer2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyImageToBuffer2 fn, VkCommandBuffer cb,
+                             const VkCopyImageToBufferInfo2 *info)
+{
+    uint64_t bytes = info != NULL ? buffer_image_bytes2(info->srcImage, info->regionCount, info->pRegions) : 0;
+    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE_TO_BUFFER, D2D, bytes);
+    fn(cb, info);
+    uvk_op_end(n, cb, d);
+}
+
+void uvk_dt_vkCmdCopyImageToBuffer2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                    const VkCopyImageToBufferInfo2 *info)
+{
+    image_to_buffer2(n, n->vkCmdCopyImageToBuffer2, cb, info);
+}
+
+void uvk_dt_vkCmdCopyImageToBuffer2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                       const VkCopyImageToBufferInfo2 *info)
+{
+    image_to_buffer2(n, n->vkCmdCopyImageToBuffer2KHR, cb, info);
+}
+
 void uvk_dt_vkCmdPipelineBarrier(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkPipelineStageFlags src,
                                  VkPipelineStageFlags dst, VkDependencyFlags flags, uint32_t nm,
                                  const VkMemoryBarrier *m, uint32_t nb, const VkBufferMemoryBarrier *b, uint32_t ni,

@@ -43,12 +43,12 @@ typedef struct vkc_pipeline_t {
 
 #define VKC_HOST (VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)
 
-/* The instance and the first CPU device (else the first device); exits 77 without one. */
-static inline void vkc_init(vkc_t *c, const char *app_name)
+/* The instance (Vulkan api_version) and the first CPU device (else the first device); exits 77 without one. */
+static inline void vkc_init_version(vkc_t *c, const char *app_name, uint32_t api_version)
 {
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                              .pApplicationName = app_name,
-                             .apiVersion = VK_API_VERSION_1_1};
+                             .apiVersion = api_version};
     VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
     VkResult r = vkCreateInstance(&ici, NULL, &c->instance);
     if (r == VK_ERROR_INCOMPATIBLE_DRIVER) {
@@ -80,6 +80,12 @@ static inline void vkc_init(vkc_t *c, const char *app_name)
             return;
     fprintf(stderr, "%s: no compute queue family\n", app_name);
     exit(2);
+}
+
+/* vkc_init_version for Vulkan 1.1. */
+static inline void vkc_init(vkc_t *c, const char *app_name)
+{
+    vkc_init_version(c, app_name, VK_API_VERSION_1_1);
 }
 
 /* A device with one queue of the compute family. */

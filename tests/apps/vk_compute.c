@@ -5,9 +5,12 @@
  *     submit2    submits with Vulkan 1.3's vkQueueSubmit2
  *     secondary  the dispatch, barrier and copy are recorded into a secondary
  *                command buffer that the primary executes (vkCmdExecuteCommands)
+ *     secondary_twice  the same, the primary executing the secondary twice
+ *                in one vkCmdExecuteCommands (VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT)
  *     labels     VK_EXT_debug_utils: the pipeline is named "doubler", the
- *                dispatch is inside a command-buffer label "step", the submit
- *                loop inside a queue label "loop"
+ *                command buffer "work", the dispatch is inside a
+ *                command-buffer label "step", the submit loop inside a queue
+ *                label "loop"
  *
  * Picks the first CPU device (lavapipe), builds a compute pipeline from
  * vk_compute.comp (out[i] = in[i] * 2 + i), records one command buffer:
@@ -173,7 +176,8 @@ int main(int argc, char **argv)
     if (submits < 1)
         submits = 1;
     int use_submit2 = argc > 2 && strcmp(argv[2], "submit2") == 0;
-    int use_secondary = argc > 2 && strcmp(argv[2], "secondary") == 0;
+    int twice = argc > 2 && strcmp(argv[2], "secondary_twice") == 0;
+    int use_secondary = twice || (argc > 2 && strcmp(argv[2], "secondary") == 0);
     int use_labels = argc > 2 && strcmp(argv[2], "labels") == 0;
 
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
@@ -227,6 +231,11 @@ int main(int argc, char **argv)
         p[i] = i * 3u + 7u;
     vkUnmapMemory(dev, in.memory);
 
+#ifdef WITH_OPENCL
+    /* OpenCL first: both layers are then loaded when the Vulkan objects are made. */
+    ocl_t ocl;
+    ocl_setup(&ocl);
+#endif
     /* The pipeline. */
     VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                      .codeSize = sizeof vk_compute_spv,
@@ -262,6 +271,7 @@ int main(int argc, char **argv)
     VkPipeline pipeline;
     CHECK_VK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipeline));
 
+    PFN_vkSetDebugUtilsObjectNameEXT named_cb = NULL;
     PFN_vkCmdBeginDebugUtilsLabelEXT cmd_begin_label = NULL;
     PFN_vkCmdEndDebugUtilsLabelEXT cmd_end_label = NULL;
     PFN_vkQueueBeginDebugUtilsLabelEXT queue_begin_label = NULL;
@@ -284,6 +294,7 @@ int main(int argc, char **argv)
                                             .objectHandle = (uint64_t)pipeline,
                                             .pObjectName = "doubler"};
         CHECK_VK(set_name(dev, &ni));
+        named_cb = set_name;
     }
     VkDebugUtilsLabelEXT step = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = "step"};
     VkDebugUtilsLabelEXT loop = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = "loop"};
@@ -328,6 +339,15 @@ int main(int argc, char **argv)
         cbai.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
         CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &cb));
         begin.pInheritanceInfo = &inherit;
+        if (twice)
+            begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+    }
+    if (named_cb != NULL) {
+        VkDebugUtilsObjectNameInfoEXT ni = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT,
+                                            .objectType = VK_OBJECT_TYPE_COMMAND_BUFFER,
+                                            .objectHandle = (uint64_t)(uintptr_t)cb,
+                                            .pObjectName = "work"};
+        CHECK_VK(named_cb(dev, &ni));
     }
     CHECK_VK(vkBeginCommandBuffer(cb, &begin));
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
@@ -355,7 +375,8 @@ int main(int argc, char **argv)
     if (use_secondary) {
         VkCommandBufferBeginInfo pbegin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         CHECK_VK(vkBeginCommandBuffer(primary, &pbegin));
-        vkCmdExecuteCommands(primary, 1, &cb);
+        const VkCommandBuffer secondaries[2] = {cb, cb};
+        vkCmdExecuteCommands(primary, twice ? 2 : 1, secondaries);
         CHECK_VK(vkEndCommandBuffer(primary));
     }
 
@@ -367,10 +388,6 @@ int main(int argc, char **argv)
                                       .commandBuffer = primary};
     VkSubmitInfo2 si2 = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .commandBufferInfoCount = 1,
                          .pCommandBufferInfos = &cbsi};
-#ifdef WITH_OPENCL
-    ocl_t ocl;
-    ocl_setup(&ocl);
-#endif
     if (use_labels)
         queue_begin_label(queue, &loop);
     for (int s = 0; s < submits; s++) {

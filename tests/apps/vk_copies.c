@@ -1,7 +1,9 @@
 /* vk_copies: every Vulkan copy kind once (plain Vulkan, no UPTI), for the
  * Vulkan tests.
  *
- *   vk_copies
+ *   vk_copies [copy2]
+ *     copy2: the copies through Vulkan 1.3's vkCmdCopyBuffer2,
+ *            vkCmdCopyBufferToImage2, vkCmdCopyImage2, vkCmdCopyImageToBuffer2
  *
  * One command buffer, submitted once and waited for with a fence:
  *   1 vkCmdFillBuffer      mid[0, 16384) = 0x01020304
@@ -72,10 +74,33 @@ static void transition(VkCommandBuffer cb, uint32_t n, const VkImageMemoryBarrie
                          b);
 }
 
-int main(void)
+static int g_copy2;
+
+static void copy_buffer(VkCommandBuffer cb, VkBuffer src, VkBuffer dst, VkBufferCopy region)
 {
+    if (!g_copy2) {
+        vkCmdCopyBuffer(cb, src, dst, 1, &region);
+        return;
+    }
+    VkBufferCopy2 r = {.sType = VK_STRUCTURE_TYPE_BUFFER_COPY_2, .srcOffset = region.srcOffset,
+                       .dstOffset = region.dstOffset, .size = region.size};
+    VkCopyBufferInfo2 info = {.sType = VK_STRUCTURE_TYPE_COPY_BUFFER_INFO_2, .srcBuffer = src, .dstBuffer = dst,
+                              .regionCount = 1, .pRegions = &r};
+    vkCmdCopyBuffer2(cb, &info);
+}
+
+static VkBufferImageCopy2 region2(const VkBufferImageCopy *r)
+{
+    VkBufferImageCopy2 c = {.sType = VK_STRUCTURE_TYPE_BUFFER_IMAGE_COPY_2, .bufferOffset = r->bufferOffset,
+                            .imageSubresource = r->imageSubresource, .imageExtent = r->imageExtent};
+    return c;
+}
+
+int main(int argc, char **argv)
+{
+    g_copy2 = argc > 1 && strcmp(argv[1], "copy2") == 0;
     vkc_t c;
-    vkc_init(&c, "vk_copies");
+    vkc_init_version(&c, "vk_copies", g_copy2 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_1);
     VkQueue queue;
     VkDevice dev = vkc_device(&c, &queue);
     const VkBufferUsageFlags xfer = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
@@ -97,14 +122,23 @@ int main(void)
     vkCmdFillBuffer(cb, mid.buffer, 0, 16384, 0x01020304u);
     vkCmdUpdateBuffer(cb, mid.buffer, 4096, sizeof update, update);
     VkBufferCopy half = {8192, 8192, 8192};
-    vkCmdCopyBuffer(cb, src.buffer, mid.buffer, 1, &half);
+    copy_buffer(cb, src.buffer, mid.buffer, half);
     vkc_barrier(cb);
     VkImageMemoryBarrier b = layout(im1.image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
     transition(cb, 1, &b);
     VkBufferImageCopy whole = {.bufferOffset = 0,
                                .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
                                .imageExtent = {SIDE, SIDE, 1}};
-    vkCmdCopyBufferToImage(cb, src.buffer, im1.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &whole);
+    VkBufferImageCopy2 whole2 = region2(&whole);
+    if (g_copy2) {
+        VkCopyBufferToImageInfo2 info = {.sType = VK_STRUCTURE_TYPE_COPY_BUFFER_TO_IMAGE_INFO_2,
+                                         .srcBuffer = src.buffer, .dstImage = im1.image,
+                                         .dstImageLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                         .regionCount = 1, .pRegions = &whole2};
+        vkCmdCopyBufferToImage2(cb, &info);
+    } else {
+        vkCmdCopyBufferToImage(cb, src.buffer, im1.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &whole);
+    }
     VkImageMemoryBarrier two[2] = {
         layout(im1.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL),
         layout(im2.image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL)};
@@ -112,14 +146,31 @@ int main(void)
     VkImageCopy ic = {.srcSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
                       .dstSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
                       .extent = {SIDE, SIDE, 1}};
-    vkCmdCopyImage(cb, im1.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, im2.image,
-                   VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &ic);
+    if (g_copy2) {
+        VkImageCopy2 ic2 = {.sType = VK_STRUCTURE_TYPE_IMAGE_COPY_2, .srcSubresource = ic.srcSubresource,
+                            .dstSubresource = ic.dstSubresource, .extent = ic.extent};
+        VkCopyImageInfo2 info = {.sType = VK_STRUCTURE_TYPE_COPY_IMAGE_INFO_2, .srcImage = im1.image,
+                                 .srcImageLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, .dstImage = im2.image,
+                                 .dstImageLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, .regionCount = 1,
+                                 .pRegions = &ic2};
+        vkCmdCopyImage2(cb, &info);
+    } else {
+        vkCmdCopyImage(cb, im1.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, im2.image,
+                       VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &ic);
+    }
     b = layout(im2.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     transition(cb, 1, &b);
-    vkCmdCopyImageToBuffer(cb, im2.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, dst.buffer, 1, &whole);
+    if (g_copy2) {
+        VkCopyImageToBufferInfo2 info = {.sType = VK_STRUCTURE_TYPE_COPY_IMAGE_TO_BUFFER_INFO_2,
+                                         .srcImage = im2.image, .srcImageLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                         .dstBuffer = dst.buffer, .regionCount = 1, .pRegions = &whole2};
+        vkCmdCopyImageToBuffer2(cb, &info);
+    } else {
+        vkCmdCopyImageToBuffer(cb, im2.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, dst.buffer, 1, &whole);
+    }
     vkc_barrier(cb);
     VkBufferCopy back = {0, 16384, 16384};
-    vkCmdCopyBuffer(cb, mid.buffer, dst.buffer, 1, &back);
+    copy_buffer(cb, mid.buffer, dst.buffer, back);
     VKC_CHECK(vkEndCommandBuffer(cb));
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence fence;

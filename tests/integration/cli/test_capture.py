@@ -186,20 +186,21 @@ def case_never_opened(tmp):
 
 
 def case_timed(tmp):
-    """--delay, --duration, --collection-period over phases A, B, C, D made 0.75, 2.25, 3.75
-    and 5.25 s after `upti run` started (capture_phases phases 1500): every window edge is a
-    multiple of 1.5 s, 0.75 s from the nearest phase (and A may start up to 0.75 s late)."""
-    prog = [PHASES, "phases", "1500"]
-    for opts, want in ((["--delay", "1.5"], {"B": 10, "C": 10, "D": 10}),
-                       (["--duration", "1.5"], {"A": 10}),
-                       (["--delay", "1.5", "--duration", "1.5"], {"B": 10}),
-                       (["--collection-period", "1.5:1.5:2"], {"B": 10, "D": 10}),
-                       (["-P", "1.5:1.5:1"], {"B": 10})):
+    """--delay, --duration, --collection-period over phases A, B, C, D made 1, 3, 5 and 7 s
+    after `upti run` started (capture_phases phases 2000): every window edge is a multiple of
+    2 s, 1 s from the nearest phase; A, the program's first call, may come up to 1 s late
+    (a slow start: a sanitizer's), the others are made at their times."""
+    prog = [PHASES, "phases", "2000"]
+    for opts, want in ((["--delay", "2"], {"B": 10, "C": 10, "D": 10}),
+                       (["--duration", "2"], {"A": 10}),
+                       (["--delay", "2", "--duration", "2"], {"B": 10}),
+                       (["--collection-period", "2:2:2"], {"B": 10, "D": 10}),
+                       (["-P", "2:2:1"], {"B": 10})):
         db, p, _ = traced(tmp, "t" + "".join(opts).replace(":", "_"), opts, prog)
         check(db is not None, "%r: no database: %s" % (opts, p.stderr))
         check(marks_by_prefix(db) == want, "%r: %r, expected %r" % (opts, marks_by_prefix(db), want))
-    # A window that opened (1.2 to 1.5 s) while the program made no call (A at 0.75, B at 2.25).
-    db, p, _ = traced(tmp, "empty", ["-P", "1.2:0.3:1"], [PHASES, "phases", "1500"])
+    # A window that opened (3.6 to 4.4 s) while the program made no call (B at 3, C at 5).
+    db, p, _ = traced(tmp, "empty", ["-P", "3.6:0.8:1"], prog)
     check(db is None and p.stderr.strip().splitlines() == [
         "upti: the capture windows opened but nothing was recorded in them: no trace written"],
         "empty window: %r" % p.stderr)
@@ -274,6 +275,8 @@ def case_errors(tmp):
             (["--capture-range-name", "a", "--capture-range-end", "repeat:0"], "--capture-range-end",
              "repeat:N"),
             (["--capture-range-end", "stop"], "--capture-range-end", "--capture-range-name"),
+            (["--capture-range=none", "--capture-range-name", "a"], "--capture-range-name",
+             "--capture-range=marker"),
             (["--delay", "1s"], "--delay", "seconds"),
             (["--duration", "0"], "--duration", "seconds > 0"),
             (["-P", "1:2"], "--collection-period", "START:DURATION:REPEAT"),

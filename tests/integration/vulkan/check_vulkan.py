@@ -20,8 +20,14 @@ Cases
               secondary command buffer the primary executes: the same
               records (one per execution, device times, correlation with the
               vkCmd* recorded into the secondary)
+  secondary_twice
+              vk_compute 3 secondary_twice: the primary executes the
+              secondary twice: two records per operation per submission, the
+              first untimed (its queries are overwritten by the second), one
+              upti: line saying so
   labels      vk_compute 3 labels: VK_EXT_debug_utils names the pipeline
-              (the kernel records' name), a command-buffer label around the
+              (the kernel records' name) and the command buffer (a range per
+              execution, first start to last end), a command-buffer label around the
               dispatch gives one device-time range per execution enclosing
               the kernel, a queue label around the submit loop one host-time
               range enclosing them all
@@ -36,6 +42,11 @@ Cases
               entry forwards the one call, which is still traced
   no_tool     the layer without a tool: same output, no UPTI message
   upti_run    `upti run --vulkan-trace`: the database's Vulkan API rows
+  mixed_subscriber
+              vk_ocl_mixed 3 (OpenCL layer and Vulkan layer) under a
+              subscriber of every DRIVER_* domain: each runtime reports its
+              own modules and operations once (the other's records reach its
+              callbacks too)
   opencl_then_vulkan
               vk_ocl_mixed 3 under `upti run --sys-trace`: one thread runs an
               OpenCL kernel (clFinish) then a Vulkan dispatch (fence), three
@@ -46,12 +57,19 @@ Other programs (output bit for bit equal to bare, exact records)
   vadd        vk_vadd: one dispatch of vk_vadd.comp:main (128 groups), a
               barrier and a 32768-byte buffer copy, device times between
               the submit and the end of its fence wait
+  vadd_subscriber
+              vk_vadd under a subscriber of every DRIVER_* domain: the three
+              host synchronisations (vkWaitForFences, vkQueueWaitIdle,
+              vkDeviceWaitIdle), each operation APPENDED, DISPATCHED and
+              COMPLETED once, COMPLETED inside the fence wait
   threads     vk_threads 3 4: three threads, each with its own device and
               queue, submit 4 times: 12 dispatches, 4 per queue, ordered on
               each queue, each record on the thread that recorded it
   copies      vk_copies: every copy kind once (fill, update, buffer,
               buffer->image, image, image->buffer) with its bytes and
               direction, and the 5 barriers, correlated with their calls
+  copies2     vk_copies copy2: the same through vkCmdCopyBuffer2,
+              vkCmdCopyBufferToImage2, vkCmdCopyImage2, vkCmdCopyImageToBuffer2
 """
 import argparse
 import collections
@@ -114,7 +132,7 @@ ONCE = {
 }
 PER_SUBMIT = ('vkQueueSubmit', 'vkWaitForFences', 'vkResetFences')
 # With a secondary command buffer: one more allocation and recording, and its execution.
-LABELS = dict(ONCE, vkSetDebugUtilsObjectNameEXT=1, vkCmdBeginDebugUtilsLabelEXT=1, vkCmdEndDebugUtilsLabelEXT=1,
+LABELS = dict(ONCE, vkSetDebugUtilsObjectNameEXT=2, vkCmdBeginDebugUtilsLabelEXT=1, vkCmdEndDebugUtilsLabelEXT=1,
               vkQueueBeginDebugUtilsLabelEXT=1, vkQueueEndDebugUtilsLabelEXT=1)
 # A pipeline is named MODULE:ENTRY, the module after the source file its SPIR-V names.
 KERNEL_NAME = 'vk_compute.comp:main'
@@ -203,8 +221,18 @@ def check_labels(recs, submits):
     steps = sorted((r for r in ranges.values() if r['uptx_range_start']['msg'] == 'step'),
                    key=lambda r: int(r['uptx_range_start']['ts']))
     loops = [r for r in ranges.values() if r['uptx_range_start']['msg'] == 'loop']
-    expect(len(steps) == submits and len(loops) == 1 and len(ranges) == submits + 1,
-           f'{len(steps)} step and {len(loops)} loop ranges, expected {submits} and 1')
+    works = sorted((r for r in ranges.values() if r['uptx_range_start']['msg'] == 'work'),
+                   key=lambda r: int(r['uptx_range_start']['ts']))
+    expect(len(steps) == len(works) == submits and len(loops) == 1 and len(ranges) == 2 * submits + 1,
+           f'{len(steps)} step, {len(works)} work and {len(loops)} loop ranges, expected {submits}, {submits}, 1')
+    # The named command buffer: one range per execution, from its first operation's start to its
+    # last one's end, opened and closed by its vkQueueSubmit.
+    copies = sorted((r for r in recs if r['_t'] == 'COPY'), key=lambda r: int(r['start']))
+    for w, k, c in zip(works, kernels, copies[1::2]):
+        a, b = w['uptx_range_start'], w['uptx_range_stop']
+        expect(by_corr.get(a['corr']) == by_corr.get(b['corr']) == 'vkQueueSubmit', 'work range not linked to its submit')
+        expect(a['ts'] == k['start'] and b['ts'] == c['end'] and c['op'] == 'COPY_BUFFER',
+               'work range %s..%s is not kernel start %s .. copy end %s' % (a['ts'], b['ts'], k['start'], c['end']))
     for st, k in zip(steps, kernels):
         a, b = st['uptx_range_start'], st['uptx_range_stop']
         expect(by_corr.get(a['corr']) == 'vkCmdBeginDebugUtilsLabelEXT' and
@@ -328,7 +356,7 @@ def check_program(case, recs):
                        'executions overlap or reorder on one queue: %s / %s' % (a['line'], b['line']))
         expect(sum(1 for r in api if r['op'] == 'vkQueueSubmit') == 12 and
                sum(1 for r in api if r['op'] == 'vkCreateDevice') == 3, 'submit or device counts')
-    elif case == 'copies':
+    elif case in ('copies', 'copies2'):
         expect(not kernels, 'kernel records from a program without dispatches')
         want = [('FILL_BUFFER', '16384', '1', 'vkCmdFillBuffer'), ('WRITE_BUFFER', '256', '1', 'vkCmdUpdateBuffer'),
                 ('COPY_BUFFER', '8192', '3', 'vkCmdCopyBuffer'), ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'),
@@ -338,12 +366,52 @@ def check_program(case, recs):
                 ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'),
                 ('COPY_IMAGE_TO_BUFFER', '16384', '3', 'vkCmdCopyImageToBuffer'),
                 ('BARRIER', '0', '0', 'vkCmdPipelineBarrier'), ('COPY_BUFFER', '16384', '3', 'vkCmdCopyBuffer')]
+        if case == 'copies2':  # the Vulkan 1.3 forms of the copies
+            want = [(o, b, d, n + '2' if n.startswith('vkCmdCopy') else n) for o, b, d, n in want]
         got = [(c['op'], c['bytes'], c['dir'], by_corr[c['corr']]['op']) for c in copies]
         expect(got == want, 'copies in recording order:\n%s' % '\n'.join(map(str, got)))
         agent = copies[0]['dst'] if copies else None
         expect(agent not in (None, '0'), 'copies without a device agent')
         expect(all((c['dst'] == agent) and (c['src'] == (agent if c['dir'] == '3' else '0'))
                    for c in copies if c['dir'] != '0'), 'source/destination agents')
+
+
+def check_vadd_subscriber(recs):
+    subs = [r for r in recs if r['_t'] == 'SUB']
+    def of(domain):
+        return [r for r in subs if r['op'] == domain]
+    syncs = [(r['phase'], r['api']) for r in of('DRIVER_HOST_SYNCHRONIZATION')]
+    expect(syncs == [(p, a) for a in ('vkWaitForFences', 'vkQueueWaitIdle', 'vkDeviceWaitIdle')
+                     for p in ('API_ENTER', 'API_EXIT')], 'HOST_SYNCHRONIZATION: %s' % syncs)
+    qwait = [r for r in of('DRIVER_HOST_SYNCHRONIZATION') if r['api'] == 'vkQueueWaitIdle']
+    dwait = [r for r in of('DRIVER_HOST_SYNCHRONIZATION') if r['api'] == 'vkDeviceWaitIdle']
+    ctx = of('DRIVER_CONTEXT_CREATED')
+    expect(len(ctx) == 1 and all(r['queue'] != '0' for r in qwait) and all(r['ctx'] == ctx[0]['ctx'] for r in dwait),
+           'host synchronisations do not name their queue or device')
+    ops = [(r['phase'], r['api']) for r in of('DRIVER_GPU_OPERATION_APPENDED')]
+    expect(ops == [(p, a) for a in ('vkCmdDispatch', 'vkCmdPipelineBarrier', 'vkCmdCopyBuffer')
+                   for p in ('API_ENTER', 'API_EXIT')], 'APPENDED: %s' % ops)
+    pos = {id(r): i for i, r in enumerate(subs)}
+    fence = [r for r in of('DRIVER_HOST_SYNCHRONIZATION') if r['api'] == 'vkWaitForFences']
+    completed = of('DRIVER_GPU_OPERATION_COMPLETED')
+    expect(len(of('DRIVER_GPU_OPERATION_DISPATCHED')) == 3 and len(completed) == 3 and
+           all(pos[id(fence[0])] < pos[id(c)] < pos[id(fence[1])] for c in completed),
+           'DISPATCHED/COMPLETED: not 3 each, or COMPLETED outside the fence wait')
+
+
+def check_mixed_subscriber(recs, submits):
+    subs = [r for r in recs if r['_t'] == 'SUB']
+    loaded = sorted((r['api'], r['name']) for r in subs if r['op'] == 'DRIVER_MODULE_LOADED')
+    expect(loaded == sorted([('clBuildProgram', 'ocl_step'), ('vkCreateShaderModule', 'vk_compute.comp'),
+                             ('vkCreateComputePipelines', KERNEL_NAME)]), 'MODULE_LOADED: %s' % loaded)
+    unloaded = sorted(r['api'] for r in subs if r['op'] == 'DRIVER_MODULE_UNLOADED' and r['api'].startswith('vk'))
+    expect(unloaded == ['vkDestroyPipeline', 'vkDestroyShaderModule'], 'Vulkan MODULE_UNLOADED: %s' % unloaded)
+    done = collections.Counter(r['api'] for r in subs if r['op'] == 'DRIVER_GPU_OPERATION_COMPLETED')
+    expect(done['vkCmdDispatch'] == done['vkCmdPipelineBarrier'] == done['vkCmdCopyBuffer'] == submits and
+           done['clEnqueueNDRangeKernel'] == submits, 'COMPLETED per command: %s' % dict(done))
+    dispatched = collections.Counter(r['api'] for r in subs if r['op'] == 'DRIVER_GPU_OPERATION_DISPATCHED')
+    expect(dispatched['vkCmdDispatch'] == dispatched['clEnqueueNDRangeKernel'] == submits,
+           'DISPATCHED per command: %s' % dict(dispatched))
 
 
 def check_kernels(recs, submits, submit='vkQueueSubmit', name=KERNEL_NAME):
@@ -416,9 +484,10 @@ def main():
     layered = dict(base, VK_ADD_LAYER_PATH=a.layer_dir, VK_INSTANCE_LAYERS=LAYER)
     traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
     submits = 100 if a.case == 'submit_100' else 3
-    argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'labels') else [])
-    if a.case in ('vadd', 'threads', 'copies'):
-        argv = [a.app] + (['3', '4'] if a.case == 'threads' else [])
+    argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels')
+                                    else [])
+    if a.case in ('vadd', 'threads', 'copies', 'copies2', 'vadd_subscriber'):
+        argv = [a.app] + {'threads': ['3', '4'], 'copies2': ['copy2']}.get(a.case, [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
     rc0, out0, err0 = run(argv, base)
     if rc0 == SKIP:
@@ -482,6 +551,13 @@ def main():
                              " ORDER BY 1").fetchall()
         expect(allocs == [('ALLOCATE', 'DEVICE_MEMORY', 3), ('FREE', 'DEVICE_MEMORY', 3)],
                f'memory_allocations table: {allocs}')
+        # Code objects: the shader module and the pipeline, which the kernels name by kernel_id.
+        symbols = con.execute("SELECT count(*) FROM kernel_dispatch k JOIN info_kernel_symbol s"
+                              " ON s.kernel_id = k.kernel_id JOIN string t ON t.id = s.name_id"
+                              " WHERE t.string = ? AND s.unload IS NOT NULL", (KERNEL_NAME,)).fetchone()[0]
+        modules = con.execute("SELECT t.string FROM info_code_object c JOIN string t ON t.id = c.name_id").fetchall()
+        expect(symbols == submits and modules == [('vk_compute.comp',)],
+               f'{symbols} kernels joined to their pipeline symbol, modules {modules}')
         # One clock: a calibration per submission read, the largest deviation kept.
         meta = dict(con.execute("SELECT key, value FROM metadata WHERE key LIKE 'vulkan.%'"))
         expect(set(meta) == {'vulkan.calibrations', 'vulkan.calibration_max_deviation_ns'} and
@@ -498,18 +574,46 @@ def main():
         env['UPTI_TOOL_LIBRARIES'] = a.chain_tool
     if a.case == 'api_only':
         env['UPTI_VK_TEST_NO_KERNELS'] = '1'
-    if a.case == 'subscriber':
+    if a.case in ('subscriber', 'vadd_subscriber', 'mixed_subscriber'):
         env['UPTI_TOOL_LIBRARIES'] = a.sub_tool
+    if a.case == 'mixed_subscriber':
+        env['OPENCL_LAYERS'] = os.path.join(a.layer_dir, 'libupti-opencl.so')
     rc1, out1, err1 = run(argv, env)
     expect(rc1 == rc0, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
     expect(out1 == out0, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
-    expect('upti:' not in err1, 'UPTI messages: ' + err1)
+    if a.case == 'secondary_twice':
+        lines = [x for x in err1.splitlines() if x.startswith('upti:')]
+        expect(len(lines) == 1 and 'executed more than once in one submission' in lines[0],
+               'expected one upti: line about the repeated secondary, got: ' + err1)
+    else:
+        expect('upti:' not in err1, 'UPTI messages: ' + err1)
     if a.case == 'no_tool':
         expect(not os.path.exists(out), 'a tool ran although none was configured')
         print('PASS no_tool')
         return
     recs = parse(out)
-    if a.case in ('vadd', 'threads', 'copies'):
+    if a.case == 'secondary_twice':
+        check_tool_records(recs, submits, 'vkQueueSubmit', SECONDARY)
+        api = {r['corr']: r['op'] for r in recs if r['_t'] == 'API'}
+        for t, name in (('KERNEL', 'vkCmdDispatch'), ('COPY', None)):
+            got = [r for r in recs if r['_t'] == t]
+            expect(len(got) == (1 if t == 'KERNEL' else 2) * 2 * submits, f'{len(got)} {t} records')
+            timed = [r for r in got if int(r['start']) > 0]
+            expect(len(timed) == len(got) // 2 and all(int(r['start']) == int(r['end']) == 0
+                                                       for r in got if r not in timed),
+                   f'{t}: {len(timed)} of {len(got)} timed, expected half (the second executions)')
+            expect(name is None or all(api.get(r['corr']) == name for r in got), 'kernel records not correlated')
+        print('PASS secondary_twice')
+        return
+    if a.case == 'mixed_subscriber':
+        check_mixed_subscriber(recs, submits)
+        print('PASS mixed_subscriber')
+        return
+    if a.case == 'vadd_subscriber':
+        check_vadd_subscriber(recs)
+        print('PASS vadd_subscriber')
+        return
+    if a.case in ('vadd', 'threads', 'copies', 'copies2'):
         check_program(a.case, recs)
         print('PASS ' + a.case)
         return

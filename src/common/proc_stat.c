@@ -1,0 +1,36 @@
+/* /proc/<pid>/stat, read once for the SDK and the collector (proc_stat.h). */
+#include "proc_stat.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int upti_proc_stat(int64_t pid, char *state, uint64_t *start_ticks)
+{
+    char path[64], buf[1024];
+    if (pid == 0)
+        snprintf(path, sizeof path, "/proc/self/stat");
+    else
+        snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
+    if (p == NULL || p[1] != ' ' || p[2] == '\0')
+        return -1;
+    *state = p[2];
+    /* After ')': field 3 (state) ... field 22. */
+    for (int field = 2; field < 21 && p != NULL; field++)
+        p = strchr(p + 1, ' ');
+    if (p == NULL)
+        return -1;
+    *start_ticks = strtoull(p + 1, NULL, 10);
+    return 0;
+}
