@@ -16,6 +16,7 @@ set -eu
 # glslang-tools: glslangValidator, which compiles the test shaders.
 # libotf2-trace-dev: OTF2, for upti export --format otf2; otf2-tools:
 # otf2-print, with which the tests read the export back.
+# libyaml-dev: libyaml, which reads the YAML files of upti run -i.
 # abigail-tools: abidw and abidiff, which check the libraries' ABI (tests/abi).
 # One package per line; tests/integration/install/check_deps.py checks that
 # every tool and library the build and the tests use is here.
@@ -39,6 +40,7 @@ mesa-vulkan-drivers
 glslang-tools
 libotf2-trace-dev
 otf2-tools
+libyaml-dev
 abigail-tools
 "
 

@@ -25,6 +25,12 @@ void cmd_recover_help(FILE *out);
 
 /** Prints "upti: <message>" and a hint to the subcommand's help; returns 2 (usage error). */
 int cli_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/**
+ * Where the values being checked come from (e.g. "job.json:3:5: \"delay\""), put
+ * by cli_usage_error after the command's name; NULL: the command line.
+ */
+void cli_set_error_context(const char *context);
+
 /** Prints "upti: <message>"; returns 1. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

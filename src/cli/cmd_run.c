@@ -4,10 +4,12 @@
 #include "env.h"
 #include "log.h"
 #include "options.h"
+#include "out_files.h"
 #include "output.h"
 #include "run_outputs.h"
 #include "run_collect.h"
 #include "run_capture.h"
+#include "run_config.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -74,7 +76,8 @@ void cmd_run_help(FILE *out)
             "                            and NAME: %%pid%% %%ppid%% %%hostname%% %%rank%%\n"
             "                            (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,\n"
             "                            SLURM_PROCID, MPI_LOCALRANKID) %%argv0%% %%env{NAME}%%\n"
-            "                            and %%%% (a literal %%); any other %% is an error\n"
+            "                            %%pass%% (the pass of -i, from 1) and %%%% (a\n"
+            "                            literal %%); any other %% is an error\n"
             "  -f, --format LIST         comma-separated: db (SQLite, see docs/database.md),\n"
             "                            pftrace (Perfetto protobuf), json (Chrome trace\n"
             "                            JSON), csv (one file per record kind). Default: db\n"
@@ -90,6 +93,13 @@ void cmd_run_help(FILE *out)
             "                            UPTI did not write them\n"
             "  --log-level LEVEL         UPTI's messages on stderr: none, error, warning\n"
             "                            (default), info or debug (UPTI_LOG_LEVEL)\n"
+            "  -i, --input FILE          options from a JSON or YAML file, by their long\n"
+            "                            names, possibly several passes (\"jobs\"): the\n"
+            "                            program runs once per pass; options given here\n"
+            "                            override the file's (see docs/cli.md)\n"
+            "  --output-config           also write the resolved settings as JSON to\n"
+            "                            NAME_config.json (every database keeps them in\n"
+            "                            its metadata \"config\")\n"
             "  -h, --help                this help\n"
             "\n"
             "Options come before PROGRAM: the first argument that is not an option (or\n"
@@ -106,7 +116,7 @@ void cmd_run_help(FILE *out)
 enum {
     O_OPENCL = CLI_OPT_OWN, O_KERNEL, O_COPY, O_ALLOC, O_MARKER, O_SYS, O_STATS, O_INCLUDE,
     O_EXCLUDE, O_ARGS, O_LIST, O_FORCE, O_VULKAN, O_CAPTURE_RANGE, O_CAPTURE_NAME, O_CAPTURE_END,
-    O_START_PAUSED, O_DELAY, O_DURATION, O_PERIOD, O_ITERATIONS, O_LOG_LEVEL
+    O_START_PAUSED, O_DELAY, O_DURATION, O_PERIOD, O_ITERATIONS, O_LOG_LEVEL, O_INPUT, O_OUTPUT_CONFIG, O_END
 };
 
 static const cli_option k_options[] = {
@@ -132,6 +142,8 @@ static const cli_option k_options[] = {
     {O_PERIOD, 'P', "collection-period", NULL, 1},
     {O_ITERATIONS, 0, "kernel-iteration-range", NULL, 1},
     {O_LOG_LEVEL, 0, "log-level", NULL, 1},
+    {O_INPUT, 'i', "input", NULL, 1},
+    {O_OUTPUT_CONFIG, 0, "output-config", NULL, 0},
     CLI_OPTION_DIR,
     CLI_OPTION_OUTPUT,
     CLI_OPTION_FORMAT,
@@ -146,12 +158,18 @@ typedef struct run_options {
     int stats, list, args, help;
     bool force_overwrite; /* --force-overwrite: replace files of the same name UPTI did not write */
     run_capture capture;  /* when to record, which kernel executions to keep */
+    const char *input;    /* -i FILE */
+    int output_config;    /* --output-config */
+    int pass, npasses;    /* this pass of -i's "jobs", from 1, and how many */
+    unsigned char given[O_END]; /* the options given (by id) */
 } run_options;
 
 static int on_option(void *ctx, int id, const char *value)
 {
     run_options *o = ctx;
     const char *k = NULL;
+    if (id >= 0 && id < O_END)
+        o->given[id] = 1;
     switch (id) {
     case O_OPENCL: k = "opencl_api"; break;
     case O_VULKAN: k = "vulkan_api"; break;
@@ -187,6 +205,8 @@ static int on_option(void *ctx, int id, const char *value)
     case O_DURATION: o->capture.duration = value; break;
     case O_PERIOD: o->capture.period = value; break;
     case O_ITERATIONS: o->capture.iterations = value; break;
+    case O_INPUT: o->input = value; break;
+    case O_OUTPUT_CONFIG: o->output_config = 1; break;
     }
     if (k != NULL) {
         size_t used = strlen(o->kinds);
@@ -302,6 +322,45 @@ static void forward(int sig)
     errno = saved_errno;
 }
 
+/* s with each %pass% replaced by pass ("%%" is left for the placeholders'
+ * expansion); *found says whether there was one. malloc'd, or NULL. */
+static char *expand_pass(const char *s, int pass, int *found)
+{
+    char *out = malloc(strlen(s) + 16 * (strlen(s) / 6 + 1) + 1);
+    if (out == NULL)
+        return NULL;
+    size_t n = 0;
+    for (const char *p = s; *p;) {
+        if (strncmp(p, "%%", 2) == 0) {
+            memcpy(out + n, p, 2), n += 2, p += 2;
+        } else if (strncmp(p, "%pass%", 6) == 0) {
+            n += (size_t)sprintf(out + n, "%d", pass);
+            p += 6;
+            *found = 1;
+        } else {
+            out[n++] = *p++;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* The output pattern of pass of npasses: %pass% expanded, or "-passN" after
+ * the name when there are several passes and it has no %pass%. malloc'd. */
+static char *pattern_of_pass(const char *pattern, int pass, int npasses)
+{
+    int found = 0;
+    char *p = expand_pass(pattern, pass, &found);
+    if (p == NULL || found || npasses <= 1)
+        return p;
+    size_t len = strlen(p) + 24;
+    char *q = malloc(len);
+    if (q != NULL)
+        snprintf(q, len, "%s-pass%d", p, pass);
+    free(p);
+    return q;
+}
+
 /* Output pattern: DIR/NAME without extension (malloc'd in *pattern), its
  * placeholders checked. 0, or an exit status after one line. */
 static int output_pattern(const run_options *o, char **pattern)
@@ -309,7 +368,9 @@ static int output_pattern(const run_options *o, char **pattern)
     static const char *const exts[] = {".db", ".pftrace", ".json", ".csv", NULL};
     if ((o->dir != NULL && o->dir[0] == '\0') || (o->file != NULL && o->file[0] == '\0'))
         return cli_usage_error("run", "empty %s", o->dir && !o->dir[0] ? "--output-dir" : "--output");
-    *pattern = cli_output_base(o->dir, o->file ? o->file : "upti-%argv0%-%pid%", exts);
+    char *base = cli_output_base(o->dir, o->file ? o->file : "upti-%argv0%-%pid%", exts);
+    *pattern = base != NULL ? pattern_of_pass(base, o->pass > 0 ? o->pass : 1, o->npasses) : NULL;
+    free(base);
     if (*pattern == NULL)
         return cli_error("out of memory");
     char err[256];
@@ -317,45 +378,183 @@ static int output_pattern(const run_options *o, char **pattern)
     if (expanded == NULL) {
         free(*pattern);
         *pattern = NULL;
+        if (strncmp(err, "unknown placeholder", 19) == 0)
+            return cli_usage_error("run", "%s; upti run also expands %%pass%%", err);
         return err[0] ? cli_usage_error("run", "%s", err) : cli_error("out of memory");
     }
     free(expanded);
     return 0;
 }
 
-static int run_program(const run_options *o, char **program, int nprogram)
+static const cli_format k_formats[] = {{"db", UO_FORMAT_DB}, {"pftrace", UO_FORMAT_PFTRACE},
+                                       {"json", UO_FORMAT_JSON}, {"csv", UO_FORMAT_CSV}};
+
+static int check_formats(const char *formats, unsigned *bits)
+{
+    return cli_parse_formats("run", formats, k_formats, sizeof k_formats / sizeof k_formats[0], bits);
+}
+
+static int check_regex(const char *value)
+{
+    regex_t re;
+    if (regcomp(&re, value, REG_EXTENDED | REG_NOSUB) != 0) {
+        char shown[160];
+        cli_printable(value, shown, sizeof shown);
+        return cli_usage_error("run", "invalid regular expression '%s'", shown);
+    }
+    regfree(&re);
+    return 0;
+}
+
+/* One value of -i's file, checked as on the command line (rc_check_fn). */
+static int check_value(void *ctx, int id, const char *value)
+{
+    (void)ctx;
+    unsigned bits;
+    const cli_option *o = NULL;
+    for (size_t i = 0; i < sizeof k_options / sizeof k_options[0]; i++)
+        if (k_options[i].id == id)
+            o = &k_options[i];
+    switch (id) {
+    case CLI_OPT_FORMAT: return check_formats(value, &bits);
+    case O_INCLUDE:
+    case O_EXCLUDE: return check_regex(value);
+    case O_LOG_LEVEL: {
+        run_options scratch = {.formats = "db"};
+        return on_option(&scratch, id, value);
+    }
+    case CLI_OPT_DIR:
+    case CLI_OPT_OUTPUT: {
+        run_options scratch = {.pass = 1, .npasses = 1};
+        if (id == CLI_OPT_DIR)
+            scratch.dir = value;
+        else
+            scratch.file = value;
+        char *pattern = NULL;
+        int rc = output_pattern(&scratch, &pattern);
+        free(pattern);
+        return rc;
+    }
+    default: return o != NULL ? run_capture_check_one(o->long_name, value) : 0;
+    }
+}
+
+/* The value given for option id (NULL: none). */
+static const char *given_value(const run_options *o, int id)
+{
+    const run_capture *c = &o->capture;
+    switch (id) {
+    case O_INCLUDE: return o->include;
+    case O_EXCLUDE: return o->exclude;
+    case O_CAPTURE_RANGE: return c->range;
+    case O_CAPTURE_NAME: return c->name;
+    case O_CAPTURE_END: return c->end;
+    case O_DELAY: return c->delay;
+    case O_DURATION: return c->duration;
+    case O_PERIOD: return c->period;
+    case O_ITERATIONS: return c->iterations;
+    case O_LOG_LEVEL: return o->log_level;
+    case CLI_OPT_DIR: return o->dir;
+    case CLI_OPT_OUTPUT: return o->file;
+    case CLI_OPT_FORMAT: return o->given[id] ? o->formats : NULL;
+    default: return NULL;
+    }
+}
+
+/* The settings o resolves to, as a JSON object (RC_CONFIG_HEAD, the options
+ * by long name: every one, defaults included), a file that -i reads back. malloc'd. */
+static char *resolved_config(const run_options *o)
+{
+    rc_text t = {0};
+    rc_text_add(&t, RC_CONFIG_HEAD);
+    static const int k_switch_kinds[] = {O_OPENCL, O_VULKAN, O_KERNEL, O_COPY, O_ALLOC, O_MARKER};
+    int any_kind = o->given[O_SYS] || o->given[O_ARGS];
+    for (size_t i = 0; i < sizeof k_switch_kinds / sizeof k_switch_kinds[0]; i++)
+        any_kind |= o->given[k_switch_kinds[i]];
+    const char *level = o->log_level;
+    if (level == NULL && getenv("UPTI_LOG_LEVEL") != NULL &&
+        upti_log_level_of(getenv("UPTI_LOG_LEVEL")) >= 0)
+        level = getenv("UPTI_LOG_LEVEL");
+    const run_capture *c = &o->capture;
+    int marker = c->name != NULL && (c->range == NULL || strcmp(c->range, "marker") == 0);
+    const char *name = o->file ? o->file : "upti-%argv0%-%pid%";
+    char *name_of_pass = pattern_of_pass(name, o->pass > 0 ? o->pass : 1, o->npasses);
+    for (size_t i = 0; i < sizeof k_options / sizeof k_options[0]; i++) {
+        const cli_option *opt = &k_options[i];
+        int id = opt->id;
+        if (id == CLI_OPT_HELP || id == O_INPUT)
+            continue;
+        rc_text_add(&t, "  \"%s\": ", opt->long_name);
+        if (!opt->takes_value) {
+            int on = o->given[id] || (id == O_SYS && !any_kind) ||
+                     (id == O_FORCE && uo_force_overwrite());
+            rc_text_add(&t, "%s", on ? "true" : "false");
+        } else if (id == CLI_OPT_FORMAT) {
+            rc_text_add(&t, "[");
+            for (const char *p = o->formats; *p;) {
+                size_t len = strcspn(p, ",");
+                char word[32];
+                snprintf(word, sizeof word, "%.*s", (int)(len < 31 ? len : 31), p);
+                rc_text_add(&t, "%s", p == o->formats ? "" : ", ");
+                rc_text_json_string(&t, word);
+                p += len;
+                if (*p == ',')
+                    p++;
+            }
+            rc_text_add(&t, "]");
+        } else {
+            const char *v = given_value(o, id);
+            switch (id) {
+            case O_CAPTURE_RANGE: v = c->range ? c->range : marker ? "marker" : "none"; break;
+            case O_CAPTURE_END: v = c->end ? c->end : marker ? "stop" : NULL; break;
+            case O_LOG_LEVEL: v = level ? level : "warning"; break;
+            case CLI_OPT_DIR: v = o->dir ? o->dir : "."; break;
+            case CLI_OPT_OUTPUT: v = name_of_pass; break;
+            }
+            rc_text_json_string(&t, v);
+        }
+        rc_text_add(&t, "%s\n", i + 2 < sizeof k_options / sizeof k_options[0] ? "," : "");
+    }
+    rc_text_add(&t, "}\n");
+    free(name_of_pass);
+    if (t.failed) {
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
+}
+
+/* Checks o (all of it: the options together), runs the program unless check_only. */
+static int run_program(const run_options *o, char **program, int nprogram, int check_only)
 {
     const char *include = o->include, *exclude = o->exclude, *formats = o->formats;
     const char *kinds = o->kinds;
     int stats = o->stats, list = o->list, args = o->args;
     /* Validate before running anything. */
-    static const cli_format k_formats[] = {{"db", UO_FORMAT_DB}, {"pftrace", UO_FORMAT_PFTRACE},
-                                           {"json", UO_FORMAT_JSON}, {"csv", UO_FORMAT_CSV}};
     unsigned format_bits = 0;
-    int rc = cli_parse_formats("run", formats, k_formats, sizeof k_formats / sizeof k_formats[0],
-                               &format_bits);
+    int rc = check_formats(formats, &format_bits);
     if (rc != 0)
         return rc;
     const char *res[2] = {include, exclude};
     for (int i = 0; i < 2; i++) {
-        regex_t re;
-        if (res[i] == NULL)
-            continue;
-        if (regcomp(&re, res[i], REG_EXTENDED | REG_NOSUB) != 0) {
-            char shown[160];
-            cli_printable(res[i], shown, sizeof shown);
-            return cli_usage_error("run", "invalid regular expression '%s'", shown);
-        }
-        regfree(&re);
+        if (res[i] != NULL && (rc = check_regex(res[i])) != 0)
+            return rc;
     }
     char capture_never[512];
-    rc = run_capture_apply(&o->capture, capture_never, sizeof capture_never);
+    rc = check_only ? run_capture_check(&o->capture)
+                    : run_capture_apply(&o->capture, capture_never, sizeof capture_never);
     if (rc != 0)
         return rc;
     char *pattern = NULL;
     rc = output_pattern(o, &pattern);
     if (rc != 0)
         return rc;
+    if (check_only) {
+        free(pattern);
+        return nprogram == 0 && !list
+                   ? cli_usage_error("run", "missing PROGRAM (upti run [options] -- PROGRAM [ARGS...])")
+                   : 0;
+    }
     if (nprogram == 0) {
         free(pattern);
         if (list)
@@ -427,9 +626,14 @@ static int run_program(const run_options *o, char **program, int nprogram)
 
     if (list && list_kinds(0) != 0)
         return 1;
+    char *config = resolved_config(o);
+    if (config == NULL)
+        return cli_error("out of memory");
     run_collect_cfg cfg = {getenv("UPTI_TRACE_OUTPUT"), format_bits, stats, include,
-                           exclude, session, o->capture.iterations, capture_never};
+                           exclude, session, o->capture.iterations, capture_never, config,
+                           o->output_config};
     rc = run_collect_begin(&cfg);
+    free(config);
     if (rc != 0)
         return rc;
     run_outputs_begin(); /* upti's own list of the files it wrote */
@@ -500,6 +704,105 @@ static int run_program(const run_options *o, char **program, int nprogram)
     return 1;
 }
 
+/* The options of pass p of the file: the file's, then the command line's over them. */
+static int options_of_pass(const run_config_file *f, size_t p, int argc, char **argv,
+                           run_options *o, char **program, int *nprogram)
+{
+    memset(o, 0, sizeof *o);
+    o->formats = "db";
+    for (size_t i = 0; i < f->passes[p].n; i++) {
+        const rc_entry *e = &f->passes[p].entries[i];
+        if (e->value != NULL)
+            on_option(o, e->id, e->value);
+    }
+    int rc = cli_parse_options("run", k_options, sizeof k_options / sizeof k_options[0], argc,
+                               argv, CLI_ARGS_PROGRAM, on_option, o, program, nprogram);
+    o->pass = (int)p + 1;
+    o->npasses = (int)f->npasses;
+    return rc;
+}
+
+static pid_t g_pass_upti;
+static volatile sig_atomic_t g_pass_signal;
+/* While a pass runs: a signal that a process sent to upti goes to the pass's
+ * upti, which hands it to the program; the terminal's reaches them all
+ * already. Either way no later pass starts. */
+static void forward_to_pass(int sig, siginfo_t *info, void *uc)
+{
+    (void)uc;
+    int saved_errno = errno;
+    g_pass_signal = sig;
+    if (info != NULL && info->si_code <= 0 && g_pass_upti > 0)
+        kill(g_pass_upti, sig);
+    errno = saved_errno;
+}
+
+/* Runs each pass of the file in its own upti (a fork): the status of the
+ * first pass that failed, else 0. */
+static int run_passes(const run_config_file *f, int argc, char **argv, char **program)
+{
+    int nprogram = 0;
+    run_options o;
+    /* Every pass is checked before the first runs. */
+    for (size_t p = 0; p < f->npasses; p++) {
+        int rc = options_of_pass(f, p, argc, argv, &o, program, &nprogram);
+        char context[700], shown[512];
+        if (rc == 0) {
+            cli_printable(o.input, shown, sizeof shown);
+            if (f->npasses > 1)
+                snprintf(context, sizeof context, "%s: pass %zu", shown, p + 1);
+            else
+                snprintf(context, sizeof context, "%s", shown);
+            cli_set_error_context(context);
+        }
+        if (rc == 0)
+            rc = run_program(&o, program, nprogram, 1);
+        cli_set_error_context(NULL);
+        if (rc != 0)
+            return rc;
+    }
+    if (f->npasses == 1) {
+        options_of_pass(f, 0, argc, argv, &o, program, &nprogram);
+        return run_program(&o, program, nprogram, 0);
+    }
+    static const int handled[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    struct sigaction old[4];
+    for (int i = 0; i < 4; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = forward_to_pass;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(handled[i], &sa, &old[i]);
+    }
+    int first_failed = 0;
+    for (size_t p = 0; p < f->npasses && !g_pass_signal; p++) {
+        options_of_pass(f, p, argc, argv, &o, program, &nprogram);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0) {
+            first_failed = cli_error("fork: %s", strerror(errno));
+            break;
+        }
+        if (pid == 0) {
+            for (int i = 0; i < 4; i++)
+                sigaction(handled[i], &old[i], NULL);
+            exit(run_program(&o, program, nprogram, 0));
+        }
+        g_pass_upti = pid;
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        g_pass_upti = 0;
+        int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (rc != 0 && first_failed == 0)
+            first_failed = rc;
+    }
+    for (int i = 0; i < 4; i++)
+        sigaction(handled[i], &old[i], NULL);
+    return first_failed;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_options o = {.formats = "db"};
@@ -515,7 +818,28 @@ int cmd_run(int argc, char **argv)
         free(program);
         return rc;
     }
-    rc = run_program(&o, program, nprogram);
+    if (o.input != NULL) {
+        /* The command line's own values first, said as the command line's. */
+        for (size_t i = 0; i < sizeof k_options / sizeof k_options[0] && rc == 0; i++) {
+            const char *v = given_value(&o, k_options[i].id);
+            if (v != NULL)
+                rc = check_value(NULL, k_options[i].id, v);
+        }
+        if (rc != 0) {
+            free(program);
+            return rc;
+        }
+        run_config_file f;
+        rc = run_config_load(o.input, k_options, sizeof k_options / sizeof k_options[0],
+                             check_value, NULL, &f);
+        if (rc == 0)
+            rc = run_passes(&f, argc, argv, program);
+        run_config_free(&f);
+        free(program);
+        return rc;
+    }
+    o.pass = o.npasses = 1;
+    rc = run_program(&o, program, nprogram, 0);
     free(program);
     return rc;
 }

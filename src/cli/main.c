@@ -106,6 +106,13 @@ int main(int argc, char **argv)
     return c->run(argc - 1, argv + 1);
 }
 
+static const char *g_error_context;
+
+void cli_set_error_context(const char *context)
+{
+    g_error_context = context;
+}
+
 int cli_usage_error(const char *command, const char *fmt, ...)
 {
     char msg[1024];
@@ -113,7 +120,10 @@ int cli_usage_error(const char *command, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (command)
+    if (command && g_error_context != NULL)
+        fprintf(stderr, "upti: %s: %s: %s (see 'upti %s --help')\n", command, g_error_context,
+                msg, command);
+    else if (command)
         fprintf(stderr, "upti: %s: %s (see 'upti %s --help')\n", command, msg, command);
     else
         fprintf(stderr, "upti: %s (see 'upti --help')\n", msg);

@@ -46,6 +46,8 @@ static unsigned distance(const char *a, const char *b)
     return row[lb];
 }
 
+static const cli_option *find_long(const cli_option *table, size_t n, const char *name, size_t len);
+
 /* The long name closest to name when it is close (a typo, or a prefix of it); NULL otherwise. */
 static const char *closest(const cli_option *table, size_t n, const char *name, size_t len)
 {
@@ -69,6 +71,16 @@ static const char *closest(const cli_option *table, size_t n, const char *name, 
         }
     }
     return best_d <= 2 ? best : NULL;
+}
+
+const char *cli_closest_option(const cli_option *table, size_t n, const char *name)
+{
+    return closest(table, n, name, strlen(name));
+}
+
+const cli_option *cli_find_option(const cli_option *table, size_t n, const char *name)
+{
+    return find_long(table, n, name, strlen(name));
 }
 
 static const cli_option *find_long(const cli_option *table, size_t n, const char *name, size_t len)

@@ -53,6 +53,12 @@ int cli_parse_options(const char *command, const cli_option *table, size_t n, in
                       char **argv, cli_args_mode mode, cli_option_fn fn, void *ctx,
                       char **positionals, int *npositional);
 
+/** The option whose long name (or alias) is name, or NULL. */
+const cli_option *cli_find_option(const cli_option *table, size_t n, const char *name);
+
+/** The long name of table closest to name when one is close (a typo, a prefix), else NULL. */
+const char *cli_closest_option(const cli_option *table, size_t n, const char *name);
+
 /** One accepted word of a --format list and its bit. */
 typedef struct cli_format {
     const char *name;

@@ -24,4 +24,13 @@ typedef struct run_capture {
  */
 int run_capture_apply(const run_capture *c, char *what, size_t len);
 
+/** Checks the options as run_capture_apply does, setting nothing. */
+int run_capture_check(const run_capture *c);
+
+/**
+ * Checks the value of one of these options alone (option: its long name,
+ * e.g. "delay"; 0 for any other option), with run_capture_apply's message.
+ */
+int run_capture_check_one(const char *option, const char *value);
+
 #endif

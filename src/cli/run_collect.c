@@ -1,6 +1,7 @@
 /* See run_collect.h. */
 #include "run_collect.h"
 #include "run_outputs.h"
+#include "run_config.h"
 
 #include "cli.h"
 #include "collector.h"
@@ -45,6 +46,8 @@ static struct {
     pid_t program;
     /* the run's configuration (also in run.conf) */
     char *pattern, *include, *exclude, *session, *iterations, *capture_never;
+    char *config;      /* the resolved settings (JSON) */
+    int output_config; /* --output-config: also NAME_config.json */
     upti_iteration_range iteration_range;
     int has_iterations;
     int never_opened; /* processes whose capture window never opened */
@@ -77,18 +80,20 @@ static int put_pair(FILE *f, const char *key, const char *value)
 
 static int write_conf(void)
 {
-    char path[PATH_MAX + 16], fmt[16], stats[4];
+    char path[PATH_MAX + 16], fmt[16], stats[4], output_config[4];
     snprintf(path, sizeof path, "%s/run.conf", g.folder);
     FILE *f = fopen(path, "we");
     if (f == NULL)
         return -1;
     snprintf(fmt, sizeof fmt, "%u", g.formats);
     snprintf(stats, sizeof stats, "%d", g.stats);
+    snprintf(output_config, sizeof output_config, "%d", g.output_config);
     int rc = put_pair(f, "rings", g.rings) | put_pair(f, "pattern", g.pattern) |
              put_pair(f, "formats", fmt) | put_pair(f, "stats", stats) |
              put_pair(f, "include", g.include) | put_pair(f, "exclude", g.exclude) |
              put_pair(f, "iterations", g.iterations) |
-             put_pair(f, "session", g.session);
+             put_pair(f, "session", g.session) | put_pair(f, "config", g.config) |
+             put_pair(f, "output_config", output_config);
     if (fclose(f) != 0)
         rc = -1;
     return rc;
@@ -233,6 +238,8 @@ int run_collect_begin(const run_collect_cfg *cfg)
     g.session = dup_or_null(cfg->session);
     g.iterations = dup_or_null(cfg->iterations);
     g.capture_never = dup_or_null(cfg->capture_never);
+    g.config = dup_or_null(cfg->config);
+    g.output_config = cfg->output_config;
     g.formats = cfg->formats;
     g.stats = cfg->stats;
     compile_filters();
@@ -296,6 +303,18 @@ void run_collect_stop(void)
 }
 
 /* ---- naming and writing the outputs ---- */
+
+/* A NAME_config.json that upti wrote (it starts with RC_CONFIG_HEAD). */
+static int config_file_is_ours(const char *path)
+{
+    char head[sizeof RC_CONFIG_HEAD];
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return 0;
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    return n == sizeof head - 1 && memcmp(head, RC_CONFIG_HEAD, n) == 0;
+}
 
 static void read_db_info(converted *c)
 {
@@ -475,6 +494,9 @@ static long long db_count(const char *path, const char *sql)
  * "ended". Every record it committed is there either way. */
 static void complete_db(const converted *c)
 {
+    if (g.config != NULL)
+        db_exec(c->path, "INSERT OR REPLACE INTO metadata(key, value) VALUES('config', ?1)",
+                g.config);
     const char *rank = pair_value(c->meta, c->meta_len, "rank");
     if (rank != NULL)
         db_exec(c->path, "UPDATE info_process SET rank = CAST(?1 AS INTEGER)", rank);
@@ -497,6 +519,41 @@ static void complete_db(const converted *c)
     else
         snprintf(reason, sizeof reason, "ended without closing its trace");
     db_exec(c->path, "INSERT OR REPLACE INTO metadata(key, value) VALUES('ended', ?1)", reason);
+}
+
+/* --output-config: the resolved settings in BASE_config.json (BASE-PID_config.json
+ * when a file of that name exists that upti did not write). */
+static void write_config_file(const char *base, int pid)
+{
+    size_t len = strlen(base) + 48;
+    char *path = malloc(len);
+    if (path == NULL)
+        return;
+    snprintf(path, len, "%s_config.json", base);
+    if (!uo_file_is_replaceable(path) && !config_file_is_ours(path)) {
+        char *alt = malloc(len);
+        if (alt != NULL)
+            snprintf(alt, len, "%s-%d_config.json", base, pid);
+        fprintf(stderr, "upti: %s exists and was not written by upti: not replaced (upti run "
+                        "--force-overwrite replaces it); writing %s instead\n", path,
+                alt ? alt : "nothing");
+        free(path);
+        path = alt;
+        if (path == NULL)
+            return;
+    }
+    char *part = uo_part_path(path);
+    FILE *f = part != NULL ? fopen(part, "we") : NULL;
+    char err[256];
+    int ok = f != NULL && fputs(g.config, f) >= 0;
+    if (f != NULL && fclose(f) != 0)
+        ok = 0;
+    if (part == NULL || f == NULL || uo_part_finish(part, path, ok, err, sizeof err) != 0)
+        fprintf(stderr, "upti: cannot write %s: %s\n", path, f == NULL ? strerror(errno) : err);
+    else
+        uo_note_written(path);
+    free(part);
+    free(path);
 }
 
 /* Names, moves and writes the outputs of one converted database. 1 if written. */
@@ -576,6 +633,8 @@ static int finish_one(converted *c)
     }
     if (g.formats & ~(unsigned)UO_FORMAT_DB || g.stats)
         uo_write_outputs(db, base, g.formats & ~(unsigned)UO_FORMAT_DB, g.stats, (int)c->pid);
+    if (g.output_config && g.config != NULL)
+        write_config_file(base, (int)c->pid);
     if (!(g.formats & UO_FORMAT_DB))
         unlink(c->path);
     if (fd >= 0)
@@ -713,6 +772,9 @@ int run_collect_recover(const char *folder)
     g.exclude = dup_or_null(pair_value(conf, len, "exclude"));
     g.iterations = dup_or_null(pair_value(conf, len, "iterations"));
     g.session = dup_or_null(pair_value(conf, len, "session"));
+    g.config = dup_or_null(pair_value(conf, len, "config"));
+    const char *output_config = pair_value(conf, len, "output_config");
+    g.output_config = output_config != NULL && strcmp(output_config, "1") == 0;
     free(conf);
     compile_filters();
     ur_collect_opts o = {.spool = g.spool, .dir = g.rings, .poll_ns = 500 * 1000,

@@ -24,6 +24,8 @@ typedef struct run_collect_cfg {
     const char *iterations; /**< --kernel-iteration-range (checked), or NULL */
     /** Why a process whose capture window never opened recorded nothing ("" or NULL: no window) */
     const char *capture_never;
+    const char *config; /**< the resolved settings (JSON): metadata "config" of every database */
+    int output_config;  /**< also written to NAME_config.json (--output-config) */
 } run_collect_cfg;
 
 /**

@@ -61,6 +61,9 @@ REQUIREMENTS = {
     "header:otf2/otf2.h": ["libotf2-trace-dev"],
     "library:otf2": ["libotf2-trace-dev"],
     "command:otf2-print": ["otf2-tools"],
+    # upti run -i FILE.yaml: libyaml
+    "header:yaml.h": ["libyaml-dev"],
+    "library:yaml": ["libyaml-dev"],
     # The ABI checks (tests/abi, scripts/abi-baseline.sh).
     "command:abidiff": ["abigail-tools"],
     "command:abidw": ["abigail-tools"],
