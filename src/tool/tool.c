@@ -47,6 +47,7 @@
 #include "env.h"
 #include "dirs.h"
 #include "log.h"
+#include "proc_stat.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -337,18 +338,9 @@ static int compile(regex_t *re, const char *var)
 /* The command line from /proc/self/cmdline, arguments joined by spaces. */
 static char *command_line(void)
 {
-    FILE *f = fopen("/proc/self/cmdline", "r");
-    if (f == NULL)
-        return strdup("?");
     char buf[4096];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    while (n > 0 && buf[n - 1] == '\0')
-        n--;
-    for (size_t i = 0; i < n; i++)
-        if (buf[i] == '\0')
-            buf[i] = ' ';
-    buf[n] = '\0';
+    if (upti_proc_command_line(buf, sizeof buf) != 0)
+        return strdup("?");
     return strdup(buf);
 }
 
