@@ -440,6 +440,8 @@ static void emit(uocl_cmd_t *c)
     upti_runtime_record_t rec = {.size = sizeof rec, .kind = c->kind, .operation = c->op,
                                  .correlation = &c->corr};
     upti_agent_id_t agent = {c->qi.dev != NULL ? c->qi.dev->agent.handle : 0};
+    /* Alike on purpose: the kernel and the copy record share their prefix and timing fields
+     * by name but not by type (two public structs), so both branches fill them. */
     if (c->kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
         upti_buffer_tracing_kernel_dispatch_record_t r;
         memset(&r, 0, sizeof r);

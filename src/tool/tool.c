@@ -239,14 +239,6 @@ static uint64_t now_ns(void)
     return ts;
 }
 
-static const char *op_name(uint32_t kind, uint32_t op)
-{
-    const char *name = NULL;
-    if (upti_get_tracing_operation_name((upti_tracing_kind_t)kind, op, &name) != UPTI_STATUS_SUCCESS)
-        return NULL;
-    return name;
-}
-
 static const struct {
     const char *name;
     upti_tracing_kind_t kind;
@@ -751,7 +743,7 @@ static int open_output(void)
                             now_ns(),
                             (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec};
     char err[512];
-    g.db = uo_db_create(g.db_path, &proc, op_name, err, sizeof err);
+    g.db = uo_db_create(g.db_path, &proc, uo_upti_operation_name, err, sizeof err);
     free(cmd);
     if (g.db == NULL) {
         warn("%s%s: nothing is traced", err, NULL);
