@@ -1,3 +1,5 @@
+/* Alike on purpose (duplicates): its buffer callback looks like test_struct_size.c's; each
+ * unit test is one program. */
 /* Buffers (src/sdk/ring.h, buffer.c) and marker ranges, one named case per
  * process (a process configures its tools once):
  *
