@@ -119,6 +119,8 @@ enum {
     O_START_PAUSED, O_DELAY, O_DURATION, O_PERIOD, O_ITERATIONS, O_LOG_LEVEL, O_INPUT, O_OUTPUT_CONFIG, O_END
 };
 
+/* Alike on purpose: one row per option, so the rows look alike (duplicates pairs them); the
+ * argument parsing at the top of cmd_run() is each command's own (cmd_export.c). */
 static const cli_option k_options[] = {
     {O_OPENCL, 0, "opencl-trace", NULL, 0},
     {O_VULKAN, 0, "vulkan-trace", NULL, 0},

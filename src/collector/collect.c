@@ -145,14 +145,8 @@ static void remember(void *arg, const ur_chunk_t *c, const uint8_t *payload)
         if (k->seen[i].uid == c->ring_uid && k->seen[i].slot == c->slot)
             s = &k->seen[i];
     if (s == NULL) {
-        if (k->num_seen == k->cap_seen) {
-            size_t cap = k->cap_seen ? 2 * k->cap_seen : 64;
-            struct seen *n = realloc(k->seen, cap * sizeof *n);
-            if (n == NULL)
-                return;
-            k->seen = n;
-            k->cap_seen = cap;
-        }
+        if (uo_grow(&k->seen, &k->cap_seen, k->num_seen + 1, sizeof *k->seen, 64) != 0)
+            return;
         s = &k->seen[k->num_seen++];
         *s = (struct seen){c->ring_uid, c->slot, 0, 0, 0};
     }
@@ -282,14 +276,8 @@ static void add_loss(struct collector *k, int64_t pid, uint64_t records)
             return;
         }
     }
-    if (k->num_losses == k->cap_losses) {
-        size_t cap = k->cap_losses ? 2 * k->cap_losses : 8;
-        struct loss *n = realloc(k->losses, cap * sizeof *n);
-        if (n == NULL)
-            return;
-        k->losses = n;
-        k->cap_losses = cap;
-    }
+    if (uo_grow(&k->losses, &k->cap_losses, k->num_losses + 1, sizeof *k->losses, 8) != 0)
+        return;
     k->losses[k->num_losses++] = (struct loss){pid, records};
 }
 

@@ -54,14 +54,6 @@ struct converter {
     int error;
 };
 
-static const char *op_name(uint32_t kind, uint32_t op)
-{
-    const char *name = NULL;
-    if (upti_get_tracing_operation_name((upti_tracing_kind_t)kind, op, &name) != UPTI_STATUS_SUCCESS)
-        return NULL;
-    return name;
-}
-
 static struct proc *find_proc(struct converter *v, uint64_t uid)
 {
     for (size_t i = 0; i < v->num_procs; i++)
@@ -118,7 +110,7 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
     uo_process_info info = {p->hdr.pid,         p->hdr.ppid,        -1, p->hdr.hostname,
                             p->hdr.command,     p->hdr.clock_start, p->hdr.wall_start};
     char err[512];
-    p->db = uo_db_create_bulk(p->path, &info, op_name, err, sizeof err);
+    p->db = uo_db_create_bulk(p->path, &info, uo_upti_operation_name, err, sizeof err);
     if (p->db == NULL) {
         fprintf(stderr, "upti: %s\n", err);
         free(p->tid);
@@ -159,6 +151,7 @@ static uint64_t record_time(uint32_t kind, const void *rec)
     }
 }
 
+/* Alike on purpose: a case per kind, each naming its struct; the cases are data. */
 /* sizeof the public struct of kind and the offset of its string pointer (0: none). */
 static size_t kind_layout(uint32_t kind, size_t *string_offset)
 {

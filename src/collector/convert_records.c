@@ -62,6 +62,8 @@ int ur_convert_agent(uo_db *db, const uint8_t *body, size_t body_len)
     return uo_db_add_agent(db, &a) == 0 ? UR_RECORD_DONE : UR_RECORD_DB_ERROR;
 }
 
+/* Alike on purpose with ur_convert_agent(): both read a fixed header and then its
+ * length-prefixed strings; the header types and string counts differ. */
 /* UPTI_TRACE_RECORD_ARG: trace_tool_arg_t, then type, name, value. */
 static int convert_arg(uo_db *db, const uint8_t *data, size_t size)
 {

@@ -1,4 +1,5 @@
-/* /proc/<pid>/stat, read once for the SDK and the collector (proc_stat.h). */
+/* /proc/<pid>/stat and /proc/self/cmdline, read one way for the SDK, the tool and the
+ * collector (proc_stat.h). */
 #include "proc_stat.h"
 
 #include <fcntl.h>
@@ -32,5 +33,24 @@ int upti_proc_stat(int64_t pid, char *state, uint64_t *start_ticks)
     if (p == NULL)
         return -1;
     *start_ticks = strtoull(p + 1, NULL, 10);
+    return 0;
+}
+
+int upti_proc_command_line(char *out, size_t cap)
+{
+    out[0] = '\0';
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, out, cap - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    while (n > 0 && out[n - 1] == '\0')
+        n--;
+    for (ssize_t i = 0; i < n; i++)
+        if (out[i] == '\0')
+            out[i] = ' ';
+    out[n] = '\0';
     return 0;
 }

@@ -87,6 +87,8 @@ static void stub_name_category(uint32_t category, const char *name);
 static void stub_profiler_pause(void);
 static void stub_profiler_resume(void);
 
+/* Alike on purpose with <uptx/uptx.h>: the three tables list the same nine entries in table
+ * order, as the functions there do; a table is data, not a second copy of logic. */
 /* The implementation, unwrapped: what calls reach when no tool is present. */
 static const uptx_dispatch_table_t g_impl_table = {
     sizeof(uptx_dispatch_table_t), impl_range_push, impl_range_pop,   impl_range_start,

@@ -173,6 +173,8 @@ static un_range_id start_common(uint32_t domain, const char *m, const un_event_a
 }
 static un_range_id start_ex(const un_event_attributes *a) { return start_common(0, NULL, a); }
 static un_range_id start_a(const char *m) { return start_common(0, m, NULL); }
+/* Alike on purpose: each NVTX entry point has _a, _w and _ex forms that convert their text
+ * and call one *_common function (start, push, mark...): the wrappers look alike. */
 static un_range_id start_w(const wchar_t *m)
 {
     char *s = utf8_of(m);
@@ -212,13 +214,9 @@ static int pop(void) { return pop_common(0); }
 static void name_category_common(uint32_t domain, uint32_t category, const char *name)
 {
     if (plan_of(UPTI_MARKER_API_NAME_CATEGORY)) {
-        un_event_attributes a;
-        memset(&a, 0, sizeof a);
-        a.version = UN_VERSION;
-        a.size = UN_EVENT_ATTRIB_STRUCT_SIZE;
-        a.category = category;
-        a.message_type = UN_MESSAGE_TYPE_ASCII;
-        a.message.ascii = name;
+        un_event_attributes a = {.version = UN_VERSION, .size = UN_EVENT_ATTRIB_STRUCT_SIZE,
+                                 .category = category, .message_type = UN_MESSAGE_TYPE_ASCII,
+                                 .message.ascii = name};
         emit(UPTI_MARKER_API_NAME_CATEGORY, name, 0, domain, &a, 0);
     }
 }

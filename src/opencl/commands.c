@@ -451,6 +451,8 @@ static void emit(uocl_cmd_t *c)
     rec.correlation = &c->corr;
     rec.started_plan = c->started_plan;
     upti_agent_id_t agent = {c->qi.dev != NULL ? c->qi.dev->agent.handle : 0};
+    /* Alike on purpose: the kernel and the copy record share their prefix and timing fields
+     * by name but not by type (two public structs), so both branches fill them. */
     if (c->kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
         upti_buffer_tracing_kernel_dispatch_record_t r;
         memset(&r, 0, sizeof r);

@@ -125,6 +125,9 @@ HANDLES = {'cl_platform_id', 'cl_device_id', 'cl_context', 'cl_command_queue', '
 # --- parsing ---------------------------------------------------------------
 
 
+# Alike on purpose: src/vulkan/generate.py parses prototypes and prints its header the same
+# way. The two are separate programs, one per API, each run by its own CMakeLists
+# with no shared module; they differ in every special case.
 class Param:
     def __init__(self, text):
         m = re.match(r'^(.*?)(\w+)$', text.strip())

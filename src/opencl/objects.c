@@ -49,6 +49,9 @@ cl_command_queue uocl_impl_clCreateCommandQueue(cl_context context, cl_device_id
     return q;
 }
 
+/* Alike on purpose with uocl_impl_clCreateCommandQueue(): the two OpenCL entries take the
+ * queue properties in different forms (a bitfield, a property list), so each adds
+ * profiling its own way before the common remember_queue(). */
 cl_command_queue uocl_impl_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
                                                               const cl_queue_properties *properties,
                                                               cl_int *errcode_ret)
@@ -536,12 +539,8 @@ void *uocl_impl_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t si
 {
     void *p = uocl_next.clSVMAlloc(context, flags, size, alignment);
     if (p != NULL && upti_runtime_plan(uocl_alloc_plans, UPTI_MEMORY_ALLOCATION_ALLOCATE) != NULL) {
-        uocl_appref_info_t info;
-        memset(&info, 0, sizeof info);
-        info.context = context;
-        info.type = UPTI_MEMORY_ALLOCATION_TYPE_SVM;
-        info.size = size;
-        info.flags = flags;
+        uocl_appref_info_t info = {.context = context, .type = UPTI_MEMORY_ALLOCATION_TYPE_SVM,
+                                   .size = size, .flags = flags};
         allocated(p, &info);
     }
     return p;

@@ -338,6 +338,15 @@ static int64_t table_id(uo_db *db, const char *const *names, int64_t *ids, size_
     return id;
 }
 
+const char *uo_upti_operation_name(uint32_t kind, uint32_t operation)
+{
+    const char *name = NULL;
+    if (upti_get_tracing_operation_name((upti_tracing_kind_t)kind, operation, &name) !=
+        UPTI_STATUS_SUCCESS)
+        return NULL;
+    return name;
+}
+
 /* The string id of a kind's name, from libupti's table (src/sdk/names.c: the one
  * table of kind names, which the CLI and the tool use too); an unknown kind in decimal. */
 static int64_t kind_id(uo_db *db, uint32_t kind)
@@ -577,6 +586,9 @@ static int keep_kernel(uo_db *db, int64_t name_id)
 
 static int add_record(uo_db *db, uint32_t kind, const void *record);
 
+/* Alike on purpose: each kind's case copies its record's fields into its table's row; the
+ * records share field names (timestamps, correlation, queue) but not a type, so the
+ * cases read alike and cannot share code without a layer of offsets. */
 int uo_db_add_record(uo_db *db, uint32_t kind, const void *record)
 {
     uint64_t filtered = db != NULL ? db->filtered : 0;

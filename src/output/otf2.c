@@ -733,6 +733,7 @@ static int archive_rename(writer *w, const archive_paths *part, const archive_pa
 
 static const OTF2_FlushCallbacks k_flush = {pre_flush, NULL}; /* NULL: no BufferFlush events */
 
+/* Alike on purpose: set up and torn down like timeline.c's writers (its own writer struct). */
 int uo_export_otf2(sqlite3 *db, const char *dir, const char *name, char *err, size_t errlen)
 {
     writer w;

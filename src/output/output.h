@@ -105,6 +105,8 @@ typedef struct uo_process_info {
 
 /** Resolves the name of (kind, operation); may return NULL. */
 typedef const char *(*uo_op_name_fn)(uint32_t kind, uint32_t operation);
+/** The uo_op_name_fn of libupti's name table (upti_get_tracing_operation_name). */
+const char *uo_upti_operation_name(uint32_t kind, uint32_t operation);
 
 /**
  * Creates (truncating) the database at path and its schema, and starts the

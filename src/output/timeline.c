@@ -1121,6 +1121,8 @@ static int export_with(sqlite3 *db, const char *path, tl_sink *sink, char *err, 
     return rc;
 }
 
+/* Alike on purpose: the Perfetto writer opens, loops and cleans up like the JSON writer above
+ * and otf2.c's (each with its own state struct and sink); what they write differs. */
 int uo_export_pftrace(sqlite3 *db, const char *path, char *err, size_t errlen)
 {
     pb_sink p;

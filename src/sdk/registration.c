@@ -540,6 +540,8 @@ UPTI_API upti_status_t upti_runtime_tools_present(int *present)
     return UPTI_STATUS_SUCCESS;
 }
 
+/* Alike on purpose with upti_is_initialized(): each getter checks its out parameter and
+ * reads one state. */
 UPTI_API upti_status_t upti_is_finalized(int *status)
 {
     UPTI_REFUSE_IN_SUBSCRIBER();

@@ -81,20 +81,7 @@ static uint64_t proc_start_ticks(void)
 
 static void read_command(char *out, size_t cap)
 {
-    out[0] = '\0';
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, out, cap - 1);
-    close(fd);
-    if (n <= 0)
-        return;
-    while (n > 0 && out[n - 1] == '\0')
-        n--;
-    for (ssize_t i = 0; i < n; i++)
-        if (out[i] == '\0')
-            out[i] = ' ';
-    out[n] = '\0';
+    (void)upti_proc_command_line(out, cap);
 }
 
 /* Creates, sizes, maps and fills the ring file r->path. Returns 0 or an errno. */

@@ -73,7 +73,10 @@ typedef struct arg_ctx {
     uint64_t correlation;
 } arg_ctx;
 
-/* One ARG record per argument, in the calling thread's ring. */
+/* One ARG record per argument, in the calling thread's ring.
+ * Alike on purpose with tool.c's append_arg(): both are UPTI's argument callback (the
+ * same signature, the same unused parameters); this one writes a ring record, that one
+ * a database batch. */
 static int write_arg(upti_tracing_kind_t kind, uint32_t operation, uint32_t arg_index,
                      const void *arg_value_addr, int32_t indirection_count, const char *arg_type,
                      const char *arg_name, const char *arg_value_string, int32_t dereference_count,

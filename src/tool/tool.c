@@ -49,6 +49,7 @@
 #include "env.h"
 #include "dirs.h"
 #include "log.h"
+#include "proc_stat.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -240,14 +241,6 @@ static uint64_t now_ns(void)
     return ts;
 }
 
-static const char *op_name(uint32_t kind, uint32_t op)
-{
-    const char *name = NULL;
-    if (upti_get_tracing_operation_name((upti_tracing_kind_t)kind, op, &name) != UPTI_STATUS_SUCCESS)
-        return NULL;
-    return name;
-}
-
 static const struct {
     const char *name;
     upti_tracing_kind_t kind;
@@ -339,18 +332,9 @@ static int compile(regex_t *re, const char *var)
 /* The command line from /proc/self/cmdline, arguments joined by spaces. */
 static char *command_line(void)
 {
-    FILE *f = fopen("/proc/self/cmdline", "r");
-    if (f == NULL)
-        return strdup("?");
     char buf[4096];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    while (n > 0 && buf[n - 1] == '\0')
-        n--;
-    for (size_t i = 0; i < n; i++)
-        if (buf[i] == '\0')
-            buf[i] = ' ';
-    buf[n] = '\0';
+    if (upti_proc_command_line(buf, sizeof buf) != 0)
+        return strdup("?");
     return strdup(buf);
 }
 
@@ -761,7 +745,7 @@ static int open_output(void)
                             now_ns(),
                             (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec};
     char err[512];
-    g.db = uo_db_create(g.db_path, &proc, op_name, err, sizeof err);
+    g.db = uo_db_create(g.db_path, &proc, uo_upti_operation_name, err, sizeof err);
     free(cmd);
     if (g.db == NULL) {
         warn("%s%s: nothing is traced", err, NULL);

@@ -1,3 +1,5 @@
+/* Alike on purpose (duplicates): its buffer callback looks like test_struct_size.c's; each
+ * unit test is one program. */
 /* Buffers (src/sdk/ring.h, buffer.c) and marker ranges, one named case per
  * process (a process configures its tools once):
  *
@@ -107,13 +109,7 @@ static int init_tool(upti_client_finalize_t fin, void *tool_data)
     return 0;
 }
 
-static upti_tool_configure_result_t *configure(uint32_t v, const char *rv, uint32_t prio,
-                                               upti_client_id_t *id)
-{
-    (void)v, (void)rv, (void)prio, (void)id;
-    static upti_tool_configure_result_t r = {sizeof r, init_tool, NULL, NULL};
-    return &r;
-}
+TEST_CONFIGURE(configure, init_tool, NULL)
 
 static void start_tool(upti_buffer_policy_t policy, size_t watermark)
 {

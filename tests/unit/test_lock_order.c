@@ -76,13 +76,7 @@ static int init_tool(upti_client_finalize_t fin, void *tool_data)
     return 0;
 }
 
-static upti_tool_configure_result_t *configure(uint32_t v, const char *rv, uint32_t prio,
-                                               upti_client_id_t *id)
-{
-    (void)v, (void)rv, (void)prio, (void)id;
-    static upti_tool_configure_result_t r = {sizeof r, init_tool, NULL, NULL};
-    return &r;
-}
+TEST_CONFIGURE(configure, init_tool, NULL)
 
 static void on_callback(upti_callback_domain_t domain, uint32_t api_group, uint32_t api_id,
                         void *backend_context, const void *cb_data, void *user_data,

@@ -1,3 +1,5 @@
+/* Alike on purpose (duplicates): its set-up of the environment looks like test_env.c's; each
+ * unit test is one program. */
 /* src/common/log.c: one error line on stderr, prefixed "upti: ", newlines
  * inside the message flattened, long messages cut, always one line; levels,
  * UPTI_LOG_LEVEL and the callback.

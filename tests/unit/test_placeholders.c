@@ -34,6 +34,23 @@ static void refused(const char *pattern, const char *token)
     free(got);
 }
 
+static const char *fake_env(void *data, const char *name)
+{
+    return strcmp(name, "WHO") == 0 ? (const char *)data : NULL;
+}
+
+/* uo_expand_placeholders_with: another process's values (the collector's case). */
+static void expands_with(const char *pattern, const uo_placeholder_values *v, const char *want)
+{
+    char err[256] = "not touched";
+    char *got = uo_expand_placeholders_with(pattern, v, err, sizeof err);
+    if (got == NULL || strcmp(got, want) != 0 || err[0] != '\0')
+        fprintf(stderr, "FAIL with '%s': '%s' (want '%s'), err '%s'\n", pattern,
+                got ? got : "(null)", want, err);
+    CHECK(got != NULL && strcmp(got, want) == 0 && err[0] == '\0');
+    free(got);
+}
+
 int main(void)
 {
     char want[512];
@@ -61,6 +78,22 @@ int main(void)
             *c = '_';
     snprintf(want, sizeof want, "h-%s", host);
     expands("h-%hostname%", want);
+    /* The first launcher variable set wins; none: rank 0. */
+    setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+    expands("r%rank%", "r3");
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    setenv("PMI_RANK", "", 1); /* empty: not set */
+    expands("r%rank%", "r0");
+    unsetenv("PMI_RANK");
+    /* %argv0%: this program's basename. */
+    expands("%argv0%.db", "unit_placeholders.db");
+    /* Given values; NULL ones expand to their defaults, '/' never splits a component. */
+    uo_placeholder_values v = {.pid = 42, .ppid = 1, .hostname = "node/7", .rank = "5",
+                               .argv0 = "app", .getenv = fake_env, .getenv_data = "me"};
+    expands_with("%argv0%-%pid%-%ppid%-%rank%-%hostname%-%env{WHO}%-%env{NOPE}%", &v,
+                 "app-42-1-5-node_7-me-");
+    uo_placeholder_values none = {.pid = 9, .ppid = 8};
+    expands_with("%hostname%/%rank%/%argv0%x/%env{WHO}%", &none, "unknown/0/x/");
     refused("x-%foo%", "%foo%");
     refused("%PID%", "%PID%");
     refused("out/%pid%/%bar%-%pid%", "%bar%");

@@ -1,3 +1,5 @@
+/* Alike on purpose (duplicates): its small helpers look like test_runtime_metadata.c's; each
+ * unit test is one program. */
 /* The SPIR-V name reader of the Vulkan layer (src/vulkan/spirv.c): entry
  * points and the source file of well-formed modules, in either byte order;
  * malformed modules (truncated, a zero or oversized word count, a string

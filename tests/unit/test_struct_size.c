@@ -113,13 +113,7 @@ static int init_buffer_options(upti_client_finalize_t fin, void *tool_data)
     return 0;
 }
 
-static upti_tool_configure_result_t *configure_buffer_options(uint32_t v, const char *rv,
-                                                              uint32_t prio, upti_client_id_t *id)
-{
-    (void)v, (void)rv, (void)prio, (void)id;
-    static upti_tool_configure_result_t r = {sizeof r, init_buffer_options, NULL, NULL};
-    return &r;
-}
+TEST_CONFIGURE(configure_buffer_options, init_buffer_options, NULL)
 
 static void test_buffer_options(void)
 {

@@ -1,3 +1,6 @@
+/* Alike on purpose (duplicates): its tool set-up and worker threads look like the other test
+ * programs' (stress_opencl.c, prog_flush_interval.c); each test program is built and run
+ * alone. */
 /* Buffer tracing under load: THREADS threads each make ITERATIONS
  * uptx_range_push + uptx_range_pop pairs.
  *   prog_buffer_stress lossless [iterations]   64 KiB regions, producers wait
@@ -152,18 +155,7 @@ static void tool_fini(void *tool_data)
     }
 }
 
-static upti_tool_configure_result_t g_result = {sizeof(upti_tool_configure_result_t), tool_init,
-                                                tool_fini, NULL};
-
-static upti_tool_configure_result_t *configure(uint32_t version, const char *runtime_version,
-                                               uint32_t priority, upti_client_id_t *client_id)
-{
-    (void)version;
-    (void)runtime_version;
-    (void)priority;
-    (void)client_id;
-    return &g_result;
-}
+TEST_CONFIGURE(configure, tool_init, tool_fini)
 
 static void *worker(void *arg)
 {

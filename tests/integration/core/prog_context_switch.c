@@ -96,18 +96,7 @@ static int tool_init(upti_client_finalize_t fini, void *tool_data)
     return 0;
 }
 
-static upti_tool_configure_result_t g_result = {sizeof(upti_tool_configure_result_t), tool_init,
-                                                NULL, NULL};
-
-static upti_tool_configure_result_t *configure(uint32_t version, const char *runtime_version,
-                                               uint32_t priority, upti_client_id_t *client_id)
-{
-    (void)version;
-    (void)runtime_version;
-    (void)priority;
-    (void)client_id;
-    return &g_result;
-}
+TEST_CONFIGURE(configure, tool_init, NULL)
 
 int main(void)
 {

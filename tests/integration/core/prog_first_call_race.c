@@ -1,3 +1,5 @@
+/* Alike on purpose (duplicates): its tool set-up looks like the other test programs'; each
+ * one stands alone. */
 /* Calls that race with libuptx's first registration are traced too.
  *
  * A tool is initialized (upti_force_configure) before any uptx call; then
@@ -62,18 +64,7 @@ static int tool_init(upti_client_finalize_t fini, void *tool_data)
     return 0;
 }
 
-static upti_tool_configure_result_t g_result = {sizeof(upti_tool_configure_result_t), tool_init,
-                                                NULL, NULL};
-
-static upti_tool_configure_result_t *configure(uint32_t version, const char *runtime_version,
-                                               uint32_t priority, upti_client_id_t *client_id)
-{
-    (void)version;
-    (void)runtime_version;
-    (void)priority;
-    (void)client_id;
-    return &g_result;
-}
+TEST_CONFIGURE(configure, tool_init, NULL)
 
 static void *worker(void *arg)
 {

@@ -71,4 +71,15 @@ static inline int test_result(const char *name)
     return 1;
 }
 
+/* A tool's configure function for upti_force_configure: returns a static result with
+ * init and fini (either may be NULL). Needs <upti/upti.h>. */
+#define TEST_CONFIGURE(name, init, fini)                                                 \
+    static upti_tool_configure_result_t *name(uint32_t version, const char *runtime_version, \
+                                              uint32_t priority, upti_client_id_t *client_id) \
+    {                                                                                    \
+        (void)version, (void)runtime_version, (void)priority, (void)client_id;           \
+        static upti_tool_configure_result_t result = {sizeof result, init, fini, NULL};  \
+        return &result;                                                                  \
+    }
+
 #endif

@@ -1,3 +1,5 @@
+/* Alike on purpose (duplicates): built against an installed UPTI alone, its tool looks like
+ * the samples' and ring_ocl_tool.c. */
 /* A tool built against the installed headers: counts marker calls. */
 #include <upti/upti.h>
 
