@@ -66,7 +66,9 @@ const char *uo_utf8_sanitize(const char *s, int *owned);
 void uo_json_string(uo_buf *b, const char *s);
 /** Appends s as one CSV field (RFC 4180): quoted when it holds , " CR LF or a control byte. */
 void uo_csv_field(uo_buf *b, const char *s);
-/** Appends s for a terminal: control bytes as \n, \t, \xHH. */
+/** Appends s for a terminal: control bytes as \n, \t, \xHH. A string of more than
+ *  max_chars characters (0: no limit) is cut between characters to max_chars - 3 of
+ *  them and "...": max_chars in all (escapes widen it). */
 void uo_text_escape(uo_buf *b, const char *s, size_t max_chars);
 
 /* ---- hash maps (map.c) ---- */

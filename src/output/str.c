@@ -261,10 +261,16 @@ void uo_text_escape(uo_buf *b, const char *s, size_t max_chars)
 {
     if (s == NULL)
         return;
+    /* A longer name shows max_chars - 3 characters and "...": max_chars in all,
+     * so that the columns after it stay in place. */
+    size_t chars = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && max_chars != 0; p++)
+        chars += (*p & 0xC0) != 0x80;
+    size_t keep = max_chars != 0 && chars > max_chars ? (max_chars > 3 ? max_chars - 3 : 0) : 0;
     size_t shown = 0;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         /* cut before a character, never inside one (its continuation bytes follow it) */
-        if (max_chars != 0 && shown >= max_chars && (*p & 0xC0) != 0x80) {
+        if (keep != 0 && shown >= keep && (*p & 0xC0) != 0x80) {
             uo_buf_puts(b, "...");
             return;
         }

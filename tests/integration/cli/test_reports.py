@@ -213,7 +213,7 @@ def case_cut_names(tmp):
     db = fixture_db(tmp)
     con = sqlite3.connect(db)
     long60 = "a" * 56 + "\u00e9" * 5  # 61 characters, the 57th is two bytes
-    long48 = "b" * 47 + "\u00e9\u00e9_tail"
+    long48 = "b" * 44 + "\u00e9\u00e9_tail"  # 51 characters, the 45th is two bytes
     con.execute("UPDATE string SET string = ? WHERE id = 13", (long60,))  # reduce
     con.execute("UPDATE string SET string = ? WHERE id = 14", (long48,))
     con.execute("UPDATE kernel_dispatch SET name_id = 14 WHERE id = 7")  # give it a start
@@ -239,7 +239,8 @@ def case_cut_names(tmp):
         summary = run([db]).stdout.decode("utf-8")
     except UnicodeDecodeError as e:
         raise Fail("the summary is not valid UTF-8: %s" % e)
-    check(("b" * 47 + "\u00e9...") in summary, "summary cut at 48: %r" % summary)
+    # 45 characters and "...": 48 in all, the columns after it in place
+    check(("b" * 44 + "\u00e9... ") in summary, "summary cut at 48: %r" % summary)
     summary = run([db, "--full-names"]).stdout.decode("utf-8")
     check(long48 + " " in summary and long60 + " " in summary, "summary --full-names: %r" % summary)
 
