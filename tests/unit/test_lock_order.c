@@ -29,6 +29,7 @@ static upti_context_id_t g_ctx, g_ctx_toggled;
 static upti_buffer_id_t g_buffer;
 static upti_callback_thread_t g_thread1, g_thread2;
 static _Atomic uint64_t g_delivered, g_dropped, g_domain_calls;
+static _Atomic int g_checked; /* main has checked: the deliveries at exit toggle nothing */
 
 static void on_records(upti_context_id_t c, upti_buffer_id_t b, upti_record_header_t **headers,
                        size_t n, void *data, uint64_t drops)
@@ -37,7 +38,7 @@ static void on_records(upti_context_id_t c, upti_buffer_id_t b, upti_record_head
     g_delivered += n;
     g_dropped += drops;
     /* buffer -> contexts: a context started and stopped under the buffer's lock. */
-    if (n > 0) {
+    if (n > 0 && !g_checked) {
         CHECK_STATUS(upti_start_context(g_ctx_toggled), UPTI_STATUS_SUCCESS);
         CHECK_STATUS(upti_stop_context(g_ctx_toggled), UPTI_STATUS_SUCCESS);
     }
@@ -179,5 +180,6 @@ int main(void)
     CHECK_EQ_U64(g_dropped, 0);
     /* Each subscribe round turned the domain word on and off. */
     CHECK_EQ_U64(g_domain_calls, 1 + 2 * ROUNDS);
+    g_checked = 1;
     return test_result("lock_order");
 }

@@ -7,14 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int g_failed;
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-            g_failed = 1;                                                  \
-        }                                                                  \
-    } while (0)
+#include "../integration/core/testutil.h"
 
 static char g_seen[4096];
 static int g_count;
@@ -67,7 +60,5 @@ int main(void)
     CHECK(upti_runtime_set_metadata("vulkan.y", "4") == UPTI_STATUS_SUCCESS); /* replacing still works */
     query();
     CHECK(g_count == 32 && strstr(g_seen, "vulkan.y=4;") != NULL && strstr(g_seen, "one_too_many") == NULL);
-    if (!g_failed)
-        printf("unit.runtime_metadata: ok\n");
-    return g_failed;
+    return test_result("runtime_metadata");
 }

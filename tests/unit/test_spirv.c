@@ -1,5 +1,3 @@
-/* Alike on purpose (duplicates): its small helpers look like test_runtime_metadata.c's; each
- * unit test is one program. */
 /* The SPIR-V name reader of the Vulkan layer (src/vulkan/spirv.c): entry
  * points and the source file of well-formed modules, in either byte order;
  * malformed modules (truncated, a zero or oversized word count, a string
@@ -11,14 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int g_failed;
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-            g_failed = 1;                                                  \
-        }                                                                  \
-    } while (0)
+#include "../integration/core/testutil.h"
 
 #define OP(count, op) (((uint32_t)(count) << 16) | (op))
 
@@ -91,7 +82,5 @@ int main(void)
 {
     test_well_formed();
     test_malformed();
-    if (!g_failed)
-        printf("unit.spirv: ok\n");
-    return g_failed;
+    return test_result("spirv");
 }
