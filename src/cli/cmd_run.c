@@ -89,8 +89,6 @@ void cmd_run_help(FILE *out)
             "  -L, --list                list tracing kinds, operations and agents; with a\n"
             "                            PROGRAM, also run it (traced as usual) and print,\n"
             "                            per process at its end, the agents (devices) it saw\n"
-            "  --force-overwrite         replace existing files of the same name even if\n"
-            "                            UPTI did not write them\n"
             "  --log-level LEVEL         UPTI's messages on stderr: none, error, warning\n"
             "                            (default), info or debug (UPTI_LOG_LEVEL)\n"
             "  -i, --input FILE          options from a JSON or YAML file, by their long\n"
