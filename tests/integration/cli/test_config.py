@@ -74,7 +74,9 @@ def files_in(d):
 # uptx_app --iterations 3 --threads 2: per thread a name, a start/stop range and
 # 3 x (push, push, mark, pop, pop); the capture range "outer", repeat:2, keeps
 # the first two "outer" ranges: 2 x (push, push, mark, pop, pop).
-APP = [UPTX_APP, "--iterations", "3", "--threads", "2"]
+# One thread: a window is the whole process's, so a second thread's markers would fall
+# into it or not depending on how the threads interleave.
+APP = [UPTX_APP, "--iterations", "3", "--threads", "1"]
 
 JSON_FILE = """{
   "marker-trace": true,
