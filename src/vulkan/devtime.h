@@ -37,9 +37,10 @@ extern const upti_operation_plan_t *const *uvk_marker_plans;
 extern const upti_operation_plan_t *const *uvk_alloc_plans;
 
 /* A device was created: its timestamp properties (inst: the instance's next
-   entries; calibrated: the layer enabled VK_EXT_calibrated_timestamps). */
+   entries; calibrated: the layer enabled VK_EXT_calibrated_timestamps;
+   timeline: timeline semaphores are enabled on it). */
 void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vulkan_dispatch_t *inst,
-                           int calibrated);
+                           int calibrated, int timeline);
 /* A device is about to be destroyed: waits for and emits its dispatches, frees the layer's objects. */
 void uvk_dt_device_destroying(uvk_object_t *o);
 /* Waits for and emits every pending dispatch (at exit). */
@@ -93,7 +94,9 @@ typedef struct uvk_cb_t {
 typedef struct uvk_pending_t {
     uvk_object_t *dev;
     VkQueue queue;
-    VkFence fence;         /* the layer's, signalled after the submission */
+    VkFence fence;         /* the layer's, signalled after the submission (or NULL: ...) */
+    VkSemaphore semaphore; /* ... the queue's timeline semaphore, signalled with value by its last batch */
+    uint64_t value;
     VkFence program_fence; /* the program's, if it gave one */
     upti_timestamp_t submitted;
     uint32_t n;
