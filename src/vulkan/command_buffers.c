@@ -5,10 +5,15 @@
  * buffer copy, fill and update, image copy and pipeline barrier recorded
  * into a command buffer is bracketed by the layer's own commands,
  * into a timestamp query pool the layer owns (one per command buffer):
- *   vkCmdResetQueryPool(2 queries), vkCmdWriteTimestamp(TOP_OF_PIPE),
- *   the operation, vkCmdWriteTimestamp(BOTTOM_OF_PIPE).
- * The reset is recorded too, so a command buffer may be submitted any number
- * of times: each execution writes its own pair.
+ *   vkCmdWriteTimestamp(TOP_OF_PIPE), the operation,
+ *   vkCmdWriteTimestamp(BOTTOM_OF_PIPE).
+ * The queries are reset from the host (vkResetQueryPool, hostQueryReset,
+ * which the layer enables on devices that have it) at each submission of
+ * the command buffer, once its previous execution was read
+ * (submissions.c), so a command buffer may be submitted any number of
+ * times: each execution writes its own pairs. Without host reset, or in a
+ * recording with SIMULTANEOUS_USE (executions may overlap), each pair is
+ * reset by a vkCmdResetQueryPool recorded before it.
  *
  * Secondary command buffers are instrumented the same way, in their own
  * pools. vkCmdExecuteCommands copies a secondary's operations, as recorded
@@ -122,6 +127,8 @@ VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandB
             s->pipeline_name[0] = '\0';
             s->pipeline = VK_NULL_HANDLE;
             s->in_render_pass = 0;
+            s->cmd_reset = s->dev->dt.reset_pool == NULL ||
+                           (info != NULL && (info->flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0);
             s->untimed = s->secondary && info != NULL &&
                          (info->flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT) != 0;
         }
@@ -247,7 +254,8 @@ uvk_slot_t uvk_op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upt
         if (can_time && s->pool != VK_NULL_HANDLE && s->pairs < UVK_QUERY_PAIRS) {
             d->pool = s->pool;
             d->query = 2 * s->pairs++;
-            n->vkCmdResetQueryPool(cb, s->pool, d->query, 2);
+            if (s->cmd_reset)
+                n->vkCmdResetQueryPool(cb, s->pool, d->query, 2);
             n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->pool, d->query);
             slot.pool = s->pool;
             slot.query = d->query + 1;

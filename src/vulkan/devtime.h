@@ -38,9 +38,9 @@ extern const upti_operation_plan_t *const *uvk_alloc_plans;
 
 /* A device was created: its timestamp properties (inst: the instance's next
    entries; calibrated: the layer enabled VK_EXT_calibrated_timestamps;
-   timeline: timeline semaphores are enabled on it). */
+   timeline: timeline semaphores are enabled on it; host_reset: hostQueryReset is). */
 void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vulkan_dispatch_t *inst,
-                           int calibrated, int timeline);
+                           int calibrated, int timeline, int host_reset);
 /* A device is about to be destroyed: waits for and emits its dispatches, frees the layer's objects. */
 void uvk_dt_device_destroying(uvk_object_t *o);
 /* Waits for and emits every pending dispatch (at exit). */
@@ -76,6 +76,8 @@ typedef struct uvk_cb_t {
     uvk_object_t *dev;
     int secondary;             /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
     int untimed;               /* a secondary continuing a render pass: no queries */
+    int cmd_reset;             /* queries reset by a recorded vkCmdResetQueryPool per operation (no host
+                                  reset, or a recording with SIMULTANEOUS_USE: executions may overlap) */
     VkQueryPool pool;
     uint32_t pairs;            /* query pairs of pool used by this recording */
     char pipeline_name[UVK_NAME_MAX];

@@ -306,6 +306,14 @@ static VkSemaphore queue_timeline(uvk_object_t *o, VkQueue queue, uint64_t *valu
     return s->timeline[i].semaphore;
 }
 
+/* Resets from the host the queries s's recording writes, before an
+   execution (its previous one was read). Under uvk_dt_lock. */
+static void reset_queries(uvk_cb_t *s)
+{
+    if (!s->cmd_reset && s->pool != VK_NULL_HANDLE && s->pairs > 0)
+        s->dev->dt.reset_pool(s->dev->device, s->pool, 0, 2 * s->pairs);
+}
+
 static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, VkFence fence,
                               const VkCommandBuffer *cbs, uint32_t ncb, submit_call_t call, void *ctx)
 {
@@ -320,10 +328,13 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
             continue;
         if (s->inflight != NULL)
             uvk_pending_complete(s->inflight, 1);
+        reset_queries(s);
         for (uint32_t k = 0; k < s->nexec; k++) {
             uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
             if (sec != NULL && sec->inflight != NULL)
                 uvk_pending_complete(sec->inflight, 1);
+            if (sec != NULL)
+                reset_queries(sec);
         }
         total += s->n;
     }
