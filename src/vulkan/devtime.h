@@ -182,12 +182,13 @@ typedef struct uvk_slot_t {
     uvk_op_t op;      /* the operation, for APPENDED EXIT */
 } uvk_slot_t;
 /* Describes an operation about to be recorded into cb and writes its first
-   timestamp. name: a label's name, NULL for the bound pipeline's. */
-uvk_slot_t uvk_op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind, uint32_t op,
-                        const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
-                        uint64_t bytes, const char *name);
+   timestamp into *slot (small unless a subscriber wants APPENDED: passed by
+   pointer). name: a label's name, NULL for the bound pipeline's. */
+void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind,
+                  uint32_t op, const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
+                  uint64_t bytes, const char *name);
 /* Writes the second timestamp, after the operation. */
-void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uvk_slot_t slot);
+void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const uvk_slot_t *slot);
 
 /* submissions.c: reads and emits p if done (wait: after waiting); under uvk_dt_lock. 1 if done. */
 int uvk_pending_complete(uvk_pending_t *p, int wait);
