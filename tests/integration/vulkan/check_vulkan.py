@@ -313,9 +313,11 @@ def device_records(recs, kind):
 
 
 def check_window(recs, r):
-    """r ran after its submit began and ended before the fence wait that followed it returned."""
+    """r ran after its submit began and ended before the fence wait that followed it returned.
+    The test programs submit on the thread that recorded: submits of other threads may overlap."""
     api = [x for x in recs if x['_t'] == 'API']
-    sub = [x for x in api if x['op'] == 'vkQueueSubmit' and int(x['start']) <= int(r['submit']) <= int(x['end'])]
+    sub = [x for x in api if x['op'] == 'vkQueueSubmit' and x['tid'] == r['tid'] and
+           int(x['start']) <= int(r['submit']) <= int(x['end'])]
     expect(len(sub) == 1, 'no vkQueueSubmit around the submit time of ' + r['line'])
     waits = [x for x in api if x['op'] == 'vkWaitForFences' and x['tid'] == sub[0]['tid'] and
              int(x['start']) >= int(sub[0]['end'])]
