@@ -1,7 +1,13 @@
 /* bench_vulkan MODE N REPS: time per call of one Vulkan command on lavapipe.
- *   dispatch  vkCmdDispatch recorded N times into one command buffer
+ *   dispatch  vkCmdDispatch recorded N times, RECORDING per recording of
+ *             one command buffer (begin, bind, end and reset not timed)
  *   submit    vkQueueSubmit of a command buffer holding one dispatch (the
  *             wait for its fence is not timed)
+ *   submit_ts the same, the program itself bracketing its dispatch with two
+ *             timestamps (a reset of their queries before them): what a
+ *             device costs to execute the timestamps the layer adds. On
+ *             lavapipe vkQueueSubmit executes the command buffer before it
+ *             returns, so that cost is part of the submit's
  * Prints "MODE ns_per_call" for the fastest of REPS repetitions. Plain
  * Vulkan: run_bench.py runs it bare and with the layer (and a tool). */
 #include <vulkan/vulkan.h>
@@ -13,6 +19,8 @@
 #include <time.h>
 
 #include "vk_compute.spv.h"
+
+#define RECORDING 200 /* dispatches per recording */
 
 #define CHECK_VK(call)                                                                         \
     do {                                                                                       \
@@ -35,9 +43,10 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "dispatch";
     int n = argc > 2 ? atoi(argv[2]) : 100000;
     int reps = argc > 3 ? atoi(argv[3]) : 5;
-    int submit = strcmp(mode, "submit") == 0;
+    int timestamps = strcmp(mode, "submit_ts") == 0;
+    int submit = timestamps || strcmp(mode, "submit") == 0;
     if (n < 1 || reps < 1 || (!submit && strcmp(mode, "dispatch") != 0)) {
-        fprintf(stderr, "usage: bench_vulkan dispatch|submit N REPS\n");
+        fprintf(stderr, "usage: bench_vulkan dispatch|submit|submit_ts N REPS\n");
         return 2;
     }
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_1};
@@ -95,24 +104,39 @@ int main(int argc, char **argv)
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence fence;
     CHECK_VK(vkCreateFence(dev, &fci, NULL, &fence));
+    VkQueryPoolCreateInfo qpi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                 .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
+    VkQueryPool queries;
+    CHECK_VK(vkCreateQueryPool(dev, &qpi, NULL, &queries));
 
     uint64_t best = UINT64_MAX;
     for (int r = 0; r < reps; r++) {
         uint64_t total = 0;
         if (!submit) {
-            /* count 0: each dispatch is recorded, none does any work. */
-            CHECK_VK(vkBeginCommandBuffer(cb, &begin));
-            vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-            uint64_t t0 = now_ns();
-            for (int i = 0; i < n; i++)
-                vkCmdDispatch(cb, 0, 0, 0);
-            total = now_ns() - t0;
-            CHECK_VK(vkEndCommandBuffer(cb));
-            CHECK_VK(vkResetCommandBuffer(cb, 0));
+            /* count 0: each dispatch is recorded, none does any work. In
+               recordings of RECORDING dispatches, so that each one gets the
+               layer's timestamps (256 operations per recording). */
+            for (int done = 0; done < n; done += RECORDING) {
+                int m = n - done < RECORDING ? n - done : RECORDING;
+                CHECK_VK(vkBeginCommandBuffer(cb, &begin));
+                vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+                uint64_t t0 = now_ns();
+                for (int i = 0; i < m; i++)
+                    vkCmdDispatch(cb, 0, 0, 0);
+                total += now_ns() - t0;
+                CHECK_VK(vkEndCommandBuffer(cb));
+                CHECK_VK(vkResetCommandBuffer(cb, 0));
+            }
         } else {
             CHECK_VK(vkBeginCommandBuffer(cb, &begin));
             vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+            if (timestamps) {
+                vkCmdResetQueryPool(cb, queries, 0, 2);
+                vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries, 0);
+            }
             vkCmdDispatch(cb, 0, 0, 0);
+            if (timestamps)
+                vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 1);
             CHECK_VK(vkEndCommandBuffer(cb));
             VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
                                .pCommandBuffers = &cb};
@@ -129,6 +153,7 @@ int main(int argc, char **argv)
             best = total;
     }
     printf("%s %.1f\n", mode, (double)best / n);
+    vkDestroyQueryPool(dev, queries, NULL);
     vkDestroyFence(dev, fence, NULL);
     vkFreeCommandBuffers(dev, pool, 1, &cb);
     vkDestroyCommandPool(dev, pool, NULL);

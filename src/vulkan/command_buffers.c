@@ -5,10 +5,15 @@
  * buffer copy, fill and update, image copy and pipeline barrier recorded
  * into a command buffer is bracketed by the layer's own commands,
  * into a timestamp query pool the layer owns (one per command buffer):
- *   vkCmdResetQueryPool(2 queries), vkCmdWriteTimestamp(TOP_OF_PIPE),
- *   the operation, vkCmdWriteTimestamp(BOTTOM_OF_PIPE).
- * The reset is recorded too, so a command buffer may be submitted any number
- * of times: each execution writes its own pair.
+ *   vkCmdWriteTimestamp(TOP_OF_PIPE), the operation,
+ *   vkCmdWriteTimestamp(BOTTOM_OF_PIPE).
+ * The queries are reset from the host (vkResetQueryPool, hostQueryReset,
+ * which the layer enables on devices that have it) at each submission of
+ * the command buffer, once its previous execution was read
+ * (submissions.c), so a command buffer may be submitted any number of
+ * times: each execution writes its own pairs. Without host reset, or in a
+ * recording with SIMULTANEOUS_USE (executions may overlap), each pair is
+ * reset by a vkCmdResetQueryPool recorded before it.
  *
  * Secondary command buffers are instrumented the same way, in their own
  * pools. vkCmdExecuteCommands copies a secondary's operations, as recorded
@@ -20,6 +25,7 @@
  */
 #include "subscribers.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +128,8 @@ VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandB
             s->pipeline_name[0] = '\0';
             s->pipeline = VK_NULL_HANDLE;
             s->in_render_pass = 0;
+            s->cmd_reset = s->dev->dt.reset_pool == NULL ||
+                           (info != NULL && (info->flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0);
             s->untimed = s->secondary && info != NULL &&
                          (info->flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT) != 0;
         }
@@ -194,21 +202,22 @@ void uvk_dt_vkCmdExecuteCommands(const upti_vulkan_dispatch_t *n, VkCommandBuffe
     n->vkCmdExecuteCommands(cb, count, secondaries);
 }
 
-uvk_slot_t uvk_op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind, uint32_t op,
-                        const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
-                        uint64_t bytes, const char *name)
+void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind,
+                  uint32_t op, const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
+                  uint64_t bytes, const char *name)
 {
-    uvk_slot_t slot;
-    slot.pool = VK_NULL_HANDLE;
-    slot.query = 0;
-    slot.appended = 0;
+    slot->pool = VK_NULL_HANDLE;
+    slot->appended = 0;
     if (!uvk_dt_wanted(kind, op) || UVK_LOAD(uvk_dt_cbs) == NULL)
-        return slot;
+        return;
+    slot->query = 0;
     pthread_mutex_lock(&uvk_dt_lock);
     uvk_cb_t *s = uvk_cb_find(cb);
     uvk_op_t *d = s != NULL ? grow(s) : NULL;
     if (d != NULL) {
-        memset(d, 0, sizeof *d);
+        /* Every field but the name's tail, which nothing reads past its end. */
+        memset(d, 0, offsetof(uvk_op_t, name));
+        memset(&d->recorded, 0, sizeof *d - offsetof(uvk_op_t, recorded));
         d->kind = kind;
         d->op = op;
         d->direction = direction;
@@ -217,10 +226,10 @@ uvk_slot_t uvk_op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upt
             memcpy(d->groups, groups, sizeof d->groups);
         if (base != NULL)
             memcpy(d->base, base, sizeof d->base);
-        if (name != NULL)
-            snprintf(d->name, sizeof d->name, "%s", name);
-        else
-            memcpy(d->name, s->pipeline_name, sizeof d->name);
+        const char *from = name != NULL ? name : s->pipeline_name;
+        size_t len = strnlen(from, sizeof d->name - 1);
+        memcpy(d->name, from, len);
+        d->name[len] = '\0';
         d->kernel_id = (uint64_t)s->pipeline;
         d->recorded = uvk_now();
         upti_runtime_capture_correlation(NULL, &d->corr);
@@ -247,10 +256,11 @@ uvk_slot_t uvk_op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upt
         if (can_time && s->pool != VK_NULL_HANDLE && s->pairs < UVK_QUERY_PAIRS) {
             d->pool = s->pool;
             d->query = 2 * s->pairs++;
-            n->vkCmdResetQueryPool(cb, s->pool, d->query, 2);
+            if (s->cmd_reset)
+                n->vkCmdResetQueryPool(cb, s->pool, d->query, 2);
             n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->pool, d->query);
-            slot.pool = s->pool;
-            slot.query = d->query + 1;
+            slot->pool = s->pool;
+            slot->query = d->query + 1;
         } else if (can_time && s->pairs >= UVK_QUERY_PAIRS && !s->warned_full) {
             s->warned_full = 1;
             upti_runtime_warn("vulkan: more than 256 device operations in one command buffer recording; "
@@ -258,23 +268,22 @@ uvk_slot_t uvk_op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upt
         }
         s->n++;
         if (kind != UPTI_TRACING_KIND_MARKER_API && uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED)) {
-            slot.appended = 1;
-            slot.device = s->dev->device;
-            slot.op = *d;
+            slot->appended = 1;
+            slot->device = s->dev->device;
+            slot->op = *d;
         }
     }
     pthread_mutex_unlock(&uvk_dt_lock);
-    if (slot.appended)
-        uvk_sub_appended(&slot.op, UPTI_CB_PHASE_API_ENTER, cb, slot.device);
-    return slot;
+    if (slot->appended)
+        uvk_sub_appended(&slot->op, UPTI_CB_PHASE_API_ENTER, cb, slot->device);
 }
 
-void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uvk_slot_t slot)
+void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const uvk_slot_t *slot)
 {
-    if (slot.pool != VK_NULL_HANDLE)
-        n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, slot.pool, slot.query);
-    if (slot.appended)
-        uvk_sub_appended(&slot.op, UPTI_CB_PHASE_API_EXIT, cb, slot.device);
+    if (slot->pool != VK_NULL_HANDLE)
+        n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, slot->pool, slot->query);
+    if (slot->appended)
+        uvk_sub_appended(&slot->op, UPTI_CB_PHASE_API_EXIT, cb, slot->device);
 }
 
 /* --- render passes: the layer's queries cannot be reset inside one --- */

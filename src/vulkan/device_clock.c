@@ -21,7 +21,7 @@
 /* --- device state --- */
 
 void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vulkan_dispatch_t *inst,
-                           int calibrated)
+                           int calibrated, int timeline, int host_reset)
 {
     uvk_device_state_t *s = &o->dt;
     memset(s, 0, sizeof *s);
@@ -46,6 +46,16 @@ void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vu
                 s->valid_bits = fams[i].timestampValidBits;
         }
     s->calibrated = calibrated && o->next.vkGetCalibratedTimestampsEXT != NULL;
+    if (host_reset)
+        s->reset_pool = o->next.vkResetQueryPoolEXT != NULL ? o->next.vkResetQueryPoolEXT : o->next.vkResetQueryPool;
+    if (timeline) {
+        s->get_counter = o->next.vkGetSemaphoreCounterValueKHR != NULL ? o->next.vkGetSemaphoreCounterValueKHR
+                                                                        : o->next.vkGetSemaphoreCounterValue;
+        s->wait_semaphores = o->next.vkWaitSemaphoresKHR != NULL ? o->next.vkWaitSemaphoresKHR
+                                                                 : o->next.vkWaitSemaphores;
+        if (s->wait_semaphores == NULL)
+            s->get_counter = NULL;
+    }
     if (!s->timestamps)
         upti_runtime_warn("vulkan: a compute queue family of this device has no timestamps; "
                           "its dispatches are traced without device times");

@@ -37,9 +37,10 @@ extern const upti_operation_plan_t *const *uvk_marker_plans;
 extern const upti_operation_plan_t *const *uvk_alloc_plans;
 
 /* A device was created: its timestamp properties (inst: the instance's next
-   entries; calibrated: the layer enabled VK_EXT_calibrated_timestamps). */
+   entries; calibrated: the layer enabled VK_EXT_calibrated_timestamps;
+   timeline: timeline semaphores are enabled on it; host_reset: hostQueryReset is). */
 void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vulkan_dispatch_t *inst,
-                           int calibrated);
+                           int calibrated, int timeline, int host_reset);
 /* A device is about to be destroyed: waits for and emits its dispatches, frees the layer's objects. */
 void uvk_dt_device_destroying(uvk_object_t *o);
 /* Waits for and emits every pending dispatch (at exit). */
@@ -75,6 +76,8 @@ typedef struct uvk_cb_t {
     uvk_object_t *dev;
     int secondary;             /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
     int untimed;               /* a secondary continuing a render pass: no queries */
+    int cmd_reset;             /* queries reset by a recorded vkCmdResetQueryPool per operation (no host
+                                  reset, or a recording with SIMULTANEOUS_USE: executions may overlap) */
     VkQueryPool pool;
     uint32_t pairs;            /* query pairs of pool used by this recording */
     char pipeline_name[UVK_NAME_MAX];
@@ -93,7 +96,9 @@ typedef struct uvk_cb_t {
 typedef struct uvk_pending_t {
     uvk_object_t *dev;
     VkQueue queue;
-    VkFence fence;         /* the layer's, signalled after the submission */
+    VkFence fence;         /* the layer's, signalled after the submission (or NULL: ...) */
+    VkSemaphore semaphore; /* ... the queue's timeline semaphore, signalled with value by its last batch */
+    uint64_t value;
     VkFence program_fence; /* the program's, if it gave one */
     upti_timestamp_t submitted;
     uint32_t n;
@@ -177,12 +182,13 @@ typedef struct uvk_slot_t {
     uvk_op_t op;      /* the operation, for APPENDED EXIT */
 } uvk_slot_t;
 /* Describes an operation about to be recorded into cb and writes its first
-   timestamp. name: a label's name, NULL for the bound pipeline's. */
-uvk_slot_t uvk_op_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind, uint32_t op,
-                        const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
-                        uint64_t bytes, const char *name);
+   timestamp into *slot (small unless a subscriber wants APPENDED: passed by
+   pointer). name: a label's name, NULL for the bound pipeline's. */
+void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind,
+                  uint32_t op, const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
+                  uint64_t bytes, const char *name);
 /* Writes the second timestamp, after the operation. */
-void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uvk_slot_t slot);
+void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const uvk_slot_t *slot);
 
 /* submissions.c: reads and emits p if done (wait: after waiting); under uvk_dt_lock. 1 if done. */
 int uvk_pending_complete(uvk_pending_t *p, int wait);

@@ -94,9 +94,10 @@ void uvk_label_emit(VkQueue queue, int device_side, uint32_t op, const char *nam
 
 static void cmd_label(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t op, const char *name)
 {
-    uvk_slot_t slot = uvk_op_begin(n, cb, UPTI_TRACING_KIND_MARKER_API, op, NULL, NULL, UPTI_MEMORY_DIRECTION_NONE,
+    uvk_slot_t slot;
+    uvk_op_begin(&slot, n, cb, UPTI_TRACING_KIND_MARKER_API, op, NULL, NULL, UPTI_MEMORY_DIRECTION_NONE,
                                    0, name);
-    uvk_op_end(n, cb, slot);
+    uvk_op_end(n, cb, &slot);
 }
 
 void uvk_dt_vkCmdBeginDebugUtilsLabelEXT(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,

@@ -27,6 +27,7 @@
 #include <upti/registration.h>
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +276,44 @@ static int has_extension(const upti_vulkan_dispatch_t *inst, VkPhysicalDevice ph
     return found;
 }
 
+/* Adds the device extension name to names (*n of them) unless it is there;
+   1 if it is enabled then (0: the device does not offer it). */
+static int enable_extension(const upti_vulkan_dispatch_t *inst, VkPhysicalDevice phys, const char **names,
+                            uint32_t *n, const char *name)
+{
+    for (uint32_t i = 0; i < *n; i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    if (!has_extension(inst, phys, name))
+        return 0;
+    names[(*n)++] = name;
+    return 1;
+}
+
+/* Enables a Vulkan 1.2 feature on ci where the device has it and the
+   program's features allow it: a program that set the feature in its
+   VkPhysicalDeviceVulkan12Features (v12: the member's offset there) or in
+   the feature's own structure (ours->sType; member at offset 16 in it) keeps
+   its choice; otherwise ours (the feature set, pNext free) is chained to ci
+   and the extension that offers it enabled. 1 if the feature is enabled.
+   Both features the layer uses (timelineSemaphore, hostQueryReset) are
+   required of every device that offers their extension. */
+static int enable_feature(const upti_vulkan_dispatch_t *inst, VkPhysicalDevice phys, VkDeviceCreateInfo *ci,
+                          const char **names, uint32_t *n, size_t v12, const char *extension, VkBaseOutStructure *ours)
+{
+    for (const VkBaseInStructure *b = ci->pNext; b != NULL; b = b->pNext) {
+        if (b->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES)
+            return *(const VkBool32 *)((const char *)b + v12) == VK_TRUE;
+        if (b->sType == ours->sType)
+            return *(const VkBool32 *)((const char *)b + sizeof(VkBaseInStructure)) == VK_TRUE;
+    }
+    if (!enable_extension(inst, phys, names, n, extension))
+        return 0;
+    ours->pNext = (VkBaseOutStructure *)ci->pNext;
+    ci->pNext = ours;
+    return 1;
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physicalDevice,
                                                        const VkDeviceCreateInfo *pCreateInfo,
                                                        const VkAllocationCallbacks *pAllocator, VkDevice *pDevice)
@@ -294,28 +333,36 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
         upti_runtime_warn("vulkan: too many instances and devices; this one is created without the layer's tables");
         return VK_ERROR_INITIALIZATION_FAILED;
     }
-    /* Device times need VK_EXT_calibrated_timestamps: enabled on a copy of
-       the program's create info where the device has it. */
+    /* Device times need VK_EXT_calibrated_timestamps, and are cheapest with a
+       timeline semaphore (signalled at the end of the program's own
+       submissions) and host query reset (no reset recorded per operation):
+       all enabled on a copy of the program's create info where the device
+       has them. */
     VkDeviceCreateInfo ci = *pCreateInfo;
+    const char *names_buf[64 + 3];
     const char **names = NULL;
-    int calibrated = 0;
-    if (uvk_tracing && (uvk_kernel_plans != NULL || uvk_copy_plans != NULL)) {
-        calibrated = has_extension(&inst->next, physicalDevice, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
-        int enabled = 0;
+    int calibrated = 0, timeline = 0, host_reset = 0;
+    VkPhysicalDeviceTimelineSemaphoreFeatures tl_features = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, .timelineSemaphore = VK_TRUE};
+    VkPhysicalDeviceHostQueryResetFeatures hr_features = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES, .hostQueryReset = VK_TRUE};
+    if (uvk_tracing && (uvk_kernel_plans != NULL || uvk_copy_plans != NULL) && ci.enabledExtensionCount <= 64) {
+        names = names_buf;
         for (uint32_t i = 0; i < ci.enabledExtensionCount; i++)
-            enabled |= strcmp(ci.ppEnabledExtensionNames[i], VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) == 0;
-        if (calibrated && !enabled &&
-            (names = malloc((ci.enabledExtensionCount + 1) * sizeof *names)) != NULL) {
-            for (uint32_t i = 0; i < ci.enabledExtensionCount; i++)
-                names[i] = ci.ppEnabledExtensionNames[i];
-            names[ci.enabledExtensionCount++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
-            ci.ppEnabledExtensionNames = names;
-        } else if (!enabled) {
-            calibrated = 0;
-        }
+            names[i] = ci.ppEnabledExtensionNames[i];
+        uint32_t nnames = ci.enabledExtensionCount;
+        calibrated = enable_extension(&inst->next, physicalDevice, names, &nnames,
+                                      VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+        timeline = enable_feature(&inst->next, physicalDevice, &ci, names, &nnames,
+                                  offsetof(VkPhysicalDeviceVulkan12Features, timelineSemaphore),
+                                  VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME, (VkBaseOutStructure *)&tl_features);
+        host_reset = enable_feature(&inst->next, physicalDevice, &ci, names, &nnames,
+                                    offsetof(VkPhysicalDeviceVulkan12Features, hostQueryReset),
+                                    VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME, (VkBaseOutStructure *)&hr_features);
+        ci.ppEnabledExtensionNames = names;
+        ci.enabledExtensionCount = nnames;
     }
     VkResult r = create(physicalDevice, &ci, pAllocator, pDevice);
-    free(names);
     if (r != VK_SUCCESS)
         return r;
     o->is_device = 1;
@@ -325,7 +372,7 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
     o->next_gdpa = gdpa;
     fill_next(&o->next, UVK_DEVICE, NULL, VK_NULL_HANDLE, gdpa, *pDevice);
     if (uvk_tracing)
-        uvk_dt_device_created(o, physicalDevice, &inst->next, calibrated);
+        uvk_dt_device_created(o, physicalDevice, &inst->next, calibrated, timeline, host_reset);
     uvk_object_publish(o, uvk_key(*pDevice));
     return r;
 }

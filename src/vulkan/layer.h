@@ -69,6 +69,20 @@ typedef struct uvk_device_state_t {
     uint64_t deviation;   /* of the last calibration, ns */
     VkFence spare[8];     /* the layer's signalled fences, reset for reuse (under uvk_dt_lock) */
     uint32_t nspare;
+    /* Timeline semaphores (the layer enabled them, or the program did): one
+       per queue, signalled by the last batch of each traced submission with
+       the queue's next value (under uvk_dt_lock). */
+    PFN_vkGetSemaphoreCounterValue get_counter;
+    /* Host query reset (the layer enabled it, or the program did): the layer's
+       queries are reset from the host at each submission, not per operation. */
+    PFN_vkResetQueryPool reset_pool;
+    PFN_vkWaitSemaphores wait_semaphores;
+    struct {
+        VkQueue queue;
+        VkSemaphore semaphore;
+        uint64_t value; /* the last one signalled */
+    } timeline[16];
+    uint32_t ntimeline;
 } uvk_device_state_t;
 
 typedef struct uvk_object_t {

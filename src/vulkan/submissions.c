@@ -1,11 +1,17 @@
 /* Submissions of instrumented command buffers, their completion and the
  * KERNEL_DISPATCH / MEMORY_COPY records.
  *
- * Submission: after the program's vkQueueSubmit, the layer submits nothing
- * but a fence of its own (vkQueueSubmit with no batch signals it once all
- * earlier work on the queue is done) and keeps a pending entry per
- * submission: the operations' descriptions as recorded, the submit time, the
- * fence.
+ * Submission: where the device has timeline semaphores, the layer adds to
+ * the last batch of the program's vkQueueSubmit / vkQueueSubmit2 a signal of
+ * a timeline semaphore of its own (one per queue) with the queue's next
+ * value, on a copy of the program's batches; it is read at host syncs with
+ * vkGetSemaphoreCounterValue. Elsewhere (no timeline semaphores, or a batch
+ * chaining structures the layer would have to rewrite other than
+ * VkTimelineSemaphoreSubmitInfo), after the program's submission the layer
+ * submits nothing but a fence of its own (vkQueueSubmit with no batch
+ * signals it once all earlier work on the queue is done). It keeps a pending
+ * entry per submission: the operations' descriptions as recorded, the submit
+ * time, the semaphore and value or the fence.
  *
  * Completion, never waiting in the program's way: at vkWaitForFences,
  * vkGetFenceStatus, vkQueueWaitIdle, vkDeviceWaitIdle and each vkQueueSubmit,
@@ -36,7 +42,21 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
 {
     uvk_object_t *o = p->dev;
     VkResult fence_state = VK_SUCCESS;
-    if (p->fence != VK_NULL_HANDLE) {
+    if (p->semaphore != VK_NULL_HANDLE) {
+        VkResult r;
+        if (wait) {
+            VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                                      .pSemaphores = &p->semaphore, .pValues = &p->value};
+            r = o->dt.wait_semaphores(o->device, &wi, 5000000000ull);
+        } else {
+            uint64_t value = 0;
+            r = o->dt.get_counter(o->device, p->semaphore, &value);
+            if (r == VK_SUCCESS && value < p->value)
+                r = VK_NOT_READY;
+        }
+        if (r == VK_NOT_READY || r == VK_TIMEOUT)
+            return 0;
+    } else if (p->fence != VK_NULL_HANDLE) {
         VkResult r = wait ? o->next.vkWaitForFences(o->device, 1, &p->fence, VK_TRUE, 5000000000ull)
                           : o->next.vkGetFenceStatus(o->device, p->fence);
         if (r == VK_NOT_READY || r == VK_TIMEOUT)
@@ -255,8 +275,47 @@ static void untime_repeated_secondaries(uvk_pending_t *p)
 
 /* The program's submission, made by call(ctx) with the layer's bookkeeping
    around it: cbs are the command buffers it executes, in order. */
+typedef VkResult (*submit_call_t)(void *ctx, VkSemaphore semaphore, uint64_t value, int *attached);
+
+/* The layer's timeline semaphore of queue, created at its first use, and
+   the value its next signal takes; NULL without timeline semaphores (or
+   more queues than the layer keeps). Under uvk_dt_lock. */
+static VkSemaphore queue_timeline(uvk_object_t *o, VkQueue queue, uint64_t *value)
+{
+    uvk_device_state_t *s = &o->dt;
+    if (s->get_counter == NULL)
+        return VK_NULL_HANDLE;
+    uint32_t i = 0;
+    while (i < s->ntimeline && s->timeline[i].queue != queue)
+        i++;
+    if (i == s->ntimeline) {
+        if (i == sizeof s->timeline / sizeof s->timeline[0])
+            return VK_NULL_HANDLE;
+        VkSemaphoreTypeCreateInfo ti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                        .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE, .initialValue = 0};
+        VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &ti};
+        VkSemaphore sem;
+        if (o->next.vkCreateSemaphore(o->device, &ci, NULL, &sem) != VK_SUCCESS)
+            return VK_NULL_HANDLE;
+        s->timeline[i].queue = queue;
+        s->timeline[i].semaphore = sem;
+        s->timeline[i].value = 0;
+        s->ntimeline++;
+    }
+    *value = ++s->timeline[i].value;
+    return s->timeline[i].semaphore;
+}
+
+/* Resets from the host the queries s's recording writes, before an
+   execution (its previous one was read). Under uvk_dt_lock. */
+static void reset_queries(uvk_cb_t *s)
+{
+    if (!s->cmd_reset && s->pool != VK_NULL_HANDLE && s->pairs > 0)
+        s->dev->dt.reset_pool(s->dev->device, s->pool, 0, 2 * s->pairs);
+}
+
 static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, VkFence fence,
-                              const VkCommandBuffer *cbs, uint32_t ncb, VkResult (*call)(void *ctx), void *ctx)
+                              const VkCommandBuffer *cbs, uint32_t ncb, submit_call_t call, void *ctx)
 {
     uvk_object_t *o = uvk_object_of(n);
     pthread_mutex_lock(&uvk_dt_lock);
@@ -269,13 +328,19 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
             continue;
         if (s->inflight != NULL)
             uvk_pending_complete(s->inflight, 1);
+        reset_queries(s);
         for (uint32_t k = 0; k < s->nexec; k++) {
             uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
             if (sec != NULL && sec->inflight != NULL)
                 uvk_pending_complete(sec->inflight, 1);
+            if (sec != NULL)
+                reset_queries(sec);
         }
         total += s->n;
     }
+    /* The queue's timeline semaphore, signalled by the program's last batch. */
+    uint64_t value = 0;
+    VkSemaphore semaphore = total > 0 ? queue_timeline(o, queue, &value) : VK_NULL_HANDLE;
     pthread_mutex_unlock(&uvk_dt_lock);
     /* A named command buffer's execution is a range around its operations. */
     int ranges = total > 0 && uvk_dt_wanted(UPTI_TRACING_KIND_MARKER_API, UPTI_MARKER_API_RANGE_START);
@@ -284,7 +349,8 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
     upti_runtime_correlation_t submit_corr;
     upti_runtime_capture_correlation(NULL, &submit_corr);
     upti_timestamp_t submitted = uvk_now();
-    VkResult r = call(ctx);
+    int attached = 0;
+    VkResult r = call(ctx, semaphore, value, &attached);
     if (r != VK_SUCCESS || total == 0)
         return r;
     uvk_pending_t *p = calloc(1, sizeof *p);
@@ -298,16 +364,21 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
     p->program_fence = fence;
     p->submitted = submitted;
     p->d = d;
-    /* One fence of the layer's after the program's batches: signalled when they are done. */
-    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    pthread_mutex_lock(&uvk_dt_lock);
-    p->fence = o->dt.nspare > 0 ? o->dt.spare[--o->dt.nspare] : VK_NULL_HANDLE;
-    pthread_mutex_unlock(&uvk_dt_lock);
-    if (p->fence == VK_NULL_HANDLE && n->vkCreateFence(o->device, &fi, NULL, &p->fence) != VK_SUCCESS)
-        p->fence = VK_NULL_HANDLE;
-    else if (n->vkQueueSubmit(queue, 0, NULL, p->fence) != VK_SUCCESS) {
-        n->vkDestroyFence(o->device, p->fence, NULL);
-        p->fence = VK_NULL_HANDLE;
+    if (attached) {
+        p->semaphore = semaphore;
+        p->value = value;
+    } else {
+        /* One fence of the layer's after the program's batches: signalled when they are done. */
+        VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        pthread_mutex_lock(&uvk_dt_lock);
+        p->fence = o->dt.nspare > 0 ? o->dt.spare[--o->dt.nspare] : VK_NULL_HANDLE;
+        pthread_mutex_unlock(&uvk_dt_lock);
+        if (p->fence == VK_NULL_HANDLE && n->vkCreateFence(o->device, &fi, NULL, &p->fence) != VK_SUCCESS)
+            p->fence = VK_NULL_HANDLE;
+        else if (n->vkQueueSubmit(queue, 0, NULL, p->fence) != VK_SUCCESS) {
+            n->vkDestroyFence(o->device, p->fence, NULL);
+            p->fence = VK_NULL_HANDLE;
+        }
     }
     pthread_mutex_lock(&uvk_dt_lock);
     for (uint32_t i = 0; i < ncb; i++) {
@@ -348,8 +419,8 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
         }
     }
     untime_repeated_secondaries(p);
-    if (p->fence == VK_NULL_HANDLE) {
-        /* Without a fence of its own the layer cannot know when to read: no device times. */
+    if (p->fence == VK_NULL_HANDLE && p->semaphore == VK_NULL_HANDLE) {
+        /* Without a fence or semaphore of its own the layer cannot know when to read: no device times. */
         for (uint32_t i = 0; i < p->n; i++)
             p->d[i].query = UINT32_MAX;
     }
@@ -369,16 +440,86 @@ typedef struct submit_args_t {
     VkFence fence;
 } submit_args_t;
 
-static VkResult call_submit(void *ctx)
+#define UVK_SUBMIT_MAX 16 /* batches and signals the layer copies on the stack to add its own */
+
+/* The program's vkQueueSubmit, its last batch also signalling semaphore with
+   value (*attached = 1) where it chains nothing but, maybe, a
+   VkTimelineSemaphoreSubmitInfo (then replaced by a copy with the layer's
+   value added). */
+static VkResult call_submit(void *ctx, VkSemaphore semaphore, uint64_t value, int *attached)
 {
     submit_args_t *a = ctx;
-    return a->n->vkQueueSubmit(a->queue, a->count, a->submits, a->fence);
+    *attached = 0;
+    if (semaphore == VK_NULL_HANDLE || a->count > UVK_SUBMIT_MAX)
+        return a->n->vkQueueSubmit(a->queue, a->count, a->submits, a->fence);
+    VkSubmitInfo batches[UVK_SUBMIT_MAX + 1];
+    VkSemaphore signals[UVK_SUBMIT_MAX + 1];
+    uint64_t values[UVK_SUBMIT_MAX + 1];
+    VkTimelineSemaphoreSubmitInfo ti = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    uint32_t count = a->count;
+    if (count == 0) {
+        batches[0] = (VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO};
+        count = 1;
+    } else {
+        memcpy(batches, a->submits, count * sizeof *batches);
+    }
+    VkSubmitInfo *last = &batches[count - 1];
+    const VkBaseInStructure *chained = last->pNext;
+    if (chained != NULL && chained->sType == VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO) {
+        const VkTimelineSemaphoreSubmitInfo *theirs = (const VkTimelineSemaphoreSubmitInfo *)chained;
+        ti = *theirs;
+        if (theirs->signalSemaphoreValueCount != last->signalSemaphoreCount)
+            ti.signalSemaphoreValueCount = 0; /* binary signals only: their values are ignored */
+        chained = chained->pNext;
+    }
+    uint32_t ns = last->signalSemaphoreCount;
+    if (chained != NULL || ns >= UVK_SUBMIT_MAX)
+        return a->n->vkQueueSubmit(a->queue, a->count, a->submits, a->fence);
+    for (uint32_t i = 0; i < ns; i++) {
+        signals[i] = last->pSignalSemaphores[i];
+        values[i] = ti.signalSemaphoreValueCount != 0 ? ti.pSignalSemaphoreValues[i] : 0;
+    }
+    signals[ns] = semaphore;
+    values[ns] = value;
+    ti.pNext = NULL;
+    ti.signalSemaphoreValueCount = ns + 1;
+    ti.pSignalSemaphoreValues = values;
+    last->pNext = &ti;
+    last->signalSemaphoreCount = ns + 1;
+    last->pSignalSemaphores = signals;
+    *attached = 1;
+    return a->n->vkQueueSubmit(a->queue, count, batches, a->fence);
 }
 
-static VkResult call_submit2(void *ctx)
+/* The program's vkQueueSubmit2, its last batch also signalling semaphore with value (*attached = 1). */
+static VkResult call_submit2(void *ctx, VkSemaphore semaphore, uint64_t value, int *attached)
 {
     submit_args_t *a = ctx;
-    return a->submit2(a->queue, a->count, a->submits2, a->fence);
+    *attached = 0;
+    if (semaphore == VK_NULL_HANDLE || a->count > UVK_SUBMIT_MAX)
+        return a->submit2(a->queue, a->count, a->submits2, a->fence);
+    VkSubmitInfo2 batches[UVK_SUBMIT_MAX + 1];
+    VkSemaphoreSubmitInfo signals[UVK_SUBMIT_MAX + 1];
+    uint32_t count = a->count;
+    if (count == 0) {
+        batches[0] = (VkSubmitInfo2){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+        count = 1;
+    } else {
+        memcpy(batches, a->submits2, count * sizeof *batches);
+    }
+    VkSubmitInfo2 *last = &batches[count - 1];
+    uint32_t ns = last->signalSemaphoreInfoCount;
+    if (ns >= UVK_SUBMIT_MAX)
+        return a->submit2(a->queue, a->count, a->submits2, a->fence);
+    if (ns > 0)
+        memcpy(signals, last->pSignalSemaphoreInfos, ns * sizeof *signals);
+    signals[ns] = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                          .semaphore = semaphore, .value = value,
+                                          .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+    last->signalSemaphoreInfoCount = ns + 1;
+    last->pSignalSemaphoreInfos = signals;
+    *attached = 1;
+    return a->submit2(a->queue, count, batches, a->fence);
 }
 
 VkResult uvk_dt_vkQueueSubmit(const upti_vulkan_dispatch_t *n, VkQueue queue, uint32_t count,
@@ -496,6 +637,8 @@ void uvk_dt_device_destroying(uvk_object_t *o)
     }
     while (o->dt.nspare > 0)
         o->next.vkDestroyFence(o->device, o->dt.spare[--o->dt.nspare], NULL);
+    while (o->dt.ntimeline > 0)
+        o->next.vkDestroySemaphore(o->device, o->dt.timeline[--o->dt.ntimeline].semaphore, NULL);
     pthread_mutex_unlock(&uvk_dt_lock);
 }
 

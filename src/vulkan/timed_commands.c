@@ -3,33 +3,35 @@
  * barriers (MEMORY_COPY) with their direction and bytes. */
 #include "devtime.h"
 
-static uvk_slot_t dispatch_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t op,
+static void dispatch_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t op,
                              const uint32_t groups[3], const uint32_t base[3])
 {
-    return uvk_op_begin(n, cb, UPTI_TRACING_KIND_KERNEL_DISPATCH, op, groups, base, UPTI_MEMORY_DIRECTION_NONE, 0, NULL);
+    uvk_op_begin(slot, n, cb, UPTI_TRACING_KIND_KERNEL_DISPATCH, op, groups, base, UPTI_MEMORY_DIRECTION_NONE, 0, NULL);
 }
 
-static uvk_slot_t copy_begin(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t op,
+static void copy_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t op,
                          upti_memory_direction_t direction, uint64_t bytes)
 {
-    return uvk_op_begin(n, cb, UPTI_TRACING_KIND_MEMORY_COPY, op, NULL, NULL, direction, bytes, NULL);
+    uvk_op_begin(slot, n, cb, UPTI_TRACING_KIND_MEMORY_COPY, op, NULL, NULL, direction, bytes, NULL);
 }
 
 void uvk_dt_vkCmdDispatch(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z)
 {
     const uint32_t groups[3] = {x, y, z};
-    uvk_slot_t d = dispatch_begin(n, cb, UPTI_KERNEL_DISPATCH_VK_DISPATCH, groups, NULL);
+    uvk_slot_t d;
+    dispatch_begin(&d, n, cb, UPTI_KERNEL_DISPATCH_VK_DISPATCH, groups, NULL);
     n->vkCmdDispatch(cb, x, y, z);
-    uvk_op_end(n, cb, d);
+    uvk_op_end(n, cb, &d);
 }
 
 static void dispatch_base(const upti_vulkan_dispatch_t *n, PFN_vkCmdDispatchBase fn, VkCommandBuffer cb,
                           uint32_t bx, uint32_t by, uint32_t bz, uint32_t x, uint32_t y, uint32_t z)
 {
     const uint32_t groups[3] = {x, y, z}, base[3] = {bx, by, bz};
-    uvk_slot_t d = dispatch_begin(n, cb, UPTI_KERNEL_DISPATCH_VK_DISPATCH_BASE, groups, base);
+    uvk_slot_t d;
+    dispatch_begin(&d, n, cb, UPTI_KERNEL_DISPATCH_VK_DISPATCH_BASE, groups, base);
     fn(cb, bx, by, bz, x, y, z);
-    uvk_op_end(n, cb, d);
+    uvk_op_end(n, cb, &d);
 }
 
 void uvk_dt_vkCmdDispatchBase(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t bx, uint32_t by,
@@ -48,9 +50,10 @@ void uvk_dt_vkCmdDispatchIndirect(const upti_vulkan_dispatch_t *n, VkCommandBuff
                                   VkDeviceSize offset)
 {
     static const uint32_t unknown[3] = {0, 0, 0}; /* in the buffer, read by the device */
-    uvk_slot_t d = dispatch_begin(n, cb, UPTI_KERNEL_DISPATCH_VK_DISPATCH_INDIRECT, unknown, NULL);
+    uvk_slot_t d;
+    dispatch_begin(&d, n, cb, UPTI_KERNEL_DISPATCH_VK_DISPATCH_INDIRECT, unknown, NULL);
     n->vkCmdDispatchIndirect(cb, buffer, offset);
-    uvk_op_end(n, cb, d);
+    uvk_op_end(n, cb, &d);
 }
 
 /* --- copies, fills, updates, barriers (MEMORY_COPY) --- */
@@ -63,9 +66,10 @@ void uvk_dt_vkCmdCopyBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
     uint64_t bytes = 0;
     for (uint32_t i = 0; i < count; i++)
         bytes += regions[i].size;
-    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_BUFFER, D2D, bytes);
+    uvk_slot_t d;
+    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_COPY_BUFFER, D2D, bytes);
     n->vkCmdCopyBuffer(cb, src, dst, count, regions);
-    uvk_op_end(n, cb, d);
+    uvk_op_end(n, cb, &d);
 }
 
 static void copy_buffer2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyBuffer2 fn, VkCommandBuffer cb,
@@ -74,9 +78,10 @@ static void copy_buffer2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyBuffer2 f
     uint64_t bytes = 0;
     for (uint32_t i = 0; info != NULL && i < info->regionCount; i++)
         bytes += info->pRegions[i].size;
-    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_BUFFER, D2D, bytes);
+    uvk_slot_t d;
+    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_COPY_BUFFER, D2D, bytes);
     fn(cb, info);
-    uvk_op_end(n, cb, d);
+    uvk_op_end(n, cb, &d);
 }
 
 void uvk_dt_vkCmdCopyBuffer2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkCopyBufferInfo2 *info)
@@ -93,18 +98,20 @@ void uvk_dt_vkCmdCopyBuffer2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer
 void uvk_dt_vkCmdFillBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer dst, VkDeviceSize offset,
                             VkDeviceSize size, uint32_t data)
 {
-    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_FILL_BUFFER, UPTI_MEMORY_DIRECTION_HOST_TO_DEVICE,
+    uvk_slot_t d;
+    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_FILL_BUFFER, UPTI_MEMORY_DIRECTION_HOST_TO_DEVICE,
                           size == VK_WHOLE_SIZE ? 0 : size);
     n->vkCmdFillBuffer(cb, dst, offset, size, data);
-    uvk_op_end(n, cb, d);
+    uvk_op_end(n, cb, &d);
 }
 
 void uvk_dt_vkCmdUpdateBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer dst,
                               VkDeviceSize offset, VkDeviceSize size, const void *data)
 {
-    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_WRITE_BUFFER, UPTI_MEMORY_DIRECTION_HOST_TO_DEVICE, size);
+    uvk_slot_t d;
+    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_WRITE_BUFFER, UPTI_MEMORY_DIRECTION_HOST_TO_DEVICE, size);
     n->vkCmdUpdateBuffer(cb, dst, offset, size, data);
-    uvk_op_end(n, cb, d);
+    uvk_op_end(n, cb, &d);
 }
 
 /* Image copies: the regions' texels times the image format's texel size
@@ -121,9 +128,10 @@ void uvk_dt_vkCmdCopyImage(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, 
     uint64_t bytes = 0;
     for (uint32_t i = 0; i < count; i++)
         bytes += extent_bytes(regions[i].extent, regions[i].srcSubresource.layerCount, texel);
-    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE, D2D, bytes);
+    uvk_slot_t d;
+    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_COPY_IMAGE, D2D, bytes);
     n->vkCmdCopyImage(cb, src, sl, dst, dl, count, regions);
-    uvk_op_end(n, cb, d);
+    uvk_op_end(n, cb, &d);
 }
 
 static uint64_t buffer_image_bytes(VkImage image, uint32_t count, const VkBufferImageCopy *regions)
@@ -138,17 +146,19 @@ static uint64_t buffer_image_bytes(VkImage image, uint32_t count, const VkBuffer
 void uvk_dt_vkCmdCopyBufferToImage(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer src, VkImage dst,
                                    VkImageLayout dl, uint32_t count, const VkBufferImageCopy *regions)
 {
-    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_BUFFER_TO_IMAGE, D2D, buffer_image_bytes(dst, count, regions));
+    uvk_slot_t d;
+    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_COPY_BUFFER_TO_IMAGE, D2D, buffer_image_bytes(dst, count, regions));
     n->vkCmdCopyBufferToImage(cb, src, dst, dl, count, regions);
-    uvk_op_end(n, cb, d);
+    uvk_op_end(n, cb, &d);
 }
 
 void uvk_dt_vkCmdCopyImageToBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkImage src,
                                    VkImageLayout sl, VkBuffer dst, uint32_t count, const VkBufferImageCopy *regions)
 {
-    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE_TO_BUFFER, D2D, buffer_image_bytes(src, count, regions));
+    uvk_slot_t d;
+    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_COPY_IMAGE_TO_BUFFER, D2D, buffer_image_bytes(src, count, regions));
     n->vkCmdCopyImageToBuffer(cb, src, sl, dst, count, regions);
-    uvk_op_end(n, cb, d);
+    uvk_op_end(n, cb, &d);
 }
 
 /* The Vulkan 1.3 (VK_KHR_copy_commands2) forms. */
@@ -159,9 +169,10 @@ static void copy_image2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyImage2 fn,
     uint32_t texel = info != NULL ? uvk_image_texel_bytes(info->srcImage) : 0;
     for (uint32_t i = 0; info != NULL && i < info->regionCount; i++)
         bytes += extent_bytes(info->pRegions[i].extent, info->pRegions[i].srcSubresource.layerCount, texel);
-    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE, D2D, bytes);
+    uvk_slot_t d;
+    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_COPY_IMAGE, D2D, bytes);
     fn(cb, info);
-    uvk_op_end(n, cb, d);
+    uvk_op_end(n, cb, &d);
 }
 
 void uvk_dt_vkCmdCopyImage2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkCopyImageInfo2 *info)
@@ -187,9 +198,10 @@ static void buffer_to_image2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyBuffe
                              const VkCopyBufferToImageInfo2 *info)
 {
     uint64_t bytes = info != NULL ? buffer_image_bytes2(info->dstImage, info->regionCount, info->pRegions) : 0;
-    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_BUFFER_TO_IMAGE, D2D, bytes);
+    uvk_slot_t d;
+    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_COPY_BUFFER_TO_IMAGE, D2D, bytes);
     fn(cb, info);
-    uvk_op_end(n, cb, d);
+    uvk_op_end(n, cb, &d);
 }
 
 void uvk_dt_vkCmdCopyBufferToImage2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
@@ -208,9 +220,10 @@ static void image_to_buffer2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyImage
                              const VkCopyImageToBufferInfo2 *info)
 {
     uint64_t bytes = info != NULL ? buffer_image_bytes2(info->srcImage, info->regionCount, info->pRegions) : 0;
-    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_COPY_IMAGE_TO_BUFFER, D2D, bytes);
+    uvk_slot_t d;
+    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_COPY_IMAGE_TO_BUFFER, D2D, bytes);
     fn(cb, info);
-    uvk_op_end(n, cb, d);
+    uvk_op_end(n, cb, &d);
 }
 
 void uvk_dt_vkCmdCopyImageToBuffer2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
@@ -230,8 +243,9 @@ void uvk_dt_vkCmdPipelineBarrier(const upti_vulkan_dispatch_t *n, VkCommandBuffe
                                  const VkMemoryBarrier *m, uint32_t nb, const VkBufferMemoryBarrier *b, uint32_t ni,
                                  const VkImageMemoryBarrier *im)
 {
-    uvk_slot_t d = copy_begin(n, cb, UPTI_MEMORY_COPY_BARRIER, UPTI_MEMORY_DIRECTION_NONE, 0);
+    uvk_slot_t d;
+    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_BARRIER, UPTI_MEMORY_DIRECTION_NONE, 0);
     n->vkCmdPipelineBarrier(cb, src, dst, flags, nm, m, nb, b, ni, im);
-    uvk_op_end(n, cb, d);
+    uvk_op_end(n, cb, &d);
 }
 

@@ -9,6 +9,12 @@
  *                command buffer that the primary executes (vkCmdExecuteCommands)
  *     secondary_twice  the same, the primary executing the secondary twice
  *                in one vkCmdExecuteCommands (VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT)
+ *     timeline   timeline semaphores (VK_KHR_timeline_semaphore, enabled in a
+ *                VkPhysicalDeviceTimelineSemaphoreFeatures): each submit also
+ *                signals the program's timeline semaphore with the submit's
+ *                number (a VkTimelineSemaphoreSubmitInfo chained to it), whose
+ *                value is checked after each fence wait
+ *     timeline_off  the program turns timeline semaphores off in that structure
  *     labels     VK_EXT_debug_utils: the pipeline is named "doubler", the
  *                command buffer "work", the dispatch is inside a
  *                command-buffer label "step", the submit loop inside a queue
@@ -181,6 +187,8 @@ int main(int argc, char **argv)
     int twice = argc > 2 && strcmp(argv[2], "secondary_twice") == 0;
     int use_secondary = twice || (argc > 2 && strcmp(argv[2], "secondary") == 0);
     int use_labels = argc > 2 && strcmp(argv[2], "labels") == 0;
+    int timeline_off = argc > 2 && strcmp(argv[2], "timeline_off") == 0;
+    int use_timeline = timeline_off || (argc > 2 && strcmp(argv[2], "timeline") == 0);
 
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                              .pApplicationName = "vk_compute",
@@ -211,10 +219,15 @@ int main(int argc, char **argv)
                                    .pQueuePriorities = &priority};
     VkPhysicalDeviceVulkan13Features v13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
                                             .synchronization2 = VK_TRUE};
+    VkPhysicalDeviceTimelineSemaphoreFeatures tsf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, .timelineSemaphore = !timeline_off};
+    const char *timeline_ext = VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME;
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                              .pNext = use_submit2 ? &v13 : NULL,
+                              .pNext = use_submit2 ? (void *)&v13 : use_timeline ? (void *)&tsf : NULL,
                               .queueCreateInfoCount = 1,
-                              .pQueueCreateInfos = &qci};
+                              .pQueueCreateInfos = &qci,
+                              .enabledExtensionCount = use_timeline ? 1 : 0,
+                              .ppEnabledExtensionNames = &timeline_ext};
     VkDevice dev;
     CHECK_VK(vkCreateDevice(phys, &dci, NULL, &dev));
     VkQueue queue;
@@ -386,6 +399,27 @@ int main(int argc, char **argv)
     VkFence fence;
     CHECK_VK(vkCreateFence(dev, &fci, NULL, &fence));
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &primary};
+    VkSemaphore timeline = VK_NULL_HANDLE;
+    uint64_t signal_value = 0;
+    VkTimelineSemaphoreSubmitInfo tsi = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                         .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &signal_value};
+    PFN_vkGetSemaphoreCounterValueKHR counter_value = NULL;
+    PFN_vkWaitSemaphoresKHR wait_semaphores = NULL;
+    if (use_timeline && !timeline_off) {
+        VkSemaphoreTypeCreateInfo sti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                         .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+        VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &sti};
+        CHECK_VK(vkCreateSemaphore(dev, &sci, NULL, &timeline));
+        counter_value = (PFN_vkGetSemaphoreCounterValueKHR)vkGetDeviceProcAddr(dev, "vkGetSemaphoreCounterValueKHR");
+        wait_semaphores = (PFN_vkWaitSemaphoresKHR)vkGetDeviceProcAddr(dev, "vkWaitSemaphoresKHR");
+        if (counter_value == NULL || wait_semaphores == NULL) {
+            fprintf(stderr, "vk_compute: no vkGetSemaphoreCounterValueKHR or vkWaitSemaphoresKHR\n");
+            return 2;
+        }
+        si.pNext = &tsi;
+        si.signalSemaphoreCount = 1;
+        si.pSignalSemaphores = &timeline;
+    }
     VkCommandBufferSubmitInfo cbsi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
                                       .commandBuffer = primary};
     VkSubmitInfo2 si2 = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .commandBufferInfoCount = 1,
@@ -396,12 +430,23 @@ int main(int argc, char **argv)
 #ifdef WITH_OPENCL
         ocl_step(&ocl);
 #endif
+        signal_value = (uint64_t)s + 1;
         if (use_submit2)
             CHECK_VK(vkQueueSubmit2(queue, 1, &si2, fence));
         else
             CHECK_VK(vkQueueSubmit(queue, 1, &si, fence));
         CHECK_VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
         CHECK_VK(vkResetFences(dev, 1, &fence));
+        /* The semaphore's signal may land just after the fence's: waited for (5 s at most). */
+        VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                                  .pSemaphores = &timeline, .pValues = &signal_value};
+        uint64_t value = 0;
+        if (timeline != VK_NULL_HANDLE &&
+            (wait_semaphores(dev, &wi, 5000000000ull) != VK_SUCCESS ||
+             counter_value(dev, timeline, &value) != VK_SUCCESS || value != signal_value)) {
+            fprintf(stderr, "vk_compute: timeline semaphore at %llu after submit %d\n", (unsigned long long)value, s + 1);
+            return 1;
+        }
     }
     if (use_labels)
         queue_end_label(queue);
@@ -416,6 +461,8 @@ int main(int argc, char **argv)
     }
     vkUnmapMemory(dev, back.memory);
 
+    if (timeline != VK_NULL_HANDLE)
+        vkDestroySemaphore(dev, timeline, NULL);
     vkDestroyFence(dev, fence, NULL);
     VkCommandBuffer both[2] = {primary, cb};
     vkFreeCommandBuffers(dev, cpool, use_secondary ? 2 : 1, both);

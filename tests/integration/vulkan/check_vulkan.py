@@ -313,9 +313,11 @@ def device_records(recs, kind):
 
 
 def check_window(recs, r):
-    """r ran after its submit began and ended before the fence wait that followed it returned."""
+    """r ran after its submit began and ended before the fence wait that followed it returned.
+    The test programs submit on the thread that recorded: submits of other threads may overlap."""
     api = [x for x in recs if x['_t'] == 'API']
-    sub = [x for x in api if x['op'] == 'vkQueueSubmit' and int(x['start']) <= int(r['submit']) <= int(x['end'])]
+    sub = [x for x in api if x['op'] == 'vkQueueSubmit' and x['tid'] == r['tid'] and
+           int(x['start']) <= int(r['submit']) <= int(x['end'])]
     expect(len(sub) == 1, 'no vkQueueSubmit around the submit time of ' + r['line'])
     waits = [x for x in api if x['op'] == 'vkWaitForFences' and x['tid'] == sub[0]['tid'] and
              int(x['start']) >= int(sub[0]['end'])]
@@ -484,7 +486,8 @@ def main():
     layered = dict(base, VK_ADD_LAYER_PATH=a.layer_dir, VK_INSTANCE_LAYERS=LAYER)
     traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
     submits = 100 if a.case == 'submit_100' else 3
-    argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels')
+    argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels',
+                                                            'timeline', 'timeline_off')
                                     else [])
     if a.case in ('vadd', 'threads', 'copies', 'copies2', 'vadd_subscriber'):
         argv = [a.app] + {'threads': ['3', '4'], 'copies2': ['copy2']}.get(a.case, [])
