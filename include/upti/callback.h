@@ -20,7 +20,8 @@
 
 UPTI_EXTERN_C_BEGIN
 
-/** A subscriber. Invalid once unsubscribed: later calls with it return an error. */
+/** A subscriber. Invalid once unsubscribed: later calls with it return
+ *  UPTI_STATUS_ERROR_INVALID_ARGUMENT. */
 typedef struct upti_callback_subscriber_t { uint64_t handle; } upti_callback_subscriber_t;
 
 /** What a callback reports. */
@@ -137,7 +138,11 @@ typedef void (*upti_callback_function_t)(upti_callback_domain_t domain, uint32_t
                                          const void *cb_data, void *user_data,
                                          void **instance_user_data);
 
-/** Creates a subscriber with no domain enabled. At most 16 at once. */
+/**
+ * Creates a subscriber with no domain enabled. At most UPTI_MAX_SUBSCRIBERS
+ * (16) at once (then UPTI_STATUS_ERROR_OUT_OF_RESOURCES);
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT if subscriber or callback is NULL.
+ */
 UPTI_API upti_status_t upti_callback_subscribe(upti_callback_subscriber_t *subscriber,
                                                upti_callback_function_t callback, void *user_data);
 
@@ -148,6 +153,8 @@ UPTI_API upti_status_t upti_callback_unsubscribe(upti_callback_subscriber_t subs
  * Enables domain. enter_cb / exit_cb (0 or 1) pick the phases of two-phase
  * domains (APPENDED, HOST_SYNCHRONIZATION, DRIVER_API); single-phase domains
  * are enabled when either is 1. Enabling again replaces the phases.
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT for an unknown subscriber or a domain out
+ * of range (the same for the disable calls and upti_callback_unsubscribe).
  */
 UPTI_API upti_status_t upti_callback_enable_domain(upti_callback_subscriber_t subscriber,
                                                    upti_callback_domain_t domain,
