@@ -8,9 +8,14 @@
  * initialize or later from the application; each domain starts delivering
  * from the moment it is enabled.
  *
- * Inside a subscriber callback only upti_callback_domain_name(),
- * upti_callback_phase_name(), upti_get_status_string() and the other name
- * helpers may be called; every other UPTI function returns
+ * Inside a subscriber callback only these may be called: the name helpers
+ * (upti_callback_domain_name(), upti_callback_phase_name(),
+ * upti_gpu_operation_kind_name(), upti_get_status_string(), names.h),
+ * upti_iterate_callback_tracing_operation_args(), upti_get_timestamp(),
+ * upti_get_thread_id(), upti_get_version(), upti_write_buffer_record(),
+ * upti_set_buffer_flush_interval(), upti_get_shared_buffer_path(),
+ * upti_get_marker_texts_truncated(), upti_query_runtime_metadata() and
+ * upti_set_log_callback(); every other UPTI function returns
  * UPTI_STATUS_ERROR_CALLBACK_CONTEXT there (never a deadlock).
  */
 #ifndef UPTI_CALLBACK_H
