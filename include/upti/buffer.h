@@ -179,7 +179,8 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
  * has its own) into path[0..capacity). UPTI_STATUS_ERROR_BUFFER_NOT_FOUND if
  * buffer_id is not a shared buffer, UPTI_STATUS_ERROR_NOT_AVAILABLE in a
  * forked child that has not recorded into it yet (no file yet),
- * UPTI_STATUS_ERROR_INVALID_ARGUMENT if capacity is too small. Thread-safe.
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT if path is NULL or capacity is too small
+ * (the path and its NUL must fit). Thread-safe.
  */
 UPTI_API upti_status_t upti_get_shared_buffer_path(upti_buffer_id_t buffer_id, char *path,
                                                    size_t capacity);
