@@ -15,7 +15,7 @@ database_metadata_keys
 index_lists_every_page
     docs/README.md links every page of docs/, and every sample directory.
 no_internal_history
-    Docs, samples and the README speak to users: no seed numbers, issue
+    Docs, samples, the public headers and the README speak to users: no seed numbers, issue
     numbers, CI paths or work sessions.
 code_samples_build
     Every ```c block of docs/writing-a-tool.md, docs/callback-api.md and
@@ -193,6 +193,7 @@ HISTORY = [
 def no_internal_history():
     files = ["README.md"] + [os.path.relpath(p, SRC) for p in
                              glob.glob(os.path.join(SRC, "docs", "*.md")) +
+                             glob.glob(os.path.join(SRC, "include", "**", "*.h"), recursive=True) +
                              glob.glob(os.path.join(SRC, "samples", "**", "*"), recursive=True)
                              if os.path.isfile(p)]
     found = []
