@@ -29,13 +29,17 @@ typedef struct upti_agent_t {
     uint32_t node_id;              /**< index among agents of the same runtime */
 } upti_agent_t;
 
-/** Receives all agents at once; agents[i] valid only during the call. */
+/** Receives all agents at once; agents[i] valid only during the call. Its
+ *  return value is ignored (UPTI_STATUS_SUCCESS is what to return). */
 typedef upti_status_t (*upti_query_available_agents_cb_t)(const upti_agent_t **agents,
                                                           size_t num_agents, void *data);
 
 /**
  * Lists the agents known now: one CPU agent per NUMA node, then the devices
- * each registered runtime added. Never calls into a runtime.
+ * each registered runtime added. Never calls into a runtime. Thread-safe.
+ * Returns UPTI_STATUS_SUCCESS once callback has run (whatever it returned),
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT if callback is NULL,
+ * UPTI_STATUS_ERROR_OUT_OF_RESOURCES if memory is short (callback not called).
  */
 UPTI_API upti_status_t upti_query_available_agents(upti_query_available_agents_cb_t callback,
                                                    void *data);
@@ -48,6 +52,7 @@ typedef void (*upti_query_runtime_metadata_cb_t)(const char *key, const char *va
  * trace (upti_runtime_set_metadata in <upti/runtime.h>; e.g. the Vulkan
  * layer's "vulkan.calibration_max_deviation_ns"), with its latest value, in
  * the order the keys first appeared. Thread-safe; never calls into a runtime.
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT if callback is NULL.
  */
 UPTI_API upti_status_t upti_query_runtime_metadata(upti_query_runtime_metadata_cb_t callback, void *data);
 

@@ -86,7 +86,10 @@ typedef struct upti_buffer_options_t {
  * whose size is smaller than its size member, no callback, a policy out of
  * range or a region above 1 TiB; UPTI_STATUS_ERROR_INCOMPATIBLE_ABI when
  * options->size claims fields this library does not know and one of them is
- * not 0; UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND for an unknown context.
+ * not 0; UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND for an unknown context;
+ * UPTI_STATUS_ERROR_OUT_OF_RESOURCES when the process already has 64 buffers
+ * (shared ones included); UPTI_STATUS_ERROR_CALLBACK_CONTEXT inside a
+ * subscriber callback.
  */
 UPTI_API upti_status_t upti_create_buffer_with_options(upti_context_id_t context_id,
                                                        const upti_buffer_options_t *options,
@@ -95,7 +98,8 @@ UPTI_API upti_status_t upti_create_buffer_with_options(upti_context_id_t context
 /**
  * The positional form of upti_create_buffer_with_options, kept for tools
  * written against UPTI 0.1: size is region_size (rounded up to a power of
- * two, at least 4096), and policy must be DISCARD or LOSSLESS (no default).
+ * two, at least 4096; 0 gives 4096, not the default region size), and policy
+ * must be DISCARD or LOSSLESS (no default). Same status codes.
  */
 UPTI_API upti_status_t upti_create_buffer(upti_context_id_t context_id, size_t size,
                                           size_t watermark, upti_buffer_policy_t policy,
@@ -104,8 +108,10 @@ UPTI_API upti_status_t upti_create_buffer(upti_context_id_t context_id, size_t s
 
 /**
  * Delivers every record written so far and returns when the callback has
- * seen them. Thread-safe; called inside the buffer's own callback it returns
- * UPTI_STATUS_ERROR_DEADLOCK.
+ * seen them. Thread-safe; called inside a buffer callback of the same
+ * callback thread it returns UPTI_STATUS_ERROR_DEADLOCK, inside a subscriber
+ * callback UPTI_STATUS_ERROR_CALLBACK_CONTEXT.
+ * UPTI_STATUS_ERROR_BUFFER_NOT_FOUND for an unknown buffer.
  */
 UPTI_API upti_status_t upti_flush_buffer(upti_buffer_id_t buffer_id);
 
@@ -115,11 +121,16 @@ UPTI_API upti_status_t upti_flush_buffer(upti_buffer_id_t buffer_id);
  * watermark (0, the default: only the watermark, a full region or a flush
  * deliver). A tool that writes a trace file as records arrive uses it to
  * bound what a process killed without warning (SIGKILL) takes with it.
- * Callable at any time; UPTI_STATUS_ERROR_INVALID_ARGUMENT below 1 ms.
+ * Callable at any time; UPTI_STATUS_ERROR_INVALID_ARGUMENT below 1 ms (0
+ * excepted), UPTI_STATUS_ERROR_BUFFER_NOT_FOUND for an unknown buffer.
  */
 UPTI_API upti_status_t upti_set_buffer_flush_interval(upti_buffer_id_t buffer_id, uint64_t interval_ns);
 
-/** Flushes, then stops the buffer: later records for it are dropped. */
+/**
+ * Flushes, then stops the buffer: later records for it are dropped.
+ * UPTI_STATUS_ERROR_BUFFER_NOT_FOUND for an unknown or already destroyed
+ * buffer; otherwise the status codes of upti_flush_buffer().
+ */
 UPTI_API upti_status_t upti_destroy_buffer(upti_buffer_id_t buffer_id);
 
 /**
@@ -150,8 +161,13 @@ UPTI_API upti_status_t upti_destroy_buffer(upti_buffer_id_t buffer_id);
  * never stopped by an absent collector. Drops are counted exactly in the file.
  * upti_flush_buffer() returns at once (records are already shared);
  * upti_destroy_buffer() marks the file closed. The collector removes the file.
- * Only inside a tool's initialize. Returns UPTI_STATUS_ERROR_OUT_OF_RESOURCES
- * if the file cannot be created (the reason printed on stderr).
+ * Only inside a tool's initialize (else UPTI_STATUS_ERROR_CONFIGURATION_LOCKED).
+ * Returns UPTI_STATUS_ERROR_INVALID_ARGUMENT for buffer_id NULL, a policy
+ * other than DISCARD or LOSSLESS, size above 4 GiB, max_threads out of range
+ * or a path too long; UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND for an unknown
+ * context; UPTI_STATUS_ERROR_OUT_OF_RESOURCES if the file cannot be created
+ * (the reason is logged at level ERROR, see <upti/log.h>) or the process
+ * already has 64 buffers.
  */
 UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, size_t size,
                                                  upti_buffer_policy_t policy,
@@ -163,7 +179,8 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
  * has its own) into path[0..capacity). UPTI_STATUS_ERROR_BUFFER_NOT_FOUND if
  * buffer_id is not a shared buffer, UPTI_STATUS_ERROR_NOT_AVAILABLE in a
  * forked child that has not recorded into it yet (no file yet),
- * UPTI_STATUS_ERROR_INVALID_ARGUMENT if capacity is too small. Thread-safe.
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT if path is NULL or capacity is too small
+ * (the path and its NUL must fit). Thread-safe.
  */
 UPTI_API upti_status_t upti_get_shared_buffer_path(upti_buffer_id_t buffer_id, char *path,
                                                    size_t capacity);
@@ -199,9 +216,19 @@ typedef struct upti_tool_record_t {
 UPTI_API upti_status_t upti_write_buffer_record(upti_buffer_id_t buffer_id, uint32_t kind,
                                                 const void *data, size_t size);
 
-/** Creates another internal delivery thread (started on first use). */
+/**
+ * Creates another internal delivery thread (started on first use). At most
+ * 16 callback threads, the default one included (then
+ * UPTI_STATUS_ERROR_OUT_OF_RESOURCES); UPTI_STATUS_ERROR_INVALID_ARGUMENT if
+ * thread_id is NULL, UPTI_STATUS_ERROR_FINALIZED after finalization.
+ */
 UPTI_API upti_status_t upti_create_callback_thread(upti_callback_thread_t *thread_id);
-/** Makes thread_id deliver buffer_id (default: the first callback thread). */
+/**
+ * Makes thread_id deliver buffer_id (default: the first callback thread),
+ * after the old thread delivered what it holds. Callable at any time.
+ * UPTI_STATUS_ERROR_BUFFER_NOT_FOUND, UPTI_STATUS_ERROR_THREAD_NOT_FOUND for
+ * unknown ids; UPTI_STATUS_ERROR_OUT_OF_RESOURCES if the thread cannot start.
+ */
 UPTI_API upti_status_t upti_assign_callback_thread(upti_buffer_id_t buffer_id,
                                                    upti_callback_thread_t thread_id);
 

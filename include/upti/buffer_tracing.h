@@ -192,7 +192,11 @@ typedef struct upti_buffer_tracing_code_object_record_t {
 /**
  * Writes records of the given operations of kind into buffer_id while the
  * context is active. operations NULL or count 0: all. Only inside a tool's
- * initialize; once per (context, kind).
+ * initialize (else UPTI_STATUS_ERROR_CONFIGURATION_LOCKED); once per
+ * (context, kind) (else UPTI_STATUS_ERROR_SERVICE_ALREADY_CONFIGURED). Also
+ * returns UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND, _BUFFER_NOT_FOUND,
+ * _KIND_NOT_FOUND for unknown ids, UPTI_STATUS_ERROR_OPERATION_NOT_FOUND for
+ * an operation 0 or out of range.
  */
 UPTI_API upti_status_t upti_configure_buffer_tracing_service(upti_context_id_t context_id,
                                                              upti_tracing_kind_t kind,

@@ -8,9 +8,15 @@
  * initialize or later from the application; each domain starts delivering
  * from the moment it is enabled.
  *
- * Inside a subscriber callback only upti_callback_domain_name(),
- * upti_callback_phase_name(), upti_get_status_string() and the other name
- * helpers may be called; every other UPTI function returns
+ * Inside a subscriber callback only these may be called: the name lookups
+ * (upti_get_callback_domain_name(), upti_get_callback_phase_kind_name(),
+ * upti_get_gpu_operation_kind_name(), upti_get_status_name(), those of
+ * names.h, and their compatibility names),
+ * upti_iterate_callback_tracing_operation_args(), upti_get_timestamp(),
+ * upti_get_thread_id(), upti_get_version(), upti_write_buffer_record(),
+ * upti_set_buffer_flush_interval(), upti_get_shared_buffer_path(),
+ * upti_get_marker_texts_truncated(), upti_query_runtime_metadata() and
+ * upti_set_log_callback(); every other UPTI function returns
  * UPTI_STATUS_ERROR_CALLBACK_CONTEXT there (never a deadlock).
  */
 #ifndef UPTI_CALLBACK_H
@@ -20,7 +26,8 @@
 
 UPTI_EXTERN_C_BEGIN
 
-/** A subscriber. Invalid once unsubscribed: later calls with it return an error. */
+/** A subscriber. Invalid once unsubscribed: later calls with it return
+ *  UPTI_STATUS_ERROR_INVALID_ARGUMENT. */
 typedef struct upti_callback_subscriber_t { uint64_t handle; } upti_callback_subscriber_t;
 
 /** What a callback reports. */
@@ -36,7 +43,8 @@ typedef enum upti_callback_domain_t {
     UPTI_CB_DOMAIN_DRIVER_API,                     /**< every driver (OpenCL) call: ENTER and EXIT */
     UPTI_CB_DOMAIN_INTERNAL_THREADS,               /**< a UPTI thread starts or ends */
     UPTI_CB_DOMAIN_INTERNAL_EVENT,                 /**< UPTI noticed something: info, warning, critical */
-    UPTI_CB_DOMAIN_MAX
+    UPTI_CB_DOMAIN_LAST,                           /**< one past the last domain, as every UPTI enum ends */
+    UPTI_CB_DOMAIN_MAX = UPTI_CB_DOMAIN_LAST       /**< compatibility name of UPTI_CB_DOMAIN_LAST (UPTI 0.1) */
 } upti_callback_domain_t;
 
 /** Phase of a subscriber callback. */
@@ -47,7 +55,8 @@ typedef enum upti_callback_phase_kind_t {
     UPTI_CB_PHASE_INTERNAL_THREAD_START,
     UPTI_CB_PHASE_INTERNAL_THREAD_END,
     UPTI_CB_PHASE_INTERNAL_EVENT,
-    UPTI_CB_PHASE_MAX
+    UPTI_CB_PHASE_LAST,                    /**< one past the last phase */
+    UPTI_CB_PHASE_MAX = UPTI_CB_PHASE_LAST /**< compatibility name of UPTI_CB_PHASE_LAST (UPTI 0.1) */
 } upti_callback_phase_kind_t;
 
 /** Severity of an INTERNAL_EVENT (its detail). */
@@ -55,13 +64,15 @@ typedef enum upti_internal_event_type_t {
     UPTI_INTERNAL_EVENT_TYPE_INFO = 0,
     UPTI_INTERNAL_EVENT_TYPE_WARNING,
     UPTI_INTERNAL_EVENT_TYPE_CRITICAL,
-    UPTI_INTERNAL_EVENT_TYPE_MAX
+    UPTI_INTERNAL_EVENT_TYPE_LAST,                               /**< one past the last type */
+    UPTI_INTERNAL_EVENT_TYPE_MAX = UPTI_INTERNAL_EVENT_TYPE_LAST /**< compatibility name (UPTI 0.1) */
 } upti_internal_event_type_t;
 
 /** Purpose of an internal thread (INTERNAL_THREADS detail). */
 typedef enum upti_internal_thread_type_t {
     UPTI_INTERNAL_THREAD_BUFFER_DELIVERY = 1, /**< delivers buffers to tools (upti-callback) */
     UPTI_INTERNAL_THREAD_COMPLETION,          /**< collects completed device operations */
+    UPTI_INTERNAL_THREAD_LAST                 /**< one past the last type */
 } upti_internal_thread_type_t;
 
 /** Kind of a GPU operation. */
@@ -77,7 +88,8 @@ typedef enum upti_gpu_operation_kind_t {
     UPTI_GPU_OPERATION_KIND_BARRIER,
     UPTI_GPU_OPERATION_KIND_FREE,
     UPTI_GPU_OPERATION_KIND_OTHER,
-    UPTI_GPU_OPERATION_KIND_MAX
+    UPTI_GPU_OPERATION_KIND_LAST,                              /**< one past the last kind */
+    UPTI_GPU_OPERATION_KIND_MAX = UPTI_GPU_OPERATION_KIND_LAST /**< compatibility name (UPTI 0.1) */
 } upti_gpu_operation_kind_t;
 
 /** One operation (a kernel, a copy…) or, for MODULE_*, one module. */
@@ -137,7 +149,11 @@ typedef void (*upti_callback_function_t)(upti_callback_domain_t domain, uint32_t
                                          const void *cb_data, void *user_data,
                                          void **instance_user_data);
 
-/** Creates a subscriber with no domain enabled. At most 16 at once. */
+/**
+ * Creates a subscriber with no domain enabled. At most UPTI_MAX_SUBSCRIBERS
+ * (16) at once (then UPTI_STATUS_ERROR_OUT_OF_RESOURCES);
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT if subscriber or callback is NULL.
+ */
 UPTI_API upti_status_t upti_callback_subscribe(upti_callback_subscriber_t *subscriber,
                                                upti_callback_function_t callback, void *user_data);
 
@@ -148,6 +164,8 @@ UPTI_API upti_status_t upti_callback_unsubscribe(upti_callback_subscriber_t subs
  * Enables domain. enter_cb / exit_cb (0 or 1) pick the phases of two-phase
  * domains (APPENDED, HOST_SYNCHRONIZATION, DRIVER_API); single-phase domains
  * are enabled when either is 1. Enabling again replaces the phases.
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT for an unknown subscriber or a domain out
+ * of range (the same for the disable calls and upti_callback_unsubscribe).
  */
 UPTI_API upti_status_t upti_callback_enable_domain(upti_callback_subscriber_t subscriber,
                                                    upti_callback_domain_t domain,
@@ -158,11 +176,26 @@ UPTI_API upti_status_t upti_callback_disable_domain(upti_callback_subscriber_t s
 
 UPTI_API upti_status_t upti_callback_disable_all_domains(upti_callback_subscriber_t subscriber);
 
-/** "DRIVER_GPU_OPERATION_APPENDED"…; NULL if out of range. Allowed inside callbacks. */
+/*
+ * Names. Every name lookup of UPTI is upti_get_<enum>_name, named after the
+ * enum it takes (upti_<enum>_t): upti_get_callback_phase_kind_name takes a
+ * upti_callback_phase_kind_t, upti_get_callback_phase_name (names.h) a
+ * upti_callback_phase_t. Each returns a string that lives as long as the
+ * process, NULL if the value is out of range; allowed anywhere, inside
+ * callbacks too.
+ */
+/** "DRIVER_GPU_OPERATION_APPENDED"… (the enumerator without UPTI_CB_DOMAIN_). */
+UPTI_API const char *upti_get_callback_domain_name(upti_callback_domain_t domain);
+/** "API_ENTER"… (the enumerator without UPTI_CB_PHASE_). */
+UPTI_API const char *upti_get_callback_phase_kind_name(upti_callback_phase_kind_t phase);
+/** "KERNEL", "MEMORY_COPY"… (the enumerator without UPTI_GPU_OPERATION_KIND_). */
+UPTI_API const char *upti_get_gpu_operation_kind_name(upti_gpu_operation_kind_t kind);
+/** Compatibility name of upti_get_callback_domain_name (UPTI 0.1); the same function. */
 UPTI_API const char *upti_callback_domain_name(upti_callback_domain_t domain);
-/** "API_ENTER"…; NULL if out of range. Allowed inside callbacks. */
+/** Compatibility name of upti_get_callback_phase_kind_name (UPTI 0.1): not to be
+ *  confused with upti_get_callback_phase_name, which takes a upti_callback_phase_t. */
 UPTI_API const char *upti_callback_phase_name(upti_callback_phase_kind_t phase);
-/** "KERNEL", "MEMORY_COPY"…; NULL if out of range. Allowed inside callbacks. */
+/** Compatibility name of upti_get_gpu_operation_kind_name (UPTI 0.1). */
 UPTI_API const char *upti_gpu_operation_kind_name(upti_gpu_operation_kind_t kind);
 
 UPTI_EXTERN_C_END

@@ -36,7 +36,10 @@ typedef void (*upti_callback_tracing_cb_t)(upti_callback_tracing_record_t record
  * Calls callback at each phase of the given operations of kind while the
  * context is active. operations == NULL or count == 0: every operation.
  * Only inside a tool's initialize (else CONFIGURATION_LOCKED); once per
- * (context, kind) (else SERVICE_ALREADY_CONFIGURED).
+ * (context, kind) (else SERVICE_ALREADY_CONFIGURED). Also returns
+ * CONTEXT_NOT_FOUND for an unknown context, INVALID_ARGUMENT for callback
+ * NULL, KIND_NOT_FOUND for kind out of range, OPERATION_NOT_FOUND for an
+ * operation 0 or out of range (all UPTI_STATUS_ERROR_*).
  */
 UPTI_API upti_status_t upti_configure_callback_tracing_service(upti_context_id_t context_id,
                                                                upti_tracing_kind_t kind,
@@ -59,7 +62,12 @@ typedef int (*upti_callback_tracing_operation_args_cb_t)(
  * Iterates the arguments of the call described by record (MARKER_API and
  * OPENCL_API kinds), in declaration order. max_dereference_count: 0 prints
  * pointers as addresses; 1 also prints what they point to (at ENTER only
- * inputs are meaningful). Allowed inside a tracing callback.
+ * inputs are meaningful). Allowed inside a tracing callback. Returns
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT for callback NULL or record.payload
+ * NULL, UPTI_STATUS_ERROR_KIND_NOT_FOUND / UPTI_STATUS_ERROR_OPERATION_NOT_FOUND
+ * for an unknown kind or operation, UPTI_STATUS_ERROR_NOT_AVAILABLE for a
+ * kind without argument descriptions (the device kinds, VULKAN_API; OPENCL_API
+ * when UPTI was built without OpenCL headers).
  */
 UPTI_API upti_status_t upti_iterate_callback_tracing_operation_args(
     upti_callback_tracing_record_t record, upti_callback_tracing_operation_args_cb_t callback,

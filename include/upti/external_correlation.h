@@ -11,10 +11,13 @@ UPTI_EXTERN_C_BEGIN
  * record the thread makes for that context while it is pushed carries it
  * (device records: the value pushed when the operation was enqueued).
  * Stack depth 64 per thread and context (deeper: OUT_OF_RESOURCES).
+ * CONTEXT_NOT_FOUND for an unknown context, CALLBACK_CONTEXT inside a
+ * subscriber callback. Callable from a tracing callback.
  */
 UPTI_API upti_status_t upti_push_external_correlation_id(upti_context_id_t context_id,
                                                          upti_user_data_t external_id);
-/** Pops the top id (returned in *external_id if not NULL); NOT_AVAILABLE if empty. */
+/** Pops the top id (returned in *external_id if not NULL); NOT_AVAILABLE if
+ *  empty; CONTEXT_NOT_FOUND, CALLBACK_CONTEXT as for the push. */
 UPTI_API upti_status_t upti_pop_external_correlation_id(upti_context_id_t context_id,
                                                         upti_user_data_t *external_id);
 

@@ -27,8 +27,13 @@ typedef void (*upti_intercept_library_cb_t)(upti_intercept_table_t type, uint64_
 
 /**
  * Asks for the tables of the runtimes in library_mask. Call it in
- * upti_configure() or the tool's initialize; a runtime that registered
- * earlier is replayed at once. Afterwards: CONFIGURATION_LOCKED.
+ * upti_configure() or the tool's initialize; every registration reaches it,
+ * the one whose first call started tool discovery included (its tables are
+ * passed once every tool's initialize has returned). Afterwards:
+ * UPTI_STATUS_ERROR_CONFIGURATION_LOCKED. Returns
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT for callback NULL or a mask that is 0 or
+ * has bits outside UPTI_INTERCEPT_TABLE_ALL, UPTI_STATUS_ERROR_OUT_OF_RESOURCES
+ * once 128 requests are registered (all tools together).
  */
 UPTI_API upti_status_t upti_at_intercept_table_registration(upti_intercept_library_cb_t callback,
                                                             int library_mask, void *data);

@@ -11,7 +11,8 @@ UPTI_EXTERN_C_BEGIN
  * keeps: uptx and NVTX messages, thread and category names. A longer text is
  * cut to its first UPTI_MARKER_TEXT_MAX bytes in the record (callbacks still
  * get the whole text); upti_get_marker_texts_truncated() counts the cut ones,
- * and UPTI says how many on stderr once, when it finalizes.
+ * and UPTI says how many once, when it finalizes, as an error where its
+ * messages go (<upti/log.h>: stderr unless a tool routes them).
  */
 #define UPTI_MARKER_TEXT_MAX 1023
 

@@ -25,7 +25,9 @@ UPTI_API upti_status_t upti_iterate_tracing_kind_operations(upti_tracing_kind_t 
                                                             upti_tracing_operation_cb_t callback,
                                                             void *data);
 
-/** Name of a phase, e.g. "ENTER"; NULL for an invalid one. */
+/** Name of a phase, e.g. "ENTER"; NULL for an invalid one. Takes a
+ *  upti_callback_phase_t (tracing callbacks); the subscriber API's
+ *  upti_callback_phase_kind_t has upti_get_callback_phase_kind_name (callback.h). */
 UPTI_API const char *upti_get_callback_phase_name(upti_callback_phase_t phase);
 
 /** *ts = now on UPTI's clock, in ns. */

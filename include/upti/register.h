@@ -1,8 +1,9 @@
 /* libupti-register — what a runtime links to hand UPTI its dispatch tables.
  *
- * Cheap when no tool is present: one getenv("UPTI_TOOL_LIBRARIES") and one
- * dlsym("upti_configure") on the first call, then nothing; libupti.so is
- * loaded only when a tool exists.
+ * Cheap when no tool is present: one getenv("UPTI_TOOL_LIBRARIES"), one
+ * dlsym("upti_configure") and one dlopen(RTLD_NOLOAD) of libupti.so (found
+ * when a tool called upti_force_configure()) on the first call, then
+ * nothing; libupti.so is loaded only when a tool exists.
  */
 #ifndef UPTI_REGISTER_H
 #define UPTI_REGISTER_H
@@ -27,7 +28,10 @@ typedef struct upti_register_library_id_t { uint64_t handle; } upti_register_lib
  * using a runtime), or while tools are being discovered and initialized on
  * another thread by a thread started meanwhile (e.g. by a tool's initialize,
  * which may be waiting for it): the runtime serves that call untraced and
- * registers at a later call.
+ * registers at a later call. UPTI_STATUS_ERROR_INVALID_ARGUMENT if name is
+ * NULL, or tables is NULL with num_tables > 0; UPTI_STATUS_ERROR if a tool is
+ * present but libupti.so cannot be loaded (the reason is logged). id, if not
+ * NULL, receives a new handle, also when no tool is present.
  */
 UPTI_API upti_status_t upti_register_library_api_table(const char *name, uint64_t version,
                                                        void **tables, uint64_t num_tables,

@@ -61,16 +61,26 @@ UPTI_API upti_tool_configure_result_t *upti_configure(uint32_t version, const ch
  * Configures a tool that starts before any runtime registers: runs discovery
  * now, with configure_func taking the place of a discovered upti_configure
  * (priority 0, before the tools discovery finds). Returns
- * UPTI_STATUS_ERROR_CONFIGURATION_LOCKED if discovery already ran.
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT if configure_func is NULL,
+ * UPTI_STATUS_ERROR_CONFIGURATION_LOCKED if discovery already ran (or
+ * another upti_force_configure() came first).
  */
 UPTI_API upti_status_t upti_force_configure(upti_configure_func_t configure_func);
 
-/** *status = 1 once every tool's initialize has returned, else 0. Always succeeds. */
+/**
+ * *status = 1 once every tool's initialize has returned, else 0.
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT if status is NULL;
+ * UPTI_STATUS_ERROR_CALLBACK_CONTEXT inside a subscriber callback.
+ */
 UPTI_API upti_status_t upti_is_initialized(int *status);
-/** *status = 1 once finalization has run, else 0. Always succeeds. */
+/**
+ * *status = 1 once finalization has run, else 0.
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT if status is NULL;
+ * UPTI_STATUS_ERROR_CALLBACK_CONTEXT inside a subscriber callback.
+ */
 UPTI_API upti_status_t upti_is_finalized(int *status);
 
-/** UPTI's version: major, minor, patch (any pointer may be NULL). */
+/** UPTI's version: major, minor, patch (any pointer may be NULL). Always succeeds. */
 UPTI_API upti_status_t upti_get_version(uint32_t *major, uint32_t *minor, uint32_t *patch);
 
 UPTI_EXTERN_C_END

@@ -22,6 +22,8 @@ typedef struct upti_operation_plan_t upti_operation_plan_t;
  * *plans = UPTI's table of plans for kind, indexed by operation
  * (*count entries). The table lives as long as the process; its entries
  * change when contexts start and stop. Read entries with upti_runtime_plan().
+ * count may be NULL. UPTI_STATUS_ERROR_INVALID_ARGUMENT for kind out of
+ * range or plans NULL.
  */
 UPTI_API upti_status_t upti_runtime_get_operation_plans(upti_tracing_kind_t kind,
                                                         const upti_operation_plan_t *const **plans,
@@ -37,8 +39,8 @@ upti_runtime_plan(const upti_operation_plan_t *const *plans, uint32_t op)
 /**
  * Correlation captured at an API call, for device records reported later.
  * Holds the external ids of up to 4 contexts (the first 4 with one pushed);
- * more is reported once on stderr, and those contexts' device records carry
- * no external id.
+ * more is reported once, as a warning where UPTI's messages go (log.h), and
+ * those contexts' device records carry no external id.
  */
 typedef struct upti_runtime_correlation_t {
     uint64_t internal;           /**< the call's internal correlation id */
@@ -126,10 +128,17 @@ UPTI_API void upti_runtime_emit(const upti_runtime_record_t *record);
  * *present = 1 if discovery has run and some tool's upti_configure returned a
  * result, else 0. A runtime that found none after registering can stop
  * tracing work for good (tools are configured only once).
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT if present is NULL.
  */
 UPTI_API upti_status_t upti_runtime_tools_present(int *present);
 
-/** Adds a device agent; strings are copied. *id receives its id. */
+/**
+ * Adds a device agent; strings are copied. *id receives its id (id may be
+ * NULL). Thread-safe. UPTI_STATUS_ERROR_INVALID_ARGUMENT for agent NULL or
+ * agent->size below sizeof(size_t), UPTI_STATUS_ERROR_INCOMPATIBLE_ABI for
+ * non-zero fields this UPTI does not know, UPTI_STATUS_ERROR_OUT_OF_RESOURCES
+ * past 256 agents (host agents included).
+ */
 UPTI_API upti_status_t upti_runtime_add_agent(const upti_agent_t *agent, upti_agent_id_t *id);
 
 /**
@@ -139,8 +148,8 @@ UPTI_API upti_status_t upti_runtime_add_agent(const upti_agent_t *agent, upti_ag
  * replaces the value. Tools read them with upti_query_runtime_metadata()
  * (the tracing tool writes them into its database's metadata table).
  * Thread-safe. INVALID_ARGUMENT for a missing or too long key or value, a
- * key without a '.' (the keys tools write themselves have none),
- * OUT_OF_RESOURCES past 32 keys.
+ * key without a '.' (the keys tools write themselves have none) or starting
+ * with one, OUT_OF_RESOURCES past 32 keys.
  */
 UPTI_API upti_status_t upti_runtime_set_metadata(const char *key, const char *value);
 
@@ -148,7 +157,7 @@ UPTI_API upti_status_t upti_runtime_set_metadata(const char *key, const char *va
  * Reports an unusual event (issue, drop, clock mapping) as a warning where
  * UPTI's messages go (log.h: stderr prefixed "upti:", or a tool's log
  * callback), and to subscribers of the internal-event domain. Each call is
- * one message: a caller that may repeat itself says it once.
+ * one message: a caller that may repeat itself says it once. NULL: ignored.
  */
 UPTI_API void upti_runtime_warn(const char *message);
 

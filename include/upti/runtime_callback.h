@@ -27,6 +27,13 @@ typedef struct upti_runtime_subscriber_provider_t {
     void *data;
 } upti_runtime_subscriber_provider_t;
 
+/**
+ * Registers a provider and calls its domains_changed() at once with the
+ * current set. At most 8 providers (then UPTI_STATUS_ERROR_OUT_OF_RESOURCES);
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT for provider NULL, a size below
+ * sizeof(size_t) or domains_changed NULL; UPTI_STATUS_ERROR_INCOMPATIBLE_ABI
+ * for non-zero fields this UPTI does not know.
+ */
 UPTI_API upti_status_t upti_runtime_register_subscriber_provider(
     const upti_runtime_subscriber_provider_t *provider);
 

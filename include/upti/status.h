@@ -31,9 +31,13 @@ typedef enum upti_status_t {
 } upti_status_t;
 
 /**
- * Name of a status code, e.g. "UPTI_STATUS_ERROR_DEADLOCK".
- * Returns NULL for a value that is not a status. Thread-safe; allowed anywhere.
+ * Name of a status code, e.g. "UPTI_STATUS_ERROR_DEADLOCK" (the whole
+ * enumerator, unlike the other upti_get_<enum>_name lookups, which leave out
+ * the prefix). Returns NULL for a value that is not a status. Thread-safe;
+ * allowed anywhere.
  */
+UPTI_API const char *upti_get_status_name(upti_status_t status);
+/** Compatibility name of upti_get_status_name (UPTI 0.1); the same result. */
 UPTI_API const char *upti_get_status_string(upti_status_t status);
 
 UPTI_EXTERN_C_END

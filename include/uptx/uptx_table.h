@@ -1,4 +1,4 @@
-/* uptx — the marker runtime's dispatch table (seed 000's pattern).
+/* uptx — the marker runtime's dispatch table, which UPTI and tools wrap.
  *
  * Each public uptx_* function calls through the table uptx_active points to
  * (uptx/uptx.h): libuptx's init stubs until the first call, then this table

@@ -17,7 +17,7 @@ static void on_event(upti_callback_domain_t domain, uint32_t api_group, uint32_t
     (*count)++;
     if (domain == UPTI_CB_DOMAIN_INTERNAL_THREADS || domain == UPTI_CB_DOMAIN_INTERNAL_EVENT) {
         const upti_callback_internal_data_t *d = cb_data;
-        printf("%-32s %-21s %s\n", upti_callback_domain_name(domain), upti_callback_phase_name(d->phase),
+        printf("%-32s %-21s %s\n", upti_get_callback_domain_name(domain), upti_get_callback_phase_kind_name(d->phase),
                d->message);
         return;
     }
@@ -25,9 +25,9 @@ static void on_event(upti_callback_domain_t domain, uint32_t api_group, uint32_t
     const upti_gpu_op_details_t *op = d->operation_count ? &d->operation_details[0] : NULL;
     if (d->phase == UPTI_CB_PHASE_API_ENTER && instance != NULL)
         *instance = (void *)op; /* carried to the EXIT of the same call */
-    printf("%-32s %-9s corr %-4llu %-12s %-14s", upti_callback_domain_name(domain),
-           upti_callback_phase_name(d->phase), (unsigned long long)d->correlation_id,
-           op ? upti_gpu_operation_kind_name(op->kind) : "", op && op->name ? op->name : "");
+    printf("%-32s %-9s corr %-4llu %-12s %-14s", upti_get_callback_domain_name(domain),
+           upti_get_callback_phase_kind_name(d->phase), (unsigned long long)d->correlation_id,
+           op ? upti_get_gpu_operation_kind_name(op->kind) : "", op && op->name ? op->name : "");
     if (domain == UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED)
         printf(" %llu ns on the device", (unsigned long long)(op->end_timestamp - op->start_timestamp));
     printf("\n");
@@ -76,7 +76,7 @@ int main(void)
     upti_callback_unsubscribe(sub);
     upti_status_t st = upti_callback_enable_domain(sub, UPTI_CB_DOMAIN_DRIVER_API, 1, 1);
     printf("data[255] = %d; %d callbacks; enable after unsubscribe: %s\n", data[255], count,
-           upti_get_status_string(st));
+           upti_get_status_name(st));
     clReleaseMemObject(buf);
     clReleaseKernel(k);
     clReleaseProgram(prog);

@@ -25,11 +25,17 @@ static const char *const g_status_names[UPTI_STATUS_LAST] = {
 #undef NAME
 };
 
-UPTI_API const char *upti_get_status_string(upti_status_t status)
+UPTI_API const char *upti_get_status_name(upti_status_t status)
 {
     if ((unsigned)status >= UPTI_STATUS_LAST)
         return NULL;
     return g_status_names[status];
+}
+
+/* The UPTI 0.1 name (status.h): a compatibility alias. */
+UPTI_API const char *upti_get_status_string(upti_status_t status)
+{
+    return upti_get_status_name(status);
 }
 
 static const char *const g_phase_names[UPTI_CALLBACK_PHASE_LAST] = {

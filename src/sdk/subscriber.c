@@ -167,7 +167,7 @@ UPTI_API upti_status_t upti_callback_disable_all_domains(upti_callback_subscribe
 
 /* ---- names (allowed inside callbacks) ---- */
 
-UPTI_API const char *upti_callback_domain_name(upti_callback_domain_t domain)
+UPTI_API const char *upti_get_callback_domain_name(upti_callback_domain_t domain)
 {
     static const char *const names[UPTI_CB_DOMAIN_MAX] = {
         "INVALID", "DRIVER_CONTEXT_CREATED", "DRIVER_MODULE_LOADED", "DRIVER_MODULE_UNLOADED",
@@ -178,7 +178,7 @@ UPTI_API const char *upti_callback_domain_name(upti_callback_domain_t domain)
     return (unsigned)domain < UPTI_CB_DOMAIN_MAX ? names[domain] : NULL;
 }
 
-UPTI_API const char *upti_callback_phase_name(upti_callback_phase_kind_t phase)
+UPTI_API const char *upti_get_callback_phase_kind_name(upti_callback_phase_kind_t phase)
 {
     static const char *const names[UPTI_CB_PHASE_MAX] = {
         "INVALID", "API_ENTER", "API_EXIT", "INTERNAL_THREAD_START", "INTERNAL_THREAD_END",
@@ -187,13 +187,29 @@ UPTI_API const char *upti_callback_phase_name(upti_callback_phase_kind_t phase)
     return (unsigned)phase < UPTI_CB_PHASE_MAX ? names[phase] : NULL;
 }
 
-UPTI_API const char *upti_gpu_operation_kind_name(upti_gpu_operation_kind_t kind)
+UPTI_API const char *upti_get_gpu_operation_kind_name(upti_gpu_operation_kind_t kind)
 {
     static const char *const names[UPTI_GPU_OPERATION_KIND_MAX] = {
         "INVALID", "KERNEL", "MEMORY_COPY", "MEMORY_FILL", "MAP", "UNMAP",
         "MIGRATE", "MARKER", "BARRIER", "FREE", "OTHER",
     };
     return (unsigned)kind < UPTI_GPU_OPERATION_KIND_MAX ? names[kind] : NULL;
+}
+
+/* The UPTI 0.1 names of the three lookups above (callback.h): compatibility aliases. */
+UPTI_API const char *upti_callback_domain_name(upti_callback_domain_t domain)
+{
+    return upti_get_callback_domain_name(domain);
+}
+
+UPTI_API const char *upti_callback_phase_name(upti_callback_phase_kind_t phase)
+{
+    return upti_get_callback_phase_kind_name(phase);
+}
+
+UPTI_API const char *upti_gpu_operation_kind_name(upti_gpu_operation_kind_t kind)
+{
+    return upti_get_gpu_operation_kind_name(kind);
 }
 
 /* ---- runtime side ---- */

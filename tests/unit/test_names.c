@@ -297,10 +297,56 @@ static void test_opencl_operation_ids(void)
                  UPTI_STATUS_ERROR_OPERATION_NOT_FOUND);
 }
 
+static int same_name(const char *a, const char *b)
+{
+    return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
+/* One naming scheme: every lookup is upti_get_<enum>_name, every enum ends in
+ * _LAST; the UPTI 0.1 names (upti_callback_phase_name…, _MAX) stay as aliases
+ * that give the same answer for every value, one past the end included. */
+static void test_lookup_names_and_aliases(void)
+{
+    CHECK(UPTI_CB_DOMAIN_LAST == UPTI_CB_DOMAIN_MAX && UPTI_CB_DOMAIN_LAST == 11);
+    CHECK(UPTI_CB_PHASE_LAST == UPTI_CB_PHASE_MAX && UPTI_CB_PHASE_LAST == 6);
+    CHECK(UPTI_INTERNAL_EVENT_TYPE_LAST == UPTI_INTERNAL_EVENT_TYPE_MAX &&
+          UPTI_INTERNAL_EVENT_TYPE_LAST == 3);
+    CHECK(UPTI_GPU_OPERATION_KIND_LAST == UPTI_GPU_OPERATION_KIND_MAX &&
+          UPTI_GPU_OPERATION_KIND_LAST == 11);
+    CHECK(UPTI_INTERNAL_THREAD_LAST == 3);
+
+    for (int d = -1; d <= UPTI_CB_DOMAIN_LAST; d++)
+        CHECK(same_name(upti_get_callback_domain_name((upti_callback_domain_t)d),
+                        upti_callback_domain_name((upti_callback_domain_t)d)));
+    for (int p = -1; p <= UPTI_CB_PHASE_LAST; p++)
+        CHECK(same_name(upti_get_callback_phase_kind_name((upti_callback_phase_kind_t)p),
+                        upti_callback_phase_name((upti_callback_phase_kind_t)p)));
+    for (int k = -1; k <= UPTI_GPU_OPERATION_KIND_LAST; k++)
+        CHECK(same_name(upti_get_gpu_operation_kind_name((upti_gpu_operation_kind_t)k),
+                        upti_gpu_operation_kind_name((upti_gpu_operation_kind_t)k)));
+    for (int s = -1; s <= UPTI_STATUS_LAST; s++)
+        CHECK(same_name(upti_get_status_name((upti_status_t)s),
+                        upti_get_status_string((upti_status_t)s)));
+
+    CHECK(same_name(upti_get_callback_domain_name(UPTI_CB_DOMAIN_INTERNAL_EVENT), "INTERNAL_EVENT"));
+    CHECK(upti_get_callback_domain_name(UPTI_CB_DOMAIN_LAST) == NULL);
+    CHECK(same_name(upti_get_callback_phase_kind_name(UPTI_CB_PHASE_API_ENTER), "API_ENTER"));
+    CHECK(upti_get_callback_phase_kind_name(UPTI_CB_PHASE_LAST) == NULL);
+    CHECK(same_name(upti_get_gpu_operation_kind_name(UPTI_GPU_OPERATION_KIND_OTHER), "OTHER"));
+    CHECK(upti_get_gpu_operation_kind_name(UPTI_GPU_OPERATION_KIND_LAST) == NULL);
+    CHECK(same_name(upti_get_status_name(UPTI_STATUS_ERROR_DEADLOCK), "UPTI_STATUS_ERROR_DEADLOCK"));
+    CHECK(upti_get_status_name(UPTI_STATUS_LAST) == NULL);
+    /* The two phase lookups differ by their enum, and say so: same value, other names. */
+    CHECK(same_name(upti_get_callback_phase_name(UPTI_CALLBACK_PHASE_ENTER), "ENTER"));
+    CHECK(same_name(upti_get_callback_phase_kind_name((upti_callback_phase_kind_t)UPTI_CALLBACK_PHASE_ENTER),
+                    "API_ENTER"));
+}
+
 int main(void)
 {
     test_status_strings();
     test_opencl_operation_ids();
+    test_lookup_names_and_aliases();
     test_kind_and_operation_names();
     test_timestamps();
     test_thread_ids();

@@ -15,8 +15,22 @@ database_metadata_keys
 index_lists_every_page
     docs/README.md links every page of docs/, and every sample directory.
 no_internal_history
-    Docs, samples and the README speak to users: no seed numbers, issue
+    Docs, samples, the public headers and the README speak to users: no seed numbers, issue
     numbers, CI paths or work sessions.
+code_samples_build
+    Every ```c block of docs/writing-a-tool.md, docs/callback-api.md and
+    docs/integrating-a-runtime.md builds. A block followed by a line
+    "(`samples/DIR/FILE.c`)" or "(`src/DIR/FILE.c`)" is an excerpt of that
+    file (built, and for samples run, by other tests): each of its lines,
+    without trailing comment and semicolon, is found in the file, in order;
+    lines that are only "..." or only a comment stand for what is left out.
+    Any other block, its "..." lines left out, compiles with C_COMPILER
+    -std=gnu11 -Wall -Wextra -Werror (-fsyntax-only; unused things and
+    initializers that leave fields out allowed) against include/, at file
+    scope or else as the body of a function (void, or int with a final
+    return 0), after the public headers and what an HTML
+    comment "<!-- compiled after: C DECLARATIONS -->" on the line just before
+    the block declares (the names the surrounding text introduced).
 """
 import glob
 import os
@@ -179,6 +193,7 @@ HISTORY = [
 def no_internal_history():
     files = ["README.md"] + [os.path.relpath(p, SRC) for p in
                              glob.glob(os.path.join(SRC, "docs", "*.md")) +
+                             glob.glob(os.path.join(SRC, "include", "**", "*.h"), recursive=True) +
                              glob.glob(os.path.join(SRC, "samples", "**", "*"), recursive=True)
                              if os.path.isfile(p)]
     found = []
@@ -192,7 +207,83 @@ def no_internal_history():
     print(f"PASS: {len(files)} files")
 
 
+CODE_SAMPLE_DOCS = ["docs/writing-a-tool.md", "docs/callback-api.md", "docs/integrating-a-runtime.md"]
+CODE_SAMPLE_PRELUDE = """#define _GNU_SOURCE
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <upti/upti.h>
+#include <upti/register.h>
+#include <upti/runtime.h>
+#include <upti/runtime_callback.h>
+#include <uptx/uptx_table.h>
+"""
+ELIDED_LINE = re.compile(r"^\s*(?:\.\.\.|/\*.*\*/|//.*)\s*$")
+
+
+def squeeze(text):
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def excerpt_problem(block, rel):
+    path = os.path.join(SRC, rel)
+    if not os.path.isfile(path):
+        return f"cites {rel}, which does not exist"
+    text = squeeze(read(rel))
+    pos = 0
+    for line in block.splitlines():
+        if not line.strip() or ELIDED_LINE.match(line):
+            continue
+        key = squeeze(re.sub(r"\s*(?:/\*.*\*/|//.*)$", "", line)).rstrip(";")
+        found = text.find(key, pos)
+        if found < 0:
+            return f"is cited as an excerpt of {rel}, which has no line '{key}' (after the lines before it)"
+        pos = found + len(key)
+    return None
+
+
+def compile_problem(block, context):
+    flags = [CC, "-std=gnu11", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-Wno-unused",
+             "-Wno-unused-parameter", "-Wno-missing-field-initializers", "-I",
+             os.path.join(SRC, "include"), "-xc", "-"]
+    block = "".join(line for line in block.splitlines(True) if line.strip() != "...")
+    errors = None
+    for body in (block, "void upti_doc_sample_(void)\n{\n" + block + "}\n",
+                 "int upti_doc_sample_(void)\n{\n" + block + "return 0;\n}\n"):
+        p = subprocess.run(flags, input=CODE_SAMPLE_PRELUDE + context + "\n" + body, capture_output=True,
+                           text=True)
+        if p.returncode == 0:
+            return None
+        # Report the form that came closest (fewest errors).
+        if errors is None or p.stderr.count("error:") < errors.count("error:"):
+            errors = p.stderr
+    return "does not compile:\n" + errors
+
+
+def code_samples_build():
+    problems = []
+    checked = 0
+    for rel in CODE_SAMPLE_DOCS:
+        doc = read(rel)
+        for m in re.finditer(r"(?:<!-- compiled after:(.*?)-->\n)?```c\n(.*?)```\n?([^\n]*)", doc, re.S):
+            context, block, after = m.group(1) or "", m.group(2), m.group(3)
+            where = f"{rel}:{doc[:m.start()].count(chr(10)) + 1 + (context.count(chr(10)) + 1 if m.group(1) else 0)}"
+            cite = re.match(r"^\(`((?:samples|src)/[\w/.-]+\.[ch])`\)", after)
+            problem = excerpt_problem(block, cite.group(1)) if cite else compile_problem(block, context)
+            checked += 1
+            if problem:
+                problems.append(f"{where}: the block " + problem)
+    if checked < 15:
+        fail(f"found only {checked} ```c blocks: the scan is broken")
+    if problems:
+        fail("\n".join(problems))
+    print(f"PASS: {checked} code blocks")
+
+
 {"writing_a_tool_builds_and_runs": writing_a_tool_builds_and_runs,
+ "code_samples_build": code_samples_build,
  "database_metadata_keys": database_metadata_keys,
  "index_lists_every_page": index_lists_every_page,
  "no_internal_history": no_internal_history}[CASE]()
