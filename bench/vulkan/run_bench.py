@@ -23,6 +23,21 @@ REPS = sys.argv[3] if len(sys.argv) > 3 else '5'
 SUBMITS = str(max(1, int(N) // 100))
 BIN = os.path.join(B, 'bin', 'bench_vulkan')
 base = {k: v for k, v in os.environ.items() if not k.startswith(('UPTI_', 'VK_'))}
+if 'detect_leaks=1' in os.environ.get('ASAN_OPTIONS', ''):
+    # Alike on purpose (duplicates): tests/integration/vulkan/check_vulkan.py does the same.
+    # The loader unloads the driver at vkDestroyInstance; a block only the driver's
+    # globals point to then looks leaked. Preloaded, the driver stays mapped.
+    import glob
+    import json
+    icds = []
+    for manifest in sorted(glob.glob('/usr/share/vulkan/icd.d/*.json')):
+        try:
+            lib = json.load(open(manifest))['ICD']['library_path']
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if os.path.isabs(lib) and os.path.exists(lib):
+            icds.append(lib)
+    base['LD_PRELOAD'] = ' '.join(filter(None, [os.environ.get('LD_PRELOAD')] + icds))
 base['NODEVICE_SELECT'] = '1'
 layer = dict(base, VK_ADD_LAYER_PATH=os.path.join(B, 'lib'), VK_INSTANCE_LAYERS='VK_LAYER_UPTI_trace')
 tool = os.path.join(B, 'lib', 'libbench_vulkan_tool.so')

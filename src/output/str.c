@@ -35,7 +35,8 @@ int uo_grow_slow(void *array, size_t *cap, size_t need, size_t elem, size_t firs
 
 char *uo_buf_reserve(uo_buf *b, size_t n)
 {
-    if (uo_grow(&b->data, &b->cap, b->len + n, 1, 4096) != 0) {
+    /* At least one byte: an empty buffer has no data yet, and NULL + 0 is undefined. */
+    if (uo_grow(&b->data, &b->cap, b->len + (n != 0 ? n : 1), 1, 4096) != 0) {
         b->error = 1;
         return NULL;
     }
