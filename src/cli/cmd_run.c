@@ -771,7 +771,11 @@ static int run_passes(const run_config_file *f, int argc, char **argv, char **pr
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = forward_to_pass;
-        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        /* No SA_RESTART: the signal ends the waitpid below with EINTR (which the
+         * loop retries). A ThreadSanitizer build runs a handler only when the
+         * interrupted call returns: a restarted waitpid never did, and the
+         * signal waited for the pass's end (cli.config_signal under TSan). */
+        sa.sa_flags = SA_SIGINFO;
         sigemptyset(&sa.sa_mask);
         sigaction(handled[i], &sa, &old[i]);
     }

@@ -902,6 +902,10 @@ static void tool_finalize(void *data)
         ut_ring_finalize();
         return;
     }
+    /* Before g.lock: capture.c's lock is taken first at a fork (its atfork
+     * handler runs before libupti's, which takes the buffers' locks, under
+     * which the buffer callback takes g.lock). */
+    ut_capture_finalize();
     pthread_mutex_lock(&g.lock);
     if (g.finalized || g.db == NULL || getpid() != g.pid) {
         g.finalized = 1;
@@ -911,7 +915,6 @@ static void tool_finalize(void *data)
     if (g.args)
         drain_args();
     g.finalized = 1;
-    ut_capture_finalize();
     upti_query_available_agents(add_new_agents, NULL);
     if (g.list)
         upti_query_available_agents(print_agents, NULL);
