@@ -207,8 +207,20 @@ def case_ending(root, mode, rc):
 
 def case_collector_kill(root):
     work = tempfile.mkdtemp(dir=root)
-    n = 150000 // SCALE
+    # Enough records that the program still runs after the five collectors
+    # below (each drains what it finds in a few ms).
+    n = 600000 // SCALE
     prog = start_prog(work, "return", n, 2, size=1 << 14, extra=PATIENT)
+    # Twice at the worst moment: a chunk appended, the ring's tail not yet moved.
+    # First, while the program has most of its records still to make: a
+    # collector that drains as fast as this one could otherwise find fewer than
+    # 7 chunks left after the kills below.
+    for chunks in (3, 7):
+        coll = start_collector(work, prog.pid, extra={"UPTI_RING_TEST_CRASH_AFTER_CHUNKS": str(chunks)})
+        coll.wait()
+        if coll.returncode != -signal.SIGKILL:
+            fail("collector_kill: the collector with the crash hook exited %d" % coll.returncode)
+    # Then killed at random moments.
     rng = random.Random(os.getpid())
     kills = 0
     for _ in range(3):
@@ -217,12 +229,6 @@ def case_collector_kill(root):
         coll.send_signal(signal.SIGKILL)
         coll.wait()
         kills += coll.returncode == -signal.SIGKILL
-    # And twice at the worst moment: a chunk appended, the ring's tail not yet moved.
-    for chunks in (3, 7):
-        coll = start_collector(work, prog.pid, extra={"UPTI_RING_TEST_CRASH_AFTER_CHUNKS": str(chunks)})
-        coll.wait()
-        if coll.returncode != -signal.SIGKILL:
-            fail("collector_kill: the collector with the crash hook exited %d" % coll.returncode)
     coll = start_collector(work, prog.pid)
     rc, _out, err = finish(prog, "collector_kill: ring_prog")
     if rc != 0:
