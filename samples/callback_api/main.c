@@ -6,15 +6,19 @@
 #include <upti/callback.h>
 #include <upti/status.h>
 
+#include <stdatomic.h>
 #include <stdio.h>
 
-/* Called synchronously by UPTI. Only the name helpers may be used in here. */
+/* Called synchronously by UPTI, on the thread the table in docs/callback-api.md
+ * names for each domain: COMPLETED arrives on UPTI's completion thread while
+ * main() enqueues, so what the callback shares with main() must be atomic.
+ * Only the name helpers of UPTI may be used in here. */
 static void on_event(upti_callback_domain_t domain, uint32_t api_group, uint32_t api_id, void *backend_context,
                      const void *cb_data, void *user_data, void **instance)
 {
     (void)api_group, (void)api_id, (void)backend_context;
-    int *count = user_data;
-    (*count)++;
+    atomic_int *count = user_data;
+    atomic_fetch_add_explicit(count, 1, memory_order_relaxed);
     if (domain == UPTI_CB_DOMAIN_INTERNAL_THREADS || domain == UPTI_CB_DOMAIN_INTERNAL_EVENT) {
         const upti_callback_internal_data_t *d = cb_data;
         printf("%-32s %-21s %s\n", upti_get_callback_domain_name(domain), upti_get_callback_phase_kind_name(d->phase),
@@ -37,7 +41,7 @@ static const char *source = "__kernel void twice(__global int *a) { a[get_global
 
 int main(void)
 {
-    int count = 0;
+    atomic_int count = 0;
     upti_callback_subscriber_t sub;
     if (upti_callback_subscribe(&sub, on_event, &count) != UPTI_STATUS_SUCCESS)
         return 1;
@@ -75,7 +79,7 @@ int main(void)
     /* The handle dies with unsubscribe: later calls with it fail, never crash. */
     upti_callback_unsubscribe(sub);
     upti_status_t st = upti_callback_enable_domain(sub, UPTI_CB_DOMAIN_DRIVER_API, 1, 1);
-    printf("data[255] = %d; %d callbacks; enable after unsubscribe: %s\n", data[255], count,
+    printf("data[255] = %d; %d callbacks; enable after unsubscribe: %s\n", data[255], atomic_load(&count),
            upti_get_status_name(st));
     clReleaseMemObject(buf);
     clReleaseKernel(k);
