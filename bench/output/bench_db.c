@@ -3,7 +3,10 @@
 /* bench/output/bench_db — the database writer alone (src/output/db.c): how
  * many records per second go into SQLite, in the two ways it is used.
  *
- *   bench_db [RECORDS [DIR]]   (default 1000000 records, DIR $TMPDIR or /tmp)
+ *   bench_db [RECORDS [DIR [ONLY]]]   (default 1000000 records, DIR $TMPDIR or /tmp)
+ *
+ * ONLY (e.g. "bulk-trace") runs that mode and mix once: for
+ * `valgrind --tool=callgrind`.
  *
  * streaming: uo_db_create, the tool inside the traced program (rollback
  * journal, crash-safe commits). bulk: uo_db_create_bulk, the collector's
@@ -176,6 +179,7 @@ int main(int argc, char **argv)
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
     const char *tmp = getenv("TMPDIR");
     const char *dir = argc > 2 ? argv[2] : tmp != NULL && tmp[0] ? tmp : "/tmp";
+    const char *only = argc > 3 ? argv[3] : NULL;
     if (n == 0)
         return 2;
     char path[4096];
@@ -183,8 +187,12 @@ int main(int argc, char **argv)
     for (int marks = 0; marks < 2; marks++) {
         double streaming = 0;
         for (int bulk = 0; bulk < 2; bulk++) {
+            char name[32];
+            snprintf(name, sizeof name, "%s-%s", bulk ? "bulk" : "streaming", marks ? "marks" : "trace");
+            if (only != NULL && strcmp(only, name) != 0)
+                continue;
             double best = 0, best_cpu = 0, ins = 0, cls = 0;
-            for (int r = 0; r < RUNS; r++) {
+            for (int r = 0; r < (only != NULL ? 1 : RUNS); r++) {
                 double rate, cpu_rate, i, c;
                 if (run(path, bulk, marks, n, &rate, &cpu_rate, &i, &c) != 0) {
                     unlink(path);
@@ -203,7 +211,7 @@ int main(int argc, char **argv)
                    bulk ? "bulk" : "streaming", marks ? "marks" : "trace", (unsigned long long)n,
                    ins, cls, best / 1e6, best_cpu / 1e6);
             if (bulk)
-                printf(" vs_streaming=%.2f", best / streaming);
+                printf(" vs_streaming=%.2f", streaming > 0 ? best / streaming : 0.0);
             else
                 streaming = best;
             printf("\n");
