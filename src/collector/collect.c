@@ -25,8 +25,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -112,9 +112,7 @@ static int open_pidfd(int64_t pid, uint64_t start_ticks)
         close(fd);
         return -1;
     }
-    if (fd >= 0)
-        (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-    return fd;
+    return fd; /* close-on-exec: pidfd_open always sets it */
 #else
     (void)pid;
     (void)start_ticks;
@@ -303,9 +301,6 @@ static uint64_t count_records(const uint8_t *data, uint64_t mask, uint64_t tail,
     return n;
 }
 
-/* Discard mode: counts slot i's records in [tail, head) and the drops its
- * producer made since the spool last stored its count, and gives the space
- * back. */
 /* Moves the slot's tail to head (the space is free again), waking its producer
  * if it waits for room. The fence orders the tail store before the starving
  * load, as the producer's orders its starving store before its tail load:
@@ -318,6 +313,9 @@ static void give_back(upti_ring_slot_t *slot, uint64_t head)
         upti_ring_futex_wake(&slot->tail);
 }
 
+/* Discard mode: counts slot i's records in [tail, head) and the drops its
+ * producer made since the spool last stored its count, and gives the space
+ * back. */
 static void discard_slot(struct collector *k, struct ring *r, uint32_t i, uint64_t tail,
                          uint64_t head, uint64_t dropped)
 {
@@ -356,7 +354,7 @@ static long long drain_ring(struct collector *k, struct ring *r)
         uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
         if (r->resume_pos[i] > tail && r->resume_pos[i] <= head) {
             tail = r->resume_pos[i]; /* appended by a collector killed before its tail store */
-            atomic_store_explicit(&slot->tail, tail, memory_order_release);
+            give_back(slot, tail);   /* its producer may sleep waiting for that room */
         }
         uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed);
         k->starving |= atomic_load_explicit(&slot->starving, memory_order_relaxed) != 0;
