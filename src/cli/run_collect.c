@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -64,7 +65,12 @@ static struct {
     char **bases; /* the output names this run wrote */
     size_t num_bases;
     int lost; /* traced processes that lost records, said in a line */
+    int bare; /* upti recover of a ring folder without run.conf (names from the rings) */
 } g = {.lock_fd = -1};
+
+/* The output name of a process traced without `upti run` that did not say its own
+ * (the tool's default, src/tool/tool.c). */
+#define DEFAULT_PATTERN "upti-%argv0%-%pid%"
 
 /* ---- run.conf: key\0value\0 pairs ---- */
 
@@ -413,8 +419,15 @@ static char *output_base(const converted *c)
     }
     uo_placeholder_values v = {c->pid, c->ppid, c->host, naming_value(c, "rank"), a, env_value,
                                (void *)c};
+    /* A bare ring folder: the pattern the process recorded (metadata "output",
+     * written when it was traced without `upti run`), else the tool's default. */
+    const char *pattern = g.pattern;
+    if (pattern == NULL)
+        pattern = naming_value(c, "output");
+    if (pattern == NULL)
+        pattern = DEFAULT_PATTERN;
     char err[256];
-    char *base = uo_expand_placeholders_with(g.pattern, &v, err, sizeof err);
+    char *base = uo_expand_placeholders_with(pattern, &v, err, sizeof err);
     if (base == NULL) {
         size_t len = 64;
         base = malloc(len);
@@ -737,33 +750,34 @@ int run_collect_end(pid_t program, int status)
     return written;
 }
 
-int run_collect_recover(const char *folder)
+/* A folder of ring files without run.conf (UPTI_TRACE_RING_DIR set by hand, or the
+ * ring folder of a helper collector): a ring file or the spool of an earlier recover. */
+static int is_ring_folder(const char *folder)
 {
-    if (strlen(folder) >= sizeof g.folder)
-        return cli_error("%s: path too long", folder);
-    snprintf(g.folder, sizeof g.folder, "%s", folder);
-    char path[PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/run.conf", folder);
-    size_t len = 0;
-    char *conf = read_file(path, &len);
-    if (conf == NULL)
-        return cli_error("%s is not a run folder of upti run (no readable run.conf: %s)", folder,
-                         strerror(errno));
+    DIR *d = opendir(folder);
+    if (d == NULL)
+        return 0;
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        found = strcmp(e->d_name, RECOVER_SPOOL) == 0 ||
+                (l > strlen(UPTI_RING_SUFFIX) &&
+                 strcmp(e->d_name + l - strlen(UPTI_RING_SUFFIX), UPTI_RING_SUFFIX) == 0);
+    }
+    closedir(d);
+    return found;
+}
+
+/* What run.conf says, into g. 0, or 1 after one line. */
+static int read_conf(const char *folder, const char *conf, size_t len)
+{
     const char *rings = pair_value(conf, len, "rings"), *pattern = pair_value(conf, len, "pattern");
     const char *formats = pair_value(conf, len, "formats");
-    if (rings == NULL || pattern == NULL || formats == NULL) {
-        free(conf);
+    if (rings == NULL || pattern == NULL || formats == NULL)
         return cli_error("%s/run.conf is incomplete: not a run folder of upti run", folder);
-    }
-    snprintf(path, sizeof path, "%s/lock", folder);
-    g.lock_fd = open(path, O_RDWR | O_CLOEXEC);
-    if (g.lock_fd < 0 || flock(g.lock_fd, LOCK_EX | LOCK_NB) != 0) {
-        free(conf);
-        return cli_error("%s is in use by a running upti", folder);
-    }
     snprintf(g.rings, sizeof g.rings, "%s", rings);
     snprintf(g.spool, sizeof g.spool, "%s/spool", folder);
-    g.recovering = 1;
     g.pattern = strdup(pattern);
     g.formats = (unsigned)strtoul(formats, NULL, 10);
     const char *stats = pair_value(conf, len, "stats");
@@ -775,13 +789,82 @@ int run_collect_recover(const char *folder)
     g.config = dup_or_null(pair_value(conf, len, "config"));
     const char *output_config = pair_value(conf, len, "output_config");
     g.output_config = output_config != NULL && strcmp(output_config, "1") == 0;
-    free(conf);
+    return 0;
+}
+
+/* --background: the parent returns 0 at once; the child goes on in a session of its own
+ * (no terminal: Ctrl-C and a closed terminal do not reach it), holding the lock. */
+static int detach(void)
+{
+    fflush(NULL);
+    pid_t child = fork();
+    if (child < 0)
+        return cli_error("cannot go on in the background: %s", strerror(errno));
+    if (child > 0)
+        _exit(0);
+    setsid();
+    signal(SIGPIPE, SIG_IGN); /* a stderr whose reader is gone: the outputs still get written */
+    signal(SIGHUP, SIG_IGN);
+    return 0;
+}
+
+int run_collect_recover(const char *folder, pid_t wait_pid, int background)
+{
+    if (strlen(folder) >= sizeof g.folder - 32)
+        return cli_error("%s: path too long", folder);
+    snprintf(g.folder, sizeof g.folder, "%s", folder);
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/run.conf", folder);
+    size_t len = 0;
+    char *conf = read_file(path, &len);
+    if (conf == NULL) {
+        int e = errno;
+        struct stat st;
+        int exists = stat(folder, &st) == 0 && S_ISDIR(st.st_mode);
+        if (!exists || (wait_pid == 0 && !is_ring_folder(folder)))
+            return cli_error("%s is neither a run folder of upti run (no readable run.conf: %s) "
+                             "nor a ring folder (no *" UPTI_RING_SUFFIX " file, no "
+                             RECOVER_SPOOL ")", folder, strerror(e));
+        /* A bare ring folder: the spool and the lock beside the rings; the names
+         * each process recorded (or the default); the database only. */
+        g.bare = 1;
+        snprintf(g.rings, sizeof g.rings, "%s", folder);
+        snprintf(g.spool, sizeof g.spool, "%s/" RECOVER_SPOOL, folder);
+        g.formats = UO_FORMAT_DB;
+        snprintf(path, sizeof path, "%s/" RECOVER_LOCK, folder);
+        g.lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (g.lock_fd < 0)
+            return cli_error("cannot create %s: %s", path, strerror(errno));
+    } else {
+        int rc = read_conf(folder, conf, len);
+        free(conf);
+        if (rc != 0)
+            return rc;
+        snprintf(path, sizeof path, "%s/lock", folder);
+        g.lock_fd = open(path, O_RDWR | O_CLOEXEC);
+    }
+    if (g.lock_fd < 0 || flock(g.lock_fd, LOCK_EX | LOCK_NB) != 0)
+        return cli_error("%s is in use by a running upti", folder);
+    if (background && detach() != 0)
+        return 1;
+    g.recovering = 1;
+    g.program = wait_pid;
     compile_filters();
-    ur_collect_opts o = {.spool = g.spool, .dir = g.rings, .poll_ns = 500 * 1000,
-                         .discarded = on_discarded};
+    ur_collect_opts o = {.spool = g.spool, .dir = g.rings, .wait_pid = wait_pid,
+                         .poll_ns = 500 * 1000, .discarded = on_discarded};
     g.collect_rc = ur_collect(&o);
     int written = convert_and_finish();
-    if (g.collect_rc == 0 && rings_left() == 0 && !g.kept)
-        remove_folders();
+    if (g.collect_rc == 0 && rings_left() == 0 && !g.kept) {
+        if (g.bare) {
+            /* The user's folder stays; what recover made in it goes. */
+            unlink(g.spool);
+            snprintf(path, sizeof path, "%s/" RECOVER_LOCK, folder);
+            unlink(path);
+            close(g.lock_fd);
+            g.lock_fd = -1;
+        } else {
+            remove_folders();
+        }
+    }
     return written > 0 || g.collect_rc == 0 ? 0 : 1;
 }
