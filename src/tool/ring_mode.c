@@ -38,8 +38,10 @@ void ut_ring_set_metadata(upti_buffer_id_t buffer, const char *key, const char *
 /* What the collector needs to name this process's outputs as the program
  * would have (the placeholders of UPTI_TRACE_OUTPUT): the values it cannot
  * see from outside. A child forked without exec shares them with its parent. */
-static void write_naming_metadata(void)
+static void write_naming_metadata(const char *output)
 {
+    if (output != NULL)
+        ut_ring_set_metadata(g_ring.buffer, "output", output);
     char argv0[1024];
     uo_argv0_string(argv0, sizeof argv0);
     ut_ring_set_metadata(g_ring.buffer, "argv0", argv0);
@@ -127,7 +129,7 @@ static void args_callback(upti_callback_tracing_record_t record, upti_user_data_
 
 #define RING_MODE_DEFAULT_BYTES ((size_t)1 << 20)
 
-int ut_ring_start(const char *dir, unsigned kinds, int args)
+int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
 {
     /* Per thread. Smaller than the in-process default: the collector drains it while the
      * program runs, and every page of it the program touches costs it a page fault and
@@ -179,7 +181,7 @@ int ut_ring_start(const char *dir, unsigned kinds, int args)
         return 1;
     }
     g_ring.started = 1;
-    write_naming_metadata();
+    write_naming_metadata(output);
     char bits[24];
     snprintf(bits, sizeof bits, "%x", kinds);
     ut_ring_set_metadata(g_ring.buffer, "kinds", bits);
