@@ -16,6 +16,9 @@ return counted in a shared file (the side channel: a counted call had returned).
   bare     UPTI_TRACE_RING_DIR set by hand, no collector, the program SIGKILLed: `upti recover
            RING_FOLDER` names the database from the program's UPTI_TRACE_OUTPUT and holds every
            completed call once; a folder with no rings is refused in one line.
+  fork     a child forked without exec (capture_phases fork) and one that execs (uptx_app
+           --fork-exec): each process's database holds what the same programs write without
+           the helper, the forked child's under its own pid with the parent as ppid.
   missing  no collector program (UPTI_TRACE_COLLECTOR names none; then one that fails): one
            "upti:" line each, and the database the program writes itself holds all N calls.
 """
@@ -264,7 +267,57 @@ def case_missing(tmp):
           'the database the program wrote' % (n * THREADS))
 
 
-CASES = {'helper': case_helper, 'kill': case_kill, 'bare': case_bare, 'missing': case_missing}
+def markers_by_process(folder):
+    """{pid: (ppid, sorted marker messages)} of every database in folder."""
+    out = {}
+    for path in glob.glob(os.path.join(folder, '*.db')):
+        con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+        pid, ppid = con.execute('SELECT pid, ppid FROM info_process').fetchone()
+        msgs = sorted(str(r[0]) for r in con.execute('SELECT message FROM markers'))
+        con.close()
+        out[pid] = (ppid, msgs)
+    return out
+
+
+def case_fork(tmp):
+    uptx_app = os.path.join(BUILD, 'bin', 'upti-test-uptx-app')
+    programs = {
+        'forked': [os.path.join(BUILD, 'bin', 'capture_phases'), 'fork'],
+        'exec': [uptx_app, '--iterations', '3', '--threads', '2', '--fork-exec', uptx_app,
+                 '--iterations', '2', '--threads', '1'],
+    }
+    for name, cmd in programs.items():
+        if not os.path.exists(cmd[0]):
+            print('SKIP: %s not built' % cmd[0])
+            sys.exit(SKIP)
+        got = {}
+        for mode in ('in-process', 'helper'):
+            d = os.path.join(tmp, name, mode)
+            os.makedirs(d)
+            extra = {'UPTI_TRACE_OUTPUT': 'p-%pid%'}
+            if mode == 'helper':
+                extra['UPTI_TRACE_RECORD_ONLY'] = '1'
+            p = subprocess.run(cmd, env=env(tmp, **extra), cwd=d, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=120)
+            if p.returncode != 0:
+                fail('%s %s: exit %d' % (name, mode, p.returncode))
+            wait_for(lambda: len(glob.glob(os.path.join(d, '*.db'))) == 2 and not run_folders(tmp),
+                     '%s %s: two databases, the run folders removed' % (name, mode))
+            by_pid = markers_by_process(d)
+            children = [q for q in by_pid if by_pid[q][0] in by_pid]
+            if len(children) != 1:
+                fail('%s %s: processes (pid: ppid) %r: expected a parent and its child'
+                     % (name, mode, {q: v[0] for q, v in by_pid.items()}))
+            child = children[0]
+            parent = by_pid[child][0]
+            got[mode] = [by_pid[parent][1], by_pid[child][1]]
+        if got['helper'] != got['in-process'] or not got['helper'][1]:
+            fail('%s: the helper wrote %r, in the program %r' % (name, got['helper'],
+                                                                 got['in-process']))
+    print('fork: a forked child and an exec\'d one: each database as the program writes it')
+
+
+CASES = {'helper': case_helper, 'fork': case_fork, 'kill': case_kill, 'bare': case_bare, 'missing': case_missing}
 
 
 def main():
