@@ -792,19 +792,37 @@ static int read_conf(const char *folder, const char *conf, size_t len)
     return 0;
 }
 
-/* --background: the parent returns 0 at once; the child goes on in a session of its own
- * (no terminal: Ctrl-C and a closed terminal do not reach it), holding the lock. */
+/* --background: the parent returns 0 once the child is in a session of its own
+ * (no terminal: Ctrl-C, the caller's process group killed, a closed terminal do
+ * not reach it), so that from then on nothing the caller's group gets ends it.
+ * The child goes on, holding the lock. */
 static int detach(void)
 {
+    int ready[2];
+    if (pipe2(ready, O_CLOEXEC) != 0)
+        return cli_error("cannot go on in the background: %s", strerror(errno));
     fflush(NULL);
     pid_t child = fork();
-    if (child < 0)
+    if (child < 0) {
+        close(ready[0]);
+        close(ready[1]);
         return cli_error("cannot go on in the background: %s", strerror(errno));
-    if (child > 0)
-        _exit(0);
+    }
+    if (child > 0) {
+        close(ready[1]);
+        char c;
+        ssize_t n;
+        while ((n = read(ready[0], &c, 1)) < 0 && errno == EINTR)
+            ;
+        _exit(n == 1 ? 0 : 1); /* 1: the child died before it was detached */
+    }
+    close(ready[0]);
     setsid();
     signal(SIGPIPE, SIG_IGN); /* a stderr whose reader is gone: the outputs still get written */
     signal(SIGHUP, SIG_IGN);
+    while (write(ready[1], "", 1) < 0 && errno == EINTR)
+        ;
+    close(ready[1]);
     return 0;
 }
 

@@ -30,11 +30,14 @@
  *   UPTI_TRACE_COLLECTION_PERIOD  capture windows (capture.h): when records are kept
  *   UPTI_TRACE_RING_DIR  set by `upti run`: the program only records, into a shared
  *                        buffer in this folder (ring_mode.c); upti builds the outputs
+ *   UPTI_TRACE_RECORD_ONLY  1, without `upti run`: the program only records too, and a
+ *                        helper collector (collector_helper.c) builds the outputs
+ *   UPTI_TRACE_COLLECTOR the `upti` program of that helper (default: beside this library)
  * Numbers, switches (0/1) and choices are read through src/common/env.c, one
  * parser for every UPTI_* variable: a bad value is one "upti:" line and the default.
- * Under `upti run` (UPTI_TRACE_RING_DIR) everything below is unused: ring_mode.c
- * records and nothing else. Without it (the tool loaded through
- * UPTI_TOOL_LIBRARIES alone, no collector), records stream into the
+ * Under `upti run` (UPTI_TRACE_RING_DIR) or with a helper collector everything
+ * below is unused: ring_mode.c records and nothing else. Without them (the tool
+ * loaded through UPTI_TOOL_LIBRARIES alone, no collector), records stream into the
  * per-process database from the buffer callback, committed at least every
  * UPTI_TRACE_FLUSH_MS; finalize closes it and writes the other formats from it.
  */
