@@ -13,6 +13,8 @@ return counted in a shared file (the side channel: a counted call had returned).
            recover` of its folder while it runs says "in use"; then the helper and the
            program are SIGKILLed (both orders): `upti recover RUN_FOLDER` writes every
            completed call exactly once (or one more: committed, not yet counted).
+  group    Ctrl-C (SIGINT to the program's process group), then SIGKILL to the group: the
+           helper is not in it, and writes every completed call exactly once (or one more).
   bare     UPTI_TRACE_RING_DIR set by hand, no collector, the program SIGKILLed: `upti recover
            RING_FOLDER` names the database from the program's UPTI_TRACE_OUTPUT and holds every
            completed call once; a folder with no rings is refused in one line.
@@ -208,6 +210,32 @@ def case_kill(tmp):
           'every completed call exactly once' % recovered)
 
 
+def case_group(tmp):
+    for sig in (signal.SIGINT, signal.SIGKILL):
+        d = os.path.join(tmp, 'g%d' % sig)
+        os.makedirs(d)
+        counter = os.path.join(d, 'counter')
+        e = env(tmp, UPTI_TRACE_RECORD_ONLY='1', UPTI_TRACE_OUTPUT=os.path.join(d, 'c'))
+        # A process group of its own, as a shell's job: the group is what Ctrl-C reaches.
+        p = subprocess.Popen([APP, 'run', counter, '0', str(THREADS)], env=e,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                             start_new_session=True)
+        if p.stdout.readline() != 'counted: started\n':
+            p.kill()
+            fail('%d: the program did not start' % sig)
+        time.sleep(0.05)
+        os.killpg(p.pid, sig)
+        if p.wait(timeout=60) != -sig:
+            fail('%d: the program ended with %d' % (sig, p.returncode))
+        p.stdout.close()
+        db = os.path.join(d, 'c.db')
+        wait_for(lambda: os.path.exists(db) and not run_folders(tmp),
+                 'signal %d: the database written, the run folder removed' % sig)
+        marks = check_db('signal %d' % sig, db, counters(counter), True, 'shared-ring')
+        print('group: signal %d to the process group: the helper wrote all %d completed calls'
+              % (sig, marks))
+
+
 def case_bare(tmp):
     rings = os.path.join(tmp, 'rings')
     os.makedirs(rings)
@@ -317,7 +345,7 @@ def case_fork(tmp):
     print('fork: a forked child and an exec\'d one: each database as the program writes it')
 
 
-CASES = {'helper': case_helper, 'fork': case_fork, 'kill': case_kill, 'bare': case_bare, 'missing': case_missing}
+CASES = {'helper': case_helper, 'fork': case_fork, 'group': case_group, 'kill': case_kill, 'bare': case_bare, 'missing': case_missing}
 
 
 def main():
