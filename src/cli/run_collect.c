@@ -8,6 +8,7 @@
 #include "manifest.h"
 #include "out_files.h"
 #include "output.h"
+#include "kv_pairs.h"
 #include "upti_ring_abi.h"
 
 #include <dirent.h>
@@ -72,17 +73,7 @@ static struct {
  * (the tool's default, src/tool/tool.c). */
 #define DEFAULT_PATTERN "upti-%argv0%-%pid%"
 
-/* ---- run.conf: key\0value\0 pairs ---- */
-
-static int put_pair(FILE *f, const char *key, const char *value)
-{
-    if (value == NULL)
-        return 0;
-    return fwrite(key, 1, strlen(key) + 1, f) == strlen(key) + 1 &&
-                   fwrite(value, 1, strlen(value) + 1, f) == strlen(value) + 1
-               ? 0
-               : -1;
-}
+/* ---- run.conf: key\0value\0 pairs (kv_pairs.h) ---- */
 
 static int write_conf(void)
 {
@@ -94,34 +85,15 @@ static int write_conf(void)
     snprintf(fmt, sizeof fmt, "%u", g.formats);
     snprintf(stats, sizeof stats, "%d", g.stats);
     snprintf(output_config, sizeof output_config, "%d", g.output_config);
-    int rc = put_pair(f, "rings", g.rings) | put_pair(f, "pattern", g.pattern) |
-             put_pair(f, "formats", fmt) | put_pair(f, "stats", stats) |
-             put_pair(f, "include", g.include) | put_pair(f, "exclude", g.exclude) |
-             put_pair(f, "iterations", g.iterations) |
-             put_pair(f, "session", g.session) | put_pair(f, "config", g.config) |
-             put_pair(f, "output_config", output_config);
+    int rc = upti_kv_put(f, "rings", g.rings) | upti_kv_put(f, "pattern", g.pattern) |
+             upti_kv_put(f, "formats", fmt) | upti_kv_put(f, "stats", stats) |
+             upti_kv_put(f, "include", g.include) | upti_kv_put(f, "exclude", g.exclude) |
+             upti_kv_put(f, "iterations", g.iterations) |
+             upti_kv_put(f, "session", g.session) | upti_kv_put(f, "config", g.config) |
+             upti_kv_put(f, "output_config", output_config);
     if (fclose(f) != 0)
         rc = -1;
     return rc;
-}
-
-/* The value of key in a key\0value\0 list, or NULL. */
-static const char *pair_value(const char *data, size_t len, const char *key)
-{
-    for (size_t i = 0; i < len;) {
-        const char *k = data + i;
-        size_t kl = strnlen(k, len - i);
-        if (i + kl + 1 >= len)
-            return NULL;
-        const char *v = k + kl + 1;
-        size_t vl = strnlen(v, len - (i + kl + 1));
-        if (i + kl + 1 + vl >= len)
-            return NULL;
-        if (strcmp(k, key) == 0)
-            return v;
-        i += kl + 1 + vl + 1;
-    }
-    return NULL;
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -383,7 +355,7 @@ static void on_converted(void *arg, const char *path, int64_t pid, int complete)
 static const char *naming_value(const converted *c, const char *key)
 {
     for (int depth = 0; c != NULL && depth < 64; depth++) {
-        const char *v = pair_value(c->meta, c->meta_len, key);
+        const char *v = upti_kv_get(c->meta, c->meta_len, key);
         if (v != NULL)
             return v;
         const converted *parent = NULL;
@@ -468,7 +440,7 @@ static int move_file(const char *src, const char *dst)
 
 static long long metadata_int(const converted *c, const char *key)
 {
-    const char *v = pair_value(c->meta, c->meta_len, key);
+    const char *v = upti_kv_get(c->meta, c->meta_len, key);
     return v != NULL ? strtoll(v, NULL, 10) : 0;
 }
 
@@ -510,14 +482,14 @@ static void complete_db(const converted *c)
     if (g.config != NULL)
         db_exec(c->path, "INSERT OR REPLACE INTO metadata(key, value) VALUES('config', ?1)",
                 g.config);
-    const char *rank = pair_value(c->meta, c->meta_len, "rank");
+    const char *rank = upti_kv_get(c->meta, c->meta_len, "rank");
     if (rank != NULL)
         db_exec(c->path, "UPDATE info_process SET rank = CAST(?1 AS INTEGER)", rank);
-    if (pair_value(c->meta, c->meta_len, "finalized") != NULL)
+    if (upti_kv_get(c->meta, c->meta_len, "finalized") != NULL)
         return;
     /* Kernels still in flight when it ended: enqueued (their API records are
      * there), never seen complete (no device record). */
-    const char *kinds = pair_value(c->meta, c->meta_len, "kinds");
+    const char *kinds = upti_kv_get(c->meta, c->meta_len, "kinds");
     if (kinds != NULL && ((strtoull(kinds, NULL, 16) >> UPTI_TRACING_KIND_KERNEL_DISPATCH) & 1)) {
         char n[24];
         snprintf(n, sizeof n, "%lld", db_count(c->path,
@@ -580,14 +552,14 @@ static int finish_one(converted *c)
         unlink(c->path);
         return 0;
     }
-    if (pair_value(c->meta, c->meta_len, "capture") != NULL &&
+    if (upti_kv_get(c->meta, c->meta_len, "capture") != NULL &&
         metadata_int(c, "capture_windows") == 0) {
         g.never_opened++; /* said once for the run, instead of an empty trace */
         unlink(c->path);
         return 0;
     }
     if (metadata_int(c, "records_written") == 0 && metadata_int(c, "records_dropped") == 0) {
-        if (pair_value(c->meta, c->meta_len, "capture") != NULL)
+        if (upti_kv_get(c->meta, c->meta_len, "capture") != NULL)
             g.empty_windows++;
         unlink(c->path); /* nothing recorded (a process that only loaded UPTI) */
         return 0;
@@ -772,22 +744,22 @@ static int is_ring_folder(const char *folder)
 /* What run.conf says, into g. 0, or 1 after one line. */
 static int read_conf(const char *folder, const char *conf, size_t len)
 {
-    const char *rings = pair_value(conf, len, "rings"), *pattern = pair_value(conf, len, "pattern");
-    const char *formats = pair_value(conf, len, "formats");
+    const char *rings = upti_kv_get(conf, len, "rings"), *pattern = upti_kv_get(conf, len, "pattern");
+    const char *formats = upti_kv_get(conf, len, "formats");
     if (rings == NULL || pattern == NULL || formats == NULL)
         return cli_error("%s/run.conf is incomplete: not a run folder of upti run", folder);
     snprintf(g.rings, sizeof g.rings, "%s", rings);
     snprintf(g.spool, sizeof g.spool, "%s/spool", folder);
     g.pattern = strdup(pattern);
     g.formats = (unsigned)strtoul(formats, NULL, 10);
-    const char *stats = pair_value(conf, len, "stats");
+    const char *stats = upti_kv_get(conf, len, "stats");
     g.stats = stats != NULL && strcmp(stats, "1") == 0;
-    g.include = dup_or_null(pair_value(conf, len, "include"));
-    g.exclude = dup_or_null(pair_value(conf, len, "exclude"));
-    g.iterations = dup_or_null(pair_value(conf, len, "iterations"));
-    g.session = dup_or_null(pair_value(conf, len, "session"));
-    g.config = dup_or_null(pair_value(conf, len, "config"));
-    const char *output_config = pair_value(conf, len, "output_config");
+    g.include = dup_or_null(upti_kv_get(conf, len, "include"));
+    g.exclude = dup_or_null(upti_kv_get(conf, len, "exclude"));
+    g.iterations = dup_or_null(upti_kv_get(conf, len, "iterations"));
+    g.session = dup_or_null(upti_kv_get(conf, len, "session"));
+    g.config = dup_or_null(upti_kv_get(conf, len, "config"));
+    const char *output_config = upti_kv_get(conf, len, "output_config");
     g.output_config = output_config != NULL && strcmp(output_config, "1") == 0;
     return 0;
 }

@@ -4,6 +4,8 @@
 #endif
 #include "collector_helper.h"
 
+#include "kv_pairs.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -58,16 +60,6 @@ static int find_collector(char *out, size_t len)
     return e;
 }
 
-static int put_pair(FILE *f, const char *key, const char *value)
-{
-    if (value == NULL)
-        return 0;
-    return fwrite(key, 1, strlen(key) + 1, f) == strlen(key) + 1 &&
-                   fwrite(value, 1, strlen(value) + 1, f) == strlen(value) + 1
-               ? 0
-               : -1;
-}
-
 /* run.conf and the lock of `upti run`'s run folder (src/cli/run_collect.c reads them). */
 static int write_conf(const char *folder, const char *rings, const ut_helper_conf *c)
 {
@@ -82,10 +74,10 @@ static int write_conf(const char *folder, const char *rings, const ut_helper_con
     if (f == NULL)
         return -1;
     snprintf(formats, sizeof formats, "%u", c->formats);
-    int rc = put_pair(f, "rings", rings) | put_pair(f, "pattern", c->pattern) |
-             put_pair(f, "formats", formats) | put_pair(f, "stats", c->stats ? "1" : "0") |
-             put_pair(f, "include", c->include) | put_pair(f, "exclude", c->exclude) |
-             put_pair(f, "iterations", c->iterations);
+    int rc = upti_kv_put(f, "rings", rings) | upti_kv_put(f, "pattern", c->pattern) |
+             upti_kv_put(f, "formats", formats) | upti_kv_put(f, "stats", c->stats ? "1" : "0") |
+             upti_kv_put(f, "include", c->include) | upti_kv_put(f, "exclude", c->exclude) |
+             upti_kv_put(f, "iterations", c->iterations);
     if (fclose(f) != 0)
         rc = -1;
     return rc;
