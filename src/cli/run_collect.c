@@ -9,6 +9,7 @@
 #include "out_files.h"
 #include "output.h"
 #include "kv_pairs.h"
+#include "run_folder.h"
 #include "upti_ring_abi.h"
 
 #include <dirent.h>
@@ -172,23 +173,12 @@ static void remove_tree(const char *dir)
 
 static int make_run_folder(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(g.folder, sizeof g.folder, "%s/upti-collect-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (mkdtemp(g.folder) == NULL) {
-        if (tmp == NULL || tmp[0] == '\0' || strcmp(tmp, "/tmp") == 0)
-            return -1;
-        /* Said once; the run goes on in /tmp (the program is not kept from running). */
-        int e = errno;
-        snprintf(g.folder, sizeof g.folder, "/tmp/upti-collect-XXXXXX");
-        if (mkdtemp(g.folder) == NULL)
-            return -1;
-        fprintf(stderr, "upti: cannot create the run folder in TMPDIR %s (%s): it is in /tmp\n", tmp,
-                strerror(e));
-    }
-    /* Rings in memory (/dev/shm) when there is one: nothing is written back to a disk. */
-    snprintf(g.rings, sizeof g.rings, "/dev/shm/%s", strrchr(g.folder, '/') + 1);
-    if (mkdir(g.rings, 0700) != 0)
-        snprintf(g.rings, sizeof g.rings, "%s", g.folder);
+    int tmpdir_errno = 0;
+    if (upti_make_run_folder(g.folder, sizeof g.folder, g.rings, sizeof g.rings, &tmpdir_errno) != 0)
+        return -1;
+    if (tmpdir_errno != 0) /* said once; the run goes on in /tmp (the program is not kept from running) */
+        fprintf(stderr, "upti: cannot create the run folder in TMPDIR %s (%s): it is in /tmp\n",
+                getenv("TMPDIR"), strerror(tmpdir_errno));
     snprintf(g.spool, sizeof g.spool, "%s/spool", g.folder);
     char lock[PATH_MAX + 16];
     snprintf(lock, sizeof lock, "%s/lock", g.folder);

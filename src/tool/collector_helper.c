@@ -5,6 +5,7 @@
 #include "collector_helper.h"
 
 #include "kv_pairs.h"
+#include "run_folder.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -95,23 +96,6 @@ static void remove_folders(const char *folder, const char *rings)
     rmdir(folder);
 }
 
-/* The folders, as `upti run` makes them. 0 or -1 (errno). */
-static int make_folders(char *folder, size_t flen, char *rings, size_t rlen)
-{
-    const char *tmp = getenv("TMPDIR");
-    snprintf(folder, flen, "%s/upti-collect-XXXXXX", tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    if (mkdtemp(folder) == NULL) {
-        snprintf(folder, flen, "/tmp/upti-collect-XXXXXX");
-        if (mkdtemp(folder) == NULL)
-            return -1;
-    }
-    /* Rings in memory when there is /dev/shm: nothing written back to a disk. */
-    snprintf(rings, rlen, "/dev/shm/%s", strrchr(folder, '/') + 1);
-    if (mkdir(rings, 0700) != 0)
-        snprintf(rings, rlen, "%s", folder);
-    return 0;
-}
-
 /* The environment without what would trace the helper (malloc'd array, entries shared). */
 static char **helper_environment(void)
 {
@@ -193,7 +177,8 @@ int ut_helper_start(const ut_helper_conf *conf, char *rings, size_t len)
                         "its database itself\n", upti, strerror(e));
         return -1;
     }
-    if (make_folders(folder, sizeof folder, rings, len) != 0) {
+    int tmpdir_errno;
+    if (upti_make_run_folder(folder, sizeof folder, rings, len, &tmpdir_errno) != 0) {
         fprintf(stderr, "upti: UPTI_TRACE_RECORD_ONLY: cannot create a run folder in $TMPDIR or "
                         "/tmp (%s): the program writes its database itself\n", strerror(errno));
         return -1;

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# Alike on purpose (duplicates): its side-channel check follows check_crash.py's run_* cases
+# (counted_marks, calls completed per thread); each suite stands alone.
 """A program traced through UPTI_TOOL_LIBRARIES alone, record-only (UPTI_TRACE_RECORD_ONLY=1):
 check_record_only.py BUILD CASE. Exit 0 pass, 1 fail, 77 skipped.
 
