@@ -801,6 +801,9 @@ int run_collect_recover(const char *folder, pid_t wait_pid, int background)
         int e = errno;
         struct stat st;
         int exists = stat(folder, &st) == 0 && S_ISDIR(st.st_mode);
+        if (stat(folder, &st) == 0 && S_ISREG(st.st_mode))
+            return cli_error("%s is a file, not a folder (a ring file: upti-ring recover PREFIX "
+                             "%s converts it)", folder, folder);
         if (!exists || (wait_pid == 0 && !is_ring_folder(folder)))
             return cli_error("%s is neither a run folder of upti run (no readable run.conf: %s) "
                              "nor a ring folder (no *" UPTI_RING_SUFFIX " file, no "

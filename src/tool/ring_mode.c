@@ -7,9 +7,11 @@
 #include "output.h"
 #include "trace_tool_records.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static struct {
     upti_context_id_t context, args_context;
@@ -138,6 +140,10 @@ int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
     size_t ring = set != NULL && *set != '\0' ? (size_t)upti_env_get(UPTI_ENV_TRACE_BUFFER_SIZE)
                                               : RING_MODE_DEFAULT_BYTES;
     uint32_t slots = (uint32_t)upti_env_get(UPTI_ENV_TRACE_RING_SLOTS);
+    /* A folder named by hand that does not exist yet is made (else the SDK would take
+     * the name for the ring file itself, and a forked child's file would go beside it). */
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        fprintf(stderr, "upti: cannot create the ring folder %s: %s\n", dir, strerror(errno));
     upti_status_t st = upti_create_context(&g_ring.context);
     if (st == UPTI_STATUS_SUCCESS)
         st = upti_create_shared_buffer(g_ring.context, ring, UPTI_BUFFER_POLICY_LOSSLESS, dir,

@@ -17,7 +17,7 @@ return counted in a shared file (the side channel: a counted call had returned).
            completed call exactly once (or one more: committed, not yet counted).
   group    Ctrl-C (SIGINT to the program's process group), then SIGKILL to the group: the
            helper is not in it, and writes every completed call exactly once (or one more).
-  bare     UPTI_TRACE_RING_DIR set by hand, no collector, the program SIGKILLed: `upti recover
+  bare     UPTI_TRACE_RING_DIR set by hand to a folder that does not exist, no collector, the program SIGKILLed: `upti recover
            RING_FOLDER` names the database from the program's UPTI_TRACE_OUTPUT and holds every
            completed call once; a folder with no rings is refused in one line.
   fork     a child forked without exec (capture_phases fork) and one that execs (uptx_app
@@ -239,8 +239,7 @@ def case_group(tmp):
 
 
 def case_bare(tmp):
-    rings = os.path.join(tmp, 'rings')
-    os.makedirs(rings)
+    rings = os.path.join(tmp, 'rings')  # made by the tool
     counter = os.path.join(tmp, 'counter')
     e = env(tmp, UPTI_TRACE_RING_DIR=rings, UPTI_TRACE_OUTPUT=os.path.join(tmp, 'b-%pid%'),
             UPTI_RING_FULL_WAIT_MS='600s')
