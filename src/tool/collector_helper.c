@@ -32,7 +32,13 @@ static const char *const k_not_inherited[] = {
     "LD_AUDIT=",            "NVTX_INJECTION64_PATH=", "VK_INSTANCE_LAYERS=",
     "UPTI_TRACE_RING_DIR=", "UPTI_TRACE_RECORD_ONLY=", "UPTI_TRACE_MANIFEST="};
 
-/* The `upti` program: 0 with its path in out, or an errno with the path looked at. */
+#ifndef UPTI_TOOL_BIN_FROM_LIB
+#define UPTI_TOOL_BIN_FROM_LIB "../bin"
+#endif
+
+/* The `upti` program: 0 with its path in out, or an errno with the path looked at:
+ * UPTI_TRACE_COLLECTOR, else beside this library (the build tree's ../bin, the
+ * installed bindir relative to the installed libdir), else the installed bindir. */
 static int find_collector(char *out, size_t len)
 {
     const char *set = getenv("UPTI_TRACE_COLLECTOR");
@@ -44,12 +50,14 @@ static int find_collector(char *out, size_t len)
     char first[PATH_MAX] = "";
     if (dladdr((void *)ut_helper_start, &info) != 0 && info.dli_fname != NULL &&
         strrchr(info.dli_fname, '/') != NULL) {
-        const char *slash = strrchr(info.dli_fname, '/');
-        snprintf(first, sizeof first, "%.*s/../bin/upti", (int)(slash - info.dli_fname),
-                 info.dli_fname);
-        if (access(first, X_OK) == 0) {
-            snprintf(out, len, "%s", first);
-            return 0;
+        int dir = (int)(strrchr(info.dli_fname, '/') - info.dli_fname);
+        static const char *const rel[] = {"../bin", UPTI_TOOL_BIN_FROM_LIB};
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+            snprintf(out, len, "%.*s/%s/upti", dir, info.dli_fname, rel[i]);
+            if (i == 0)
+                snprintf(first, sizeof first, "%s", out);
+            if (access(out, X_OK) == 0)
+                return 0;
         }
     }
     snprintf(out, len, "%s/upti", UPTI_TOOL_BINDIR);
