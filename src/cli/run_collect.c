@@ -800,8 +800,8 @@ int run_collect_recover(const char *folder, pid_t wait_pid, int background)
     if (conf == NULL) {
         int e = errno;
         struct stat st;
-        int exists = stat(folder, &st) == 0 && S_ISDIR(st.st_mode);
-        if (stat(folder, &st) == 0 && S_ISREG(st.st_mode))
+        int found = stat(folder, &st) == 0, exists = found && S_ISDIR(st.st_mode);
+        if (found && S_ISREG(st.st_mode))
             return cli_error("%s is a file, not a folder (a ring file: upti-ring recover PREFIX "
                              "%s converts it)", folder, folder);
         if (!exists || (wait_pid == 0 && !is_ring_folder(folder)))
