@@ -1,55 +1,84 @@
-/* upti recover RUN_FOLDER: finishes a run whose upti was killed (run_collect.h). */
+/* upti recover FOLDER: finishes a run whose upti was killed, or converts a ring
+ * folder (run_collect.h). */
 #include "cli.h"
 #include "options.h"
 #include "run_collect.h"
 #include "run_outputs.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void cmd_recover_help(FILE *out)
 {
     fprintf(out,
-            "usage: upti recover RUN_FOLDER\n"
+            "usage: upti recover [--wait-pid PID] [--background] FOLDER\n"
             "\n"
             "Finishes a run whose upti was killed (by a batch scheduler, the OOM killer,\n"
             "SIGKILL): what the traced processes recorded is in their rings and in the\n"
-            "run's spool, in RUN_FOLDER ($TMPDIR/upti-collect-XXXXXX, else /tmp/upti-collect-XXXXXX).\n"
+            "run's spool, in FOLDER ($TMPDIR/upti-collect-XXXXXX, else /tmp/upti-collect-XXXXXX).\n"
             "Collects what the rings still hold (waiting for traced processes that still\n"
             "run), converts it, and writes every process's outputs as the run would have:\n"
-            "the same names, formats and kernel filters. Then removes RUN_FOLDER.\n"
+            "the same names, formats and kernel filters. Then removes FOLDER.\n"
+            "\n"
+            "FOLDER may also be a bare ring folder (no run.conf: UPTI_TRACE_RING_DIR set by\n"
+            "hand): each process's database is named from its UPTI_TRACE_OUTPUT, else\n"
+            "upti-ARGV0-PID.db; the folder stays.\n"
+            "\n"
+            "  --wait-pid PID  also wait for process PID to end before converting\n"
+            "  --background    return at once; a process of its own session does the work\n"
+            "                  (what UPTI_TRACE_RECORD_ONLY=1 starts beside a program)\n"
             "\n"
             "example: upti recover /tmp/upti-collect-Ab12Cd\n");
 }
 
+enum { OPT_WAIT_PID = CLI_OPT_OWN, OPT_BACKGROUND };
+
+typedef struct recover_opts {
+    int help, background;
+    long long wait_pid;
+} recover_opts;
+
 static int on_option(void *ctx, int id, const char *value)
 {
-    (void)value;
+    recover_opts *o = ctx;
     if (id == CLI_OPT_HELP)
-        *(int *)ctx = 1;
+        o->help = 1;
+    if (id == OPT_BACKGROUND)
+        o->background = 1;
+    if (id == OPT_WAIT_PID) {
+        char *end = NULL;
+        errno = 0;
+        o->wait_pid = strtoll(value, &end, 10);
+        if (errno != 0 || end == value || *end != '\0' || o->wait_pid <= 0 || o->wait_pid > 1 << 30)
+            return cli_usage_error("recover", "--wait-pid: expected a process id, got '%s'", value);
+    }
     return 0;
 }
 
-static const cli_option k_options[] = {CLI_OPTION_HELP};
+static const cli_option k_options[] = {CLI_OPTION_HELP,
+                                       {OPT_WAIT_PID, 0, "wait-pid", NULL, 1},
+                                       {OPT_BACKGROUND, 0, "background", NULL, 0}};
 
 int cmd_recover(int argc, char **argv)
 {
-    int help = 0, n = 0;
-    char *folders[4] = {NULL, NULL, NULL, NULL};
-    if (argc > 3)
-        return cli_usage_error("recover", "expected one RUN_FOLDER (upti recover RUN_FOLDER)");
-    int rc = cli_parse_options("recover", k_options, 1, argc, argv, CLI_ARGS_ANYWHERE, on_option,
-                               &help, folders, &n);
-    if (rc != 0)
-        return rc;
-    if (help) {
+    recover_opts o = {0, 0, 0};
+    int n = 0;
+    char **folders = calloc((size_t)argc + 1, sizeof *folders);
+    if (folders == NULL)
+        return cli_error("out of memory");
+    int rc = cli_parse_options("recover", k_options, sizeof k_options / sizeof k_options[0], argc,
+                               argv, CLI_ARGS_ANYWHERE, on_option, &o, folders, &n);
+    if (rc == 0 && o.help)
         cmd_recover_help(stdout);
-        return 0;
+    else if (rc == 0 && n != 1)
+        rc = cli_usage_error("recover", "expected one FOLDER (upti recover FOLDER)");
+    else if (rc == 0) {
+        run_outputs_begin();
+        rc = run_collect_recover(folders[0], (pid_t)o.wait_pid, o.background);
+        run_outputs_end(0, 0, 0, rc == 0 ? 1 : -1); /* -1: the failure was said */
     }
-    if (n != 1)
-        return cli_usage_error("recover", "expected one RUN_FOLDER (upti recover RUN_FOLDER)");
-    run_outputs_begin();
-    rc = run_collect_recover(folders[0]);
-    run_outputs_end(0, 0, 0, rc == 0);
+    free(folders);
     return rc;
 }

@@ -14,7 +14,7 @@ static const cli_command k_commands[] = {
     {"stats", "print the summary tables of a trace database", cmd_stats, cmd_stats_help},
     {"export", "write a database as Perfetto, JSON, CSV or OTF2", cmd_export, cmd_export_help},
     {"merge", "join databases of several processes or ranks into one", cmd_merge, cmd_merge_help},
-    {"recover", "finish a run whose upti was killed, from its run folder", cmd_recover,
+    {"recover", "finish a run whose upti was killed, or convert a ring folder", cmd_recover,
      cmd_recover_help},
 };
 #define NCOMMANDS (sizeof k_commands / sizeof k_commands[0])

@@ -8,6 +8,8 @@
 #include "manifest.h"
 #include "out_files.h"
 #include "output.h"
+#include "kv_pairs.h"
+#include "run_folder.h"
 #include "upti_ring_abi.h"
 
 #include <dirent.h>
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -64,19 +67,14 @@ static struct {
     char **bases; /* the output names this run wrote */
     size_t num_bases;
     int lost; /* traced processes that lost records, said in a line */
+    int bare; /* upti recover of a ring folder without run.conf (names from the rings) */
 } g = {.lock_fd = -1};
 
-/* ---- run.conf: key\0value\0 pairs ---- */
+/* The output name of a process traced without `upti run` that did not say its own
+ * (the tool's default, src/tool/tool.c). */
+#define DEFAULT_PATTERN "upti-%argv0%-%pid%"
 
-static int put_pair(FILE *f, const char *key, const char *value)
-{
-    if (value == NULL)
-        return 0;
-    return fwrite(key, 1, strlen(key) + 1, f) == strlen(key) + 1 &&
-                   fwrite(value, 1, strlen(value) + 1, f) == strlen(value) + 1
-               ? 0
-               : -1;
-}
+/* ---- run.conf: key\0value\0 pairs (kv_pairs.h) ---- */
 
 static int write_conf(void)
 {
@@ -88,34 +86,15 @@ static int write_conf(void)
     snprintf(fmt, sizeof fmt, "%u", g.formats);
     snprintf(stats, sizeof stats, "%d", g.stats);
     snprintf(output_config, sizeof output_config, "%d", g.output_config);
-    int rc = put_pair(f, "rings", g.rings) | put_pair(f, "pattern", g.pattern) |
-             put_pair(f, "formats", fmt) | put_pair(f, "stats", stats) |
-             put_pair(f, "include", g.include) | put_pair(f, "exclude", g.exclude) |
-             put_pair(f, "iterations", g.iterations) |
-             put_pair(f, "session", g.session) | put_pair(f, "config", g.config) |
-             put_pair(f, "output_config", output_config);
+    int rc = upti_kv_put(f, "rings", g.rings) | upti_kv_put(f, "pattern", g.pattern) |
+             upti_kv_put(f, "formats", fmt) | upti_kv_put(f, "stats", stats) |
+             upti_kv_put(f, "include", g.include) | upti_kv_put(f, "exclude", g.exclude) |
+             upti_kv_put(f, "iterations", g.iterations) |
+             upti_kv_put(f, "session", g.session) | upti_kv_put(f, "config", g.config) |
+             upti_kv_put(f, "output_config", output_config);
     if (fclose(f) != 0)
         rc = -1;
     return rc;
-}
-
-/* The value of key in a key\0value\0 list, or NULL. */
-static const char *pair_value(const char *data, size_t len, const char *key)
-{
-    for (size_t i = 0; i < len;) {
-        const char *k = data + i;
-        size_t kl = strnlen(k, len - i);
-        if (i + kl + 1 >= len)
-            return NULL;
-        const char *v = k + kl + 1;
-        size_t vl = strnlen(v, len - (i + kl + 1));
-        if (i + kl + 1 + vl >= len)
-            return NULL;
-        if (strcmp(k, key) == 0)
-            return v;
-        i += kl + 1 + vl + 1;
-    }
-    return NULL;
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -194,23 +173,12 @@ static void remove_tree(const char *dir)
 
 static int make_run_folder(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(g.folder, sizeof g.folder, "%s/upti-collect-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (mkdtemp(g.folder) == NULL) {
-        if (tmp == NULL || tmp[0] == '\0' || strcmp(tmp, "/tmp") == 0)
-            return -1;
-        /* Said once; the run goes on in /tmp (the program is not kept from running). */
-        int e = errno;
-        snprintf(g.folder, sizeof g.folder, "/tmp/upti-collect-XXXXXX");
-        if (mkdtemp(g.folder) == NULL)
-            return -1;
-        fprintf(stderr, "upti: cannot create the run folder in TMPDIR %s (%s): it is in /tmp\n", tmp,
-                strerror(e));
-    }
-    /* Rings in memory (/dev/shm) when there is one: nothing is written back to a disk. */
-    snprintf(g.rings, sizeof g.rings, "/dev/shm/%s", strrchr(g.folder, '/') + 1);
-    if (mkdir(g.rings, 0700) != 0)
-        snprintf(g.rings, sizeof g.rings, "%s", g.folder);
+    int tmpdir_errno = 0;
+    if (upti_make_run_folder(g.folder, sizeof g.folder, g.rings, sizeof g.rings, &tmpdir_errno) != 0)
+        return -1;
+    if (tmpdir_errno != 0) /* said once; the run goes on in /tmp (the program is not kept from running) */
+        fprintf(stderr, "upti: cannot create the run folder in TMPDIR %s (%s): it is in /tmp\n",
+                getenv("TMPDIR"), strerror(tmpdir_errno));
     snprintf(g.spool, sizeof g.spool, "%s/spool", g.folder);
     char lock[PATH_MAX + 16];
     snprintf(lock, sizeof lock, "%s/lock", g.folder);
@@ -377,7 +345,7 @@ static void on_converted(void *arg, const char *path, int64_t pid, int complete)
 static const char *naming_value(const converted *c, const char *key)
 {
     for (int depth = 0; c != NULL && depth < 64; depth++) {
-        const char *v = pair_value(c->meta, c->meta_len, key);
+        const char *v = upti_kv_get(c->meta, c->meta_len, key);
         if (v != NULL)
             return v;
         const converted *parent = NULL;
@@ -413,8 +381,15 @@ static char *output_base(const converted *c)
     }
     uo_placeholder_values v = {c->pid, c->ppid, c->host, naming_value(c, "rank"), a, env_value,
                                (void *)c};
+    /* A bare ring folder: the pattern the process recorded (metadata "output",
+     * written when it was traced without `upti run`), else the tool's default. */
+    const char *pattern = g.pattern;
+    if (pattern == NULL)
+        pattern = naming_value(c, "output");
+    if (pattern == NULL)
+        pattern = DEFAULT_PATTERN;
     char err[256];
-    char *base = uo_expand_placeholders_with(g.pattern, &v, err, sizeof err);
+    char *base = uo_expand_placeholders_with(pattern, &v, err, sizeof err);
     if (base == NULL) {
         size_t len = 64;
         base = malloc(len);
@@ -455,7 +430,7 @@ static int move_file(const char *src, const char *dst)
 
 static long long metadata_int(const converted *c, const char *key)
 {
-    const char *v = pair_value(c->meta, c->meta_len, key);
+    const char *v = upti_kv_get(c->meta, c->meta_len, key);
     return v != NULL ? strtoll(v, NULL, 10) : 0;
 }
 
@@ -497,14 +472,14 @@ static void complete_db(const converted *c)
     if (g.config != NULL)
         db_exec(c->path, "INSERT OR REPLACE INTO metadata(key, value) VALUES('config', ?1)",
                 g.config);
-    const char *rank = pair_value(c->meta, c->meta_len, "rank");
+    const char *rank = upti_kv_get(c->meta, c->meta_len, "rank");
     if (rank != NULL)
         db_exec(c->path, "UPDATE info_process SET rank = CAST(?1 AS INTEGER)", rank);
-    if (pair_value(c->meta, c->meta_len, "finalized") != NULL)
+    if (upti_kv_get(c->meta, c->meta_len, "finalized") != NULL)
         return;
     /* Kernels still in flight when it ended: enqueued (their API records are
      * there), never seen complete (no device record). */
-    const char *kinds = pair_value(c->meta, c->meta_len, "kinds");
+    const char *kinds = upti_kv_get(c->meta, c->meta_len, "kinds");
     if (kinds != NULL && ((strtoull(kinds, NULL, 16) >> UPTI_TRACING_KIND_KERNEL_DISPATCH) & 1)) {
         char n[24];
         snprintf(n, sizeof n, "%lld", db_count(c->path,
@@ -567,14 +542,14 @@ static int finish_one(converted *c)
         unlink(c->path);
         return 0;
     }
-    if (pair_value(c->meta, c->meta_len, "capture") != NULL &&
+    if (upti_kv_get(c->meta, c->meta_len, "capture") != NULL &&
         metadata_int(c, "capture_windows") == 0) {
         g.never_opened++; /* said once for the run, instead of an empty trace */
         unlink(c->path);
         return 0;
     }
     if (metadata_int(c, "records_written") == 0 && metadata_int(c, "records_dropped") == 0) {
-        if (pair_value(c->meta, c->meta_len, "capture") != NULL)
+        if (upti_kv_get(c->meta, c->meta_len, "capture") != NULL)
             g.empty_windows++;
         unlink(c->path); /* nothing recorded (a process that only loaded UPTI) */
         return 0;
@@ -737,51 +712,142 @@ int run_collect_end(pid_t program, int status)
     return written;
 }
 
-int run_collect_recover(const char *folder)
+/* A folder of ring files without run.conf (UPTI_TRACE_RING_DIR set by hand, or the
+ * ring folder of a helper collector): a ring file or the spool of an earlier recover. */
+static int is_ring_folder(const char *folder)
 {
-    if (strlen(folder) >= sizeof g.folder)
+    DIR *d = opendir(folder);
+    if (d == NULL)
+        return 0;
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        found = strcmp(e->d_name, RECOVER_SPOOL) == 0 ||
+                (l > strlen(UPTI_RING_SUFFIX) &&
+                 strcmp(e->d_name + l - strlen(UPTI_RING_SUFFIX), UPTI_RING_SUFFIX) == 0);
+    }
+    closedir(d);
+    return found;
+}
+
+/* What run.conf says, into g. 0, or 1 after one line. */
+static int read_conf(const char *folder, const char *conf, size_t len)
+{
+    const char *rings = upti_kv_get(conf, len, "rings"), *pattern = upti_kv_get(conf, len, "pattern");
+    const char *formats = upti_kv_get(conf, len, "formats");
+    if (rings == NULL || pattern == NULL || formats == NULL)
+        return cli_error("%s/run.conf is incomplete: not a run folder of upti run", folder);
+    snprintf(g.rings, sizeof g.rings, "%s", rings);
+    snprintf(g.spool, sizeof g.spool, "%s/spool", folder);
+    g.pattern = strdup(pattern);
+    g.formats = (unsigned)strtoul(formats, NULL, 10);
+    const char *stats = upti_kv_get(conf, len, "stats");
+    g.stats = stats != NULL && strcmp(stats, "1") == 0;
+    g.include = dup_or_null(upti_kv_get(conf, len, "include"));
+    g.exclude = dup_or_null(upti_kv_get(conf, len, "exclude"));
+    g.iterations = dup_or_null(upti_kv_get(conf, len, "iterations"));
+    g.session = dup_or_null(upti_kv_get(conf, len, "session"));
+    g.config = dup_or_null(upti_kv_get(conf, len, "config"));
+    const char *output_config = upti_kv_get(conf, len, "output_config");
+    g.output_config = output_config != NULL && strcmp(output_config, "1") == 0;
+    return 0;
+}
+
+/* --background: the parent returns 0 once the child is in a session of its own
+ * (no terminal: Ctrl-C, the caller's process group killed, a closed terminal do
+ * not reach it), so that from then on nothing the caller's group gets ends it.
+ * The child goes on, holding the lock. */
+static int detach(void)
+{
+    int ready[2];
+    if (pipe2(ready, O_CLOEXEC) != 0)
+        return cli_error("cannot go on in the background: %s", strerror(errno));
+    fflush(NULL);
+    pid_t child = fork();
+    if (child < 0) {
+        close(ready[0]);
+        close(ready[1]);
+        return cli_error("cannot go on in the background: %s", strerror(errno));
+    }
+    if (child > 0) {
+        close(ready[1]);
+        char c;
+        ssize_t n;
+        while ((n = read(ready[0], &c, 1)) < 0 && errno == EINTR)
+            ;
+        _exit(n == 1 ? 0 : 1); /* 1: the child died before it was detached */
+    }
+    close(ready[0]);
+    setsid();
+    signal(SIGPIPE, SIG_IGN); /* a stderr whose reader is gone: the outputs still get written */
+    signal(SIGHUP, SIG_IGN);
+    while (write(ready[1], "", 1) < 0 && errno == EINTR)
+        ;
+    close(ready[1]);
+    return 0;
+}
+
+int run_collect_recover(const char *folder, pid_t wait_pid, int background)
+{
+    if (strlen(folder) >= sizeof g.folder - 32)
         return cli_error("%s: path too long", folder);
     snprintf(g.folder, sizeof g.folder, "%s", folder);
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/run.conf", folder);
     size_t len = 0;
     char *conf = read_file(path, &len);
-    if (conf == NULL)
-        return cli_error("%s is not a run folder of upti run (no readable run.conf: %s)", folder,
-                         strerror(errno));
-    const char *rings = pair_value(conf, len, "rings"), *pattern = pair_value(conf, len, "pattern");
-    const char *formats = pair_value(conf, len, "formats");
-    if (rings == NULL || pattern == NULL || formats == NULL) {
+    if (conf == NULL) {
+        int e = errno;
+        struct stat st;
+        int found = stat(folder, &st) == 0, exists = found && S_ISDIR(st.st_mode);
+        if (found && S_ISREG(st.st_mode))
+            return cli_error("%s is a file, not a folder (a ring file: upti-ring recover PREFIX "
+                             "%s converts it)", folder, folder);
+        if (!exists || (wait_pid == 0 && !is_ring_folder(folder)))
+            return cli_error("%s is neither a run folder of upti run (no readable run.conf: %s) "
+                             "nor a ring folder (no *" UPTI_RING_SUFFIX " file, no "
+                             RECOVER_SPOOL ")", folder, strerror(e));
+        /* A bare ring folder: the spool and the lock beside the rings; the names
+         * each process recorded (or the default); the database only. */
+        g.bare = 1;
+        snprintf(g.rings, sizeof g.rings, "%s", folder);
+        snprintf(g.spool, sizeof g.spool, "%s/" RECOVER_SPOOL, folder);
+        g.formats = UO_FORMAT_DB;
+        snprintf(path, sizeof path, "%s/" RECOVER_LOCK, folder);
+        g.lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (g.lock_fd < 0)
+            return cli_error("cannot create %s: %s", path, strerror(errno));
+    } else {
+        int rc = read_conf(folder, conf, len);
         free(conf);
-        return cli_error("%s/run.conf is incomplete: not a run folder of upti run", folder);
+        if (rc != 0)
+            return rc;
+        snprintf(path, sizeof path, "%s/lock", folder);
+        g.lock_fd = open(path, O_RDWR | O_CLOEXEC);
     }
-    snprintf(path, sizeof path, "%s/lock", folder);
-    g.lock_fd = open(path, O_RDWR | O_CLOEXEC);
-    if (g.lock_fd < 0 || flock(g.lock_fd, LOCK_EX | LOCK_NB) != 0) {
-        free(conf);
+    if (g.lock_fd < 0 || flock(g.lock_fd, LOCK_EX | LOCK_NB) != 0)
         return cli_error("%s is in use by a running upti", folder);
-    }
-    snprintf(g.rings, sizeof g.rings, "%s", rings);
-    snprintf(g.spool, sizeof g.spool, "%s/spool", folder);
+    if (background && detach() != 0)
+        return 1;
     g.recovering = 1;
-    g.pattern = strdup(pattern);
-    g.formats = (unsigned)strtoul(formats, NULL, 10);
-    const char *stats = pair_value(conf, len, "stats");
-    g.stats = stats != NULL && strcmp(stats, "1") == 0;
-    g.include = dup_or_null(pair_value(conf, len, "include"));
-    g.exclude = dup_or_null(pair_value(conf, len, "exclude"));
-    g.iterations = dup_or_null(pair_value(conf, len, "iterations"));
-    g.session = dup_or_null(pair_value(conf, len, "session"));
-    g.config = dup_or_null(pair_value(conf, len, "config"));
-    const char *output_config = pair_value(conf, len, "output_config");
-    g.output_config = output_config != NULL && strcmp(output_config, "1") == 0;
-    free(conf);
+    g.program = wait_pid;
     compile_filters();
-    ur_collect_opts o = {.spool = g.spool, .dir = g.rings, .poll_ns = 500 * 1000,
-                         .discarded = on_discarded};
+    ur_collect_opts o = {.spool = g.spool, .dir = g.rings, .wait_pid = wait_pid,
+                         .poll_ns = 500 * 1000, .discarded = on_discarded};
     g.collect_rc = ur_collect(&o);
     int written = convert_and_finish();
-    if (g.collect_rc == 0 && rings_left() == 0 && !g.kept)
-        remove_folders();
+    if (g.collect_rc == 0 && rings_left() == 0 && !g.kept) {
+        if (g.bare) {
+            /* The user's folder stays; what recover made in it goes. */
+            unlink(g.spool);
+            snprintf(path, sizeof path, "%s/" RECOVER_LOCK, folder);
+            unlink(path);
+            close(g.lock_fd);
+            g.lock_fd = -1;
+        } else {
+            remove_folders();
+        }
+    }
     return written > 0 || g.collect_rc == 0 ? 0 : 1;
 }

@@ -55,11 +55,23 @@ int run_collect_end(pid_t program, int status);
 /** Removes the run folder and the ring folder (the program never ran). */
 void run_collect_discard(void);
 
+/** In a bare ring folder (no run.conf), what `upti recover` adds beside the
+ *  rings while it works: its spool (kept if it is killed, resumed by the next
+ *  recover) and its lock. Both removed once the databases are written. */
+#define RECOVER_SPOOL "recover.spool"
+#define RECOVER_LOCK "recover.lock"
+
 /**
- * `upti recover RUN_FOLDER`: finishes a run whose `upti` was killed: collects
- * what its rings still hold (waiting for traced processes still running),
- * converts, writes the outputs, removes the folder. 0, or 1 after one line.
+ * `upti recover FOLDER`: finishes a run whose `upti` was killed: collects
+ * what its rings still hold (waiting for traced processes still running, and
+ * for wait_pid when not 0), converts, writes the outputs, removes the folder.
+ * FOLDER is a run folder (run.conf), or a bare ring folder (ring files and/or
+ * RECOVER_SPOOL: UPTI_TRACE_RING_DIR set by hand): then each process's
+ * database is named from the pattern it recorded (metadata "output"), else
+ * upti-%argv0%-%pid%, and the folder itself stays. background: once the folder
+ * is locked, the caller's process returns 0 and a child in a session of its
+ * own does the rest. 0, or 1 after one line.
  */
-int run_collect_recover(const char *folder);
+int run_collect_recover(const char *folder, pid_t wait_pid, int background);
 
 #endif

@@ -18,6 +18,7 @@ typedef enum upti_env_id {
     UPTI_ENV_CLOCK,              /**< UPTI_ENV_CLOCK_TSC (default) or _GETTIME */
     UPTI_ENV_RING_FULL_WAIT_MS,  /**< duration in ms a LOSSLESS shared ring waits for its collector; default 50 */
     UPTI_ENV_TRACE_RING_SLOTS,   /**< threads recording at once into upti run's rings (1..65536); default 256 */
+    UPTI_ENV_TRACE_RECORD_ONLY,  /**< switch 0 or 1; default 0: without `upti run`, a helper collector builds the database */
     UPTI_ENV_LOG_LEVEL,          /**< upti_log_level_t: none, error, warning (default), info or debug */
     UPTI_ENV_COUNT
 } upti_env_id;

@@ -7,9 +7,11 @@
 #include "output.h"
 #include "trace_tool_records.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static struct {
     upti_context_id_t context, args_context;
@@ -38,8 +40,10 @@ void ut_ring_set_metadata(upti_buffer_id_t buffer, const char *key, const char *
 /* What the collector needs to name this process's outputs as the program
  * would have (the placeholders of UPTI_TRACE_OUTPUT): the values it cannot
  * see from outside. A child forked without exec shares them with its parent. */
-static void write_naming_metadata(void)
+static void write_naming_metadata(const char *output)
 {
+    if (output != NULL)
+        ut_ring_set_metadata(g_ring.buffer, "output", output);
     char argv0[1024];
     uo_argv0_string(argv0, sizeof argv0);
     ut_ring_set_metadata(g_ring.buffer, "argv0", argv0);
@@ -127,7 +131,7 @@ static void args_callback(upti_callback_tracing_record_t record, upti_user_data_
 
 #define RING_MODE_DEFAULT_BYTES ((size_t)1 << 20)
 
-int ut_ring_start(const char *dir, unsigned kinds, int args)
+int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
 {
     /* Per thread. Smaller than the in-process default: the collector drains it while the
      * program runs, and every page of it the program touches costs it a page fault and
@@ -136,6 +140,10 @@ int ut_ring_start(const char *dir, unsigned kinds, int args)
     size_t ring = set != NULL && *set != '\0' ? (size_t)upti_env_get(UPTI_ENV_TRACE_BUFFER_SIZE)
                                               : RING_MODE_DEFAULT_BYTES;
     uint32_t slots = (uint32_t)upti_env_get(UPTI_ENV_TRACE_RING_SLOTS);
+    /* A folder named by hand that does not exist yet is made (else the SDK would take
+     * the name for the ring file itself, and a forked child's file would go beside it). */
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        fprintf(stderr, "upti: cannot create the ring folder %s: %s\n", dir, strerror(errno));
     upti_status_t st = upti_create_context(&g_ring.context);
     if (st == UPTI_STATUS_SUCCESS)
         st = upti_create_shared_buffer(g_ring.context, ring, UPTI_BUFFER_POLICY_LOSSLESS, dir,
@@ -179,7 +187,7 @@ int ut_ring_start(const char *dir, unsigned kinds, int args)
         return 1;
     }
     g_ring.started = 1;
-    write_naming_metadata();
+    write_naming_metadata(output);
     char bits[24];
     snprintf(bits, sizeof bits, "%x", kinds);
     ut_ring_set_metadata(g_ring.buffer, "kinds", bits);

@@ -30,11 +30,14 @@
  *   UPTI_TRACE_COLLECTION_PERIOD  capture windows (capture.h): when records are kept
  *   UPTI_TRACE_RING_DIR  set by `upti run`: the program only records, into a shared
  *                        buffer in this folder (ring_mode.c); upti builds the outputs
+ *   UPTI_TRACE_RECORD_ONLY  1, without `upti run`: the program only records too, and a
+ *                        helper collector (collector_helper.c) builds the outputs
+ *   UPTI_TRACE_COLLECTOR the `upti` program of that helper (default: beside this library)
  * Numbers, switches (0/1) and choices are read through src/common/env.c, one
  * parser for every UPTI_* variable: a bad value is one "upti:" line and the default.
- * Under `upti run` (UPTI_TRACE_RING_DIR) everything below is unused: ring_mode.c
- * records and nothing else. Without it (the tool loaded through
- * UPTI_TOOL_LIBRARIES alone, no collector), records stream into the
+ * Under `upti run` (UPTI_TRACE_RING_DIR) or with a helper collector everything
+ * below is unused: ring_mode.c records and nothing else. Without them (the tool
+ * loaded through UPTI_TOOL_LIBRARIES alone, no collector), records stream into the
  * per-process database from the buffer callback, committed at least every
  * UPTI_TRACE_FLUSH_MS; finalize closes it and writes the other formats from it.
  */
@@ -45,6 +48,7 @@
 #include "output.h"
 #include "safe_open.h"
 #include "ring_mode.h"
+#include "collector_helper.h"
 #include "capture.h"
 #include "env.h"
 #include "dirs.h"
@@ -357,20 +361,53 @@ static int claim_output(char **base)
     return uo_claim_output(base, db_suffix(), getenv("UPTI_TRACE_SESSION_START"), (int)getpid());
 }
 
-/* Expands the output pattern. */
-static char *output_base(void)
+/* The output pattern: UPTI_TRACE_OUTPUT, or the default when it is unset or has an
+ * unknown placeholder (said once). */
+static const char *output_pattern(void)
 {
     static const char k_default[] = "upti-%argv0%-%pid%";
     const char *pattern = getenv("UPTI_TRACE_OUTPUT");
     if (pattern == NULL || pattern[0] == '\0')
-        pattern = k_default;
+        return k_default;
     char err[256];
     char *base = uo_expand_placeholders(pattern, err, sizeof err);
-    if (base == NULL && err[0] != '\0' && pattern != k_default) {
+    if (base == NULL && err[0] != '\0') {
         upti_log_error("UPTI_TRACE_OUTPUT='%.200s': %s: using %s", pattern, err, k_default);
-        base = uo_expand_placeholders(k_default, NULL, 0);
+        return k_default;
     }
-    return base;
+    free(base);
+    return pattern;
+}
+
+/* Expands the output pattern. */
+static char *output_base(void)
+{
+    return uo_expand_placeholders(output_pattern(), NULL, 0);
+}
+
+/*
+ * Record-only without `upti run` (UPTI_TRACE_RECORD_ONLY=1): a helper collector
+ * beside the program (collector_helper.h), then ring_mode.c. 0 or 1 as
+ * ut_ring_start; -1 when no helper started (said): the tool writes the database.
+ */
+static int start_with_helper(void)
+{
+    char *pattern = ut_absolute_pattern(output_pattern());
+    if (pattern == NULL)
+        return -1;
+    ut_helper_conf c = {pattern, g.formats, g.stats, getenv("UPTI_TRACE_KERNEL_INCLUDE"),
+                        getenv("UPTI_TRACE_KERNEL_EXCLUDE"), getenv("UPTI_TRACE_KERNEL_ITERATIONS")};
+    char rings[PATH_MAX];
+    int rc = -1;
+    if (ut_helper_start(&c, rings, sizeof rings) == 0) {
+        /* The helper is the collector: a full ring waits for it up to 1 s without
+         * progress, as under `upti run` (the user's setting stays). */
+        setenv(upti_env_name(UPTI_ENV_RING_FULL_WAIT_MS), "1000", 0);
+        g.ring = 1;
+        rc = ut_ring_start(rings, g.kinds, g.args, pattern);
+    }
+    free(pattern);
+    return rc;
 }
 
 static void buffer_callback(upti_context_id_t context, upti_buffer_id_t buffer,
@@ -783,9 +820,21 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
     g.has_exclude = compile(&g.exclude, "UPTI_TRACE_KERNEL_EXCLUDE");
     g.flush_ns = 1000000ull * upti_env_get(UPTI_ENV_TRACE_FLUSH_MS);
     if (ut_ring_dir() != NULL) {
-        /* Under `upti run`: the program only records (ring_mode.h). */
+        /* Under `upti run`: the program only records (ring_mode.h). A ring folder set
+         * by hand (no UPTI_TRACE_SESSION_START, which `upti run` always sets) also
+         * records the output pattern, for `upti recover` of that folder. */
         g.ring = 1;
-        return ut_ring_start(ut_ring_dir(), g.kinds, g.args);
+        char *pattern = getenv("UPTI_TRACE_SESSION_START") == NULL
+                            ? ut_absolute_pattern(output_pattern())
+                            : NULL;
+        int rc = ut_ring_start(ut_ring_dir(), g.kinds, g.args, pattern);
+        free(pattern);
+        return rc;
+    }
+    if (upti_env_get(UPTI_ENV_TRACE_RECORD_ONLY) != 0) {
+        int rc = start_with_helper();
+        if (rc >= 0)
+            return rc;
     }
     if (open_output() != 0)
         return g.base == NULL ? 1 : 0;

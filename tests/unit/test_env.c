@@ -145,6 +145,10 @@ int main(void)
     bad(UPTI_ENV_TRACE_STATS, "yes", 0, "upti: UPTI_TRACE_STATS='yes' is neither 0 nor 1: using 0\n");
     good(UPTI_ENV_TRACE_ARGS, "1", 1);
     good(UPTI_ENV_TRACE_LIST, "0", 0);
+    good(UPTI_ENV_TRACE_RECORD_ONLY, NULL, 0);
+    good(UPTI_ENV_TRACE_RECORD_ONLY, "1", 1);
+    bad(UPTI_ENV_TRACE_RECORD_ONLY, "on", 0,
+        "upti: UPTI_TRACE_RECORD_ONLY='on' is neither 0 nor 1: using 0\n");
     /* Choices. */
     good(UPTI_ENV_OPENCL_COMPLETION, NULL, UPTI_ENV_COMPLETION_POLL);
     good(UPTI_ENV_OPENCL_COMPLETION, "poll", UPTI_ENV_COMPLETION_POLL);

@@ -117,6 +117,16 @@ if [ -z "${LDFLAGS:-}" ]; then
           -d "$work/trace" -- "$work/pc_app" 2>&1) || fail "installed upti run failed: $out"
     echo "$out"
     [ -n "$(find "$work/trace" -name '*.db')" ] || fail "installed upti run wrote no database"
+    step "the installed tool, record-only without upti run, finds the installed upti as its collector"
+    tool=$(find "$prefix" -name libupti-trace.so | head -1)
+    mkdir -p "$work/record_only"
+    out=$(cd "$work/record_only" && env -u LD_LIBRARY_PATH -u UPTI_TRACE_COLLECTOR \
+          UPTI_TOOL_LIBRARIES="$tool" UPTI_TRACE_RECORD_ONLY=1 UPTI_TRACE_OUTPUT=ro \
+          TMPDIR="$work/record_only" "$work/pc_app" 2>&1 >/dev/null) ||
+        fail "pc_app, record-only, failed: $out"
+    # The helper's stderr is the program's: this pipe ends once it wrote the database.
+    [ "$out" = "upti: wrote $work/record_only/ro.db" ] || fail "record-only said: $out"
+    [ -f "$work/record_only/ro.db" ] || fail "record-only: no ro.db from the installed helper"
 else
     echo "(skipped in a sanitizer build: the installed upti needs the sanitizer runtime preloaded)"
 fi

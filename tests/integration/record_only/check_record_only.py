@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+# Alike on purpose (duplicates): its side-channel check follows check_crash.py's run_* cases
+# (counted_marks, calls completed per thread); each suite stands alone.
+"""A program traced through UPTI_TOOL_LIBRARIES alone, record-only (UPTI_TRACE_RECORD_ONLY=1):
+check_record_only.py BUILD CASE. Exit 0 pass, 1 fail, 77 skipped.
+
+The program is tests/apps/counted_marks: 2 threads of uptx_mark("<thread>:<i>"), each call's
+return counted in a shared file (the side channel: a counted call had returned).
+
+  helper   N known calls: the helper collector writes the database after the program ended
+           (polled for, no time bound), with exactly the N marks, none dropped, source
+           shared-ring; its run folder and ring folder are removed; stderr has only its
+           "upti: wrote" line.
+  kill     the helper is not the program's child and leads a session of its own; `upti
+           recover` of its folder while it runs says "in use"; then the helper and the
+           program are SIGKILLed (both orders): `upti recover RUN_FOLDER` writes every
+           completed call exactly once (or one more: committed, not yet counted).
+  group    Ctrl-C (SIGINT to the program's process group), then SIGKILL to the group: the
+           helper is not in it, and writes every completed call exactly once (or one more).
+  bare     UPTI_TRACE_RING_DIR set by hand to a folder that does not exist, no collector, the program SIGKILLed: `upti recover
+           RING_FOLDER` names the database from the program's UPTI_TRACE_OUTPUT and holds every
+           completed call once; a folder with no rings is refused in one line.
+  fork     a child forked without exec (capture_phases fork) and one that execs (uptx_app
+           --fork-exec): each process's database holds what the same programs write without
+           the helper, the forked child's under its own pid with the parent as ppid.
+  missing  no collector program (UPTI_TRACE_COLLECTOR names none; then one that fails): one
+           "upti:" line each, and the database the program writes itself holds all N calls.
+"""
+import glob
+import os
+import random
+import signal
+import sqlite3
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import shutil
+
+SKIP = 77
+BUILD = os.path.abspath(sys.argv[1])
+CASE = sys.argv[2]
+UPTI = os.path.join(BUILD, 'bin', 'upti')
+APP = os.path.join(BUILD, 'bin', 'counted_marks')
+TOOL = os.path.join(BUILD, 'lib', 'libupti-trace.so')
+THREADS = 2
+
+
+def fail(msg):
+    print('FAIL %s: %s' % (CASE, msg))
+    sys.exit(1)
+
+
+def env(tmp, **extra):
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith(('UPTI_TOOL', 'UPTI_TRACE', 'UPTI_RING', 'OPENCL_LAYERS'))}
+    e['UPTI_TOOL_LIBRARIES'] = TOOL
+    e['UPTI_TRACE_KINDS'] = 'marker_api'
+    e['TMPDIR'] = os.path.join(tmp, 'tmpdir')
+    os.makedirs(e['TMPDIR'], exist_ok=True)
+    e.update(extra)
+    return e
+
+
+def counters(path):
+    data = open(path, 'rb').read()
+    return list(struct.unpack('<%dQ' % THREADS, data[:8 * THREADS]))
+
+
+def check_db(name, path, counts, may_be_one_more, source):
+    """Per thread, marks 0..c-1 exactly once (c = calls completed), or 0..c when allowed;
+    nothing dropped; metadata source as expected."""
+    con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+    rows = [r[0] for r in con.execute("SELECT message FROM markers WHERE operation = 'uptx_mark'")]
+    meta = dict(con.execute('SELECT key, value FROM metadata'))
+    con.close()
+    if meta.get('records_dropped') != '0':
+        fail('%s: records_dropped %r' % (name, meta.get('records_dropped')))
+    if (meta.get('source') == 'shared-ring') != (source == 'shared-ring'):
+        fail('%s: metadata source %r, expected %s' % (name, meta.get('source'), source))
+    for t in range(THREADS):
+        got = sorted(int(m.split(':')[1]) for m in rows if m.startswith('%d:' % t))
+        c = counts[t]
+        if not (got == list(range(c)) or (may_be_one_more and got == list(range(c + 1)))):
+            fail('%s: thread %d completed %d calls; the database holds %d marks (%d duplicated)'
+                 % (name, t, c, len(got), len(got) - len(set(got))))
+    return len(rows)
+
+
+def wait_for(cond, what, timeout=120):
+    end = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > end:
+            fail('%s: not after %d s' % (what, timeout))
+        time.sleep(0.02)
+
+
+def run_folders(tmp):
+    return glob.glob(os.path.join(tmp, 'tmpdir', 'upti-collect-*'))
+
+
+def helper_of(pid):
+    """The pid of the helper collecting for pid (`upti recover --wait-pid PID`), or None."""
+    want = b'\0--wait-pid\0%d\0' % pid
+    for d in os.listdir('/proc'):
+        if not d.isdigit():
+            continue
+        try:
+            with open('/proc/%s/cmdline' % d, 'rb') as f:
+                if want in f.read():
+                    return int(d)
+        except OSError:
+            pass
+    return None
+
+
+def stat_fields(pid):
+    with open('/proc/%d/stat' % pid) as f:
+        s = f.read()
+    return s[s.rindex(')') + 2:].split()  # state ppid pgrp session ...
+
+
+def upti_lines(path):
+    return [l for l in open(path, errors='replace').read().splitlines() if l.startswith('upti:')]
+
+
+def case_helper(tmp):
+    n = 20000
+    out = os.path.join(tmp, 'out')
+    os.makedirs(out)
+    counter = os.path.join(tmp, 'c.counter')
+    err = os.path.join(tmp, 'err')
+    # A relative pattern: relative to the program's working directory, as without the helper.
+    e = env(tmp, UPTI_TRACE_RECORD_ONLY='1', UPTI_TRACE_OUTPUT='c-%pid%')
+    with open(err, 'w') as ef:
+        p = subprocess.Popen([APP, 'run', counter, str(n), str(THREADS)], env=e, cwd=out,
+                             stdout=subprocess.DEVNULL, stderr=ef)
+        if p.wait(timeout=120) != 0:
+            fail('exit status %d\nstderr: %s' % (p.returncode, open(err).read()))
+    db = os.path.join(out, 'c-%d.db' % p.pid)
+    wait_for(lambda: os.path.exists(db), 'the database %s' % db)
+    wait_for(lambda: not run_folders(tmp), 'the run folder removed')
+    counts = counters(counter)
+    if counts != [n] * THREADS:
+        fail('the program completed %r calls' % counts)
+    marks = check_db('helper', db, counts, False, 'shared-ring')
+    lines = upti_lines(err)
+    if lines != ['upti: wrote %s' % db]:
+        fail('stderr upti: lines %r, expected only the one naming %s' % (lines, db))
+    if os.listdir(out) != [os.path.basename(db)]:
+        fail('files in the output folder: %r' % os.listdir(out))
+    print('helper: the database of the helper holds all %d marks, none dropped; folders removed'
+          % marks)
+
+
+def case_kill(tmp):
+    rng = random.Random(os.getpid())
+    recovered = 0
+    for i in range(6):
+        d = os.path.join(tmp, 'k%d' % i)
+        os.makedirs(d)
+        counter = os.path.join(d, 'counter')
+        # No drop while no collector runs: a full ring waits (the program is killed anyway).
+        e = env(tmp, UPTI_TRACE_RECORD_ONLY='1', UPTI_TRACE_OUTPUT=os.path.join(d, 'c'),
+                UPTI_RING_FULL_WAIT_MS='600s')
+        p = subprocess.Popen([APP, 'run', counter, '0', str(THREADS)], env=e,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        if p.stdout.readline() != 'counted: started\n':
+            p.kill()
+            fail('k%d: the program did not start' % i)
+        helper = helper_of(p.pid)
+        if helper is None:
+            p.kill()
+            fail('k%d: no helper collecting for pid %d' % (i, p.pid))
+        fields = stat_fields(helper)
+        if int(fields[1]) == p.pid or int(fields[3]) != helper:
+            p.kill()
+            fail('k%d: the helper %d has parent %s and session %s (the program is %d)'
+                 % (i, helper, fields[1], fields[3], p.pid))
+        folders = [f for f in run_folders(tmp) if os.path.exists(os.path.join(f, 'run.conf'))]
+        if i == 0:
+            r = subprocess.run([UPTI, 'recover'] + folders, capture_output=True, text=True,
+                               timeout=60)
+            if r.returncode != 1 or 'in use by a running upti' not in r.stderr:
+                p.kill()
+                fail('recover of a folder in use: exit %d, stderr %r' % (r.returncode, r.stderr))
+        time.sleep(rng.uniform(0, 0.05))
+        victims = [helper, p.pid] if i % 2 == 0 else [p.pid, helper]
+        for v in victims:
+            os.kill(v, signal.SIGKILL)
+        p.wait(timeout=60)
+        p.stdout.close()
+        wait_for(lambda: not os.path.exists('/proc/%d' % helper) or
+                 stat_fields(helper)[0] == 'Z', 'the helper gone')
+        counts = counters(counter)
+        db = os.path.join(d, 'c.db')
+        left = [f for f in folders if os.path.exists(f)]
+        if i % 2 == 0 and (len(left) != 1 or os.path.exists(db)):
+            fail('k%d: the helper killed first left %r and database %s' % (i, left, os.path.exists(db)))
+        if left:
+            r = subprocess.run([UPTI, 'recover', left[0]], capture_output=True, text=True,
+                               timeout=120)
+            if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote %s' % db]:
+                fail('k%d: upti recover: exit %d\nstderr: %s' % (i, r.returncode, r.stderr))
+            if os.path.exists(left[0]) or os.path.exists(
+                    os.path.join('/dev/shm', os.path.basename(left[0]))):
+                fail('k%d: upti recover left its folders' % i)
+            recovered += 1
+        check_db('k%d' % i, db, counts, True, 'shared-ring')
+    print('kill: 6 times the program and its helper SIGKILLed; %d recovered with upti recover: '
+          'every completed call exactly once' % recovered)
+
+
+def case_group(tmp):
+    for sig in (signal.SIGINT, signal.SIGKILL):
+        d = os.path.join(tmp, 'g%d' % sig)
+        os.makedirs(d)
+        counter = os.path.join(d, 'counter')
+        e = env(tmp, UPTI_TRACE_RECORD_ONLY='1', UPTI_TRACE_OUTPUT=os.path.join(d, 'c'))
+        # A process group of its own, as a shell's job: the group is what Ctrl-C reaches.
+        p = subprocess.Popen([APP, 'run', counter, '0', str(THREADS)], env=e,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                             start_new_session=True)
+        if p.stdout.readline() != 'counted: started\n':
+            p.kill()
+            fail('%d: the program did not start' % sig)
+        time.sleep(0.05)
+        os.killpg(p.pid, sig)
+        if p.wait(timeout=60) != -sig:
+            fail('%d: the program ended with %d' % (sig, p.returncode))
+        p.stdout.close()
+        db = os.path.join(d, 'c.db')
+        wait_for(lambda: os.path.exists(db) and not run_folders(tmp),
+                 'signal %d: the database written, the run folder removed' % sig)
+        marks = check_db('signal %d' % sig, db, counters(counter), True, 'shared-ring')
+        print('group: signal %d to the process group: the helper wrote all %d completed calls'
+              % (sig, marks))
+
+
+def case_bare(tmp):
+    rings = os.path.join(tmp, 'rings')  # made by the tool
+    counter = os.path.join(tmp, 'counter')
+    e = env(tmp, UPTI_TRACE_RING_DIR=rings, UPTI_TRACE_OUTPUT=os.path.join(tmp, 'b-%pid%'),
+            UPTI_RING_FULL_WAIT_MS='600s')
+    p = subprocess.Popen([APP, 'run', counter, '0', str(THREADS)], env=e,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if p.stdout.readline() != 'counted: started\n':
+        p.kill()
+        fail('the program did not start')
+    time.sleep(0.05)
+    p.kill()
+    p.wait(timeout=60)
+    p.stdout.close()
+    counts = counters(counter)
+    db = os.path.join(tmp, 'b-%d.db' % p.pid)
+    r = subprocess.run([UPTI, 'recover', rings], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote %s' % db]:
+        fail('upti recover: exit %d\nstderr: %s' % (r.returncode, r.stderr))
+    if os.listdir(rings):
+        fail('left in the ring folder: %r' % os.listdir(rings))
+    marks = check_db('bare', db, counts, True, 'shared-ring')
+    empty = os.path.join(tmp, 'empty')
+    os.makedirs(empty)
+    r = subprocess.run([UPTI, 'recover', empty], capture_output=True, text=True, timeout=60)
+    if (r.returncode != 1 or len(r.stderr.splitlines()) != 1 or
+            'neither a run folder of upti run' not in r.stderr):
+        fail('recover of an empty folder: exit %d, stderr %r' % (r.returncode, r.stderr))
+    print('bare: a hand-set ring folder recovered into %s: all %d completed calls' % (db, marks))
+
+
+def case_missing(tmp):
+    n = 20000
+    for i, collector in enumerate((os.path.join(tmp, 'none', 'upti'), '/bin/false')):
+        counter = os.path.join(tmp, 'counter%d' % i)
+        err = os.path.join(tmp, 'err%d' % i)
+        pattern = os.path.join(tmp, 'm%d' % i)
+        e = env(tmp, UPTI_TRACE_RECORD_ONLY='1', UPTI_TRACE_COLLECTOR=collector,
+                UPTI_TRACE_OUTPUT=pattern)
+        with open(err, 'w') as ef:
+            p = subprocess.run([APP, 'run', counter, str(n), str(THREADS)], env=e,
+                               stdout=subprocess.DEVNULL, stderr=ef, timeout=120)
+        lines = upti_lines(err)
+        if p.returncode != 0 or len(lines) != 1 or 'UPTI_TRACE_RECORD_ONLY' not in lines[0] or \
+                collector not in lines[0]:
+            fail('%s: exit %d, upti: lines %r' % (collector, p.returncode, lines))
+        # Written by the program itself: there once it exited.
+        if not os.path.exists(pattern + '.db'):
+            fail('%s: no database %s.db' % (collector, pattern))
+        marks = check_db('missing', pattern + '.db', counters(counter), False, 'in-process')
+        if marks != n * THREADS:
+            fail('%s: %d marks' % (collector, marks))
+        if run_folders(tmp):
+            fail('%s: run folders left: %r' % (collector, run_folders(tmp)))
+    print('missing: no collector, then a failing one: one upti: line each, and all %d marks in '
+          'the database the program wrote' % (n * THREADS))
+
+
+def markers_by_process(folder):
+    """{pid: (ppid, sorted marker messages)} of every database in folder."""
+    out = {}
+    for path in glob.glob(os.path.join(folder, '*.db')):
+        con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+        pid, ppid = con.execute('SELECT pid, ppid FROM info_process').fetchone()
+        msgs = sorted(str(r[0]) for r in con.execute('SELECT message FROM markers'))
+        con.close()
+        out[pid] = (ppid, msgs)
+    return out
+
+
+def case_fork(tmp):
+    uptx_app = os.path.join(BUILD, 'bin', 'upti-test-uptx-app')
+    programs = {
+        'forked': [os.path.join(BUILD, 'bin', 'capture_phases'), 'fork'],
+        'exec': [uptx_app, '--iterations', '3', '--threads', '2', '--fork-exec', uptx_app,
+                 '--iterations', '2', '--threads', '1'],
+    }
+    for name, cmd in programs.items():
+        if not os.path.exists(cmd[0]):
+            print('SKIP: %s not built' % cmd[0])
+            sys.exit(SKIP)
+        got = {}
+        for mode in ('in-process', 'helper'):
+            d = os.path.join(tmp, name, mode)
+            os.makedirs(d)
+            extra = {'UPTI_TRACE_OUTPUT': 'p-%pid%'}
+            if mode == 'helper':
+                extra['UPTI_TRACE_RECORD_ONLY'] = '1'
+            p = subprocess.run(cmd, env=env(tmp, **extra), cwd=d, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=120)
+            if p.returncode != 0:
+                fail('%s %s: exit %d' % (name, mode, p.returncode))
+            wait_for(lambda: len(glob.glob(os.path.join(d, '*.db'))) == 2 and not run_folders(tmp),
+                     '%s %s: two databases, the run folders removed' % (name, mode))
+            by_pid = markers_by_process(d)
+            children = [q for q in by_pid if by_pid[q][0] in by_pid]
+            if len(children) != 1:
+                fail('%s %s: processes (pid: ppid) %r: expected a parent and its child'
+                     % (name, mode, {q: v[0] for q, v in by_pid.items()}))
+            child = children[0]
+            parent = by_pid[child][0]
+            got[mode] = [by_pid[parent][1], by_pid[child][1]]
+        if got['helper'] != got['in-process'] or not got['helper'][1]:
+            fail('%s: the helper wrote %r, in the program %r' % (name, got['helper'],
+                                                                 got['in-process']))
+    print('fork: a forked child and an exec\'d one: each database as the program writes it')
+
+
+CASES = {'helper': case_helper, 'fork': case_fork, 'group': case_group, 'kill': case_kill, 'bare': case_bare, 'missing': case_missing}
+
+
+def main():
+    for f in (UPTI, APP, TOOL):
+        if not os.path.exists(f):
+            print('SKIP: %s not built' % f)
+            return SKIP
+    tmp = tempfile.mkdtemp(prefix='upti-record-only-')
+    try:
+        CASES[CASE](tmp)
+        return 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
