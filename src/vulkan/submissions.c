@@ -34,7 +34,7 @@ const upti_operation_plan_t *const *uvk_kernel_plans;
 const upti_operation_plan_t *const *uvk_copy_plans;
 uvk_pending_t *uvk_dt_pending;
 
-static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, int64_t offset, int timed);
+static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, const uvk_tick_map_t *map);
 
 /* Reads and emits p if its fence has signalled (or, wait: after waiting for
    it); unlinks and frees it then. Returns 1 if done. Under uvk_dt_lock. */
@@ -64,8 +64,8 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
         fence_state = r;
     }
     uint64_t *ticks = calloc(2 * (size_t)p->n + 2, sizeof *ticks);
-    int64_t offset = 0;
-    int timed = ticks != NULL && uvk_dt_calibrate(o, &offset);
+    uvk_tick_map_t map;
+    int timed = ticks != NULL && uvk_dt_calibrate(o, &map);
     for (uint32_t i = 0; timed && i < p->n; i++) {
         if (p->d[i].query == UINT32_MAX)
             continue;
@@ -73,7 +73,7 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
                                           &ticks[2 * i], sizeof(uint64_t), VK_QUERY_RESULT_64_BIT) != VK_SUCCESS)
             p->d[i].query = UINT32_MAX;
     }
-    emit_pending(p, ticks, offset, timed);
+    emit_pending(p, ticks, timed ? &map : NULL);
     free(ticks);
     for (uvk_cb_t *s = uvk_dt_cbs; s != NULL; s = s->next)
         if (s->inflight == p)
@@ -94,16 +94,18 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
     return 1;
 }
 
-static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, int64_t offset, int timed)
+/* Emits p's records; map: of its ticks onto UPTI's clock, NULL if untimed. */
+static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, const uvk_tick_map_t *map)
 {
+    int timed = map != NULL;
     uvk_device_state_t *s = &p->dev->dt;
     upti_timestamp_t range_lo = 0, range_hi = 0;
     for (uint32_t i = 0; i < p->n; i++) {
         const uvk_op_t *d = &p->d[i];
         upti_timestamp_t start = 0, end = 0;
         if (timed && d->query != UINT32_MAX) {
-            start = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i]) + offset);
-            end = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i + 1]) + offset);
+            start = uvk_tick_map_apply(map, ticks[2 * i]);
+            end = uvk_tick_map_apply(map, ticks[2 * i + 1]);
         }
         if (d->kind == UPTI_TRACING_KIND_MARKER_API && d->cb_range) {
             /* A named command buffer: from its first operation's start to its last one's end. */
@@ -112,8 +114,8 @@ static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, int64_t offset
                 for (uint32_t j = i + 1; j < p->n && !p->d[j].cb_range; j++) {
                     if (!timed || p->d[j].query == UINT32_MAX || p->d[j].kind == UPTI_TRACING_KIND_MARKER_API)
                         continue; /* labels are points, not work */
-                    upti_timestamp_t a = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * j]) + offset);
-                    upti_timestamp_t b = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * j + 1]) + offset);
+                    upti_timestamp_t a = uvk_tick_map_apply(map, ticks[2 * j]);
+                    upti_timestamp_t b = uvk_tick_map_apply(map, ticks[2 * j + 1]);
                     if (range_lo == 0 || a < range_lo)
                         range_lo = a;
                     if (b > range_hi)
@@ -190,8 +192,8 @@ static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, int64_t offset
         uvk_sub_details(d, &done);
         done.submit_timestamp = p->submitted;
         if (timed && d->query != UINT32_MAX) {
-            done.start_timestamp = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i]) + offset);
-            done.end_timestamp = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i + 1]) + offset);
+            done.start_timestamp = uvk_tick_map_apply(map, ticks[2 * i]);
+            done.end_timestamp = uvk_tick_map_apply(map, ticks[2 * i + 1]);
         }
         uvk_sub_device_op(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED, d, &done, p->queue, p->dev->device, s->phys);
     }
@@ -612,10 +614,14 @@ VkResult uvk_dt_vkGetFenceStatus(const upti_vulkan_dispatch_t *n, VkDevice devic
     return r;
 }
 
+/* The queue (or the device) is idle: what was submitted before is read with
+   the clock's current mapping, then a measured clock is measured again. */
 VkResult uvk_dt_vkQueueWaitIdle(const upti_vulkan_dispatch_t *n, VkQueue queue)
 {
     VkResult r = n->vkQueueWaitIdle(queue);
     poll(uvk_object_of(n));
+    if (r == VK_SUCCESS)
+        uvk_probe_refresh(uvk_object_of(n), queue);
     return r;
 }
 
@@ -623,6 +629,8 @@ VkResult uvk_dt_vkDeviceWaitIdle(const upti_vulkan_dispatch_t *n, VkDevice devic
 {
     VkResult r = n->vkDeviceWaitIdle(device);
     poll(uvk_object_of(n));
+    if (r == VK_SUCCESS)
+        uvk_probe_refresh(uvk_object_of(n), VK_NULL_HANDLE);
     return r;
 }
 
@@ -639,6 +647,7 @@ void uvk_dt_device_destroying(uvk_object_t *o)
         o->next.vkDestroyFence(o->device, o->dt.spare[--o->dt.nspare], NULL);
     while (o->dt.ntimeline > 0)
         o->next.vkDestroySemaphore(o->device, o->dt.timeline[--o->dt.ntimeline].semaphore, NULL);
+    uvk_probe_destroy(o);
     pthread_mutex_unlock(&uvk_dt_lock);
 }
 
