@@ -107,7 +107,7 @@ typedef struct uvk_pending_t {
     uint64_t value;
     VkFence program_fence; /* the program's, if it gave one */
     upti_timestamp_t submitted;
-    uint32_t n;
+    uint32_t n, cap;       /* its operations, and the room in d */
     uvk_op_t *d;
     struct uvk_pending_t *next;
 } uvk_pending_t;

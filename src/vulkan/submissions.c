@@ -36,6 +36,53 @@ uvk_pending_t *uvk_dt_pending;
 
 static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, const uvk_tick_map_t *map);
 
+/* Read entries kept for later submissions, with their room for operations
+   (no allocation per submission in a steady state). Under uvk_dt_lock. */
+#define UVK_SPARE_PENDING 16
+static uvk_pending_t *spare_pending;
+static uint32_t nspare_pending;
+
+/* An entry with room for n operations, zeroed but for that room; NULL if memory is short. Under uvk_dt_lock. */
+static uvk_pending_t *pending_get(uint32_t n)
+{
+    uvk_pending_t *p = spare_pending;
+    if (p != NULL) {
+        spare_pending = p->next;
+        nspare_pending--;
+    } else if ((p = calloc(1, sizeof *p)) == NULL) {
+        return NULL;
+    }
+    uvk_op_t *d = p->d;
+    uint32_t cap = p->cap;
+    if (cap < n) {
+        free(d);
+        cap = n < 8 ? 8 : n;
+        if ((d = malloc(cap * sizeof *d)) == NULL)
+            cap = 0;
+    }
+    memset(p, 0, sizeof *p);
+    p->d = d;
+    p->cap = cap;
+    if (d == NULL) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* Keeps p for a later submission, or frees it. Under uvk_dt_lock. */
+static void pending_put(uvk_pending_t *p)
+{
+    if (nspare_pending < UVK_SPARE_PENDING && p->cap <= 4 * UVK_QUERY_PAIRS) {
+        p->next = spare_pending;
+        spare_pending = p;
+        nspare_pending++;
+        return;
+    }
+    free(p->d);
+    free(p);
+}
+
 /* Reads and emits p if its fence has signalled (or, wait: after waiting for
    it); unlinks and frees it then. Returns 1 if done. Under uvk_dt_lock. */
 int uvk_pending_complete(uvk_pending_t *p, int wait)
@@ -63,7 +110,10 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
             return 0;
         fence_state = r;
     }
-    uint64_t *ticks = calloc(2 * (size_t)p->n + 2, sizeof *ticks);
+    uint64_t ticks_small[2 * 32 + 2];
+    uint64_t *ticks = p->n <= 32 ? ticks_small : malloc((2 * (size_t)p->n + 2) * sizeof *ticks);
+    if (ticks != NULL)
+        memset(ticks, 0, (2 * (size_t)p->n + 2) * sizeof *ticks);
     uvk_tick_map_t map;
     int timed = ticks != NULL && uvk_dt_calibrate(o, &map);
     for (uint32_t i = 0; timed && i < p->n; i++) {
@@ -74,7 +124,8 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
             p->d[i].query = UINT32_MAX;
     }
     emit_pending(p, ticks, timed ? &map : NULL);
-    free(ticks);
+    if (ticks != ticks_small)
+        free(ticks);
     for (uvk_cb_t *s = uvk_dt_cbs; s != NULL; s = s->next)
         if (s->inflight == p)
             s->inflight = NULL;
@@ -89,8 +140,7 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
         o->dt.spare[o->dt.nspare++] = p->fence;
     else if (p->fence != VK_NULL_HANDLE)
         o->next.vkDestroyFence(o->device, p->fence, NULL);
-    free(p->d);
-    free(p);
+    pending_put(p);
     return 1;
 }
 
@@ -207,11 +257,17 @@ static void poll_locked(uvk_object_t *dev, int wait)
     size_t n = 0;
     for (uvk_pending_t *p = uvk_dt_pending; p != NULL; p = p->next)
         n++;
-    uvk_pending_t **order = n > 0 ? malloc(n * sizeof *order) : NULL;
-    VkQueue *blocked = n > 0 ? malloc(n * sizeof *blocked) : NULL;
+    if (n == 0)
+        return;
+    uvk_pending_t *order_small[32];
+    VkQueue blocked_small[32];
+    uvk_pending_t **order = n <= 32 ? order_small : malloc(n * sizeof *order);
+    VkQueue *blocked = n <= 32 ? blocked_small : malloc(n * sizeof *blocked);
     if (order == NULL || blocked == NULL) {
-        free(order);
-        free(blocked);
+        if (order != order_small)
+            free(order);
+        if (blocked != blocked_small)
+            free(blocked);
         return;
     }
     size_t k = n, nblocked = 0;
@@ -227,8 +283,10 @@ static void poll_locked(uvk_object_t *dev, int wait)
         if (!skip && !uvk_pending_complete(p, wait))
             blocked[nblocked++] = p->queue;
     }
-    free(order);
-    free(blocked);
+    if (order != order_small)
+        free(order);
+    if (blocked != blocked_small)
+        free(blocked);
 }
 
 static void poll(uvk_object_t *dev)
@@ -316,6 +374,36 @@ static void reset_queries(uvk_cb_t *s)
         s->dev->dt.reset_pool(s->dev->device, s->pool, 0, 2 * s->pairs);
 }
 
+/* Makes p findable for completion: the command buffers it executes point to
+   it, and it joins the pending list. Under uvk_dt_lock. */
+static void publish_locked(uvk_pending_t *p, const VkCommandBuffer *cbs, uint32_t ncb)
+{
+    for (uint32_t i = 0; i < ncb; i++) {
+        uvk_cb_t *s = uvk_cb_find(cbs[i]);
+        if (s == NULL || s->n == 0)
+            continue;
+        s->inflight = p;
+        for (uint32_t k = 0; k < s->nexec; k++) {
+            uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
+            if (sec != NULL)
+                sec->inflight = p;
+        }
+    }
+    untime_repeated_secondaries(p);
+    if (p->fence == VK_NULL_HANDLE && p->semaphore == VK_NULL_HANDLE) {
+        /* Without a fence or semaphore of its own the layer cannot know when to read: no device times. */
+        for (uint32_t i = 0; i < p->n; i++)
+            p->d[i].query = UINT32_MAX;
+    }
+    p->next = uvk_dt_pending;
+    UVK_STORE(uvk_dt_pending, p);
+}
+
+/* The program's submission, made by call(ctx) with the layer's bookkeeping
+   around it: cbs are the command buffers it executes, in order. Two holds
+   of uvk_dt_lock in the common case: before the call (completions, query
+   resets, the operations copied into a pending entry kept from an earlier
+   submission) and after it (the entry published). */
 static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, VkFence fence,
                               const VkCommandBuffer *cbs, uint32_t ncb, submit_call_t call, void *ctx)
 {
@@ -340,32 +428,48 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
         }
         total += s->n;
     }
-    /* The queue's timeline semaphore, signalled by the program's last batch. */
+    uvk_pending_t *p = NULL;
     uint64_t value = 0;
-    VkSemaphore semaphore = total > 0 ? queue_timeline(o, queue, &value) : VK_NULL_HANDLE;
+    VkSemaphore semaphore = VK_NULL_HANDLE;
+    if (total > 0) {
+        /* The queue's timeline semaphore, signalled by the program's last batch. */
+        semaphore = queue_timeline(o, queue, &value);
+        /* A named command buffer's execution is a range around its operations. */
+        int ranges = uvk_dt_wanted(UPTI_TRACING_KIND_MARKER_API, UPTI_MARKER_API_RANGE_START);
+        upti_runtime_correlation_t submit_corr;
+        if (ranges)
+            upti_runtime_capture_correlation(NULL, &submit_corr);
+        p = pending_get(total + (ranges ? 2 * ncb : 0));
+        for (uint32_t i = 0; p != NULL && i < ncb; i++) {
+            uvk_cb_t *s = uvk_cb_find(cbs[i]);
+            if (s == NULL || s->n == 0 || p->n + s->n + (ranges ? 2 : 0) > p->cap)
+                continue;
+            char name[UVK_NAME_MAX];
+            int named = ranges && uvk_object_name(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)cbs[i], name);
+            if (named)
+                cb_range(&p->d[p->n++], UPTI_MARKER_API_RANGE_START, name, &submit_corr);
+            memcpy(&p->d[p->n], s->d, s->n * sizeof *p->d);
+            p->n += s->n;
+            if (named)
+                cb_range(&p->d[p->n++], UPTI_MARKER_API_RANGE_STOP, name, &submit_corr);
+        }
+    }
     pthread_mutex_unlock(&uvk_dt_lock);
-    /* A named command buffer's execution is a range around its operations. */
-    int ranges = total > 0 && uvk_dt_wanted(UPTI_TRACING_KIND_MARKER_API, UPTI_MARKER_API_RANGE_START);
-    if (ranges)
-        total += 2 * ncb;
-    upti_runtime_correlation_t submit_corr;
-    upti_runtime_capture_correlation(NULL, &submit_corr);
     upti_timestamp_t submitted = uvk_now();
     int attached = 0;
     VkResult r = call(ctx, semaphore, value, &attached);
-    if (r != VK_SUCCESS || total == 0)
+    if (p == NULL)
         return r;
-    uvk_pending_t *p = calloc(1, sizeof *p);
-    uvk_op_t *d = p != NULL ? malloc(total * sizeof *d) : NULL;
-    if (d == NULL) {
-        free(p);
+    if (r != VK_SUCCESS) {
+        pthread_mutex_lock(&uvk_dt_lock);
+        pending_put(p);
+        pthread_mutex_unlock(&uvk_dt_lock);
         return r;
     }
     p->dev = o;
     p->queue = queue;
     p->program_fence = fence;
     p->submitted = submitted;
-    p->d = d;
     if (attached) {
         p->semaphore = semaphore;
         p->value = value;
@@ -382,21 +486,6 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
             p->fence = VK_NULL_HANDLE;
         }
     }
-    pthread_mutex_lock(&uvk_dt_lock);
-    for (uint32_t i = 0; i < ncb; i++) {
-        uvk_cb_t *s = uvk_cb_find(cbs[i]);
-        if (s == NULL || s->n == 0 || p->n + s->n + 2 > total + (ranges ? 0 : 2))
-            continue;
-        char name[UVK_NAME_MAX];
-        int named = ranges && uvk_object_name(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)cbs[i], name);
-        if (named)
-            cb_range(&p->d[p->n++], UPTI_MARKER_API_RANGE_START, name, &submit_corr);
-        memcpy(&p->d[p->n], s->d, s->n * sizeof *d);
-        p->n += s->n;
-        if (named)
-            cb_range(&p->d[p->n++], UPTI_MARKER_API_RANGE_STOP, name, &submit_corr);
-    }
-    pthread_mutex_unlock(&uvk_dt_lock);
     /* DISPATCHED before p can be read (and COMPLETED reported): it is not yet published. */
     if (uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_DISPATCHED))
         for (uint32_t i = 0; i < p->n; i++) {
@@ -409,25 +498,7 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
                               o->dt.phys);
         }
     pthread_mutex_lock(&uvk_dt_lock);
-    for (uint32_t i = 0; i < ncb; i++) {
-        uvk_cb_t *s = uvk_cb_find(cbs[i]);
-        if (s == NULL || s->n == 0)
-            continue;
-        s->inflight = p;
-        for (uint32_t k = 0; k < s->nexec; k++) {
-            uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
-            if (sec != NULL)
-                sec->inflight = p;
-        }
-    }
-    untime_repeated_secondaries(p);
-    if (p->fence == VK_NULL_HANDLE && p->semaphore == VK_NULL_HANDLE) {
-        /* Without a fence or semaphore of its own the layer cannot know when to read: no device times. */
-        for (uint32_t i = 0; i < p->n; i++)
-            p->d[i].query = UINT32_MAX;
-    }
-    p->next = uvk_dt_pending;
-    UVK_STORE(uvk_dt_pending, p);
+    publish_locked(p, cbs, ncb);
     pthread_mutex_unlock(&uvk_dt_lock);
     return r;
 }
@@ -532,7 +603,8 @@ VkResult uvk_dt_vkQueueSubmit(const upti_vulkan_dispatch_t *n, VkQueue queue, ui
     uint32_t ncb = 0;
     for (uint32_t i = 0; i < count; i++)
         ncb += submits[i].commandBufferCount;
-    VkCommandBuffer *cbs = malloc((ncb + 1) * sizeof *cbs);
+    VkCommandBuffer cbs_small[16] = {0};
+    VkCommandBuffer *cbs = ncb <= 16 ? cbs_small : malloc(ncb * sizeof *cbs);
     if (cbs == NULL)
         return n->vkQueueSubmit(queue, count, submits, fence);
     ncb = 0;
@@ -541,7 +613,8 @@ VkResult uvk_dt_vkQueueSubmit(const upti_vulkan_dispatch_t *n, VkQueue queue, ui
             cbs[ncb++] = submits[i].pCommandBuffers[j];
     submit_args_t a = {n, NULL, queue, count, submits, NULL, fence};
     VkResult r = submit_traced(n, queue, fence, cbs, ncb, call_submit, &a);
-    free(cbs);
+    if (cbs != cbs_small)
+        free(cbs);
     return r;
 }
 
@@ -553,7 +626,8 @@ static VkResult submit2(const upti_vulkan_dispatch_t *n, PFN_vkQueueSubmit2 fn, 
     uint32_t ncb = 0;
     for (uint32_t i = 0; i < count; i++)
         ncb += submits[i].commandBufferInfoCount;
-    VkCommandBuffer *cbs = malloc((ncb + 1) * sizeof *cbs);
+    VkCommandBuffer cbs_small[16] = {0};
+    VkCommandBuffer *cbs = ncb <= 16 ? cbs_small : malloc(ncb * sizeof *cbs);
     if (cbs == NULL)
         return fn(queue, count, submits, fence);
     ncb = 0;
@@ -562,7 +636,8 @@ static VkResult submit2(const upti_vulkan_dispatch_t *n, PFN_vkQueueSubmit2 fn, 
             cbs[ncb++] = submits[i].pCommandBufferInfos[j].commandBuffer;
     submit_args_t a = {n, fn, queue, count, NULL, submits, fence};
     VkResult r = submit_traced(n, queue, fence, cbs, ncb, call_submit2, &a);
-    free(cbs);
+    if (cbs != cbs_small)
+        free(cbs);
     return r;
 }
 
