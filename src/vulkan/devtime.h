@@ -102,10 +102,11 @@ typedef struct uvk_cb_t {
 typedef struct uvk_pending_t {
     uvk_object_t *dev;
     VkQueue queue;
-    VkFence fence;         /* the layer's, signalled after the submission (or NULL: ...) */
+    VkFence program_fence; /* the program's, if it gave one: signalled when the submission is done */
+    int fence_lost;        /* the program reset or destroyed it unsignalled: the layer cannot know when */
+    VkFence fence;         /* without one: the layer's, signalled after the submission (or NULL: ...) */
     VkSemaphore semaphore; /* ... the queue's timeline semaphore, signalled with value by its last batch */
     uint64_t value;
-    VkFence program_fence; /* the program's, if it gave one */
     upti_timestamp_t submitted;
     uint32_t n, cap;       /* its operations, and the room in d */
     uvk_op_t *d;

@@ -1,22 +1,26 @@
 /* Submissions of instrumented command buffers, their completion and the
  * KERNEL_DISPATCH / MEMORY_COPY records.
  *
- * Submission: where the device has timeline semaphores, the layer adds to
- * the last batch of the program's vkQueueSubmit / vkQueueSubmit2 a signal of
- * a timeline semaphore of its own (one per queue) with the queue's next
- * value, on a copy of the program's batches; it is read at host syncs with
+ * Submission: the program's fence, where it gives one, says when the
+ * submission is done: the layer adds nothing to it. Without one, where the
+ * device has timeline semaphores, the layer adds to the last batch of the
+ * program's vkQueueSubmit / vkQueueSubmit2 a signal of a timeline semaphore
+ * of its own (one per queue) with the queue's next value, on a copy of the
+ * program's batches; it is read at host syncs with
  * vkGetSemaphoreCounterValue. Elsewhere (no timeline semaphores, or a batch
  * chaining structures the layer would have to rewrite other than
  * VkTimelineSemaphoreSubmitInfo), after the program's submission the layer
  * submits nothing but a fence of its own (vkQueueSubmit with no batch
  * signals it once all earlier work on the queue is done). It keeps a pending
  * entry per submission: the operations' descriptions as recorded, the submit
- * time, the semaphore and value or the fence.
+ * time, the fence or the semaphore and value.
  *
  * Completion, never waiting in the program's way: at vkWaitForFences,
  * vkGetFenceStatus, vkQueueWaitIdle, vkDeviceWaitIdle and each vkQueueSubmit,
- * pending entries whose fence has signalled are read
- * (vkGetQueryPoolResults without WAIT) and emitted. Only a command buffer
+ * pending entries whose fence or semaphore has signalled are read
+ * (vkGetQueryPoolResults without WAIT) and emitted. vkResetFences and
+ * vkDestroyFence read the entries the program's fences mark first (the fence
+ * must be done with by then, and its state goes). Only a command buffer
  * (or a secondary it executes) submitted again before its previous
  * execution was read makes the layer wait for that execution first (its
  * queries are about to be overwritten). vkFreeCommandBuffers,
@@ -109,7 +113,17 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
         if (r == VK_NOT_READY || r == VK_TIMEOUT)
             return 0;
         fence_state = r;
+    } else if (p->program_fence != VK_NULL_HANDLE && !p->fence_lost) {
+        VkResult r = wait ? o->next.vkWaitForFences(o->device, 1, &p->program_fence, VK_TRUE, 5000000000ull)
+                          : o->next.vkGetFenceStatus(o->device, p->program_fence);
+        if (r == VK_NOT_READY || r == VK_TIMEOUT)
+            return 0;
+        if (r != VK_SUCCESS)
+            p->fence_lost = 1; /* the device is lost: no times to read */
     }
+    if (p->fence_lost)
+        for (uint32_t i = 0; i < p->n; i++)
+            p->d[i].query = UINT32_MAX;
     uint64_t ticks_small[2 * 32 + 2];
     uint64_t *ticks = p->n <= 32 ? ticks_small : malloc((2 * (size_t)p->n + 2) * sizeof *ticks);
     if (ticks != NULL)
@@ -390,8 +404,8 @@ static void publish_locked(uvk_pending_t *p, const VkCommandBuffer *cbs, uint32_
         }
     }
     untime_repeated_secondaries(p);
-    if (p->fence == VK_NULL_HANDLE && p->semaphore == VK_NULL_HANDLE) {
-        /* Without a fence or semaphore of its own the layer cannot know when to read: no device times. */
+    if (p->fence == VK_NULL_HANDLE && p->semaphore == VK_NULL_HANDLE && p->program_fence == VK_NULL_HANDLE) {
+        /* Without a fence or semaphore the layer cannot know when to read: no device times. */
         for (uint32_t i = 0; i < p->n; i++)
             p->d[i].query = UINT32_MAX;
     }
@@ -432,8 +446,10 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
     uint64_t value = 0;
     VkSemaphore semaphore = VK_NULL_HANDLE;
     if (total > 0) {
-        /* The queue's timeline semaphore, signalled by the program's last batch. */
-        semaphore = queue_timeline(o, queue, &value);
+        /* The program's fence tells when the submission is done; without one,
+           the queue's timeline semaphore, signalled by the program's last batch. */
+        if (fence == VK_NULL_HANDLE)
+            semaphore = queue_timeline(o, queue, &value);
         /* A named command buffer's execution is a range around its operations. */
         int ranges = uvk_dt_wanted(UPTI_TRACING_KIND_MARKER_API, UPTI_MARKER_API_RANGE_START);
         upti_runtime_correlation_t submit_corr;
@@ -473,7 +489,7 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
     if (attached) {
         p->semaphore = semaphore;
         p->value = value;
-    } else {
+    } else if (fence == VK_NULL_HANDLE) {
         /* One fence of the layer's after the program's batches: signalled when they are done. */
         VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         pthread_mutex_lock(&uvk_dt_lock);
@@ -680,6 +696,48 @@ VkResult uvk_dt_vkWaitForFences(const upti_vulkan_dispatch_t *n, VkDevice device
     }
     poll(o);
     return r;
+}
+
+/* The program resets or destroys fences: a submission that one of them
+   marks is done by then (a fence must not be in use for either), and is
+   read now, before the fence's state is gone. One that is not done (the
+   program broke that rule) is emitted without device times. */
+static void fences_released(uvk_object_t *o, uint32_t count, const VkFence *fences)
+{
+    if (UVK_LOAD(uvk_dt_pending) == NULL || fences == NULL)
+        return;
+    pthread_mutex_lock(&uvk_dt_lock);
+    for (int again = 1; again;) {
+        again = 0;
+        for (uvk_pending_t *p = uvk_dt_pending; p != NULL && !again; p = p->next) {
+            if (p->dev != o || p->program_fence == VK_NULL_HANDLE || p->fence != VK_NULL_HANDLE ||
+                p->semaphore != VK_NULL_HANDLE)
+                continue;
+            for (uint32_t i = 0; i < count && !again; i++)
+                if (fences[i] == p->program_fence) {
+                    if (!uvk_pending_complete(p, 0)) {
+                        p->fence_lost = 1;
+                        uvk_pending_complete(p, 0);
+                    }
+                    again = 1; /* p is gone: start over */
+                }
+        }
+    }
+    pthread_mutex_unlock(&uvk_dt_lock);
+}
+
+VkResult uvk_dt_vkResetFences(const upti_vulkan_dispatch_t *n, VkDevice device, uint32_t count, const VkFence *fences)
+{
+    fences_released(uvk_object_of(n), count, fences);
+    return n->vkResetFences(device, count, fences);
+}
+
+void uvk_dt_vkDestroyFence(const upti_vulkan_dispatch_t *n, VkDevice device, VkFence fence,
+                           const VkAllocationCallbacks *allocator)
+{
+    if (fence != VK_NULL_HANDLE)
+        fences_released(uvk_object_of(n), 1, &fence);
+    n->vkDestroyFence(device, fence, allocator);
 }
 
 VkResult uvk_dt_vkGetFenceStatus(const upti_vulkan_dispatch_t *n, VkDevice device, VkFence fence)

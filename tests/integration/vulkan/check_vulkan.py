@@ -41,6 +41,19 @@ Cases
   chain       a tool replaces vkCmdDispatch in the registered table: its
               entry forwards the one call, which is still traced
   no_tool     the layer without a tool: same output, no UPTI message
+  plain_nofence, timeline_nofence, timeline_off_nofence
+              vk_compute 3 [plain|timeline|timeline_off] nofence: submits
+              without a fence, each followed by vkQueueWaitIdle: the layer
+              learns completion from the timeline semaphore it signals in the
+              program's submit (added to the program's own
+              VkTimelineSemaphoreSubmitInfo with timeline), or from a fence
+              of its own (timeline_off); every execution has device times
+              inside its submit .. wait window
+  timeline_semwait
+              vk_compute 3 timeline semwait: submits with a fence, waits for
+              the program's timeline semaphore (vkWaitSemaphores, which the
+              layer does not follow), then resets the fence: the layer reads
+              the submission at the reset; device times inside submit .. reset
   upti_run    `upti run --vulkan-trace`: the database's Vulkan API rows
   mixed_subscriber
               vk_ocl_mixed 3 (OpenCL layer and Vulkan layer) under a
@@ -149,14 +162,17 @@ SECONDARY = dict(ONCE, vkAllocateCommandBuffers=2, vkBeginCommandBuffer=2, vkEnd
                  vkCmdExecuteCommands=1)
 
 
-def check_tool_records(recs, submits, submit='vkQueueSubmit', once=ONCE):
+PER_SUBMIT_NOFENCE = ('vkQueueSubmit', 'vkQueueWaitIdle')
+
+
+def check_tool_records(recs, submits, submit='vkQueueSubmit', once=ONCE, per_submit=PER_SUBMIT):
     expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
     expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
     api = [r for r in recs if r['_t'] == 'API']
     counts = collections.Counter(r['op'] for r in api)
     for name, n in once.items():
         expect(counts[name] == n, f'{name}: {counts[name]} API records, expected {n}')
-    for name in PER_SUBMIT:
+    for name in per_submit:
         name = submit if name == 'vkQueueSubmit' else name
         expect(counts[name] == submits, f'{name}: {counts[name]} API records, expected {submits}')
     other = 'vkQueueSubmit2' if submit == 'vkQueueSubmit' else 'vkQueueSubmit'
@@ -459,15 +475,16 @@ def check_mixed_subscriber(recs, submits):
            'DISPATCHED per command: %s' % dict(dispatched))
 
 
-def check_kernels(recs, submits, submit='vkQueueSubmit', name=KERNEL_NAME):
+def check_kernels(recs, submits, submit='vkQueueSubmit', name=KERNEL_NAME, wait='vkWaitForFences'):
     """One record per execution of the recorded vkCmdDispatch, on UPTI's clock:
-    after its vkQueueSubmit began, before the vkWaitForFences after it returned."""
+    after its vkQueueSubmit began, before the wait after it (vkWaitForFences,
+    or vkQueueWaitIdle for a submit without a fence) returned."""
     api = [r for r in recs if r['_t'] == 'API']
     kernels = sorted((r for r in recs if r['_t'] == 'KERNEL'), key=lambda r: int(r['submit']))
     expect(len(kernels) == submits, f'{len(kernels)} KERNEL_DISPATCH records, expected {submits}')
     dispatch = [r for r in api if r['op'] == 'vkCmdDispatch'][0]
     subs = [r for r in api if r['op'] == submit]
-    waits = [r for r in api if r['op'] == 'vkWaitForFences']
+    waits = [r for r in api if r['op'] == wait]
     for k, s, w in zip(kernels, subs, waits):
         expect(k['op'] == 'VK_DISPATCH' and k['name'] == name and k['groups'] == '64,1,1',
                'kernel record: ' + k['line'])
@@ -553,6 +570,11 @@ def main():
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels',
                                                             'timeline', 'timeline_off')
                                     else [])
+    nofence = a.case.endswith('nofence')
+    if nofence:  # plain_nofence, timeline_nofence, timeline_off_nofence
+        argv = [a.app, str(submits), a.case[:-len('_nofence')], 'nofence']
+    if a.case == 'timeline_semwait':
+        argv = [a.app, str(submits), 'timeline', 'semwait']
     if a.case in ('vadd', 'vadd_measured', 'threads', 'copies', 'copies2', 'vadd_subscriber'):
         argv = [a.app] + {'threads': ['3', '4'], 'copies2': ['copy2']}.get(a.case, [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
@@ -692,6 +714,24 @@ def main():
     if a.case == 'subscriber':
         check_subscriber(recs, submits)
         print('PASS subscriber')
+        return
+    if nofence:
+        # No fence: vkQueueWaitIdle after each submit (the layer learns completion from its
+        # timeline semaphore, or from a fence of its own where timeline semaphores are off).
+        check_tool_records(recs, submits, submit, ONCE, PER_SUBMIT_NOFENCE)
+        expect(not any(r['op'] in ('vkWaitForFences', 'vkResetFences') for r in recs if r['_t'] == 'API'),
+               'fence calls in a run without fences')
+        check_kernels(recs, submits, submit, KERNEL_NAME, 'vkQueueWaitIdle')
+        check_code_objects(recs)
+        print('PASS ' + a.case)
+        return
+    if a.case == 'timeline_semwait':
+        # The fence is reset without a fence wait: the layer reads the submission it marks then.
+        check_tool_records(recs, submits, submit, ONCE, ('vkQueueSubmit', 'vkResetFences'))
+        expect(not any(r['op'] == 'vkWaitForFences' for r in recs if r['_t'] == 'API'), 'a fence wait')
+        check_kernels(recs, submits, submit, KERNEL_NAME, 'vkResetFences')
+        check_code_objects(recs)
+        print('PASS ' + a.case)
         return
     check_tool_records(recs, submits, submit, {'secondary': SECONDARY, 'labels': LABELS}.get(a.case, ONCE))
     if a.case == 'api_only':
