@@ -208,7 +208,9 @@ void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBu
 /* Writes the second timestamp, after the operation. */
 void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const uvk_slot_t *slot);
 
-/* submissions.c: reads and emits p if done (wait: after waiting); under uvk_dt_lock. 1 if done. */
+/* submissions.c: reads and emits p if done (wait: after waiting; UVK_FENCE_SIGNALLED:
+   the program's fence of p is known to have signalled); under uvk_dt_lock. 1 if done. */
+#define UVK_FENCE_SIGNALLED 2
 int uvk_pending_complete(uvk_pending_t *p, int wait);
 
 #endif

@@ -88,7 +88,8 @@ static void pending_put(uvk_pending_t *p)
 }
 
 /* Reads and emits p if its fence has signalled (or, wait: after waiting for
-   it); unlinks and frees it then. Returns 1 if done. Under uvk_dt_lock. */
+   it; UVK_FENCE_SIGNALLED: the program's fence is known to have signalled);
+   unlinks and frees it then. Returns 1 if done. Under uvk_dt_lock. */
 int uvk_pending_complete(uvk_pending_t *p, int wait)
 {
     uvk_object_t *o = p->dev;
@@ -114,8 +115,9 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
             return 0;
         fence_state = r;
     } else if (p->program_fence != VK_NULL_HANDLE && !p->fence_lost) {
-        VkResult r = wait ? o->next.vkWaitForFences(o->device, 1, &p->program_fence, VK_TRUE, 5000000000ull)
-                          : o->next.vkGetFenceStatus(o->device, p->program_fence);
+        VkResult r = wait == UVK_FENCE_SIGNALLED ? VK_SUCCESS
+                     : wait ? o->next.vkWaitForFences(o->device, 1, &p->program_fence, VK_TRUE, 5000000000ull)
+                            : o->next.vkGetFenceStatus(o->device, p->program_fence);
         if (r == VK_NOT_READY || r == VK_TIMEOUT)
             return 0;
         if (r != VK_SUCCESS)
@@ -130,12 +132,29 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
         memset(ticks, 0, (2 * (size_t)p->n + 2) * sizeof *ticks);
     uvk_tick_map_t map;
     int timed = ticks != NULL && uvk_dt_calibrate(o, &map);
-    for (uint32_t i = 0; timed && i < p->n; i++) {
-        if (p->d[i].query == UINT32_MAX)
+    for (uint32_t i = 0; timed && i < p->n;) {
+        if (p->d[i].query == UINT32_MAX) {
+            i++;
             continue;
-        if (o->next.vkGetQueryPoolResults(o->device, p->d[i].pool, p->d[i].query, 2, 2 * sizeof(uint64_t),
-                                          &ticks[2 * i], sizeof(uint64_t), VK_QUERY_RESULT_64_BIT) != VK_SUCCESS)
-            p->d[i].query = UINT32_MAX;
+        }
+        /* A run of operations whose pairs follow each other in one pool (a
+           command buffer's, in recording order): one read for all. */
+        uint32_t j = i + 1;
+        while (j < p->n && p->d[j].pool == p->d[i].pool && p->d[j - 1].query != UINT32_MAX &&
+               p->d[j].query == p->d[j - 1].query + 2)
+            j++;
+        if (j - i > 1 &&
+            o->next.vkGetQueryPoolResults(o->device, p->d[i].pool, p->d[i].query, 2 * (j - i),
+                                          2 * (j - i) * sizeof(uint64_t), &ticks[2 * i], sizeof(uint64_t),
+                                          VK_QUERY_RESULT_64_BIT) == VK_SUCCESS) {
+            i = j;
+            continue;
+        }
+        /* One operation, or a run not all of whose queries are available: each pair on its own. */
+        for (; i < j; i++)
+            if (o->next.vkGetQueryPoolResults(o->device, p->d[i].pool, p->d[i].query, 2, 2 * sizeof(uint64_t),
+                                              &ticks[2 * i], sizeof(uint64_t), VK_QUERY_RESULT_64_BIT) != VK_SUCCESS)
+                p->d[i].query = UINT32_MAX;
     }
     emit_pending(p, ticks, timed ? &map : NULL);
     if (ticks != ticks_small)
@@ -675,9 +694,9 @@ VkResult uvk_dt_vkWaitForFences(const upti_vulkan_dispatch_t *n, VkDevice device
     VkResult r = n->vkWaitForFences(device, count, fences, all, timeout);
     uvk_object_t *o = uvk_object_of(n);
     if (r == VK_SUCCESS && UVK_LOAD(uvk_dt_pending) != NULL) {
-        /* The program waited for these submissions: the layer's fence, submitted
-           right after each, follows at once. Read them now (waiting for that
-           fence), so that their records are out when the wait returns. */
+        /* The program waited for these submissions: read them now, so that their
+           records are out when the wait returns (those marked by a layer's fence
+           or semaphore, which follows the program's at once, after waiting for it). */
         pthread_mutex_lock(&uvk_dt_lock);
         for (int again = 1; again;) {
             again = 0;
@@ -687,7 +706,7 @@ VkResult uvk_dt_vkWaitForFences(const upti_vulkan_dispatch_t *n, VkDevice device
                     waited = p->dev == o && p->program_fence != VK_NULL_HANDLE && p->program_fence == fences[i] &&
                              (all || o->next.vkGetFenceStatus(o->device, fences[i]) == VK_SUCCESS);
                 if (waited) {
-                    again = uvk_pending_complete(p, 1); /* p is gone then: start over */
+                    again = uvk_pending_complete(p, UVK_FENCE_SIGNALLED); /* p is gone then: start over */
                     break;
                 }
             }
