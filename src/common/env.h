@@ -20,6 +20,8 @@ typedef enum upti_env_id {
     UPTI_ENV_TRACE_RING_SLOTS,   /**< threads recording at once into upti run's rings (1..65536); default 256 */
     UPTI_ENV_TRACE_RECORD_ONLY,  /**< switch 0 or 1; default 0: without `upti run`, a helper collector builds the database */
     UPTI_ENV_LOG_LEVEL,          /**< upti_log_level_t: none, error, warning (default), info or debug */
+    UPTI_ENV_VK_DISABLE_CALIBRATED,      /**< switch 0 or 1; default 0 (1: the Vulkan layer measures device clocks) */
+    UPTI_ENV_VK_CLOCK_PROBE_INTERVAL_MS, /**< duration in ms between measurements of a Vulkan device clock; default 100 */
     UPTI_ENV_COUNT
 } upti_env_id;
 

@@ -1,26 +1,34 @@
 /* A Vulkan device's clock: its timestamp properties, and the mapping of its
  * ticks onto UPTI's clock.
  *
- * Device ticks x timestampPeriod, masked to timestampValidBits, are mapped
- * with VK_EXT_calibrated_timestamps (enabled by the layer on devices that
- * have it) onto CLOCK_MONOTONIC, then onto UPTI's clock by reading both host
- * clocks back to back; recalibrated at each read of a submission's queries,
- * so the mapping follows the clocks' drift through a long run. The largest
- * deviation of any calibration (the driver's maxDeviation plus half the
- * window of the host-clock read) and the number of calibrations go into the
- * trace's metadata (upti_runtime_set_metadata).
- * A device without the extension gets its operations traced without device
- * times (0) and one "upti:" line.
+ * Device ticks x timestampPeriod, modulo 2^timestampValidBits (tick_map.h),
+ * are mapped onto UPTI's clock in one of two ways, the "method" recorded in
+ * the trace's metadata (vulkan.calibration_method):
+ *   calibrated_timestamps  VK_EXT_calibrated_timestamps (enabled by the layer
+ *       on devices that have it) maps them onto CLOCK_MONOTONIC, then onto
+ *       UPTI's clock by reading both host clocks back to back; recalibrated
+ *       at each read of a submission's queries, so the mapping follows the
+ *       clocks' drift through a long run. Its uncertainty: the driver's
+ *       maxDeviation plus half the window of the host-clock read.
+ *   measured_offset  a device without the extension (or any device, with
+ *       UPTI_VK_DISABLE_CALIBRATED=1, for testing): the layer measures the
+ *       offset itself (clock_probe.c), a timestamp written by the device
+ *       between two reads of UPTI's clock; its uncertainty: half the
+ *       window, plus a tick.
+ * The largest uncertainty of any mapping and the number of mappings go into
+ * the trace's metadata (upti_runtime_set_metadata).
+ * A device whose clock can be mapped neither way gets its operations traced
+ * without device times (0) and one "upti:" line.
  */
 #include "devtime.h"
 
-#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 /* --- device state --- */
 
 void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vulkan_dispatch_t *inst,
+                           const VkDeviceCreateInfo *ci, PFN_vkSetDeviceLoaderData set_loader_data, int wanted,
                            int calibrated, int timeline, int host_reset)
 {
     uvk_device_state_t *s = &o->dt;
@@ -56,43 +64,68 @@ void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vu
         if (s->wait_semaphores == NULL)
             s->get_counter = NULL;
     }
+    if (!wanted)
+        return;
     if (!s->timestamps)
         upti_runtime_warn("vulkan: a compute queue family of this device has no timestamps; "
                           "its dispatches are traced without device times");
-    else if (!s->calibrated)
-        upti_runtime_warn("vulkan: the device has no VK_EXT_calibrated_timestamps; "
-                          "its dispatches are traced without device times");
+    else if (!s->calibrated && !(s->measured = uvk_probe_create(o, ci, set_loader_data, fams, nf)))
+        upti_runtime_warn("vulkan: the device has no VK_EXT_calibrated_timestamps and the layer could not "
+                          "measure its clock; its dispatches are traced without device times");
 }
 
-int64_t uvk_dt_ticks_ns(const uvk_device_state_t *s, uint64_t ticks)
+/* The decimal text of v (snprintf costs some 350 instructions: this runs at every read). */
+static void u64_text(char out[21], uint64_t v)
 {
-    uint64_t mask = s->valid_bits >= 64 ? UINT64_MAX : ((1ull << s->valid_bits) - 1);
-    return (int64_t)((double)(ticks & mask) * s->period);
+    char tmp[20];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    for (int i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    out[n] = '\0';
 }
 
-/* The largest deviation of any calibration so far, and how many there were:
-   metadata of the trace (vulkan.calibration_max_deviation_ns, vulkan.calibrations). */
-static void record_deviation(uint64_t deviation)
+/* The largest uncertainty of any mapping so far, how many there were and by
+   which methods: metadata of the trace (vulkan.calibration_max_deviation_ns,
+   vulkan.calibrations, vulkan.calibration_method). */
+static void record_deviation(uint64_t deviation, int measured)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     static uint64_t max_deviation, calibrations;
-    char text[32];
+    static unsigned methods;
+    static const char *const method_names[] = {"", "calibrated_timestamps", "measured_offset",
+                                               "calibrated_timestamps,measured_offset"};
+    char text[21];
+    unsigned method = measured ? 2u : 1u;
     pthread_mutex_lock(&lock);
     calibrations++;
+    if ((methods | method) != methods) {
+        methods |= method;
+        upti_runtime_set_metadata("vulkan.calibration_method", method_names[methods]);
+    }
     if (deviation > max_deviation || calibrations == 1) {
         if (deviation > max_deviation)
             max_deviation = deviation;
-        snprintf(text, sizeof text, "%llu", (unsigned long long)max_deviation);
+        u64_text(text, max_deviation);
         upti_runtime_set_metadata("vulkan.calibration_max_deviation_ns", text);
     }
-    snprintf(text, sizeof text, "%llu", (unsigned long long)calibrations);
+    u64_text(text, calibrations);
     upti_runtime_set_metadata("vulkan.calibrations", text);
     pthread_mutex_unlock(&lock);
 }
 
-int uvk_dt_calibrate(uvk_object_t *o, int64_t *offset)
+int uvk_dt_calibrate(uvk_object_t *o, uvk_tick_map_t *map)
 {
     uvk_device_state_t *s = &o->dt;
+    if (s->measured) {
+        *map = s->probe.map;
+        s->deviation = s->probe.bound;
+        record_deviation(s->deviation, 1);
+        return 1;
+    }
     if (!s->calibrated)
         return 0;
     VkCalibratedTimestampInfoEXT info[2] = {
@@ -117,10 +150,9 @@ int uvk_dt_calibrate(uvk_object_t *o, int64_t *offset)
             best = (int64_t)u - (int64_t)(an + (bn - an) / 2);
         }
     }
-    *offset = (int64_t)ts[1] - uvk_dt_ticks_ns(s, ts[0]) + best;
+    *map = uvk_tick_map_make(uvk_tick_mask(s->valid_bits), s->period, ts[0], (int64_t)ts[1] + best);
     /* The mapping's uncertainty: the driver's, plus half the window of our host-clock read. */
     s->deviation = deviation + best_gap / 2;
-    record_deviation(s->deviation);
+    record_deviation(s->deviation, 0);
     return 1;
 }
-

@@ -1,6 +1,8 @@
 /* Device times of Vulkan operations: what the files that time them share.
  *
  *   device_clock.c     a device's timestamp properties; device ticks -> UPTI's clock
+ *   tick_map.h         the arithmetic of that mapping (wrapping counters)
+ *   clock_probe.c      a device's clock measured, without calibrated timestamps
  *   pipelines.c        compute pipelines and shader modules -> names
  *   command_buffers.c  command buffers followed: the operations recorded into
  *                      them (primary and secondary), the layer's query pools
@@ -37,9 +39,13 @@ extern const upti_operation_plan_t *const *uvk_marker_plans;
 extern const upti_operation_plan_t *const *uvk_alloc_plans;
 
 /* A device was created: its timestamp properties (inst: the instance's next
-   entries; calibrated: the layer enabled VK_EXT_calibrated_timestamps;
+   entries; ci: the program's create info, set_loader_data: the loader's
+   callback for the layer's own dispatchable objects, NULL if none; wanted:
+   device times are wanted; calibrated: the layer enabled
+   VK_EXT_calibrated_timestamps, else its clock is measured (clock_probe.c);
    timeline: timeline semaphores are enabled on it; host_reset: hostQueryReset is). */
 void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vulkan_dispatch_t *inst,
+                           const VkDeviceCreateInfo *ci, PFN_vkSetDeviceLoaderData set_loader_data, int wanted,
                            int calibrated, int timeline, int host_reset);
 /* A device is about to be destroyed: waits for and emits its dispatches, frees the layer's objects. */
 void uvk_dt_device_destroying(uvk_object_t *o);
@@ -96,12 +102,13 @@ typedef struct uvk_cb_t {
 typedef struct uvk_pending_t {
     uvk_object_t *dev;
     VkQueue queue;
-    VkFence fence;         /* the layer's, signalled after the submission (or NULL: ...) */
+    VkFence program_fence; /* the program's, if it gave one: signalled when the submission is done */
+    int fence_lost;        /* the program reset or destroyed it unsignalled: the layer cannot know when */
+    VkFence fence;         /* without one: the layer's, signalled after the submission (or NULL: ...) */
     VkSemaphore semaphore; /* ... the queue's timeline semaphore, signalled with value by its last batch */
     uint64_t value;
-    VkFence program_fence; /* the program's, if it gave one */
     upti_timestamp_t submitted;
-    uint32_t n;
+    uint32_t n, cap;       /* its operations, and the room in d */
     uvk_op_t *d;
     struct uvk_pending_t *next;
 } uvk_pending_t;
@@ -147,11 +154,22 @@ static inline int uvk_dt_wanted(upti_tracing_kind_t kind, uint32_t op)
     return plans != NULL && upti_runtime_plan(plans, op) != NULL;
 }
 
-/* device_clock.c: *offset maps device ns (ticks x period, masked) to UPTI's
-   clock; 0 if the device cannot be calibrated. */
-int uvk_dt_calibrate(uvk_object_t *o, int64_t *offset);
-/* Device ns of a tick count. */
-int64_t uvk_dt_ticks_ns(const uvk_device_state_t *s, uint64_t ticks);
+/* device_clock.c: *map maps the device's ticks onto UPTI's clock now
+   (calibrated, or the last measurement); 0 if its clock cannot be mapped.
+   Under uvk_dt_lock. */
+int uvk_dt_calibrate(uvk_object_t *o, uvk_tick_map_t *map);
+
+/* clock_probe.c: makes o's probe (on a queue of a family ci creates, of fams
+   with timestamps) and measures the clock; 1 if done (o->dt.probe is set). */
+int uvk_probe_create(uvk_object_t *o, const VkDeviceCreateInfo *ci, PFN_vkSetDeviceLoaderData set_loader_data,
+                     const VkQueueFamilyProperties *fams, uint32_t nfams);
+/* Measures o's clock again if its last measurement is old, where the
+   program's call lets the layer use the probe's queue: queue is idle and
+   externally synchronized (vkQueueWaitIdle), or VK_NULL_HANDLE: every queue
+   of the device is (vkDeviceWaitIdle). */
+void uvk_probe_refresh(uvk_object_t *o, VkQueue queue);
+/* Destroys o's probe (under uvk_dt_lock). */
+void uvk_probe_destroy(uvk_object_t *o);
 
 /* pipelines.c: copies the name of a compute pipeline into out ("" if unknown). */
 void uvk_pipeline_name(VkPipeline pipeline, char out[UVK_NAME_MAX]);
@@ -190,7 +208,9 @@ void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBu
 /* Writes the second timestamp, after the operation. */
 void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const uvk_slot_t *slot);
 
-/* submissions.c: reads and emits p if done (wait: after waiting); under uvk_dt_lock. 1 if done. */
+/* submissions.c: reads and emits p if done (wait: after waiting; UVK_FENCE_SIGNALLED:
+   the program's fence of p is known to have signalled); under uvk_dt_lock. 1 if done. */
+#define UVK_FENCE_SIGNALLED 2
 int uvk_pending_complete(uvk_pending_t *p, int wait);
 
 #endif

@@ -46,7 +46,8 @@ DEVTIME = {
     'vkCreateComputePipelines', 'vkDestroyPipeline', 'vkAllocateCommandBuffers', 'vkFreeCommandBuffers',
     'vkDestroyCommandPool', 'vkBeginCommandBuffer', 'vkCmdBindPipeline', 'vkCmdDispatch',
     'vkCmdDispatchBase', 'vkCmdDispatchBaseKHR', 'vkCmdDispatchIndirect', 'vkQueueSubmit',
-    'vkWaitForFences', 'vkGetFenceStatus', 'vkQueueWaitIdle', 'vkDeviceWaitIdle',
+    'vkWaitForFences', 'vkGetFenceStatus', 'vkQueueWaitIdle', 'vkDeviceWaitIdle', 'vkResetFences',
+    'vkDestroyFence',
     'vkCmdCopyBuffer', 'vkCmdCopyBuffer2', 'vkCmdCopyBuffer2KHR', 'vkCmdFillBuffer', 'vkCmdUpdateBuffer',
     'vkCmdCopyImage', 'vkCmdCopyBufferToImage', 'vkCmdCopyImageToBuffer', 'vkCmdPipelineBarrier',
     'vkAllocateMemory', 'vkFreeMemory',  # memory.c

@@ -21,6 +21,8 @@
 #include "devtime.h"
 #include "subscribers.h"
 
+#include "env.h"
+
 #include <upti/buffer_tracing.h>
 #include <upti/marker.h>
 #include <upti/register.h>
@@ -202,6 +204,18 @@ static VkLayerDeviceCreateInfo *device_link(const VkDeviceCreateInfo *ci)
     return NULL;
 }
 
+/* The loader's callback that makes a dispatchable object the layer gets
+   from below (a queue, a command buffer) usable by the layers under it. */
+static PFN_vkSetDeviceLoaderData device_loader_data(const VkDeviceCreateInfo *ci)
+{
+    for (const VkBaseInStructure *s = ci->pNext; s != NULL; s = s->pNext) {
+        const VkLayerDeviceCreateInfo *l = (const VkLayerDeviceCreateInfo *)(uintptr_t)s;
+        if (s->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO && l->function == VK_LOADER_DATA_CALLBACK)
+            return l->u.pfnSetDeviceLoaderData;
+    }
+    return NULL;
+}
+
 /* Fills t with the next layer's entries of one level. */
 static void fill_next(upti_vulkan_dispatch_t *t, uvk_level_t level, PFN_vkGetInstanceProcAddr gipa,
                       VkInstance instance, PFN_vkGetDeviceProcAddr gdpa, VkDevice device)
@@ -351,8 +365,11 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
         for (uint32_t i = 0; i < ci.enabledExtensionCount; i++)
             names[i] = ci.ppEnabledExtensionNames[i];
         uint32_t nnames = ci.enabledExtensionCount;
-        calibrated = enable_extension(&inst->next, physicalDevice, names, &nnames,
-                                      VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
+        /* UPTI_VK_DISABLE_CALIBRATED=1 (for testing): the clock is measured as
+           on a device without the extension (clock_probe.c). */
+        if (upti_env_get(UPTI_ENV_VK_DISABLE_CALIBRATED) == 0)
+            calibrated = enable_extension(&inst->next, physicalDevice, names, &nnames,
+                                          VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
         timeline = enable_feature(&inst->next, physicalDevice, &ci, names, &nnames,
                                   offsetof(VkPhysicalDeviceVulkan12Features, timelineSemaphore),
                                   VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME, (VkBaseOutStructure *)&tl_features);
@@ -372,7 +389,8 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
     o->next_gdpa = gdpa;
     fill_next(&o->next, UVK_DEVICE, NULL, VK_NULL_HANDLE, gdpa, *pDevice);
     if (uvk_tracing)
-        uvk_dt_device_created(o, physicalDevice, &inst->next, calibrated, timeline, host_reset);
+        uvk_dt_device_created(o, physicalDevice, &inst->next, pCreateInfo, device_loader_data(pCreateInfo),
+                              names != NULL, calibrated, timeline, host_reset);
     uvk_object_publish(o, uvk_key(*pDevice));
     return r;
 }

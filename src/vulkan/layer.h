@@ -3,6 +3,8 @@
 #ifndef UPTI_VULKAN_LAYER_H
 #define UPTI_VULKAN_LAYER_H
 
+#include "tick_map.h"
+
 #include <upti/runtime.h>
 #include <upti/vulkan.h>
 
@@ -58,14 +60,32 @@ void uvk_fill_wrappers(upti_vulkan_dispatch_t *t);
  * Every dispatchable handle starts with the loader's dispatch pointer, shared
  * by an instance and its physical devices, and by a device, its queues and
  * command buffers: the layer's state is keyed on it. */
+/* The layer's means of measuring a device's clock without
+   VK_EXT_calibrated_timestamps (clock_probe.c): a command buffer that writes
+   one timestamp, submitted on one of the device's queues. */
+typedef struct uvk_probe_t {
+    VkQueue queue;
+    VkCommandPool pool;
+    VkCommandBuffer cb;
+    VkQueryPool queries;
+    VkFence fence;
+    uvk_tick_map_t map;       /* of the tightest try of the last measurement */
+    uint64_t bound;           /* ns: how far map can be off (half its window, plus a tick) */
+    uint64_t at;              /* when it was measured, UPTI's clock */
+    uint32_t measurements;
+    int stuck;                /* a try's fence did not signal: no more tries */
+} uvk_probe_t;
+
 /* What the layer knows of a device's timestamps (device_clock.c). */
 typedef struct uvk_device_state_t {
     upti_agent_id_t agent;
     VkPhysicalDevice phys;
     float period;         /* ns per tick */
-    uint32_t valid_bits;  /* the least of its compute queue families' */
+    uint32_t valid_bits;  /* the least of its compute queue families' (and the probe's) */
     int timestamps;       /* every compute queue family has them */
     int calibrated;       /* VK_EXT_calibrated_timestamps is enabled */
+    int measured;         /* no calibrated timestamps: probe measures the clock (under uvk_dt_lock) */
+    uvk_probe_t probe;
     uint64_t deviation;   /* of the last calibration, ns */
     VkFence spare[8];     /* the layer's signalled fences, reset for reuse (under uvk_dt_lock) */
     uint32_t nspare;

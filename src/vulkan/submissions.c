@@ -1,22 +1,26 @@
 /* Submissions of instrumented command buffers, their completion and the
  * KERNEL_DISPATCH / MEMORY_COPY records.
  *
- * Submission: where the device has timeline semaphores, the layer adds to
- * the last batch of the program's vkQueueSubmit / vkQueueSubmit2 a signal of
- * a timeline semaphore of its own (one per queue) with the queue's next
- * value, on a copy of the program's batches; it is read at host syncs with
+ * Submission: the program's fence, where it gives one, says when the
+ * submission is done: the layer adds nothing to it. Without one, where the
+ * device has timeline semaphores, the layer adds to the last batch of the
+ * program's vkQueueSubmit / vkQueueSubmit2 a signal of a timeline semaphore
+ * of its own (one per queue) with the queue's next value, on a copy of the
+ * program's batches; it is read at host syncs with
  * vkGetSemaphoreCounterValue. Elsewhere (no timeline semaphores, or a batch
  * chaining structures the layer would have to rewrite other than
  * VkTimelineSemaphoreSubmitInfo), after the program's submission the layer
  * submits nothing but a fence of its own (vkQueueSubmit with no batch
  * signals it once all earlier work on the queue is done). It keeps a pending
  * entry per submission: the operations' descriptions as recorded, the submit
- * time, the semaphore and value or the fence.
+ * time, the fence or the semaphore and value.
  *
  * Completion, never waiting in the program's way: at vkWaitForFences,
  * vkGetFenceStatus, vkQueueWaitIdle, vkDeviceWaitIdle and each vkQueueSubmit,
- * pending entries whose fence has signalled are read
- * (vkGetQueryPoolResults without WAIT) and emitted. Only a command buffer
+ * pending entries whose fence or semaphore has signalled are read
+ * (vkGetQueryPoolResults without WAIT) and emitted. vkResetFences and
+ * vkDestroyFence read the entries the program's fences mark first (the fence
+ * must be done with by then, and its state goes). Only a command buffer
  * (or a secondary it executes) submitted again before its previous
  * execution was read makes the layer wait for that execution first (its
  * queries are about to be overwritten). vkFreeCommandBuffers,
@@ -34,10 +38,58 @@ const upti_operation_plan_t *const *uvk_kernel_plans;
 const upti_operation_plan_t *const *uvk_copy_plans;
 uvk_pending_t *uvk_dt_pending;
 
-static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, int64_t offset, int timed);
+static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, const uvk_tick_map_t *map);
+
+/* Read entries kept for later submissions, with their room for operations
+   (no allocation per submission in a steady state). Under uvk_dt_lock. */
+#define UVK_SPARE_PENDING 16
+static uvk_pending_t *spare_pending;
+static uint32_t nspare_pending;
+
+/* An entry with room for n operations, zeroed but for that room; NULL if memory is short. Under uvk_dt_lock. */
+static uvk_pending_t *pending_get(uint32_t n)
+{
+    uvk_pending_t *p = spare_pending;
+    if (p != NULL) {
+        spare_pending = p->next;
+        nspare_pending--;
+    } else if ((p = calloc(1, sizeof *p)) == NULL) {
+        return NULL;
+    }
+    uvk_op_t *d = p->d;
+    uint32_t cap = p->cap;
+    if (cap < n) {
+        free(d);
+        cap = n < 8 ? 8 : n;
+        if ((d = malloc(cap * sizeof *d)) == NULL)
+            cap = 0;
+    }
+    memset(p, 0, sizeof *p);
+    p->d = d;
+    p->cap = cap;
+    if (d == NULL) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* Keeps p for a later submission, or frees it. Under uvk_dt_lock. */
+static void pending_put(uvk_pending_t *p)
+{
+    if (nspare_pending < UVK_SPARE_PENDING && p->cap <= 4 * UVK_QUERY_PAIRS) {
+        p->next = spare_pending;
+        spare_pending = p;
+        nspare_pending++;
+        return;
+    }
+    free(p->d);
+    free(p);
+}
 
 /* Reads and emits p if its fence has signalled (or, wait: after waiting for
-   it); unlinks and frees it then. Returns 1 if done. Under uvk_dt_lock. */
+   it; UVK_FENCE_SIGNALLED: the program's fence is known to have signalled);
+   unlinks and frees it then. Returns 1 if done. Under uvk_dt_lock. */
 int uvk_pending_complete(uvk_pending_t *p, int wait)
 {
     uvk_object_t *o = p->dev;
@@ -62,19 +114,51 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
         if (r == VK_NOT_READY || r == VK_TIMEOUT)
             return 0;
         fence_state = r;
+    } else if (p->program_fence != VK_NULL_HANDLE && !p->fence_lost) {
+        VkResult r = wait == UVK_FENCE_SIGNALLED ? VK_SUCCESS
+                     : wait ? o->next.vkWaitForFences(o->device, 1, &p->program_fence, VK_TRUE, 5000000000ull)
+                            : o->next.vkGetFenceStatus(o->device, p->program_fence);
+        if (r == VK_NOT_READY || r == VK_TIMEOUT)
+            return 0;
+        if (r != VK_SUCCESS)
+            p->fence_lost = 1; /* the device is lost: no times to read */
     }
-    uint64_t *ticks = calloc(2 * (size_t)p->n + 2, sizeof *ticks);
-    int64_t offset = 0;
-    int timed = ticks != NULL && uvk_dt_calibrate(o, &offset);
-    for (uint32_t i = 0; timed && i < p->n; i++) {
-        if (p->d[i].query == UINT32_MAX)
-            continue;
-        if (o->next.vkGetQueryPoolResults(o->device, p->d[i].pool, p->d[i].query, 2, 2 * sizeof(uint64_t),
-                                          &ticks[2 * i], sizeof(uint64_t), VK_QUERY_RESULT_64_BIT) != VK_SUCCESS)
+    if (p->fence_lost)
+        for (uint32_t i = 0; i < p->n; i++)
             p->d[i].query = UINT32_MAX;
+    uint64_t ticks_small[2 * 32 + 2];
+    uint64_t *ticks = p->n <= 32 ? ticks_small : malloc((2 * (size_t)p->n + 2) * sizeof *ticks);
+    if (ticks != NULL)
+        memset(ticks, 0, (2 * (size_t)p->n + 2) * sizeof *ticks);
+    uvk_tick_map_t map;
+    int timed = ticks != NULL && uvk_dt_calibrate(o, &map);
+    for (uint32_t i = 0; timed && i < p->n;) {
+        if (p->d[i].query == UINT32_MAX) {
+            i++;
+            continue;
+        }
+        /* A run of operations whose pairs follow each other in one pool (a
+           command buffer's, in recording order): one read for all. */
+        uint32_t j = i + 1;
+        while (j < p->n && p->d[j].pool == p->d[i].pool && p->d[j - 1].query != UINT32_MAX &&
+               p->d[j].query == p->d[j - 1].query + 2)
+            j++;
+        if (j - i > 1 &&
+            o->next.vkGetQueryPoolResults(o->device, p->d[i].pool, p->d[i].query, 2 * (j - i),
+                                          2 * (j - i) * sizeof(uint64_t), &ticks[2 * i], sizeof(uint64_t),
+                                          VK_QUERY_RESULT_64_BIT) == VK_SUCCESS) {
+            i = j;
+            continue;
+        }
+        /* One operation, or a run not all of whose queries are available: each pair on its own. */
+        for (; i < j; i++)
+            if (o->next.vkGetQueryPoolResults(o->device, p->d[i].pool, p->d[i].query, 2, 2 * sizeof(uint64_t),
+                                              &ticks[2 * i], sizeof(uint64_t), VK_QUERY_RESULT_64_BIT) != VK_SUCCESS)
+                p->d[i].query = UINT32_MAX;
     }
-    emit_pending(p, ticks, offset, timed);
-    free(ticks);
+    emit_pending(p, ticks, timed ? &map : NULL);
+    if (ticks != ticks_small)
+        free(ticks);
     for (uvk_cb_t *s = uvk_dt_cbs; s != NULL; s = s->next)
         if (s->inflight == p)
             s->inflight = NULL;
@@ -89,21 +173,22 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
         o->dt.spare[o->dt.nspare++] = p->fence;
     else if (p->fence != VK_NULL_HANDLE)
         o->next.vkDestroyFence(o->device, p->fence, NULL);
-    free(p->d);
-    free(p);
+    pending_put(p);
     return 1;
 }
 
-static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, int64_t offset, int timed)
+/* Emits p's records; map: of its ticks onto UPTI's clock, NULL if untimed. */
+static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, const uvk_tick_map_t *map)
 {
+    int timed = map != NULL;
     uvk_device_state_t *s = &p->dev->dt;
     upti_timestamp_t range_lo = 0, range_hi = 0;
     for (uint32_t i = 0; i < p->n; i++) {
         const uvk_op_t *d = &p->d[i];
         upti_timestamp_t start = 0, end = 0;
         if (timed && d->query != UINT32_MAX) {
-            start = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i]) + offset);
-            end = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i + 1]) + offset);
+            start = uvk_tick_map_apply(map, ticks[2 * i]);
+            end = uvk_tick_map_apply(map, ticks[2 * i + 1]);
         }
         if (d->kind == UPTI_TRACING_KIND_MARKER_API && d->cb_range) {
             /* A named command buffer: from its first operation's start to its last one's end. */
@@ -112,8 +197,8 @@ static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, int64_t offset
                 for (uint32_t j = i + 1; j < p->n && !p->d[j].cb_range; j++) {
                     if (!timed || p->d[j].query == UINT32_MAX || p->d[j].kind == UPTI_TRACING_KIND_MARKER_API)
                         continue; /* labels are points, not work */
-                    upti_timestamp_t a = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * j]) + offset);
-                    upti_timestamp_t b = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * j + 1]) + offset);
+                    upti_timestamp_t a = uvk_tick_map_apply(map, ticks[2 * j]);
+                    upti_timestamp_t b = uvk_tick_map_apply(map, ticks[2 * j + 1]);
                     if (range_lo == 0 || a < range_lo)
                         range_lo = a;
                     if (b > range_hi)
@@ -190,8 +275,8 @@ static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, int64_t offset
         uvk_sub_details(d, &done);
         done.submit_timestamp = p->submitted;
         if (timed && d->query != UINT32_MAX) {
-            done.start_timestamp = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i]) + offset);
-            done.end_timestamp = (uint64_t)(uvk_dt_ticks_ns(s, ticks[2 * i + 1]) + offset);
+            done.start_timestamp = uvk_tick_map_apply(map, ticks[2 * i]);
+            done.end_timestamp = uvk_tick_map_apply(map, ticks[2 * i + 1]);
         }
         uvk_sub_device_op(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED, d, &done, p->queue, p->dev->device, s->phys);
     }
@@ -205,11 +290,17 @@ static void poll_locked(uvk_object_t *dev, int wait)
     size_t n = 0;
     for (uvk_pending_t *p = uvk_dt_pending; p != NULL; p = p->next)
         n++;
-    uvk_pending_t **order = n > 0 ? malloc(n * sizeof *order) : NULL;
-    VkQueue *blocked = n > 0 ? malloc(n * sizeof *blocked) : NULL;
+    if (n == 0)
+        return;
+    uvk_pending_t *order_small[32];
+    VkQueue blocked_small[32];
+    uvk_pending_t **order = n <= 32 ? order_small : malloc(n * sizeof *order);
+    VkQueue *blocked = n <= 32 ? blocked_small : malloc(n * sizeof *blocked);
     if (order == NULL || blocked == NULL) {
-        free(order);
-        free(blocked);
+        if (order != order_small)
+            free(order);
+        if (blocked != blocked_small)
+            free(blocked);
         return;
     }
     size_t k = n, nblocked = 0;
@@ -225,8 +316,10 @@ static void poll_locked(uvk_object_t *dev, int wait)
         if (!skip && !uvk_pending_complete(p, wait))
             blocked[nblocked++] = p->queue;
     }
-    free(order);
-    free(blocked);
+    if (order != order_small)
+        free(order);
+    if (blocked != blocked_small)
+        free(blocked);
 }
 
 static void poll(uvk_object_t *dev)
@@ -314,6 +407,36 @@ static void reset_queries(uvk_cb_t *s)
         s->dev->dt.reset_pool(s->dev->device, s->pool, 0, 2 * s->pairs);
 }
 
+/* Makes p findable for completion: the command buffers it executes point to
+   it, and it joins the pending list. Under uvk_dt_lock. */
+static void publish_locked(uvk_pending_t *p, const VkCommandBuffer *cbs, uint32_t ncb)
+{
+    for (uint32_t i = 0; i < ncb; i++) {
+        uvk_cb_t *s = uvk_cb_find(cbs[i]);
+        if (s == NULL || s->n == 0)
+            continue;
+        s->inflight = p;
+        for (uint32_t k = 0; k < s->nexec; k++) {
+            uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
+            if (sec != NULL)
+                sec->inflight = p;
+        }
+    }
+    untime_repeated_secondaries(p);
+    if (p->fence == VK_NULL_HANDLE && p->semaphore == VK_NULL_HANDLE && p->program_fence == VK_NULL_HANDLE) {
+        /* Without a fence or semaphore the layer cannot know when to read: no device times. */
+        for (uint32_t i = 0; i < p->n; i++)
+            p->d[i].query = UINT32_MAX;
+    }
+    p->next = uvk_dt_pending;
+    UVK_STORE(uvk_dt_pending, p);
+}
+
+/* The program's submission, made by call(ctx) with the layer's bookkeeping
+   around it: cbs are the command buffers it executes, in order. Two holds
+   of uvk_dt_lock in the common case: before the call (completions, query
+   resets, the operations copied into a pending entry kept from an earlier
+   submission) and after it (the entry published). */
 static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, VkFence fence,
                               const VkCommandBuffer *cbs, uint32_t ncb, submit_call_t call, void *ctx)
 {
@@ -338,36 +461,54 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
         }
         total += s->n;
     }
-    /* The queue's timeline semaphore, signalled by the program's last batch. */
+    uvk_pending_t *p = NULL;
     uint64_t value = 0;
-    VkSemaphore semaphore = total > 0 ? queue_timeline(o, queue, &value) : VK_NULL_HANDLE;
+    VkSemaphore semaphore = VK_NULL_HANDLE;
+    if (total > 0) {
+        /* The program's fence tells when the submission is done; without one,
+           the queue's timeline semaphore, signalled by the program's last batch. */
+        if (fence == VK_NULL_HANDLE)
+            semaphore = queue_timeline(o, queue, &value);
+        /* A named command buffer's execution is a range around its operations. */
+        int ranges = uvk_dt_wanted(UPTI_TRACING_KIND_MARKER_API, UPTI_MARKER_API_RANGE_START);
+        upti_runtime_correlation_t submit_corr;
+        if (ranges)
+            upti_runtime_capture_correlation(NULL, &submit_corr);
+        p = pending_get(total + (ranges ? 2 * ncb : 0));
+        for (uint32_t i = 0; p != NULL && i < ncb; i++) {
+            uvk_cb_t *s = uvk_cb_find(cbs[i]);
+            if (s == NULL || s->n == 0 || p->n + s->n + (ranges ? 2 : 0) > p->cap)
+                continue;
+            char name[UVK_NAME_MAX];
+            int named = ranges && uvk_object_name(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)cbs[i], name);
+            if (named)
+                cb_range(&p->d[p->n++], UPTI_MARKER_API_RANGE_START, name, &submit_corr);
+            memcpy(&p->d[p->n], s->d, s->n * sizeof *p->d);
+            p->n += s->n;
+            if (named)
+                cb_range(&p->d[p->n++], UPTI_MARKER_API_RANGE_STOP, name, &submit_corr);
+        }
+    }
     pthread_mutex_unlock(&uvk_dt_lock);
-    /* A named command buffer's execution is a range around its operations. */
-    int ranges = total > 0 && uvk_dt_wanted(UPTI_TRACING_KIND_MARKER_API, UPTI_MARKER_API_RANGE_START);
-    if (ranges)
-        total += 2 * ncb;
-    upti_runtime_correlation_t submit_corr;
-    upti_runtime_capture_correlation(NULL, &submit_corr);
     upti_timestamp_t submitted = uvk_now();
     int attached = 0;
     VkResult r = call(ctx, semaphore, value, &attached);
-    if (r != VK_SUCCESS || total == 0)
+    if (p == NULL)
         return r;
-    uvk_pending_t *p = calloc(1, sizeof *p);
-    uvk_op_t *d = p != NULL ? malloc(total * sizeof *d) : NULL;
-    if (d == NULL) {
-        free(p);
+    if (r != VK_SUCCESS) {
+        pthread_mutex_lock(&uvk_dt_lock);
+        pending_put(p);
+        pthread_mutex_unlock(&uvk_dt_lock);
         return r;
     }
     p->dev = o;
     p->queue = queue;
     p->program_fence = fence;
     p->submitted = submitted;
-    p->d = d;
     if (attached) {
         p->semaphore = semaphore;
         p->value = value;
-    } else {
+    } else if (fence == VK_NULL_HANDLE) {
         /* One fence of the layer's after the program's batches: signalled when they are done. */
         VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         pthread_mutex_lock(&uvk_dt_lock);
@@ -380,21 +521,6 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
             p->fence = VK_NULL_HANDLE;
         }
     }
-    pthread_mutex_lock(&uvk_dt_lock);
-    for (uint32_t i = 0; i < ncb; i++) {
-        uvk_cb_t *s = uvk_cb_find(cbs[i]);
-        if (s == NULL || s->n == 0 || p->n + s->n + 2 > total + (ranges ? 0 : 2))
-            continue;
-        char name[UVK_NAME_MAX];
-        int named = ranges && uvk_object_name(VK_OBJECT_TYPE_COMMAND_BUFFER, (uint64_t)(uintptr_t)cbs[i], name);
-        if (named)
-            cb_range(&p->d[p->n++], UPTI_MARKER_API_RANGE_START, name, &submit_corr);
-        memcpy(&p->d[p->n], s->d, s->n * sizeof *d);
-        p->n += s->n;
-        if (named)
-            cb_range(&p->d[p->n++], UPTI_MARKER_API_RANGE_STOP, name, &submit_corr);
-    }
-    pthread_mutex_unlock(&uvk_dt_lock);
     /* DISPATCHED before p can be read (and COMPLETED reported): it is not yet published. */
     if (uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_DISPATCHED))
         for (uint32_t i = 0; i < p->n; i++) {
@@ -407,25 +533,7 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
                               o->dt.phys);
         }
     pthread_mutex_lock(&uvk_dt_lock);
-    for (uint32_t i = 0; i < ncb; i++) {
-        uvk_cb_t *s = uvk_cb_find(cbs[i]);
-        if (s == NULL || s->n == 0)
-            continue;
-        s->inflight = p;
-        for (uint32_t k = 0; k < s->nexec; k++) {
-            uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
-            if (sec != NULL)
-                sec->inflight = p;
-        }
-    }
-    untime_repeated_secondaries(p);
-    if (p->fence == VK_NULL_HANDLE && p->semaphore == VK_NULL_HANDLE) {
-        /* Without a fence or semaphore of its own the layer cannot know when to read: no device times. */
-        for (uint32_t i = 0; i < p->n; i++)
-            p->d[i].query = UINT32_MAX;
-    }
-    p->next = uvk_dt_pending;
-    UVK_STORE(uvk_dt_pending, p);
+    publish_locked(p, cbs, ncb);
     pthread_mutex_unlock(&uvk_dt_lock);
     return r;
 }
@@ -530,7 +638,8 @@ VkResult uvk_dt_vkQueueSubmit(const upti_vulkan_dispatch_t *n, VkQueue queue, ui
     uint32_t ncb = 0;
     for (uint32_t i = 0; i < count; i++)
         ncb += submits[i].commandBufferCount;
-    VkCommandBuffer *cbs = malloc((ncb + 1) * sizeof *cbs);
+    VkCommandBuffer cbs_small[16] = {0};
+    VkCommandBuffer *cbs = ncb <= 16 ? cbs_small : malloc(ncb * sizeof *cbs);
     if (cbs == NULL)
         return n->vkQueueSubmit(queue, count, submits, fence);
     ncb = 0;
@@ -539,7 +648,8 @@ VkResult uvk_dt_vkQueueSubmit(const upti_vulkan_dispatch_t *n, VkQueue queue, ui
             cbs[ncb++] = submits[i].pCommandBuffers[j];
     submit_args_t a = {n, NULL, queue, count, submits, NULL, fence};
     VkResult r = submit_traced(n, queue, fence, cbs, ncb, call_submit, &a);
-    free(cbs);
+    if (cbs != cbs_small)
+        free(cbs);
     return r;
 }
 
@@ -551,7 +661,8 @@ static VkResult submit2(const upti_vulkan_dispatch_t *n, PFN_vkQueueSubmit2 fn, 
     uint32_t ncb = 0;
     for (uint32_t i = 0; i < count; i++)
         ncb += submits[i].commandBufferInfoCount;
-    VkCommandBuffer *cbs = malloc((ncb + 1) * sizeof *cbs);
+    VkCommandBuffer cbs_small[16] = {0};
+    VkCommandBuffer *cbs = ncb <= 16 ? cbs_small : malloc(ncb * sizeof *cbs);
     if (cbs == NULL)
         return fn(queue, count, submits, fence);
     ncb = 0;
@@ -560,7 +671,8 @@ static VkResult submit2(const upti_vulkan_dispatch_t *n, PFN_vkQueueSubmit2 fn, 
             cbs[ncb++] = submits[i].pCommandBufferInfos[j].commandBuffer;
     submit_args_t a = {n, fn, queue, count, NULL, submits, fence};
     VkResult r = submit_traced(n, queue, fence, cbs, ncb, call_submit2, &a);
-    free(cbs);
+    if (cbs != cbs_small)
+        free(cbs);
     return r;
 }
 
@@ -582,9 +694,9 @@ VkResult uvk_dt_vkWaitForFences(const upti_vulkan_dispatch_t *n, VkDevice device
     VkResult r = n->vkWaitForFences(device, count, fences, all, timeout);
     uvk_object_t *o = uvk_object_of(n);
     if (r == VK_SUCCESS && UVK_LOAD(uvk_dt_pending) != NULL) {
-        /* The program waited for these submissions: the layer's fence, submitted
-           right after each, follows at once. Read them now (waiting for that
-           fence), so that their records are out when the wait returns. */
+        /* The program waited for these submissions: read them now, so that their
+           records are out when the wait returns (those marked by a layer's fence
+           or semaphore, which follows the program's at once, after waiting for it). */
         pthread_mutex_lock(&uvk_dt_lock);
         for (int again = 1; again;) {
             again = 0;
@@ -594,7 +706,7 @@ VkResult uvk_dt_vkWaitForFences(const upti_vulkan_dispatch_t *n, VkDevice device
                     waited = p->dev == o && p->program_fence != VK_NULL_HANDLE && p->program_fence == fences[i] &&
                              (all || o->next.vkGetFenceStatus(o->device, fences[i]) == VK_SUCCESS);
                 if (waited) {
-                    again = uvk_pending_complete(p, 1); /* p is gone then: start over */
+                    again = uvk_pending_complete(p, UVK_FENCE_SIGNALLED); /* p is gone then: start over */
                     break;
                 }
             }
@@ -605,6 +717,48 @@ VkResult uvk_dt_vkWaitForFences(const upti_vulkan_dispatch_t *n, VkDevice device
     return r;
 }
 
+/* The program resets or destroys fences: a submission that one of them
+   marks is done by then (a fence must not be in use for either), and is
+   read now, before the fence's state is gone. One that is not done (the
+   program broke that rule) is emitted without device times. */
+static void fences_released(uvk_object_t *o, uint32_t count, const VkFence *fences)
+{
+    if (UVK_LOAD(uvk_dt_pending) == NULL || fences == NULL)
+        return;
+    pthread_mutex_lock(&uvk_dt_lock);
+    for (int again = 1; again;) {
+        again = 0;
+        for (uvk_pending_t *p = uvk_dt_pending; p != NULL && !again; p = p->next) {
+            if (p->dev != o || p->program_fence == VK_NULL_HANDLE || p->fence != VK_NULL_HANDLE ||
+                p->semaphore != VK_NULL_HANDLE)
+                continue;
+            for (uint32_t i = 0; i < count && !again; i++)
+                if (fences[i] == p->program_fence) {
+                    if (!uvk_pending_complete(p, 0)) {
+                        p->fence_lost = 1;
+                        uvk_pending_complete(p, 0);
+                    }
+                    again = 1; /* p is gone: start over */
+                }
+        }
+    }
+    pthread_mutex_unlock(&uvk_dt_lock);
+}
+
+VkResult uvk_dt_vkResetFences(const upti_vulkan_dispatch_t *n, VkDevice device, uint32_t count, const VkFence *fences)
+{
+    fences_released(uvk_object_of(n), count, fences);
+    return n->vkResetFences(device, count, fences);
+}
+
+void uvk_dt_vkDestroyFence(const upti_vulkan_dispatch_t *n, VkDevice device, VkFence fence,
+                           const VkAllocationCallbacks *allocator)
+{
+    if (fence != VK_NULL_HANDLE)
+        fences_released(uvk_object_of(n), 1, &fence);
+    n->vkDestroyFence(device, fence, allocator);
+}
+
 VkResult uvk_dt_vkGetFenceStatus(const upti_vulkan_dispatch_t *n, VkDevice device, VkFence fence)
 {
     VkResult r = n->vkGetFenceStatus(device, fence);
@@ -612,10 +766,14 @@ VkResult uvk_dt_vkGetFenceStatus(const upti_vulkan_dispatch_t *n, VkDevice devic
     return r;
 }
 
+/* The queue (or the device) is idle: what was submitted before is read with
+   the clock's current mapping, then a measured clock is measured again. */
 VkResult uvk_dt_vkQueueWaitIdle(const upti_vulkan_dispatch_t *n, VkQueue queue)
 {
     VkResult r = n->vkQueueWaitIdle(queue);
     poll(uvk_object_of(n));
+    if (r == VK_SUCCESS)
+        uvk_probe_refresh(uvk_object_of(n), queue);
     return r;
 }
 
@@ -623,6 +781,8 @@ VkResult uvk_dt_vkDeviceWaitIdle(const upti_vulkan_dispatch_t *n, VkDevice devic
 {
     VkResult r = n->vkDeviceWaitIdle(device);
     poll(uvk_object_of(n));
+    if (r == VK_SUCCESS)
+        uvk_probe_refresh(uvk_object_of(n), VK_NULL_HANDLE);
     return r;
 }
 
@@ -639,6 +799,7 @@ void uvk_dt_device_destroying(uvk_object_t *o)
         o->next.vkDestroyFence(o->device, o->dt.spare[--o->dt.nspare], NULL);
     while (o->dt.ntimeline > 0)
         o->next.vkDestroySemaphore(o->device, o->dt.timeline[--o->dt.ntimeline].semaphore, NULL);
+    uvk_probe_destroy(o);
     pthread_mutex_unlock(&uvk_dt_lock);
 }
 

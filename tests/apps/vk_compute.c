@@ -2,7 +2,7 @@
  * app and a benchmark stand alone. */
 /* vk_compute: a plain Vulkan compute program (no UPTI) for the Vulkan tests.
  *
- *   vk_compute [SUBMITS [submit2|secondary]]
+ *   vk_compute [SUBMITS [submit2|secondary|... [nofence]]]
  *     SUBMITS    default 10
  *     submit2    submits with Vulkan 1.3's vkQueueSubmit2
  *     secondary  the dispatch, barrier and copy are recorded into a secondary
@@ -15,6 +15,10 @@
  *                number (a VkTimelineSemaphoreSubmitInfo chained to it), whose
  *                value is checked after each fence wait
  *     timeline_off  the program turns timeline semaphores off in that structure
+ *     nofence    (third argument, with any of the above or "plain") submits
+ *                without a fence and waits for each submit with vkQueueWaitIdle
+ *     semwait    (third argument, with timeline) waits for each submit with
+ *                the timeline semaphore only, then resets the fence
  *     labels     VK_EXT_debug_utils: the pipeline is named "doubler", the
  *                command buffer "work", the dispatch is inside a
  *                command-buffer label "step", the submit loop inside a queue
@@ -189,6 +193,8 @@ int main(int argc, char **argv)
     int use_labels = argc > 2 && strcmp(argv[2], "labels") == 0;
     int timeline_off = argc > 2 && strcmp(argv[2], "timeline_off") == 0;
     int use_timeline = timeline_off || (argc > 2 && strcmp(argv[2], "timeline") == 0);
+    int no_fence = argc > 3 && strcmp(argv[3], "nofence") == 0;
+    int sem_wait = argc > 3 && strcmp(argv[3], "semwait") == 0;
 
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                              .pApplicationName = "vk_compute",
@@ -431,12 +437,17 @@ int main(int argc, char **argv)
         ocl_step(&ocl);
 #endif
         signal_value = (uint64_t)s + 1;
+        VkFence submit_fence = no_fence ? VK_NULL_HANDLE : fence;
         if (use_submit2)
-            CHECK_VK(vkQueueSubmit2(queue, 1, &si2, fence));
+            CHECK_VK(vkQueueSubmit2(queue, 1, &si2, submit_fence));
         else
-            CHECK_VK(vkQueueSubmit(queue, 1, &si, fence));
-        CHECK_VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
-        CHECK_VK(vkResetFences(dev, 1, &fence));
+            CHECK_VK(vkQueueSubmit(queue, 1, &si, submit_fence));
+        if (no_fence) {
+            CHECK_VK(vkQueueWaitIdle(queue));
+        } else if (!sem_wait) {
+            CHECK_VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+            CHECK_VK(vkResetFences(dev, 1, &fence));
+        }
         /* The semaphore's signal may land just after the fence's: waited for (5 s at most). */
         VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
                                   .pSemaphores = &timeline, .pValues = &signal_value};
@@ -447,6 +458,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "vk_compute: timeline semaphore at %llu after submit %d\n", (unsigned long long)value, s + 1);
             return 1;
         }
+        if (sem_wait) /* the semaphore's value says the submission is done: so is its fence */
+            CHECK_VK(vkResetFences(dev, 1, &fence));
     }
     if (use_labels)
         queue_end_label(queue);

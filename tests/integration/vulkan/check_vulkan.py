@@ -41,6 +41,19 @@ Cases
   chain       a tool replaces vkCmdDispatch in the registered table: its
               entry forwards the one call, which is still traced
   no_tool     the layer without a tool: same output, no UPTI message
+  plain_nofence, timeline_nofence, timeline_off_nofence
+              vk_compute 3 [plain|timeline|timeline_off] nofence: submits
+              without a fence, each followed by vkQueueWaitIdle: the layer
+              learns completion from the timeline semaphore it signals in the
+              program's submit (added to the program's own
+              VkTimelineSemaphoreSubmitInfo with timeline), or from a fence
+              of its own (timeline_off); every execution has device times
+              inside its submit .. wait window
+  timeline_semwait
+              vk_compute 3 timeline semwait: submits with a fence, waits for
+              the program's timeline semaphore (vkWaitSemaphores, which the
+              layer does not follow), then resets the fence: the layer reads
+              the submission at the reset; device times inside submit .. reset
   upti_run    `upti run --vulkan-trace`: the database's Vulkan API rows
   mixed_subscriber
               vk_ocl_mixed 3 (OpenCL layer and Vulkan layer) under a
@@ -56,7 +69,15 @@ Cases
 Other programs (output bit for bit equal to bare, exact records)
   vadd        vk_vadd: one dispatch of vk_vadd.comp:main (128 groups), a
               barrier and a 32768-byte buffer copy, device times between
-              the submit and the end of its fence wait
+              the submit and the end of its fence wait; the clock mapped
+              by VK_EXT_calibrated_timestamps (metadata)
+  vadd_measured
+              the same with UPTI_VK_DISABLE_CALIBRATED=1: the layer measures
+              the device's clock; every operation has device times, within
+              the recorded error bound of the submit and the wait's end, and
+              the metadata names the measured_offset method; with
+              UPTI_VK_CLOCK_PROBE_INTERVAL_MS=0 the clock is measured 3
+              times (vkCreateDevice, vkQueueWaitIdle, vkDeviceWaitIdle)
   vadd_subscriber
               vk_vadd under a subscriber of every DRIVER_* domain: the three
               host synchronisations (vkWaitForFences, vkQueueWaitIdle,
@@ -141,14 +162,17 @@ SECONDARY = dict(ONCE, vkAllocateCommandBuffers=2, vkBeginCommandBuffer=2, vkEnd
                  vkCmdExecuteCommands=1)
 
 
-def check_tool_records(recs, submits, submit='vkQueueSubmit', once=ONCE):
+PER_SUBMIT_NOFENCE = ('vkQueueSubmit', 'vkQueueWaitIdle')
+
+
+def check_tool_records(recs, submits, submit='vkQueueSubmit', once=ONCE, per_submit=PER_SUBMIT):
     expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
     expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
     api = [r for r in recs if r['_t'] == 'API']
     counts = collections.Counter(r['op'] for r in api)
     for name, n in once.items():
         expect(counts[name] == n, f'{name}: {counts[name]} API records, expected {n}')
-    for name in PER_SUBMIT:
+    for name in per_submit:
         name = submit if name == 'vkQueueSubmit' else name
         expect(counts[name] == submits, f'{name}: {counts[name]} API records, expected {submits}')
     other = 'vkQueueSubmit2' if submit == 'vkQueueSubmit' else 'vkQueueSubmit'
@@ -313,8 +337,9 @@ def device_records(recs, kind):
     return sorted((r for r in recs if r['_t'] == kind), key=lambda r: int(r['queued']))
 
 
-def check_window(recs, r):
-    """r ran after its submit began and ended before the fence wait that followed it returned.
+def check_window(recs, r, bound=0):
+    """r ran after its submit began and ended before the fence wait that followed it returned
+    (give or take bound ns, the uncertainty of a measured clock).
     The test programs submit on the thread that recorded: submits of other threads may overlap."""
     api = [x for x in recs if x['_t'] == 'API']
     sub = [x for x in api if x['op'] == 'vkQueueSubmit' and x['tid'] == r['tid'] and
@@ -323,8 +348,33 @@ def check_window(recs, r):
     waits = [x for x in api if x['op'] == 'vkWaitForFences' and x['tid'] == sub[0]['tid'] and
              int(x['start']) >= int(sub[0]['end'])]
     wait = min(waits, key=lambda x: int(x['start']))
-    expect(int(sub[0]['start']) <= int(r['start']) <= int(r['end']) <= int(wait['end']),
-           'device times outside submit .. wait end: ' + r['line'])
+    expect(int(sub[0]['start']) - bound <= int(r['start']) <= int(r['end']) <= int(wait['end']) + bound,
+           'device times outside submit .. wait end (bound %d ns): %s' % (bound, r['line']))
+    expect(int(r['start']) >= int(r['submit']) - bound,
+           'device start before its submit timestamp (bound %d ns): %s' % (bound, r['line']))
+
+
+def metadata(recs):
+    """The runtimes' metadata the test tool wrote at finalize (META lines)."""
+    return {k: v for r in recs if r['_t'] == 'META' for k, v in r.items() if k not in ('_t', 'line')}
+
+
+def check_clock(recs, method):
+    """The clock mapping's metadata: the method, the number of mappings (one per
+    submission read) and the largest uncertainty, in ns; returns that."""
+    meta = metadata(recs)
+    keys = {'vulkan.calibration_method', 'vulkan.calibrations', 'vulkan.calibration_max_deviation_ns'}
+    if method == 'measured_offset':
+        # Measured at vkCreateDevice, then again at vkQueueWaitIdle and vkDeviceWaitIdle
+        # (UPTI_VK_CLOCK_PROBE_INTERVAL_MS=0: at every one).
+        keys.add('vulkan.clock_measurements')
+        expect(meta.get('vulkan.clock_measurements') == '3', 'clock measurements: %s' % meta)
+    expect(set(meta) == keys, 'clock metadata: %s' % meta)
+    expect(meta['vulkan.calibration_method'] == method, 'calibration method %s, expected %s' %
+           (meta['vulkan.calibration_method'], method))
+    expect(meta['vulkan.calibrations'] == '1' and meta['vulkan.calibration_max_deviation_ns'].isdigit(),
+           'clock metadata: %s' % meta)
+    return int(meta['vulkan.calibration_max_deviation_ns'])
 
 
 def check_program(case, recs):
@@ -333,10 +383,18 @@ def check_program(case, recs):
     api = [r for r in recs if r['_t'] == 'API']
     by_corr = {r['corr']: r for r in api}
     kernels, copies = device_records(recs, 'KERNEL'), device_records(recs, 'COPY')
+    # vadd_measured: the device's clock measured by the layer, not calibrated: device times
+    # within the measurement's error bound of the host calls around them.
+    bound = 0
+    if case in ('vadd', 'vadd_measured'):
+        bound = check_clock(recs, 'measured_offset' if case == 'vadd_measured' else 'calibrated_timestamps')
+        expect(case == 'vadd_measured' or bound < 1000000, 'calibrated clock uncertain by %d ns' % bound)
+        bound = bound if case == 'vadd_measured' else 0
     for r in kernels + copies:
         expect(by_corr.get(r['corr'], {}).get('tid') == r['tid'], 'record not on its recording thread: ' + r['line'])
-        check_window(recs, r)
-    if case == 'vadd':
+        expect(0 < int(r['start']) <= int(r['end']), 'no device times: ' + r['line'])
+        check_window(recs, r, bound)
+    if case in ('vadd', 'vadd_measured'):
         expect([(k['op'], k['name'], k['groups'], by_corr[k['corr']]['op']) for k in kernels] ==
                [('VK_DISPATCH', 'vk_vadd.comp:main', '128,1,1', 'vkCmdDispatch')], 'kernels: %s' % kernels)
         expect([(c['op'], c['bytes'], c['dir']) for c in copies] == [('BARRIER', '0', '0'),
@@ -417,15 +475,16 @@ def check_mixed_subscriber(recs, submits):
            'DISPATCHED per command: %s' % dict(dispatched))
 
 
-def check_kernels(recs, submits, submit='vkQueueSubmit', name=KERNEL_NAME):
+def check_kernels(recs, submits, submit='vkQueueSubmit', name=KERNEL_NAME, wait='vkWaitForFences'):
     """One record per execution of the recorded vkCmdDispatch, on UPTI's clock:
-    after its vkQueueSubmit began, before the vkWaitForFences after it returned."""
+    after its vkQueueSubmit began, before the wait after it (vkWaitForFences,
+    or vkQueueWaitIdle for a submit without a fence) returned."""
     api = [r for r in recs if r['_t'] == 'API']
     kernels = sorted((r for r in recs if r['_t'] == 'KERNEL'), key=lambda r: int(r['submit']))
     expect(len(kernels) == submits, f'{len(kernels)} KERNEL_DISPATCH records, expected {submits}')
     dispatch = [r for r in api if r['op'] == 'vkCmdDispatch'][0]
     subs = [r for r in api if r['op'] == submit]
-    waits = [r for r in api if r['op'] == 'vkWaitForFences']
+    waits = [r for r in api if r['op'] == wait]
     for k, s, w in zip(kernels, subs, waits):
         expect(k['op'] == 'VK_DISPATCH' and k['name'] == name and k['groups'] == '64,1,1',
                'kernel record: ' + k['line'])
@@ -511,7 +570,12 @@ def main():
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels',
                                                             'timeline', 'timeline_off')
                                     else [])
-    if a.case in ('vadd', 'threads', 'copies', 'copies2', 'vadd_subscriber'):
+    nofence = a.case.endswith('nofence')
+    if nofence:  # plain_nofence, timeline_nofence, timeline_off_nofence
+        argv = [a.app, str(submits), a.case[:-len('_nofence')], 'nofence']
+    if a.case == 'timeline_semwait':
+        argv = [a.app, str(submits), 'timeline', 'semwait']
+    if a.case in ('vadd', 'vadd_measured', 'threads', 'copies', 'copies2', 'vadd_subscriber'):
         argv = [a.app] + {'threads': ['3', '4'], 'copies2': ['copy2']}.get(a.case, [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
     rc0, out0, err0 = run(argv, base)
@@ -585,8 +649,10 @@ def main():
                f'{symbols} kernels joined to their pipeline symbol, modules {modules}')
         # One clock: a calibration per submission read, the largest deviation kept.
         meta = dict(con.execute("SELECT key, value FROM metadata WHERE key LIKE 'vulkan.%'"))
-        expect(set(meta) == {'vulkan.calibrations', 'vulkan.calibration_max_deviation_ns'} and
-               meta['vulkan.calibrations'] == str(submits) and meta['vulkan.calibration_max_deviation_ns'].isdigit(),
+        expect(set(meta) == {'vulkan.calibrations', 'vulkan.calibration_max_deviation_ns',
+                             'vulkan.calibration_method'} and
+               meta['vulkan.calibrations'] == str(submits) and meta['vulkan.calibration_max_deviation_ns'].isdigit()
+               and meta['vulkan.calibration_method'] == 'calibrated_timestamps',
                f'calibration metadata: {meta}')
         print('PASS upti_run (%d Vulkan API rows)' % sum(rows.values()))
         return
@@ -599,6 +665,9 @@ def main():
         env['UPTI_TOOL_LIBRARIES'] = a.chain_tool
     if a.case == 'api_only':
         env['UPTI_VK_TEST_NO_KERNELS'] = '1'
+    if a.case == 'vadd_measured':
+        env['UPTI_VK_DISABLE_CALIBRATED'] = '1'
+        env['UPTI_VK_CLOCK_PROBE_INTERVAL_MS'] = '0'
     if a.case in ('subscriber', 'vadd_subscriber', 'mixed_subscriber'):
         env['UPTI_TOOL_LIBRARIES'] = a.sub_tool
     if a.case == 'mixed_subscriber':
@@ -638,13 +707,31 @@ def main():
         check_vadd_subscriber(recs)
         print('PASS vadd_subscriber')
         return
-    if a.case in ('vadd', 'threads', 'copies', 'copies2'):
+    if a.case in ('vadd', 'vadd_measured', 'threads', 'copies', 'copies2'):
         check_program(a.case, recs)
         print('PASS ' + a.case)
         return
     if a.case == 'subscriber':
         check_subscriber(recs, submits)
         print('PASS subscriber')
+        return
+    if nofence:
+        # No fence: vkQueueWaitIdle after each submit (the layer learns completion from its
+        # timeline semaphore, or from a fence of its own where timeline semaphores are off).
+        check_tool_records(recs, submits, submit, ONCE, PER_SUBMIT_NOFENCE)
+        expect(not any(r['op'] in ('vkWaitForFences', 'vkResetFences') for r in recs if r['_t'] == 'API'),
+               'fence calls in a run without fences')
+        check_kernels(recs, submits, submit, KERNEL_NAME, 'vkQueueWaitIdle')
+        check_code_objects(recs)
+        print('PASS ' + a.case)
+        return
+    if a.case == 'timeline_semwait':
+        # The fence is reset without a fence wait: the layer reads the submission it marks then.
+        check_tool_records(recs, submits, submit, ONCE, ('vkQueueSubmit', 'vkResetFences'))
+        expect(not any(r['op'] == 'vkWaitForFences' for r in recs if r['_t'] == 'API'), 'a fence wait')
+        check_kernels(recs, submits, submit, KERNEL_NAME, 'vkResetFences')
+        check_code_objects(recs)
+        print('PASS ' + a.case)
         return
     check_tool_records(recs, submits, submit, {'secondary': SECONDARY, 'labels': LABELS}.get(a.case, ONCE))
     if a.case == 'api_only':

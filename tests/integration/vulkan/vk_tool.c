@@ -11,6 +11,7 @@
  *   CODE OP phase=LOAD|UNLOAD module=M kernel=K name=N    CODE_OBJECT
  *   MARK OP range=R ts=T corr=C tid=T msg=M      MARKER_API (labels)
  *   AGENT type=N name=NAME                       agents of runtime "vulkan"
+ *   META KEY=VALUE                               the runtimes' metadata, at finalize
  *   TABLE version=V entries=N                    the registered table (CHAIN)
  *   CHAIN forwarded=N, FINALIZE
  */
@@ -178,10 +179,17 @@ static int initialize(upti_client_finalize_t fini, void *data)
     return 0;
 }
 
+static void metadata_cb(const char *key, const char *value, void *data)
+{
+    (void)data;
+    fprintf(g_out, "META %s=%s\n", key, value);
+}
+
 static void finalize(void *data)
 {
     (void)data;
     upti_query_available_agents(agents_cb, NULL);
+    upti_query_runtime_metadata(metadata_cb, NULL);
     pthread_mutex_lock(&g_lock);
 #ifdef CHAIN
     fprintf(g_out, "CHAIN forwarded=%ld\n", g_forwarded);
