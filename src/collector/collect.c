@@ -15,6 +15,7 @@
  * held before the failure stays whole and is converted as usual.
  */
 #include "collector.h"
+#include "output.h"
 #include "proc_stat.h"
 #include "ring_futex.h"
 #include "spool.h"
@@ -201,7 +202,7 @@ static int add_ring(struct collector *k, const char *path)
         h->slot_bytes != UPTI_RING_SLOT_BYTES || h->file_size != (uint64_t)st.st_size ||
         h->record_abi != sizeof(void *) || (h->slot_size & (h->slot_size - 1)) != 0 ||
         h->max_slots == 0 || h->max_slots > 65536) {
-        fprintf(stderr, "upti: %s is not a ring file this collector reads: skipped\n", path);
+        uo_report("%s is not a ring file this collector reads: skipped", path);
         munmap(map, (size_t)st.st_size);
         struct ring *r = &k->rings[k->num_rings++];
         *r = (struct ring){.path = strdup(path), .done = 1, .pidfd = -1};
@@ -249,7 +250,7 @@ static void scan_dir(struct collector *k)
 
 static int fail(const char *what, const char *path)
 {
-    fprintf(stderr, "upti: %s %s: %s\n", what, path, strerror(errno));
+    uo_report("%s %s: %s", what, path, strerror(errno));
     return -1;
 }
 
@@ -260,9 +261,8 @@ static void spool_failed(struct collector *k)
     if (k->discarding)
         return;
     snprintf(k->reason, sizeof k->reason, "%s", strerror(errno));
-    fprintf(stderr, "upti: cannot write the spool %s: %s: the records the rings still hold are "
-                    "counted and discarded\n",
-            k->opts->spool, k->reason);
+    uo_report("cannot write the spool %s: %s: the records the rings still hold are counted and "
+              "discarded", k->opts->spool, k->reason);
     k->discarding = 1;
 }
 
@@ -367,8 +367,8 @@ static long long drain_ring(struct collector *k, struct ring *r)
         }
         if (head != tail) {
             if (head - tail > size || slot->data_offset + size > r->map_size) {
-                fprintf(stderr, "upti: %s: slot %u is corrupt (head %llu, tail %llu): skipped\n",
-                        r->path, i, (unsigned long long)head, (unsigned long long)tail);
+                uo_report("%s: slot %u is corrupt (head %llu, tail %llu): skipped", r->path, i,
+                          (unsigned long long)head, (unsigned long long)tail);
                 give_back(slot, head);
                 continue;
             }
@@ -469,7 +469,7 @@ int ur_collect(const ur_collect_opts *opts)
         spool_failed(k); /* the rings are drained all the same */
     for (int i = 0; i < opts->num_files; i++)
         if (!add_ring(k, opts->files[i]))
-            fprintf(stderr, "upti: %s is not a ring file: skipped\n", opts->files[i]);
+            uo_report("%s is not a ring file: skipped", opts->files[i]);
     int rc = 0;
     uint64_t pass = 0;
     for (;;) {

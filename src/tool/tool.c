@@ -227,11 +227,12 @@ static void drain_args(void)
     }
 }
 
-static void warn(const char *fmt, const char *a, const char *b)
+/* src/output's messages (a database's first error, an output written under
+ * another name): this program's, said through UPTI's log like the tool's own. */
+static void report_output_problem(void *data, const char *message)
 {
-    fprintf(stderr, "upti: ");
-    fprintf(stderr, fmt, a ? a : "", b ? b : "");
-    fputc('\n', stderr);
+    (void)data;
+    upti_log_error("%s", message);
 }
 
 static uint64_t now_ns(void)
@@ -276,7 +277,7 @@ static unsigned parse_kinds(const char *s)
         if (strcmp(t, "all") == 0)
             bits = ~0u;
         else if (i == sizeof k_kinds / sizeof k_kinds[0] && !kind_known(t))
-            warn("UPTI_TRACE_KINDS: unknown kind '%s'%s (ignored)", t, NULL);
+            upti_log_warning("UPTI_TRACE_KINDS: unknown kind '%s' (ignored)", t);
     }
     free(copy);
     return bits;
@@ -298,7 +299,7 @@ static unsigned parse_formats(const char *s)
         else if (strcmp(t, "csv") == 0)
             bits |= UO_FORMAT_CSV;
         else
-            warn("UPTI_TRACE_FORMATS: unknown format '%s'%s", t, NULL);
+            upti_log_warning("UPTI_TRACE_FORMATS: unknown format '%s'", t);
     }
     free(copy);
     return bits;
@@ -323,7 +324,7 @@ static int compile(regex_t *re, const char *var)
     if (v == NULL || v[0] == '\0')
         return 0;
     if (regcomp(re, v, REG_EXTENDED | REG_NOSUB) != 0) {
-        warn("%s: invalid regular expression '%s' (ignored)", var, v);
+        upti_log_warning("%s: invalid regular expression '%s' (ignored)", var, v);
         return 0;
     }
     return 1;
@@ -571,8 +572,8 @@ static void start_tool_thread(void)
     int rc = pthread_create(&g_tool_thread, NULL, tool_thread, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
-        warn("cannot start the tool's thread (%s)%s: records are committed only as they arrive",
-             strerror(rc), NULL);
+        upti_log_warning("cannot start the tool's thread (%s): records are committed only as "
+                         "they arrive", strerror(rc));
         return;
     }
     pthread_detach(g_tool_thread);
@@ -692,7 +693,7 @@ static void add_to_manifest(void)
     snprintf(formats, sizeof formats, "%u", g.formats);
     const char *fields[] = {"db", pid, g.db_path, g.base, formats};
     if (uo_manifest_add(fields, 5) != 0)
-        warn("cannot add %s to the run's manifest%s", g.db_path, NULL);
+        upti_log_warning("cannot add %s to the run's manifest", g.db_path);
 }
 
 /* Creates this process's output (<base>.db, or the fallback) and opens the
@@ -711,14 +712,14 @@ static int open_output(void)
         char *fallback = uo_fallback_base(g.base);
         int fd = fallback != NULL ? claim_output(&fallback) : -1;
         if (fd >= 0) {
-            fprintf(stderr, "upti: cannot create %s.db (%s): the trace goes to %s.db instead\n",
-                    g.base, reason, fallback);
+            upti_log_warning("cannot create %s.db (%s): the trace goes to %s.db instead", g.base,
+                             reason, fallback);
             free(g.base);
             g.base = fallback;
             g.lock_fd = fd;
         } else {
-            fprintf(stderr, "upti: cannot create %s.db (%s) nor a fallback in $TMPDIR or /tmp: "
-                    "nothing is traced\n", g.base, reason);
+            upti_log_error("cannot create %s.db (%s) nor a fallback in $TMPDIR or /tmp: "
+                           "nothing is traced", g.base, reason);
             free(fallback);
             return -1;
         }
@@ -748,7 +749,7 @@ static int open_output(void)
     g.db = uo_db_create(g.db_path, &proc, uo_upti_operation_name, err, sizeof err);
     free(cmd);
     if (g.db == NULL) {
-        warn("%s%s: nothing is traced", err, NULL);
+        upti_log_error("%s: nothing is traced", err);
         return -1;
     }
     const char *session = getenv("UPTI_TRACE_SESSION_START");
@@ -762,8 +763,8 @@ static int open_output(void)
         if (upti_parse_iteration_range(iterations, &range) == 0)
             uo_db_set_kernel_iterations(g.db, &range);
         else
-            warn("UPTI_TRACE_KERNEL_ITERATIONS='%s' is not N, N-M, N- or a comma list of them "
-                 "(e.g. [1-3,5])%s: every execution is kept", iterations, NULL);
+            upti_log_warning("UPTI_TRACE_KERNEL_ITERATIONS='%s' is not N, N-M, N- or a comma "
+                             "list of them (e.g. [1-3,5]): every execution is kept", iterations);
     }
     add_to_manifest();
     return 0;
@@ -774,6 +775,7 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
     (void)data;
     g.finalize = finalize;
     g.pid = getpid();
+    uo_set_reporter(report_output_problem, NULL);
     g.kinds = parse_kinds(getenv("UPTI_TRACE_KINDS"));
     g.formats = parse_formats(getenv("UPTI_TRACE_FORMATS"));
     g.stats = upti_env_get(UPTI_ENV_TRACE_STATS) != 0;
@@ -808,7 +810,7 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
             continue;
         upti_status_t s = upti_configure_buffer_tracing_service(g.context, kind, NULL, 0, g.buffer);
         if (s != UPTI_STATUS_SUCCESS && s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
-            warn("cannot trace %s: %s", k_kinds[i].name, upti_get_status_string(s));
+            upti_log_warning("cannot trace %s: %s", k_kinds[i].name, upti_get_status_string(s));
     }
     int args_ok = 0;
     if (st == UPTI_STATUS_SUCCESS && g.args) {
@@ -821,7 +823,7 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
         if (s == UPTI_STATUS_SUCCESS)
             args_ok = 1;
         else if (s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
-            warn("cannot record API arguments: %s%s", upti_get_status_string(s), NULL);
+            upti_log_warning("cannot record API arguments: %s", upti_get_status_string(s));
     }
     /* Started now, or when a capture window opens (capture.h: uptx_profiler_pause/resume
      * and the UPTI_TRACE_CAPTURE_* variables work without `upti run` too). */
@@ -830,7 +832,7 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
         st = ut_capture_start(gated, args_ok ? 2 : 1, g.buffer);
     }
     if (st != UPTI_STATUS_SUCCESS) {
-        warn("tracing not started: %s%s", upti_get_status_string(st), NULL);
+        upti_log_error("tracing not started: %s", upti_get_status_string(st));
         return 1;
     }
     pthread_atfork(fork_prepare, fork_parent, child_after_fork);
@@ -887,10 +889,10 @@ static void report_incomplete(uint64_t committed, uint64_t filtered)
     if (manifest != NULL && manifest[0] != '\0' && uo_manifest_add(fields, 6) == 0)
         return;
     uint64_t lost = g.received > committed + filtered ? g.received - committed - filtered : 0;
-    fprintf(stderr, "upti: the trace database %s could not be written: it holds %llu records; "
-            "%llu of the %llu records received are lost\n", g.db_path,
-            (unsigned long long)committed, (unsigned long long)lost,
-            (unsigned long long)g.received);
+    upti_log_error("the trace database %s could not be written: it holds %llu records; "
+                   "%llu of the %llu records received are lost", g.db_path,
+                   (unsigned long long)committed, (unsigned long long)lost,
+                   (unsigned long long)g.received);
 }
 
 static void tool_finalize(void *data)
@@ -921,7 +923,7 @@ static void tool_finalize(void *data)
     if (g.drops != 0) {
         char n[32];
         snprintf(n, sizeof n, "%llu", (unsigned long long)g.drops);
-        warn("%s records were dropped%s", n, NULL);
+        upti_log_warning("%s records were dropped", n);
     }
     uint64_t cut = 0;
     upti_get_marker_texts_truncated(&cut);
