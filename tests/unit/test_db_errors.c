@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 static int g_reports;
 static char g_last_report[1024];
@@ -23,7 +24,7 @@ static void count_report(void *data, const char *message)
     snprintf(g_last_report, sizeof g_last_report, "%s", message);
 }
 
-int main(void)
+UNIT_TEST(db_errors)
 {
     uo_set_reporter(count_report, &g_reports);
     char dir[] = "/tmp/upti-db-errors-XXXXXX";

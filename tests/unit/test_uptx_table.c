@@ -2,11 +2,11 @@
  * entry is used if the table's size reaches it (offsetof + sizeof of the
  * entry), else the call takes the no-tool path; the same rule in UPTI's
  * wrapper installation (src/sdk/marker_tracing.c). One process per case:
- *   unit_uptx_table header  the inline functions and libuptx's exported ones
- *                           with a version-1 table, one that ends between the
- *                           two profiler entries, a whole one and a larger one
- *   unit_uptx_table sdk     UPTI wraps the entries a table that ends between
- *                           the profiler entries has, and leaves the rest */
+ *   uptx_table.header  the inline functions and libuptx's exported ones
+ *                      with a version-1 table, one that ends between the
+ *                      two profiler entries, a whole one and a larger one
+ *   uptx_table.sdk     UPTI wraps the entries a table that ends between
+ *                      the profiler entries has, and leaves the rest */
 #include <uptx/uptx.h>
 #include <upti/upti.h>
 
@@ -17,6 +17,7 @@
 
 #include "sdk_entry.h"
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 enum { PUSH, POP, START, STOP, MARK, NAME_THREAD, NAME_CATEGORY, PAUSE, RESUME, ENTRIES };
 static int g_calls[ENTRIES];
@@ -128,15 +129,15 @@ static void test_sdk(void)
     CHECK_EQ_U64(g_calls[PAUSE], 1);
 }
 
-int main(int argc, char **argv)
+UNIT_TEST(uptx_table)
 {
-    const char *mode = argc > 1 ? argv[1] : "";
+    const char *mode = sub;
     if (strcmp(mode, "header") == 0) {
         test_header();
     } else if (strcmp(mode, "sdk") == 0) {
         test_sdk();
     } else {
-        fprintf(stderr, "usage: unit_uptx_table header|sdk\n");
+        fprintf(stderr, "usage: upti_unit_tests uptx_table.header|sdk\n");
         return 2;
     }
     return test_result(mode);
