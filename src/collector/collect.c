@@ -248,7 +248,8 @@ static void scan_dir(struct collector *k)
     closedir(d);
 }
 
-static int fail(const char *what, const char *path)
+/* Reports "WHAT PATH: strerror(errno)"; returns -1. */
+static int report_errno(const char *what, const char *path)
 {
     uo_report("%s %s: %s", what, path, strerror(errno));
     return -1;
@@ -537,7 +538,7 @@ int ur_collect(const ur_collect_opts *opts)
         free(k->rings[i].dropped_seen);
     }
     if (k->fd >= 0 && close(k->fd) != 0 && !k->discarding)
-        rc = fail("cannot write the spool", opts->spool) != 0;
+        rc = report_errno("cannot write the spool", opts->spool) != 0;
     if (opts->discarded != NULL)
         for (size_t i = 0; i < k->num_losses; i++)
             opts->discarded(opts->discarded_arg, k->losses[i].pid, k->losses[i].records, k->reason);

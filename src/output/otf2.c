@@ -260,7 +260,9 @@ static void evt_close(writer *w, OTF2_EvtWriter *ew, uint32_t loc)
         fail_otf2(w, "closing an event writer", rc);
 }
 
-static void evt(writer *w, OTF2_EvtWriter *ew, int enter, uint64_t ts, uint32_t region)
+/* Writes an Enter (enter) or a Leave event of region at ts to ew. */
+static void write_enter_or_leave(writer *w, OTF2_EvtWriter *ew, int enter, uint64_t ts,
+                                 uint32_t region)
 {
     if (ew == NULL || w->failed)
         return;
@@ -409,7 +411,7 @@ static void write_threads(writer *w)
         uint64_t end = (uint64_t)sqlite3_column_int64(st, 3);
         if (proc != cur_proc || tid != cur_tid) {
             for (; n > 0; n--)
-                evt(w, ew, 0, stk[n - 1].end, stk[n - 1].region);
+                write_enter_or_leave(w, ew, 0, stk[n - 1].end, stk[n - 1].region);
             evt_close(w, ew, loc);
             cur_proc = proc;
             cur_tid = tid;
@@ -423,7 +425,7 @@ static void write_threads(writer *w)
             ew = evt_open(w, loc);
         }
         for (; n > 0 && stk[n - 1].end <= start; n--)
-            evt(w, ew, 0, stk[n - 1].end, stk[n - 1].region);
+            write_enter_or_leave(w, ew, 0, stk[n - 1].end, stk[n - 1].region);
         if (end < start)
             end = start;
         if (n > 0 && end > stk[n - 1].end)
@@ -437,11 +439,11 @@ static void write_threads(writer *w)
             fail(w, "out of memory");
             break;
         }
-        evt(w, ew, 1, start, region);
+        write_enter_or_leave(w, ew, 1, start, region);
         stk[n++] = (open_ev){end, region};
     }
     for (; n > 0; n--)
-        evt(w, ew, 0, stk[n - 1].end, stk[n - 1].region);
+        write_enter_or_leave(w, ew, 0, stk[n - 1].end, stk[n - 1].region);
     evt_close(w, ew, loc);
     free(stk);
     sqlite3_finalize(st);
@@ -520,8 +522,8 @@ static void write_lanes(writer *w, const char *sql, int device)
         if (runtime && strcmp(runtime, "opencl") == 0)
             paradigm = OTF2_PARADIGM_OPENCL;
         uint32_t region = region_of(w, kind, sqlite3_column_int64(st, 4), paradigm);
-        evt(w, ln[i].ew, 1, start, region);
-        evt(w, ln[i].ew, 0, end, region);
+        write_enter_or_leave(w, ln[i].ew, 1, start, region);
+        write_enter_or_leave(w, ln[i].ew, 0, end, region);
         ln[i].end = end;
     }
     lanes_close(w, ln, &n);
