@@ -31,12 +31,12 @@
 #include <unistd.h>
 
 /* ---- strings, each text once ---- */
-typedef struct strtab {
+typedef struct string_table {
     char **text;   /* by OTF2 string id */
     size_t n, cap;
     uint32_t *slot; /* open addressing: string id + 1, 0 = empty */
     size_t nslot;
-} strtab;
+} string_table;
 
 static uint64_t fnv(const char *s)
 {
@@ -47,7 +47,7 @@ static uint64_t fnv(const char *s)
 }
 
 /* The id of s, added if new; UINT32_MAX when out of memory. */
-static uint32_t str_id(strtab *t, const char *s)
+static uint32_t str_id(string_table *t, const char *s)
 {
     if (s == NULL)
         s = "";
@@ -110,7 +110,7 @@ typedef struct process_row {
 typedef struct writer {
     sqlite3 *db;
     OTF2_Archive *archive;
-    strtab str;
+    string_table str;
     char **dbstr; /* the database's strings, by id */
     size_t ndbstr;
     uo_map regions; /* (kind << 56 | name id) → region id + 1 */
@@ -235,11 +235,6 @@ static uint32_t process_group(writer *w, int64_t proc)
 }
 
 /* ---- events ---- */
-typedef struct evt_loc {
-    OTF2_EvtWriter *ew;
-    uint32_t loc;
-} evt_loc;
-
 static OTF2_EvtWriter *evt_open(writer *w, uint32_t loc)
 {
     OTF2_EvtWriter *ew = OTF2_Archive_GetEvtWriter(w->archive, loc);
@@ -380,10 +375,10 @@ static OTF2_Paradigm paradigm_of(const char *domain)
     return strstr(domain, "OPENCL") ? OTF2_PARADIGM_OPENCL : OTF2_PARADIGM_UNKNOWN;
 }
 
-typedef struct open_ev {
+typedef struct open_region {
     uint64_t end;
     uint32_t region;
-} open_ev;
+} open_region;
 
 /* Host threads: API calls and push/pop ranges, nested (an end past its
  * parent's is cut to the parent's). */
@@ -400,7 +395,7 @@ static void write_threads(writer *w)
                 " WHERE kind = 0 AND start > 0) h ORDER BY 1, 2, 3, 4 DESC, 6",
                 &st))
         return;
-    open_ev *stk = NULL;
+    open_region *stk = NULL;
     size_t n = 0, cap = 0;
     int64_t cur_proc = -1, cur_tid = -1;
     OTF2_EvtWriter *ew = NULL;
@@ -440,7 +435,7 @@ static void write_threads(writer *w)
             break;
         }
         write_enter_or_leave(w, ew, 1, start, region);
-        stk[n++] = (open_ev){end, region};
+        stk[n++] = (open_region){end, region};
     }
     for (; n > 0; n--)
         write_enter_or_leave(w, ew, 0, stk[n - 1].end, stk[n - 1].region);
