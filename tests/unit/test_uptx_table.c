@@ -7,30 +7,74 @@
  *                      two profiler entries, a whole one and a larger one
  *   uptx_table.sdk     UPTI wraps the entries a table that ends between
  *                      the profiler entries has, and leaves the rest */
-#include <uptx/uptx.h>
 #include <upti/upti.h>
+#include <uptx/uptx.h>
 
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "sdk_entry.h"
 #include "../integration/core/testutil.h"
+#include "sdk_entry.h"
 #include "unit_tests.h"
 
 enum { PUSH, POP, START, STOP, MARK, NAME_THREAD, NAME_CATEGORY, PAUSE, RESUME, ENTRIES };
 static int g_calls[ENTRIES];
 
-static int count_push(const char *m) { (void)m; g_calls[PUSH]++; return 100; }
-static int count_pop(void) { g_calls[POP]++; return 200; }
-static uint64_t count_start(const char *m) { (void)m; g_calls[START]++; return 300; }
-static void count_stop(uint64_t id) { (void)id; g_calls[STOP]++; }
-static void count_mark(const char *m) { (void)m; g_calls[MARK]++; }
-static void count_name_thread(const char *n) { (void)n; g_calls[NAME_THREAD]++; }
-static void count_name_category(uint32_t c, const char *n) { (void)c, (void)n; g_calls[NAME_CATEGORY]++; }
-static void count_pause(void) { g_calls[PAUSE]++; }
-static void count_resume(void) { g_calls[RESUME]++; }
+static int count_push(const char *m)
+{
+    (void)m;
+    g_calls[PUSH]++;
+    return 100;
+}
+
+static int count_pop(void)
+{
+    g_calls[POP]++;
+    return 200;
+}
+
+static uint64_t count_start(const char *m)
+{
+    (void)m;
+    g_calls[START]++;
+    return 300;
+}
+
+static void count_stop(uint64_t id)
+{
+    (void)id;
+    g_calls[STOP]++;
+}
+
+static void count_mark(const char *m)
+{
+    (void)m;
+    g_calls[MARK]++;
+}
+
+static void count_name_thread(const char *n)
+{
+    (void)n;
+    g_calls[NAME_THREAD]++;
+}
+
+static void count_name_category(uint32_t c, const char *n)
+{
+    (void)c, (void)n;
+    g_calls[NAME_CATEGORY]++;
+}
+
+static void count_pause(void)
+{
+    g_calls[PAUSE]++;
+}
+
+static void count_resume(void)
+{
+    g_calls[RESUME]++;
+}
 
 /* A table with every entry set, followed by room for a later release's entries. */
 static struct {
@@ -119,7 +163,7 @@ static void test_sdk(void)
     CHECK_STATUS(set_table("uptx", UPTX_TABLE_VERSION, 0, tables, 1), UPTI_STATUS_SUCCESS);
     CHECK(t.mark_fn != count_mark);
     CHECK(t.range_push_fn != count_push);
-    CHECK(t.profiler_pause_fn != count_pause); /* inside the table: wrapped */
+    CHECK(t.profiler_pause_fn != count_pause);   /* inside the table: wrapped */
     CHECK(t.profiler_resume_fn == count_resume); /* beyond it: left alone */
     /* The wrappers call on to what they replaced (no context records them). */
     memset(g_calls, 0, sizeof g_calls);
