@@ -176,6 +176,7 @@ static int run(const char *path, int bulk, int marks, uint64_t n, double *rate, 
 
 int main(int argc, char **argv)
 {
+    uo_set_reporter(uo_report_to_stderr, NULL);
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
     const char *tmp = getenv("TMPDIR");
     const char *dir = argc > 2 ? argv[2] : tmp != NULL && tmp[0] ? tmp : "/tmp";

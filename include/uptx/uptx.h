@@ -191,25 +191,29 @@ UPTX_FN void uptx_name_category(uint32_t category, const char *name)
         UPTX_ENTRY_(t, name_category_fn)(category, name);
 }
 
-/* A table of version 1 (an older libuptx.so) has no profiler entries. */
-#define UPTX_HAS_PROFILER_(t) \
-    ((t)->size >= sizeof(uptx_dispatch_table_t))
+/* 1 if table T, of T->size bytes, holds entry FIELD. Checked per entry, not
+ * against sizeof(uptx_dispatch_table_t): a table built by an older libuptx.so
+ * (version 1 has no profiler entries) is used for the entries it has, and a
+ * later header may append entries without refusing this release's tables.
+ * Calls to an entry a table lacks take the no-tool path. */
+#define UPTX_HAS_ENTRY_(t, field) \
+    ((t)->size >= offsetof(uptx_dispatch_table_t, field) + sizeof((t)->field))
 
 UPTX_FN void uptx_profiler_pause(void)
 {
     const uptx_dispatch_table_t *t = UPTX_ACTIVE_();
-    if (UPTX_TRACED_(t) && UPTX_HAS_PROFILER_(t))
+    if (UPTX_TRACED_(t) && UPTX_HAS_ENTRY_(t, profiler_pause_fn))
         UPTX_ENTRY_(t, profiler_pause_fn)();
 }
 
 UPTX_FN void uptx_profiler_resume(void)
 {
     const uptx_dispatch_table_t *t = UPTX_ACTIVE_();
-    if (UPTX_TRACED_(t) && UPTX_HAS_PROFILER_(t))
+    if (UPTX_TRACED_(t) && UPTX_HAS_ENTRY_(t, profiler_resume_fn))
         UPTX_ENTRY_(t, profiler_resume_fn)();
 }
 
-#undef UPTX_HAS_PROFILER_
+#undef UPTX_HAS_ENTRY_
 #undef UPTX_ENTRY_
 #undef UPTX_ACTIVE_
 #undef UPTX_TRACED_

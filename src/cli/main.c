@@ -1,6 +1,7 @@
 /* upti: the command-line tracer. One file per subcommand (cmd_*.c), dispatched from a table. */
 #include "cli.h"
 #include "options.h"
+#include "output.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -70,6 +71,9 @@ static int unknown(const char *command, const char *what, const char *arg)
 
 int main(int argc, char **argv)
 {
+    /* The trace writers' problems (a database error, an output written under
+     * another name) are said here, on stderr. */
+    uo_set_reporter(uo_report_to_stderr, NULL);
     if (argc < 2)
         return cli_usage_error(NULL, "missing command");
     const char *cmd = argv[1];

@@ -38,6 +38,8 @@ typedef struct converted {
     char *host, *command;
 } converted;
 
+/* The state of this `upti run` (or `upti recover`): its folders, the collector
+ * thread, the run's configuration and the databases it converted. */
 static struct {
     char folder[PATH_MAX];  /* the run folder */
     char rings[PATH_MAX];   /* the ring folder */
@@ -68,7 +70,7 @@ static struct {
     size_t num_bases;
     int lost; /* traced processes that lost records, said in a line */
     int bare; /* upti recover of a ring folder without run.conf (names from the rings) */
-} g = {.lock_fd = -1};
+} g_run = {.lock_fd = -1};
 
 /* The output name of a process traced without `upti run` that did not say its own
  * (the tool's default, src/tool/tool.c). */
@@ -79,18 +81,18 @@ static struct {
 static int write_conf(void)
 {
     char path[PATH_MAX + 16], fmt[16], stats[4], output_config[4];
-    snprintf(path, sizeof path, "%s/run.conf", g.folder);
+    snprintf(path, sizeof path, "%s/run.conf", g_run.folder);
     FILE *f = fopen(path, "we");
     if (f == NULL)
         return -1;
-    snprintf(fmt, sizeof fmt, "%u", g.formats);
-    snprintf(stats, sizeof stats, "%d", g.stats);
-    snprintf(output_config, sizeof output_config, "%d", g.output_config);
-    int rc = upti_kv_put(f, "rings", g.rings) | upti_kv_put(f, "pattern", g.pattern) |
+    snprintf(fmt, sizeof fmt, "%u", g_run.formats);
+    snprintf(stats, sizeof stats, "%d", g_run.stats);
+    snprintf(output_config, sizeof output_config, "%d", g_run.output_config);
+    int rc = upti_kv_put(f, "rings", g_run.rings) | upti_kv_put(f, "pattern", g_run.pattern) |
              upti_kv_put(f, "formats", fmt) | upti_kv_put(f, "stats", stats) |
-             upti_kv_put(f, "include", g.include) | upti_kv_put(f, "exclude", g.exclude) |
-             upti_kv_put(f, "iterations", g.iterations) |
-             upti_kv_put(f, "session", g.session) | upti_kv_put(f, "config", g.config) |
+             upti_kv_put(f, "include", g_run.include) | upti_kv_put(f, "exclude", g_run.exclude) |
+             upti_kv_put(f, "iterations", g_run.iterations) |
+             upti_kv_put(f, "session", g_run.session) | upti_kv_put(f, "config", g_run.config) |
              upti_kv_put(f, "output_config", output_config);
     if (fclose(f) != 0)
         rc = -1;
@@ -131,10 +133,10 @@ static char *dup_or_null(const char *s)
 
 static int compile_filters(void)
 {
-    g.has_include = g.include != NULL && regcomp(&g.include_re, g.include, REG_EXTENDED | REG_NOSUB) == 0;
-    g.has_exclude = g.exclude != NULL && regcomp(&g.exclude_re, g.exclude, REG_EXTENDED | REG_NOSUB) == 0;
-    g.has_iterations = g.iterations != NULL &&
-                       upti_parse_iteration_range(g.iterations, &g.iteration_range) == 0;
+    g_run.has_include = g_run.include != NULL && regcomp(&g_run.include_re, g_run.include, REG_EXTENDED | REG_NOSUB) == 0;
+    g_run.has_exclude = g_run.exclude != NULL && regcomp(&g_run.exclude_re, g_run.exclude, REG_EXTENDED | REG_NOSUB) == 0;
+    g_run.has_iterations = g_run.iterations != NULL &&
+                       upti_parse_iteration_range(g_run.iterations, &g_run.iteration_range) == 0;
     return 0;
 }
 
@@ -145,9 +147,9 @@ static int kernel_filter(void *data, int64_t name_id, const char *name)
     (void)name_id;
     if (name == NULL)
         return 1;
-    if (g.has_include && regexec(&g.include_re, name, 0, NULL, 0) != 0)
+    if (g_run.has_include && regexec(&g_run.include_re, name, 0, NULL, 0) != 0)
         return 0;
-    if (g.has_exclude && regexec(&g.exclude_re, name, 0, NULL, 0) == 0)
+    if (g_run.has_exclude && regexec(&g_run.exclude_re, name, 0, NULL, 0) == 0)
         return 0;
     return 1;
 }
@@ -174,51 +176,51 @@ static void remove_tree(const char *dir)
 static int make_run_folder(void)
 {
     int tmpdir_errno = 0;
-    if (upti_make_run_folder(g.folder, sizeof g.folder, g.rings, sizeof g.rings, &tmpdir_errno) != 0)
+    if (upti_make_run_folder(g_run.folder, sizeof g_run.folder, g_run.rings, sizeof g_run.rings, &tmpdir_errno) != 0)
         return -1;
     if (tmpdir_errno != 0) /* said once; the run goes on in /tmp (the program is not kept from running) */
         fprintf(stderr, "upti: cannot create the run folder in TMPDIR %s (%s): it is in /tmp\n",
                 getenv("TMPDIR"), strerror(tmpdir_errno));
-    snprintf(g.spool, sizeof g.spool, "%s/spool", g.folder);
+    snprintf(g_run.spool, sizeof g_run.spool, "%s/spool", g_run.folder);
     char lock[PATH_MAX + 16];
-    snprintf(lock, sizeof lock, "%s/lock", g.folder);
-    g.lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (g.lock_fd >= 0)
-        flock(g.lock_fd, LOCK_EX);
+    snprintf(lock, sizeof lock, "%s/lock", g_run.folder);
+    g_run.lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (g_run.lock_fd >= 0)
+        flock(g_run.lock_fd, LOCK_EX);
     return 0;
 }
 
 static void remove_folders(void)
 {
-    if (strcmp(g.rings, g.folder) != 0)
-        remove_tree(g.rings);
-    remove_tree(g.folder);
-    if (g.lock_fd >= 0)
-        close(g.lock_fd);
-    g.lock_fd = -1;
+    if (strcmp(g_run.rings, g_run.folder) != 0)
+        remove_tree(g_run.rings);
+    remove_tree(g_run.folder);
+    if (g_run.lock_fd >= 0)
+        close(g_run.lock_fd);
+    g_run.lock_fd = -1;
 }
 
 int run_collect_begin(const run_collect_cfg *cfg)
 {
-    g.pattern = strdup(cfg->pattern);
-    g.include = dup_or_null(cfg->include);
-    g.exclude = dup_or_null(cfg->exclude);
-    g.session = dup_or_null(cfg->session);
-    g.iterations = dup_or_null(cfg->iterations);
-    g.capture_never = dup_or_null(cfg->capture_never);
-    g.config = dup_or_null(cfg->config);
-    g.output_config = cfg->output_config;
-    g.formats = cfg->formats;
-    g.stats = cfg->stats;
+    g_run.pattern = strdup(cfg->pattern);
+    g_run.include = dup_or_null(cfg->include);
+    g_run.exclude = dup_or_null(cfg->exclude);
+    g_run.session = dup_or_null(cfg->session);
+    g_run.iterations = dup_or_null(cfg->iterations);
+    g_run.capture_never = dup_or_null(cfg->capture_never);
+    g_run.config = dup_or_null(cfg->config);
+    g_run.output_config = cfg->output_config;
+    g_run.formats = cfg->formats;
+    g_run.stats = cfg->stats;
     compile_filters();
     if (make_run_folder() != 0)
         return cli_error("cannot create the run folder in $TMPDIR or /tmp: %s", strerror(errno));
     if (write_conf() != 0) {
         int e = errno;
         remove_folders();
-        return cli_error("cannot write %s/run.conf: %s", g.folder, strerror(e));
+        return cli_error("cannot write %s/run.conf: %s", g_run.folder, strerror(e));
     }
-    setenv("UPTI_TRACE_RING_DIR", g.rings, 1);
+    setenv("UPTI_TRACE_RING_DIR", g_run.rings, 1);
     /* upti is the collector: a full ring waits for it up to 1 s without
      * progress (a loaded machine may not run it for tens of ms) before its
      * records are dropped and counted; the user's setting stays. */
@@ -238,7 +240,7 @@ void run_collect_discard(void)
 static void on_discarded(void *arg, int64_t pid, uint64_t records, const char *reason)
 {
     (void)arg;
-    g.lost++;
+    g_run.lost++;
     fprintf(stderr, "upti: pid %lld: %llu records could not be stored (%s)\n", (long long)pid,
             (unsigned long long)records, reason);
 }
@@ -246,28 +248,28 @@ static void on_discarded(void *arg, int64_t pid, uint64_t records, const char *r
 static void *collect_thread(void *arg)
 {
     (void)arg;
-    ur_collect_opts o = {.spool = g.spool,
-                         .dir = g.rings,
-                         .wait_pid = g.program,
+    ur_collect_opts o = {.spool = g_run.spool,
+                         .dir = g_run.rings,
+                         .wait_pid = g_run.program,
                          .poll_ns = 500 * 1000,
-                         .stop = &g.stop,
+                         .stop = &g_run.stop,
                          .discarded = on_discarded};
-    g.collect_rc = ur_collect(&o);
+    g_run.collect_rc = ur_collect(&o);
     return NULL;
 }
 
 int run_collect_start(pid_t program)
 {
-    g.program = program;
-    if (pthread_create(&g.thread, NULL, collect_thread, NULL) != 0)
+    g_run.program = program;
+    if (pthread_create(&g_run.thread, NULL, collect_thread, NULL) != 0)
         return -1;
-    g.thread_started = 1;
+    g_run.thread_started = 1;
     return 0;
 }
 
 void run_collect_stop(void)
 {
-    g.stop = 1;
+    g_run.stop = 1;
 }
 
 /* ---- naming and writing the outputs ---- */
@@ -324,15 +326,15 @@ static void read_db_info(converted *c)
 static void on_converted(void *arg, const char *path, int64_t pid, int complete)
 {
     (void)arg;
-    if (g.num_dbs == g.cap_dbs) {
-        size_t cap = g.cap_dbs ? 2 * g.cap_dbs : 8;
-        converted *n = realloc(g.dbs, cap * sizeof *n);
+    if (g_run.num_dbs == g_run.cap_dbs) {
+        size_t cap = g_run.cap_dbs ? 2 * g_run.cap_dbs : 8;
+        converted *n = realloc(g_run.dbs, cap * sizeof *n);
         if (n == NULL)
             return;
-        g.dbs = n;
-        g.cap_dbs = cap;
+        g_run.dbs = n;
+        g_run.cap_dbs = cap;
     }
-    converted *c = &g.dbs[g.num_dbs++];
+    converted *c = &g_run.dbs[g_run.num_dbs++];
     memset(c, 0, sizeof *c);
     c->path = strdup(path);
     c->pid = pid;
@@ -349,9 +351,9 @@ static const char *naming_value(const converted *c, const char *key)
         if (v != NULL)
             return v;
         const converted *parent = NULL;
-        for (size_t i = 0; i < g.num_dbs && parent == NULL; i++)
-            if (g.dbs[i].pid == c->ppid)
-                parent = &g.dbs[i];
+        for (size_t i = 0; i < g_run.num_dbs && parent == NULL; i++)
+            if (g_run.dbs[i].pid == c->ppid)
+                parent = &g_run.dbs[i];
         c = parent;
     }
     return NULL;
@@ -383,7 +385,7 @@ static char *output_base(const converted *c)
                                (void *)c};
     /* A bare ring folder: the pattern the process recorded (metadata "output",
      * written when it was traced without `upti run`), else the tool's default. */
-    const char *pattern = g.pattern;
+    const char *pattern = g_run.pattern;
     if (pattern == NULL)
         pattern = naming_value(c, "output");
     if (pattern == NULL)
@@ -469,9 +471,9 @@ static long long db_count(const char *path, const char *sql)
  * "ended". Every record it committed is there either way. */
 static void complete_db(const converted *c)
 {
-    if (g.config != NULL)
+    if (g_run.config != NULL)
         db_exec(c->path, "INSERT OR REPLACE INTO metadata(key, value) VALUES('config', ?1)",
-                g.config);
+                g_run.config);
     const char *rank = upti_kv_get(c->meta, c->meta_len, "rank");
     if (rank != NULL)
         db_exec(c->path, "UPDATE info_process SET rank = CAST(?1 AS INTEGER)", rank);
@@ -489,8 +491,8 @@ static void complete_db(const converted *c)
         db_exec(c->path, "INSERT OR REPLACE INTO metadata(key, value) VALUES('kernels_incomplete', ?1)", n);
     }
     char reason[160];
-    if (g.have_status)
-        run_describe_end(reason, sizeof reason, (pid_t)c->pid, g.program, g.status);
+    if (g_run.have_status)
+        run_describe_end(reason, sizeof reason, (pid_t)c->pid, g_run.program, g_run.status);
     else
         snprintf(reason, sizeof reason, "ended without closing its trace");
     db_exec(c->path, "INSERT OR REPLACE INTO metadata(key, value) VALUES('ended', ?1)", reason);
@@ -520,7 +522,7 @@ static void write_config_file(const char *base, int pid)
     char *part = uo_part_path(path);
     FILE *f = part != NULL ? fopen(part, "we") : NULL;
     char err[256];
-    int ok = f != NULL && fputs(g.config, f) >= 0;
+    int ok = f != NULL && fputs(g_run.config, f) >= 0;
     if (f != NULL && fclose(f) != 0)
         ok = 0;
     if (part == NULL || f == NULL || uo_part_finish(part, path, ok, err, sizeof err) != 0)
@@ -537,20 +539,20 @@ static int finish_one(converted *c)
     if (!c->complete) {
         /* The converter said how many records; the spool keeps them, and so
          * does the run folder, for `upti recover` once there is room. */
-        g.lost++;
-        g.kept = 1;
+        g_run.lost++;
+        g_run.kept = 1;
         unlink(c->path);
         return 0;
     }
     if (upti_kv_get(c->meta, c->meta_len, "capture") != NULL &&
         metadata_int(c, "capture_windows") == 0) {
-        g.never_opened++; /* said once for the run, instead of an empty trace */
+        g_run.never_opened++; /* said once for the run, instead of an empty trace */
         unlink(c->path);
         return 0;
     }
     if (metadata_int(c, "records_written") == 0 && metadata_int(c, "records_dropped") == 0) {
         if (upti_kv_get(c->meta, c->meta_len, "capture") != NULL)
-            g.empty_windows++;
+            g_run.empty_windows++;
         unlink(c->path); /* nothing recorded (a process that only loaded UPTI) */
         return 0;
     }
@@ -560,8 +562,8 @@ static int finish_one(converted *c)
         return 0;
     /* Two processes of this run whose names expand alike (a pattern without
      * %pid%): the later gets "-<pid>", as when the program wrote its own. */
-    for (size_t i = 0; i < g.num_bases; i++) {
-        if (strcmp(g.bases[i], base) == 0) {
+    for (size_t i = 0; i < g_run.num_bases; i++) {
+        if (strcmp(g_run.bases[i], base) == 0) {
             size_t len = strlen(base) + 32;
             char *b2 = malloc(len);
             if (b2 == NULL)
@@ -575,9 +577,9 @@ static int finish_one(converted *c)
     const char *db = c->path;
     char final[PATH_MAX];
     int fd = -1;
-    if (g.formats & UO_FORMAT_DB) {
+    if (g_run.formats & UO_FORMAT_DB) {
         /* Recovering, this run's own earlier files are replaced, not kept. */
-        const char *session = g.recovering ? NULL : g.session;
+        const char *session = g_run.recovering ? NULL : g_run.session;
         fd = uo_claim_output(&base, ".db", session, (int)c->pid);
         if (fd < 0) {
             /* A folder that cannot be written: the outputs go to $TMPDIR, said once. */
@@ -597,7 +599,7 @@ static int finish_one(converted *c)
         if (fd < 0 || move_file(c->path, final) != 0) {
             fprintf(stderr, "upti: cannot write %s (%s): the trace of pid %lld stays in %s\n",
                     final, strerror(errno), c->pid, c->path);
-            g.kept = 1;
+            g_run.kept = 1;
             if (fd >= 0)
                 close(fd);
             free(base);
@@ -606,18 +608,19 @@ static int finish_one(converted *c)
         db = final;
         uo_note_written(final);
     }
-    if (g.formats & ~(unsigned)UO_FORMAT_DB || g.stats)
-        uo_write_outputs(db, base, g.formats & ~(unsigned)UO_FORMAT_DB, g.stats, (int)c->pid);
-    if (g.output_config && g.config != NULL)
+    if (g_run.formats & ~(unsigned)UO_FORMAT_DB || g_run.stats)
+        uo_write_outputs(db, base, g_run.formats & ~(unsigned)UO_FORMAT_DB, g_run.stats,
+                         (int)c->pid);
+    if (g_run.output_config && g_run.config != NULL)
         write_config_file(base, (int)c->pid);
-    if (!(g.formats & UO_FORMAT_DB))
+    if (!(g_run.formats & UO_FORMAT_DB))
         unlink(c->path);
     if (fd >= 0)
         close(fd);
-    char **n = realloc(g.bases, (g.num_bases + 1) * sizeof *n);
+    char **n = realloc(g_run.bases, (g_run.num_bases + 1) * sizeof *n);
     if (n != NULL) {
-        g.bases = n;
-        g.bases[g.num_bases++] = base;
+        g_run.bases = n;
+        g_run.bases[g_run.num_bases++] = base;
     } else {
         free(base);
     }
@@ -628,35 +631,36 @@ static int finish_one(converted *c)
 static int convert_and_finish(void)
 {
     char prefix[PATH_MAX + 8];
-    snprintf(prefix, sizeof prefix, "%s/p", g.folder);
-    ur_convert_opts o = {.spool = g.spool,
+    snprintf(prefix, sizeof prefix, "%s/p", g_run.folder);
+    ur_convert_opts o = {.spool = g_run.spool,
                          .prefix = prefix,
                          .quiet = 1,
-                         .kernel_filter = (g.has_include || g.has_exclude) ? kernel_filter : NULL,
-                         .kernel_iterations = g.has_iterations ? &g.iteration_range : NULL,
+                         .kernel_filter =
+                             (g_run.has_include || g_run.has_exclude) ? kernel_filter : NULL,
+                         .kernel_iterations = g_run.has_iterations ? &g_run.iteration_range : NULL,
                          .converted = on_converted};
     struct stat st;
-    if (stat(g.spool, &st) == 0 && st.st_size > 0)
+    if (stat(g_run.spool, &st) == 0 && st.st_size > 0)
         ur_convert_with(&o);
     int written = 0;
-    for (size_t i = 0; i < g.num_dbs; i++)
-        written += finish_one(&g.dbs[i]);
-    for (size_t i = 0; i < g.num_dbs; i++) {
-        free(g.dbs[i].path);
-        free(g.dbs[i].meta);
-        free(g.dbs[i].host);
-        free(g.dbs[i].command);
+    for (size_t i = 0; i < g_run.num_dbs; i++)
+        written += finish_one(&g_run.dbs[i]);
+    for (size_t i = 0; i < g_run.num_dbs; i++) {
+        free(g_run.dbs[i].path);
+        free(g_run.dbs[i].meta);
+        free(g_run.dbs[i].host);
+        free(g_run.dbs[i].command);
     }
-    free(g.dbs);
-    g.dbs = NULL;
-    g.num_dbs = g.cap_dbs = 0;
+    free(g_run.dbs);
+    g_run.dbs = NULL;
+    g_run.num_dbs = g_run.cap_dbs = 0;
     return written;
 }
 
 /* Ring files left in the ring folder (processes still running when collecting stopped). */
 static int rings_left(void)
 {
-    DIR *d = opendir(g.rings);
+    DIR *d = opendir(g_run.rings);
     int n = 0;
     if (d == NULL)
         return 0;
@@ -672,40 +676,40 @@ static int rings_left(void)
 
 int run_collect_end(pid_t program, int status)
 {
-    /* g.program is the collecting thread's (read as it starts): set after it ended. */
-    if (g.thread_started)
-        pthread_join(g.thread, NULL);
-    g.program = program;
-    g.status = status;
-    g.have_status = 1;
-    g.thread_started = 0;
+    /* g_run.program is the collecting thread's (read as it starts): set after it ended. */
+    if (g_run.thread_started)
+        pthread_join(g_run.thread, NULL);
+    g_run.program = program;
+    g_run.status = status;
+    g_run.have_status = 1;
+    g_run.thread_started = 0;
     int written = convert_and_finish();
-    if (written == 0 && (g.lost > 0 || g.kept))
+    if (written == 0 && (g_run.lost > 0 || g_run.kept))
         written = -1; /* traced, and said what was lost or kept: nothing more to say */
-    else if (written == 0 && g.never_opened > 0) {
+    else if (written == 0 && g_run.never_opened > 0) {
         fprintf(stderr, "upti: the capture range never opened (%s): no trace written\n",
-                g.capture_never != NULL && g.capture_never[0] ? g.capture_never
+                g_run.capture_never != NULL && g_run.capture_never[0] ? g_run.capture_never
                                                               : "no window opened");
         written = -1;
-    } else if (written == 0 && g.empty_windows > 0) {
+    } else if (written == 0 && g_run.empty_windows > 0) {
         fprintf(stderr, "upti: the capture windows opened but nothing was recorded in them: "
                         "no trace written\n");
         written = -1;
     }
     int left = rings_left();
-    if (g.kept) {
+    if (g_run.kept) {
         fprintf(stderr, "upti: what could not be written stays in %s: upti recover %s, once "
-                        "there is room\n", g.folder, g.folder);
-        if (g.lock_fd >= 0)
-            close(g.lock_fd);
-        g.lock_fd = -1;
-    } else if (left > 0 || g.collect_rc != 0) {
+                        "there is room\n", g_run.folder, g_run.folder);
+        if (g_run.lock_fd >= 0)
+            close(g_run.lock_fd);
+        g_run.lock_fd = -1;
+    } else if (left > 0 || g_run.collect_rc != 0) {
         fprintf(stderr, "upti: %d traced process%s still running when upti stopped: the rest of "
                         "their trace is kept in %s (upti recover %s)\n",
-                left, left == 1 ? " was" : "es were", g.folder, g.folder);
-        if (g.lock_fd >= 0)
-            close(g.lock_fd);
-        g.lock_fd = -1;
+                left, left == 1 ? " was" : "es were", g_run.folder, g_run.folder);
+        if (g_run.lock_fd >= 0)
+            close(g_run.lock_fd);
+        g_run.lock_fd = -1;
     } else {
         remove_folders();
     }
@@ -731,26 +735,26 @@ static int is_ring_folder(const char *folder)
     return found;
 }
 
-/* What run.conf says, into g. 0, or 1 after one line. */
+/* What run.conf says, into g_run. 0, or 1 after one line. */
 static int read_conf(const char *folder, const char *conf, size_t len)
 {
     const char *rings = upti_kv_get(conf, len, "rings"), *pattern = upti_kv_get(conf, len, "pattern");
     const char *formats = upti_kv_get(conf, len, "formats");
     if (rings == NULL || pattern == NULL || formats == NULL)
         return cli_error("%s/run.conf is incomplete: not a run folder of upti run", folder);
-    snprintf(g.rings, sizeof g.rings, "%s", rings);
-    snprintf(g.spool, sizeof g.spool, "%s/spool", folder);
-    g.pattern = strdup(pattern);
-    g.formats = (unsigned)strtoul(formats, NULL, 10);
+    snprintf(g_run.rings, sizeof g_run.rings, "%s", rings);
+    snprintf(g_run.spool, sizeof g_run.spool, "%s/spool", folder);
+    g_run.pattern = strdup(pattern);
+    g_run.formats = (unsigned)strtoul(formats, NULL, 10);
     const char *stats = upti_kv_get(conf, len, "stats");
-    g.stats = stats != NULL && strcmp(stats, "1") == 0;
-    g.include = dup_or_null(upti_kv_get(conf, len, "include"));
-    g.exclude = dup_or_null(upti_kv_get(conf, len, "exclude"));
-    g.iterations = dup_or_null(upti_kv_get(conf, len, "iterations"));
-    g.session = dup_or_null(upti_kv_get(conf, len, "session"));
-    g.config = dup_or_null(upti_kv_get(conf, len, "config"));
+    g_run.stats = stats != NULL && strcmp(stats, "1") == 0;
+    g_run.include = dup_or_null(upti_kv_get(conf, len, "include"));
+    g_run.exclude = dup_or_null(upti_kv_get(conf, len, "exclude"));
+    g_run.iterations = dup_or_null(upti_kv_get(conf, len, "iterations"));
+    g_run.session = dup_or_null(upti_kv_get(conf, len, "session"));
+    g_run.config = dup_or_null(upti_kv_get(conf, len, "config"));
     const char *output_config = upti_kv_get(conf, len, "output_config");
-    g.output_config = output_config != NULL && strcmp(output_config, "1") == 0;
+    g_run.output_config = output_config != NULL && strcmp(output_config, "1") == 0;
     return 0;
 }
 
@@ -790,9 +794,9 @@ static int detach(void)
 
 int run_collect_recover(const char *folder, pid_t wait_pid, int background)
 {
-    if (strlen(folder) >= sizeof g.folder - 32)
+    if (strlen(folder) >= sizeof g_run.folder - 32)
         return cli_error("%s: path too long", folder);
-    snprintf(g.folder, sizeof g.folder, "%s", folder);
+    snprintf(g_run.folder, sizeof g_run.folder, "%s", folder);
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/run.conf", folder);
     size_t len = 0;
@@ -810,13 +814,13 @@ int run_collect_recover(const char *folder, pid_t wait_pid, int background)
                              RECOVER_SPOOL ")", folder, strerror(e));
         /* A bare ring folder: the spool and the lock beside the rings; the names
          * each process recorded (or the default); the database only. */
-        g.bare = 1;
-        snprintf(g.rings, sizeof g.rings, "%s", folder);
-        snprintf(g.spool, sizeof g.spool, "%s/" RECOVER_SPOOL, folder);
-        g.formats = UO_FORMAT_DB;
+        g_run.bare = 1;
+        snprintf(g_run.rings, sizeof g_run.rings, "%s", folder);
+        snprintf(g_run.spool, sizeof g_run.spool, "%s/" RECOVER_SPOOL, folder);
+        g_run.formats = UO_FORMAT_DB;
         snprintf(path, sizeof path, "%s/" RECOVER_LOCK, folder);
-        g.lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (g.lock_fd < 0)
+        g_run.lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (g_run.lock_fd < 0)
             return cli_error("cannot create %s: %s", path, strerror(errno));
     } else {
         int rc = read_conf(folder, conf, len);
@@ -824,30 +828,30 @@ int run_collect_recover(const char *folder, pid_t wait_pid, int background)
         if (rc != 0)
             return rc;
         snprintf(path, sizeof path, "%s/lock", folder);
-        g.lock_fd = open(path, O_RDWR | O_CLOEXEC);
+        g_run.lock_fd = open(path, O_RDWR | O_CLOEXEC);
     }
-    if (g.lock_fd < 0 || flock(g.lock_fd, LOCK_EX | LOCK_NB) != 0)
+    if (g_run.lock_fd < 0 || flock(g_run.lock_fd, LOCK_EX | LOCK_NB) != 0)
         return cli_error("%s is in use by a running upti", folder);
     if (background && detach() != 0)
         return 1;
-    g.recovering = 1;
-    g.program = wait_pid;
+    g_run.recovering = 1;
+    g_run.program = wait_pid;
     compile_filters();
-    ur_collect_opts o = {.spool = g.spool, .dir = g.rings, .wait_pid = wait_pid,
+    ur_collect_opts o = {.spool = g_run.spool, .dir = g_run.rings, .wait_pid = wait_pid,
                          .poll_ns = 500 * 1000, .discarded = on_discarded};
-    g.collect_rc = ur_collect(&o);
+    g_run.collect_rc = ur_collect(&o);
     int written = convert_and_finish();
-    if (g.collect_rc == 0 && rings_left() == 0 && !g.kept) {
-        if (g.bare) {
+    if (g_run.collect_rc == 0 && rings_left() == 0 && !g_run.kept) {
+        if (g_run.bare) {
             /* The user's folder stays; what recover made in it goes. */
-            unlink(g.spool);
+            unlink(g_run.spool);
             snprintf(path, sizeof path, "%s/" RECOVER_LOCK, folder);
             unlink(path);
-            close(g.lock_fd);
-            g.lock_fd = -1;
+            close(g_run.lock_fd);
+            g_run.lock_fd = -1;
         } else {
             remove_folders();
         }
     }
-    return written > 0 || g.collect_rc == 0 ? 0 : 1;
+    return written > 0 || g_run.collect_rc == 0 ? 0 : 1;
 }

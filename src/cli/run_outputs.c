@@ -207,7 +207,7 @@ static unsigned remove_leftovers(const char *pid, const char *base, unsigned for
 }
 
 /* 1 if the process of the database db wrote all its outputs ("done"). */
-static int done(const fields *m, const char *db)
+static int wrote_all_outputs(const fields *m, const char *db)
 {
     for (size_t i = 0; i < m->n; i += record_len(m->f[i]))
         if (strcmp(m->f[i], "done") == 0 && i + 1 < m->n && strcmp(m->f[i + 1], db) == 0)
@@ -307,7 +307,7 @@ static void finish_one(const fields *m, const char *const *rec, pid_t top, int s
             uo_note_written(db);
         pending = formats & ~(unsigned)UO_FORMAT_DB;
     } else {
-        if (!done(m, db))
+        if (!wrote_all_outputs(m, db))
             pending = remove_leftovers(pid_s, base, formats) | not_written(m, pid_s, base, formats);
         if (working)
             pending = formats & ~(unsigned)UO_FORMAT_DB;

@@ -15,6 +15,7 @@
  * held before the failure stays whole and is converted as usual.
  */
 #include "collector.h"
+#include "output.h"
 #include "proc_stat.h"
 #include "ring_futex.h"
 #include "spool.h"
@@ -137,15 +138,16 @@ static int alive_by(int pidfd, int64_t pid, uint64_t start_ticks)
 static void remember(void *arg, const ur_chunk_t *c, const uint8_t *payload)
 {
     (void)payload;
-    struct collector *k = arg;
+    struct collector *collector = arg;
     struct seen *s = NULL;
-    for (size_t i = 0; i < k->num_seen; i++)
-        if (k->seen[i].uid == c->ring_uid && k->seen[i].slot == c->slot)
-            s = &k->seen[i];
+    for (size_t i = 0; i < collector->num_seen; i++)
+        if (collector->seen[i].uid == c->ring_uid && collector->seen[i].slot == c->slot)
+            s = &collector->seen[i];
     if (s == NULL) {
-        if (uo_grow(&k->seen, &k->cap_seen, k->num_seen + 1, sizeof *k->seen, 64) != 0)
+        if (uo_grow(&collector->seen, &collector->cap_seen, collector->num_seen + 1,
+                    sizeof *collector->seen, 64) != 0)
             return;
-        s = &k->seen[k->num_seen++];
+        s = &collector->seen[collector->num_seen++];
         *s = (struct seen){c->ring_uid, c->slot, 0, 0, 0};
     }
     if (c->type == UR_CHUNK_PROCESS)
@@ -156,26 +158,26 @@ static void remember(void *arg, const ur_chunk_t *c, const uint8_t *payload)
         s->dropped = c->dropped;
 }
 
-static const struct seen *find_seen(const struct collector *k, uint64_t uid, uint32_t slot)
+static const struct seen *find_seen(const struct collector *collector, uint64_t uid, uint32_t slot)
 {
-    for (size_t i = 0; i < k->num_seen; i++)
-        if (k->seen[i].uid == uid && k->seen[i].slot == slot)
-            return &k->seen[i];
+    for (size_t i = 0; i < collector->num_seen; i++)
+        if (collector->seen[i].uid == uid && collector->seen[i].slot == slot)
+            return &collector->seen[i];
     return NULL;
 }
 
-static int known_path(const struct collector *k, const char *path)
+static int known_path(const struct collector *collector, const char *path)
 {
-    for (int i = 0; i < k->num_rings; i++)
-        if (strcmp(k->rings[i].path, path) == 0)
+    for (int i = 0; i < collector->num_rings; i++)
+        if (strcmp(collector->rings[i].path, path) == 0)
             return 1;
     return 0;
 }
 
 /* Maps a ring file and checks its header. 1: added; 0: not (yet) a ring. */
-static int add_ring(struct collector *k, const char *path)
+static int add_ring(struct collector *collector, const char *path)
 {
-    if (known_path(k, path) || k->num_rings == MAX_RINGS)
+    if (known_path(collector, path) || collector->num_rings == MAX_RINGS)
         return 0;
     int fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0)
@@ -199,26 +201,26 @@ static int add_ring(struct collector *k, const char *path)
         h->slot_bytes != UPTI_RING_SLOT_BYTES || h->file_size != (uint64_t)st.st_size ||
         h->record_abi != sizeof(void *) || (h->slot_size & (h->slot_size - 1)) != 0 ||
         h->max_slots == 0 || h->max_slots > 65536) {
-        fprintf(stderr, "upti: %s is not a ring file this collector reads: skipped\n", path);
+        uo_report("%s is not a ring file this collector reads: skipped", path);
         munmap(map, (size_t)st.st_size);
-        struct ring *r = &k->rings[k->num_rings++];
+        struct ring *r = &collector->rings[collector->num_rings++];
         *r = (struct ring){.path = strdup(path), .done = 1, .pidfd = -1};
         return 0;
     }
-    struct ring *r = &k->rings[k->num_rings++];
+    struct ring *r = &collector->rings[collector->num_rings++];
     *r = (struct ring){.path = strdup(path), .uid = h->uid, .hdr = h, .map = map,
                        .map_size = (size_t)st.st_size,
                        .pidfd = open_pidfd(h->pid, h->proc_start_ticks)};
     r->resume_pos = calloc(h->max_slots, sizeof *r->resume_pos);
     r->dropped_seen = calloc(h->max_slots, sizeof *r->dropped_seen);
     for (uint32_t i = 0; i < h->max_slots; i++) {
-        const struct seen *s = find_seen(k, r->uid, i);
+        const struct seen *s = find_seen(collector, r->uid, i);
         if (s != NULL) {
             r->resume_pos[i] = s->pos_end;
             r->dropped_seen[i] = s->dropped;
         }
     }
-    const struct seen *s = find_seen(k, r->uid, UR_NO_SLOT);
+    const struct seen *s = find_seen(collector, r->uid, UR_NO_SLOT);
     if (s != NULL) {
         r->no_slot_seen = s->dropped;
         r->process_written = s->process;
@@ -227,9 +229,9 @@ static int add_ring(struct collector *k, const char *path)
     return 1;
 }
 
-static void scan_dir(struct collector *k)
+static void scan_dir(struct collector *collector)
 {
-    DIR *d = opendir(k->opts->dir);
+    DIR *d = opendir(collector->opts->dir);
     if (d == NULL)
         return;
     struct dirent *e;
@@ -239,44 +241,45 @@ static void scan_dir(struct collector *k)
         if (n <= suffix || strcmp(e->d_name + n - suffix, UPTI_RING_SUFFIX) != 0)
             continue;
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", k->opts->dir, e->d_name);
-        add_ring(k, path);
+        snprintf(path, sizeof path, "%s/%s", collector->opts->dir, e->d_name);
+        add_ring(collector, path);
     }
     closedir(d);
 }
 
-static int fail(const char *what, const char *path)
+/* Reports "WHAT PATH: strerror(errno)"; returns -1. */
+static int report_errno(const char *what, const char *path)
 {
-    fprintf(stderr, "upti: %s %s: %s\n", what, path, strerror(errno));
+    uo_report("%s %s: %s", what, path, strerror(errno));
     return -1;
 }
 
 /* The spool cannot be written (errno): say so once; from now on every ring is
  * drained without storing. */
-static void spool_failed(struct collector *k)
+static void spool_failed(struct collector *collector)
 {
-    if (k->discarding)
+    if (collector->discarding)
         return;
-    snprintf(k->reason, sizeof k->reason, "%s", strerror(errno));
-    fprintf(stderr, "upti: cannot write the spool %s: %s: the records the rings still hold are "
-                    "counted and discarded\n",
-            k->opts->spool, k->reason);
-    k->discarding = 1;
+    snprintf(collector->reason, sizeof collector->reason, "%s", strerror(errno));
+    uo_report("cannot write the spool %s: %s: the records the rings still hold are counted and "
+              "discarded", collector->opts->spool, collector->reason);
+    collector->discarding = 1;
 }
 
-static void add_loss(struct collector *k, int64_t pid, uint64_t records)
+static void add_loss(struct collector *collector, int64_t pid, uint64_t records)
 {
     if (records == 0)
         return;
-    for (size_t i = 0; i < k->num_losses; i++) {
-        if (k->losses[i].pid == pid) {
-            k->losses[i].records += records;
+    for (size_t i = 0; i < collector->num_losses; i++) {
+        if (collector->losses[i].pid == pid) {
+            collector->losses[i].records += records;
             return;
         }
     }
-    if (uo_grow(&k->losses, &k->cap_losses, k->num_losses + 1, sizeof *k->losses, 8) != 0)
+    if (uo_grow(&collector->losses, &collector->cap_losses, collector->num_losses + 1,
+                sizeof *collector->losses, 8) != 0)
         return;
-    k->losses[k->num_losses++] = (struct loss){pid, records};
+    collector->losses[collector->num_losses++] = (struct loss){pid, records};
 }
 
 /* The records in [tail, head) of a slot: its tracing records (what the
@@ -316,7 +319,7 @@ static void give_back(upti_ring_slot_t *slot, uint64_t head)
 /* Discard mode: counts slot i's records in [tail, head) and the drops its
  * producer made since the spool last stored its count, and gives the space
  * back. */
-static void discard_slot(struct collector *k, struct ring *r, uint32_t i, uint64_t tail,
+static void discard_slot(struct collector *collector, struct ring *r, uint32_t i, uint64_t tail,
                          uint64_t head, uint64_t dropped)
 {
     upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
@@ -327,23 +330,23 @@ static void discard_slot(struct collector *k, struct ring *r, uint32_t i, uint64
     r->dropped_seen[i] = dropped;
     r->resume_pos[i] = head;
     give_back(slot, head);
-    add_loss(k, r->hdr->pid, lost);
+    add_loss(collector, r->hdr->pid, lost);
 }
 
 /* Appends what ring r's slots committed since the last pass (or, once the
  * spool failed, counts and discards it). Returns records' bytes moved. */
-static long long drain_ring(struct collector *k, struct ring *r)
+static long long drain_ring(struct collector *collector, struct ring *r)
 {
     upti_ring_header_t *h = r->hdr;
     long long moved = 0;
-    if (!r->process_written && !k->discarding) {
+    if (!r->process_written && !collector->discarding) {
         ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_PROCESS, sizeof *h, r->uid, UR_NO_SLOT, 0, 0, 0, 0, 0};
         c.bytes = (sizeof *h + 7) & ~(uint64_t)7;
         upti_ring_header_t copy;
         memcpy(&copy, h, sizeof copy);
         struct iovec iov[2] = {{&copy, sizeof copy}, {(void *)"\0\0\0\0\0\0\0", c.bytes - sizeof copy}};
-        if (ur_spool_append(k->fd, &c, iov, 2) != 0)
-            spool_failed(k);
+        if (ur_spool_append(collector->fd, &c, iov, 2) != 0)
+            spool_failed(collector);
         else
             r->process_written = 1;
     }
@@ -357,16 +360,16 @@ static long long drain_ring(struct collector *k, struct ring *r)
             give_back(slot, tail);   /* its producer may sleep waiting for that room */
         }
         uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed);
-        k->starving |= atomic_load_explicit(&slot->starving, memory_order_relaxed) != 0;
-        if (k->discarding) {
+        collector->starving |= atomic_load_explicit(&slot->starving, memory_order_relaxed) != 0;
+        if (collector->discarding) {
             moved += (long long)(head - tail);
-            discard_slot(k, r, i, tail, head, dropped);
+            discard_slot(collector, r, i, tail, head, dropped);
             continue;
         }
         if (head != tail) {
             if (head - tail > size || slot->data_offset + size > r->map_size) {
-                fprintf(stderr, "upti: %s: slot %u is corrupt (head %llu, tail %llu): skipped\n",
-                        r->path, i, (unsigned long long)head, (unsigned long long)tail);
+                uo_report("%s: slot %u is corrupt (head %llu, tail %llu): skipped", r->path, i,
+                          (unsigned long long)head, (unsigned long long)tail);
                 give_back(slot, head);
                 continue;
             }
@@ -383,13 +386,13 @@ static long long drain_ring(struct collector *k, struct ring *r)
             }
             ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DATA, n, r->uid, i, 0, tail, head, dropped,
                             slot->producer_base};
-            if (ur_spool_append(k->fd, &c, iov, pieces) != 0) {
-                spool_failed(k);
+            if (ur_spool_append(collector->fd, &c, iov, pieces) != 0) {
+                spool_failed(collector);
                 moved += (long long)n;
-                discard_slot(k, r, i, tail, head, dropped);
+                discard_slot(collector, r, i, tail, head, dropped);
                 continue;
             }
-            if (k->crash_after > 0 && --k->crash_after == 0)
+            if (collector->crash_after > 0 && --collector->crash_after == 0)
                 raise(SIGKILL); /* the worst moment: appended, tail not yet moved */
             r->resume_pos[i] = head;
             r->dropped_seen[i] = dropped;
@@ -397,9 +400,9 @@ static long long drain_ring(struct collector *k, struct ring *r)
             moved += (long long)n;
         } else if (dropped != r->dropped_seen[i]) {
             ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DROPS, 0, r->uid, i, 0, 0, 0, dropped, 0};
-            if (ur_spool_append(k->fd, &c, NULL, 0) != 0) {
-                spool_failed(k);
-                discard_slot(k, r, i, tail, head, dropped);
+            if (ur_spool_append(collector->fd, &c, NULL, 0) != 0) {
+                spool_failed(collector);
+                discard_slot(collector, r, i, tail, head, dropped);
                 continue;
             }
             r->dropped_seen[i] = dropped;
@@ -408,9 +411,9 @@ static long long drain_ring(struct collector *k, struct ring *r)
     uint64_t no_slot = atomic_load_explicit(&h->no_slot_drops, memory_order_relaxed);
     if (no_slot != r->no_slot_seen) {
         ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DROPS, 0, r->uid, UR_NO_SLOT, 0, 0, 0, no_slot, 0};
-        if (k->discarding || ur_spool_append(k->fd, &c, NULL, 0) != 0) {
-            spool_failed(k);
-            add_loss(k, h->pid, no_slot - r->no_slot_seen);
+        if (collector->discarding || ur_spool_append(collector->fd, &c, NULL, 0) != 0) {
+            spool_failed(collector);
+            add_loss(collector, h->pid, no_slot - r->no_slot_seen);
         }
         r->no_slot_seen = no_slot;
     }
@@ -419,24 +422,24 @@ static long long drain_ring(struct collector *k, struct ring *r)
 
 /* The program's waits for room in r, per slot, into the spool (the ring's counts only grow:
  * a later collector that writes them again for a kept file gives the converter the same). */
-static void note_waits(struct collector *k, struct ring *r)
+static void note_waits(struct collector *collector, struct ring *r)
 {
-    for (uint32_t i = 0; i < r->hdr->max_slots && !k->discarding; i++) {
+    for (uint32_t i = 0; i < r->hdr->max_slots && !collector->discarding; i++) {
         upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
         uint64_t waits = atomic_load_explicit(&slot->waits, memory_order_relaxed);
         if (waits == 0)
             continue;
         uint64_t ns = atomic_load_explicit(&slot->wait_ns, memory_order_relaxed);
         ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_WAITS, 0, r->uid, i, 0, waits, ns, 0, 0};
-        if (ur_spool_append(k->fd, &c, NULL, 0) != 0)
-            spool_failed(k);
+        if (ur_spool_append(collector->fd, &c, NULL, 0) != 0)
+            spool_failed(collector);
     }
 }
 
-static void close_ring(struct collector *k, struct ring *r, int keep)
+static void close_ring(struct collector *collector, struct ring *r, int keep)
 {
     if (r->map != NULL) {
-        note_waits(k, r);
+        note_waits(collector, r);
         atomic_store(&r->hdr->collector_pid, 0);
         munmap(r->map, r->map_size);
     }
@@ -451,51 +454,52 @@ static void close_ring(struct collector *k, struct ring *r, int keep)
 
 int ur_collect(const ur_collect_opts *opts)
 {
-    struct collector *k = calloc(1, sizeof *k);
-    if (k == NULL)
+    struct collector *collector = calloc(1, sizeof *collector);
+    if (collector == NULL)
         return 1;
-    k->opts = opts;
-    k->pause_ns = BUSY_PAUSE_NS;
+    collector->opts = opts;
+    collector->pause_ns = BUSY_PAUSE_NS;
     /* This thread's sleeps end on time (the default slack of 50 us would double the
      * 100 us busy pause, and the program's rings fill meanwhile). */
     (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-    k->wait_pidfd = open_pidfd(opts->wait_pid, 0);
+    collector->wait_pidfd = open_pidfd(opts->wait_pid, 0);
     const char *crash = getenv("UPTI_RING_TEST_CRASH_AFTER_CHUNKS");
-    k->crash_after = crash != NULL ? atol(crash) : 0;
-    k->fd = ur_spool_open(opts->spool, remember, k);
-    if (k->fd < 0)
-        spool_failed(k); /* the rings are drained all the same */
+    collector->crash_after = crash != NULL ? atol(crash) : 0;
+    collector->fd = ur_spool_open(opts->spool, remember, collector);
+    if (collector->fd < 0)
+        spool_failed(collector); /* the rings are drained all the same */
     for (int i = 0; i < opts->num_files; i++)
-        if (!add_ring(k, opts->files[i]))
-            fprintf(stderr, "upti: %s is not a ring file: skipped\n", opts->files[i]);
+        if (!add_ring(collector, opts->files[i]))
+            uo_report("%s is not a ring file: skipped", opts->files[i]);
     int rc = 0;
     uint64_t pass = 0;
     for (;;) {
         /* Whether the producers were alive before this pass: a pass that starts
          * after a producer ended sees all it committed. */
         int stopping = opts->stop != NULL && *opts->stop;
-        int waiting = !stopping && opts->wait_pid > 0 && alive_by(k->wait_pidfd, opts->wait_pid, 0);
+        int waiting =
+            !stopping && opts->wait_pid > 0 && alive_by(collector->wait_pidfd, opts->wait_pid, 0);
         if (opts->dir != NULL && (pass % 8 == 0 || !waiting))
-            scan_dir(k);
+            scan_dir(collector);
         pass++;
         int alive[MAX_RINGS];
-        for (int i = 0; i < k->num_rings; i++) {
-            struct ring *r = &k->rings[i];
+        for (int i = 0; i < collector->num_rings; i++) {
+            struct ring *r = &collector->rings[i];
             alive[i] = !r->done && alive_by(r->pidfd, r->hdr->pid, r->hdr->proc_start_ticks);
             /* A producer still running when collecting is stopped keeps its
              * file (an `upti recover` takes the rest). */
         }
         long long moved = 0;
         int open_rings = 0;
-        k->starving = 0;
-        for (int i = 0; i < k->num_rings; i++) {
-            struct ring *r = &k->rings[i];
+        collector->starving = 0;
+        for (int i = 0; i < collector->num_rings; i++) {
+            struct ring *r = &collector->rings[i];
             if (r->done)
                 continue;
-            moved += drain_ring(k, r);
+            moved += drain_ring(collector, r);
             if (!alive[i] || stopping) {
                 r->done = 1; /* ended before this pass, which took the rest */
-                close_ring(k, r, opts->keep || alive[i]);
+                close_ring(collector, r, opts->keep || alive[i]);
             } else {
                 open_rings++;
             }
@@ -503,9 +507,9 @@ int ur_collect(const ur_collect_opts *opts)
         if (open_rings == 0 && !waiting) {
             if (opts->dir == NULL || stopping)
                 break;
-            int before = k->num_rings;
-            scan_dir(k); /* a child's file that appeared meanwhile */
-            if (k->num_rings == before)
+            int before = collector->num_rings;
+            scan_dir(collector); /* a child's file that appeared meanwhile */
+            if (collector->num_rings == before)
                 break;
             continue;
         }
@@ -517,32 +521,35 @@ int ur_collect(const ur_collect_opts *opts)
          * while nobody waits. Never a pass straight after another for a
          * starving producer: the pass emptied its slot and woke it, and a
          * pass that finds nothing new only takes the CPU it needs. */
-        if (k->starving)
-            k->pause_ns = k->pause_ns / 2 > BUSY_PAUSE_MIN_NS ? k->pause_ns / 2 : BUSY_PAUSE_MIN_NS;
-        else if (k->pause_ns < BUSY_PAUSE_NS)
-            k->pause_ns += k->pause_ns / 8 + 1;
+        if (collector->starving)
+            collector->pause_ns = collector->pause_ns / 2 > BUSY_PAUSE_MIN_NS
+                                      ? collector->pause_ns / 2
+                                      : BUSY_PAUSE_MIN_NS;
+        else if (collector->pause_ns < BUSY_PAUSE_NS)
+            collector->pause_ns += collector->pause_ns / 8 + 1;
         if (moved < BUSY_BATCH_BYTES) {
-            uint64_t ns = moved == 0 && !k->starving ? opts->poll_ns : k->pause_ns;
+            uint64_t ns = moved == 0 && !collector->starving ? opts->poll_ns : collector->pause_ns;
             struct timespec pause = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
             nanosleep(&pause, NULL);
         }
     }
-    for (int i = 0; i < k->num_rings; i++) {
-        if (k->rings[i].map != NULL)
-            close_ring(k, &k->rings[i], 1);
-        free(k->rings[i].path);
-        free(k->rings[i].resume_pos);
-        free(k->rings[i].dropped_seen);
+    for (int i = 0; i < collector->num_rings; i++) {
+        if (collector->rings[i].map != NULL)
+            close_ring(collector, &collector->rings[i], 1);
+        free(collector->rings[i].path);
+        free(collector->rings[i].resume_pos);
+        free(collector->rings[i].dropped_seen);
     }
-    if (k->fd >= 0 && close(k->fd) != 0 && !k->discarding)
-        rc = fail("cannot write the spool", opts->spool) != 0;
+    if (collector->fd >= 0 && close(collector->fd) != 0 && !collector->discarding)
+        rc = report_errno("cannot write the spool", opts->spool) != 0;
     if (opts->discarded != NULL)
-        for (size_t i = 0; i < k->num_losses; i++)
-            opts->discarded(opts->discarded_arg, k->losses[i].pid, k->losses[i].records, k->reason);
-    if (k->wait_pidfd >= 0)
-        close(k->wait_pidfd);
-    free(k->losses);
-    free(k->seen);
-    free(k);
+        for (size_t i = 0; i < collector->num_losses; i++)
+            opts->discarded(opts->discarded_arg, collector->losses[i].pid,
+                            collector->losses[i].records, collector->reason);
+    if (collector->wait_pidfd >= 0)
+        close(collector->wait_pidfd);
+    free(collector->losses);
+    free(collector->seen);
+    free(collector);
     return rc;
 }

@@ -41,9 +41,10 @@ typedef struct ur_collect_opts {
 /**
  * Drains ring files into the spool until every producer whose file it found
  * has ended (and wait_pid too), and its rings are empty. A spool that cannot
- * be written is said once (upti: line) and the rest is counted and discarded
- * (opts->discarded): producers never wait on it. Returns 0, or 1 if the
- * spool could not be closed cleanly (message on stderr, prefixed upti:).
+ * be written is reported once (uo_set_reporter: the program prints it) and
+ * the rest is counted and discarded (opts->discarded): producers never wait
+ * on it. A ring file that cannot be read is reported and skipped. Returns 0,
+ * or 1 if the spool could not be closed cleanly (reported).
  */
 int ur_collect(const ur_collect_opts *opts);
 

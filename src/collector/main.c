@@ -5,6 +5,7 @@
  *   upti-ring recover PREFIX RING_FILE|DIR...   (collect what is left, then convert)
  */
 #include "collector.h"
+#include "output.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,8 @@ static int recover(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* The database writer's problems are said here, on stderr. */
+    uo_set_reporter(uo_report_to_stderr, NULL);
     if (argc < 2)
         return usage();
     if (strcmp(argv[1], "collect") == 0)

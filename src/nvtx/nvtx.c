@@ -285,7 +285,8 @@ typedef struct kept_node {
 } kept_node;
 static _Atomic(kept_node *) g_kept;
 
-static void *keep(void *p)
+/* Adds p to g_kept; returns p. */
+static void *keep_for_process_life(void *p)
 {
     kept_node *n = p != NULL ? malloc(sizeof *n) : NULL;
     if (n == NULL)
@@ -299,12 +300,12 @@ static void *keep(void *p)
 static un_string_handle d_register_a(un_domain_handle d, const char *s)
 {
     (void)d;
-    return (un_string_handle)keep(strdup(s ? s : ""));
+    return (un_string_handle)keep_for_process_life(strdup(s ? s : ""));
 }
 static un_string_handle d_register_w(un_domain_handle d, const wchar_t *s)
 {
     (void)d;
-    return (un_string_handle)keep(utf8_of(s ? s : L""));
+    return (un_string_handle)keep_for_process_life(utf8_of(s ? s : L""));
 }
 static un_domain_handle d_create_a(const char *name)
 {
@@ -314,7 +315,7 @@ static un_domain_handle d_create_a(const char *name)
     d->index = atomic_fetch_add(&g_next_domain, 1);
     d->name = strdup(name ? name : "");
     name_category_common(d->index, 0, d->name);
-    return (un_domain_handle)keep(d);
+    return (un_domain_handle)keep_for_process_life(d);
 }
 static un_domain_handle d_create_w(const wchar_t *name)
 {
@@ -364,8 +365,10 @@ static const slot k_core2[] = {
     {UN_CBID_CORE2_Initialize, FN(initialize)},
 };
 
-static int fill(const un_export_table_callbacks *cb, int module, const slot *slots,
-                size_t n)
+/* Puts each slot's function into module's function table (those the table has);
+ * 0 if the module has no table. */
+static int install_slots(const un_export_table_callbacks *cb, int module, const slot *slots,
+                         size_t n)
 {
     un_function_table table = NULL;
     unsigned int size = 0;
@@ -386,8 +389,8 @@ UPTI_NVTX_EXPORT int InitializeInjectionNvtx2(un_get_export_table_fn get_export_
     if (cb == NULL || cb->struct_size < sizeof(un_export_table_callbacks))
         return 0;
     pthread_once(&g_once, register_once);
-    if (!fill(cb, UN_CB_MODULE_CORE, k_core, sizeof k_core / sizeof k_core[0]))
+    if (!install_slots(cb, UN_CB_MODULE_CORE, k_core, sizeof k_core / sizeof k_core[0]))
         return 0;
-    fill(cb, UN_CB_MODULE_CORE2, k_core2, sizeof k_core2 / sizeof k_core2[0]);
+    install_slots(cb, UN_CB_MODULE_CORE2, k_core2, sizeof k_core2 / sizeof k_core2[0]);
     return 1;
 }

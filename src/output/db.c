@@ -135,6 +135,8 @@ struct uo_db {
      * (dropped by the kernel filter), and the tool's counts (uo_db_set_tally). */
     uint64_t txn_records, committed_records, filtered, received, dropped;
     int failed, in_txn;
+    int created;     /* create() has returned it: its errors are reported */
+    char error[512]; /* the first error (uo_db_error) */
 };
 
 static const char *const k_directions[] = {"NONE", "HOST_TO_DEVICE", "DEVICE_TO_HOST",
@@ -154,13 +156,24 @@ static uint64_t str_hash(const char *s, size_t *len)
     return h ? h : 1;
 }
 
+/* Keeps db's first error (uo_db_error) and reports it once; an error while
+ * create() runs is its err instead. */
+static void keep_error(uo_db *db, const char *msg)
+{
+    if (!db->failed) {
+        snprintf(db->error, sizeof db->error, "database %s: %s", db->path, msg);
+        if (db->created)
+            uo_report("%s", db->error);
+    }
+    db->failed = 1;
+}
+
 static int exec_sql(uo_db *db, const char *sql)
 {
     char *msg = NULL;
     if (sqlite3_exec(db->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        fprintf(stderr, "upti: database %s: %s\n", db->path, msg ? msg : "error");
+        keep_error(db, msg ? msg : "error");
         sqlite3_free(msg);
-        db->failed = 1;
         return -1;
     }
     return 0;
@@ -181,9 +194,7 @@ static int step(uo_db *db, sqlite3_stmt *st)
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) {
-        if (!db->failed)
-            fprintf(stderr, "upti: database %s: %s\n", db->path, sqlite3_errmsg(db->db));
-        db->failed = 1;
+        keep_error(db, sqlite3_errmsg(db->db));
         return -1;
     }
     db->rows++;
@@ -193,9 +204,7 @@ static int step(uo_db *db, sqlite3_stmt *st)
 
 static void rows_failed(uo_db *db)
 {
-    if (!db->failed)
-        fprintf(stderr, "upti: database %s: %s\n", db->path, sqlite3_errmsg(db->db));
-    db->failed = 1;
+    keep_error(db, sqlite3_errmsg(db->db));
 }
 
 /* Inserts the pending rows of every batched table (before a commit, an index, a join). */
@@ -1018,6 +1027,9 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
     db->in_txn = 1;
     db->first_ts = proc->start;
     set_metadata_clock_snapshot(db, "clock_snapshot");
+    db->created = 1;
+    if (db->failed)
+        uo_report("%s", db->error);
     return db;
 fail:
     for (int i = 0; i < ST_COUNT; i++) {
@@ -1130,13 +1142,18 @@ int uo_db_close(uo_db *db, uint64_t end)
         char err[512];
         if (uo_part_finish(db->part, db->path, !failed, err, sizeof err) != 0) {
             if (!failed)
-                fprintf(stderr, "upti: %s\n", err);
+                uo_report("%s", err);
             failed = 1;
         }
         free(db->part);
     }
     free_state(db);
     return failed ? -1 : 0;
+}
+
+const char *uo_db_error(const uo_db *db)
+{
+    return db != NULL && db->failed ? db->error : NULL;
 }
 
 void uo_db_abandon(uo_db *db)

@@ -31,12 +31,12 @@
 #include <unistd.h>
 
 /* ---- strings, each text once ---- */
-typedef struct strtab {
+typedef struct string_table {
     char **text;   /* by OTF2 string id */
     size_t n, cap;
     uint32_t *slot; /* open addressing: string id + 1, 0 = empty */
     size_t nslot;
-} strtab;
+} string_table;
 
 static uint64_t fnv(const char *s)
 {
@@ -47,7 +47,7 @@ static uint64_t fnv(const char *s)
 }
 
 /* The id of s, added if new; UINT32_MAX when out of memory. */
-static uint32_t str_id(strtab *t, const char *s)
+static uint32_t str_id(string_table *t, const char *s)
 {
     if (s == NULL)
         s = "";
@@ -110,7 +110,7 @@ typedef struct process_row {
 typedef struct writer {
     sqlite3 *db;
     OTF2_Archive *archive;
-    strtab str;
+    string_table str;
     char **dbstr; /* the database's strings, by id */
     size_t ndbstr;
     uo_map regions; /* (kind << 56 | name id) → region id + 1 */
@@ -235,11 +235,6 @@ static uint32_t process_group(writer *w, int64_t proc)
 }
 
 /* ---- events ---- */
-typedef struct evt_loc {
-    OTF2_EvtWriter *ew;
-    uint32_t loc;
-} evt_loc;
-
 static OTF2_EvtWriter *evt_open(writer *w, uint32_t loc)
 {
     OTF2_EvtWriter *ew = OTF2_Archive_GetEvtWriter(w->archive, loc);
@@ -260,7 +255,9 @@ static void evt_close(writer *w, OTF2_EvtWriter *ew, uint32_t loc)
         fail_otf2(w, "closing an event writer", rc);
 }
 
-static void evt(writer *w, OTF2_EvtWriter *ew, int enter, uint64_t ts, uint32_t region)
+/* Writes an Enter (enter) or a Leave event of region at ts to ew. */
+static void write_enter_or_leave(writer *w, OTF2_EvtWriter *ew, int enter, uint64_t ts,
+                                 uint32_t region)
 {
     if (ew == NULL || w->failed)
         return;
@@ -378,10 +375,10 @@ static OTF2_Paradigm paradigm_of(const char *domain)
     return strstr(domain, "OPENCL") ? OTF2_PARADIGM_OPENCL : OTF2_PARADIGM_UNKNOWN;
 }
 
-typedef struct open_ev {
+typedef struct open_region {
     uint64_t end;
     uint32_t region;
-} open_ev;
+} open_region;
 
 /* Host threads: API calls and push/pop ranges, nested (an end past its
  * parent's is cut to the parent's). */
@@ -398,7 +395,7 @@ static void write_threads(writer *w)
                 " WHERE kind = 0 AND start > 0) h ORDER BY 1, 2, 3, 4 DESC, 6",
                 &st))
         return;
-    open_ev *stk = NULL;
+    open_region *stk = NULL;
     size_t n = 0, cap = 0;
     int64_t cur_proc = -1, cur_tid = -1;
     OTF2_EvtWriter *ew = NULL;
@@ -409,7 +406,7 @@ static void write_threads(writer *w)
         uint64_t end = (uint64_t)sqlite3_column_int64(st, 3);
         if (proc != cur_proc || tid != cur_tid) {
             for (; n > 0; n--)
-                evt(w, ew, 0, stk[n - 1].end, stk[n - 1].region);
+                write_enter_or_leave(w, ew, 0, stk[n - 1].end, stk[n - 1].region);
             evt_close(w, ew, loc);
             cur_proc = proc;
             cur_tid = tid;
@@ -423,7 +420,7 @@ static void write_threads(writer *w)
             ew = evt_open(w, loc);
         }
         for (; n > 0 && stk[n - 1].end <= start; n--)
-            evt(w, ew, 0, stk[n - 1].end, stk[n - 1].region);
+            write_enter_or_leave(w, ew, 0, stk[n - 1].end, stk[n - 1].region);
         if (end < start)
             end = start;
         if (n > 0 && end > stk[n - 1].end)
@@ -437,11 +434,11 @@ static void write_threads(writer *w)
             fail(w, "out of memory");
             break;
         }
-        evt(w, ew, 1, start, region);
-        stk[n++] = (open_ev){end, region};
+        write_enter_or_leave(w, ew, 1, start, region);
+        stk[n++] = (open_region){end, region};
     }
     for (; n > 0; n--)
-        evt(w, ew, 0, stk[n - 1].end, stk[n - 1].region);
+        write_enter_or_leave(w, ew, 0, stk[n - 1].end, stk[n - 1].region);
     evt_close(w, ew, loc);
     free(stk);
     sqlite3_finalize(st);
@@ -520,8 +517,8 @@ static void write_lanes(writer *w, const char *sql, int device)
         if (runtime && strcmp(runtime, "opencl") == 0)
             paradigm = OTF2_PARADIGM_OPENCL;
         uint32_t region = region_of(w, kind, sqlite3_column_int64(st, 4), paradigm);
-        evt(w, ln[i].ew, 1, start, region);
-        evt(w, ln[i].ew, 0, end, region);
+        write_enter_or_leave(w, ln[i].ew, 1, start, region);
+        write_enter_or_leave(w, ln[i].ew, 0, end, region);
         ln[i].end = end;
     }
     lanes_close(w, ln, &n);
@@ -602,6 +599,9 @@ static OTF2_FlushType pre_flush(void *data, OTF2_FileType type, OTF2_LocationRef
 /* OTF2's own messages go to err (the first one), not to stderr. */
 static OTF2_ErrorCode on_otf2_error(void *data, const char *file, uint64_t line, const char *function,
                                     OTF2_ErrorCode code, const char *fmt, va_list va)
+    __attribute__((format(printf, 6, 0)));
+static OTF2_ErrorCode on_otf2_error(void *data, const char *file, uint64_t line, const char *function,
+                                    OTF2_ErrorCode code, const char *fmt, va_list va)
 {
     writer *w = data;
     (void)file;
@@ -618,6 +618,9 @@ static OTF2_ErrorCode on_otf2_error(void *data, const char *file, uint64_t line,
 
 static OTF2_ErrorCode quiet(void *data, const char *file, uint64_t line, const char *function,
                             OTF2_ErrorCode code, const char *fmt, va_list va)
+    __attribute__((format(printf, 6, 0)));
+static OTF2_ErrorCode quiet(void *data, const char *file, uint64_t line, const char *function,
+                            OTF2_ErrorCode code, const char *fmt, va_list va)
 {
     (void)data;
     (void)file;
@@ -631,6 +634,18 @@ static OTF2_ErrorCode quiet(void *data, const char *file, uint64_t line, const c
 /* 1 if the archive at anchor was written by UPTI (its creator). A file that
  * does not begin as an OTF2 anchor ("\3BOTF2" here) is not opened with OTF2's
  * reader, which leaks what it allocated when it fails. */
+/* Sends OTF2's messages to w's err (NULL: nowhere); returns the callback it
+ * replaces. OTF2's callback type has no format attribute: passing ours to it
+ * is what -Wmissing-format-attribute would flag. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-format-attribute"
+static OTF2_ErrorCallback otf2_errors_to(writer *w)
+{
+    return w != NULL ? OTF2_Error_RegisterCallback(on_otf2_error, w)
+                     : OTF2_Error_RegisterCallback(quiet, NULL);
+}
+#pragma GCC diagnostic pop
+
 static int archive_is_ours(const char *anchor)
 {
     char head[8];
@@ -640,7 +655,7 @@ static int archive_is_ours(const char *anchor)
         fclose(f);
     if (n < sizeof head || memcmp(head + 2, "OTF2", 4) != 0)
         return 0;
-    OTF2_ErrorCallback prev = OTF2_Error_RegisterCallback(quiet, NULL);
+    OTF2_ErrorCallback prev = otf2_errors_to(NULL);
     OTF2_Reader *r = OTF2_Reader_Open(anchor);
     if (r == NULL) {
         OTF2_Error_RegisterCallback(prev, NULL);
@@ -759,7 +774,7 @@ int uo_export_otf2(sqlite3 *db, const char *dir, const char *name, char *err, si
         snprintf(err, errlen, "cannot remove %.400s: %s", part.evts, strerror(errno));
         return -1;
     }
-    OTF2_ErrorCallback prev = OTF2_Error_RegisterCallback(on_otf2_error, &w);
+    OTF2_ErrorCallback prev = otf2_errors_to(&w);
     w.archive = OTF2_Archive_Open(dir, part_name, OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
                                   OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (w.archive == NULL) {

@@ -1,5 +1,6 @@
 /* See out_files.h: uo_claim_output. */
 #include "out_files.h"
+#include "output.h"
 
 #include "dirs.h"
 
@@ -62,9 +63,9 @@ int uo_claim_output(char **base, const char *suffix, const char *session, int pi
         if (fd >= 0)
             close(fd);
         if (attempt == 0 && foreign)
-            fprintf(stderr, "upti: %s exists and was not written by upti: not replaced (upti run "
-                    "--force-overwrite replaces it); the trace goes to %s-%d%s instead\n",
-                    path, *base, pid, suffix);
+            uo_report("%s exists and was not written by upti: not replaced (upti run "
+                      "--force-overwrite replaces it); the trace goes to %s-%d%s instead",
+                      path, *base, pid, suffix);
         if (attempt == 0) {
             size_t len = strlen(*base) + 32;
             char *b2 = malloc(len);

@@ -54,7 +54,7 @@ int uo_part_finish(const char *part, const char *path, int ok, char *err, size_t
  * exclusively, or an earlier run's leftover that UPTI wrote, and flock()ed
  * (LOCK_EX) until the returned descriptor is closed. A file held by a live
  * writer, left by another process of the same run (its metadata "session"
- * equals session), or not written by UPTI (said once on stderr) is kept:
+ * equals session), or not written by UPTI (reported once: uo_set_reporter) is kept:
  * "-<pid>" is appended to *base (reallocated) instead. Parent folders are
  * created. Returns the locked descriptor, or -1 with errno set.
  */

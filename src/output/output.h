@@ -91,6 +91,27 @@ uint64_t *uo_map_insert(uo_map *m, uint64_t key, int *inserted);
 int uo_map_remove(uo_map *m, uint64_t key);
 uint64_t uo_hash64(uint64_t x);
 
+/* ---- messages (report.c) ---- */
+
+/**
+ * Receives one message of src/output: a problem that no return value carries
+ * whole (a database's first error, which may come from any call; a format
+ * uo_write_outputs could not write; an output written under another name).
+ * message has no "upti: " prefix and no newline.
+ */
+typedef void (*uo_report_fn)(void *data, const char *message);
+/**
+ * Where src/output's messages go: the program that links it decides (the
+ * CLI and upti-ring print them on stderr, libupti-trace.so logs them with
+ * upti_log). NULL (the default): nowhere; a database still keeps its first
+ * error (uo_db_error). Set it before any output is written.
+ */
+void uo_set_reporter(uo_report_fn fn, void *data);
+/** A uo_report_fn that prints "upti: <message>" on stderr. */
+void uo_report_to_stderr(void *data, const char *message);
+/** Formats a message and passes it to the reporter (internal to src/output). */
+void uo_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ---- the database writer (db.c) ---- */
 
 typedef struct uo_db uo_db;
@@ -150,7 +171,11 @@ void uo_db_checkpoint(uo_db *db, uint64_t now, uint64_t min_ns);
 int uo_db_add_agent(uo_db *db, const upti_agent_t *agent);
 /** Names a thread (later names win). */
 void uo_db_name_thread(uo_db *db, uint64_t tid, const char *name);
-/** Closes open regions at end, writes thread rows, the process end time, indexes; closes. */
+/**
+ * Closes open regions at end, writes thread rows, the process end time,
+ * indexes; closes and frees db. Returns 0, or -1 if the file is not complete
+ * (its first error was reported: uo_set_reporter).
+ */
 int uo_db_close(uo_db *db, uint64_t end);
 /**
  * Finishes the database of a process that died before uo_db_close (SIGKILL,
@@ -161,6 +186,12 @@ int uo_db_close(uo_db *db, uint64_t end);
  * error (message in err).
  */
 int uo_db_recover(const char *path, const char *reason, uint64_t *committed, char *err, size_t errlen);
+/**
+ * The first error of db ("database PATH: message"), or NULL while it has had
+ * none. It is also reported (uo_set_reporter) once, when it happens; an error
+ * of uo_db_create is its err instead. After an error db writes nothing more.
+ */
+const char *uo_db_error(const uo_db *db);
 /** Abandons the handle without touching the file (a forked child). */
 void uo_db_abandon(uo_db *db);
 /** The tool's counts of buffer records received and dropped, stored as metadata at each commit. */
@@ -227,8 +258,8 @@ enum { UO_FORMAT_DB = 1, UO_FORMAT_PFTRACE = 2, UO_FORMAT_JSON = 4, UO_FORMAT_CS
 /**
  * Writes the formats other than db of the closed database db_path next to it
  * (<base>.pftrace, <base>.json, <base>_*.csv) and, if stats, the summary on
- * stderr (headed with pid) and, with csv, <base>_stats.csv. Problems are said
- * on stderr ("upti: ..."). Returns 0, or -1 if something was not written.
+ * stderr (headed with pid) and, with csv, <base>_stats.csv. Each problem is
+ * reported (uo_set_reporter), once. Returns 0, or -1 if something was not written.
  */
 int uo_write_outputs(const char *db_path, const char *base, unsigned formats, int stats, int pid);
 

@@ -10,11 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static void say(const char *err)
-{
-    fprintf(stderr, "upti: %s\n", err);
-}
-
 /* The base of one format's files: base itself, or base-<pid> when a file of
  * that name exists that UPTI did not write (said once, never replaced). */
 static char *base_for(const char *base, unsigned format, int pid)
@@ -27,8 +22,8 @@ static char *base_for(const char *base, unsigned format, int pid)
     if (alt == NULL)
         return NULL;
     snprintf(alt, len, "%s-%d", base, pid > 0 ? pid : (int)getpid());
-    fprintf(stderr, "upti: %s exists and was not written by upti: not replaced (upti run "
-                    "--force-overwrite replaces it); writing under %s instead\n", which, alt);
+    uo_report("%s exists and was not written by upti: not replaced (upti run "
+              "--force-overwrite replaces it); writing under %s instead", which, alt);
     return alt;
 }
 
@@ -37,7 +32,7 @@ int uo_write_outputs(const char *db_path, const char *base, unsigned formats, in
     char err[512];
     sqlite3 *db = uo_open(db_path, 0, err, sizeof err);
     if (db == NULL) {
-        say(err);
+        uo_report("%s", err);
         return -1;
     }
     int rc = 0;
@@ -69,14 +64,14 @@ int uo_write_outputs(const char *db_path, const char *base, unsigned formats, in
             }
         }
         if (r != 0)
-            say(err), rc = -1;
+            uo_report("%s", err), rc = -1;
         free(path);
         free(b);
     }
     if (stats) {
         fprintf(stderr, "upti: summary of pid %d (%s)\n", pid, db_path);
         if (uo_summary(db, stderr, 0, err, sizeof err) != 0)
-            say(err), rc = -1;
+            uo_report("%s", err), rc = -1;
     }
     sqlite3_close(db);
     return rc;

@@ -493,6 +493,9 @@ static void traced_profiler_resume(void)
         __atomic_store_n(&table->field, wrapper, __ATOMIC_RELEASE);                              \
     } while (0)
 #define INSTALL_OPERATION(name, ...) INSTALL(name##_fn, traced_##name);
+/* 1 if table (of table->size bytes) holds entry field (as <uptx/uptx.h> checks it). */
+#define HAS_ENTRY(table, field) \
+    ((table)->size >= offsetof(uptx_dispatch_table_t, field) + sizeof((table)->field))
 
 void upti_marker_install_wrappers(void *raw)
 {
@@ -503,10 +506,12 @@ void upti_marker_install_wrappers(void *raw)
     }
     g_plans = upti_plans(UPTI_TRACING_KIND_MARKER_API);
     MARKER_OPERATIONS(INSTALL_OPERATION)
-    if (table->size >= sizeof(uptx_dispatch_table_t)) { /* version 2 */
+    /* Version 2's entries, each where the table reaches it (never against
+     * sizeof: a later header's larger table must not hide these). */
+    if (HAS_ENTRY(table, profiler_pause_fn))
         INSTALL(profiler_pause_fn, traced_profiler_pause);
+    if (HAS_ENTRY(table, profiler_resume_fn))
         INSTALL(profiler_resume_fn, traced_profiler_resume);
-    }
 }
 
 /* ---- texts longer than UPTI_MARKER_TEXT_MAX ---- */

@@ -2,6 +2,7 @@
 #include "capture.h"
 
 #include "capture_spec.h"
+#include "log.h"
 #include "ring_mode.h"
 
 #include <errno.h>
@@ -329,8 +330,8 @@ static void start_timer(void)
     int rc = pthread_create(&t, NULL, timer_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
-        fprintf(stderr, "upti: cannot start the thread of --delay/--duration/--collection-period "
-                        "(%s): recording stays off\n", strerror(rc));
+        upti_log_warning("cannot start the thread of --delay/--duration/--collection-period "
+                         "(%s): recording stays off", strerror(rc));
         return;
     }
     pthread_detach(t);
@@ -367,24 +368,24 @@ static int read_options(void)
     const char *range = env("UPTI_TRACE_CAPTURE_RANGE");
     if (range != NULL) {
         if (upti_parse_capture_name(range, &g_cap.name_copy, &g_cap.name, &g_cap.domain) != 0) {
-            fprintf(stderr, "upti: UPTI_TRACE_CAPTURE_RANGE='%s' is not NAME[@DOMAIN]: "
-                            "recording everything\n", range);
+            upti_log_warning("UPTI_TRACE_CAPTURE_RANGE='%s' is not NAME[@DOMAIN]: "
+                             "recording everything", range);
             return -1;
         }
         g_cap.marker = 1;
         g_cap.max_windows = 1;
         const char *end = env("UPTI_TRACE_CAPTURE_END");
         if (end != NULL && upti_parse_capture_end(end, &g_cap.max_windows) != 0)
-            fprintf(stderr, "upti: UPTI_TRACE_CAPTURE_END='%s' is not stop, repeat or repeat:N: "
-                            "using stop\n", end);
+            upti_log_warning("UPTI_TRACE_CAPTURE_END='%s' is not stop, repeat or repeat:N: "
+                             "using stop", end);
     }
     const char *paused = env("UPTI_TRACE_START_PAUSED");
     g_cap.paused = paused != NULL && strcmp(paused, "0") != 0;
     const char *period = env("UPTI_TRACE_COLLECTION_PERIOD");
     if (period != NULL) {
         if (upti_parse_collection_period(period, &g_cap.period) != 0) {
-            fprintf(stderr, "upti: UPTI_TRACE_COLLECTION_PERIOD='%s' is not START:DURATION:REPEAT "
-                            "(seconds, seconds, count): ignored\n", period);
+            upti_log_warning("UPTI_TRACE_COLLECTION_PERIOD='%s' is not START:DURATION:REPEAT "
+                             "(seconds, seconds, count): ignored", period);
         } else {
             g_cap.timed = 1;
             const char *session = env("UPTI_TRACE_SESSION_START");
@@ -419,8 +420,8 @@ upti_status_t ut_capture_start(const upti_context_id_t *contexts, size_t n, upti
         st = upti_start_context(g_cap.control);
     if (st != UPTI_STATUS_SUCCESS && st != UPTI_STATUS_ERROR_KIND_NOT_FOUND) {
         if (g_cap.gating) {
-            fprintf(stderr, "upti: cannot watch marker ranges nor pause/resume (%s): "
-                            "recording everything\n", upti_get_status_string(st));
+            upti_log_warning("cannot watch marker ranges nor pause/resume (%s): "
+                             "recording everything", upti_get_status_string(st));
             g_cap.gating = g_cap.marker = g_cap.paused = g_cap.timed = 0;
         }
     }

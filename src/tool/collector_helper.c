@@ -4,6 +4,8 @@
 #endif
 #include "collector_helper.h"
 
+#include "log.h"
+
 #include "kv_pairs.h"
 #include "run_folder.h"
 
@@ -181,28 +183,28 @@ int ut_helper_start(const ut_helper_conf *conf, char *rings, size_t len)
     char upti[PATH_MAX], folder[PATH_MAX - 64];
     int e = find_collector(upti, sizeof upti);
     if (e != 0) {
-        fprintf(stderr, "upti: UPTI_TRACE_RECORD_ONLY: no collector %s (%s): the program writes "
-                        "its database itself\n", upti, strerror(e));
+        upti_log_error("UPTI_TRACE_RECORD_ONLY: no collector %s (%s): the program writes "
+                        "its database itself", upti, strerror(e));
         return -1;
     }
     int tmpdir_errno;
     if (upti_make_run_folder(folder, sizeof folder, rings, len, &tmpdir_errno) != 0) {
-        fprintf(stderr, "upti: UPTI_TRACE_RECORD_ONLY: cannot create a run folder in $TMPDIR or "
-                        "/tmp (%s): the program writes its database itself\n", strerror(errno));
+        upti_log_error("UPTI_TRACE_RECORD_ONLY: cannot create a run folder in $TMPDIR or "
+                        "/tmp (%s): the program writes its database itself", strerror(errno));
         return -1;
     }
     if (write_conf(folder, rings, conf) != 0) {
         e = errno;
         remove_folders(folder, rings);
-        fprintf(stderr, "upti: UPTI_TRACE_RECORD_ONLY: cannot write %s/run.conf (%s): the "
-                        "program writes its database itself\n", folder, strerror(e));
+        upti_log_error("UPTI_TRACE_RECORD_ONLY: cannot write %s/run.conf (%s): the "
+                        "program writes its database itself", folder, strerror(e));
         return -1;
     }
     e = spawn_helper(upti, folder);
     if (e != 0) {
         remove_folders(folder, rings);
-        fprintf(stderr, "upti: UPTI_TRACE_RECORD_ONLY: the collector %s did not start (%s): the "
-                        "program writes its database itself\n", upti,
+        upti_log_error("UPTI_TRACE_RECORD_ONLY: the collector %s did not start (%s): the "
+                        "program writes its database itself", upti,
                 e > 0 ? strerror(e) : "it failed");
         return -1;
     }

@@ -73,7 +73,7 @@
 /*
  * The tool's locks, outermost first:
  *   g_tick_lock     the tool thread's commit; fork() takes it first (below)
- *   g.lock          the database writer and everything in g. Taken inside UPTI's
+ *   g_tool.lock     the database writer and everything in g_tool. Taken inside UPTI's
  *                   buffer lock (the buffer callback) and under g_tick_lock; under
  *                   it the tool takes g_batches_lock, then (one at a time) a
  *                   batch's lock, and UPTI's leaf locks (agents, metadata).
@@ -82,6 +82,7 @@
  *   g_cap.lock      (capture.c) the capture windows' state: a leaf
  * UPTI's own order is in src/sdk/internal.h.
  */
+/* The tool's state in this process: its database and settings (g_tool.lock). */
 static struct {
     pthread_mutex_t lock; /* the writer's (see above) */
     uo_db *db;
@@ -106,7 +107,7 @@ static struct {
     uint64_t flush_ns;    /* UPTI_TRACE_FLUSH_MS */
     size_t agents_added;  /* agents already in the database */
     int ring;             /* record-only (UPTI_TRACE_RING_DIR, ring_mode.h) */
-} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .lock_fd = -1};
+} g_tool = {.lock = PTHREAD_MUTEX_INITIALIZER, .lock_fd = -1};
 
 /*
  * API arguments (UPTI_TRACE_ARGS): the callback at EXIT of each OpenCL call
@@ -194,7 +195,8 @@ static void args_callback(upti_callback_tracing_record_t record, upti_user_data_
 {
     (void)user_data;
     (void)callback_data;
-    if (record.phase != UPTI_CALLBACK_PHASE_EXIT || __atomic_load_n(&g.finalized, __ATOMIC_RELAXED))
+    if (record.phase != UPTI_CALLBACK_PHASE_EXIT ||
+        __atomic_load_n(&g_tool.finalized, __ATOMIC_RELAXED))
         return;
     arg_batch *b = my_batch();
     if (b == NULL)
@@ -205,7 +207,7 @@ static void args_callback(upti_callback_tracing_record_t record, upti_user_data_
     pthread_mutex_unlock(&b->lock);
 }
 
-/* Moves every thread's batch into the database (g.lock held). */
+/* Moves every thread's batch into the database (g_tool.lock held). */
 static void drain_args(void)
 {
     pthread_mutex_lock(&g_batches_lock);
@@ -224,18 +226,19 @@ static void drain_args(void)
             const char *type = data + off + sizeof h;
             const char *name = type + h.type_len;
             const char *value = name + h.name_len;
-            uo_db_add_arg(g.db, h.correlation, h.position, type, name, value);
+            uo_db_add_arg(g_tool.db, h.correlation, h.position, type, name, value);
             off += sizeof h + h.type_len + h.name_len + h.value_len;
         }
         free(data);
     }
 }
 
-static void warn(const char *fmt, const char *a, const char *b)
+/* src/output's messages (a database's first error, an output written under
+ * another name): this program's, said through UPTI's log like the tool's own. */
+static void report_output_problem(void *data, const char *message)
 {
-    fprintf(stderr, "upti: ");
-    fprintf(stderr, fmt, a ? a : "", b ? b : "");
-    fputc('\n', stderr);
+    (void)data;
+    upti_log_error("%s", message);
 }
 
 static uint64_t now_ns(void)
@@ -280,7 +283,7 @@ static unsigned parse_kinds(const char *s)
         if (strcmp(t, "all") == 0)
             bits = ~0u;
         else if (i == sizeof k_kinds / sizeof k_kinds[0] && !kind_known(t))
-            warn("UPTI_TRACE_KINDS: unknown kind '%s'%s (ignored)", t, NULL);
+            upti_log_warning("UPTI_TRACE_KINDS: unknown kind '%s' (ignored)", t);
     }
     free(copy);
     return bits;
@@ -302,7 +305,7 @@ static unsigned parse_formats(const char *s)
         else if (strcmp(t, "csv") == 0)
             bits |= UO_FORMAT_CSV;
         else
-            warn("UPTI_TRACE_FORMATS: unknown format '%s'%s", t, NULL);
+            upti_log_warning("UPTI_TRACE_FORMATS: unknown format '%s'", t);
     }
     free(copy);
     return bits;
@@ -314,9 +317,9 @@ static int kernel_filter(void *data, int64_t name_id, const char *name)
     (void)name_id;
     if (name == NULL)
         name = "";
-    if (g.has_include && regexec(&g.include, name, 0, NULL, 0) != 0)
+    if (g_tool.has_include && regexec(&g_tool.include, name, 0, NULL, 0) != 0)
         return 0;
-    if (g.has_exclude && regexec(&g.exclude, name, 0, NULL, 0) == 0)
+    if (g_tool.has_exclude && regexec(&g_tool.exclude, name, 0, NULL, 0) == 0)
         return 0;
     return 1;
 }
@@ -327,7 +330,7 @@ static int compile(regex_t *re, const char *var)
     if (v == NULL || v[0] == '\0')
         return 0;
     if (regcomp(re, v, REG_EXTENDED | REG_NOSUB) != 0) {
-        warn("%s: invalid regular expression '%s' (ignored)", var, v);
+        upti_log_warning("%s: invalid regular expression '%s' (ignored)", var, v);
         return 0;
     }
     return 1;
@@ -353,7 +356,7 @@ static char *command_line(void)
  * (a run replaces only what it is asked to write). */
 static const char *db_suffix(void)
 {
-    return (g.formats & UO_FORMAT_DB) ? ".db" : ".db.part";
+    return (g_tool.formats & UO_FORMAT_DB) ? ".db" : ".db.part";
 }
 
 static int claim_output(char **base)
@@ -395,7 +398,7 @@ static int start_with_helper(void)
     char *pattern = ut_absolute_pattern(output_pattern());
     if (pattern == NULL)
         return -1;
-    ut_helper_conf c = {pattern, g.formats, g.stats, getenv("UPTI_TRACE_KERNEL_INCLUDE"),
+    ut_helper_conf c = {pattern, g_tool.formats, g_tool.stats, getenv("UPTI_TRACE_KERNEL_INCLUDE"),
                         getenv("UPTI_TRACE_KERNEL_EXCLUDE"), getenv("UPTI_TRACE_KERNEL_ITERATIONS")};
     char rings[PATH_MAX];
     int rc = -1;
@@ -403,8 +406,8 @@ static int start_with_helper(void)
         /* The helper is the collector: a full ring waits for it up to 1 s without
          * progress, as under `upti run` (the user's setting stays). */
         setenv(upti_env_name(UPTI_ENV_RING_FULL_WAIT_MS), "1000", 0);
-        g.ring = 1;
-        rc = ut_ring_start(rings, g.kinds, g.args, pattern);
+        g_tool.ring = 1;
+        rc = ut_ring_start(rings, g_tool.kinds, g_tool.args, pattern);
     }
     free(pattern);
     return rc;
@@ -417,22 +420,22 @@ static void buffer_callback(upti_context_id_t context, upti_buffer_id_t buffer,
     (void)context;
     (void)buffer;
     (void)data;
-    pthread_mutex_lock(&g.lock);
-    if (g.db != NULL && !g.finalized && getpid() == g.pid) {
+    pthread_mutex_lock(&g_tool.lock);
+    if (g_tool.db != NULL && !g_tool.finalized && getpid() == g_tool.pid) {
         for (size_t i = 0; i < n; i++) {
             const upti_record_header_t *h = headers[i];
             if (h->category == UPTI_BUFFER_CATEGORY_TRACING) {
-                g.received++;
-                uo_db_add_record(g.db, h->kind, h->payload);
+                g_tool.received++;
+                uo_db_add_record(g_tool.db, h->kind, h->payload);
             }
         }
-        g.drops += drop_count;
-        uo_db_set_tally(g.db, g.received, g.drops);
-        if (g.args)
+        g_tool.drops += drop_count;
+        uo_db_set_tally(g_tool.db, g_tool.received, g_tool.drops);
+        if (g_tool.args)
             drain_args();
-        uo_db_checkpoint(g.db, now_ns(), g.flush_ns);
+        uo_db_checkpoint(g_tool.db, now_ns(), g_tool.flush_ns);
     }
-    pthread_mutex_unlock(&g.lock);
+    pthread_mutex_unlock(&g_tool.lock);
 }
 
 static int open_output(void);
@@ -443,9 +446,9 @@ static uo_db *g_parent_db;
 /*
  * The tool's thread commits (SQLite, UPTI's agent list) inside g_tick_lock,
  * which a fork() takes first (pthread_atfork): a child never inherits a
- * lock held by a thread it does not have. Not g.lock itself: UPTI's own fork
+ * lock held by a thread it does not have. Not g_tool.lock itself: UPTI's own fork
  * handler, which runs after this one, waits for a delivery under way, and
- * the delivery's callback takes g.lock.
+ * the delivery's callback takes g_tool.lock.
  */
 static pthread_mutex_t g_tick_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -463,7 +466,7 @@ static void fork_parent(void)
  * The argument batches (UPTI_TRACE_ARGS) in a child: their locks may have
  * been held at the fork by threads the child does not have, and cannot be
  * taken by fork_prepare (a delivery under way, which libupti's handler waits
- * for after this one, takes them under g.lock). The child gets fresh locks
+ * for after this one, takes them under g_tool.lock). The child gets fresh locks
  * and empty batches: what they held are the parent's calls. The data is
  * left, not freed: a thread may have been inside realloc() at the fork.
  */
@@ -486,49 +489,50 @@ static void child_after_fork(void)
      * delivery, and fork_prepare no commit of the tool's thread (so no SQLite
      * call), was under way at the fork. */
     pthread_mutex_init(&g_tick_lock, NULL);
-    pthread_mutex_init(&g.lock, NULL);
+    pthread_mutex_init(&g_tool.lock, NULL);
     forget_args_after_fork();
-    int traced = g.db != NULL && !g.finalized;
-    if (g.db != NULL)
-        uo_db_abandon(g.db);
-    g_parent_db = g.db;
-    g.db = NULL;
-    g.finalized = 1;
-    if (g.lock_fd >= 0)
-        close(g.lock_fd);
-    g.lock_fd = -1;
+    int traced = g_tool.db != NULL && !g_tool.finalized;
+    if (g_tool.db != NULL)
+        uo_db_abandon(g_tool.db);
+    g_parent_db = g_tool.db;
+    g_tool.db = NULL;
+    g_tool.finalized = 1;
+    if (g_tool.lock_fd >= 0)
+        close(g_tool.lock_fd);
+    g_tool.lock_fd = -1;
     if (!traced)
         return;
-    free(g.base);
-    free(g.db_path);
-    g.base = g.db_path = NULL;
-    g.pid = getpid();
-    g.drops = 0;
-    g.received = 0;
-    g.agents_added = 0;
+    free(g_tool.base);
+    free(g_tool.db_path);
+    g_tool.base = g_tool.db_path = NULL;
+    g_tool.pid = getpid();
+    g_tool.drops = 0;
+    g_tool.received = 0;
+    g_tool.agents_added = 0;
     g_tool_thread_started = 0;
     if (open_output() == 0) {
-        g.finalized = 0;
+        g_tool.finalized = 0;
         start_tool_thread();
     }
 }
 
-/* Writes a fact a runtime reported (upti_runtime_set_metadata) into the database (g.lock held). */
+/* Writes a fact a runtime reported (upti_runtime_set_metadata) into the database (g_tool.lock
+ * held). */
 static void write_runtime_metadata(const char *key, const char *value, void *data)
 {
     (void)data;
-    uo_db_set_metadata(g.db, key, value);
+    uo_db_set_metadata(g_tool.db, key, value);
 }
 
-/* Adds the agents that appeared since the last call (g.lock held). The list
- * only grows, so the new ones are those past g.agents_added. */
+/* Adds the agents that appeared since the last call (g_tool.lock held). The list
+ * only grows, so the new ones are those past g_tool.agents_added. */
 static upti_status_t add_new_agents(const upti_agent_t **agents, size_t n, void *data)
 {
     (void)data;
-    for (size_t i = g.agents_added; i < n; i++)
-        uo_db_add_agent(g.db, agents[i]);
-    if (n > g.agents_added)
-        g.agents_added = n;
+    for (size_t i = g_tool.agents_added; i < n; i++)
+        uo_db_add_agent(g_tool.db, agents[i]);
+    if (n > g_tool.agents_added)
+        g_tool.agents_added = n;
     return UPTI_STATUS_SUCCESS;
 }
 
@@ -573,7 +577,7 @@ static void *tool_thread(void *arg)
         clock_gettime(CLOCK_REALTIME, &until);
         /* Ticks every half interval, committing what is older than that: a
          * row waits at most one interval for its commit. */
-        uint64_t ns = (uint64_t)until.tv_nsec + g.flush_ns / 2;
+        uint64_t ns = (uint64_t)until.tv_nsec + g_tool.flush_ns / 2;
         until.tv_sec += (time_t)(ns / 1000000000u);
         until.tv_nsec = (long)(ns % 1000000000u);
         if (sem_timedwait(&g_sig_wake, &until) == 0)
@@ -581,18 +585,18 @@ static void *tool_thread(void *arg)
         if (errno != ETIMEDOUT)
             continue;
         pthread_mutex_lock(&g_tick_lock);
-        pthread_mutex_lock(&g.lock);
-        if (g.db != NULL && !g.finalized && getpid() == g.pid) {
+        pthread_mutex_lock(&g_tool.lock);
+        if (g_tool.db != NULL && !g_tool.finalized && getpid() == g_tool.pid) {
             upti_query_available_agents(add_new_agents, NULL);
             upti_query_runtime_metadata(write_runtime_metadata, NULL);
-            uo_db_checkpoint(g.db, now_ns(), g.flush_ns / 2);
+            uo_db_checkpoint(g_tool.db, now_ns(), g_tool.flush_ns / 2);
             retake_crash_signals();
         }
-        pthread_mutex_unlock(&g.lock);
+        pthread_mutex_unlock(&g_tool.lock);
         pthread_mutex_unlock(&g_tick_lock);
     }
-    if (g.finalize != NULL)
-        g.finalize(g.client_id);
+    if (g_tool.finalize != NULL)
+        g_tool.finalize(g_tool.client_id);
     sem_post(&g_sig_done);
     return NULL;
 }
@@ -608,8 +612,8 @@ static void start_tool_thread(void)
     int rc = pthread_create(&g_tool_thread, NULL, tool_thread, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
-        warn("cannot start the tool's thread (%s)%s: records are committed only as they arrive",
-             strerror(rc), NULL);
+        upti_log_warning("cannot start the tool's thread (%s): records are committed only as "
+                         "they arrive", strerror(rc));
         return;
     }
     pthread_detach(g_tool_thread);
@@ -645,7 +649,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
         return;
     }
     /* A crash in the tool's own thread cannot wait for that thread. */
-    if (getpid() == g.pid && g_tool_thread_started &&
+    if (getpid() == g_tool.pid && g_tool_thread_started &&
         !(crash && pthread_equal(pthread_self(), g_tool_thread))) {
         if (!__atomic_exchange_n(&g_sig_busy, 1, __ATOMIC_ACQ_REL))
             sem_post(&g_sig_wake);
@@ -726,43 +730,43 @@ static void add_to_manifest(void)
 {
     char pid[24], formats[24];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
-    snprintf(formats, sizeof formats, "%u", g.formats);
-    const char *fields[] = {"db", pid, g.db_path, g.base, formats};
+    snprintf(formats, sizeof formats, "%u", g_tool.formats);
+    const char *fields[] = {"db", pid, g_tool.db_path, g_tool.base, formats};
     if (uo_manifest_add(fields, 5) != 0)
-        warn("cannot add %s to the run's manifest%s", g.db_path, NULL);
+        upti_log_warning("cannot add %s to the run's manifest", g_tool.db_path);
 }
 
 /* Creates this process's output (<base>.db, or the fallback) and opens the
  * database. 0, or -1 when nothing is traced (said on stderr). */
 static int open_output(void)
 {
-    g.base = output_base();
-    if (g.base == NULL)
+    g_tool.base = output_base();
+    if (g_tool.base == NULL)
         return -1;
-    g.lock_fd = claim_output(&g.base);
-    if (g.lock_fd < 0) {
+    g_tool.lock_fd = claim_output(&g_tool.base);
+    if (g_tool.lock_fd < 0) {
         /* An output directory that cannot be written: the trace goes to the
          * fallback and says where, in one line. */
         char reason[128];
         snprintf(reason, sizeof reason, "%s", strerror(errno));
-        char *fallback = uo_fallback_base(g.base);
+        char *fallback = uo_fallback_base(g_tool.base);
         int fd = fallback != NULL ? claim_output(&fallback) : -1;
         if (fd >= 0) {
-            fprintf(stderr, "upti: cannot create %s.db (%s): the trace goes to %s.db instead\n",
-                    g.base, reason, fallback);
-            free(g.base);
-            g.base = fallback;
-            g.lock_fd = fd;
+            upti_log_warning("cannot create %s.db (%s): the trace goes to %s.db instead",
+                             g_tool.base, reason, fallback);
+            free(g_tool.base);
+            g_tool.base = fallback;
+            g_tool.lock_fd = fd;
         } else {
-            fprintf(stderr, "upti: cannot create %s.db (%s) nor a fallback in $TMPDIR or /tmp: "
-                    "nothing is traced\n", g.base, reason);
+            upti_log_error("cannot create %s.db (%s) nor a fallback in $TMPDIR or /tmp: "
+                           "nothing is traced", g_tool.base, reason);
             free(fallback);
             return -1;
         }
     }
-    size_t len = strlen(g.base) + 16;
-    g.db_path = malloc(len);
-    snprintf(g.db_path, len, "%s%s", g.base, db_suffix());
+    size_t len = strlen(g_tool.base) + 16;
+    g_tool.db_path = malloc(len);
+    snprintf(g_tool.db_path, len, "%s%s", g_tool.base, db_suffix());
 
     char host[256] = "";
     gethostname(host, sizeof host - 1);
@@ -782,25 +786,25 @@ static int open_output(void)
                             now_ns(),
                             (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec};
     char err[512];
-    g.db = uo_db_create(g.db_path, &proc, uo_upti_operation_name, err, sizeof err);
+    g_tool.db = uo_db_create(g_tool.db_path, &proc, uo_upti_operation_name, err, sizeof err);
     free(cmd);
-    if (g.db == NULL) {
-        warn("%s%s: nothing is traced", err, NULL);
+    if (g_tool.db == NULL) {
+        upti_log_error("%s: nothing is traced", err);
         return -1;
     }
     const char *session = getenv("UPTI_TRACE_SESSION_START");
     if (session != NULL)
-        uo_db_set_metadata(g.db, "session", session);
-    if (g.has_include || g.has_exclude)
-        uo_db_set_kernel_filter(g.db, kernel_filter, NULL);
+        uo_db_set_metadata(g_tool.db, "session", session);
+    if (g_tool.has_include || g_tool.has_exclude)
+        uo_db_set_kernel_filter(g_tool.db, kernel_filter, NULL);
     const char *iterations = getenv("UPTI_TRACE_KERNEL_ITERATIONS");
     static upti_iteration_range range;
     if (iterations != NULL && iterations[0] != '\0') {
         if (upti_parse_iteration_range(iterations, &range) == 0)
-            uo_db_set_kernel_iterations(g.db, &range);
+            uo_db_set_kernel_iterations(g_tool.db, &range);
         else
-            warn("UPTI_TRACE_KERNEL_ITERATIONS='%s' is not N, N-M, N- or a comma list of them "
-                 "(e.g. [1-3,5])%s: every execution is kept", iterations, NULL);
+            upti_log_warning("UPTI_TRACE_KERNEL_ITERATIONS='%s' is not N, N-M, N- or a comma "
+                             "list of them (e.g. [1-3,5]): every execution is kept", iterations);
     }
     add_to_manifest();
     return 0;
@@ -809,25 +813,26 @@ static int open_output(void)
 static int tool_initialize(upti_client_finalize_t finalize, void *data)
 {
     (void)data;
-    g.finalize = finalize;
-    g.pid = getpid();
-    g.kinds = parse_kinds(getenv("UPTI_TRACE_KINDS"));
-    g.formats = parse_formats(getenv("UPTI_TRACE_FORMATS"));
-    g.stats = upti_env_get(UPTI_ENV_TRACE_STATS) != 0;
-    g.args = upti_env_get(UPTI_ENV_TRACE_ARGS) != 0 && ((g.kinds >> UPTI_TRACING_KIND_OPENCL_API) & 1);
-    g.list = upti_env_get(UPTI_ENV_TRACE_LIST) != 0;
-    g.has_include = compile(&g.include, "UPTI_TRACE_KERNEL_INCLUDE");
-    g.has_exclude = compile(&g.exclude, "UPTI_TRACE_KERNEL_EXCLUDE");
-    g.flush_ns = 1000000ull * upti_env_get(UPTI_ENV_TRACE_FLUSH_MS);
+    g_tool.finalize = finalize;
+    g_tool.pid = getpid();
+    uo_set_reporter(report_output_problem, NULL);
+    g_tool.kinds = parse_kinds(getenv("UPTI_TRACE_KINDS"));
+    g_tool.formats = parse_formats(getenv("UPTI_TRACE_FORMATS"));
+    g_tool.stats = upti_env_get(UPTI_ENV_TRACE_STATS) != 0;
+    g_tool.args = upti_env_get(UPTI_ENV_TRACE_ARGS) != 0 && ((g_tool.kinds >> UPTI_TRACING_KIND_OPENCL_API) & 1);
+    g_tool.list = upti_env_get(UPTI_ENV_TRACE_LIST) != 0;
+    g_tool.has_include = compile(&g_tool.include, "UPTI_TRACE_KERNEL_INCLUDE");
+    g_tool.has_exclude = compile(&g_tool.exclude, "UPTI_TRACE_KERNEL_EXCLUDE");
+    g_tool.flush_ns = 1000000ull * upti_env_get(UPTI_ENV_TRACE_FLUSH_MS);
     if (ut_ring_dir() != NULL) {
         /* Under `upti run`: the program only records (ring_mode.h). A ring folder set
          * by hand (no UPTI_TRACE_SESSION_START, which `upti run` always sets) also
          * records the output pattern, for `upti recover` of that folder. */
-        g.ring = 1;
+        g_tool.ring = 1;
         char *pattern = getenv("UPTI_TRACE_SESSION_START") == NULL
                             ? ut_absolute_pattern(output_pattern())
                             : NULL;
-        int rc = ut_ring_start(ut_ring_dir(), g.kinds, g.args, pattern);
+        int rc = ut_ring_start(ut_ring_dir(), g_tool.kinds, g_tool.args, pattern);
         free(pattern);
         return rc;
     }
@@ -837,49 +842,50 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
             return rc;
     }
     if (open_output() != 0)
-        return g.base == NULL ? 1 : 0;
+        return g_tool.base == NULL ? 1 : 0;
 
     size_t region = (size_t)upti_env_get(UPTI_ENV_TRACE_BUFFER_SIZE);
-    upti_status_t st = upti_create_context(&g.context);
+    upti_status_t st = upti_create_context(&g_tool.context);
     if (st == UPTI_STATUS_SUCCESS)
-        st = upti_create_buffer(g.context, region, region / 2, UPTI_BUFFER_POLICY_LOSSLESS,
-                                buffer_callback, NULL, &g.buffer);
+        st = upti_create_buffer(g_tool.context, region, region / 2, UPTI_BUFFER_POLICY_LOSSLESS,
+                                buffer_callback, NULL, &g_tool.buffer);
     if (st == UPTI_STATUS_SUCCESS)
-        st = upti_set_buffer_flush_interval(g.buffer, g.flush_ns);
+        st = upti_set_buffer_flush_interval(g_tool.buffer, g_tool.flush_ns);
     for (size_t i = 0; st == UPTI_STATUS_SUCCESS && i < sizeof k_kinds / sizeof k_kinds[0]; i++) {
         upti_tracing_kind_t kind = k_kinds[i].kind;
-        int want = (g.kinds >> kind) & 1;
+        int want = (g_tool.kinds >> kind) & 1;
         /* Kernel names of symbols come with kernel tracing. */
         if (kind == UPTI_TRACING_KIND_CODE_OBJECT &&
-            ((g.kinds >> UPTI_TRACING_KIND_KERNEL_DISPATCH) & 1))
+            ((g_tool.kinds >> UPTI_TRACING_KIND_KERNEL_DISPATCH) & 1))
             want = 1;
         if (!want)
             continue;
-        upti_status_t s = upti_configure_buffer_tracing_service(g.context, kind, NULL, 0, g.buffer);
+        upti_status_t s =
+            upti_configure_buffer_tracing_service(g_tool.context, kind, NULL, 0, g_tool.buffer);
         if (s != UPTI_STATUS_SUCCESS && s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
-            warn("cannot trace %s: %s", k_kinds[i].name, upti_get_status_string(s));
+            upti_log_warning("cannot trace %s: %s", k_kinds[i].name, upti_get_status_string(s));
     }
     int args_ok = 0;
-    if (st == UPTI_STATUS_SUCCESS && g.args) {
+    if (st == UPTI_STATUS_SUCCESS && g_tool.args) {
         /* Arguments come from a callback service, on a context of their own. */
-        upti_status_t s = upti_create_context(&g.args_context);
+        upti_status_t s = upti_create_context(&g_tool.args_context);
         if (s == UPTI_STATUS_SUCCESS)
-            s = upti_configure_callback_tracing_service(g.args_context,
+            s = upti_configure_callback_tracing_service(g_tool.args_context,
                                                         UPTI_TRACING_KIND_OPENCL_API, NULL, 0,
                                                         args_callback, NULL);
         if (s == UPTI_STATUS_SUCCESS)
             args_ok = 1;
         else if (s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
-            warn("cannot record API arguments: %s%s", upti_get_status_string(s), NULL);
+            upti_log_warning("cannot record API arguments: %s", upti_get_status_string(s));
     }
     /* Started now, or when a capture window opens (capture.h: uptx_profiler_pause/resume
      * and the UPTI_TRACE_CAPTURE_* variables work without `upti run` too). */
     if (st == UPTI_STATUS_SUCCESS) {
-        upti_context_id_t gated[2] = {g.context, g.args_context};
-        st = ut_capture_start(gated, args_ok ? 2 : 1, g.buffer);
+        upti_context_id_t gated[2] = {g_tool.context, g_tool.args_context};
+        st = ut_capture_start(gated, args_ok ? 2 : 1, g_tool.buffer);
     }
     if (st != UPTI_STATUS_SUCCESS) {
-        warn("tracing not started: %s%s", upti_get_status_string(st), NULL);
+        upti_log_error("tracing not started: %s", upti_get_status_string(st));
         return 1;
     }
     pthread_atfork(fork_prepare, fork_parent, child_after_fork);
@@ -894,7 +900,7 @@ static upti_status_t print_agents(const upti_agent_t **agents, size_t n, void *d
 {
     (void)data;
     static const char *const types[] = {"NONE", "CPU", "GPU", "ACCELERATOR"};
-    fprintf(stderr, "upti: agents of pid %d:\n", (int)g.pid);
+    fprintf(stderr, "upti: agents of pid %d:\n", (int)g_tool.pid);
     for (size_t i = 0; i < n; i++) {
         const upti_agent_t *a = agents[i];
         fprintf(stderr, "  %llu %s %s: %s (%s, %s; %u compute units, %llu bytes)\n",
@@ -908,14 +914,14 @@ static upti_status_t print_agents(const upti_agent_t **agents, size_t n, void *d
 
 static void write_outputs(void)
 {
-    uo_write_outputs(g.db_path, g.base, g.formats, g.stats, (int)g.pid);
-    const char *done[] = {"done", g.db_path};
+    uo_write_outputs(g_tool.db_path, g_tool.base, g_tool.formats, g_tool.stats, (int)g_tool.pid);
+    const char *done[] = {"done", g_tool.db_path};
     uo_manifest_add(done, 2);
-    if (!(g.formats & UO_FORMAT_DB))
-        remove(g.db_path);
-    if (g.lock_fd >= 0)
-        close(g.lock_fd);
-    g.lock_fd = -1;
+    if (!(g_tool.formats & UO_FORMAT_DB))
+        remove(g_tool.db_path);
+    if (g_tool.lock_fd >= 0)
+        close(g_tool.lock_fd);
+    g_tool.lock_fd = -1;
 }
 
 /*
@@ -927,70 +933,71 @@ static void write_outputs(void)
 static void report_incomplete(uint64_t committed, uint64_t filtered)
 {
     char received[24], written[24], filt[24], pid[24];
-    snprintf(received, sizeof received, "%llu", (unsigned long long)g.received);
+    snprintf(received, sizeof received, "%llu", (unsigned long long)g_tool.received);
     snprintf(written, sizeof written, "%llu", (unsigned long long)committed);
     snprintf(filt, sizeof filt, "%llu", (unsigned long long)filtered);
-    snprintf(pid, sizeof pid, "%d", (int)g.pid);
+    snprintf(pid, sizeof pid, "%d", (int)g_tool.pid);
     const char *fields[] = {"tally", pid, received, written, filt, "the database could not be written"};
     const char *manifest = getenv("UPTI_TRACE_MANIFEST");
     if (manifest != NULL && manifest[0] != '\0' && uo_manifest_add(fields, 6) == 0)
         return;
-    uint64_t lost = g.received > committed + filtered ? g.received - committed - filtered : 0;
-    fprintf(stderr, "upti: the trace database %s could not be written: it holds %llu records; "
-            "%llu of the %llu records received are lost\n", g.db_path,
-            (unsigned long long)committed, (unsigned long long)lost,
-            (unsigned long long)g.received);
+    uint64_t lost =
+        g_tool.received > committed + filtered ? g_tool.received - committed - filtered : 0;
+    upti_log_error("the trace database %s could not be written: it holds %llu records; "
+                   "%llu of the %llu records received are lost", g_tool.db_path,
+                   (unsigned long long)committed, (unsigned long long)lost,
+                   (unsigned long long)g_tool.received);
 }
 
 static void tool_finalize(void *data)
 {
     (void)data;
-    if (g.ring) {
-        if (g.list)
+    if (g_tool.ring) {
+        if (g_tool.list)
             upti_query_available_agents(print_agents, NULL);
         ut_ring_finalize();
         return;
     }
-    /* Before g.lock: capture.c's lock is taken first at a fork (its atfork
+    /* Before g_tool.lock: capture.c's lock is taken first at a fork (its atfork
      * handler runs before libupti's, which takes the buffers' locks, under
-     * which the buffer callback takes g.lock). */
+     * which the buffer callback takes g_tool.lock). */
     ut_capture_finalize();
-    pthread_mutex_lock(&g.lock);
-    if (g.finalized || g.db == NULL || getpid() != g.pid) {
-        g.finalized = 1;
-        pthread_mutex_unlock(&g.lock);
+    pthread_mutex_lock(&g_tool.lock);
+    if (g_tool.finalized || g_tool.db == NULL || getpid() != g_tool.pid) {
+        g_tool.finalized = 1;
+        pthread_mutex_unlock(&g_tool.lock);
         return;
     }
-    if (g.args)
+    if (g_tool.args)
         drain_args();
-    g.finalized = 1;
+    g_tool.finalized = 1;
     upti_query_available_agents(add_new_agents, NULL);
-    if (g.list)
+    if (g_tool.list)
         upti_query_available_agents(print_agents, NULL);
-    if (g.drops != 0) {
+    if (g_tool.drops != 0) {
         char n[32];
-        snprintf(n, sizeof n, "%llu", (unsigned long long)g.drops);
-        warn("%s records were dropped%s", n, NULL);
+        snprintf(n, sizeof n, "%llu", (unsigned long long)g_tool.drops);
+        upti_log_warning("%s records were dropped", n);
     }
     uint64_t cut = 0;
     upti_get_marker_texts_truncated(&cut);
     char cut_text[32];
     snprintf(cut_text, sizeof cut_text, "%llu", (unsigned long long)cut);
-    uo_db_set_metadata(g.db, "marker_texts_truncated", cut_text);
+    uo_db_set_metadata(g_tool.db, "marker_texts_truncated", cut_text);
     upti_query_runtime_metadata(write_runtime_metadata, NULL);
-    uo_db_set_tally(g.db, g.received, g.drops);
-    uint64_t committed = uo_db_committed_records(g.db);
-    uint64_t filtered = uo_db_filtered_records(g.db);
-    int rc = uo_db_close(g.db, now_ns());
-    g.db = NULL;
+    uo_db_set_tally(g_tool.db, g_tool.received, g_tool.drops);
+    uint64_t committed = uo_db_committed_records(g_tool.db);
+    uint64_t filtered = uo_db_filtered_records(g_tool.db);
+    int rc = uo_db_close(g_tool.db, now_ns());
+    g_tool.db = NULL;
     if (rc == 0) {
-        if (g.formats & UO_FORMAT_DB)
-            uo_note_written(g.db_path);
+        if (g_tool.formats & UO_FORMAT_DB)
+            uo_note_written(g_tool.db_path);
         write_outputs();
     } else {
         report_incomplete(committed, filtered);
     }
-    pthread_mutex_unlock(&g.lock);
+    pthread_mutex_unlock(&g_tool.lock);
 }
 
 UPTI_API upti_tool_configure_result_t *upti_configure(uint32_t version, const char *runtime_version,
@@ -1004,7 +1011,7 @@ UPTI_API upti_tool_configure_result_t *upti_configure(uint32_t version, const ch
                                                   tool_initialize, tool_finalize, NULL};
     if (client_id != NULL) {
         client_id->name = "upti-trace";
-        g.client_id = *client_id;
+        g_tool.client_id = *client_id;
     }
     return &result;
 }

@@ -1,19 +1,19 @@
 /* Alike on purpose (duplicates): its buffer callback looks like test_struct_size.c's; each
- * unit test is one program. */
+ * unit test is a file of its own (cases of upti_unit_tests). */
 /* Buffers (src/sdk/ring.h, buffer.c) and marker ranges, one named case per
  * process (a process configures its tools once):
  *
- *   unit_buffers wrap      a 4096-byte region wrapped many times by records that
- *                          do not divide it: padding fills each gap, never
- *                          delivered; every record arrives once, in order, intact
- *   unit_buffers drops     DISCARD: a full region drops exactly the records that
- *                          do not fit, reported once as drop_count; room again
- *                          after a flush
- *   unit_buffers lossless  LOSSLESS with the consumer draining concurrently: a
- *                          writer thread's records of every size all arrive
- *   unit_buffers ranges    uptx_range_start on one thread, uptx_range_stop on
- *                          another: both records carry the same range id, each
- *                          its own thread; push/pop depth is per thread
+ *   buffers.wrap     a 4096-byte region wrapped many times by records that
+ *                    do not divide it: padding fills each gap, never
+ *                    delivered; every record arrives once, in order, intact
+ *   buffers.drops    DISCARD: a full region drops exactly the records that
+ *                    do not fit, reported once as drop_count; room again
+ *                    after a flush
+ *   buffers.lossless LOSSLESS with the consumer draining concurrently: a
+ *                    writer thread's records of every size all arrive
+ *   buffers.ranges   uptx_range_start on one thread, uptx_range_stop on
+ *                    another: both records carry the same range id, each
+ *                    its own thread; push/pop depth is per thread
  */
 #include <upti/upti.h>
 #include <uptx/uptx.h>
@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 enum { REGION = 4096, RECORD_KIND = 7 };
 
@@ -299,9 +300,9 @@ static void test_ranges(void)
     CHECK_EQ_U64(pops, 2);
 }
 
-int main(int argc, char **argv)
+UNIT_TEST(buffers)
 {
-    const char *c = argc > 1 ? argv[1] : "";
+    const char *c = sub;
     if (strcmp(c, "ranges") == 0) {
         test_ranges();
     } else if (strcmp(c, "wrap") == 0) {
@@ -311,7 +312,7 @@ int main(int argc, char **argv)
     } else if (strcmp(c, "lossless") == 0) {
         test_lossless();
     } else {
-        fprintf(stderr, "usage: %s wrap|drops|lossless|ranges\n", argv[0]);
+        fprintf(stderr, "usage: upti_unit_tests buffers.wrap|drops|lossless|ranges\n");
         return 2;
     }
     return test_result(c);

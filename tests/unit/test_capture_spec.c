@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 static void test_seconds(void)
 {
@@ -122,7 +123,7 @@ static void test_iterations(void)
         }
 }
 
-int main(void)
+UNIT_TEST(capture_spec)
 {
     test_seconds();
     test_period();

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 static const cn_node *at(const cn_node *n, size_t i)
 {
@@ -152,7 +153,7 @@ static void mutations(void)
     CHECK(parsed > 0 && refused_n > 0);
 }
 
-int main(void)
+UNIT_TEST(config_parse)
 {
     json_trees();
     json_errors();

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 static upti_status_t failing_agents_cb(const upti_agent_t **agents, size_t num_agents, void *data)
 {
@@ -160,7 +161,7 @@ static void test_agents_and_runtime(void)
     upti_runtime_warn(NULL); /* runtime.h: ignored */
 }
 
-int main(void)
+UNIT_TEST(documented_status)
 {
     test_registration();
     test_contexts();

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 extern char **environ;
 
@@ -94,7 +95,7 @@ static void bad(upti_env_id id, const char *value, uint64_t def, const char *wan
 #define FLUSH_FORMS "is not a duration (digits with an optional ms or s suffix, 1 ms to 3600 s): using 50 ms\n"
 #define SIZE_FORMS "is not a size in bytes (digits with an optional k, m or g suffix, 4 KiB to 1 GiB): using 4 MiB\n"
 
-int main(void)
+UNIT_TEST(env)
 {
     clear_upti_environment();
     uint64_t n = 0;

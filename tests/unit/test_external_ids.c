@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 enum { CONTEXTS = 6 };
 static upti_context_id_t g_ctx[CONTEXTS];
@@ -58,7 +59,7 @@ static upti_tool_configure_result_t *configure(uint32_t v, const char *rv, uint3
     return &r;
 }
 
-int main(void)
+UNIT_TEST(external_ids)
 {
     CHECK_STATUS(upti_set_log_callback(UPTI_LOG_LEVEL_WARNING, on_message, NULL), UPTI_STATUS_SUCCESS);
     CHECK_STATUS(upti_force_configure(configure), UPTI_STATUS_SUCCESS);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 enum { MANY = 5000 }; /* past the first growth of the slot table and the text arrays (1024) */
 
@@ -37,7 +38,7 @@ static char *query_text(sqlite3 *db, int64_t id)
     return v;
 }
 
-int main(void)
+UNIT_TEST(intern)
 {
     char dir[] = "/tmp/upti-intern-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);

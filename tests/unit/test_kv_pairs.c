@@ -7,8 +7,9 @@
 #include <string.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
-int main(void)
+UNIT_TEST(kv_pairs)
 {
     char *data = NULL;
     size_t len = 0;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 enum { ROUNDS = 200, RECORDS = 2000, FORKS = 4, AGENTS = 8 };
 
@@ -152,7 +153,7 @@ static void *agent_thread(void *arg)
     return NULL;
 }
 
-int main(void)
+UNIT_TEST(lock_order)
 {
     upti_runtime_subscriber_provider_t p = {sizeof p, "lock-order", domains_changed, NULL};
     CHECK_STATUS(upti_runtime_register_subscriber_provider(&p), UPTI_STATUS_SUCCESS);

@@ -1,12 +1,12 @@
 /* Alike on purpose (duplicates): its set-up of the environment looks like test_env.c's; each
- * unit test is one program. */
+ * unit test is a file of its own (cases of upti_unit_tests). */
 /* src/common/log.c: one error line on stderr, prefixed "upti: ", newlines
  * inside the message flattened, long messages cut, always one line; levels,
  * UPTI_LOG_LEVEL and the callback.
  *
- *   unit_log            the line, the levels, the callback (UPTI_LOG_LEVEL unset)
- *   unit_log env_info   with UPTI_LOG_LEVEL=info: info said, debug not
- *   unit_log env_bad    with UPTI_LOG_LEVEL=loud: one line saying so, then the default */
+ *   log           the line, the levels, the callback (UPTI_LOG_LEVEL unset)
+ *   log.env_info  with UPTI_LOG_LEVEL=info: info said, debug not
+ *   log.env_bad   with UPTI_LOG_LEVEL=loud: one line saying so, then the default */
 #include "log.h"
 
 #include <stdio.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 /* Runs upti_log at level with stderr redirected into a pipe; returns what was written. */
 static size_t capture_at(upti_log_level_t level, char *out, size_t cap, const char *fmt,
@@ -123,10 +124,10 @@ static void test_levels_and_callback(void)
           upti_log_level_of(NULL) == -1);
 }
 
-int main(int argc, char **argv)
+UNIT_TEST(log)
 {
     char buf[4096];
-    const char *mode = argc > 1 ? argv[1] : "";
+    const char *mode = sub;
     if (strcmp(mode, "env_info") == 0) {
         capture_at(UPTI_LOG_LEVEL_INFO, buf, sizeof buf, "i %s", "env");
         CHECK(strcmp(buf, "upti: i env\n") == 0);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 #define MAX_SEEN 16
 static struct {
@@ -38,7 +39,7 @@ static upti_tool_configure_result_t *configure(uint32_t v, const char *rv, uint3
     return &g_result.known;
 }
 
-int main(void)
+UNIT_TEST(log_callback)
 {
     CHECK_STATUS(upti_set_log_callback(UPTI_LOG_LEVEL_LAST, on_message, NULL),
                  UPTI_STATUS_ERROR_INVALID_ARGUMENT);

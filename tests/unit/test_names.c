@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 static void test_status_strings(void)
 {
@@ -345,7 +346,7 @@ static void test_lookup_names_and_aliases(void)
                     "API_ENTER"));
 }
 
-int main(void)
+UNIT_TEST(names)
 {
     test_status_strings();
     test_opencl_operation_ids();

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 static void expands(const char *pattern, const char *want)
 {
@@ -51,7 +52,7 @@ static void expands_with(const char *pattern, const uo_placeholder_values *v, co
     free(got);
 }
 
-int main(void)
+UNIT_TEST(placeholders)
 {
     char want[512];
     snprintf(want, sizeof want, "out/%d-%d", (int)getpid(), (int)getppid());
@@ -86,7 +87,7 @@ int main(void)
     expands("r%rank%", "r0");
     unsetenv("PMI_RANK");
     /* %argv0%: this program's basename. */
-    expands("%argv0%.db", "unit_placeholders.db");
+    expands("%argv0%.db", "upti_unit_tests.db");
     /* Given values; NULL ones expand to their defaults, '/' never splits a component. */
     uo_placeholder_values v = {.pid = 42, .ppid = 1, .hostname = "node/7", .rank = "5",
                                .argv0 = "app", .getenv = fake_env, .getenv_data = "me"};

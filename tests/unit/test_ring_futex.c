@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 static _Atomic uint64_t tail;
 static _Atomic int waiting;
@@ -23,7 +24,7 @@ static void *producer(void *arg)
     return NULL;
 }
 
-int main(void)
+UNIT_TEST(ring_futex)
 {
     /* the word is the half that changes with small moves of the position */
     atomic_store(&tail, 0x100000000ull);

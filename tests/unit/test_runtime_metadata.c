@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 static char g_seen[4096];
 static int g_count;
@@ -27,7 +28,7 @@ static void query(void)
     CHECK(upti_query_runtime_metadata(collect, NULL) == UPTI_STATUS_SUCCESS);
 }
 
-int main(void)
+UNIT_TEST(runtime_metadata)
 {
     char long_key[80], long_value[300];
     memset(long_key, 'k', sizeof long_key - 1);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 #define OP(count, op) (((uint32_t)(count) << 16) | (op))
 
@@ -78,7 +79,7 @@ static void test_malformed(void)
     CHECK(uvk_spirv_names(m, sizeof m, &n) == 0 && n.file[0] == '\0' && n.num_entries == 2);
 }
 
-int main(void)
+UNIT_TEST(spirv)
 {
     test_well_formed();
     test_malformed();

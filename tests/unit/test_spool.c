@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 struct seen {
     unsigned chunks;
@@ -53,7 +54,7 @@ static off_t size_of(const char *path)
     return stat(path, &st) == 0 ? st.st_size : -1;
 }
 
-int main(void)
+UNIT_TEST(spool)
 {
     char dir[] = "/tmp/upti-spool-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);

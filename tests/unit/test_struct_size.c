@@ -3,13 +3,13 @@
  * does not have, a larger one is accepted when the fields UPTI does not know
  * are 0 and refused with UPTI_STATUS_ERROR_INCOMPATIBLE_ABI otherwise.
  *
- *   unit_struct_size copy            the rule itself
- *   unit_struct_size buffer_options  upti_create_buffer_with_options, the old
- *                                    upti_create_buffer, upti_runtime_add_agent
- *   unit_struct_size result_small    a configure result that stops before
- *                                    tool_data: initialize gets NULL
- *   unit_struct_size result_unknown  one that sets a field UPTI does not know:
- *                                    the tool is skipped, one stderr line
+ *   struct_size.copy            the rule itself
+ *   struct_size.buffer_options  upti_create_buffer_with_options, the old
+ *                               upti_create_buffer, upti_runtime_add_agent
+ *   struct_size.result_small    a configure result that stops before
+ *                               tool_data: initialize gets NULL
+ *   struct_size.result_unknown  one that sets a field UPTI does not know:
+ *                               the tool is skipped, one stderr line
  */
 #include <upti/runtime.h>
 #include <upti/runtime_callback.h>
@@ -21,6 +21,7 @@
 
 #include "struct_size.h"
 #include "../integration/core/testutil.h"
+#include "unit_tests.h"
 
 struct small { size_t size; int a; };
 struct large { size_t size; int a; int b; uint64_t c; };
@@ -185,9 +186,9 @@ static upti_tool_configure_result_t *configure_result(uint32_t v, const char *rv
     return &g_result.known;
 }
 
-int main(int argc, char **argv)
+UNIT_TEST(struct_size)
 {
-    const char *mode = argc > 1 ? argv[1] : "";
+    const char *mode = sub;
     if (strcmp(mode, "copy") == 0) {
         test_copy();
     } else if (strcmp(mode, "buffer_options") == 0) {
@@ -222,7 +223,8 @@ int main(int argc, char **argv)
         CHECK(strstr(said, ": skipped") != NULL);
         CHECK_EQ_U64(g_initialized, 0);
     } else {
-        fprintf(stderr, "usage: unit_struct_size copy|buffer_options|result_small|result_unknown\n");
+        fprintf(stderr, "usage: upti_unit_tests "
+                        "struct_size.copy|buffer_options|result_small|result_unknown\n");
         return 2;
     }
     if (test_failures == 0)

@@ -57,6 +57,7 @@ static const char *const k_nasty[] = {
 
 int main(int argc, char **argv)
 {
+    uo_set_reporter(uo_report_to_stderr, NULL);
     if (argc < 3) {
         fprintf(stderr, "usage: upti-synth OUT.db N [--nasty] [--formats LIST] [--quiet]\n");
         return 2;

@@ -306,6 +306,7 @@ static int case_same(const char *dir)
 
 int main(int argc, char **argv)
 {
+    uo_set_reporter(uo_report_to_stderr, NULL);
     if (argc != 3)
         return 2;
     g_case = argv[2];

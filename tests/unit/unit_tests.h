@@ -1,0 +1,30 @@
+/* The unit tests' cases (one file each, test_*.c), run by one driver
+ * (unit_tests.c). A case returns 0 when every check passed. sub is the part of
+ * the case's name after its first dot ("wrap" for buffers.wrap), "" if none. */
+#ifndef UPTI_UNIT_TESTS_H
+#define UPTI_UNIT_TESTS_H
+
+#define UNIT_TEST(name) int unit_test_##name(const char *sub __attribute__((unused)))
+
+UNIT_TEST(buffers);
+UNIT_TEST(capture_spec);
+UNIT_TEST(config_parse);
+UNIT_TEST(db_errors);
+UNIT_TEST(documented_status);
+UNIT_TEST(env);
+UNIT_TEST(external_ids);
+UNIT_TEST(intern);
+UNIT_TEST(kv_pairs);
+UNIT_TEST(lock_order);
+UNIT_TEST(log);
+UNIT_TEST(log_callback);
+UNIT_TEST(names);
+UNIT_TEST(placeholders);
+UNIT_TEST(ring_futex);
+UNIT_TEST(runtime_metadata);
+UNIT_TEST(spirv);
+UNIT_TEST(spool);
+UNIT_TEST(struct_size);
+UNIT_TEST(uptx_table);
+
+#endif
