@@ -1,5 +1,6 @@
 /* The trace database writer: records stream into SQLite through prepared
  * statements inside big transactions; strings are interned in memory. */
+#include "arg_link.h"
 #include "db_rows.h"
 #include "out_files.h"
 #include "output.h"
@@ -68,7 +69,8 @@ static const char *const k_statements[ST_COUNT] = {
     [ST_AGENT] = "INSERT INTO info_agent(process_id, handle, type, runtime, name, vendor,"
                  " driver_version, compute_units, global_memory_bytes, runtime_handle, node_id)"
                  " VALUES(?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_ARG] = "INSERT INTO arg(correlation_id, position, type_id, name_id, value) VALUES(?,?,?,?,?)",
+    [ST_ARG] = "INSERT INTO arg(api_id, correlation_id, position, type_id, name_id, value)"
+               " VALUES(?,?,?,?,?,?)",
 };
 
 /* The (kind, operation) pairs whose name ids op_id() keeps in a table. */
@@ -134,6 +136,7 @@ struct uo_db {
     /* Buffer records: added in the open transaction, committed, filtered
      * (dropped by the kernel filter), and the tool's counts (uo_db_set_tally). */
     uint64_t txn_records, committed_records, filtered, received, dropped;
+    uo_arg_link args; /* arguments linked to their call's row (arg_link.h) */
     int failed, in_txn;
     int created;     /* create() has returned it: its errors are reported */
     char error[512]; /* the first error (uo_db_error) */
@@ -595,6 +598,27 @@ static int keep_kernel(uo_db *db, int64_t name_id)
 
 static int add_record(uo_db *db, uint32_t kind, const void *record);
 
+/* One arg row (uo_arg_write_fn); api_id 0: its call is joined at the close. */
+static int write_arg(void *ctx, const uo_waiting_arg *a, int64_t api_id)
+{
+    uo_db *db = ctx;
+    int64_t *v = row_new(db, ST_ARG);
+    if (v == NULL)
+        return -1;
+    v[0] = api_id;
+    v[1] = (int64_t)a->correlation_id;
+    v[2] = a->position;
+    v[3] = a->type_id;
+    v[4] = a->name_id;
+    int owned = 0;
+    const char *text = a->value != NULL ? uo_utf8_sanitize(a->value, &owned) : NULL;
+    if (uo_rows_set_text(&db->batch[ST_ARG], text) != 0)
+        rows_failed(db);
+    if (owned)
+        free((void *)text);
+    return row_done(db, ST_ARG);
+}
+
 /* Alike on purpose: each kind's case copies its record's fields into its table's row; the
  * records share field names (timestamps, correlation, queue) but not a type, so the
  * cases read alike and cannot share code without a layer of offsets. */
@@ -632,7 +656,14 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
         v[5] = (int64_t)a->correlation_id.external.value;
         v[6] = (int64_t)a->start_timestamp;
         v[7] = (int64_t)a->end_timestamp;
-        return row_done(db, ST_API);
+        int64_t api_id = uo_arg_link_add_call(&db->args, a->correlation_id.internal);
+        if (row_done(db, ST_API) != 0)
+            return -1;
+        /* Its arguments came first (the SDK writes them in its EXIT callbacks). */
+        if (db->args.num_waiting > 0 &&
+            uo_arg_link_release(&db->args, a->correlation_id.internal, 0, api_id, write_arg, db) != 0)
+            return -1;
+        return 0;
     }
     case UPTI_TRACING_KIND_MARKER_API:
         return add_marker(db, record);
@@ -789,20 +820,17 @@ int uo_db_add_arg(uo_db *db, uint64_t correlation_id, uint32_t position, const c
     if (db == NULL || db->failed || begin(db) != 0)
         return -1;
     int64_t type_id = uo_db_intern(db, type), name_id = uo_db_intern(db, name);
-    int64_t *v = row_new(db, ST_ARG);
-    if (v == NULL)
+    int64_t api_id = uo_arg_link_find_call(&db->args, correlation_id);
+    if (api_id != 0) {
+        uo_waiting_arg a = {correlation_id, position, type_id, name_id, (char *)value};
+        return write_arg(db, &a, api_id);
+    }
+    int rc = uo_arg_link_wait(&db->args, correlation_id, position, type_id, name_id, value);
+    if (rc < 0)
+        keep_error(db, "out of memory");
+    else if (rc > 0 && uo_arg_link_release(&db->args, 0, 1, 0, write_arg, db) != 0)
         return -1;
-    v[0] = (int64_t)correlation_id;
-    v[1] = position;
-    v[2] = type_id;
-    v[3] = name_id;
-    int owned = 0;
-    const char *text = value != NULL ? uo_utf8_sanitize(value, &owned) : NULL;
-    if (uo_rows_set_text(&db->batch[ST_ARG], text) != 0)
-        rows_failed(db);
-    if (owned)
-        free((void *)text);
-    return row_done(db, ST_ARG);
+    return db->failed ? -1 : 0;
 }
 
 int uo_db_set_metadata(uo_db *db, const char *key, const char *value)
@@ -981,7 +1009,7 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
         int rc;
         if (batched(i))
             rc = uo_rows_init(&db->batch[i], db->db, k_statements[i], count_params(k_statements[i]),
-                              i == ST_STRING ? 1 : i == ST_ARG ? 4 : -1);
+                              i == ST_STRING ? 1 : i == ST_ARG ? 5 : -1);
         else
             rc = sqlite3_prepare_v3(db->db, k_statements[i], -1, SQLITE_PREPARE_PERSISTENT,
                                     &db->st[i], NULL) == SQLITE_OK ? 0 : -1;
@@ -1068,6 +1096,7 @@ static void free_state(uo_db *db)
         free(db->thr[i].stack);
     free(db->thr);
     free(db->pending);
+    uo_arg_link_free(&db->args);
     uo_map *maps[] = {&db->op_ids, &db->threads, &db->ranges,  &db->stops,  &db->stop_tids,
                       &db->queues, &db->symbols, &db->objects, &db->filter};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
@@ -1119,11 +1148,13 @@ int uo_db_close(uo_db *db, uint64_t end)
             step(db, st);
             sqlite3_finalize(st);
         }
+        /* Arguments whose call never came, or came long before them. */
+        uo_arg_link_release(&db->args, 0, 1, 0, write_arg, db);
         flush_rows(db);
         exec_sql(db, UO_SCHEMA_INDEXES);
-        /* Arguments were recorded by correlation id; join them to their call. */
+        /* Those few (api_id 0) are joined to their call by correlation id. */
         exec_sql(db, "UPDATE arg SET api_id = (SELECT a.id FROM api a"
-                     " WHERE a.correlation_id = arg.correlation_id) WHERE api_id IS NULL");
+                     " WHERE a.correlation_id = arg.correlation_id) WHERE api_id = 0");
         set_tally_metadata(db);
         set_metadata_clock_snapshot(db, "clock_snapshot_end");
         if (exec_sql(db, "COMMIT") == 0) {

@@ -11,6 +11,9 @@
  *   dies leaves PATH.part only; a completed file has its indexes, its
  *   arguments joined, no journal.
  * same: the same records written streaming and bulk: every table identical.
+ * args: arguments linked to their call while written (arg_link.h), streaming
+ *   and bulk: before their call, after it, after a call no longer among the
+ *   recent ones, more waiting than may wait, and for a call that never comes.
  * Prints "ok CASE" or "FAIL: ..." (exit 1).
  */
 #include "output.h"
@@ -304,6 +307,51 @@ static int case_same(const char *dir)
     return 0;
 }
 
+static void args_of(uo_db *db, uint64_t corr, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        char value[32];
+        snprintf(value, sizeof value, "%llu.%u", (unsigned long long)corr, i);
+        if (uo_db_add_arg(db, corr, i, "size_t", "n", value) != 0)
+            fail("add arg %llu.%u", (unsigned long long)corr, i);
+    }
+}
+
+static int case_args(const char *dir)
+{
+    for (int bulk = 0; bulk < 2; bulk++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/args-%d.db", dir, bulk);
+        uo_db *db = create(path, bulk);
+        args_of(db, 1, 2); /* before its call, as the SDK writes them */
+        api(db, 1);
+        api(db, 2);
+        args_of(db, 2, 3);   /* after it */
+        args_of(db, 99999, 2); /* a call that never comes */
+        for (uint64_t c = 3; c <= 5000; c++)
+            api(db, c);
+        args_of(db, 4, 1);      /* its call is no longer a recent one */
+        args_of(db, 7000, 5000); /* more than may wait: written before their call */
+        api(db, 7000);
+        if (uo_db_close(db, 100000) != 0)
+            fail("close %s", path);
+        sqlite3 *s = open_db(path);
+        expect(s, "SELECT count(*) FROM arg", 2 + 3 + 2 + 1 + 5000);
+        expect(s, "SELECT count(*) FROM arg g JOIN api a ON a.id = g.api_id"
+                  " WHERE a.correlation_id = g.correlation_id", 2 + 3 + 1 + 5000);
+        expect(s, "SELECT count(*) FROM arg WHERE api_id IS NULL AND correlation_id = 99999", 2);
+        expect(s, "SELECT count(*) FROM arg WHERE api_id = 0", 0);
+        expect(s, "SELECT api_id FROM arg WHERE correlation_id = 1 AND position = 1", 1);
+        expect(s, "SELECT api_id FROM arg WHERE correlation_id = 4", 4);
+        expect(s, "SELECT count(*) FROM args WHERE value = correlation_id || '.' || position", 5008);
+        /* Each call's arguments in the order they came. */
+        expect(s, "SELECT count(*) FROM arg g JOIN arg h ON h.correlation_id = g.correlation_id"
+                  " AND h.position = g.position + 1 WHERE h.id <= g.id", 0);
+        sqlite3_close(s);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     uo_set_reporter(uo_report_to_stderr, NULL);
@@ -313,6 +361,7 @@ int main(int argc, char **argv)
     int rc = strcmp(g_case, "checkpoint") == 0 ? case_checkpoint(argv[1])
              : strcmp(g_case, "bulk") == 0     ? case_bulk(argv[1])
              : strcmp(g_case, "same") == 0     ? case_same(argv[1])
+             : strcmp(g_case, "args") == 0     ? case_args(argv[1])
                                                : 2;
     if (rc == 0)
         printf("ok %s\n", g_case);
