@@ -112,7 +112,7 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
     char err[512];
     p->db = uo_db_create_bulk(p->path, &info, uo_upti_operation_name, err, sizeof err);
     if (p->db == NULL) {
-        fprintf(stderr, "upti: %s\n", err);
+        uo_report("%s", err);
         free(p->tid);
         free(p->dropped);
         free(p->waits);
@@ -337,6 +337,8 @@ static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
         else if (p->records % COMMIT_RECORDS == 0 && p->records > 0 && h.kind != UPTI_RING_KIND_PADDING)
             commit_proc(p);
         off += h.len;
+        /* The progress line: only on a terminal (isatty), redrawn in place;
+         * messages go through uo_report, this display does not. */
         if (++v->records >= v->next_progress && v->progress) {
             fprintf(stderr, "\rupti: converted %llu records", (unsigned long long)v->records);
             v->next_progress = v->records + 1000000;
@@ -371,7 +373,7 @@ int ur_convert_with(const ur_convert_opts *opts)
     int stats = opts->stats;
     int fd = open(spool, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        fprintf(stderr, "upti: cannot open %s: %s\n", spool, strerror(errno));
+        uo_report("cannot open %s: %s", spool, strerror(errno));
         return 1;
     }
     struct converter v = {.opts = opts, .prefix = prefix, .next_progress = 1000000, .progress = isatty(2)};
@@ -383,9 +385,9 @@ int ur_convert_with(const ur_convert_opts *opts)
         fprintf(stderr, "\n");
     int rc = used == 0 || v.error || read_rc != 0;
     if (read_rc != 0)
-        fprintf(stderr, "upti: cannot read %s: %s\n", spool, strerror(read_errno));
+        uo_report("cannot read %s: %s", spool, strerror(read_errno));
     else if (used == 0)
-        fprintf(stderr, "upti: %s is not a spool\n", spool);
+        uo_report("%s is not a spool", spool);
     uint64_t all_records = 0, all_drops = 0;
     for (size_t i = 0; i < v.num_procs; i++) {
         struct proc *p = &v.procs[i];
@@ -408,10 +410,10 @@ int ur_convert_with(const ur_convert_opts *opts)
         snprintf(n, sizeof n, "%llu", (unsigned long long)wait_ns);
         uo_db_set_metadata(p->db, "ring_wait_ns", n);
         if (drops != 0)
-            fprintf(stderr, "upti: process %lld: %llu records were dropped (ring full)\n",
+            uo_report("process %lld: %llu records were dropped (ring full)",
                     (long long)p->hdr.pid, (unsigned long long)drops);
         if (p->malformed != 0)
-            fprintf(stderr, "upti: process %lld: %llu malformed records skipped\n",
+            uo_report("process %lld: %llu malformed records skipped",
                     (long long)p->hdr.pid, (unsigned long long)p->malformed);
         uint64_t held = 0, filtered = 0;
         int complete = close_proc(p, &held, &filtered) == 0;
@@ -420,8 +422,8 @@ int ur_convert_with(const ur_convert_opts *opts)
              * that cannot be completed holds nothing; the spool still has
              * every record it was given. */
             (void)held;
-            fprintf(stderr, "upti: pid %lld: its database could not be completed: the %llu "
-                            "records of the spool are not in a database\n",
+            uo_report("pid %lld: its database could not be completed: the %llu "
+                            "records of the spool are not in a database",
                     (long long)p->hdr.pid, (unsigned long long)(p->records - filtered));
             rc = 1;
         } else if (!opts->quiet) {

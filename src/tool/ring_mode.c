@@ -4,6 +4,7 @@
 #include "capture.h"
 
 #include "env.h"
+#include "log.h"
 #include "output.h"
 #include "trace_tool_records.h"
 
@@ -143,7 +144,7 @@ int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
     /* A folder named by hand that does not exist yet is made (else the SDK would take
      * the name for the ring file itself, and a forked child's file would go beside it). */
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-        fprintf(stderr, "upti: cannot create the ring folder %s: %s\n", dir, strerror(errno));
+        upti_log_error("cannot create the ring folder %s: %s", dir, strerror(errno));
     upti_status_t st = upti_create_context(&g_ring.context);
     if (st == UPTI_STATUS_SUCCESS)
         st = upti_create_shared_buffer(g_ring.context, ring, UPTI_BUFFER_POLICY_LOSSLESS, dir,
@@ -161,7 +162,7 @@ int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
         if (s != UPTI_STATUS_SUCCESS && s != UPTI_STATUS_ERROR_KIND_NOT_FOUND) {
             const char *name = "?";
             upti_get_tracing_kind_name((upti_tracing_kind_t)kind, &name);
-            fprintf(stderr, "upti: cannot trace %s: %s\n", name, upti_get_status_string(s));
+            upti_log_error("cannot trace %s: %s", name, upti_get_status_string(s));
         }
     }
     int args_ok = 0;
@@ -175,7 +176,7 @@ int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
         if (s == UPTI_STATUS_SUCCESS)
             args_ok = 1;
         else if (s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
-            fprintf(stderr, "upti: cannot record API arguments: %s\n", upti_get_status_string(s));
+            upti_log_error("cannot record API arguments: %s", upti_get_status_string(s));
     }
     /* Started now, or when the first capture window opens (capture.h). */
     if (st == UPTI_STATUS_SUCCESS) {
@@ -183,7 +184,7 @@ int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
         st = ut_capture_start(gated, args_ok ? 2 : 1, g_ring.buffer);
     }
     if (st != UPTI_STATUS_SUCCESS) {
-        fprintf(stderr, "upti: tracing not started: %s\n", upti_get_status_string(st));
+        upti_log_error("tracing not started: %s", upti_get_status_string(st));
         return 1;
     }
     g_ring.started = 1;
