@@ -125,26 +125,25 @@ static void test_header(void)
     if (g_exported_pause == NULL || g_exported_resume == NULL || g_exported_mark == NULL)
         return;
     const uptx_dispatch_table_t *before = __atomic_load_n(&uptx_active, __ATOMIC_ACQUIRE);
-    size_t v1 = offsetof(uptx_dispatch_table_t, profiler_pause_fn);
-    size_t pause_only = offsetof(uptx_dispatch_table_t, profiler_resume_fn);
-    size_t whole = sizeof(uptx_dispatch_table_t);
-    size_t later = sizeof g_table;
-    for (int exported = 0; exported < 2; exported++) {
+    /* Each table size, and the calls of pause and resume that reach the tool. */
+    static const struct {
+        size_t size;
+        uint64_t pause, resume;
+    } k_sizes[] = {
         /* Version 1: no profiler entries; pause and resume do nothing (no tool). */
-        call_all(v1, exported);
-        CHECK_EQ_U64(g_calls[PAUSE], 0);
-        CHECK_EQ_U64(g_calls[RESUME], 0);
+        {offsetof(uptx_dispatch_table_t, profiler_pause_fn), 0, 0},
         /* A table that ends after profiler_pause_fn: pause is its, resume is not. */
-        call_all(pause_only, exported);
-        CHECK_EQ_U64(g_calls[PAUSE], 1);
-        CHECK_EQ_U64(g_calls[RESUME], 0);
-        call_all(whole, exported);
-        CHECK_EQ_U64(g_calls[PAUSE], 1);
-        CHECK_EQ_U64(g_calls[RESUME], 1);
+        {offsetof(uptx_dispatch_table_t, profiler_resume_fn), 1, 0},
+        {sizeof(uptx_dispatch_table_t), 1, 1},
         /* A later release's larger table: the entries this header knows are used. */
-        call_all(later, exported);
-        CHECK_EQ_U64(g_calls[PAUSE], 1);
-        CHECK_EQ_U64(g_calls[RESUME], 1);
+        {sizeof g_table, 1, 1},
+    };
+    for (int exported = 0; exported < 2; exported++) {
+        for (size_t i = 0; i < sizeof k_sizes / sizeof k_sizes[0]; i++) {
+            call_all(k_sizes[i].size, exported);
+            CHECK_EQ_U64(g_calls[PAUSE], k_sizes[i].pause);
+            CHECK_EQ_U64(g_calls[RESUME], k_sizes[i].resume);
+        }
     }
     __atomic_store_n(&uptx_active, before, __ATOMIC_RELEASE);
 }

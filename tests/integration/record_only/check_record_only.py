@@ -349,6 +349,8 @@ def case_fork(tmp):
 CASES = {'helper': case_helper, 'fork': case_fork, 'group': case_group, 'kill': case_kill, 'bare': case_bare, 'missing': case_missing}
 
 
+# Alike on purpose (duplicates): every test driver's main, as in check_crash.py:
+# skip when a program is not built, run the case in a temporary folder.
 def main():
     for f in (UPTI, APP, TOOL):
         if not os.path.exists(f):
