@@ -22,14 +22,19 @@ sh "$dump" "$lib" "$headers" "$current" || {
     echo "abidiff: abidw could not dump $lib"
     exit 1
 }
-# Only the types the public headers declare count: the libraries' own
-# structs (struct upti_buffer, the log's sinks) change freely. The dumps name
-# files without their directory (--short-locs), so the suppression matches
-# the public headers' file names.
+# The libraries' own types (struct upti_buffer, the log's sinks: declared in
+# the sources, src/) change freely; every other type counts: those of the
+# public headers, and those of the system's (uint32_t changed to uint64_t in
+# a parameter is a break). The dumps name files without their directory
+# (--short-locs), so the suppression names the sources' files that are not
+# also public headers' names.
 supp=$(mktemp "${TMPDIR:-/tmp}/upti-abi-supp.XXXXXX")
 trap 'rm -f "$current" "$supp"' EXIT
-names=$(cd "$headers" && ls upti/*.h uptx/*.h 2>/dev/null | sed 's|.*/||; s|\.|\\.|g' | paste -sd '|')
-printf '[suppress_type]\n  source_location_not_regexp = ^(%s)$\n' "$names" >"$supp"
+src=$(cd "$headers/.." && pwd)/src
+public=$(cd "$headers" && ls upti/*.h uptx/*.h 2>/dev/null | sed 's|.*/||')
+names=$(find "$src" -name '*.[ch]' | sed 's|.*/||' | sort -u | grep -vxF "$public" |
+    sed 's|\.|\\.|g' | paste -sd '|')
+printf '[suppress_type]\n  source_location_regexp = ^(%s)$\n' "$names" >"$supp"
 out=$("$abidiff" -t --suppressions "$supp" "$baseline" "$current" 2>&1)
 rc=$?
 [ -n "$out" ] && printf '%s\n' "$out"
