@@ -60,12 +60,17 @@ def check_common(recs, slack=0):
             t = [int(r[k]) for k in ('queued', 'submit', 'start', 'end')]
             if r['status'] == '0':
                 expect(0 < t[0] <= t[1] <= t[2] <= t[3], 'device times out of order: ' + r['line'])
+            else:
+                # A command that never ran (a failed event in its wait list) has no times:
+                # clGetEventProfilingInfo answers CL_PROFILING_INFO_NOT_AVAILABLE.
+                expect(int(r['status']) < 0 and t == [0, 0, 0, 0], 'failed command with times: ' + r['line'])
             corr = int(r['corr'])
             if api:
                 expect(corr in api and api[corr]['op'].startswith('clEnqueue'),
                        'device record not correlated with its enqueue: ' + r['line'])
-                expect(int(api[corr]['start']) - slack <= t[0] <= int(api[corr]['end']) + slack,
-                       'queued time outside its enqueue call: ' + r['line'])
+                if r['status'] == '0':
+                    expect(int(api[corr]['start']) - slack <= t[0] <= int(api[corr]['end']) + slack,
+                           'queued time outside its enqueue call: ' + r['line'])
     # Within one (in-order) queue, commands run in enqueue order.
     by_queue = collections.defaultdict(list)
     for r in recs:
@@ -172,6 +177,33 @@ def case_errors(recs):
                for r in recs if r['_t'] == 'ARGS'), 'errcode_ret at EXIT')
 
 
+def case_events(recs):
+    """ocl_events: callbacks, a failed wait-list chain, and clean-up in an exit handler."""
+    kernels = [r for r in recs if r['_t'] == 'KERNEL']
+    expect(len(kernels) == 5 and all(k['name'] == 'inc' and k['global'] == '1024,1,1' for k in kernels),
+           'kernel records: %s' % [k['line'] for k in kernels])
+    failed = [r for r in recs if r['_t'] in ('KERNEL', 'COPY') and r['status'] != '0']
+    expect(len(failed) == 2 and {r['_t'] for r in failed} == {'KERNEL', 'COPY'} and
+           all(int(r['status']) < 0 for r in failed), 'failed commands: %s' % [r['line'] for r in failed])
+    expect(count(recs, 'COPY', 'READ_BUFFER', bytes=4, status=0) == 2, 'completed reads')
+    expect(count(recs, 'COPY', 'FILL_BUFFER', bytes=4096, status=0) == 1, 'fill')
+    expect(count(recs, 'COPY') == 4, 'copy records in all')
+    # The kernels that ran are the first, the one after the failure and the two of the exit handler.
+    ran = sorted(int(k['corr']) for k in kernels if k['status'] == '0')
+    enq = sorted(int(r['corr']) for r in recs if r['_t'] == 'API' and r['op'] == 'clEnqueueNDRangeKernel')
+    failed_kernel = [int(k['corr']) for k in kernels if k['status'] != '0']
+    expect(len(enq) == 5 and failed_kernel == [enq[1]] and ran == enq[:1] + enq[2:],
+           'kernels by enqueue: ran %s, failed %s, enqueued %s' % (ran, failed_kernel, enq))
+    for op, n in (('clSetEventCallback', 9), ('clCreateUserEvent', 1), ('clSetUserEventStatus', 1),
+                  ('clWaitForEvents', 1), ('clReleaseEvent', 4), ('clFinish', 3), ('clEnqueueReadBuffer', 3),
+                  ('clReleaseKernel', 1), ('clReleaseProgram', 1), ('clReleaseMemObject', 1),
+                  ('clReleaseCommandQueue', 1), ('clReleaseContext', 1)):
+        expect(count(recs, 'API', op) == n, f'{op}: {count(recs, "API", op)} API records, expected {n}')
+    expect(count(recs, 'ALLOC', 'ALLOCATE', type=1, bytes=4096) == 1 and
+           count(recs, 'ALLOC', 'FREE', type=1, bytes=4096) == 1, 'allocation and its release at exit')
+    expect(count(recs, 'CODE', 'LOAD', phase='UNLOAD') == 1, 'program unloaded at exit')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--layer', required=True)
@@ -239,6 +271,8 @@ def main():
         case_copies(recs)
     if a.case == 'ocl_errors':
         case_errors(recs)
+    if a.case == 'ocl_events':
+        case_events(recs)
     if a.case == 'extension':
         expect(b'called' in out1, 'clRetainDeviceEXT / clReleaseDeviceEXT not found: ' + out1.decode())
         for op in ('clGetExtensionFunctionAddressForPlatform', 'clRetainDeviceEXT', 'clReleaseDeviceEXT'):
