@@ -1,6 +1,7 @@
 /* upti stats: the summary tables of a trace database. */
 #include "cli.h"
 #include "options.h"
+#include "out_files.h"
 #include "output.h"
 #include "safe_open.h"
 #include "stats_reports.h"
@@ -39,7 +40,9 @@ void cmd_stats_help(FILE *out)
             "                             of stdout (created with its parents)\n"
             "  -o, --output NAME          write NAME_stats.txt (or .csv, .json) instead of\n"
             "                             stdout (also --output-file; default NAME:\n"
-            "                             DATABASE's name without .db)\n"
+            "                             DATABASE's name without .db); a file of that name\n"
+            "                             is replaced only if upti wrote it\n"
+            "      --force-overwrite      replace it even if upti did not write it\n"
             "  -h, --help                 this help\n",
             REPORT_NAME_WIDTH);
 }
@@ -51,12 +54,13 @@ enum {
     OPT_TOP,
     OPT_UNIT,
     OPT_FULL_NAMES,
-    OPT_DEMANGLE
+    OPT_DEMANGLE,
+    OPT_FORCE
 };
 
 typedef struct stats_options {
     const char *formats, *dir, *output, *reports, *top, *unit;
-    int csv, help, list, full_names, demangle;
+    int csv, help, list, full_names, demangle, force;
 } stats_options;
 
 static int on_option(void *ctx, int id, const char *value)
@@ -73,6 +77,7 @@ static int on_option(void *ctx, int id, const char *value)
     case OPT_UNIT: o->unit = value; break;
     case OPT_FULL_NAMES: o->full_names = 1; break;
     case OPT_DEMANGLE: o->demangle = 1; break;
+    case OPT_FORCE: o->force = 1; break;
     case CLI_OPT_HELP: o->help = 1; break;
     }
     return 0;
@@ -83,12 +88,29 @@ static const cli_option k_options[] = {
     {OPT_REPORT, 0, "report", NULL, 1}, {OPT_LIST, 0, "list", NULL, 0},
     {OPT_TOP, 0, "top", NULL, 1}, {OPT_UNIT, 0, "unit", NULL, 1},
     {OPT_FULL_NAMES, 0, "full-names", NULL, 0}, {OPT_DEMANGLE, 0, "demangle", NULL, 0},
-    CLI_OPTION_HELP};
+    {OPT_FORCE, 0, "force-overwrite", NULL, 0}, CLI_OPTION_HELP};
 enum { FMT_TEXT = 1, FMT_CSV = 2, FMT_JSON = 4 };
 static const cli_format k_formats[] = {
     {"text", FMT_TEXT}, {"table", FMT_TEXT}, {"csv", FMT_CSV}, {"json", FMT_JSON}};
 static const char *const k_exts[] = {".txt", ".csv", ".json", ".db", NULL};
 static const char *const k_units[] = {"ns", "us", "ms", "s"};
+
+/* 1 if path may be replaced by a stats output: nothing there, an empty file,
+ * one of UPTI's outputs (uo_file_is_replaceable), or what upti stats writes
+ * (the summary's text, a report's table, CSV or JSON). */
+static int stats_file_is_replaceable(const char *path)
+{
+    if (uo_file_is_replaceable(path))
+        return 1;
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    char head[1024];
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = '\0';
+    return report_output_is_ours(head) || uo_summary_text_is_ours(head);
+}
 
 /* The file for -d/-o: DIR/NAME_stats.EXT; NULL (stdout) without them. */
 static char *stats_path(const stats_options *o, const char *input, const char *ext)
@@ -255,6 +277,9 @@ int cmd_stats(int argc, char **argv)
     if (path != NULL) {
         if (cli_make_output_dir(path, 0) != 0)
             rc = 1;
+        else if (!o.force && !stats_file_is_replaceable(path))
+            rc = cli_error("%s exists and was not written by upti: not replaced (choose another -o, "
+                           "or --force-overwrite)", path);
         else if ((out = uo_fopen_new(path, "w")) == NULL)
             rc = cli_error("cannot write %s: %s", path, strerror(errno));
         if (rc != 0) {

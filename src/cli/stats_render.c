@@ -375,3 +375,34 @@ int report_print(sqlite3 *db, const report_def *const *reports, size_t n,
     }
     return 0;
 }
+
+int report_output_is_ours(const char *head)
+{
+    if (strncmp(head, "{\"reports\":[\n", 13) == 0)
+        return 1;
+    for (size_t i = 0; i < report_count; i++) {
+        const report_def *d = &report_defs[i];
+        char line[512];
+        snprintf(line, sizeof line, "** %s (%s):\n", d->title, d->name);
+        if (strncmp(head, line, strlen(line)) == 0)
+            return 1;
+        for (int unit = UNIT_NS; unit <= UNIT_S; unit++) {
+            uo_buf b;
+            uo_buf_init(&b, NULL);
+            const char *sep = "";
+            for (size_t c = 0; c < d->ncols; c++) {
+                if (d->cols[c].type == RC_HIDDEN)
+                    continue;
+                uo_buf_puts(&b, sep);
+                sep = ",";
+                put_title(&b, &d->cols[c], (report_unit)unit);
+            }
+            uo_buf_puts(&b, "\r\n");
+            int same = !b.error && strncmp(head, b.data, b.len) == 0;
+            uo_buf_free(&b);
+            if (same)
+                return 1;
+        }
+    }
+    return 0;
+}

@@ -76,6 +76,13 @@ int report_print(sqlite3 *db, const report_def *const *reports, size_t n,
  */
 char *report_demangle(const char *name);
 
+/**
+ * 1 when head (the first bytes of a file, NUL-terminated) begins as one of
+ * report_print()'s outputs: a JSON document of reports, a report's table
+ * title, or a report's CSV header: a file `upti stats -o` may replace.
+ */
+int report_output_is_ours(const char *head);
+
 /** 1 when report_demangle() can demangle (upti was built with libiberty). */
 int report_can_demangle(void);
 

@@ -253,6 +253,11 @@ enum {
 };
 /** Prints the summary tables (text) or writes them as CSV (flags: UO_SUMMARY_*). */
 int uo_summary(sqlite3 *db, FILE *out, int flags, char *err, size_t errlen);
+/**
+ * 1 when head (the first bytes of a file, NUL-terminated) begins as
+ * uo_summary()'s text: a file `upti stats -o` may replace.
+ */
+int uo_summary_text_is_ours(const char *head);
 /** Output formats (bits of uo_write_outputs' formats). */
 enum { UO_FORMAT_DB = 1, UO_FORMAT_PFTRACE = 2, UO_FORMAT_JSON = 4, UO_FORMAT_CSV = 8 };
 /**

@@ -112,3 +112,14 @@ int uo_summary(sqlite3 *db, FILE *out, int flags, char *err, size_t errlen)
     }
     return 0;
 }
+
+int uo_summary_text_is_ours(const char *head)
+{
+    for (size_t i = 0; i < sizeof k_summaries / sizeof k_summaries[0]; i++) {
+        size_t len = strlen(k_summaries[i].title);
+        if (head[0] == '\n' && strncmp(head + 1, k_summaries[i].title, len) == 0 &&
+            strncmp(head + 1 + len, "\nNAME ", 6) == 0)
+            return 1;
+    }
+    return 0;
+}

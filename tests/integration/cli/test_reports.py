@@ -349,13 +349,37 @@ def case_docs(tmp):
                   in bullets["api_sum"], "%s: column %s not documented" % (r["report"], key))
 
 
+def case_no_clobber(tmp):
+    """upti stats -o never replaces a file upti did not write; its own outputs it does."""
+    db = fixture_db(tmp)
+    out = os.path.join(tmp, "s")
+    variants = [([], "txt"), (["-f", "csv"], "csv"), (["--report", "api_sum"], "txt"),
+                (["--report", "api_sum,kern_sum", "-f", "csv"], "csv"),
+                (["--report", "kern_sum", "--unit", "ms", "-f", "csv"], "csv"),
+                (["--report", "api_sum", "-f", "json"], "json")]
+    for args, ext in variants:
+        path = "%s_stats.%s" % (out, ext)
+        with open(path, "w") as f:
+            f.write("PRECIOUS\n")
+        line = one_line(run([db, "-o", out] + args, expect=1), "foreign %s" % path)
+        check("not written by upti" in line and "--force-overwrite" in line, line)
+        check(open(path).read() == "PRECIOUS\n", "%s %s: replaced a foreign file" % (args, path))
+        run([db, "-o", out, "--force-overwrite"] + args)
+        first = open(path, "rb").read()
+        check(first != b"PRECIOUS\n" and len(first) > 0, "%s: --force-overwrite wrote nothing" % args)
+        p = run([db, "-o", out] + args)  # its own output: replaced, silently
+        check(p.stderr == b"", "%s: %r" % (args, p.stderr))
+        check(open(path, "rb").read() == first, "%s: a second run differs" % args)
+        os.unlink(path)
+
+
 def main():
     if not os.path.exists(UPTI) or not os.path.exists(SYNTH):
         print("SKIP: upti or upti-synth not built")
         return 77
     cases = {"goldens": case_goldens, "values": case_values, "errors": case_errors,
              "docs": case_docs, "cut_names": case_cut_names,
-             "traced": case_traced}
+             "traced": case_traced, "no_clobber": case_no_clobber}
     with tempfile.TemporaryDirectory() as tmp:
         try:
             if cases[CASE](tmp) == 77:
