@@ -640,8 +640,11 @@ static int convert_and_finish(void)
                          .kernel_iterations = g_run.has_iterations ? &g_run.iteration_range : NULL,
                          .converted = on_converted};
     struct stat st;
-    if (stat(g_run.spool, &st) == 0 && st.st_size > 0)
-        ur_convert_with(&o);
+    /* A conversion that failed (a database that could not even be created:
+     * $TMPDIR full) keeps the run folder, whose spool holds every record
+     * stored, for `upti recover`. */
+    if (stat(g_run.spool, &st) == 0 && st.st_size > 0 && ur_convert_with(&o) != 0)
+        g_run.kept = 1;
     int written = 0;
     for (size_t i = 0; i < g_run.num_dbs; i++)
         written += finish_one(&g_run.dbs[i]);

@@ -568,6 +568,65 @@ def case_run_sigint_nohup(tmp):
     print('run_sigint_nohup: SIGINT ignored, all %d calls traced' % (2 * n))
 
 
+def case_full_tmpdir(tmp):
+    """$TMPDIR (where upti run keeps its run folder) fills up: the spool stops
+    storing (counted), and the database cannot even be created there. The
+    run folder, spool and all, is kept for `upti recover` (it was removed:
+    every stored record was lost), and once there is room the recovery
+    writes every record the spool held: held + lost + dropped is every marker
+    made. Needs a small tmpfs (root, mount): skipped where none can be made."""
+    import re
+    fs = os.path.join(tmp, 'fs')
+    os.mkdir(fs)
+    if subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', fs],
+                      capture_output=True).returncode != 0:
+        print('SKIP: cannot mount a tmpfs here')
+        sys.exit(SKIP)
+    try:
+        iterations = 200000
+        made = uptx_markers(2, iterations)
+        e = env()
+        e['TMPDIR'] = fs
+        out = os.path.join(tmp, 'out')
+        cmd = [UPTI, 'run', '--marker-trace', '-d', out, '-o', 'f', '--', UPTX_APP,
+               '--iterations', str(iterations)]
+        p = subprocess.run(cmd, env=e, capture_output=True, text=True, errors='replace',
+                           timeout=300)
+        where = '\nstderr: %s' % p.stderr
+        if p.returncode != 0:
+            fail('exit status %d, expected 0 (the program is not disturbed)%s' % (p.returncode, where))
+        lines = [l for l in p.stderr.splitlines() if l.startswith('upti:')]
+        counted = [m for m in (re.match(r'upti: pid (\d+): (\d+) records could not be stored', l)
+                               for l in lines) if m]
+        kept = [m for m in (re.match(r'upti: what could not be written stays in (\S+): upti '
+                                     r'recover \1, once there is room$', l) for l in lines) if m]
+        if len(counted) != 1 or len(kept) != 1:
+            fail('expected one line with the count and one on the kept run folder%s' % where)
+        if not os.path.exists(os.path.join(kept[0].group(1), 'spool')):
+            fail('the run folder %s lost its spool%s' % (kept[0].group(1), where))
+        if os.path.exists(os.path.join(out, 'f.db')):
+            fail('a database was written with no room for it%s' % where)
+        subprocess.run(['mount', '-o', 'remount,size=256m', fs], check=True)
+        r = subprocess.run([UPTI, 'recover', kept[0].group(1)], env=e, capture_output=True,
+                           text=True, errors='replace', timeout=300)
+        path = os.path.join(out, 'f.db')
+        if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote ' + path]:
+            fail('upti recover: exit %d, stderr %r' % (r.returncode, r.stderr))
+        con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+        held = con.execute('SELECT count(*) FROM marker').fetchone()[0]
+        meta = dict(con.execute('SELECT key, value FROM metadata').fetchall())
+        con.close()
+        lost = int(counted[0].group(2))
+        dropped = int(meta.get('records_dropped', 0))
+        if held + lost + dropped != made or held == 0 or lost == 0:
+            fail('held %d + lost %d + dropped %d != %d markers made%s'
+                 % (held, lost, dropped, made, where))
+        print('full_tmpdir: run folder kept; recovered %d markers, %d not stored, %d dropped'
+              % (held, lost, dropped))
+    finally:
+        subprocess.run(['umount', '-l', fs], capture_output=True)
+
+
 def case_run_sigterm_drain(tmp):
     """A program's SIGTERM handler runs (no handler of UPTI's before it), the program drains
     its work after it, and that work is traced."""
@@ -600,6 +659,7 @@ CASES = {
     'run_endings': case_run_endings,
     'run_sigint_nohup': case_run_sigint_nohup,
     'run_sigterm_drain': case_run_sigterm_drain,
+    'full_tmpdir': case_full_tmpdir,
 }
 
 
