@@ -80,6 +80,13 @@ REQUIREMENTS = {
     "command:clinfo": ["clinfo"],
     "command:clang": ["clang"],
     "command:libclang_rt": ["libclang-rt-14-dev"],  # sanitizer runtimes (ci-sanitizers.sh)
+    # Instruction counts of the benchmarks (bench/vulkan/callgrind_submit.sh says
+    # how to get valgrind and exits 77 without it): not needed by the build or tests.
+    "command:valgrind": None,
+    "command:callgrind_annotate": None,
+    # util-linux, essential in Debian (crash.full_tmpdir mounts a small tmpfs, or skips).
+    "command:mount": [],
+    "command:umount": [],
     "command:sudo": [],  # used only when present (install-deps.sh)
     "command:apt-get": [],
     "command:dpkg-query": [],
