@@ -876,9 +876,11 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
     }
     sqlite3_finalize(st);
 
-    /* Correlation ids that reached a device: their API calls start flows. */
-    if (prepare(db, "SELECT process_id, correlation_id FROM kernel_dispatch UNION ALL"
-                    " SELECT process_id, correlation_id FROM memory_copy",
+    /* Correlation ids that reached a device: their API calls start flows. The
+     * same rows as the device tracks below (start > 0): a command that never
+     * ran (failed through an event, or cut short) has no slice to end a flow. */
+    if (prepare(db, "SELECT process_id, correlation_id FROM kernel_dispatch WHERE start > 0"
+                    " UNION ALL SELECT process_id, correlation_id FROM memory_copy WHERE start > 0",
                 &st, err, errlen))
         goto out;
     while (step_row(db, st, &bad, err, errlen))

@@ -26,6 +26,7 @@ UPTX_APP = os.path.join(BUILD, "bin", "upti-test-uptx-app")
 NVTX_APP = os.path.join(BUILD, "bin", "upti-test-nvtx-app")
 SYNTH = os.path.join(BUILD, "bin", "upti-synth")
 OCL_APP = os.path.join(BUILD, "bin", "upti-test-ocl-e2e")
+OCL_EVENTS = os.path.join(BUILD, "bin", "ocl_events")
 SKIP = 77
 # LLVM 14's AddressSanitizer allocator is not fork-safe: a child forked while
 # another thread allocates can hang in UPTI's fork handlers (they allocate)
@@ -848,6 +849,27 @@ def case_leftover_temp(tmp):
     doc, _ = traceck.check_json(k)
     check(any(e.get("name") == "parent before fork" for e in doc["traceEvents"]),
           "the recovered range is not in k.json")
+
+
+def case_failed_flows(tmp):
+    """Commands that never ran (failed through a user event) have no device slice and
+    start no flow: every flow of the timelines ends (2 began and never ended)."""
+    if not ocl_ready() or not os.path.exists(OCL_EVENTS):
+        return SKIP
+    d = os.path.join(tmp, "out")
+    subprocess.run([UPTI, "run", "--format", "db,pftrace,json", "-d", d, "-o", "e", "--",
+                    OCL_EVENTS], capture_output=True, timeout=120)
+    db = db_of(os.path.join(d, "e.db"))
+    never = one(db, "SELECT (SELECT count(*) FROM kernel_dispatch WHERE start = 0)"
+                    " + (SELECT count(*) FROM memory_copy WHERE start = 0)")
+    ran = one(db, "SELECT (SELECT count(*) FROM kernel_dispatch WHERE start > 0)"
+                  " + (SELECT count(*) FROM memory_copy WHERE start > 0)")
+    check(never == 2 and ran == 7, "commands that never ran %d, ran %d" % (never, ran))
+    pf = traceck.decode_pftrace(os.path.join(d, "e.pftrace"))
+    check(pf["flows"] == ran, "pftrace flows %d, commands that ran %d" % (pf["flows"], ran))
+    doc, counts = traceck.check_json(os.path.join(d, "e.json"))
+    check(counts["s"] == ran and counts["f"] == ran, "JSON flows %r, commands that ran %d"
+          % (counts, ran))
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
