@@ -284,6 +284,9 @@ static cn_node *read_container(reader *r, int depth, int object)
             advance(r);
             skip_space(r);
         }
+        /* Alike on purpose (duplicates): a keyed child is attached as config_yaml.c attaches it
+         * (both build the same config_tree.h tree), but each reports errors at its own reader's
+         * position (this reader's, libyaml's marks there). */
         cn_node *child = read_value(r, depth + 1);
         if (child == NULL) {
             free(key);
