@@ -75,6 +75,8 @@ static int tool_init(upti_client_finalize_t finalize, void *tool_data)
     return 0;
 }
 
+/* Alike on purpose (duplicates): a sample is a whole tool in one file, to be read and copied,
+ * so its upti_configure() and tool_fini() look like the other samples' (buffer_tracing's). */
 static void tool_fini(void *tool_data)
 {
     (void)tool_data;
@@ -83,8 +85,6 @@ static void tool_fini(void *tool_data)
     fflush(stdout);
 }
 
-/* Alike on purpose (duplicates): a sample is a whole tool in one file, to be read and copied,
- * so its upti_configure() and tool_fini() look like the other samples' (buffer_tracing's). */
 upti_tool_configure_result_t *upti_configure(uint32_t version, const char *runtime_version,
                                              uint32_t priority, upti_client_id_t *client_id)
 {
