@@ -284,19 +284,12 @@ static cn_node *read_container(reader *r, int depth, int object)
             advance(r);
             skip_space(r);
         }
-        /* Alike on purpose (duplicates): a keyed child is attached as config_yaml.c attaches it
-         * (both build the same config_tree.h tree), but each reports errors at its own reader's
-         * position (this reader's, libyaml's marks there). */
         cn_node *child = read_value(r, depth + 1);
         if (child == NULL) {
             free(key);
             break;
         }
-        child->key = key;
-        child->key_line = kl;
-        child->key_col = kc;
-        if (cn_append(node, child) != 0) {
-            cn_free(child);
+        if (cn_append_keyed(node, child, key, kl, kc) != 0) {
             fail(r, "out of memory");
             break;
         }
