@@ -61,6 +61,8 @@ static const cli_option k_options[] = {CLI_OPTION_HELP,
                                        {OPT_WAIT_PID, 0, "wait-pid", NULL, 1},
                                        {OPT_BACKGROUND, 0, "background", NULL, 0}};
 
+/* Alike on purpose (duplicates): it begins like every command (see cmd_export()): its own
+ * options struct, table and help around the shared cli_parse_options(). */
 int cmd_recover(int argc, char **argv)
 {
     recover_opts o = {0, 0, 0};

@@ -347,6 +347,9 @@ static char *expand_pass(const char *s, int pass, int *found)
 
 /* The output pattern of pass of npasses: %pass% expanded, or "-passN" after
  * the name when there are several passes and it has no %pass%. malloc'd. */
+/* Alike on purpose (duplicates): it ends like cmd_stats.c's output path (malloc, snprintf a
+ * suffix, free the base): each formats its own suffix, and five lines are not worth a shared
+ * helper. */
 static char *pattern_of_pass(const char *pattern, int pass, int npasses)
 {
     int found = 0;
@@ -807,6 +810,8 @@ static int run_passes(const run_config_file *f, int argc, char **argv, char **pr
     return first_failed;
 }
 
+/* Alike on purpose (duplicates): it begins like every command (see cmd_export()); the program's
+ * argv is its positional list. */
 int cmd_run(int argc, char **argv)
 {
     run_options o = {.formats = "db"};

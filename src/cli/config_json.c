@@ -289,11 +289,7 @@ static cn_node *read_container(reader *r, int depth, int object)
             free(key);
             break;
         }
-        child->key = key;
-        child->key_line = kl;
-        child->key_col = kc;
-        if (cn_append(node, child) != 0) {
-            cn_free(child);
+        if (cn_append_keyed(node, child, key, kl, kc) != 0) {
             fail(r, "out of memory");
             break;
         }

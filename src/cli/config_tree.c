@@ -25,6 +25,17 @@ int cn_append(cn_node *parent, cn_node *child)
     return 0;
 }
 
+int cn_append_keyed(cn_node *parent, cn_node *child, char *key, int line, int col)
+{
+    child->key = key;
+    child->key_line = line;
+    child->key_col = col;
+    if (cn_append(parent, child) == 0)
+        return 0;
+    cn_free(child);
+    return -1;
+}
+
 void cn_free(cn_node *node)
 {
     if (node == NULL)

@@ -32,6 +32,11 @@ cn_node *cn_parse_yaml(const char *text, size_t len, char *err, size_t errlen);
 
 /** Appends child to parent's items. 0, or -1 (out of memory). */
 int cn_append(cn_node *parent, cn_node *child);
+/**
+ * Names child with key (malloc'd, or NULL in an array) found at line:col, and
+ * appends it to parent's items. 0, or -1 (out of memory: child and key freed).
+ */
+int cn_append_keyed(cn_node *parent, cn_node *child, char *key, int line, int col);
 /** A new node (zeroed but type and place), or NULL. */
 cn_node *cn_new(cn_type type, int line, int col);
 void cn_free(cn_node *node);

@@ -163,13 +163,8 @@ static cn_node *node_of(loader *l, yaml_event_t *e, int depth)
             free(key);
             break;
         }
-        child->key = key;
-        child->key_line = kl;
-        child->key_col = kc;
-        if (cn_append(node, child) != 0) {
-            cn_free(child);
+        if (cn_append_keyed(node, child, key, kl, kc) != 0)
             fail_at(l, l->parser.mark, "out of memory");
-        }
     }
     cn_free(node);
     return NULL;

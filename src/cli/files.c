@@ -1,6 +1,9 @@
 /* See files.h. */
 #include "files.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 int cli_output_is_input(const char *output, const char *const *inputs, int n)
@@ -14,4 +17,40 @@ int cli_output_is_input(const char *output, const char *const *inputs, int n)
             return i;
     }
     return -1;
+}
+
+char *cli_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return NULL;
+    char *data = NULL;
+    size_t cap = 0;
+    *len = 0;
+    for (;;) {
+        if (*len + 4096 + 1 > cap) {
+            cap = cap ? 2 * cap : 8192;
+            char *grown = cap <= (64u << 20) ? realloc(data, cap) : NULL;
+            if (grown == NULL) {
+                free(data);
+                fclose(f);
+                errno = cap > (64u << 20) ? EFBIG : ENOMEM;
+                return NULL;
+            }
+            data = grown;
+        }
+        size_t got = fread(data + *len, 1, 4096, f);
+        *len += got;
+        if (got == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(data);
+        errno = EIO;
+        return NULL;
+    }
+    data[*len] = '\0';
+    return data;
 }

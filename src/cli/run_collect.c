@@ -4,6 +4,7 @@
 #include "run_config.h"
 
 #include "cli.h"
+#include "files.h"
 #include "collector.h"
 #include "manifest.h"
 #include "out_files.h"
@@ -97,33 +98,6 @@ static int write_conf(void)
     if (fclose(f) != 0)
         rc = -1;
     return rc;
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "re");
-    if (f == NULL)
-        return NULL;
-    char *data = NULL;
-    size_t cap = 0;
-    *len = 0;
-    for (;;) {
-        if (*len + 4096 + 1 > cap) {
-            cap = cap ? 2 * cap : 8192;
-            char *n = realloc(data, cap);
-            if (n == NULL)
-                break;
-            data = n;
-        }
-        size_t got = fread(data + *len, 1, 4096, f);
-        *len += got;
-        if (got == 0)
-            break;
-    }
-    fclose(f);
-    if (data != NULL)
-        data[*len] = '\0';
-    return data;
 }
 
 static char *dup_or_null(const char *s)
@@ -803,7 +777,7 @@ int run_collect_recover(const char *folder, pid_t wait_pid, int background)
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/run.conf", folder);
     size_t len = 0;
-    char *conf = read_file(path, &len);
+    char *conf = cli_read_file(path, &len);
     if (conf == NULL) {
         int e = errno;
         struct stat st;

@@ -2,6 +2,7 @@
 #include "run_config.h"
 
 #include "cli.h"
+#include "files.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -36,42 +37,6 @@ static int refuse(const loading *ld, int line, int col, const char *fmt, ...)
     va_end(ap);
     cli_printable(ld->path, shown, sizeof shown);
     return cli_usage_error("run", "%s:%d:%d: %s", shown, line, col, msg);
-}
-
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "re");
-    if (f == NULL)
-        return NULL;
-    char *data = NULL;
-    size_t cap = 0;
-    *len = 0;
-    for (;;) {
-        if (*len + 4096 + 1 > cap) {
-            cap = cap ? 2 * cap : 8192;
-            char *grown = cap <= (64u << 20) ? realloc(data, cap) : NULL;
-            if (grown == NULL) {
-                free(data);
-                fclose(f);
-                errno = cap > (64u << 20) ? EFBIG : ENOMEM;
-                return NULL;
-            }
-            data = grown;
-        }
-        size_t got = fread(data + *len, 1, 4096, f);
-        *len += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(data);
-        errno = EIO;
-        return NULL;
-    }
-    data[*len] = '\0';
-    return data;
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -246,7 +211,7 @@ int run_config_load(const char *path, const cli_option *table, size_t n, rc_chec
     char shown[512];
     cli_printable(path, shown, sizeof shown);
     size_t len = 0;
-    char *text = read_all(path, &len);
+    char *text = cli_read_file(path, &len);
     if (text == NULL)
         return cli_usage_error("run", "cannot read the configuration file %s: %s", shown,
                                strerror(errno));

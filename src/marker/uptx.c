@@ -77,6 +77,10 @@ static void impl_profiler_resume(void)
 
 /* ---- dispatch table ---- */
 
+/* Alike on purpose (duplicates): the stubs are declared with <uptx/uptx.h>'s signatures in its
+ * order: they are the entries of the tables below (static, what a call reaches before
+ * libuptx.so is set up), not the public functions, which the header declares once for its
+ * inline and its exported builds. */
 static int stub_range_push(const char *message);
 static int stub_range_pop(void);
 static uint64_t stub_range_start(const char *message);

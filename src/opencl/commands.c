@@ -442,6 +442,9 @@ static void emit(uocl_cmd_t *c)
 {
     read_times(c);
     calibrate(c);
+    /* Alike on purpose (duplicates): the envelope is filled as objects.c's and src/vulkan's
+     * emitters fill theirs (see emit_code_object()); each names its own kind, operation and
+     * record. */
     upti_runtime_record_t rec;
     memset(&rec, 0, sizeof rec);
     rec.size = sizeof rec;

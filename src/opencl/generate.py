@@ -201,6 +201,9 @@ GEN_NOTE = '/* generated — do not edit. Made by src/opencl/generate.py from sr
 # --- opencl_api.h ----------------------------------------------------------
 
 
+# Alike on purpose (duplicates): the union and typedef printing below is
+# src/vulkan/generate.py's too: each API's generator is a standalone script run by its own
+# CMakeLists (see Param above), and the loops print different types and names.
 def gen_header(funcs):
     o = [GEN_NOTE, '#ifndef UPTI_OPENCL_API_H\n#define UPTI_OPENCL_API_H\n\n',
          '#include <upti/types.h>\n\n',

@@ -191,6 +191,10 @@ static upti_timestamp_t now(void)
 static void emit_code_object(uint32_t op, upti_callback_phase_t phase, cl_context context,
                              cl_program program, cl_kernel kernel, const char *name)
 {
+    /* Alike on purpose (duplicates): every runtime record is filled and handed to
+     * upti_runtime_emit() this way (here, in commands.c and in src/vulkan's emitters): a few
+     * field stores naming the record's own struct, kind and operation; a helper would take as
+     * many arguments as it sets fields. */
     upti_buffer_tracing_code_object_record_t r;
     memset(&r, 0, sizeof r);
     r.size = sizeof r; /* the prefix's other fields are filled by upti_runtime_emit */

@@ -667,6 +667,10 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
     }
     case UPTI_TRACING_KIND_MARKER_API:
         return add_marker(db, record);
+    /* Alike on purpose (duplicates): the kernel, copy and allocation cases fill their rows
+     * alike (process, thread, agent, queue, context, correlation, timestamps) from three record
+     * structs that share field names but no type, into three tables with their own columns; see
+     * the note above uo_db_add_record(). */
     case UPTI_TRACING_KIND_KERNEL_DISPATCH: {
         const upti_buffer_tracing_kernel_dispatch_record_t *k = record;
         int64_t name = uo_db_intern(db, k->kernel_name ? k->kernel_name : "<unknown kernel>");

@@ -585,6 +585,8 @@ static void write_definitions(writer *w)
         fail_otf2(w, "closing the definitions", rc);
 }
 
+/* Alike on purpose (duplicates): OTF2's callbacks below have fixed signatures with parameters
+ * they do not use, hence the rows of (void) casts. */
 static OTF2_FlushType pre_flush(void *data, OTF2_FileType type, OTF2_LocationRef loc, void *caller,
                                 bool final)
 {
@@ -827,6 +829,8 @@ int uo_export_otf2(sqlite3 *db, const char *dir, const char *name, char *err, si
     if (rc != OTF2_SUCCESS)
         fail_otf2(&w, "closing the archive", rc);
     OTF2_Error_RegisterCallback(prev, NULL);
+    /* Alike on purpose (duplicates): the clean-up frees its writer's arrays as timeline.c's
+     * writers free theirs; each frees its own struct's fields. */
     for (size_t i = 0; i < w.str.n; i++)
         free(w.str.text[i]);
     free(w.str.text);

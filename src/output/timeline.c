@@ -1185,6 +1185,8 @@ int uo_export_json(sqlite3 *db, const char *path, char *err, size_t errlen)
     j.next_tid = 1000000000;
     uo_buf_puts(&j.base.out, UO_JSON_HEAD);
     int rc = export_with(db, path, &j.base, err, errlen);
+    /* Alike on purpose (duplicates): the clean-up frees its writer's arrays as otf2.c's writer
+     * frees its own; each frees its own struct's fields. */
     uo_map_free(&j.tracks);
     uo_map_free(&j.counters);
     for (size_t i = 0; i < j.ncounters; i++)

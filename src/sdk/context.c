@@ -248,6 +248,16 @@ static upti_status_t install_service(struct context *ctx, struct service *servic
     return st;
 }
 
+/* The context a service is added to: CONFIGURATION_LOCKED once configuration
+ * has closed, else CONTEXT_NOT_FOUND for an unknown id. */
+static upti_status_t configurable_context(upti_context_id_t context_id, struct context **ctx)
+{
+    if (!upti_configuration_open())
+        return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
+    *ctx = lookup(context_id);
+    return *ctx != NULL ? UPTI_STATUS_SUCCESS : UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
+}
+
 UPTI_API upti_status_t upti_configure_callback_tracing_service(upti_context_id_t context_id,
                                                                upti_tracing_kind_t kind,
                                                                const uint32_t *operations,
@@ -256,11 +266,10 @@ UPTI_API upti_status_t upti_configure_callback_tracing_service(upti_context_id_t
                                                                void *callback_data)
 {
     UPTI_REFUSE_IN_SUBSCRIBER();
-    if (!upti_configuration_open())
-        return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
-    struct context *ctx = lookup(context_id);
-    if (ctx == NULL)
-        return UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
+    struct context *ctx = NULL;
+    upti_status_t st = configurable_context(context_id, &ctx);
+    if (st != UPTI_STATUS_SUCCESS)
+        return st;
     if (callback == NULL)
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     return install_service(ctx, ctx->callback, kind, operations, count,
@@ -274,11 +283,10 @@ UPTI_API upti_status_t upti_configure_buffer_tracing_service(upti_context_id_t c
                                                              upti_buffer_id_t buffer_id)
 {
     UPTI_REFUSE_IN_SUBSCRIBER();
-    if (!upti_configuration_open())
-        return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
-    struct context *ctx = lookup(context_id);
-    if (ctx == NULL)
-        return UPTI_STATUS_ERROR_CONTEXT_NOT_FOUND;
+    struct context *ctx = NULL;
+    upti_status_t st = configurable_context(context_id, &ctx);
+    if (st != UPTI_STATUS_SUCCESS)
+        return st;
     struct upti_buffer *buffer = upti_buffer_lookup(buffer_id);
     if (buffer == NULL)
         return UPTI_STATUS_ERROR_BUFFER_NOT_FOUND;

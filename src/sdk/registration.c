@@ -523,6 +523,9 @@ UPTI_API upti_status_t upti_force_configure(upti_configure_func_t configure_func
     return UPTI_STATUS_SUCCESS;
 }
 
+/* Alike on purpose (duplicates): the API's getters check their out parameter and store one
+ * value (thread.c's upti_get_thread_id() and upti_get_timestamp() too); each reads its own
+ * state. */
 UPTI_API upti_status_t upti_is_initialized(int *status)
 {
     UPTI_REFUSE_IN_SUBSCRIBER();

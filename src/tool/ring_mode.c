@@ -165,6 +165,10 @@ int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
             upti_log_error("cannot trace %s: %s", name, upti_get_status_string(s));
         }
     }
+    /* Alike on purpose (duplicates): the argument context and the capture start follow
+     * tool.c's tool_initialize(); each fills its own state (g_ring here, g_tool there) with
+     * its own args_callback (a ring record here, a database batch there), and here a refused
+     * argument service is an error, there a warning. */
     int args_ok = 0;
     if (st == UPTI_STATUS_SUCCESS && args) {
         /* Arguments come from a callback service, on a context of their own. */
