@@ -36,6 +36,20 @@ static int same_session(const char *path, const char *session)
     return same;
 }
 
+/* 1 if the file was modified at or after the start of this session (its
+ * UPTI_TRACE_SESSION_START, CLOCK_REALTIME ns): by another run beside this
+ * one (several `upti run -o NAME` at once, one per MPI rank), whose trace a
+ * replacement would lose. An earlier run's file is older than that. */
+static int written_since(const struct stat *sb, const char *session)
+{
+    if (session == NULL)
+        return 0;
+    unsigned long long start = strtoull(session, NULL, 10);
+    unsigned long long mtime =
+        (unsigned long long)sb->st_mtim.tv_sec * 1000000000ull + (unsigned long long)sb->st_mtim.tv_nsec;
+    return start > 0 && mtime >= start;
+}
+
 int uo_claim_output(char **base, const char *suffix, const char *session, int pid)
 {
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -53,18 +67,29 @@ int uo_claim_output(char **base, const char *suffix, const char *session, int pi
             return -1;
         fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         struct stat sb;
-        int foreign = 0;
+        int foreign = 0, concurrent = 0;
         if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() &&
-            sb.st_nlink == 1 && flock(fd, LOCK_EX | LOCK_NB) == 0 && !same_session(path, session)) {
-            if (uo_file_is_replaceable(path))
-                return fd; /* a leftover of an earlier run: reuse it */
-            foreign = 1;
+            sb.st_nlink == 1) {
+            if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+                concurrent = session != NULL; /* being written now: under upti run, by another run */
+            } else if (!same_session(path, session)) {
+                if (!uo_file_is_replaceable(path))
+                    foreign = 1;
+                else if (written_since(&sb, session))
+                    concurrent = 1;
+                else
+                    return fd; /* a leftover of an earlier run: reuse it */
+            }
         }
         if (fd >= 0)
             close(fd);
         if (attempt == 0 && foreign)
             uo_report("%s exists and was not written by upti: not replaced (upti run "
                       "--force-overwrite replaces it); the trace goes to %s-%d%s instead",
+                      path, *base, pid, suffix);
+        if (attempt == 0 && concurrent)
+            uo_report("%s was written by another upti run while this one ran (one output name "
+                      "for several runs at once): not replaced; the trace goes to %s-%d%s instead",
                       path, *base, pid, suffix);
         if (attempt == 0) {
             size_t len = strlen(*base) + 32;

@@ -54,8 +54,10 @@ int uo_part_finish(const char *part, const char *path, int ok, char *err, size_t
  * exclusively, or an earlier run's leftover that UPTI wrote, and flock()ed
  * (LOCK_EX) until the returned descriptor is closed. A file held by a live
  * writer, left by another process of the same run (its metadata "session"
- * equals session), or not written by UPTI (reported once: uo_set_reporter) is kept:
- * "-<pid>" is appended to *base (reallocated) instead. Parent folders are
+ * equals session), written by another run since this session started (several
+ * runs at once with one output name; reported once), or not written by UPTI
+ * (reported once: uo_set_reporter) is kept: "-<pid>" is appended to *base
+ * (reallocated) instead. Parent folders are
  * created. Returns the locked descriptor, or -1 with errno set.
  */
 int uo_claim_output(char **base, const char *suffix, const char *session, int pid);

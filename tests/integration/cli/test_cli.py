@@ -14,6 +14,7 @@ import re
 import shutil
 import sqlite3
 import subprocess
+import time
 import sys
 import tempfile
 
@@ -870,6 +871,26 @@ def case_failed_flows(tmp):
     doc, counts = traceck.check_json(os.path.join(d, "e.json"))
     check(counts["s"] == ran and counts["f"] == ran, "JSON flows %r, commands that ran %d"
           % (counts, ran))
+
+
+def case_concurrent_runs(tmp):
+    """Three upti runs at once with one output name (one per MPI rank, say): none
+    replaces another's trace. One writes NAME.db, the others NAME-PID.db and say so."""
+    go = os.path.join(tmp, "go")
+    prog = "while [ ! -e '%s' ]; do sleep 0.01; done; exec '%s' --iterations 500" % (go, UPTX_APP)
+    runs = [subprocess.Popen([UPTI, "run", "--marker-trace", "-d", tmp, "-o", "same", "--",
+                              "sh", "-c", prog], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE) for _ in range(3)]
+    time.sleep(1.0)  # every run has started its session
+    open(go, "w").close()
+    errs = [p.communicate(timeout=120)[1].decode(errors="replace") for p in runs]
+    check(all(p.returncode == 0 for p in runs), "exit status: %r" % [p.returncode for p in runs])
+    dbs = sorted(f for f in os.listdir(tmp) if f.endswith(".db"))
+    check(len(dbs) == 3 and "same.db" in dbs, "databases: %r" % dbs)
+    counts = [one(db_of(os.path.join(tmp, f)), "SELECT count(*) FROM marker") for f in dbs]
+    check(len(set(counts)) == 1 and counts[0] >= 2 * 500 * 5, "marker rows: %r" % counts)
+    said = [l for e in errs for l in e.splitlines() if "written by another upti run" in l]
+    check(len(said) == 2, "lines about the other runs: %r" % errs)
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
