@@ -105,7 +105,7 @@ void cmd_run_help(FILE *out)
             "Long options are taken by their exact name only.\n"
             "\n"
             "environment set for PROGRAM: UPTI_TOOL_LIBRARIES, OPENCL_LAYERS,\n"
-            "VK_ADD_LAYER_PATH, VK_INSTANCE_LAYERS,\n"
+            "XDG_DATA_DIRS and UPTI_VULKAN_LAYER (the Vulkan layer),\n"
             "NVTX_INJECTION64_PATH and UPTI_TRACE_* (see docs/cli.md).\n"
             "\n"
             "example: upti run --sys-trace --stats --format db,pftrace -d out -- ./app 100\n");
@@ -586,13 +586,20 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
     snprintf(path, sizeof path, "%s/libupti-opencl.so", libdir);
     if (access(path, R_OK) == 0)
         env_prepend("OPENCL_LAYERS", path);
-    /* The Vulkan layer: its manifest lies beside it; the loader (1.3.239 on
-       Debian 12) adds VK_ADD_LAYER_PATH to its search and enables the
-       explicit layers named in VK_INSTANCE_LAYERS. */
-    snprintf(path, sizeof path, "%s/VkLayer_UPTI_trace.json", libdir);
+    /* The Vulkan layer, as an implicit layer that UPTI_VULKAN_LAYER=1 enables:
+       the loader looks for implicit manifests in every XDG_DATA_DIRS folder's
+       vulkan/implicit_layer.d (its default, when unset, stays searched).
+       VK_INSTANCE_LAYERS would work too, but the loader then warns that the
+       variable added a layer, through any debug messenger of the program. */
+    snprintf(path, sizeof path, "%s/upti-vulkan/vulkan/implicit_layer.d/VkLayer_UPTI_trace.json",
+             libdir);
     if (access(path, R_OK) == 0) {
-        env_prepend("VK_ADD_LAYER_PATH", libdir);
-        env_prepend("VK_INSTANCE_LAYERS", "VK_LAYER_UPTI_trace");
+        const char *xdg = getenv("XDG_DATA_DIRS");
+        if (xdg == NULL || xdg[0] == '\0')
+            setenv("XDG_DATA_DIRS", "/usr/local/share:/usr/share", 1);
+        snprintf(path, sizeof path, "%s/upti-vulkan", libdir);
+        env_prepend("XDG_DATA_DIRS", path);
+        setenv("UPTI_VULKAN_LAYER", "1", 1);
     }
     snprintf(path, sizeof path, "%s/libupti-nvtx.so", libdir);
     const char *nvtx = getenv("NVTX_INJECTION64_PATH");

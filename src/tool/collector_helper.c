@@ -32,7 +32,8 @@ extern char **environ;
 static const char *const k_not_inherited[] = {
     "UPTI_TOOL_LIBRARIES=", "OPENCL_LAYERS=",         "LD_PRELOAD=",
     "LD_AUDIT=",            "NVTX_INJECTION64_PATH=", "VK_INSTANCE_LAYERS=",
-    "UPTI_TRACE_RING_DIR=", "UPTI_TRACE_RECORD_ONLY=", "UPTI_TRACE_MANIFEST="};
+    "UPTI_VULKAN_LAYER=",   "UPTI_TRACE_RING_DIR=",   "UPTI_TRACE_RECORD_ONLY=",
+    "UPTI_TRACE_MANIFEST="};
 
 #ifndef UPTI_TOOL_BIN_FROM_LIB
 #define UPTI_TOOL_BIN_FROM_LIB "../bin"
