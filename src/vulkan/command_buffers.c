@@ -4,7 +4,9 @@
  * Recording: while some context wants their kind, each vkCmdDispatch*,
  * buffer copy, fill and update, image copy and pipeline barrier recorded
  * into a command buffer is bracketed by the layer's own commands,
- * into a timestamp query pool the layer owns (one per command buffer):
+ * into timestamp query pools the layer owns (UVK_QUERY_PAIRS pairs each, as
+ * many per command buffer as its longest recording needs, kept for its
+ * next recordings):
  *   vkCmdWriteTimestamp(TOP_OF_PIPE), the operation,
  *   vkCmdWriteTimestamp(BOTTOM_OF_PIPE).
  * The queries are reset from the host (vkResetQueryPool, hostQueryReset,
@@ -45,8 +47,9 @@ void uvk_cb_forget_locked(uvk_cb_t *s)
 {
     if (s->inflight != NULL)
         uvk_pending_complete(s->inflight, 1); /* its queries are read before the pool goes */
-    if (s->pool != VK_NULL_HANDLE)
-        s->dev->next.vkDestroyQueryPool(s->dev->device, s->pool, NULL);
+    for (uint32_t k = 0; k < s->npools; k++)
+        s->dev->next.vkDestroyQueryPool(s->dev->device, s->pools[k], NULL);
+    free(s->pools);
     for (uvk_cb_t **pp = &uvk_dt_cbs; *pp != NULL; pp = &(*pp)->next)
         if (*pp == s) {
             UVK_STORE(*pp, s->next);
@@ -202,6 +205,31 @@ void uvk_dt_vkCmdExecuteCommands(const upti_vulkan_dispatch_t *n, VkCommandBuffe
     n->vkCmdExecuteCommands(cb, count, secondaries);
 }
 
+/* The query pool of s's next pair: pools[pairs / UVK_QUERY_PAIRS], created
+   when the recording first reaches it; NULL if it cannot be (said once). */
+static VkQueryPool pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
+{
+    uint32_t k = s->pairs / UVK_QUERY_PAIRS;
+    if (k < s->npools)
+        return s->pools[k];
+    VkQueryPool *grown = realloc(s->pools, (k + 1) * sizeof *grown);
+    VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                .queryCount = 2 * UVK_QUERY_PAIRS};
+    VkQueryPool pool = VK_NULL_HANDLE;
+    if (grown != NULL)
+        s->pools = grown;
+    if (grown == NULL || n->vkCreateQueryPool(s->dev->device, &qi, NULL, &pool) != VK_SUCCESS) {
+        static _Atomic int warned;
+        if (atomic_exchange(&warned, 1) == 0)
+            upti_runtime_warn("vulkan: the layer cannot create a query pool; operations recorded past its "
+                              "last one are traced without device times");
+        return VK_NULL_HANDLE;
+    }
+    s->pools[s->npools++] = pool;
+    return pool;
+}
+
 void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind,
                   uint32_t op, const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
                   uint64_t bytes, const char *name)
@@ -245,26 +273,16 @@ void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBu
             if (atomic_exchange(&warned, 1) == 0)
                 upti_runtime_warn("vulkan: a secondary command buffer continues a render pass, where the layer "
                                   "cannot reset its queries; its operations are traced without device times");
-        } else if (ds->timestamps && s->pool == VK_NULL_HANDLE) {
-            VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                        .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                        .queryCount = 2 * UVK_QUERY_PAIRS};
-            if (n->vkCreateQueryPool(s->dev->device, &qi, NULL, &s->pool) != VK_SUCCESS)
-                s->pool = VK_NULL_HANDLE;
         }
-        int can_time = ds->timestamps && !s->untimed && !s->in_render_pass;
-        if (can_time && s->pool != VK_NULL_HANDLE && s->pairs < UVK_QUERY_PAIRS) {
-            d->pool = s->pool;
-            d->query = 2 * s->pairs++;
+        VkQueryPool pool = ds->timestamps && !s->untimed && !s->in_render_pass ? pool_of(n, s) : VK_NULL_HANDLE;
+        if (pool != VK_NULL_HANDLE) {
+            d->pool = pool;
+            d->query = 2 * (s->pairs++ % UVK_QUERY_PAIRS);
             if (s->cmd_reset)
-                n->vkCmdResetQueryPool(cb, s->pool, d->query, 2);
-            n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->pool, d->query);
-            slot->pool = s->pool;
+                n->vkCmdResetQueryPool(cb, pool, d->query, 2);
+            n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, d->query);
+            slot->pool = pool;
             slot->query = d->query + 1;
-        } else if (can_time && s->pairs >= UVK_QUERY_PAIRS && !s->warned_full) {
-            s->warned_full = 1;
-            upti_runtime_warn("vulkan: more than 256 device operations in one command buffer recording; "
-                              "the rest are traced without device times");
         }
         s->n++;
         if (kind != UPTI_TRACING_KIND_MARKER_API && uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED)) {

@@ -54,7 +54,7 @@ void uvk_dt_drain_all(void);
 
 /* --- shared by the files above --- */
 
-#define UVK_QUERY_PAIRS 256 /* timed operations per command buffer recording */
+#define UVK_QUERY_PAIRS 256 /* timed operations per query pool: a recording takes as many pools as it needs */
 #define UVK_NAME_MAX 128
 
 /* One device operation as recorded: a dispatch, a copy or a barrier. */
@@ -84,8 +84,10 @@ typedef struct uvk_cb_t {
     int untimed;               /* a secondary continuing a render pass: no queries */
     int cmd_reset;             /* queries reset by a recorded vkCmdResetQueryPool per operation (no host
                                   reset, or a recording with SIMULTANEOUS_USE: executions may overlap) */
-    VkQueryPool pool;
-    uint32_t pairs;            /* query pairs of pool used by this recording */
+    VkQueryPool *pools;        /* the layer's query pools, kept across recordings: pool k holds
+                                  the recording's pairs [k * UVK_QUERY_PAIRS, (k + 1) * UVK_QUERY_PAIRS) */
+    uint32_t npools;
+    uint32_t pairs;            /* query pairs used by this recording, in pools[0..] */
     char pipeline_name[UVK_NAME_MAX];
     VkPipeline pipeline;
     int in_render_pass;        /* queries cannot be reset there: operations untimed */
@@ -94,7 +96,6 @@ typedef struct uvk_cb_t {
     VkCommandBuffer *executed; /* secondaries it executes (their queries are theirs) */
     uint32_t nexec, capexec;
     struct uvk_pending_t *inflight; /* the submission of its last execution, not yet read */
-    int warned_full;
     struct uvk_cb_t *next;
 } uvk_cb_t;
 

@@ -403,8 +403,12 @@ static VkSemaphore queue_timeline(uvk_object_t *o, VkQueue queue, uint64_t *valu
    execution (its previous one was read). Under uvk_dt_lock. */
 static void reset_queries(uvk_cb_t *s)
 {
-    if (!s->cmd_reset && s->pool != VK_NULL_HANDLE && s->pairs > 0)
-        s->dev->dt.reset_pool(s->dev->device, s->pool, 0, 2 * s->pairs);
+    if (s->cmd_reset)
+        return;
+    for (uint32_t k = 0; k < s->npools && k * UVK_QUERY_PAIRS < s->pairs; k++) {
+        uint32_t used = s->pairs - k * UVK_QUERY_PAIRS;
+        s->dev->dt.reset_pool(s->dev->device, s->pools[k], 0, 2 * (used < UVK_QUERY_PAIRS ? used : UVK_QUERY_PAIRS));
+    }
 }
 
 /* Makes p findable for completion: the command buffers it executes point to

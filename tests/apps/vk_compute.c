@@ -19,6 +19,12 @@
  *                without a fence and waits for each submit with vkQueueWaitIdle
  *     semwait    (third argument, with timeline) waits for each submit with
  *                the timeline semaphore only, then resets the fence
+ *     many       one command buffer of MANY_DISPATCHES (1000) dispatches, each
+ *                after a barrier, every tenth followed by a barrier and the
+ *                copy: 2200 operations, more than one query pool of the layer holds
+ *     many_simultaneous  the same recorded with
+ *                VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT (the layer then
+ *                resets its queries with commands it records)
  *     labels     VK_EXT_debug_utils: the pipeline is named "doubler", the
  *                command buffer "work", the dispatch is inside a
  *                command-buffer label "step", the submit loop inside a queue
@@ -99,6 +105,7 @@ static int ocl_check(ocl_t *o, int steps)
 #endif
 
 #define COUNT 4096u
+#define MANY_DISPATCHES 1000 /* with "many" */
 #define CHECK_VK(call)                                                                         \
     do {                                                                                       \
         VkResult r_ = (call);                                                                  \
@@ -193,6 +200,8 @@ int main(int argc, char **argv)
     int use_labels = argc > 2 && strcmp(argv[2], "labels") == 0;
     int timeline_off = argc > 2 && strcmp(argv[2], "timeline_off") == 0;
     int use_timeline = timeline_off || (argc > 2 && strcmp(argv[2], "timeline") == 0);
+    int simultaneous = argc > 2 && strcmp(argv[2], "many_simultaneous") == 0;
+    int many = simultaneous || (argc > 2 && strcmp(argv[2], "many") == 0);
     int no_fence = argc > 3 && strcmp(argv[3], "nofence") == 0;
     int sem_wait = argc > 3 && strcmp(argv[3], "semwait") == 0;
 
@@ -370,16 +379,13 @@ int main(int argc, char **argv)
                                             .pObjectName = "work"};
         CHECK_VK(named_cb(dev, &ni));
     }
+    if (simultaneous)
+        begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
     CHECK_VK(vkBeginCommandBuffer(cb, &begin));
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
     uint32_t count = COUNT;
     vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
-    if (use_labels)
-        cmd_begin_label(cb, &step);
-    vkCmdDispatch(cb, COUNT / 64, 1, 1);
-    if (use_labels)
-        cmd_end_label(cb);
     VkBufferMemoryBarrier bmb = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
                                  .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
                                  .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT,
@@ -388,10 +394,31 @@ int main(int argc, char **argv)
                                  .buffer = out.buffer,
                                  .offset = 0,
                                  .size = VK_WHOLE_SIZE};
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
-                         NULL, 1, &bmb, 0, NULL);
     VkBufferCopy region = {0, 0, size};
-    vkCmdCopyBuffer(cb, out.buffer, back.buffer, 1, &region);
+    if (many) {
+        /* Each dispatch after the earlier reads and writes of out (a barrier), every tenth copied. */
+        VkBufferMemoryBarrier all = bmb;
+        all.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
+        all.dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
+        const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+        for (int i = 0; i < MANY_DISPATCHES; i++) {
+            vkCmdPipelineBarrier(cb, stages, stages, 0, 0, NULL, 1, &all, 0, NULL);
+            vkCmdDispatch(cb, COUNT / 64, 1, 1);
+            if (i % 10 == 9) {
+                vkCmdPipelineBarrier(cb, stages, stages, 0, 0, NULL, 1, &all, 0, NULL);
+                vkCmdCopyBuffer(cb, out.buffer, back.buffer, 1, &region);
+            }
+        }
+    } else {
+        if (use_labels)
+            cmd_begin_label(cb, &step);
+        vkCmdDispatch(cb, COUNT / 64, 1, 1);
+        if (use_labels)
+            cmd_end_label(cb);
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
+                             NULL, 1, &bmb, 0, NULL);
+        vkCmdCopyBuffer(cb, out.buffer, back.buffer, 1, &region);
+    }
     CHECK_VK(vkEndCommandBuffer(cb));
     if (use_secondary) {
         VkCommandBufferBeginInfo pbegin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};

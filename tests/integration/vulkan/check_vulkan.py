@@ -25,6 +25,16 @@ Cases
               secondary twice: two records per operation per submission, the
               first untimed (its queries are overwritten by the second), one
               upti: line saying so
+  many        vk_compute 3 many: one command buffer of 1000 dispatches, 1100
+              barriers and 100 copies (2200 operations, 9 of the layer's
+              query pools) submitted 3 times: 3000 KERNEL_DISPATCH and 3600
+              MEMORY_COPY records, each with device times, start <= end; per
+              execution the records in recording order on the queue (each
+              starts at or after the end of the one before: lavapipe runs a
+              queue's commands one after the other), executions in submit order
+  many_simultaneous
+              the same recorded with SIMULTANEOUS_USE: the layer resets its
+              queries with commands it records instead of from the host
   labels      vk_compute 3 labels: VK_EXT_debug_utils names the pipeline
               (the kernel records' name) and the command buffer (a range per
               execution, first start to last end), a command-buffer label around the
@@ -230,6 +240,53 @@ def check_code_objects(recs):
            'pipeline records: %s' % symbols)
     kernels = [r for r in recs if r['_t'] == 'KERNEL']
     expect(all(k['kid'] == symbols[0]['kernel'] for k in kernels), 'kernel records do not carry their pipeline')
+
+
+MANY_DISPATCHES = 1000
+
+
+def check_many(recs, submits):
+    """vk_compute many: every operation of every execution with device times, in recording order."""
+    expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
+    expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
+    api = [r for r in recs if r['_t'] == 'API']
+    counts = collections.Counter(r['op'] for r in api)
+    want = {'vkCmdDispatch': MANY_DISPATCHES, 'vkCmdPipelineBarrier': MANY_DISPATCHES + MANY_DISPATCHES // 10,
+            'vkCmdCopyBuffer': MANY_DISPATCHES // 10, 'vkBeginCommandBuffer': 1, 'vkQueueSubmit': submits,
+            'vkWaitForFences': submits}
+    for name, n in want.items():
+        expect(counts[name] == n, f'{name}: {counts[name]} API records, expected {n}')
+    # The operations in recording order: the vkCmd* calls' correlation ids.
+    order = [r['corr'] for r in api if r['op'] in ('vkCmdDispatch', 'vkCmdPipelineBarrier', 'vkCmdCopyBuffer')]
+    kind = {r['corr']: r['op'] for r in api}
+    kernels = [r for r in recs if r['_t'] == 'KERNEL']
+    copies = [r for r in recs if r['_t'] == 'COPY']
+    expect(len(kernels) == MANY_DISPATCHES * submits, f'{len(kernels)} KERNEL_DISPATCH records, expected '
+           f'{MANY_DISPATCHES * submits}')
+    expect(len(copies) == (len(order) - MANY_DISPATCHES) * submits,
+           f'{len(copies)} MEMORY_COPY records, expected {(len(order) - MANY_DISPATCHES) * submits}')
+    ops = collections.defaultdict(list)  # correlation id -> its records, one per execution
+    for r in kernels + copies:
+        expect(0 < int(r['start']) <= int(r['end']), 'operation without device times or start > end: ' + r['line'])
+        ops[r['corr']].append(r)
+    for r in kernels:
+        expect(kind.get(r['corr']) == 'vkCmdDispatch' and r['name'] == KERNEL_NAME and r['groups'] == '64,1,1',
+               'kernel record: ' + r['line'])
+    for r in copies:
+        expect(kind.get(r['corr']) == {'BARRIER': 'vkCmdPipelineBarrier', 'COPY_BUFFER': 'vkCmdCopyBuffer'}.get(r['op']),
+               'copy record not correlated with its call: ' + r['line'])
+    submit_times = sorted({int(r['submit']) for r in kernels + copies})
+    expect(len(submit_times) == submits, f'{len(submit_times)} submit times, expected {submits}')
+    expect(sorted(ops) == sorted(order) and all(len(ops[c]) == submits for c in order),
+           'not one record per operation per execution')
+    prev_end = 0
+    for s in submit_times:
+        for c in order:
+            r = [x for x in ops[c] if int(x['submit']) == s]
+            expect(len(r) == 1, f'operation {kind[c]} corr {c}: {len(r)} records in the execution submitted at {s}')
+            expect(int(r[0]['start']) >= prev_end, f'{r[0]["line"]} starts before the operation recorded before it '
+                   f'ended ({prev_end})')
+            prev_end = int(r[0]['end'])
 
 
 def check_labels(recs, submits):
@@ -568,7 +625,7 @@ def main():
     traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
     submits = 100 if a.case == 'submit_100' else 3
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels',
-                                                            'timeline', 'timeline_off')
+                                                            'timeline', 'timeline_off', 'many', 'many_simultaneous')
                                     else [])
     nofence = a.case.endswith('nofence')
     if nofence:  # plain_nofence, timeline_nofence, timeline_off_nofence
@@ -698,6 +755,10 @@ def main():
                    f'{t}: {len(timed)} of {len(got)} timed, expected half (the second executions)')
             expect(name is None or all(api.get(r['corr']) == name for r in got), 'kernel records not correlated')
         print('PASS secondary_twice')
+        return
+    if a.case in ('many', 'many_simultaneous'):
+        check_many(recs, submits)
+        print('PASS ' + a.case)
         return
     if a.case == 'mixed_subscriber':
         check_mixed_subscriber(recs, submits)
