@@ -89,6 +89,7 @@ typedef struct uvk_cb_t {
     uint32_t npools;
     uint32_t pairs;            /* query pairs used by this recording, in pools[0..] */
     char pipeline_name[UVK_NAME_MAX];
+    size_t pipeline_name_len;  /* strlen(pipeline_name) */
     VkPipeline pipeline;
     int in_render_pass;        /* queries cannot be reset there: operations untimed */
     uint32_t n, cap;           /* its operations, those of executed secondaries included */

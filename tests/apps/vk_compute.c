@@ -21,7 +21,10 @@
  *                the timeline semaphore only, then resets the fence
  *     many       one command buffer of MANY_DISPATCHES (1000) dispatches, each
  *                after a barrier, every tenth followed by a barrier and the
- *                copy: 2200 operations, more than one query pool of the layer holds
+ *                copy: 2200 operations, more than one query pool of the layer
+ *                holds; after the SUBMITS, recorded again (vkResetCommandPool)
+ *                and submitted once, then freed and a new command buffer
+ *                recorded the same way and submitted once
  *     many_simultaneous  the same recorded with
  *                VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT (the layer then
  *                resets its queries with commands it records)
@@ -187,6 +190,30 @@ static void free_buffer(VkDevice dev, buffer_t *b)
 {
     vkDestroyBuffer(dev, b->buffer, NULL);
     vkFreeMemory(dev, b->memory, NULL);
+}
+
+/* "many": MANY_DISPATCHES dispatches, each after a barrier (the earlier reads
+   and writes of out), every tenth followed by a barrier and the copy out -> back. */
+static void record_many(VkCommandBuffer cb, VkBuffer out, VkBuffer back, VkDeviceSize size)
+{
+    VkBufferMemoryBarrier all = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+                                 .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT,
+                                 .dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT,
+                                 .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                 .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                 .buffer = out,
+                                 .offset = 0,
+                                 .size = VK_WHOLE_SIZE};
+    const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    VkBufferCopy region = {0, 0, size};
+    for (int i = 0; i < MANY_DISPATCHES; i++) {
+        vkCmdPipelineBarrier(cb, stages, stages, 0, 0, NULL, 1, &all, 0, NULL);
+        vkCmdDispatch(cb, COUNT / 64, 1, 1);
+        if (i % 10 == 9) {
+            vkCmdPipelineBarrier(cb, stages, stages, 0, 0, NULL, 1, &all, 0, NULL);
+            vkCmdCopyBuffer(cb, out, back, 1, &region);
+        }
+    }
 }
 
 int main(int argc, char **argv)
@@ -396,20 +423,7 @@ int main(int argc, char **argv)
                                  .size = VK_WHOLE_SIZE};
     VkBufferCopy region = {0, 0, size};
     if (many) {
-        /* Each dispatch after the earlier reads and writes of out (a barrier), every tenth copied. */
-        VkBufferMemoryBarrier all = bmb;
-        all.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
-        all.dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
-        const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-        for (int i = 0; i < MANY_DISPATCHES; i++) {
-            vkCmdPipelineBarrier(cb, stages, stages, 0, 0, NULL, 1, &all, 0, NULL);
-            vkCmdDispatch(cb, COUNT / 64, 1, 1);
-            if (i % 10 == 9) {
-                vkCmdPipelineBarrier(cb, stages, stages, 0, 0, NULL, 1, &all, 0, NULL);
-                vkCmdCopyBuffer(cb, out.buffer, back.buffer, 1, &region);
-            }
-        }
-    } else {
+        record_many(cb, out.buffer, back.buffer, size);    } else {
         if (use_labels)
             cmd_begin_label(cb, &step);
         vkCmdDispatch(cb, COUNT / 64, 1, 1);
@@ -490,6 +504,28 @@ int main(int argc, char **argv)
     }
     if (use_labels)
         queue_end_label(queue);
+    if (many) {
+        /* The command buffer recorded again, then one allocated after it is freed (its handle may be the
+           same), each submitted once. */
+        for (int again = 0; again < 2; again++) {
+            if (again == 1) {
+                vkFreeCommandBuffers(dev, cpool, 1, &primary);
+                CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &primary));
+            } else {
+                CHECK_VK(vkResetCommandPool(dev, cpool, 0));
+            }
+            cb = primary;
+            CHECK_VK(vkBeginCommandBuffer(cb, &begin));
+            vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+            vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
+            vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
+            record_many(cb, out.buffer, back.buffer, size);
+            CHECK_VK(vkEndCommandBuffer(cb));
+            CHECK_VK(vkQueueSubmit(queue, 1, &si, fence));
+            CHECK_VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+            CHECK_VK(vkResetFences(dev, 1, &fence));
+        }
+    }
 
     uint64_t sum = 0;
     unsigned wrong = 0;

@@ -27,11 +27,13 @@ Cases
               upti: line saying so
   many        vk_compute 3 many: one command buffer of 1000 dispatches, 1100
               barriers and 100 copies (2200 operations, 9 of the layer's
-              query pools) submitted 3 times: 3000 KERNEL_DISPATCH and 3600
-              MEMORY_COPY records, each with device times, start <= end; per
-              execution the records in recording order on the queue (each
-              starts at or after the end of the one before: lavapipe runs a
-              queue's commands one after the other), executions in submit order
+              query pools) submitted 3 times, recorded again and submitted
+              once, then freed, and a new one recorded and submitted once:
+              5000 KERNEL_DISPATCH and 6000 MEMORY_COPY records, each with
+              device times, start <= end; per execution the records in
+              recording order on the queue (each starts at or after the end
+              of the one before: lavapipe runs a queue's commands one after
+              the other), executions in submit order
   many_simultaneous
               the same recorded with SIMULTANEOUS_USE: the layer resets its
               queries with commands it records instead of from the host
@@ -246,25 +248,30 @@ MANY_DISPATCHES = 1000
 
 
 def check_many(recs, submits):
-    """vk_compute many: every operation of every execution with device times, in recording order."""
+    """vk_compute many: every operation of every execution with device times, in recording order:
+    the first recording executed SUBMITS times, the second (the command buffer recorded again)
+    and third (a command buffer allocated after it was freed) once each."""
     expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
     expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
     api = [r for r in recs if r['_t'] == 'API']
     counts = collections.Counter(r['op'] for r in api)
-    want = {'vkCmdDispatch': MANY_DISPATCHES, 'vkCmdPipelineBarrier': MANY_DISPATCHES + MANY_DISPATCHES // 10,
-            'vkCmdCopyBuffer': MANY_DISPATCHES // 10, 'vkBeginCommandBuffer': 1, 'vkQueueSubmit': submits,
-            'vkWaitForFences': submits}
+    runs = [submits, 1, 1]  # executions of each recording
+    want = {'vkCmdDispatch': 3 * MANY_DISPATCHES, 'vkCmdPipelineBarrier': 3 * (MANY_DISPATCHES + MANY_DISPATCHES // 10),
+            'vkCmdCopyBuffer': 3 * (MANY_DISPATCHES // 10), 'vkBeginCommandBuffer': 3, 'vkQueueSubmit': sum(runs),
+            'vkWaitForFences': sum(runs), 'vkAllocateCommandBuffers': 2, 'vkFreeCommandBuffers': 2}
     for name, n in want.items():
         expect(counts[name] == n, f'{name}: {counts[name]} API records, expected {n}')
-    # The operations in recording order: the vkCmd* calls' correlation ids.
+    # The operations in recording order: the vkCmd* calls' correlation ids, one list per recording.
     order = [r['corr'] for r in api if r['op'] in ('vkCmdDispatch', 'vkCmdPipelineBarrier', 'vkCmdCopyBuffer')]
+    per = len(order) // 3
+    recordings = [order[i * per:(i + 1) * per] for i in range(3)]
     kind = {r['corr']: r['op'] for r in api}
     kernels = [r for r in recs if r['_t'] == 'KERNEL']
     copies = [r for r in recs if r['_t'] == 'COPY']
-    expect(len(kernels) == MANY_DISPATCHES * submits, f'{len(kernels)} KERNEL_DISPATCH records, expected '
-           f'{MANY_DISPATCHES * submits}')
-    expect(len(copies) == (len(order) - MANY_DISPATCHES) * submits,
-           f'{len(copies)} MEMORY_COPY records, expected {(len(order) - MANY_DISPATCHES) * submits}')
+    expect(len(kernels) == MANY_DISPATCHES * sum(runs), f'{len(kernels)} KERNEL_DISPATCH records, expected '
+           f'{MANY_DISPATCHES * sum(runs)}')
+    expect(len(copies) == (per - MANY_DISPATCHES) * sum(runs),
+           f'{len(copies)} MEMORY_COPY records, expected {(per - MANY_DISPATCHES) * sum(runs)}')
     ops = collections.defaultdict(list)  # correlation id -> its records, one per execution
     for r in kernels + copies:
         expect(0 < int(r['start']) <= int(r['end']), 'operation without device times or start > end: ' + r['line'])
@@ -275,13 +282,17 @@ def check_many(recs, submits):
     for r in copies:
         expect(kind.get(r['corr']) == {'BARRIER': 'vkCmdPipelineBarrier', 'COPY_BUFFER': 'vkCmdCopyBuffer'}.get(r['op']),
                'copy record not correlated with its call: ' + r['line'])
-    submit_times = sorted({int(r['submit']) for r in kernels + copies})
-    expect(len(submit_times) == submits, f'{len(submit_times)} submit times, expected {submits}')
-    expect(sorted(ops) == sorted(order) and all(len(ops[c]) == submits for c in order),
-           'not one record per operation per execution')
+    expect(sorted(ops) == sorted(order), 'not a record per operation')
+    # Executions in submit order; in each, its recording's operations in order on the queue.
+    executions = []
+    for rec, n in zip(recordings, runs):
+        expect(all(len(ops[c]) == n for c in rec), f'not {n} records per operation of a recording')
+        for s in sorted({int(r['submit']) for c in rec for r in ops[c]}):
+            executions.append((s, rec))
+    expect(len(executions) == sum(runs), f'{len(executions)} executions, expected {sum(runs)}')
     prev_end = 0
-    for s in submit_times:
-        for c in order:
+    for s, rec in sorted(executions, key=lambda e: e[0]):
+        for c in rec:
             r = [x for x in ops[c] if int(x['submit']) == s]
             expect(len(r) == 1, f'operation {kind[c]} corr {c}: {len(r)} records in the execution submitted at {s}')
             expect(int(r[0]['start']) >= prev_end, f'{r[0]["line"]} starts before the operation recorded before it '
