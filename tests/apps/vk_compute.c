@@ -24,7 +24,7 @@
  *                copy: 2200 operations, more than one query pool of the layer
  *                holds; after the SUBMITS, recorded again (vkResetCommandPool)
  *                and submitted once, then freed and a new command buffer
- *                recorded the same way and submitted once
+ *                (begun by another thread) recorded the same way and submitted once
  *     many_simultaneous  the same recorded with
  *                VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT (the layer then
  *                resets its queries with commands it records)
@@ -46,6 +46,7 @@
  */
 #include <vulkan/vulkan.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,6 +215,20 @@ static void record_many(VkCommandBuffer cb, VkBuffer out, VkBuffer back, VkDevic
             vkCmdCopyBuffer(cb, out, back, 1, &region);
         }
     }
+}
+
+/* vkBeginCommandBuffer made by another thread (the program synchronizes: pthread_join). */
+typedef struct begin_call_t {
+    VkCommandBuffer cb;
+    const VkCommandBufferBeginInfo *info;
+    VkResult r;
+} begin_call_t;
+
+static void *begin_elsewhere(void *arg)
+{
+    begin_call_t *c = arg;
+    c->r = vkBeginCommandBuffer(c->cb, c->info);
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -515,7 +530,18 @@ int main(int argc, char **argv)
                 CHECK_VK(vkResetCommandPool(dev, cpool, 0));
             }
             cb = primary;
-            CHECK_VK(vkBeginCommandBuffer(cb, &begin));
+            if (again == 1) {
+                /* Begun by another thread, recorded by this one (which recorded the freed one). */
+                begin_call_t call = {cb, &begin, VK_SUCCESS};
+                pthread_t t;
+                if (pthread_create(&t, NULL, begin_elsewhere, &call) != 0 || pthread_join(t, NULL) != 0) {
+                    fprintf(stderr, "vk_compute: pthread_create failed\n");
+                    return 2;
+                }
+                CHECK_VK(call.r);
+            } else {
+                CHECK_VK(vkBeginCommandBuffer(cb, &begin));
+            }
             vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
             vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
             vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);

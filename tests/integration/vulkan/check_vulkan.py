@@ -28,7 +28,10 @@ Cases
   many        vk_compute 3 many: one command buffer of 1000 dispatches, 1100
               barriers and 100 copies (2200 operations, 9 of the layer's
               query pools) submitted 3 times, recorded again and submitted
-              once, then freed, and a new one recorded and submitted once:
+              once, then freed, and a new one (the same handle on lavapipe,
+              begun by another thread than the one that records it: the
+              layer's per-thread state of the freed one must not be used)
+              recorded and submitted once:
               5000 KERNEL_DISPATCH and 6000 MEMORY_COPY records, each with
               device times, start <= end; per execution the records in
               recording order on the queue (each starts at or after the end
