@@ -284,14 +284,12 @@ static VkQueryPool pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
     return pool;
 }
 
-void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind,
-                  uint32_t op, const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
-                  uint64_t bytes, const char *name)
+void uvk_op_begin_wanted(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                         upti_tracing_kind_t kind, uint32_t op, const uint32_t groups[3], const uint32_t base[3],
+                         upti_memory_direction_t direction, uint64_t bytes, const char *name)
 {
     slot->pool = VK_NULL_HANDLE;
     slot->appended = 0;
-    if (!uvk_dt_wanted(kind, op) || UVK_LOAD(uvk_dt_cbs) == NULL)
-        return;
     slot->query = 0;
     uvk_cb_t *s = uvk_cb_recording(cb);
     uvk_op_t *d = s != NULL ? grow(s) : NULL;

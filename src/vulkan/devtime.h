@@ -201,12 +201,25 @@ typedef struct uvk_slot_t {
     VkDevice device;
     uvk_op_t op;      /* the operation, for APPENDED EXIT */
 } uvk_slot_t;
+/* uvk_op_begin for an operation the caller found wanted (uvk_dt_wanted, uvk_dt_cbs not empty). */
+void uvk_op_begin_wanted(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                         upti_tracing_kind_t kind, uint32_t op, const uint32_t groups[3], const uint32_t base[3],
+                         upti_memory_direction_t direction, uint64_t bytes, const char *name);
 /* Describes an operation about to be recorded into cb and writes its first
    timestamp into *slot (small unless a subscriber wants APPENDED: passed by
    pointer). name: a label's name, NULL for the bound pipeline's. */
-void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind,
-                  uint32_t op, const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
-                  uint64_t bytes, const char *name);
+static inline void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                upti_tracing_kind_t kind, uint32_t op, const uint32_t groups[3],
+                                const uint32_t base[3], upti_memory_direction_t direction, uint64_t bytes,
+                                const char *name)
+{
+    if (uvk_dt_wanted(kind, op) && UVK_LOAD(uvk_dt_cbs) != NULL) {
+        uvk_op_begin_wanted(slot, n, cb, kind, op, groups, base, direction, bytes, name);
+    } else {
+        slot->pool = VK_NULL_HANDLE;
+        slot->appended = 0;
+    }
+}
 /* Writes the second timestamp, after the operation. */
 void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const uvk_slot_t *slot);
 
