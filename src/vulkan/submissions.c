@@ -354,7 +354,7 @@ static int sec_query_cmp(const void *a, const void *b)
 {
     const sec_query_t *x = a, *y = b;
     if (x->pool != y->pool)
-        return (uintptr_t)x->pool < (uintptr_t)y->pool ? -1 : 1;
+        return (uint64_t)x->pool < (uint64_t)y->pool ? -1 : 1;
     if (x->query != y->query)
         return x->query < y->query ? -1 : 1;
     return x->i < y->i ? -1 : x->i > y->i;
