@@ -15,6 +15,8 @@
  *                number (a VkTimelineSemaphoreSubmitInfo chained to it), whose
  *                value is checked after each fence wait
  *     timeline_off  the program turns timeline semaphores off in that structure
+ *     many       (third argument, with secondary_twice) the secondary holds
+ *                the operations of "many" (below), the primary executes it twice
  *     nofence    (third argument, with any of the above or "plain") submits
  *                without a fence and waits for each submit with vkQueueWaitIdle
  *     semwait    (third argument, with timeline) waits for each submit with
@@ -243,7 +245,7 @@ int main(int argc, char **argv)
     int timeline_off = argc > 2 && strcmp(argv[2], "timeline_off") == 0;
     int use_timeline = timeline_off || (argc > 2 && strcmp(argv[2], "timeline") == 0);
     int simultaneous = argc > 2 && strcmp(argv[2], "many_simultaneous") == 0;
-    int many = simultaneous || (argc > 2 && strcmp(argv[2], "many") == 0);
+    int many = simultaneous || (argc > 2 && strcmp(argv[2], "many") == 0) || (argc > 3 && strcmp(argv[3], "many") == 0);
     int no_fence = argc > 3 && strcmp(argv[3], "nofence") == 0;
     int sem_wait = argc > 3 && strcmp(argv[3], "semwait") == 0;
 
@@ -438,7 +440,8 @@ int main(int argc, char **argv)
                                  .size = VK_WHOLE_SIZE};
     VkBufferCopy region = {0, 0, size};
     if (many) {
-        record_many(cb, out.buffer, back.buffer, size);    } else {
+        record_many(cb, out.buffer, back.buffer, size);
+    } else {
         if (use_labels)
             cmd_begin_label(cb, &step);
         vkCmdDispatch(cb, COUNT / 64, 1, 1);
@@ -519,7 +522,7 @@ int main(int argc, char **argv)
     }
     if (use_labels)
         queue_end_label(queue);
-    if (many) {
+    if (many && !use_secondary) {
         /* The command buffer recorded again, then one allocated after it is freed (its handle may be the
            same), each submitted once. */
         for (int again = 0; again < 2; again++) {

@@ -37,6 +37,11 @@ Cases
               recording order on the queue (each starts at or after the end
               of the one before: lavapipe runs a queue's commands one after
               the other), executions in submit order
+  secondary_twice_many
+              vk_compute 3 secondary_twice many: a secondary holding those
+              2200 operations, executed twice by the primary: per submission
+              the first execution's records untimed, the second's timed and in
+              recording order, one upti: line
   many_simultaneous
               the same recorded with SIMULTANEOUS_USE: the layer resets its
               queries with commands it records instead of from the host
@@ -301,6 +306,35 @@ def check_many(recs, submits):
             expect(int(r[0]['start']) >= prev_end, f'{r[0]["line"]} starts before the operation recorded before it '
                    f'ended ({prev_end})')
             prev_end = int(r[0]['end'])
+
+
+def check_secondary_twice_many(recs, submits):
+    """vk_compute secondary_twice many: per submission 2 x 2200 records, the first execution's untimed."""
+    expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
+    expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
+    api = [r for r in recs if r['_t'] == 'API']
+    kind = {r['corr']: r['op'] for r in api}
+    order = [r['corr'] for r in api if r['op'] in ('vkCmdDispatch', 'vkCmdPipelineBarrier', 'vkCmdCopyBuffer')]
+    expect(len(order) == MANY_DISPATCHES * 2 + MANY_DISPATCHES // 5, f'{len(order)} operations recorded')
+    ops = [r for r in recs if r['_t'] in ('KERNEL', 'COPY')]
+    expect(len(ops) == 2 * len(order) * submits, f'{len(ops)} records, expected {2 * len(order) * submits}')
+    by = collections.defaultdict(list)  # (submit time, correlation id) -> its two records
+    for r in ops:
+        by[(int(r['submit']), r['corr'])].append(r)
+    submit_times = sorted({s for s, _ in by})
+    expect(len(submit_times) == submits, f'{len(submit_times)} submit times, expected {submits}')
+    prev_end = 0
+    for s in submit_times:
+        for c in order:
+            two = by[(s, c)]
+            expect(len(two) == 2, f'{kind[c]} corr {c}: {len(two)} records in the submission at {s}, expected 2')
+            # In the order of the executions (records come out in it): the first untimed, the second timed.
+            untimed = [r for r in two[:1] if int(r['start']) == int(r['end']) == 0]
+            timed = [r for r in two[1:] if 0 < int(r['start']) <= int(r['end'])]
+            expect(len(untimed) == len(timed) == 1, f'{kind[c]} corr {c}: not the first execution untimed and '
+                   'the second timed')
+            expect(int(timed[0]['start']) >= prev_end, timed[0]['line'] + ' starts before the one before it ended')
+            prev_end = int(timed[0]['end'])
 
 
 def check_labels(recs, submits):
@@ -646,6 +680,8 @@ def main():
         argv = [a.app, str(submits), a.case[:-len('_nofence')], 'nofence']
     if a.case == 'timeline_semwait':
         argv = [a.app, str(submits), 'timeline', 'semwait']
+    if a.case == 'secondary_twice_many':
+        argv = [a.app, str(submits), 'secondary_twice', 'many']
     if a.case in ('vadd', 'vadd_measured', 'threads', 'copies', 'copies2', 'vadd_subscriber'):
         argv = [a.app] + {'threads': ['3', '4'], 'copies2': ['copy2']}.get(a.case, [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
@@ -746,7 +782,7 @@ def main():
     rc1, out1, err1 = run(argv, env)
     expect(rc1 == rc0, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
     expect(out1 == out0, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
-    if a.case == 'secondary_twice':
+    if a.case in ('secondary_twice', 'secondary_twice_many'):
         lines = [x for x in err1.splitlines() if x.startswith('upti:')]
         expect(len(lines) == 1 and 'executed more than once in one submission' in lines[0],
                'expected one upti: line about the repeated secondary, got: ' + err1)
@@ -772,6 +808,10 @@ def main():
         return
     if a.case in ('many', 'many_simultaneous'):
         check_many(recs, submits)
+        print('PASS ' + a.case)
+        return
+    if a.case == 'secondary_twice_many':
+        check_secondary_twice_many(recs, submits)
         print('PASS ' + a.case)
         return
     if a.case == 'mixed_subscriber':
