@@ -114,8 +114,7 @@ int main(int argc, char **argv)
         uint64_t total = 0;
         if (!submit) {
             /* count 0: each dispatch is recorded, none does any work. In
-               recordings of RECORDING dispatches, so that each one gets the
-               layer's timestamps (256 operations per recording). */
+               recordings of RECORDING dispatches, each with the layer's timestamps. */
             for (int done = 0; done < n; done += RECORDING) {
                 int m = n - done < RECORDING ? n - done : RECORDING;
                 CHECK_VK(vkBeginCommandBuffer(cb, &begin));

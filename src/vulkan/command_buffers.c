@@ -4,7 +4,9 @@
  * Recording: while some context wants their kind, each vkCmdDispatch*,
  * buffer copy, fill and update, image copy and pipeline barrier recorded
  * into a command buffer is bracketed by the layer's own commands,
- * into a timestamp query pool the layer owns (one per command buffer):
+ * into timestamp query pools the layer owns (UVK_QUERY_PAIRS pairs each, as
+ * many per command buffer as its longest recording needs, kept for its
+ * next recordings):
  *   vkCmdWriteTimestamp(TOP_OF_PIPE), the operation,
  *   vkCmdWriteTimestamp(BOTTOM_OF_PIPE).
  * The queries are reset from the host (vkResetQueryPool, hostQueryReset,
@@ -22,6 +24,13 @@
  * executes, read from the secondary's queries. A secondary that continues
  * a render pass (where queries cannot be reset) is traced without device
  * times, said once on stderr.
+ *
+ * A command buffer is externally synchronized (the Vulkan spec): while a
+ * thread records into it, no other thread records into it, submits it or
+ * frees it. So the thread that records needs uvk_dt_lock only to find the
+ * layer's state of the command buffer in the list (which other threads
+ * change); it keeps the last one found (uvk_cb_recording), valid until any
+ * command buffer is forgotten, and records without the lock.
  */
 #include "subscribers.h"
 
@@ -33,6 +42,18 @@
 pthread_mutex_t uvk_dt_lock = PTHREAD_MUTEX_INITIALIZER;
 uvk_cb_t *uvk_dt_cbs;
 
+/* Bumped (under uvk_dt_lock) before a followed command buffer's state is
+   freed: every thread's last found state below is then found again. */
+static unsigned long cb_generation;
+/* The state of the command buffer this thread last recorded into, and the
+   generation it was found in (one thread-local object: one TLS look-up; not
+   initial-exec, for which a layer loaded late finds no room). */
+static __thread struct {
+    VkCommandBuffer cb;
+    uvk_cb_t *state;
+    unsigned long generation;
+} t_last;
+
 uvk_cb_t *uvk_cb_find(VkCommandBuffer cb)
 {
     for (uvk_cb_t *s = uvk_dt_cbs; s != NULL; s = s->next)
@@ -41,12 +62,48 @@ uvk_cb_t *uvk_cb_find(VkCommandBuffer cb)
     return NULL;
 }
 
+/* Remembers s as the state of cb for this thread's next commands (under uvk_dt_lock). */
+static void remember_locked(VkCommandBuffer cb, uvk_cb_t *s)
+{
+    t_last.cb = cb;
+    t_last.state = s;
+    t_last.generation = __atomic_load_n(&cb_generation, __ATOMIC_RELAXED);
+}
+
+/* uvk_cb_recording's look-up under uvk_dt_lock. */
+static __attribute__((noinline)) uvk_cb_t *cb_recording_slow(VkCommandBuffer cb)
+{
+    pthread_mutex_lock(&uvk_dt_lock);
+    uvk_cb_t *s = uvk_cb_find(cb);
+    if (s != NULL)
+        remember_locked(cb, s);
+    pthread_mutex_unlock(&uvk_dt_lock);
+    return s;
+}
+
+/* The state of cb, which the calling thread records into (NULL if the layer
+   does not follow it): the one this thread found last if no command buffer
+   was forgotten since, else found under uvk_dt_lock. The state stays while
+   the thread records (external synchronization): used without the lock. A
+   command buffer forgotten by another thread, its handle then reused for
+   one this thread records into, reached this thread through the program's
+   own synchronization, which orders the bump before the load here. */
+static inline uvk_cb_t *uvk_cb_recording(VkCommandBuffer cb)
+{
+    if (t_last.state != NULL && t_last.cb == cb &&
+        t_last.generation == __atomic_load_n(&cb_generation, __ATOMIC_ACQUIRE))
+        return t_last.state;
+    return cb_recording_slow(cb);
+}
+
 void uvk_cb_forget_locked(uvk_cb_t *s)
 {
+    __atomic_add_fetch(&cb_generation, 1, __ATOMIC_RELEASE);
     if (s->inflight != NULL)
         uvk_pending_complete(s->inflight, 1); /* its queries are read before the pool goes */
-    if (s->pool != VK_NULL_HANDLE)
-        s->dev->next.vkDestroyQueryPool(s->dev->device, s->pool, NULL);
+    for (uint32_t k = 0; k < s->npools; k++)
+        s->dev->next.vkDestroyQueryPool(s->dev->device, s->pools[k], NULL);
+    free(s->pools);
     for (uvk_cb_t **pp = &uvk_dt_cbs; *pp != NULL; pp = &(*pp)->next)
         if (*pp == s) {
             UVK_STORE(*pp, s->next);
@@ -126,12 +183,14 @@ VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandB
             s->pairs = 0;
             s->nexec = 0;
             s->pipeline_name[0] = '\0';
+            s->pipeline_name_len = 0;
             s->pipeline = VK_NULL_HANDLE;
             s->in_render_pass = 0;
             s->cmd_reset = s->dev->dt.reset_pool == NULL ||
                            (info != NULL && (info->flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0);
             s->untimed = s->secondary && info != NULL &&
                          (info->flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT) != 0;
+            remember_locked(cb, s);
         }
         pthread_mutex_unlock(&uvk_dt_lock);
     }
@@ -142,15 +201,13 @@ void uvk_dt_vkCmdBindPipeline(const upti_vulkan_dispatch_t *n, VkCommandBuffer c
                               VkPipeline pipeline)
 {
     if (point == VK_PIPELINE_BIND_POINT_COMPUTE && UVK_LOAD(uvk_dt_cbs) != NULL) {
-        char name[UVK_NAME_MAX];
-        uvk_pipeline_name(pipeline, name);
-        pthread_mutex_lock(&uvk_dt_lock);
-        uvk_cb_t *s = uvk_cb_find(cb);
+        uvk_cb_t *s = uvk_cb_recording(cb);
         if (s != NULL) {
-            memcpy(s->pipeline_name, name, sizeof s->pipeline_name);
+            uvk_pipeline_name(pipeline, s->pipeline_name);
+            s->pipeline_name_len = strnlen(s->pipeline_name, sizeof s->pipeline_name - 1);
+            s->pipeline_name[s->pipeline_name_len] = '\0';
             s->pipeline = pipeline;
         }
-        pthread_mutex_unlock(&uvk_dt_lock);
     }
     n->vkCmdBindPipeline(cb, point, pipeline);
 }
@@ -202,17 +259,39 @@ void uvk_dt_vkCmdExecuteCommands(const upti_vulkan_dispatch_t *n, VkCommandBuffe
     n->vkCmdExecuteCommands(cb, count, secondaries);
 }
 
-void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind,
-                  uint32_t op, const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
-                  uint64_t bytes, const char *name)
+/* The query pool of s's next pair: pools[pairs / UVK_QUERY_PAIRS], created
+   when the recording first reaches it; NULL if it cannot be (said once). */
+static VkQueryPool pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
+{
+    uint32_t k = s->pairs / UVK_QUERY_PAIRS;
+    if (k < s->npools)
+        return s->pools[k];
+    VkQueryPool *grown = realloc(s->pools, (k + 1) * sizeof *grown);
+    VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                .queryCount = 2 * UVK_QUERY_PAIRS};
+    VkQueryPool pool = VK_NULL_HANDLE;
+    if (grown != NULL)
+        s->pools = grown;
+    if (grown == NULL || n->vkCreateQueryPool(s->dev->device, &qi, NULL, &pool) != VK_SUCCESS) {
+        static _Atomic int warned;
+        if (atomic_exchange(&warned, 1) == 0)
+            upti_runtime_warn("vulkan: the layer cannot create a query pool; operations recorded past its "
+                              "last one are traced without device times");
+        return VK_NULL_HANDLE;
+    }
+    s->pools[s->npools++] = pool;
+    return pool;
+}
+
+void uvk_op_begin_wanted(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                         upti_tracing_kind_t kind, uint32_t op, const uint32_t groups[3], const uint32_t base[3],
+                         upti_memory_direction_t direction, uint64_t bytes, const char *name)
 {
     slot->pool = VK_NULL_HANDLE;
     slot->appended = 0;
-    if (!uvk_dt_wanted(kind, op) || UVK_LOAD(uvk_dt_cbs) == NULL)
-        return;
     slot->query = 0;
-    pthread_mutex_lock(&uvk_dt_lock);
-    uvk_cb_t *s = uvk_cb_find(cb);
+    uvk_cb_t *s = uvk_cb_recording(cb);
     uvk_op_t *d = s != NULL ? grow(s) : NULL;
     if (d != NULL) {
         /* Every field but the name's tail, which nothing reads past its end. */
@@ -226,9 +305,8 @@ void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBu
             memcpy(d->groups, groups, sizeof d->groups);
         if (base != NULL)
             memcpy(d->base, base, sizeof d->base);
-        const char *from = name != NULL ? name : s->pipeline_name;
-        size_t len = strnlen(from, sizeof d->name - 1);
-        memcpy(d->name, from, len);
+        size_t len = name != NULL ? strnlen(name, sizeof d->name - 1) : s->pipeline_name_len;
+        memcpy(d->name, name != NULL ? name : s->pipeline_name, len);
         d->name[len] = '\0';
         d->kernel_id = (uint64_t)s->pipeline;
         d->recorded = uvk_now();
@@ -245,26 +323,16 @@ void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBu
             if (atomic_exchange(&warned, 1) == 0)
                 upti_runtime_warn("vulkan: a secondary command buffer continues a render pass, where the layer "
                                   "cannot reset its queries; its operations are traced without device times");
-        } else if (ds->timestamps && s->pool == VK_NULL_HANDLE) {
-            VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                        .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                        .queryCount = 2 * UVK_QUERY_PAIRS};
-            if (n->vkCreateQueryPool(s->dev->device, &qi, NULL, &s->pool) != VK_SUCCESS)
-                s->pool = VK_NULL_HANDLE;
         }
-        int can_time = ds->timestamps && !s->untimed && !s->in_render_pass;
-        if (can_time && s->pool != VK_NULL_HANDLE && s->pairs < UVK_QUERY_PAIRS) {
-            d->pool = s->pool;
-            d->query = 2 * s->pairs++;
+        VkQueryPool pool = ds->timestamps && !s->untimed && !s->in_render_pass ? pool_of(n, s) : VK_NULL_HANDLE;
+        if (pool != VK_NULL_HANDLE) {
+            d->pool = pool;
+            d->query = 2 * (s->pairs++ % UVK_QUERY_PAIRS);
             if (s->cmd_reset)
-                n->vkCmdResetQueryPool(cb, s->pool, d->query, 2);
-            n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->pool, d->query);
-            slot->pool = s->pool;
+                n->vkCmdResetQueryPool(cb, pool, d->query, 2);
+            n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, d->query);
+            slot->pool = pool;
             slot->query = d->query + 1;
-        } else if (can_time && s->pairs >= UVK_QUERY_PAIRS && !s->warned_full) {
-            s->warned_full = 1;
-            upti_runtime_warn("vulkan: more than 256 device operations in one command buffer recording; "
-                              "the rest are traced without device times");
         }
         s->n++;
         if (kind != UPTI_TRACING_KIND_MARKER_API && uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED)) {
@@ -273,7 +341,6 @@ void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBu
             slot->op = *d;
         }
     }
-    pthread_mutex_unlock(&uvk_dt_lock);
     if (slot->appended)
         uvk_sub_appended(&slot->op, UPTI_CB_PHASE_API_ENTER, cb, slot->device);
 }
@@ -292,11 +359,9 @@ static void render_pass(VkCommandBuffer cb, int inside)
 {
     if (UVK_LOAD(uvk_dt_cbs) == NULL)
         return;
-    pthread_mutex_lock(&uvk_dt_lock);
-    uvk_cb_t *s = uvk_cb_find(cb);
+    uvk_cb_t *s = uvk_cb_recording(cb);
     if (s != NULL)
         s->in_render_pass = inside;
-    pthread_mutex_unlock(&uvk_dt_lock);
 }
 
 void uvk_dt_vkCmdBeginRenderPass(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,

@@ -54,7 +54,7 @@ void uvk_dt_drain_all(void);
 
 /* --- shared by the files above --- */
 
-#define UVK_QUERY_PAIRS 256 /* timed operations per command buffer recording */
+#define UVK_QUERY_PAIRS 256 /* timed operations per query pool: a recording takes as many pools as it needs */
 #define UVK_NAME_MAX 128
 
 /* One device operation as recorded: a dispatch, a copy or a barrier. */
@@ -84,9 +84,12 @@ typedef struct uvk_cb_t {
     int untimed;               /* a secondary continuing a render pass: no queries */
     int cmd_reset;             /* queries reset by a recorded vkCmdResetQueryPool per operation (no host
                                   reset, or a recording with SIMULTANEOUS_USE: executions may overlap) */
-    VkQueryPool pool;
-    uint32_t pairs;            /* query pairs of pool used by this recording */
+    VkQueryPool *pools;        /* the layer's query pools, kept across recordings: pool k holds
+                                  the recording's pairs [k * UVK_QUERY_PAIRS, (k + 1) * UVK_QUERY_PAIRS) */
+    uint32_t npools;
+    uint32_t pairs;            /* query pairs used by this recording, in pools[0..] */
     char pipeline_name[UVK_NAME_MAX];
+    size_t pipeline_name_len;  /* strlen(pipeline_name) */
     VkPipeline pipeline;
     int in_render_pass;        /* queries cannot be reset there: operations untimed */
     uint32_t n, cap;           /* its operations, those of executed secondaries included */
@@ -94,7 +97,6 @@ typedef struct uvk_cb_t {
     VkCommandBuffer *executed; /* secondaries it executes (their queries are theirs) */
     uint32_t nexec, capexec;
     struct uvk_pending_t *inflight; /* the submission of its last execution, not yet read */
-    int warned_full;
     struct uvk_cb_t *next;
 } uvk_cb_t;
 
@@ -199,12 +201,25 @@ typedef struct uvk_slot_t {
     VkDevice device;
     uvk_op_t op;      /* the operation, for APPENDED EXIT */
 } uvk_slot_t;
+/* uvk_op_begin for an operation the caller found wanted (uvk_dt_wanted, uvk_dt_cbs not empty). */
+void uvk_op_begin_wanted(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                         upti_tracing_kind_t kind, uint32_t op, const uint32_t groups[3], const uint32_t base[3],
+                         upti_memory_direction_t direction, uint64_t bytes, const char *name);
 /* Describes an operation about to be recorded into cb and writes its first
    timestamp into *slot (small unless a subscriber wants APPENDED: passed by
    pointer). name: a label's name, NULL for the bound pipeline's. */
-void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, upti_tracing_kind_t kind,
-                  uint32_t op, const uint32_t groups[3], const uint32_t base[3], upti_memory_direction_t direction,
-                  uint64_t bytes, const char *name);
+static inline void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                upti_tracing_kind_t kind, uint32_t op, const uint32_t groups[3],
+                                const uint32_t base[3], upti_memory_direction_t direction, uint64_t bytes,
+                                const char *name)
+{
+    if (uvk_dt_wanted(kind, op) && UVK_LOAD(uvk_dt_cbs) != NULL) {
+        uvk_op_begin_wanted(slot, n, cb, kind, op, groups, base, direction, bytes, name);
+    } else {
+        slot->pool = VK_NULL_HANDLE;
+        slot->appended = 0;
+    }
+}
 /* Writes the second timestamp, after the operation. */
 void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const uvk_slot_t *slot);
 

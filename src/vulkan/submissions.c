@@ -343,23 +343,55 @@ static void cb_range(uvk_op_t *d, uint32_t op, const char *name, const upti_runt
     d->corr = *corr;
 }
 
+/* A timed operation of a secondary command buffer in a submission: its query, its place. */
+typedef struct sec_query_t {
+    VkQueryPool pool;
+    uint32_t query;
+    uint32_t i;
+} sec_query_t;
+
+static int sec_query_cmp(const void *a, const void *b)
+{
+    const sec_query_t *x = a, *y = b;
+    if (x->pool != y->pool)
+        return (uint64_t)x->pool < (uint64_t)y->pool ? -1 : 1;
+    if (x->query != y->query)
+        return x->query < y->query ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
 /* A secondary command buffer executed more than once in one submission
    writes the same queries each time: only its last execution's times can be
-   read, the earlier ones are traced without device times. */
+   read, the earlier ones are traced without device times. The secondaries'
+   operations sorted by query: those that share one are next to each other
+   (a secondary may hold any number of operations). */
 static void untime_repeated_secondaries(uvk_pending_t *p)
 {
-    int repeated = 0;
-    for (uint32_t i = 0; i < p->n; i++) {
-        uvk_op_t *d = &p->d[i];
-        if (!d->secondary || d->query == UINT32_MAX)
-            continue;
-        for (uint32_t j = i + 1; j < p->n; j++)
-            if (p->d[j].secondary && p->d[j].pool == d->pool && p->d[j].query == d->query) {
-                d->query = UINT32_MAX;
-                repeated = 1;
-                break;
-            }
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < p->n; i++)
+        m += p->d[i].secondary && p->d[i].query != UINT32_MAX;
+    if (m < 2)
+        return;
+    sec_query_t *q = malloc(m * sizeof *q);
+    if (q == NULL) {
+        /* No room to sort: none is timed rather than times read twice. */
+        for (uint32_t i = 0; i < p->n; i++)
+            if (p->d[i].secondary)
+                p->d[i].query = UINT32_MAX;
+        return;
     }
+    m = 0;
+    for (uint32_t i = 0; i < p->n; i++)
+        if (p->d[i].secondary && p->d[i].query != UINT32_MAX)
+            q[m++] = (sec_query_t){p->d[i].pool, p->d[i].query, i};
+    qsort(q, m, sizeof *q, sec_query_cmp);
+    int repeated = 0;
+    for (uint32_t k = 0; k + 1 < m; k++)
+        if (q[k].pool == q[k + 1].pool && q[k].query == q[k + 1].query) {
+            p->d[q[k].i].query = UINT32_MAX; /* a later execution writes it again */
+            repeated = 1;
+        }
+    free(q);
     static _Atomic int warned;
     if (repeated && atomic_exchange(&warned, 1) == 0)
         upti_runtime_warn("vulkan: a secondary command buffer executed more than once in one submission; "
@@ -403,8 +435,12 @@ static VkSemaphore queue_timeline(uvk_object_t *o, VkQueue queue, uint64_t *valu
    execution (its previous one was read). Under uvk_dt_lock. */
 static void reset_queries(uvk_cb_t *s)
 {
-    if (!s->cmd_reset && s->pool != VK_NULL_HANDLE && s->pairs > 0)
-        s->dev->dt.reset_pool(s->dev->device, s->pool, 0, 2 * s->pairs);
+    if (s->cmd_reset)
+        return;
+    for (uint32_t k = 0; k < s->npools && k * UVK_QUERY_PAIRS < s->pairs; k++) {
+        uint32_t used = s->pairs - k * UVK_QUERY_PAIRS;
+        s->dev->dt.reset_pool(s->dev->device, s->pools[k], 0, 2 * (used < UVK_QUERY_PAIRS ? used : UVK_QUERY_PAIRS));
+    }
 }
 
 /* Makes p findable for completion: the command buffers it executes point to

@@ -3,10 +3,12 @@
  * barriers (MEMORY_COPY) with their direction and bytes. */
 #include "devtime.h"
 
+/* A dispatch the caller found wanted (dispatch_wanted). */
 static void dispatch_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t op,
                              const uint32_t groups[3], const uint32_t base[3])
 {
-    uvk_op_begin(slot, n, cb, UPTI_TRACING_KIND_KERNEL_DISPATCH, op, groups, base, UPTI_MEMORY_DIRECTION_NONE, 0, NULL);
+    uvk_op_begin_wanted(slot, n, cb, UPTI_TRACING_KIND_KERNEL_DISPATCH, op, groups, base, UPTI_MEMORY_DIRECTION_NONE,
+                        0, NULL);
 }
 
 static void copy_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t op,
@@ -15,8 +17,18 @@ static void copy_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkComm
     uvk_op_begin(slot, n, cb, UPTI_TRACING_KIND_MEMORY_COPY, op, NULL, NULL, direction, bytes, NULL);
 }
 
+/* Whether dispatch op is traced; if not, the wrappers below call straight through. */
+static inline int dispatch_wanted(uint32_t op)
+{
+    return uvk_dt_wanted(UPTI_TRACING_KIND_KERNEL_DISPATCH, op) && UVK_LOAD(uvk_dt_cbs) != NULL;
+}
+
 void uvk_dt_vkCmdDispatch(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z)
 {
+    if (!dispatch_wanted(UPTI_KERNEL_DISPATCH_VK_DISPATCH)) {
+        n->vkCmdDispatch(cb, x, y, z);
+        return;
+    }
     const uint32_t groups[3] = {x, y, z};
     uvk_slot_t d;
     dispatch_begin(&d, n, cb, UPTI_KERNEL_DISPATCH_VK_DISPATCH, groups, NULL);
@@ -27,6 +39,10 @@ void uvk_dt_vkCmdDispatch(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, u
 static void dispatch_base(const upti_vulkan_dispatch_t *n, PFN_vkCmdDispatchBase fn, VkCommandBuffer cb,
                           uint32_t bx, uint32_t by, uint32_t bz, uint32_t x, uint32_t y, uint32_t z)
 {
+    if (!dispatch_wanted(UPTI_KERNEL_DISPATCH_VK_DISPATCH_BASE)) {
+        fn(cb, bx, by, bz, x, y, z);
+        return;
+    }
     const uint32_t groups[3] = {x, y, z}, base[3] = {bx, by, bz};
     uvk_slot_t d;
     dispatch_begin(&d, n, cb, UPTI_KERNEL_DISPATCH_VK_DISPATCH_BASE, groups, base);
@@ -49,6 +65,10 @@ void uvk_dt_vkCmdDispatchBaseKHR(const upti_vulkan_dispatch_t *n, VkCommandBuffe
 void uvk_dt_vkCmdDispatchIndirect(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer buffer,
                                   VkDeviceSize offset)
 {
+    if (!dispatch_wanted(UPTI_KERNEL_DISPATCH_VK_DISPATCH_INDIRECT)) {
+        n->vkCmdDispatchIndirect(cb, buffer, offset);
+        return;
+    }
     static const uint32_t unknown[3] = {0, 0, 0}; /* in the buffer, read by the device */
     uvk_slot_t d;
     dispatch_begin(&d, n, cb, UPTI_KERNEL_DISPATCH_VK_DISPATCH_INDIRECT, unknown, NULL);

@@ -15,10 +15,21 @@
  *                number (a VkTimelineSemaphoreSubmitInfo chained to it), whose
  *                value is checked after each fence wait
  *     timeline_off  the program turns timeline semaphores off in that structure
+ *     many       (third argument, with secondary_twice) the secondary holds
+ *                the operations of "many" (below), the primary executes it twice
  *     nofence    (third argument, with any of the above or "plain") submits
  *                without a fence and waits for each submit with vkQueueWaitIdle
  *     semwait    (third argument, with timeline) waits for each submit with
  *                the timeline semaphore only, then resets the fence
+ *     many       one command buffer of MANY_DISPATCHES (1000) dispatches, each
+ *                after a barrier, every tenth followed by a barrier and the
+ *                copy: 2200 operations, more than one query pool of the layer
+ *                holds; after the SUBMITS, recorded again (vkResetCommandPool)
+ *                and submitted once, then freed and a new command buffer
+ *                (begun by another thread) recorded the same way and submitted once
+ *     many_simultaneous  the same recorded with
+ *                VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT (the layer then
+ *                resets its queries with commands it records)
  *     labels     VK_EXT_debug_utils: the pipeline is named "doubler", the
  *                command buffer "work", the dispatch is inside a
  *                command-buffer label "step", the submit loop inside a queue
@@ -37,6 +48,7 @@
  */
 #include <vulkan/vulkan.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +111,7 @@ static int ocl_check(ocl_t *o, int steps)
 #endif
 
 #define COUNT 4096u
+#define MANY_DISPATCHES 1000 /* with "many" */
 #define CHECK_VK(call)                                                                         \
     do {                                                                                       \
         VkResult r_ = (call);                                                                  \
@@ -182,6 +195,44 @@ static void free_buffer(VkDevice dev, buffer_t *b)
     vkFreeMemory(dev, b->memory, NULL);
 }
 
+/* "many": MANY_DISPATCHES dispatches, each after a barrier (the earlier reads
+   and writes of out), every tenth followed by a barrier and the copy out -> back. */
+static void record_many(VkCommandBuffer cb, VkBuffer out, VkBuffer back, VkDeviceSize size)
+{
+    VkBufferMemoryBarrier all = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+                                 .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT,
+                                 .dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT,
+                                 .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                 .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                 .buffer = out,
+                                 .offset = 0,
+                                 .size = VK_WHOLE_SIZE};
+    const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    VkBufferCopy region = {0, 0, size};
+    for (int i = 0; i < MANY_DISPATCHES; i++) {
+        vkCmdPipelineBarrier(cb, stages, stages, 0, 0, NULL, 1, &all, 0, NULL);
+        vkCmdDispatch(cb, COUNT / 64, 1, 1);
+        if (i % 10 == 9) {
+            vkCmdPipelineBarrier(cb, stages, stages, 0, 0, NULL, 1, &all, 0, NULL);
+            vkCmdCopyBuffer(cb, out, back, 1, &region);
+        }
+    }
+}
+
+/* vkBeginCommandBuffer made by another thread (the program synchronizes: pthread_join). */
+typedef struct begin_call_t {
+    VkCommandBuffer cb;
+    const VkCommandBufferBeginInfo *info;
+    VkResult r;
+} begin_call_t;
+
+static void *begin_elsewhere(void *arg)
+{
+    begin_call_t *c = arg;
+    c->r = vkBeginCommandBuffer(c->cb, c->info);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     int submits = argc > 1 ? atoi(argv[1]) : 10;
@@ -193,6 +244,8 @@ int main(int argc, char **argv)
     int use_labels = argc > 2 && strcmp(argv[2], "labels") == 0;
     int timeline_off = argc > 2 && strcmp(argv[2], "timeline_off") == 0;
     int use_timeline = timeline_off || (argc > 2 && strcmp(argv[2], "timeline") == 0);
+    int simultaneous = argc > 2 && strcmp(argv[2], "many_simultaneous") == 0;
+    int many = simultaneous || (argc > 2 && strcmp(argv[2], "many") == 0) || (argc > 3 && strcmp(argv[3], "many") == 0);
     int no_fence = argc > 3 && strcmp(argv[3], "nofence") == 0;
     int sem_wait = argc > 3 && strcmp(argv[3], "semwait") == 0;
 
@@ -370,16 +423,13 @@ int main(int argc, char **argv)
                                             .pObjectName = "work"};
         CHECK_VK(named_cb(dev, &ni));
     }
+    if (simultaneous)
+        begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
     CHECK_VK(vkBeginCommandBuffer(cb, &begin));
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
     uint32_t count = COUNT;
     vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
-    if (use_labels)
-        cmd_begin_label(cb, &step);
-    vkCmdDispatch(cb, COUNT / 64, 1, 1);
-    if (use_labels)
-        cmd_end_label(cb);
     VkBufferMemoryBarrier bmb = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
                                  .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
                                  .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT,
@@ -388,10 +438,19 @@ int main(int argc, char **argv)
                                  .buffer = out.buffer,
                                  .offset = 0,
                                  .size = VK_WHOLE_SIZE};
-    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
-                         NULL, 1, &bmb, 0, NULL);
     VkBufferCopy region = {0, 0, size};
-    vkCmdCopyBuffer(cb, out.buffer, back.buffer, 1, &region);
+    if (many) {
+        record_many(cb, out.buffer, back.buffer, size);
+    } else {
+        if (use_labels)
+            cmd_begin_label(cb, &step);
+        vkCmdDispatch(cb, COUNT / 64, 1, 1);
+        if (use_labels)
+            cmd_end_label(cb);
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
+                             NULL, 1, &bmb, 0, NULL);
+        vkCmdCopyBuffer(cb, out.buffer, back.buffer, 1, &region);
+    }
     CHECK_VK(vkEndCommandBuffer(cb));
     if (use_secondary) {
         VkCommandBufferBeginInfo pbegin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -463,6 +522,39 @@ int main(int argc, char **argv)
     }
     if (use_labels)
         queue_end_label(queue);
+    if (many && !use_secondary) {
+        /* The command buffer recorded again, then one allocated after it is freed (its handle may be the
+           same), each submitted once. */
+        for (int again = 0; again < 2; again++) {
+            if (again == 1) {
+                vkFreeCommandBuffers(dev, cpool, 1, &primary);
+                CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &primary));
+            } else {
+                CHECK_VK(vkResetCommandPool(dev, cpool, 0));
+            }
+            cb = primary;
+            if (again == 1) {
+                /* Begun by another thread, recorded by this one (which recorded the freed one). */
+                begin_call_t call = {cb, &begin, VK_SUCCESS};
+                pthread_t t;
+                if (pthread_create(&t, NULL, begin_elsewhere, &call) != 0 || pthread_join(t, NULL) != 0) {
+                    fprintf(stderr, "vk_compute: pthread_create failed\n");
+                    return 2;
+                }
+                CHECK_VK(call.r);
+            } else {
+                CHECK_VK(vkBeginCommandBuffer(cb, &begin));
+            }
+            vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+            vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
+            vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
+            record_many(cb, out.buffer, back.buffer, size);
+            CHECK_VK(vkEndCommandBuffer(cb));
+            CHECK_VK(vkQueueSubmit(queue, 1, &si, fence));
+            CHECK_VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+            CHECK_VK(vkResetFences(dev, 1, &fence));
+        }
+    }
 
     uint64_t sum = 0;
     unsigned wrong = 0;

@@ -25,6 +25,26 @@ Cases
               secondary twice: two records per operation per submission, the
               first untimed (its queries are overwritten by the second), one
               upti: line saying so
+  many        vk_compute 3 many: one command buffer of 1000 dispatches, 1100
+              barriers and 100 copies (2200 operations, 9 of the layer's
+              query pools) submitted 3 times, recorded again and submitted
+              once, then freed, and a new one (the same handle on lavapipe,
+              begun by another thread than the one that records it: the
+              layer's per-thread state of the freed one must not be used)
+              recorded and submitted once:
+              5000 KERNEL_DISPATCH and 6000 MEMORY_COPY records, each with
+              device times, start <= end; per execution the records in
+              recording order on the queue (each starts at or after the end
+              of the one before: lavapipe runs a queue's commands one after
+              the other), executions in submit order
+  secondary_twice_many
+              vk_compute 3 secondary_twice many: a secondary holding those
+              2200 operations, executed twice by the primary: per submission
+              the first execution's records untimed, the second's timed and in
+              recording order, one upti: line
+  many_simultaneous
+              the same recorded with SIMULTANEOUS_USE: the layer resets its
+              queries with commands it records instead of from the host
   labels      vk_compute 3 labels: VK_EXT_debug_utils names the pipeline
               (the kernel records' name) and the command buffer (a range per
               execution, first start to last end), a command-buffer label around the
@@ -230,6 +250,91 @@ def check_code_objects(recs):
            'pipeline records: %s' % symbols)
     kernels = [r for r in recs if r['_t'] == 'KERNEL']
     expect(all(k['kid'] == symbols[0]['kernel'] for k in kernels), 'kernel records do not carry their pipeline')
+
+
+MANY_DISPATCHES = 1000
+
+
+def check_many(recs, submits):
+    """vk_compute many: every operation of every execution with device times, in recording order:
+    the first recording executed SUBMITS times, the second (the command buffer recorded again)
+    and third (a command buffer allocated after it was freed) once each."""
+    expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
+    expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
+    api = [r for r in recs if r['_t'] == 'API']
+    counts = collections.Counter(r['op'] for r in api)
+    runs = [submits, 1, 1]  # executions of each recording
+    want = {'vkCmdDispatch': 3 * MANY_DISPATCHES, 'vkCmdPipelineBarrier': 3 * (MANY_DISPATCHES + MANY_DISPATCHES // 10),
+            'vkCmdCopyBuffer': 3 * (MANY_DISPATCHES // 10), 'vkBeginCommandBuffer': 3, 'vkQueueSubmit': sum(runs),
+            'vkWaitForFences': sum(runs), 'vkAllocateCommandBuffers': 2, 'vkFreeCommandBuffers': 2}
+    for name, n in want.items():
+        expect(counts[name] == n, f'{name}: {counts[name]} API records, expected {n}')
+    # The operations in recording order: the vkCmd* calls' correlation ids, one list per recording.
+    order = [r['corr'] for r in api if r['op'] in ('vkCmdDispatch', 'vkCmdPipelineBarrier', 'vkCmdCopyBuffer')]
+    per = len(order) // 3
+    recordings = [order[i * per:(i + 1) * per] for i in range(3)]
+    kind = {r['corr']: r['op'] for r in api}
+    kernels = [r for r in recs if r['_t'] == 'KERNEL']
+    copies = [r for r in recs if r['_t'] == 'COPY']
+    expect(len(kernels) == MANY_DISPATCHES * sum(runs), f'{len(kernels)} KERNEL_DISPATCH records, expected '
+           f'{MANY_DISPATCHES * sum(runs)}')
+    expect(len(copies) == (per - MANY_DISPATCHES) * sum(runs),
+           f'{len(copies)} MEMORY_COPY records, expected {(per - MANY_DISPATCHES) * sum(runs)}')
+    ops = collections.defaultdict(list)  # correlation id -> its records, one per execution
+    for r in kernels + copies:
+        expect(0 < int(r['start']) <= int(r['end']), 'operation without device times or start > end: ' + r['line'])
+        ops[r['corr']].append(r)
+    for r in kernels:
+        expect(kind.get(r['corr']) == 'vkCmdDispatch' and r['name'] == KERNEL_NAME and r['groups'] == '64,1,1',
+               'kernel record: ' + r['line'])
+    for r in copies:
+        expect(kind.get(r['corr']) == {'BARRIER': 'vkCmdPipelineBarrier', 'COPY_BUFFER': 'vkCmdCopyBuffer'}.get(r['op']),
+               'copy record not correlated with its call: ' + r['line'])
+    expect(sorted(ops) == sorted(order), 'not a record per operation')
+    # Executions in submit order; in each, its recording's operations in order on the queue.
+    executions = []
+    for rec, n in zip(recordings, runs):
+        expect(all(len(ops[c]) == n for c in rec), f'not {n} records per operation of a recording')
+        for s in sorted({int(r['submit']) for c in rec for r in ops[c]}):
+            executions.append((s, rec))
+    expect(len(executions) == sum(runs), f'{len(executions)} executions, expected {sum(runs)}')
+    prev_end = 0
+    for s, rec in sorted(executions, key=lambda e: e[0]):
+        for c in rec:
+            r = [x for x in ops[c] if int(x['submit']) == s]
+            expect(len(r) == 1, f'operation {kind[c]} corr {c}: {len(r)} records in the execution submitted at {s}')
+            expect(int(r[0]['start']) >= prev_end, f'{r[0]["line"]} starts before the operation recorded before it '
+                   f'ended ({prev_end})')
+            prev_end = int(r[0]['end'])
+
+
+def check_secondary_twice_many(recs, submits):
+    """vk_compute secondary_twice many: per submission 2 x 2200 records, the first execution's untimed."""
+    expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
+    expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
+    api = [r for r in recs if r['_t'] == 'API']
+    kind = {r['corr']: r['op'] for r in api}
+    order = [r['corr'] for r in api if r['op'] in ('vkCmdDispatch', 'vkCmdPipelineBarrier', 'vkCmdCopyBuffer')]
+    expect(len(order) == MANY_DISPATCHES * 2 + MANY_DISPATCHES // 5, f'{len(order)} operations recorded')
+    ops = [r for r in recs if r['_t'] in ('KERNEL', 'COPY')]
+    expect(len(ops) == 2 * len(order) * submits, f'{len(ops)} records, expected {2 * len(order) * submits}')
+    by = collections.defaultdict(list)  # (submit time, correlation id) -> its two records
+    for r in ops:
+        by[(int(r['submit']), r['corr'])].append(r)
+    submit_times = sorted({s for s, _ in by})
+    expect(len(submit_times) == submits, f'{len(submit_times)} submit times, expected {submits}')
+    prev_end = 0
+    for s in submit_times:
+        for c in order:
+            two = by[(s, c)]
+            expect(len(two) == 2, f'{kind[c]} corr {c}: {len(two)} records in the submission at {s}, expected 2')
+            # In the order of the executions (records come out in it): the first untimed, the second timed.
+            untimed = [r for r in two[:1] if int(r['start']) == int(r['end']) == 0]
+            timed = [r for r in two[1:] if 0 < int(r['start']) <= int(r['end'])]
+            expect(len(untimed) == len(timed) == 1, f'{kind[c]} corr {c}: not the first execution untimed and '
+                   'the second timed')
+            expect(int(timed[0]['start']) >= prev_end, timed[0]['line'] + ' starts before the one before it ended')
+            prev_end = int(timed[0]['end'])
 
 
 def check_labels(recs, submits):
@@ -568,13 +673,15 @@ def main():
     traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
     submits = 100 if a.case == 'submit_100' else 3
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels',
-                                                            'timeline', 'timeline_off')
+                                                            'timeline', 'timeline_off', 'many', 'many_simultaneous')
                                     else [])
     nofence = a.case.endswith('nofence')
     if nofence:  # plain_nofence, timeline_nofence, timeline_off_nofence
         argv = [a.app, str(submits), a.case[:-len('_nofence')], 'nofence']
     if a.case == 'timeline_semwait':
         argv = [a.app, str(submits), 'timeline', 'semwait']
+    if a.case == 'secondary_twice_many':
+        argv = [a.app, str(submits), 'secondary_twice', 'many']
     if a.case in ('vadd', 'vadd_measured', 'threads', 'copies', 'copies2', 'vadd_subscriber'):
         argv = [a.app] + {'threads': ['3', '4'], 'copies2': ['copy2']}.get(a.case, [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
@@ -675,7 +782,7 @@ def main():
     rc1, out1, err1 = run(argv, env)
     expect(rc1 == rc0, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
     expect(out1 == out0, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
-    if a.case == 'secondary_twice':
+    if a.case in ('secondary_twice', 'secondary_twice_many'):
         lines = [x for x in err1.splitlines() if x.startswith('upti:')]
         expect(len(lines) == 1 and 'executed more than once in one submission' in lines[0],
                'expected one upti: line about the repeated secondary, got: ' + err1)
@@ -698,6 +805,14 @@ def main():
                    f'{t}: {len(timed)} of {len(got)} timed, expected half (the second executions)')
             expect(name is None or all(api.get(r['corr']) == name for r in got), 'kernel records not correlated')
         print('PASS secondary_twice')
+        return
+    if a.case in ('many', 'many_simultaneous'):
+        check_many(recs, submits)
+        print('PASS ' + a.case)
+        return
+    if a.case == 'secondary_twice_many':
+        check_secondary_twice_many(recs, submits)
+        print('PASS ' + a.case)
         return
     if a.case == 'mixed_subscriber':
         check_mixed_subscriber(recs, submits)
