@@ -241,6 +241,23 @@ def uptx_markers(threads, iterations):
     return threads * (3 + 5 * iterations) + 4
 
 
+def recover_to(folder, e, path):
+    """`upti recover FOLDER`, which must say exactly that it wrote path."""
+    r = subprocess.run([UPTI, 'recover', folder], env=e, capture_output=True, text=True,
+                       errors='replace', timeout=300)
+    if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote ' + path]:
+        fail('upti recover: exit %d, stderr %r' % (r.returncode, r.stderr))
+
+
+def markers_and_metadata(path):
+    """The marker rows of the database at path, and its metadata."""
+    con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+    held = con.execute('SELECT count(*) FROM marker').fetchone()[0]
+    meta = dict(con.execute('SELECT key, value FROM metadata').fetchall())
+    con.close()
+    return held, meta
+
+
 def case_full_disk(tmp):
     """A file size limit (4 MiB, RLIMIT_FSIZE, for upti and the program) hit by
     `upti run` while it stores the program's records: the program runs to its
@@ -306,14 +323,8 @@ def case_full_disk(tmp):
         if os.path.exists(path):
             fail('an incomplete database was written%s' % where)
         # Room again (no limit): the recovery writes every record the spool holds.
-        r = subprocess.run([UPTI, 'recover', kept[0].group(1)], env=e, capture_output=True,
-                           text=True, errors='replace', timeout=300)
-        if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote ' + path]:
-            fail('upti recover: exit %d, stderr %r' % (r.returncode, r.stderr))
-    con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
-    held = con.execute('SELECT count(*) FROM marker').fetchone()[0]
-    meta = dict(con.execute('SELECT key, value FROM metadata').fetchall())
-    con.close()
+        recover_to(kept[0].group(1), e, path)
+    held, meta = markers_and_metadata(path)
     if incomplete and int(incomplete[0].group(2)) != held:
         fail('the line says %s records in the spool, the recovered database holds %d%s'
              % (incomplete[0].group(2), held, where))
@@ -607,15 +618,9 @@ def case_full_tmpdir(tmp):
         if os.path.exists(os.path.join(out, 'f.db')):
             fail('a database was written with no room for it%s' % where)
         subprocess.run(['mount', '-o', 'remount,size=256m', fs], check=True)
-        r = subprocess.run([UPTI, 'recover', kept[0].group(1)], env=e, capture_output=True,
-                           text=True, errors='replace', timeout=300)
         path = os.path.join(out, 'f.db')
-        if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote ' + path]:
-            fail('upti recover: exit %d, stderr %r' % (r.returncode, r.stderr))
-        con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
-        held = con.execute('SELECT count(*) FROM marker').fetchone()[0]
-        meta = dict(con.execute('SELECT key, value FROM metadata').fetchall())
-        con.close()
+        recover_to(kept[0].group(1), e, path)
+        held, meta = markers_and_metadata(path)
         lost = int(counted[0].group(2))
         dropped = int(meta.get('records_dropped', 0))
         if held + lost + dropped != made or held == 0 or lost == 0:

@@ -80,7 +80,7 @@ REQUIREMENTS = {
     "command:clinfo": ["clinfo"],
     "command:clang": ["clang"],
     "command:libclang_rt": ["libclang-rt-14-dev"],  # sanitizer runtimes (ci-sanitizers.sh)
-    # Instruction counts of the benchmarks (bench/vulkan/callgrind_submit.sh says
+    # Instruction counts of the benchmarks (bench/vulkan/callgrind.sh says
     # how to get valgrind and exits 77 without it): not needed by the build or tests.
     "command:valgrind": None,
     "command:callgrind_annotate": None,
