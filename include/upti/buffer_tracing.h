@@ -74,7 +74,13 @@ typedef struct upti_buffer_tracing_kernel_dispatch_record_t {
     upti_timestamp_t submit_timestamp;
     upti_timestamp_t start_timestamp;
     upti_timestamp_t end_timestamp;
-    int32_t status;               /**< execution status (0 = complete, < 0 runtime error) */
+    /**
+     * Execution status: 0 complete; < 0 a runtime error (times 0 where the
+     * command never ran); > 0 it had not completed when the process ended:
+     * the last status seen (OpenCL: 1 running, 2 submitted, 3 queued), with
+     * the times known then (0 for the others).
+     */
+    int32_t status;
 } upti_buffer_tracing_kernel_dispatch_record_t;
 
 /** Operations of MEMORY_COPY: every non-kernel device command. */
@@ -132,7 +138,7 @@ typedef struct upti_buffer_tracing_memory_copy_record_t {
     upti_timestamp_t submit_timestamp;
     upti_timestamp_t start_timestamp;
     upti_timestamp_t end_timestamp;
-    int32_t status;
+    int32_t status; /**< as upti_buffer_tracing_kernel_dispatch_record_t's status */
 } upti_buffer_tracing_memory_copy_record_t;
 
 /** Operations of MEMORY_ALLOCATION. */

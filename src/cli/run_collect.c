@@ -451,19 +451,27 @@ static void complete_db(const converted *c)
     const char *rank = upti_kv_get(c->meta, c->meta_len, "rank");
     if (rank != NULL)
         db_exec(c->path, "UPDATE info_process SET rank = CAST(?1 AS INTEGER)", rank);
-    if (upti_kv_get(c->meta, c->meta_len, "finalized") != NULL)
-        return;
-    /* Kernels still in flight when it ended: enqueued (their API records are
-     * there), never seen complete (no device record). */
+    int finalized = upti_kv_get(c->meta, c->meta_len, "finalized") != NULL;
+    /* Kernels that never completed: seen unfinished when the process ended
+     * (a device record whose status is the last execution status seen, > 0),
+     * or, for a process that did not finalize, still in flight (enqueued,
+     * their API records there, no device record). */
     const char *kinds = upti_kv_get(c->meta, c->meta_len, "kinds");
     if (kinds != NULL && ((strtoull(kinds, NULL, 16) >> UPTI_TRACING_KIND_KERNEL_DISPATCH) & 1)) {
-        char n[24];
-        snprintf(n, sizeof n, "%lld", db_count(c->path,
+        long long n = db_count(c->path, "SELECT count(*) FROM kernel_dispatch WHERE status > 0");
+        if (!finalized)
+            n += db_count(c->path,
                  "SELECT count(*) FROM apis a WHERE a.name IN ('clEnqueueNDRangeKernel', "
                  "'clEnqueueTask', 'clEnqueueNativeKernel') AND NOT EXISTS (SELECT 1 FROM "
-                 "kernel_dispatch k WHERE k.correlation_id = a.correlation_id)"));
-        db_exec(c->path, "INSERT OR REPLACE INTO metadata(key, value) VALUES('kernels_incomplete', ?1)", n);
+                 "kernel_dispatch k WHERE k.correlation_id = a.correlation_id)");
+        char text[24];
+        snprintf(text, sizeof text, "%lld", n);
+        if (n > 0 || !finalized)
+            db_exec(c->path, "INSERT OR REPLACE INTO metadata(key, value) VALUES('kernels_incomplete', ?1)",
+                    text);
     }
+    if (finalized)
+        return;
     char reason[160];
     if (g_run.have_status)
         run_describe_end(reason, sizeof reason, (pid_t)c->pid, g_run.program, g_run.status);

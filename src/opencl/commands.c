@@ -641,10 +641,17 @@ void uocl_commands_drain_all(void)
 {
     if (!atomic_load(&g_started))
         return;
-    /* Give running commands up to two seconds to finish, then report what is known. */
-    for (int i = 0; i < 2000 && reap(NULL, 0, 0) > 0; i++) {
+    /* Give running commands up to two seconds to finish while they do, then
+     * report what is known. Commands that cannot finish (behind a user event
+     * never set) make no progress: after 100 ms without one finishing, the
+     * wait ends (it held the program's exit for the whole two seconds). */
+    unsigned left = reap(NULL, 0, 0), idle_ms = 0;
+    for (int i = 0; i < 2000 && left > 0 && idle_ms < 100; i++) {
         struct timespec ms = {0, 1000 * 1000};
         nanosleep(&ms, NULL);
+        unsigned now = reap(NULL, 0, 0);
+        idle_ms = now < left ? 0 : idle_ms + 1;
+        left = now;
     }
     reap(NULL, 1, 0);
     drain_done();

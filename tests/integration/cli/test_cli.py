@@ -28,6 +28,7 @@ NVTX_APP = os.path.join(BUILD, "bin", "upti-test-nvtx-app")
 SYNTH = os.path.join(BUILD, "bin", "upti-synth")
 OCL_APP = os.path.join(BUILD, "bin", "upti-test-ocl-e2e")
 OCL_EVENTS = os.path.join(BUILD, "bin", "ocl_events")
+OCL_STUCK = os.path.join(BUILD, "bin", "ocl_stuck")
 SKIP = 77
 # LLVM 14's AddressSanitizer allocator is not fork-safe: a child forked while
 # another thread allocates can hang in UPTI's fork handlers (they allocate)
@@ -891,6 +892,27 @@ def case_concurrent_runs(tmp):
     check(len(set(counts)) == 1 and counts[0] >= 2 * 500 * 5, "marker rows: %r" % counts)
     said = [l for e in errs for l in e.splitlines() if "written by another upti run" in l]
     check(len(said) == 2, "lines about the other runs: %r" % errs)
+
+
+def case_stuck_commands(tmp):
+    """A program that ends with commands that can never run (behind a user event never
+    set): its output and status are its own; each such command has a record whose
+    status (> 0) is the last one seen, with no device times; kernels_incomplete counts
+    the kernels. (Its exit waited 2 s for them; now 100 ms without progress: not timed here.)"""
+    if not ocl_ready() or not os.path.exists(OCL_STUCK):
+        return SKIP
+    d = os.path.join(tmp, "out")
+    p = run([UPTI, "run", "--sys-trace", "-d", d, "-o", "s", "--", OCL_STUCK])
+    check(p.stdout == "ocl_stuck: 3 kernels and a read left behind a user event\n",
+          "output: %r" % p.stdout)
+    db = db_of(os.path.join(d, "s.db"))
+    check(one(db, "SELECT count(*) FROM kernel_dispatch WHERE status > 0 AND start = 0"
+                  " AND end = 0") == 3, "kernel rows never completed")
+    check(one(db, "SELECT count(*) FROM kernel_dispatch") == 3, "kernel rows")
+    check(one(db, "SELECT count(*) FROM memory_copy WHERE status > 0 AND start = 0") == 1,
+          "the read never completed")
+    check(one(db, "SELECT value FROM metadata WHERE key = 'kernels_incomplete'") == "3",
+          "kernels_incomplete")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
