@@ -13,6 +13,10 @@
  * The executions of a command buffer the program named
  * (vkSetDebugUtilsObjectNameEXT) are ranges too (submissions.c), on a stack
  * of their own.
+ *
+ * Alike on purpose (duplicates): a record and its callback data are filled member by
+ * member (memset, size, then fields) as in subscribers.c: other structures, no shared
+ * layout to fill them through.
  */
 #include "devtime.h"
 
@@ -78,16 +82,8 @@ void uvk_label_emit(VkQueue queue, int device_side, uint32_t op, const char *nam
     r.end_timestamp = t;
     r.range_id = id;
     r.message = name;
-    upti_runtime_record_t rec;
-    memset(&rec, 0, sizeof rec);
-    rec.size = sizeof rec;
-    rec.kind = UPTI_TRACING_KIND_MARKER_API;
-    rec.operation = op;
-    rec.phase = UPTI_CALLBACK_PHASE_NONE;
-    rec.correlation = corr;
-    rec.record = &r;
-    rec.string_offset = offsetof(upti_buffer_tracing_marker_api_record_t, message);
-    upti_runtime_emit(&rec);
+    uvk_emit(UPTI_TRACING_KIND_MARKER_API, op, UPTI_CALLBACK_PHASE_NONE, corr, &r,
+             offsetof(upti_buffer_tracing_marker_api_record_t, message));
 }
 
 /* --- command-buffer labels: operations of the command buffer --- */

@@ -26,6 +26,18 @@ extern int uvk_tracing;
 /* --- registration (layer.c) --- */
 void uvk_register_slow(void);
 extern _Atomic int uvk_reg_state; /* 0 not yet, 1 in progress, 2 done */
+/* Delivers a record the layer made (a label, a module or pipeline, an
+ * allocation) to UPTI: one description of it, for every emitter. corr NULL:
+ * the current call's; string_offset: a const char * member copied with it, or 0. */
+static inline void uvk_emit(upti_tracing_kind_t kind, uint32_t op, upti_callback_phase_t phase,
+                            const upti_runtime_correlation_t *corr, void *record, size_t string_offset)
+{
+    upti_runtime_record_t rec = {.size = sizeof rec, .kind = kind, .operation = op, .phase = phase,
+                                 .correlation = corr, .record = record,
+                                 .string_offset = string_offset};
+    upti_runtime_emit(&rec);
+}
+
 static inline void uvk_ensure_registered(void)
 {
     if (__builtin_expect(atomic_load_explicit(&uvk_reg_state, memory_order_acquire) == 2, 1))

@@ -40,14 +40,7 @@ static void emit(uint32_t op, uvk_object_t *dev, VkDeviceMemory memory, uint64_t
     r.handle = (uint64_t)memory;
     r.bytes = bytes;
     r.flags = type_index; /* the memory type index */
-    upti_runtime_record_t rec;
-    memset(&rec, 0, sizeof rec);
-    rec.size = sizeof rec;
-    rec.kind = UPTI_TRACING_KIND_MEMORY_ALLOCATION;
-    rec.operation = op;
-    rec.phase = UPTI_CALLBACK_PHASE_NONE;
-    rec.record = &r;
-    upti_runtime_emit(&rec);
+    uvk_emit(UPTI_TRACING_KIND_MEMORY_ALLOCATION, op, UPTI_CALLBACK_PHASE_NONE, NULL, &r, 0);
 }
 
 static uvk_object_t *object_of(const upti_vulkan_dispatch_t *n)

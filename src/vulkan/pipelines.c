@@ -138,15 +138,8 @@ static void emit_code_object(uint32_t op, upti_callback_phase_t phase, VkDevice 
     r.code_object_id = module;
     r.kernel_id = pipeline;
     r.name = name;
-    upti_runtime_record_t rec;
-    memset(&rec, 0, sizeof rec);
-    rec.size = sizeof rec;
-    rec.kind = UPTI_TRACING_KIND_CODE_OBJECT;
-    rec.operation = op;
-    rec.phase = phase;
-    rec.record = &r;
-    rec.string_offset = offsetof(upti_buffer_tracing_code_object_record_t, name);
-    upti_runtime_emit(&rec);
+    uvk_emit(UPTI_TRACING_KIND_CODE_OBJECT, op, phase, NULL, &r,
+             offsetof(upti_buffer_tracing_code_object_record_t, name));
 }
 
 /* The module's name: its object name, else its SPIR-V file, else its entry points (joined: 1). Under g_lock. */

@@ -25,6 +25,9 @@
  * execution was read makes the layer wait for that execution first (its
  * queries are about to be overwritten). vkFreeCommandBuffers,
  * vkDestroyCommandPool, vkDestroyDevice and exit wait for what is left.
+ *
+ * Alike on purpose (duplicates): call_submit and call_submit2 splice the layer's
+ * semaphore into VkSubmitInfo and VkSubmitInfo2, two structures with other members.
  */
 #include "subscribers.h"
 

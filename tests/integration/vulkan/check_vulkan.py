@@ -685,6 +685,8 @@ def main():
     if a.case in ('vadd', 'vadd_measured', 'threads', 'copies', 'copies2', 'vadd_subscriber'):
         argv = [a.app] + {'threads': ['3', '4'], 'copies2': ['copy2']}.get(a.case, [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
+    # Alike on purpose (duplicates): each case runs the program bare first, the same
+    # few lines as the case below, for its own reference run.
     rc0, out0, err0 = run(argv, base)
     if rc0 == SKIP:
         print('SKIP: ' + err0)
