@@ -102,8 +102,8 @@ int cmd_export(int argc, char **argv)
         return cli_usage_error("export", "missing DATABASE");
     if (o.formats == NULL)
         return cli_usage_error("export", "missing --format (pftrace, json, csv or otf2)");
-    if ((o.dir != NULL && o.dir[0] == '\0') || (o.output != NULL && o.output[0] == '\0'))
-        return cli_usage_error("export", "empty %s", o.dir && !o.dir[0] ? "--output-dir" : "--output");
+    if ((rc = cli_check_output_options("export", o.dir, o.output)) != 0)
+        return rc;
     unsigned bits = 0;
     rc = cli_parse_formats("export", o.formats, k_formats, sizeof k_formats / sizeof k_formats[0],
                            &bits);

@@ -65,9 +65,8 @@ int cmd_merge(int argc, char **argv)
         cmd_merge_help(stdout);
     else if (rc == 0 && (o.output == NULL || n == 0))
         rc = cli_usage_error("merge", o.output ? "no input DATABASE" : "missing -o NAME");
-    else if (rc == 0 && (o.output[0] == '\0' || (o.dir != NULL && o.dir[0] == '\0')))
-        rc = cli_usage_error("merge", "empty %s", o.output[0] ? "--output-dir" : "--output");
-    else if (rc == 0 && o.formats != NULL)
+    else if (rc == 0 && (rc = cli_check_output_options("merge", o.dir, o.output)) == 0 &&
+             o.formats != NULL)
         rc = cli_parse_formats("merge", o.formats, k_formats,
                                sizeof k_formats / sizeof k_formats[0], &formats);
     if (rc != 0 || o.help) {

@@ -369,8 +369,9 @@ static char *pattern_of_pass(const char *pattern, int pass, int npasses)
 static int output_pattern(const run_options *o, char **pattern)
 {
     static const char *const exts[] = {".db", ".pftrace", ".json", ".csv", NULL};
-    if ((o->dir != NULL && o->dir[0] == '\0') || (o->file != NULL && o->file[0] == '\0'))
-        return cli_usage_error("run", "empty %s", o->dir && !o->dir[0] ? "--output-dir" : "--output");
+    int bad = cli_check_output_options("run", o->dir, o->file);
+    if (bad != 0)
+        return bad;
     char *base = cli_output_base(o->dir, o->file ? o->file : "upti-%argv0%-%pid%", exts);
     *pattern = base != NULL ? pattern_of_pass(base, o->pass > 0 ? o->pass : 1, o->npasses) : NULL;
     free(base);

@@ -242,8 +242,8 @@ int cmd_stats(int argc, char **argv)
     }
     if (npos != 1)
         return cli_usage_error("stats", npos == 0 ? "missing DATABASE" : "one DATABASE only");
-    if ((o.dir != NULL && o.dir[0] == '\0') || (o.output != NULL && o.output[0] == '\0'))
-        return cli_usage_error("stats", "empty %s", o.dir && !o.dir[0] ? "--output-dir" : "--output");
+    if ((rc = cli_check_output_options("stats", o.dir, o.output)) != 0)
+        return rc;
     unsigned bits = o.csv ? FMT_CSV : FMT_TEXT;
     if (o.formats != NULL) {
         rc = cli_parse_formats("stats", o.formats, k_formats, 4, &bits);

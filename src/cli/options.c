@@ -222,6 +222,22 @@ int cli_parse_formats(const char *command, const char *list, const cli_format *f
     return 0;
 }
 
+int cli_check_output_options(const char *command, const char *dir, const char *name)
+{
+    if (dir != NULL && dir[0] == '\0')
+        return cli_usage_error(command, "empty --output-dir");
+    if (name == NULL)
+        return 0;
+    if (name[0] == '\0')
+        return cli_usage_error(command, "empty --output");
+    const char *slash = strrchr(name, '/');
+    const char *last = slash != NULL ? slash + 1 : name;
+    if (last[0] == '\0' || strcmp(last, ".") == 0 || strcmp(last, "..") == 0)
+        return cli_usage_error(command, "--output '%s' names a folder, not a file name "
+                               "(-d DIR -o NAME, or -o DIR/NAME)", name);
+    return 0;
+}
+
 char *cli_output_base(const char *dir, const char *name, const char *const *exts)
 {
     size_t dlen = dir != NULL && name[0] != '/' ? strlen(dir) : 0;

@@ -80,6 +80,13 @@ int cli_parse_formats(const char *command, const char *list, const cli_format *f
 char *cli_output_base(const char *dir, const char *name, const char *const *exts);
 
 /**
+ * Checks -d DIR and -o NAME (either may be NULL) of command: neither empty,
+ * and NAME's last component a file name (not "", "." or "..": `-o dd/` would
+ * write a hidden dd/.db). 0, or 2 after one usage line.
+ */
+int cli_check_output_options(const char *command, const char *dir, const char *name);
+
+/**
  * Creates, with its parents, the directory that will hold base's files. With
  * placeholders, a component with a '%' and what follows it are left to the
  * traced process, which expands them first. 0, or 1 after one line.

@@ -903,10 +903,13 @@ static upti_status_t print_agents(const upti_agent_t **agents, size_t n, void *d
     fprintf(stderr, "upti: agents of pid %d:\n", (int)g_tool.pid);
     for (size_t i = 0; i < n; i++) {
         const upti_agent_t *a = agents[i];
-        fprintf(stderr, "  %llu %s %s: %s (%s, %s; %u compute units, %llu bytes)\n",
+        /* An empty vendor or driver version is left out, not printed as ", ;". */
+        int has_driver = a->driver_version != NULL && a->driver_version[0] != '\0';
+        fprintf(stderr, "  %llu %s %s: %s (%s%s%s; %u compute units, %llu bytes)\n",
                 (unsigned long long)a->id.handle, a->runtime ? a->runtime : "?",
                 (unsigned)a->type < 4 ? types[a->type] : "?", a->name ? a->name : "?",
-                a->vendor ? a->vendor : "", a->driver_version ? a->driver_version : "",
+                a->vendor != NULL && a->vendor[0] != '\0' ? a->vendor : "vendor unknown",
+                has_driver ? ", driver " : "", has_driver ? a->driver_version : "",
                 a->compute_units, (unsigned long long)a->global_memory_bytes);
     }
     return UPTI_STATUS_SUCCESS;

@@ -544,6 +544,8 @@ def case_list(tmp):
         check(len(heads) == 1, "agents printed %d times: %s" % (len(heads), p.stderr))
         agents = lines[heads[0] + 1:]
         check(any(" opencl " in l for l in agents), "no OpenCL agent listed: %s" % p.stderr)
+        # An empty vendor or driver version is left out (the host CPU has no driver).
+        check(not any(", ;" in l or "(, " in l for l in agents), "empty fields: %s" % p.stderr)
     # The device listed is the one in the database (PoCL on this machine).
     db = db_of(os.path.join(d, "l.db"))
     name = one(db, "SELECT name FROM info_agent WHERE runtime = 'opencl'")

@@ -153,6 +153,13 @@ def case_option_errors(tmp):
         p = run([UPTI] + args, expect=2)
         one_line(p, repr(args))
         check(p.stdout == "", "%r printed %r" % (args, p.stdout))
+    # An output name that names a folder (it wrote a hidden dd/.db, or ..db).
+    for name in ("dd/", ".", "..", "dd/.."):
+        for args in (["run", "-o", name, "--", "true"], ["stats", "x.db", "-o", name],
+                     ["export", "x.db", "-f", "json", "-o", name], ["merge", "a.db", "-o", name]):
+            p = run([UPTI] + args, expect=2)
+            line = one_line(p, repr(args))
+            check("names a folder, not a file name" in line, "%r: %r" % (args, line))
     check(os.listdir(tmp) == [], "an erroneous command left files: %r" % os.listdir(tmp))
 
 
