@@ -37,11 +37,15 @@ void uo_argv0_string(char *out, size_t n)
     out[len] = '\0';
 }
 
-/* Appends text, turning '/' (and NUL-unsafe bytes) into '_' so one placeholder stays one component. */
+/* Appends text, turning '/' into '_' so one placeholder stays one component,
+ * and control characters (a newline in a program's name) into '_' too: an
+ * output name is printed in one line and typed in shells. */
 static void put_component(uo_buf *b, const char *s)
 {
-    for (; *s; s++)
-        uo_buf_putc(b, *s == '/' ? '_' : *s);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        uo_buf_putc(b, c == '/' || c < 0x20 || c == 0x7f ? '_' : *s);
+    }
 }
 
 /* The text of the unknown placeholder at p: "%name%" when a '%' closes a run

@@ -93,6 +93,9 @@ UNIT_TEST(placeholders)
                                .argv0 = "app", .getenv = fake_env, .getenv_data = "me"};
     expands_with("%argv0%-%pid%-%ppid%-%rank%-%hostname%-%env{WHO}%-%env{NOPE}%", &v,
                  "app-42-1-5-node_7-me-");
+    /* A newline, a tab or DEL in a value never reaches the name. */
+    uo_placeholder_values odd = {.pid = 1, .ppid = 1, .argv0 = "my\napp\tx\x7f", .rank = "0"};
+    expands_with("%argv0%", &odd, "my_app_x_");
     uo_placeholder_values none = {.pid = 9, .ppid = 8};
     expands_with("%hostname%/%rank%/%argv0%x/%env{WHO}%", &none, "unknown/0/x/");
     refused("x-%foo%", "%foo%");
