@@ -582,8 +582,14 @@ static int finish_one(converted *c)
             fprintf(stderr, "upti: cannot write %s (%s): the trace of pid %lld stays in %s\n",
                     final, strerror(errno), c->pid, c->path);
             g_run.kept = 1;
-            if (fd >= 0)
+            if (fd >= 0) {
+                /* The name claimed for it, still empty, is not left behind (read
+                 * as an empty trace until `upti recover` replaced it). */
+                struct stat sb;
+                if (fstat(fd, &sb) == 0 && sb.st_size == 0)
+                    unlink(final);
                 close(fd);
+            }
             free(base);
             return 0;
         }

@@ -18,6 +18,7 @@ written: nothing was lost, nothing is to be recovered.
   exit          _exit(3) after a pause: exactly N kernels, status 3.
 """
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -632,6 +633,48 @@ def case_full_tmpdir(tmp):
         subprocess.run(['umount', '-l', fs], capture_output=True)
 
 
+def case_full_outdir(tmp):
+    """The output folder is full (the run folder in $TMPDIR has room): the database
+    cannot be moved there. One line says where the trace stays; no empty NAME.db is
+    left under the output's name (it was, until `upti recover` replaced it); once
+    there is room, the recovery writes every marker. Needs a small tmpfs (root,
+    mount): skipped where none can be made."""
+    fs = os.path.join(tmp, 'fs')
+    os.mkdir(fs)
+    if subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', fs],
+                      capture_output=True).returncode != 0:
+        print('SKIP: cannot mount a tmpfs here')
+        sys.exit(SKIP)
+    try:
+        iterations = 20000
+        made = uptx_markers(2, iterations)
+        e = env()
+        cmd = [UPTI, 'run', '--marker-trace', '-d', fs, '-o', 'f', '--', UPTX_APP,
+               '--iterations', str(iterations)]
+        p = subprocess.run(cmd, env=e, capture_output=True, text=True, errors='replace',
+                           timeout=300)
+        where = '\nstderr: %s' % p.stderr
+        if p.returncode != 0:
+            fail('exit status %d, expected 0%s' % (p.returncode, where))
+        kept = [m for m in (re.match(r'upti: what could not be written stays in (\S+): upti '
+                                     r'recover \1, once there is room$', l)
+                            for l in p.stderr.splitlines()) if m]
+        if len(kept) != 1:
+            fail('expected one line on the kept run folder%s' % where)
+        path = os.path.join(fs, 'f.db')
+        if os.path.exists(path):
+            fail('%s was left (%d bytes) with no room for the trace%s'
+                 % (path, os.path.getsize(path), where))
+        subprocess.run(['mount', '-o', 'remount,size=256m', fs], check=True)
+        recover_to(kept[0].group(1), e, path)
+        held, meta = markers_and_metadata(path)
+        if held != made:
+            fail('recovered %d markers, %d made' % (held, made))
+        print('full_outdir: no empty database left; recovered %d markers' % held)
+    finally:
+        subprocess.run(['umount', '-l', fs], capture_output=True)
+
+
 def case_run_sigterm_drain(tmp):
     """A program's SIGTERM handler runs (no handler of UPTI's before it), the program drains
     its work after it, and that work is traced."""
@@ -665,6 +708,7 @@ CASES = {
     'run_sigint_nohup': case_run_sigint_nohup,
     'run_sigterm_drain': case_run_sigterm_drain,
     'full_tmpdir': case_full_tmpdir,
+    'full_outdir': case_full_outdir,
 }
 
 
