@@ -17,6 +17,7 @@ written: nothing was lost, nothing is to be recovered.
   segv, abort   exactly N kernels (no handler of UPTI's in the program).
   exit          _exit(3) after a pause: exactly N kernels, status 3.
 """
+import contextlib
 import os
 import re
 import signal
@@ -259,6 +260,28 @@ def markers_and_metadata(path):
     return held, meta
 
 
+@contextlib.contextmanager
+def small_tmpfs(tmp, size):
+    """A tmpfs of size (mount's size=) at tmp/fs, unmounted after; SKIP where none can be
+    mounted (not root, no mount permission)."""
+    fs = os.path.join(tmp, 'fs')
+    os.mkdir(fs)
+    if subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=' + size, 'tmpfs', fs],
+                      capture_output=True).returncode != 0:
+        print('SKIP: cannot mount a tmpfs here')
+        sys.exit(SKIP)
+    try:
+        yield fs
+    finally:
+        subprocess.run(['umount', '-l', fs], capture_output=True)
+
+
+def kept_folders(lines):
+    """The run folders that upti run said it kept for `upti recover`."""
+    return [m for m in (re.match(r'upti: what could not be written stays in (\S+): upti '
+                                 r'recover \1, once there is room$', l) for l in lines) if m]
+
+
 def case_full_disk(tmp):
     """A file size limit (4 MiB, RLIMIT_FSIZE, for upti and the program) hit by
     `upti run` while it stores the program's records: the program runs to its
@@ -268,7 +291,6 @@ def case_full_disk(tmp):
     records stored before (written by `upti recover` once there is room, when
     the limit stops the database too), and held + lost + dropped is every
     marker made."""
-    import re
     import resource
     iterations = 100000
     made = uptx_markers(2, iterations)
@@ -310,9 +332,7 @@ def case_full_disk(tmp):
     incomplete = [re.match(r'upti: pid (\d+): its database could not be completed: the (\d+) '
                            r'records of the spool are not in a database$', l) for l in lines]
     incomplete = [m for m in incomplete if m]
-    kept = [re.match(r'upti: what could not be written stays in (\S+): upti recover \1, once '
-                     r'there is room$', l) for l in lines]
-    kept = [m for m in kept if m]
+    kept = kept_folders(lines)
     drops = [re.match(r'upti: process (\d+): (\d+) records were dropped \(ring full\)$', l)
              for l in lines]
     drops = [m for m in drops if m]
@@ -587,14 +607,7 @@ def case_full_tmpdir(tmp):
     every stored record was lost), and once there is room the recovery
     writes every record the spool held: held + lost + dropped is every marker
     made. Needs a small tmpfs (root, mount): skipped where none can be made."""
-    import re
-    fs = os.path.join(tmp, 'fs')
-    os.mkdir(fs)
-    if subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', fs],
-                      capture_output=True).returncode != 0:
-        print('SKIP: cannot mount a tmpfs here')
-        sys.exit(SKIP)
-    try:
+    with small_tmpfs(tmp, '8m') as fs:
         iterations = 200000
         made = uptx_markers(2, iterations)
         e = env()
@@ -610,8 +623,7 @@ def case_full_tmpdir(tmp):
         lines = [l for l in p.stderr.splitlines() if l.startswith('upti:')]
         counted = [m for m in (re.match(r'upti: pid (\d+): (\d+) records could not be stored', l)
                                for l in lines) if m]
-        kept = [m for m in (re.match(r'upti: what could not be written stays in (\S+): upti '
-                                     r'recover \1, once there is room$', l) for l in lines) if m]
+        kept = kept_folders(lines)
         if len(counted) != 1 or len(kept) != 1:
             fail('expected one line with the count and one on the kept run folder%s' % where)
         if not os.path.exists(os.path.join(kept[0].group(1), 'spool')):
@@ -629,8 +641,6 @@ def case_full_tmpdir(tmp):
                  % (held, lost, dropped, made, where))
         print('full_tmpdir: run folder kept; recovered %d markers, %d not stored, %d dropped'
               % (held, lost, dropped))
-    finally:
-        subprocess.run(['umount', '-l', fs], capture_output=True)
 
 
 def case_full_outdir(tmp):
@@ -639,13 +649,7 @@ def case_full_outdir(tmp):
     left under the output's name (it was, until `upti recover` replaced it); once
     there is room, the recovery writes every marker. Needs a small tmpfs (root,
     mount): skipped where none can be made."""
-    fs = os.path.join(tmp, 'fs')
-    os.mkdir(fs)
-    if subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', fs],
-                      capture_output=True).returncode != 0:
-        print('SKIP: cannot mount a tmpfs here')
-        sys.exit(SKIP)
-    try:
+    with small_tmpfs(tmp, '1m') as fs:
         iterations = 20000
         made = uptx_markers(2, iterations)
         e = env()
@@ -656,9 +660,7 @@ def case_full_outdir(tmp):
         where = '\nstderr: %s' % p.stderr
         if p.returncode != 0:
             fail('exit status %d, expected 0%s' % (p.returncode, where))
-        kept = [m for m in (re.match(r'upti: what could not be written stays in (\S+): upti '
-                                     r'recover \1, once there is room$', l)
-                            for l in p.stderr.splitlines()) if m]
+        kept = kept_folders(p.stderr.splitlines())
         if len(kept) != 1:
             fail('expected one line on the kept run folder%s' % where)
         path = os.path.join(fs, 'f.db')
@@ -671,8 +673,6 @@ def case_full_outdir(tmp):
         if held != made:
             fail('recovered %d markers, %d made' % (held, made))
         print('full_outdir: no empty database left; recovered %d markers' % held)
-    finally:
-        subprocess.run(['umount', '-l', fs], capture_output=True)
 
 
 def case_run_sigterm_drain(tmp):
