@@ -263,11 +263,11 @@ out:
     uo_buf_free(&title);
 }
 
-static void print_csv(uo_buf *b, const report_def *d, const report_rows *r, report_unit unit)
+/* A report's CSV header line: its printed columns' titles in unit. */
+static void put_csv_header(uo_buf *b, const report_def *d, report_unit unit)
 {
-    size_t n = d->ncols;
     const char *sep = "";
-    for (size_t c = 0; c < n; c++) {
+    for (size_t c = 0; c < d->ncols; c++) {
         if (d->cols[c].type == RC_HIDDEN)
             continue;
         uo_buf_puts(b, sep);
@@ -275,8 +275,14 @@ static void print_csv(uo_buf *b, const report_def *d, const report_rows *r, repo
         put_title(b, &d->cols[c], unit);
     }
     uo_buf_puts(b, "\r\n");
+}
+
+static void print_csv(uo_buf *b, const report_def *d, const report_rows *r, report_unit unit)
+{
+    size_t n = d->ncols;
+    put_csv_header(b, d, unit);
     for (size_t i = 0; i < r->nrows; i++) {
-        sep = "";
+        const char *sep = "";
         for (size_t c = 0; c < n; c++) {
             if (d->cols[c].type == RC_HIDDEN)
                 continue;
@@ -389,15 +395,7 @@ int report_output_is_ours(const char *head)
         for (int unit = UNIT_NS; unit <= UNIT_S; unit++) {
             uo_buf b;
             uo_buf_init(&b, NULL);
-            const char *sep = "";
-            for (size_t c = 0; c < d->ncols; c++) {
-                if (d->cols[c].type == RC_HIDDEN)
-                    continue;
-                uo_buf_puts(&b, sep);
-                sep = ",";
-                put_title(&b, &d->cols[c], (report_unit)unit);
-            }
-            uo_buf_puts(&b, "\r\n");
+            put_csv_header(&b, d, (report_unit)unit);
             int same = !b.error && strncmp(head, b.data, b.len) == 0;
             uo_buf_free(&b);
             if (same)
