@@ -315,10 +315,13 @@ static struct upti_producer *producer_create(struct upti_buffer *b, upti_thread_
 static bool wait_for_room(struct upti_producer *p, size_t need)
 {
     struct upti_buffer *b = p->buffer;
-    struct callback_thread *t = atomic_load(&b->thread);
     atomic_store(&p->starving, true);
     bool ok = false;
     for (;;) {
+        /* Loaded each round: upti_assign_callback_thread may move b to another thread
+         * while this one waits, and only that thread makes room (waking the old one
+         * for ever was a hang, unit.lock_order). */
+        struct callback_thread *t = atomic_load(&b->thread);
         /* The consumer itself (a tool record written from the buffer's callback) never
          * makes room while it waits: the record is dropped. */
         if (atomic_load(&b->destroyed) || atomic_load(&t->stop) || !t->started ||
@@ -596,6 +599,7 @@ UPTI_API upti_status_t upti_assign_callback_thread(upti_buffer_id_t buffer_id,
             flush_thread(old);
             pthread_mutex_lock(&g_buffers_lock);
             atomic_store(&b->thread, t);
+            wake_thread(t); /* a producer may be waiting for room already */
             st = UPTI_STATUS_SUCCESS;
         }
     }

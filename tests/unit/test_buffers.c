@@ -11,6 +11,10 @@
  *                    after a flush
  *   buffers.lossless LOSSLESS with the consumer draining concurrently: a
  *                    writer thread's records of every size all arrive
+ *   buffers.reassign LOSSLESS: the buffer moves to another callback thread
+ *                    while its writer waits for room; the new thread makes
+ *                    room (the writer woke the old one for ever: a hang),
+ *                    every record arrives once, in order
  *   buffers.ranges   uptx_range_start on one thread, uptx_range_stop on
  *                    another: both records carry the same range id, each
  *                    its own thread; push/pop depth is per thread
@@ -19,9 +23,12 @@
 #include <uptx/uptx.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../integration/core/testutil.h"
 #include "unit_tests.h"
@@ -93,6 +100,11 @@ static size_t g_watermark;
 static upti_buffer_id_t g_buffer;
 static upti_context_id_t g_ctx;
 static int g_trace_markers;
+static upti_buffer_id_t g_mover;  /* buffers.reassign (below) */
+static upti_callback_thread_t g_thread2;
+static int g_with_mover;
+static void on_mover(upti_context_id_t c, upti_buffer_id_t b, upti_record_header_t **headers,
+                     size_t n, void *data, uint64_t drops);
 
 static int init_tool(upti_client_finalize_t fin, void *tool_data)
 {
@@ -106,6 +118,17 @@ static int init_tool(upti_client_finalize_t fin, void *tool_data)
         CHECK_STATUS(upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MARKER_API,
                                                            NULL, 0, g_buffer),
                      UPTI_STATUS_SUCCESS);
+    if (g_with_mover) {
+        upti_buffer_options_t m = UPTI_OPTIONS(upti_buffer_options_t, .region_size = REGION,
+                                               .watermark = 1, .callback = on_mover);
+        CHECK_STATUS(upti_create_buffer_with_options(g_ctx, &m, &g_mover), UPTI_STATUS_SUCCESS);
+        CHECK_STATUS(upti_create_callback_thread(&g_thread2), UPTI_STATUS_SUCCESS);
+        /* g_thread2 starts now, with a buffer of its own, and sleeps: a thread that starts
+         * drains all its buffers once, which would hide the missed wake-up. */
+        upti_buffer_id_t parked;
+        CHECK_STATUS(upti_create_buffer_with_options(g_ctx, &m, &parked), UPTI_STATUS_SUCCESS);
+        CHECK_STATUS(upti_assign_callback_thread(parked, g_thread2), UPTI_STATUS_SUCCESS);
+    }
     CHECK_STATUS(upti_start_context(g_ctx), UPTI_STATUS_SUCCESS);
     return 0;
 }
@@ -212,6 +235,80 @@ static void test_lossless(void)
     CHECK_EQ_U64(g_drops, 0);
 }
 
+/* ---- lossless, the buffer moved while its writer waits for room ---- */
+
+/* The default callback thread runs on_mover (buffer g_mover's callback): it waits
+ * until the writer of g_buffer waits for room (so the default thread cannot drain
+ * g_buffer meanwhile), then moves g_buffer to g_thread2 from there (the flush of the
+ * old thread is refused, it is this one) and returns. The writer then gets room only
+ * from g_thread2: before the fix it woke the default thread, for ever. */
+static pthread_mutex_t g_go_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_go_cond = PTHREAD_COND_INITIALIZER;
+static int g_go, g_moved;
+
+static void on_mover(upti_context_id_t c, upti_buffer_id_t b, upti_record_header_t **headers,
+                     size_t n, void *data, uint64_t drops)
+{
+    (void)c, (void)b, (void)headers, (void)data, (void)drops;
+    if (n == 0 || g_moved)
+        return;
+    pthread_mutex_lock(&g_go_lock);
+    while (!g_go)
+        pthread_cond_wait(&g_go_cond, &g_go_lock);
+    pthread_mutex_unlock(&g_go_lock);
+    CHECK_STATUS(upti_assign_callback_thread(g_buffer, g_thread2), UPTI_STATUS_SUCCESS);
+    g_moved = 1;
+}
+
+static void *flush_mover(void *arg)
+{
+    (void)arg;
+    CHECK_STATUS(upti_flush_buffer(g_mover), UPTI_STATUS_SUCCESS);
+    return NULL;
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "FAIL reassign: the writer still waits for room after 30 s\n";
+    if (write(2, msg, sizeof msg - 1) < 0)
+        _exit(1);
+    _exit(1);
+}
+
+static void test_reassign(void)
+{
+    g_size_of = lossless_size;
+    g_with_mover = 1;
+    start_tool(UPTI_BUFFER_POLICY_LOSSLESS, REGION); /* delivered when the writer waits */
+    signal(SIGALRM, on_alarm);
+    alarm(30);
+    /* The default thread enters on_mover and stays there until "go". */
+    char one = 1;
+    CHECK_STATUS(upti_write_buffer_record(g_mover, RECORD_KIND, &one, sizeof one),
+                 UPTI_STATUS_SUCCESS);
+    pthread_t flusher, w;
+    CHECK(pthread_create(&flusher, NULL, flush_mover, NULL) == 0);
+    CHECK(pthread_create(&w, NULL, writer, NULL) == 0);
+    /* The writer fills the region within microseconds and waits for room; if it has not
+     * by then, the move comes first and the case passes without proving anything. */
+    struct timespec pause = {0, 200 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    CHECK(g_next_seq < LOSSLESS_RECORDS); /* it is waiting: nothing drains g_buffer */
+    pthread_mutex_lock(&g_go_lock);
+    g_go = 1;
+    pthread_cond_broadcast(&g_go_cond);
+    pthread_mutex_unlock(&g_go_lock);
+    pthread_join(w, NULL);
+    pthread_join(flusher, NULL);
+    alarm(0);
+    CHECK_STATUS(upti_flush_buffer(g_buffer), UPTI_STATUS_SUCCESS);
+    CHECK_EQ_U64(g_moved, 1);
+    CHECK_EQ_U64(g_next_seq, LOSSLESS_RECORDS);
+    CHECK_EQ_U64(g_bad, 0);
+    CHECK_EQ_U64(g_drops, 0);
+}
+
 /* ---- ranges across threads ---- */
 
 typedef struct marker_seen {
@@ -311,8 +408,10 @@ UNIT_TEST(buffers)
         test_drops();
     } else if (strcmp(c, "lossless") == 0) {
         test_lossless();
+    } else if (strcmp(c, "reassign") == 0) {
+        test_reassign();
     } else {
-        fprintf(stderr, "usage: upti_unit_tests buffers.wrap|drops|lossless|ranges\n");
+        fprintf(stderr, "usage: upti_unit_tests buffers.wrap|drops|lossless|reassign|ranges\n");
         return 2;
     }
     return test_result(c);

@@ -37,6 +37,7 @@ static const unit_case k_cases[] = {
     {"buffers.wrap", unit_test_buffers},
     {"buffers.drops", unit_test_buffers},
     {"buffers.lossless", unit_test_buffers},
+    {"buffers.reassign", unit_test_buffers},
     {"buffers.ranges", unit_test_buffers},
     {"uptx_table.header", unit_test_uptx_table},
     {"uptx_table.sdk", unit_test_uptx_table},
