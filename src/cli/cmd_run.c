@@ -790,21 +790,33 @@ static int run_passes(const run_config_file *f, int argc, char **argv, char **pr
         sigemptyset(&sa.sa_mask);
         sigaction(handled[i], &sa, &old[i]);
     }
+    /* The signals stay blocked from before each fork until g_pass_upti is set: one that
+     * came as the pass's upti had started its program, before this process set
+     * g_pass_upti (preempted after the fork on a busy machine), was kept for no one, and
+     * the pass ran to its end (cli.config_signal waited 60 s). */
+    sigset_t block, old_mask;
+    sigemptyset(&block);
+    for (int i = 0; i < 4; i++)
+        sigaddset(&block, handled[i]);
     int first_failed = 0;
     for (size_t p = 0; p < f->npasses && !g_pass_signal; p++) {
         options_of_pass(f, p, argc, argv, &o, program, &nprogram);
         fflush(NULL);
+        sigprocmask(SIG_BLOCK, &block, &old_mask);
         pid_t pid = fork();
         if (pid < 0) {
+            sigprocmask(SIG_SETMASK, &old_mask, NULL);
             first_failed = cli_error("fork: %s", strerror(errno));
             break;
         }
         if (pid == 0) {
             for (int i = 0; i < 4; i++)
                 sigaction(handled[i], &old[i], NULL);
+            sigprocmask(SIG_SETMASK, &old_mask, NULL);
             exit(run_program(&o, program, nprogram, 0));
         }
         g_pass_upti = pid;
+        sigprocmask(SIG_SETMASK, &old_mask, NULL); /* one sent meanwhile is forwarded now */
         int status = 0;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
