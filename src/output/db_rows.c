@@ -53,29 +53,37 @@ int uo_rows_set_text(uo_rows *r, const char *text)
     return 0;
 }
 
-/* Binds count pending rows from first on to st, where bound holds what st has bound. */
+/* Binds count pending rows from first on to st, where bound holds what st
+ * has bound: one pass over the values as one array (the text column holds 0,
+ * bound as text after), each bound again only where it changed. */
 static void bind_rows(uo_rows *r, sqlite3_stmt *st, int64_t *bound, int *primed, int first,
                       int count)
 {
-    int ncols = r->ncols, all = !*primed;
-    for (int i = 0; i < count; i++) {
-        const int64_t *v = r->vals + (size_t)(first + i) * (size_t)ncols;
-        int64_t *b = bound + (size_t)i * (size_t)ncols;
-        int base = i * ncols + 1;
-        for (int c = 0; c < ncols; c++) {
-            if (c == r->text_col) {
-                size_t at = r->text[first + i];
-                if (at != 0)
-                    sqlite3_bind_text(st, base + c, r->arena.data + at - 1, -1, SQLITE_STATIC);
-                else
-                    sqlite3_bind_null(st, base + c);
-            } else if (all || b[c] != v[c]) {
-                sqlite3_bind_int64(st, base + c, v[c]);
-                b[c] = v[c];
-            }
+    int ncols = r->ncols, cells = count * ncols;
+    const int64_t *v = r->vals + (size_t)first * (size_t)ncols;
+    if (!*primed) {
+        for (int i = 0; i < cells; i++) {
+            sqlite3_bind_int64(st, i + 1, v[i]);
+            bound[i] = v[i];
         }
+        *primed = 1;
+    } else {
+        for (int i = 0; i < cells; i++)
+            if (bound[i] != v[i]) {
+                sqlite3_bind_int64(st, i + 1, v[i]);
+                bound[i] = v[i];
+            }
     }
-    *primed = 1;
+    if (r->text_col < 0)
+        return;
+    for (int i = 0; i < count; i++) {
+        int param = i * ncols + r->text_col + 1;
+        size_t at = r->text[first + i];
+        if (at != 0)
+            sqlite3_bind_text(st, param, r->arena.data + at - 1, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(st, param);
+    }
 }
 
 static int run(sqlite3_stmt *st)

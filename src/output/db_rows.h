@@ -55,6 +55,8 @@ static inline int64_t *uo_rows_add(uo_rows *r)
     if (r->n >= UO_ROWS_BATCH)
         return NULL;
     int64_t *v = r->vals + (size_t)r->n * (size_t)r->ncols;
+    if (r->text_col >= 0)
+        v[r->text_col] = 0; /* bound as text (uo_rows_set_text), never as a number */
     r->text[r->n] = 0;
     r->n++;
     return v;
