@@ -847,7 +847,7 @@ int uo_db_add_arg(uo_db *db, uint64_t correlation_id, uint32_t position, const c
     int64_t name_id = intern_again(db, &db->arg_name_ids[position % ARG_POSITIONS], name);
     int64_t api_id = uo_arg_link_find_call(&db->args, correlation_id);
     if (api_id != 0) {
-        uo_waiting_arg a = {correlation_id, position, type_id, name_id, (char *)value};
+        uo_waiting_arg a = {correlation_id, position, type_id, name_id, value, 0};
         return write_arg(db, &a, api_id);
     }
     int rc = uo_arg_link_wait(&db->args, correlation_id, position, type_id, name_id, value);
