@@ -1044,7 +1044,8 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
             rc = sqlite3_prepare_v3(db->db, k_statements[i], -1, SQLITE_PREPARE_PERSISTENT,
                                     &db->st[i], NULL) == SQLITE_OK ? 0 : -1;
         if (rc != 0) {
-            snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db->db));
+            snprintf(err, errlen, "%s: %s", path,
+                     batched(i) ? "out of memory" : sqlite3_errmsg(db->db));
             goto fail;
         }
     }

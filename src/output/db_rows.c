@@ -7,34 +7,42 @@
 int uo_rows_init(uo_rows *r, sqlite3 *db, const char *insert, int ncols, int text_col)
 {
     memset(r, 0, sizeof *r);
+    r->db = db;
     r->ncols = ncols;
     r->text_col = text_col;
     uo_buf_init(&r->arena, NULL);
-    /* "INSERT INTO t(...) VALUES" then the group "(?,...)" UO_ROWS_BATCH times. */
-    const char *group = strstr(insert, " VALUES(");
-    if (group == NULL)
-        return -1;
-    group += strlen(" VALUES");
-    size_t head = (size_t)(group - insert), glen = strlen(group);
+    size_t cells = (size_t)UO_ROWS_BATCH * (size_t)ncols;
+    r->insert = strdup(insert);
+    r->vals = malloc(cells * sizeof *r->vals);
+    r->bound = malloc((cells + (size_t)ncols) * sizeof *r->bound);
+    r->text = malloc(UO_ROWS_BATCH * sizeof *r->text);
+    return r->insert != NULL && strstr(insert, " VALUES(") != NULL && r->vals != NULL &&
+                   r->bound != NULL && r->text != NULL
+               ? 0
+               : -1;
+}
+
+/* Prepares r->one, the INSERT of one row, or r->many, of UO_ROWS_BATCH:
+ * "INSERT INTO t(...) VALUES" then the group "(?,...)" UO_ROWS_BATCH times.
+ * SQLITE_OK, or SQLite's error (the connection's message says why). */
+static int prepare(uo_rows *r, int many)
+{
+    if (!many)
+        return sqlite3_prepare_v3(r->db, r->insert, -1, SQLITE_PREPARE_PERSISTENT, &r->one, NULL);
+    const char *group = strstr(r->insert, " VALUES(") + strlen(" VALUES");
+    size_t head = (size_t)(group - r->insert), glen = strlen(group);
     uo_buf sql;
     uo_buf_init(&sql, NULL);
-    uo_buf_put(&sql, insert, head);
+    uo_buf_put(&sql, r->insert, head);
     for (int i = 0; i < UO_ROWS_BATCH; i++) {
         if (i > 0)
             uo_buf_putc(&sql, ',');
         uo_buf_put(&sql, group, glen);
     }
     uo_buf_putc(&sql, '\0');
-    size_t cells = (size_t)UO_ROWS_BATCH * (size_t)ncols;
-    r->vals = malloc(cells * sizeof *r->vals);
-    r->bound = malloc((cells + (size_t)ncols) * sizeof *r->bound);
-    r->text = malloc(UO_ROWS_BATCH * sizeof *r->text);
-    int rc = -1;
-    if (!sql.error && r->vals != NULL && r->bound != NULL && r->text != NULL &&
-        sqlite3_prepare_v3(db, insert, -1, SQLITE_PREPARE_PERSISTENT, &r->one, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v3(db, sql.data, -1, SQLITE_PREPARE_PERSISTENT, &r->many, NULL) ==
-            SQLITE_OK)
-        rc = 0;
+    int rc = sql.error ? SQLITE_NOMEM
+                       : sqlite3_prepare_v3(r->db, sql.data, -1, SQLITE_PREPARE_PERSISTENT,
+                                            &r->many, NULL);
     uo_buf_free(&sql);
     return rc;
 }
@@ -97,10 +105,16 @@ int uo_rows_flush(uo_rows *r)
 {
     int rc = SQLITE_OK;
     if (r->n == UO_ROWS_BATCH) {
-        bind_rows(r, r->many, r->bound, &r->primed_many, 0, r->n);
-        rc = run(r->many);
-    } else {
+        if (r->many == NULL)
+            rc = prepare(r, 1);
+        if (rc == SQLITE_OK) {
+            bind_rows(r, r->many, r->bound, &r->primed_many, 0, r->n);
+            rc = run(r->many);
+        }
+    } else if (r->n > 0) {
         int64_t *bound_one = r->bound + (size_t)UO_ROWS_BATCH * (size_t)r->ncols;
+        if (r->one == NULL)
+            rc = prepare(r, 0);
         for (int i = 0; i < r->n && rc == SQLITE_OK; i++) {
             bind_rows(r, r->one, bound_one, &r->primed_one, i, 1);
             rc = run(r->one);
@@ -115,6 +129,7 @@ void uo_rows_free(uo_rows *r)
 {
     sqlite3_finalize(r->one);
     sqlite3_finalize(r->many);
+    free(r->insert);
     free(r->vals);
     free(r->bound);
     free(r->text);
