@@ -9,13 +9,14 @@
  * next recordings):
  *   vkCmdWriteTimestamp(TOP_OF_PIPE), the operation,
  *   vkCmdWriteTimestamp(BOTTOM_OF_PIPE).
- * The queries are reset from the host (vkResetQueryPool, hostQueryReset,
- * which the layer enables on devices that have it) at each submission of
- * the command buffer, once its previous execution was read
- * (submissions.c), so a command buffer may be submitted any number of
- * times: each execution writes its own pairs. Without host reset, or in a
- * recording with SIMULTANEOUS_USE (executions may overlap), each pair is
- * reset by a vkCmdResetQueryPool recorded before it.
+ * The queries are reset by the command buffer itself: before the first
+ * pair of each run of UVK_RESET_PAIRS pairs, the layer records one
+ * vkCmdResetQueryPool of the run's queries. So a command buffer may be
+ * submitted any number of times, each execution writing its own pairs
+ * (a submission of it waits for its previous execution to be read first,
+ * submissions.c), and vkQueueSubmit resets nothing from the host (on
+ * lavapipe a host vkResetQueryPool took some 530 instructions per submit;
+ * a reset per pair some 250 per operation recorded).
  *
  * Secondary command buffers are instrumented the same way, in their own
  * pools. vkCmdExecuteCommands copies a secondary's operations, as recorded
@@ -186,8 +187,6 @@ VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandB
             s->pipeline_name_len = 0;
             s->pipeline = VK_NULL_HANDLE;
             s->in_render_pass = 0;
-            s->cmd_reset = s->dev->dt.reset_pool == NULL ||
-                           (info != NULL && (info->flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0);
             s->untimed = s->secondary && info != NULL &&
                          (info->flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT) != 0;
             remember_locked(cb, s);
@@ -327,9 +326,9 @@ void uvk_op_begin_wanted(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCo
         VkQueryPool pool = ds->timestamps && !s->untimed && !s->in_render_pass ? pool_of(n, s) : VK_NULL_HANDLE;
         if (pool != VK_NULL_HANDLE) {
             d->pool = pool;
-            d->query = 2 * (s->pairs++ % UVK_QUERY_PAIRS);
-            if (s->cmd_reset)
-                n->vkCmdResetQueryPool(cb, pool, d->query, 2);
+            d->query = 2 * (s->pairs % UVK_QUERY_PAIRS);
+            if (s->pairs++ % UVK_RESET_PAIRS == 0) /* the run's first pair: its queries reset */
+                n->vkCmdResetQueryPool(cb, pool, d->query, 2 * UVK_RESET_PAIRS);
             n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, d->query);
             slot->pool = pool;
             slot->query = d->query + 1;

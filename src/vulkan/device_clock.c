@@ -29,7 +29,7 @@
 
 void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vulkan_dispatch_t *inst,
                            const VkDeviceCreateInfo *ci, PFN_vkSetDeviceLoaderData set_loader_data, int wanted,
-                           int calibrated, int timeline, int host_reset)
+                           int calibrated, int timeline)
 {
     uvk_device_state_t *s = &o->dt;
     memset(s, 0, sizeof *s);
@@ -54,8 +54,6 @@ void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vu
                 s->valid_bits = fams[i].timestampValidBits;
         }
     s->calibrated = calibrated && o->next.vkGetCalibratedTimestampsEXT != NULL;
-    if (host_reset)
-        s->reset_pool = o->next.vkResetQueryPoolEXT != NULL ? o->next.vkResetQueryPoolEXT : o->next.vkResetQueryPool;
     if (timeline) {
         s->get_counter = o->next.vkGetSemaphoreCounterValueKHR != NULL ? o->next.vkGetSemaphoreCounterValueKHR
                                                                         : o->next.vkGetSemaphoreCounterValue;

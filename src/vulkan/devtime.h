@@ -43,10 +43,10 @@ extern const upti_operation_plan_t *const *uvk_alloc_plans;
    callback for the layer's own dispatchable objects, NULL if none; wanted:
    device times are wanted; calibrated: the layer enabled
    VK_EXT_calibrated_timestamps, else its clock is measured (clock_probe.c);
-   timeline: timeline semaphores are enabled on it; host_reset: hostQueryReset is). */
+   timeline: timeline semaphores are enabled on it). */
 void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vulkan_dispatch_t *inst,
                            const VkDeviceCreateInfo *ci, PFN_vkSetDeviceLoaderData set_loader_data, int wanted,
-                           int calibrated, int timeline, int host_reset);
+                           int calibrated, int timeline);
 /* A device is about to be destroyed: waits for and emits its dispatches, frees the layer's objects. */
 void uvk_dt_device_destroying(uvk_object_t *o);
 /* Waits for and emits every pending dispatch (at exit). */
@@ -55,6 +55,7 @@ void uvk_dt_drain_all(void);
 /* --- shared by the files above --- */
 
 #define UVK_QUERY_PAIRS 256 /* timed operations per query pool: a recording takes as many pools as it needs */
+#define UVK_RESET_PAIRS 64  /* pairs reset by one recorded vkCmdResetQueryPool (divides UVK_QUERY_PAIRS) */
 #define UVK_NAME_MAX 128
 
 /* One device operation as recorded: a dispatch, a copy or a barrier. */
@@ -82,8 +83,6 @@ typedef struct uvk_cb_t {
     uvk_object_t *dev;
     int secondary;             /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
     int untimed;               /* a secondary continuing a render pass: no queries */
-    int cmd_reset;             /* queries reset by a recorded vkCmdResetQueryPool per operation (no host
-                                  reset, or a recording with SIMULTANEOUS_USE: executions may overlap) */
     VkQueryPool *pools;        /* the layer's query pools, kept across recordings: pool k holds
                                   the recording's pairs [k * UVK_QUERY_PAIRS, (k + 1) * UVK_QUERY_PAIRS) */
     uint32_t npools;

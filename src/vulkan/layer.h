@@ -105,9 +105,6 @@ typedef struct uvk_device_state_t {
        per queue, signalled by the last batch of each traced submission with
        the queue's next value (under uvk_dt_lock). */
     PFN_vkGetSemaphoreCounterValue get_counter;
-    /* Host query reset (the layer enabled it, or the program did): the layer's
-       queries are reset from the host at each submission, not per operation. */
-    PFN_vkResetQueryPool reset_pool;
     PFN_vkWaitSemaphores wait_semaphores;
     struct {
         VkQueue queue;

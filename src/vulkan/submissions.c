@@ -434,18 +434,6 @@ static VkSemaphore queue_timeline(uvk_object_t *o, VkQueue queue, uint64_t *valu
     return s->timeline[i].semaphore;
 }
 
-/* Resets from the host the queries s's recording writes, before an
-   execution (its previous one was read). Under uvk_dt_lock. */
-static void reset_queries(uvk_cb_t *s)
-{
-    if (s->cmd_reset)
-        return;
-    for (uint32_t k = 0; k < s->npools && k * UVK_QUERY_PAIRS < s->pairs; k++) {
-        uint32_t used = s->pairs - k * UVK_QUERY_PAIRS;
-        s->dev->dt.reset_pool(s->dev->device, s->pools[k], 0, 2 * (used < UVK_QUERY_PAIRS ? used : UVK_QUERY_PAIRS));
-    }
-}
-
 /* Makes p findable for completion: the command buffers it executes point to
    it, and it joins the pending list. Under uvk_dt_lock. */
 static void publish_locked(uvk_pending_t *p, const VkCommandBuffer *cbs, uint32_t ncb)
@@ -473,9 +461,10 @@ static void publish_locked(uvk_pending_t *p, const VkCommandBuffer *cbs, uint32_
 
 /* The program's submission, made by call(ctx) with the layer's bookkeeping
    around it: cbs are the command buffers it executes, in order. Two holds
-   of uvk_dt_lock in the common case: before the call (completions, query
-   resets, the operations copied into a pending entry kept from an earlier
-   submission) and after it (the entry published). */
+   of uvk_dt_lock in the common case: before the call (completions, the
+   operations copied into a pending entry kept from an earlier submission;
+   the queries are reset by the command buffers themselves) and after it
+   (the entry published). */
 static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, VkFence fence,
                               const VkCommandBuffer *cbs, uint32_t ncb, submit_call_t call, void *ctx)
 {
@@ -490,13 +479,10 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
             continue;
         if (s->inflight != NULL)
             uvk_pending_complete(s->inflight, 1);
-        reset_queries(s);
         for (uint32_t k = 0; k < s->nexec; k++) {
             uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
             if (sec != NULL && sec->inflight != NULL)
                 uvk_pending_complete(sec->inflight, 1);
-            if (sec != NULL)
-                reset_queries(sec);
         }
         total += s->n;
     }

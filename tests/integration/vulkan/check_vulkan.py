@@ -43,8 +43,8 @@ Cases
               the first execution's records untimed, the second's timed and in
               recording order, one upti: line
   many_simultaneous
-              the same recorded with SIMULTANEOUS_USE: the layer resets its
-              queries with commands it records instead of from the host
+              the same recorded with SIMULTANEOUS_USE (the layer's query
+              resets are recorded into the command buffer either way)
   labels      vk_compute 3 labels: VK_EXT_debug_utils names the pipeline
               (the kernel records' name) and the command buffer (a range per
               execution, first start to last end), a command-buffer label around the
