@@ -18,6 +18,16 @@
  * lavapipe a host vkResetQueryPool took some 530 instructions per submit;
  * a reset per pair some 250 per operation recorded).
  *
+ * Reading: each pool has a host-visible buffer of the layer's, mapped once;
+ * at vkEndCommandBuffer the layer records a vkCmdCopyQueryPoolResults of
+ * the recording's pairs into it (waiting for them) and a barrier that makes
+ * the copy visible to the host. A finished submission's times are then
+ * read from memory, without a driver call: on lavapipe
+ * vkGetQueryPoolResults waits for the device to be idle (a round trip
+ * through its queue thread, some 20 us on a loaded machine, which also
+ * slowed the program's next vkQueueSubmit). A pool whose buffer cannot be
+ * made is read with vkGetQueryPoolResults.
+ *
  * Secondary command buffers are instrumented the same way, in their own
  * pools. vkCmdExecuteCommands copies a secondary's operations, as recorded
  * so far, into the primary's list and remembers the secondary: a submission
@@ -97,13 +107,70 @@ static inline uvk_cb_t *uvk_cb_recording(VkCommandBuffer cb)
     return cb_recording_slow(cb);
 }
 
+static void qpool_destroy(uvk_object_t *dev, uvk_qpool_t *q)
+{
+    const upti_vulkan_dispatch_t *n = &dev->next;
+    n->vkDestroyQueryPool(dev->device, q->pool, NULL);
+    if (q->buffer != VK_NULL_HANDLE)
+        n->vkDestroyBuffer(dev->device, q->buffer, NULL);
+    if (q->memory != VK_NULL_HANDLE)
+        n->vkFreeMemory(dev->device, q->memory, NULL); /* unmapped with it */
+}
+
+/* A host-visible, coherent memory type among bits (cached if one is); UINT32_MAX if none. */
+static uint32_t results_memory_type(const VkPhysicalDeviceMemoryProperties *m, uint32_t bits)
+{
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    uint32_t found = UINT32_MAX;
+    for (uint32_t i = 0; i < m->memoryTypeCount && i < 32; i++) {
+        VkMemoryPropertyFlags f = m->memoryTypes[i].propertyFlags;
+        if ((bits & (1u << i)) == 0 || (f & want) != want)
+            continue;
+        if ((f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0)
+            return i;
+        if (found == UINT32_MAX)
+            found = i;
+    }
+    return found;
+}
+
+/* Makes q's results buffer, mapped; leaves q->buffer VK_NULL_HANDLE if it cannot. */
+static void qpool_results_create(uvk_object_t *dev, uvk_qpool_t *q)
+{
+    const upti_vulkan_dispatch_t *n = &dev->next;
+    VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                             .size = 2 * UVK_QUERY_PAIRS * sizeof(uint64_t),
+                             .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    void *mapped = NULL;
+    if (n->vkCreateBuffer(dev->device, &bi, NULL, &buffer) != VK_SUCCESS)
+        return;
+    VkMemoryRequirements req;
+    n->vkGetBufferMemoryRequirements(dev->device, buffer, &req);
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
+                               .memoryTypeIndex = results_memory_type(&dev->dt.memory, req.memoryTypeBits)};
+    if (ai.memoryTypeIndex == UINT32_MAX || n->vkAllocateMemory(dev->device, &ai, NULL, &memory) != VK_SUCCESS ||
+        n->vkBindBufferMemory(dev->device, buffer, memory, 0) != VK_SUCCESS ||
+        n->vkMapMemory(dev->device, memory, 0, VK_WHOLE_SIZE, 0, &mapped) != VK_SUCCESS) {
+        n->vkDestroyBuffer(dev->device, buffer, NULL);
+        if (memory != VK_NULL_HANDLE)
+            n->vkFreeMemory(dev->device, memory, NULL);
+        return;
+    }
+    q->buffer = buffer;
+    q->memory = memory;
+    q->results = mapped;
+}
+
 void uvk_cb_forget_locked(uvk_cb_t *s)
 {
     __atomic_add_fetch(&cb_generation, 1, __ATOMIC_RELEASE);
     if (s->inflight != NULL)
         uvk_pending_complete(s->inflight, 1); /* its queries are read before the pool goes */
     for (uint32_t k = 0; k < s->npools; k++)
-        s->dev->next.vkDestroyQueryPool(s->dev->device, s->pools[k], NULL);
+        qpool_destroy(s->dev, &s->pools[k]);
     free(s->pools);
     for (uvk_cb_t **pp = &uvk_dt_cbs; *pp != NULL; pp = &(*pp)->next)
         if (*pp == s) {
@@ -196,6 +263,40 @@ VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandB
     return n->vkBeginCommandBuffer(cb, info);
 }
 
+/* The recording's pairs copied into their pools' results buffers, made
+   visible to the host, as the command buffer's last commands. An operation
+   whose pool has no buffer, or a recording that cannot take the copy (still
+   inside a render pass, which the program must end first), is read from its
+   pool instead. */
+VkResult uvk_dt_vkEndCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb)
+{
+    uvk_cb_t *s = UVK_LOAD(uvk_dt_cbs) != NULL ? uvk_cb_recording(cb) : NULL;
+    if (s != NULL && s->pairs > 0) {
+        int copied = 0;
+        for (uint32_t k = 0; !s->in_render_pass && k < s->npools && k * UVK_QUERY_PAIRS < s->pairs; k++) {
+            if (s->pools[k].buffer == VK_NULL_HANDLE)
+                continue;
+            uint32_t used = s->pairs - k * UVK_QUERY_PAIRS;
+            n->vkCmdCopyQueryPoolResults(cb, s->pools[k].pool, 0, 2 * (used < UVK_QUERY_PAIRS ? used : UVK_QUERY_PAIRS),
+                                         s->pools[k].buffer, 0, sizeof(uint64_t),
+                                         VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+            copied = 1;
+        }
+        if (copied) {
+            VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                                 .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                                 .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+            n->vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &b, 0, NULL,
+                                    0, NULL);
+        } else {
+            for (uint32_t i = 0; i < s->n; i++)
+                if (!s->d[i].secondary)
+                    s->d[i].ticks = NULL;
+        }
+    }
+    return n->vkEndCommandBuffer(cb);
+}
+
 void uvk_dt_vkCmdBindPipeline(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkPipelineBindPoint point,
                               VkPipeline pipeline)
 {
@@ -260,12 +361,12 @@ void uvk_dt_vkCmdExecuteCommands(const upti_vulkan_dispatch_t *n, VkCommandBuffe
 
 /* The query pool of s's next pair: pools[pairs / UVK_QUERY_PAIRS], created
    when the recording first reaches it; NULL if it cannot be (said once). */
-static VkQueryPool pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
+static uvk_qpool_t *pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
 {
     uint32_t k = s->pairs / UVK_QUERY_PAIRS;
     if (k < s->npools)
-        return s->pools[k];
-    VkQueryPool *grown = realloc(s->pools, (k + 1) * sizeof *grown);
+        return &s->pools[k];
+    uvk_qpool_t *grown = realloc(s->pools, (k + 1) * sizeof *grown);
     VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                 .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                 .queryCount = 2 * UVK_QUERY_PAIRS};
@@ -277,10 +378,13 @@ static VkQueryPool pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
         if (atomic_exchange(&warned, 1) == 0)
             upti_runtime_warn("vulkan: the layer cannot create a query pool; operations recorded past its "
                               "last one are traced without device times");
-        return VK_NULL_HANDLE;
+        return NULL;
     }
-    s->pools[s->npools++] = pool;
-    return pool;
+    uvk_qpool_t *q = &s->pools[s->npools++];
+    memset(q, 0, sizeof *q);
+    q->pool = pool;
+    qpool_results_create(s->dev, q);
+    return q;
 }
 
 void uvk_op_begin_wanted(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
@@ -323,10 +427,12 @@ void uvk_op_begin_wanted(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCo
                 upti_runtime_warn("vulkan: a secondary command buffer continues a render pass, where the layer "
                                   "cannot reset its queries; its operations are traced without device times");
         }
-        VkQueryPool pool = ds->timestamps && !s->untimed && !s->in_render_pass ? pool_of(n, s) : VK_NULL_HANDLE;
-        if (pool != VK_NULL_HANDLE) {
+        uvk_qpool_t *q = ds->timestamps && !s->untimed && !s->in_render_pass ? pool_of(n, s) : NULL;
+        if (q != NULL) {
+            VkQueryPool pool = q->pool;
             d->pool = pool;
             d->query = 2 * (s->pairs % UVK_QUERY_PAIRS);
+            d->ticks = q->results != NULL ? q->results + d->query : NULL;
             if (s->pairs++ % UVK_RESET_PAIRS == 0) /* the run's first pair: its queries reset */
                 n->vkCmdResetQueryPool(cb, pool, d->query, 2 * UVK_RESET_PAIRS);
             n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, d->query);

@@ -54,6 +54,7 @@ void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vu
                 s->valid_bits = fams[i].timestampValidBits;
         }
     s->calibrated = calibrated && o->next.vkGetCalibratedTimestampsEXT != NULL;
+    inst->vkGetPhysicalDeviceMemoryProperties(phys, &s->memory);
     if (timeline) {
         s->get_counter = o->next.vkGetSemaphoreCounterValueKHR != NULL ? o->next.vkGetSemaphoreCounterValueKHR
                                                                         : o->next.vkGetSemaphoreCounterValue;

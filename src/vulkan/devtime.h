@@ -58,9 +58,21 @@ void uvk_dt_drain_all(void);
 #define UVK_RESET_PAIRS 64  /* pairs reset by one recorded vkCmdResetQueryPool (divides UVK_QUERY_PAIRS) */
 #define UVK_NAME_MAX 128
 
+/* One of a command buffer's query pools, and the host-visible buffer its
+   results are copied into by the command buffer itself at its end
+   (vkCmdCopyQueryPoolResults): read without a driver call once the
+   submission is done. */
+typedef struct uvk_qpool_t {
+    VkQueryPool pool;
+    VkBuffer buffer;         /* VK_NULL_HANDLE if it could not be made: then read with vkGetQueryPoolResults */
+    VkDeviceMemory memory;
+    const uint64_t *results; /* buffer, mapped: 2 * UVK_QUERY_PAIRS values */
+} uvk_qpool_t;
+
 /* One device operation as recorded: a dispatch, a copy or a barrier. */
 typedef struct uvk_op_t {
     VkQueryPool pool;
+    const uint64_t *ticks;    /* its pair's values in its pool's mapped results; NULL: read from the pool */
     upti_tracing_kind_t kind; /* KERNEL_DISPATCH or MEMORY_COPY */
     upti_memory_direction_t direction;
     uint64_t bytes;
@@ -83,7 +95,7 @@ typedef struct uvk_cb_t {
     uvk_object_t *dev;
     int secondary;             /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
     int untimed;               /* a secondary continuing a render pass: no queries */
-    VkQueryPool *pools;        /* the layer's query pools, kept across recordings: pool k holds
+    uvk_qpool_t *pools;        /* the layer's query pools, kept across recordings: pool k holds
                                   the recording's pairs [k * UVK_QUERY_PAIRS, (k + 1) * UVK_QUERY_PAIRS) */
     uint32_t npools;
     uint32_t pairs;            /* query pairs used by this recording, in pools[0..] */

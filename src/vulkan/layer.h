@@ -97,6 +97,7 @@ typedef struct uvk_device_state_t {
     int timestamps;       /* every compute queue family has them */
     int calibrated;       /* VK_EXT_calibrated_timestamps is enabled */
     int measured;         /* no calibrated timestamps: probe measures the clock (under uvk_dt_lock) */
+    VkPhysicalDeviceMemoryProperties memory; /* for the buffers query results are copied into */
     uvk_probe_t probe;
     uint64_t deviation;   /* of the last calibration, ns */
     VkFence spare[8];     /* the layer's signalled fences, reset for reuse (under uvk_dt_lock) */

@@ -17,8 +17,10 @@
  *
  * Completion, never waiting in the program's way: at vkWaitForFences,
  * vkGetFenceStatus, vkQueueWaitIdle, vkDeviceWaitIdle and each vkQueueSubmit,
- * pending entries whose fence or semaphore has signalled are read
- * (vkGetQueryPoolResults without WAIT) and emitted. vkResetFences and
+ * pending entries whose fence or semaphore has signalled are read (from
+ * the results buffers the command buffers copied their queries into,
+ * command_buffers.c; vkGetQueryPoolResults without WAIT where a pool has
+ * none) and emitted. vkResetFences and
  * vkDestroyFence read the entries the program's fences mark first (the fence
  * must be done with by then, and its state goes). Only a command buffer
  * (or a secondary it executes) submitted again before its previous
@@ -111,12 +113,16 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
         }
         if (r == VK_NOT_READY || r == VK_TIMEOUT)
             return 0;
+        if (r != VK_SUCCESS)
+            p->fence_lost = 1; /* the device is lost: no times to read */
     } else if (p->fence != VK_NULL_HANDLE) {
         VkResult r = wait ? o->next.vkWaitForFences(o->device, 1, &p->fence, VK_TRUE, 5000000000ull)
                           : o->next.vkGetFenceStatus(o->device, p->fence);
         if (r == VK_NOT_READY || r == VK_TIMEOUT)
             return 0;
         fence_state = r;
+        if (r != VK_SUCCESS)
+            p->fence_lost = 1;
     } else if (p->program_fence != VK_NULL_HANDLE && !p->fence_lost) {
         VkResult r = wait == UVK_FENCE_SIGNALLED ? VK_SUCCESS
                      : wait ? o->next.vkWaitForFences(o->device, 1, &p->program_fence, VK_TRUE, 5000000000ull)
@@ -137,6 +143,13 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
     int timed = ticks != NULL && uvk_dt_calibrate(o, &map);
     for (uint32_t i = 0; timed && i < p->n;) {
         if (p->d[i].query == UINT32_MAX) {
+            i++;
+            continue;
+        }
+        if (p->d[i].ticks != NULL) {
+            /* Copied by the command buffer into the pool's results buffer (command_buffers.c). */
+            ticks[2 * i] = p->d[i].ticks[0];
+            ticks[2 * i + 1] = p->d[i].ticks[1];
             i++;
             continue;
         }
