@@ -387,75 +387,86 @@ static uvk_qpool_t *pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
     return q;
 }
 
+/* Said once each: operations the layer cannot time where they are recorded. */
+static __attribute__((noinline, cold)) void warn_untimed(const uvk_cb_t *s)
+{
+    static _Atomic int in_pass, continuing;
+    if (s->in_render_pass) {
+        if (atomic_exchange(&in_pass, 1) == 0)
+            upti_runtime_warn("vulkan: an operation recorded inside a render pass, where the layer cannot "
+                              "reset its queries, is traced without device times");
+    } else if (atomic_exchange(&continuing, 1) == 0) {
+        upti_runtime_warn("vulkan: a secondary command buffer continues a render pass, where the layer "
+                          "cannot reset its queries; its operations are traced without device times");
+    }
+}
+
 void uvk_op_begin_wanted(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
                          upti_tracing_kind_t kind, uint32_t op, const uint32_t groups[3], const uint32_t base[3],
                          upti_memory_direction_t direction, uint64_t bytes, const char *name)
 {
     slot->pool = VK_NULL_HANDLE;
     slot->appended = 0;
-    slot->query = 0;
     uvk_cb_t *s = uvk_cb_recording(cb);
     uvk_op_t *d = s != NULL ? grow(s) : NULL;
-    if (d != NULL) {
-        /* Every field but the name's tail, which nothing reads past its end. */
-        memset(d, 0, offsetof(uvk_op_t, name));
-        memset(&d->recorded, 0, sizeof *d - offsetof(uvk_op_t, recorded));
-        d->kind = kind;
-        d->op = op;
-        d->direction = direction;
-        d->bytes = bytes;
-        if (groups != NULL)
-            memcpy(d->groups, groups, sizeof d->groups);
-        if (base != NULL)
-            memcpy(d->base, base, sizeof d->base);
-        size_t len = name != NULL ? strnlen(name, sizeof d->name - 1) : s->pipeline_name_len;
-        memcpy(d->name, name != NULL ? name : s->pipeline_name, len);
-        d->name[len] = '\0';
-        d->kernel_id = (uint64_t)s->pipeline;
-        d->recorded = uvk_now();
-        upti_runtime_capture_correlation(NULL, &d->corr);
-        d->query = UINT32_MAX;
-        uvk_device_state_t *ds = &s->dev->dt;
-        if (ds->timestamps && s->in_render_pass) {
-            static _Atomic int warned;
-            if (atomic_exchange(&warned, 1) == 0)
-                upti_runtime_warn("vulkan: an operation recorded inside a render pass, where the layer cannot "
-                                  "reset its queries, is traced without device times");
-        } else if (ds->timestamps && s->untimed) {
-            static _Atomic int warned;
-            if (atomic_exchange(&warned, 1) == 0)
-                upti_runtime_warn("vulkan: a secondary command buffer continues a render pass, where the layer "
-                                  "cannot reset its queries; its operations are traced without device times");
-        }
-        uvk_qpool_t *q = ds->timestamps && !s->untimed && !s->in_render_pass ? pool_of(n, s) : NULL;
-        if (q != NULL) {
-            VkQueryPool pool = q->pool;
-            d->pool = pool;
-            d->query = 2 * (s->pairs % UVK_QUERY_PAIRS);
-            d->ticks = q->results != NULL ? q->results + d->query : NULL;
-            if (s->pairs++ % UVK_RESET_PAIRS == 0) /* the run's first pair: its queries reset */
-                n->vkCmdResetQueryPool(cb, pool, d->query, 2 * UVK_RESET_PAIRS);
-            n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, d->query);
-            slot->pool = pool;
-            slot->query = d->query + 1;
-        }
-        s->n++;
-        if (kind != UPTI_TRACING_KIND_MARKER_API && uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED)) {
-            slot->appended = 1;
-            slot->device = s->dev->device;
-            slot->op = *d;
-        }
+    if (d == NULL)
+        return;
+    /* Every field written but the name's tail, which nothing reads past its end
+       (no memset: this runs for every operation recorded). */
+    d->pool = VK_NULL_HANDLE;
+    d->ticks = NULL;
+    d->kind = kind;
+    d->direction = direction;
+    d->bytes = bytes;
+    d->op = op;
+    d->query = UINT32_MAX;
+    for (int k = 0; k < 3; k++) {
+        d->groups[k] = groups != NULL ? groups[k] : 0;
+        d->base[k] = base != NULL ? base[k] : 0;
     }
-    if (slot->appended)
+    d->kernel_id = (uint64_t)s->pipeline;
+    d->secondary = 0;
+    d->cb_range = 0;
+    if (name != NULL) {
+        size_t len = strnlen(name, sizeof d->name - 1);
+        memcpy(d->name, name, len);
+        d->name[len] = '\0';
+    } else if (s->pipeline_name_len < UVK_NAME_SHORT) {
+        memcpy(d->name, s->pipeline_name, UVK_NAME_SHORT); /* a fixed size, inline: its '\0' among them */
+    } else {
+        memcpy(d->name, s->pipeline_name, s->pipeline_name_len + 1);
+    }
+    d->recorded = uvk_now();
+    upti_runtime_capture_correlation(NULL, &d->corr);
+    const uvk_device_state_t *ds = &s->dev->dt;
+    if (ds->timestamps && !s->untimed && !s->in_render_pass) {
+        uvk_qpool_t *q = pool_of(n, s);
+        if (q != NULL) {
+            uint32_t query = 2 * (s->pairs % UVK_QUERY_PAIRS);
+            d->pool = q->pool;
+            d->query = query;
+            d->ticks = q->results != NULL ? q->results + query : NULL;
+            if (s->pairs++ % UVK_RESET_PAIRS == 0) /* the run's first pair: its queries reset */
+                n->vkCmdResetQueryPool(cb, q->pool, query, 2 * UVK_RESET_PAIRS);
+            n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q->pool, query);
+            slot->pool = q->pool;
+            slot->query = query + 1;
+        }
+    } else if (ds->timestamps) {
+        warn_untimed(s);
+    }
+    s->n++;
+    if (kind != UPTI_TRACING_KIND_MARKER_API && uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED)) {
+        slot->appended = 1;
+        slot->device = s->dev->device;
+        slot->op = *d;
         uvk_sub_appended(&slot->op, UPTI_CB_PHASE_API_ENTER, cb, slot->device);
+    }
 }
 
-void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const uvk_slot_t *slot)
+void uvk_op_end_appended(VkCommandBuffer cb, const uvk_slot_t *slot)
 {
-    if (slot->pool != VK_NULL_HANDLE)
-        n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, slot->pool, slot->query);
-    if (slot->appended)
-        uvk_sub_appended(&slot->op, UPTI_CB_PHASE_API_EXIT, cb, slot->device);
+    uvk_sub_appended(&slot->op, UPTI_CB_PHASE_API_EXIT, cb, slot->device);
 }
 
 /* --- render passes: the layer's queries cannot be reset inside one --- */

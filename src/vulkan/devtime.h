@@ -57,6 +57,7 @@ void uvk_dt_drain_all(void);
 #define UVK_QUERY_PAIRS 256 /* timed operations per query pool: a recording takes as many pools as it needs */
 #define UVK_RESET_PAIRS 64  /* pairs reset by one recorded vkCmdResetQueryPool (divides UVK_QUERY_PAIRS) */
 #define UVK_NAME_MAX 128
+#define UVK_NAME_SHORT 32 /* a name shorter than this is copied as this many bytes (one inline copy) */
 
 /* One of a command buffer's query pools, and the host-visible buffer its
    results are copied into by the command buffer itself at its end
@@ -231,8 +232,16 @@ static inline void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *
         slot->appended = 0;
     }
 }
+/* Tells the subscriber of APPENDED that slot's operation is recorded. */
+void uvk_op_end_appended(VkCommandBuffer cb, const uvk_slot_t *slot);
 /* Writes the second timestamp, after the operation. */
-void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const uvk_slot_t *slot);
+static inline void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const uvk_slot_t *slot)
+{
+    if (slot->pool != VK_NULL_HANDLE)
+        n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, slot->pool, slot->query);
+    if (__builtin_expect(slot->appended, 0))
+        uvk_op_end_appended(cb, slot);
+}
 
 /* submissions.c: reads and emits p if done (wait: after waiting; UVK_FENCE_SIGNALLED:
    the program's fence of p is known to have signalled); under uvk_dt_lock. 1 if done. */
