@@ -359,13 +359,9 @@ void uvk_dt_vkCmdExecuteCommands(const upti_vulkan_dispatch_t *n, VkCommandBuffe
     n->vkCmdExecuteCommands(cb, count, secondaries);
 }
 
-/* The query pool of s's next pair: pools[pairs / UVK_QUERY_PAIRS], created
-   when the recording first reaches it; NULL if it cannot be (said once). */
-static uvk_qpool_t *pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
+/* pool_of's pool k = s->npools, created. */
+static __attribute__((noinline)) uvk_qpool_t *pool_add(const upti_vulkan_dispatch_t *n, uvk_cb_t *s, uint32_t k)
 {
-    uint32_t k = s->pairs / UVK_QUERY_PAIRS;
-    if (k < s->npools)
-        return &s->pools[k];
     uvk_qpool_t *grown = realloc(s->pools, (k + 1) * sizeof *grown);
     VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                 .queryType = VK_QUERY_TYPE_TIMESTAMP,
@@ -387,6 +383,14 @@ static uvk_qpool_t *pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
     return q;
 }
 
+/* The query pool of s's next pair: pools[pairs / UVK_QUERY_PAIRS], created
+   when the recording first reaches it; NULL if it cannot be (said once). */
+static inline uvk_qpool_t *pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
+{
+    uint32_t k = s->pairs / UVK_QUERY_PAIRS;
+    return k < s->npools ? &s->pools[k] : pool_add(n, s, k);
+}
+
 /* Said once each: operations the layer cannot time where they are recorded. */
 static __attribute__((noinline, cold)) void warn_untimed(const uvk_cb_t *s)
 {
@@ -401,9 +405,12 @@ static __attribute__((noinline, cold)) void warn_untimed(const uvk_cb_t *s)
     }
 }
 
-void uvk_op_begin_wanted(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
-                         upti_tracing_kind_t kind, uint32_t op, const uint32_t groups[3], const uint32_t base[3],
-                         upti_memory_direction_t direction, uint64_t bytes, const char *name)
+/* uvk_op_begin_wanted, inlined into it and into the vkCmdDispatch wrapper (the most recorded command). */
+static inline __attribute__((always_inline)) void op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n,
+                                                           VkCommandBuffer cb, upti_tracing_kind_t kind, uint32_t op,
+                                                           const uint32_t groups[3], const uint32_t base[3],
+                                                           upti_memory_direction_t direction, uint64_t bytes,
+                                                           const char *name)
 {
     slot->pool = VK_NULL_HANDLE;
     slot->appended = 0;
@@ -462,6 +469,24 @@ void uvk_op_begin_wanted(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCo
         slot->op = *d;
         uvk_sub_appended(&slot->op, UPTI_CB_PHASE_API_ENTER, cb, slot->device);
     }
+}
+
+void uvk_op_begin_wanted(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                         upti_tracing_kind_t kind, uint32_t op, const uint32_t groups[3], const uint32_t base[3],
+                         upti_memory_direction_t direction, uint64_t bytes, const char *name)
+{
+    op_begin(slot, n, cb, kind, op, groups, base, direction, bytes, name);
+}
+
+/* vkCmdDispatch while dispatches are wanted (timed_commands.c): one function, no call per phase. */
+void uvk_dispatch_timed(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z)
+{
+    const uint32_t groups[3] = {x, y, z};
+    uvk_slot_t d;
+    op_begin(&d, n, cb, UPTI_TRACING_KIND_KERNEL_DISPATCH, UPTI_KERNEL_DISPATCH_VK_DISPATCH, groups, NULL,
+             UPTI_MEMORY_DIRECTION_NONE, 0, NULL);
+    n->vkCmdDispatch(cb, x, y, z);
+    uvk_op_end(n, cb, &d);
 }
 
 void uvk_op_end_appended(VkCommandBuffer cb, const uvk_slot_t *slot)

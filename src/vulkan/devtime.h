@@ -232,6 +232,8 @@ static inline void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *
         slot->appended = 0;
     }
 }
+/* vkCmdDispatch recorded with its timestamps (the caller found dispatches wanted). */
+void uvk_dispatch_timed(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z);
 /* Tells the subscriber of APPENDED that slot's operation is recorded. */
 void uvk_op_end_appended(VkCommandBuffer cb, const uvk_slot_t *slot);
 /* Writes the second timestamp, after the operation. */
