@@ -18,6 +18,13 @@
  * lavapipe a host vkResetQueryPool took some 530 instructions per submit;
  * a reset per pair some 250 per operation recorded).
  *
+ * A queue family without graphics or compute can neither reset nor copy
+ * queries in a command buffer: the command buffers of its pools (and all,
+ * with UPTI_VK_READ_QUERIES=1) have their queries reset from the host in
+ * vkQueueSubmit (hostQueryReset, which the layer enables where the device
+ * has it; without it their operations are untimed, said once) and read
+ * with vkGetQueryPoolResults.
+ *
  * Reading: each pool has a host-visible buffer of the layer's, mapped once;
  * at vkEndCommandBuffer the layer records a vkCmdCopyQueryPoolResults of
  * the recording's pairs into it (waiting for them) and a barrier that makes
@@ -153,8 +160,6 @@ static int read_queries(void)
 static void qpool_results_create(uvk_object_t *dev, uvk_qpool_t *q)
 {
     const upti_vulkan_dispatch_t *n = &dev->next;
-    if (read_queries())
-        return;
     VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                              .size = 2 * UVK_QUERY_PAIRS * sizeof(uint64_t),
                              .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT,
@@ -181,6 +186,28 @@ static void qpool_results_create(uvk_object_t *dev, uvk_qpool_t *q)
     q->results = mapped;
 }
 
+/* The program's command pools and their queue families (under uvk_dt_lock). */
+typedef struct cmd_pool_t {
+    VkCommandPool pool;
+    uvk_object_t *dev;
+    uint32_t family;
+    struct cmd_pool_t *next;
+} cmd_pool_t;
+static cmd_pool_t *cmd_pools;
+
+void uvk_cmd_pools_forget_locked(uvk_object_t *dev)
+{
+    for (cmd_pool_t **pp = &cmd_pools; *pp != NULL;) {
+        cmd_pool_t *p = *pp;
+        if (p->dev == dev) {
+            *pp = p->next;
+            free(p);
+        } else {
+            pp = &p->next;
+        }
+    }
+}
+
 void uvk_cb_forget_locked(uvk_cb_t *s)
 {
     __atomic_add_fetch(&cb_generation, 1, __ATOMIC_RELEASE);
@@ -199,6 +226,35 @@ void uvk_cb_forget_locked(uvk_cb_t *s)
     free(s);
 }
 
+VkResult uvk_dt_vkCreateCommandPool(const upti_vulkan_dispatch_t *n, VkDevice device,
+                                    const VkCommandPoolCreateInfo *info, const VkAllocationCallbacks *alloc,
+                                    VkCommandPool *pool)
+{
+    VkResult r = n->vkCreateCommandPool(device, info, alloc, pool);
+    if (r != VK_SUCCESS || !uvk_tracing)
+        return r;
+    cmd_pool_t *p = malloc(sizeof *p);
+    if (p == NULL)
+        return r; /* its command buffers are taken to be of a graphics or compute family */
+    pthread_mutex_lock(&uvk_dt_lock);
+    *p = (cmd_pool_t){*pool, uvk_object_of(n), info->queueFamilyIndex, cmd_pools};
+    cmd_pools = p;
+    pthread_mutex_unlock(&uvk_dt_lock);
+    return r;
+}
+
+/* Whether the command buffers of pool (on dev) reset their queries from the host (under uvk_dt_lock). */
+static int pool_host_reset(uvk_object_t *dev, VkCommandPool pool)
+{
+    if (read_queries())
+        return 1;
+    for (const cmd_pool_t *p = cmd_pools; p != NULL; p = p->next)
+        if (p->pool == pool && p->dev == dev)
+            return p->family < dev->dt.nfamilies &&
+                   (dev->dt.family_flags[p->family] & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)) == 0;
+    return 0;
+}
+
 VkResult uvk_dt_vkAllocateCommandBuffers(const upti_vulkan_dispatch_t *n, VkDevice device,
                                          const VkCommandBufferAllocateInfo *info, VkCommandBuffer *cbs)
 {
@@ -214,6 +270,7 @@ VkResult uvk_dt_vkAllocateCommandBuffers(const upti_vulkan_dispatch_t *n, VkDevi
         s->cmd_pool = info->commandPool;
         s->dev = uvk_object_of(n);
         s->secondary = info->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+        s->host_reset = pool_host_reset(s->dev, info->commandPool);
         s->next = uvk_dt_cbs;
         UVK_STORE(uvk_dt_cbs, s);
     }
@@ -240,8 +297,15 @@ void uvk_dt_vkFreeCommandBuffers(const upti_vulkan_dispatch_t *n, VkDevice devic
 void uvk_dt_vkDestroyCommandPool(const upti_vulkan_dispatch_t *n, VkDevice device, VkCommandPool pool,
                                  const VkAllocationCallbacks *alloc)
 {
-    if (UVK_LOAD(uvk_dt_cbs) != NULL && pool != VK_NULL_HANDLE) {
+    if (pool != VK_NULL_HANDLE) {
         pthread_mutex_lock(&uvk_dt_lock);
+        for (cmd_pool_t **pp = &cmd_pools; *pp != NULL; pp = &(*pp)->next)
+            if ((*pp)->pool == pool && (*pp)->dev == uvk_object_of(n)) {
+                cmd_pool_t *gone = *pp;
+                *pp = gone->next;
+                free(gone);
+                break;
+            }
         for (uvk_cb_t *s = uvk_dt_cbs, *next; s != NULL; s = next) {
             next = s->next;
             if (s->cmd_pool == pool && s->dev == uvk_object_of(n)) {
@@ -271,8 +335,9 @@ VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandB
             s->pipeline_name_len = 0;
             s->pipeline = VK_NULL_HANDLE;
             s->in_render_pass = 0;
-            s->untimed = s->secondary && info != NULL &&
-                         (info->flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT) != 0;
+            s->untimed = (s->secondary && info != NULL &&
+                          (info->flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT) != 0) ||
+                         (s->host_reset && s->dev->dt.reset_pool == NULL);
             remember_locked(cb, s);
         }
         pthread_mutex_unlock(&uvk_dt_lock);
@@ -396,7 +461,8 @@ static __attribute__((noinline)) uvk_qpool_t *pool_add(const upti_vulkan_dispatc
     uvk_qpool_t *q = &s->pools[s->npools++];
     memset(q, 0, sizeof *q);
     q->pool = pool;
-    qpool_results_create(s->dev, q);
+    if (!s->host_reset)
+        qpool_results_create(s->dev, q);
     return q;
 }
 
@@ -411,8 +477,13 @@ static inline uvk_qpool_t *pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
 /* Said once each: operations the layer cannot time where they are recorded. */
 static __attribute__((noinline, cold)) void warn_untimed(const uvk_cb_t *s)
 {
-    static _Atomic int in_pass, continuing;
-    if (s->in_render_pass) {
+    static _Atomic int in_pass, continuing, no_reset;
+    if (s->host_reset && s->dev->dt.reset_pool == NULL) {
+        if (atomic_exchange(&no_reset, 1) == 0)
+            upti_runtime_warn("vulkan: a command buffer of a queue family without graphics or compute, on a "
+                              "device without hostQueryReset: the layer cannot reset its queries, its operations "
+                              "are traced without device times");
+    } else if (s->in_render_pass) {
         if (atomic_exchange(&in_pass, 1) == 0)
             upti_runtime_warn("vulkan: an operation recorded inside a render pass, where the layer cannot "
                               "reset its queries, is traced without device times");
@@ -470,7 +541,7 @@ static inline __attribute__((always_inline)) void op_begin(uvk_slot_t *slot, con
             d->pool = q->pool;
             d->query = query;
             d->ticks = q->results != NULL ? q->results + query : NULL;
-            if (s->pairs++ % UVK_RESET_PAIRS == 0) /* the run's first pair: its queries reset */
+            if (s->pairs++ % UVK_RESET_PAIRS == 0 && !s->host_reset) /* the run's first pair: its queries reset */
                 n->vkCmdResetQueryPool(cb, q->pool, query, 2 * UVK_RESET_PAIRS);
             n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q->pool, query);
             slot->pool = q->pool;

@@ -43,10 +43,10 @@ extern const upti_operation_plan_t *const *uvk_alloc_plans;
    callback for the layer's own dispatchable objects, NULL if none; wanted:
    device times are wanted; calibrated: the layer enabled
    VK_EXT_calibrated_timestamps, else its clock is measured (clock_probe.c);
-   timeline: timeline semaphores are enabled on it). */
+   timeline: timeline semaphores are enabled on it; host_reset: hostQueryReset is). */
 void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vulkan_dispatch_t *inst,
                            const VkDeviceCreateInfo *ci, PFN_vkSetDeviceLoaderData set_loader_data, int wanted,
-                           int calibrated, int timeline);
+                           int calibrated, int timeline, int host_reset);
 /* A device is about to be destroyed: waits for and emits its dispatches, frees the layer's objects. */
 void uvk_dt_device_destroying(uvk_object_t *o);
 /* Waits for and emits every pending dispatch (at exit). */
@@ -96,6 +96,9 @@ typedef struct uvk_cb_t {
     uvk_object_t *dev;
     int secondary;             /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
     int untimed;               /* a secondary continuing a render pass: no queries */
+    int host_reset;            /* of a queue family without graphics or compute (or UPTI_VK_READ_QUERIES=1):
+                                  its queries are reset from the host at each submission and read with
+                                  vkGetQueryPoolResults; untimed without hostQueryReset */
     uvk_qpool_t *pools;        /* the layer's query pools, kept across recordings: pool k holds
                                   the recording's pairs [k * UVK_QUERY_PAIRS, (k + 1) * UVK_QUERY_PAIRS) */
     uint32_t npools;
@@ -204,6 +207,8 @@ uint32_t uvk_image_texel_bytes(VkImage image);
 /* command_buffers.c (under uvk_dt_lock) */
 uvk_cb_t *uvk_cb_find(VkCommandBuffer cb);
 void uvk_cb_forget_locked(uvk_cb_t *s);
+/* Forgets the command pools of a device that goes away. */
+void uvk_cmd_pools_forget_locked(uvk_object_t *dev);
 
 /* Where an operation's second timestamp goes (pool NULL: nowhere). */
 typedef struct uvk_slot_t {

@@ -310,8 +310,8 @@ static int enable_extension(const upti_vulkan_dispatch_t *inst, VkPhysicalDevice
    the feature's own structure (ours->sType; member at offset 16 in it) keeps
    its choice; otherwise ours (the feature set, pNext free) is chained to ci
    and the extension that offers it enabled. 1 if the feature is enabled.
-   The feature the layer uses (timelineSemaphore) is required of every
-   device that offers its extension. */
+   Both features the layer uses (timelineSemaphore, hostQueryReset) are
+   required of every device that offers their extension. */
 static int enable_feature(const upti_vulkan_dispatch_t *inst, VkPhysicalDevice phys, VkDeviceCreateInfo *ci,
                           const char **names, uint32_t *n, size_t v12, const char *extension, VkBaseOutStructure *ours)
 {
@@ -349,14 +349,18 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
     }
     /* Device times need VK_EXT_calibrated_timestamps, and are cheapest with a
        timeline semaphore (signalled at the end of the program's own
-       submissions): both enabled on a copy of the program's create info
+       submissions), and host query reset (for command buffers of queue
+       families without graphics or compute, which can neither reset nor
+       copy queries): all enabled on a copy of the program's create info
        where the device has them. */
     VkDeviceCreateInfo ci = *pCreateInfo;
-    const char *names_buf[64 + 2];
+    const char *names_buf[64 + 3];
     const char **names = NULL;
-    int calibrated = 0, timeline = 0;
+    int calibrated = 0, timeline = 0, host_reset = 0;
     VkPhysicalDeviceTimelineSemaphoreFeatures tl_features = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, .timelineSemaphore = VK_TRUE};
+    VkPhysicalDeviceHostQueryResetFeatures hr_features = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES, .hostQueryReset = VK_TRUE};
     if (uvk_tracing && (uvk_kernel_plans != NULL || uvk_copy_plans != NULL) && ci.enabledExtensionCount <= 64) {
         names = names_buf;
         for (uint32_t i = 0; i < ci.enabledExtensionCount; i++)
@@ -370,6 +374,9 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
         timeline = enable_feature(&inst->next, physicalDevice, &ci, names, &nnames,
                                   offsetof(VkPhysicalDeviceVulkan12Features, timelineSemaphore),
                                   VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME, (VkBaseOutStructure *)&tl_features);
+        host_reset = enable_feature(&inst->next, physicalDevice, &ci, names, &nnames,
+                                    offsetof(VkPhysicalDeviceVulkan12Features, hostQueryReset),
+                                    VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME, (VkBaseOutStructure *)&hr_features);
         ci.ppEnabledExtensionNames = names;
         ci.enabledExtensionCount = nnames;
     }
@@ -384,7 +391,7 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
     fill_next(&o->next, UVK_DEVICE, NULL, VK_NULL_HANDLE, gdpa, *pDevice);
     if (uvk_tracing)
         uvk_dt_device_created(o, physicalDevice, &inst->next, pCreateInfo, device_loader_data(pCreateInfo),
-                              names != NULL, calibrated, timeline);
+                              names != NULL, calibrated, timeline, host_reset);
     uvk_object_publish(o, uvk_key(*pDevice));
     return r;
 }

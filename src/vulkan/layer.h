@@ -98,6 +98,11 @@ typedef struct uvk_device_state_t {
     int calibrated;       /* VK_EXT_calibrated_timestamps is enabled */
     int measured;         /* no calibrated timestamps: probe measures the clock (under uvk_dt_lock) */
     VkPhysicalDeviceMemoryProperties memory; /* for the buffers query results are copied into */
+    VkQueueFlags family_flags[32];           /* of its queue families (the first 32) */
+    uint32_t nfamilies;
+    /* Host query reset (the layer enabled it, or the program did), for the
+       queries of command buffers of queue families without graphics or compute. */
+    PFN_vkResetQueryPool reset_pool;
     uvk_probe_t probe;
     uint64_t deviation;   /* of the last calibration, ns */
     VkFence spare[8];     /* the layer's signalled fences, reset for reuse (under uvk_dt_lock) */

@@ -447,6 +447,20 @@ static VkSemaphore queue_timeline(uvk_object_t *o, VkQueue queue, uint64_t *valu
     return s->timeline[i].semaphore;
 }
 
+/* Resets from the host the queries s's recording writes, before an
+   execution (its previous one was read), where s cannot reset them itself
+   (uvk_cb_t.host_reset). Under uvk_dt_lock. */
+static void reset_queries(uvk_cb_t *s)
+{
+    if (!s->host_reset || s->dev->dt.reset_pool == NULL)
+        return;
+    for (uint32_t k = 0; k < s->npools && k * UVK_QUERY_PAIRS < s->pairs; k++) {
+        uint32_t used = s->pairs - k * UVK_QUERY_PAIRS;
+        s->dev->dt.reset_pool(s->dev->device, s->pools[k].pool, 0,
+                              2 * (used < UVK_QUERY_PAIRS ? used : UVK_QUERY_PAIRS));
+    }
+}
+
 /* Makes p findable for completion: the command buffers it executes point to
    it, and it joins the pending list. Under uvk_dt_lock. */
 static void publish_locked(uvk_pending_t *p, const VkCommandBuffer *cbs, uint32_t ncb)
@@ -476,8 +490,8 @@ static void publish_locked(uvk_pending_t *p, const VkCommandBuffer *cbs, uint32_
    around it: cbs are the command buffers it executes, in order. Two holds
    of uvk_dt_lock in the common case: before the call (completions, the
    operations copied into a pending entry kept from an earlier submission;
-   the queries are reset by the command buffers themselves) and after it
-   (the entry published). */
+   the queries are reset by the command buffers themselves, but for those
+   that cannot) and after it (the entry published). */
 static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, VkFence fence,
                               const VkCommandBuffer *cbs, uint32_t ncb, submit_call_t call, void *ctx)
 {
@@ -492,10 +506,13 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
             continue;
         if (s->inflight != NULL)
             uvk_pending_complete(s->inflight, 1);
+        reset_queries(s);
         for (uint32_t k = 0; k < s->nexec; k++) {
             uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
             if (sec != NULL && sec->inflight != NULL)
                 uvk_pending_complete(sec->inflight, 1);
+            if (sec != NULL)
+                reset_queries(sec);
         }
         total += s->n;
     }
@@ -833,6 +850,7 @@ void uvk_dt_device_destroying(uvk_object_t *o)
         if (s->dev == o)
             uvk_cb_forget_locked(s);
     }
+    uvk_cmd_pools_forget_locked(o);
     while (o->dt.nspare > 0)
         o->next.vkDestroyFence(o->device, o->dt.spare[--o->dt.nspare], NULL);
     while (o->dt.ntimeline > 0)

@@ -42,9 +42,10 @@ Cases
               2200 operations, executed twice by the primary: per submission
               the first execution's records untimed, the second's timed and in
               recording order, one upti: line
-  many_read   the same with UPTI_VK_READ_QUERIES=1: the layer reads its
-              queries with vkGetQueryPoolResults, not from the buffers its
-              command buffers copy them into
+  many_read   the same with UPTI_VK_READ_QUERIES=1: the layer resets its
+              queries from the host at each submission and reads them with
+              vkGetQueryPoolResults (the way of a queue family without
+              graphics or compute), not in and from its command buffers
   many_simultaneous
               the same recorded with SIMULTANEOUS_USE (the layer's query
               resets are recorded into the command buffer either way)
