@@ -19,21 +19,8 @@
  * a reset per pair some 250 per operation recorded).
  *
  * A queue family without graphics or compute can neither reset nor copy
- * queries in a command buffer: the command buffers of its pools (and all,
- * with UPTI_VK_READ_QUERIES=1) have their queries reset from the host in
- * vkQueueSubmit (hostQueryReset, which the layer enables where the device
- * has it; without it their operations are untimed, said once) and read
- * with vkGetQueryPoolResults.
- *
- * Reading: each pool has a host-visible buffer of the layer's, mapped once;
- * at vkEndCommandBuffer the layer records a vkCmdCopyQueryPoolResults of
- * the recording's pairs into it (waiting for them) and a barrier that makes
- * the copy visible to the host. A finished submission's times are then
- * read from memory, without a driver call: on lavapipe
- * vkGetQueryPoolResults waits for the device to be idle (a round trip
- * through its queue thread, some 20 us on a loaded machine, which also
- * slowed the program's next vkQueueSubmit). A pool whose buffer cannot be
- * made is read with vkGetQueryPoolResults.
+ * queries in a command buffer; and the times are read from a buffer the
+ * command buffer copies them into at its end: query_pools.c.
  *
  * Secondary command buffers are instrumented the same way, in their own
  * pools. vkCmdExecuteCommands copies a secondary's operations, as recorded
@@ -51,8 +38,6 @@
  * command buffer is forgotten, and records without the lock.
  */
 #include "subscribers.h"
-
-#include "env.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -116,105 +101,13 @@ static inline uvk_cb_t *uvk_cb_recording(VkCommandBuffer cb)
     return cb_recording_slow(cb);
 }
 
-static void qpool_destroy(uvk_object_t *dev, uvk_qpool_t *q)
-{
-    const upti_vulkan_dispatch_t *n = &dev->next;
-    n->vkDestroyQueryPool(dev->device, q->pool, NULL);
-    if (q->buffer != VK_NULL_HANDLE)
-        n->vkDestroyBuffer(dev->device, q->buffer, NULL);
-    if (q->memory != VK_NULL_HANDLE)
-        n->vkFreeMemory(dev->device, q->memory, NULL); /* unmapped with it */
-}
-
-/* A host-visible, coherent memory type among bits (cached if one is); UINT32_MAX if none. */
-static uint32_t results_memory_type(const VkPhysicalDeviceMemoryProperties *m, uint32_t bits)
-{
-    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    uint32_t found = UINT32_MAX;
-    for (uint32_t i = 0; i < m->memoryTypeCount && i < 32; i++) {
-        VkMemoryPropertyFlags f = m->memoryTypes[i].propertyFlags;
-        if ((bits & (1u << i)) == 0 || (f & want) != want)
-            continue;
-        if ((f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0)
-            return i;
-        if (found == UINT32_MAX)
-            found = i;
-    }
-    return found;
-}
-
-/* 1 if UPTI_VK_READ_QUERIES=1 (for testing): pools get no results buffer,
-   their queries are read with vkGetQueryPoolResults. Read once. */
-static int read_queries(void)
-{
-    static _Atomic int read = -1;
-    int v = atomic_load_explicit(&read, memory_order_relaxed);
-    if (v < 0) {
-        v = (int)upti_env_get(UPTI_ENV_VK_READ_QUERIES);
-        atomic_store_explicit(&read, v, memory_order_relaxed);
-    }
-    return v;
-}
-
-/* Makes q's results buffer, mapped; leaves q->buffer VK_NULL_HANDLE if it cannot. */
-static void qpool_results_create(uvk_object_t *dev, uvk_qpool_t *q)
-{
-    const upti_vulkan_dispatch_t *n = &dev->next;
-    VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                             .size = 2 * UVK_QUERY_PAIRS * sizeof(uint64_t),
-                             .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
-    VkBuffer buffer = VK_NULL_HANDLE;
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    void *mapped = NULL;
-    if (n->vkCreateBuffer(dev->device, &bi, NULL, &buffer) != VK_SUCCESS)
-        return;
-    VkMemoryRequirements req;
-    n->vkGetBufferMemoryRequirements(dev->device, buffer, &req);
-    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
-                               .memoryTypeIndex = results_memory_type(&dev->dt.memory, req.memoryTypeBits)};
-    if (ai.memoryTypeIndex == UINT32_MAX || n->vkAllocateMemory(dev->device, &ai, NULL, &memory) != VK_SUCCESS ||
-        n->vkBindBufferMemory(dev->device, buffer, memory, 0) != VK_SUCCESS ||
-        n->vkMapMemory(dev->device, memory, 0, VK_WHOLE_SIZE, 0, &mapped) != VK_SUCCESS) {
-        n->vkDestroyBuffer(dev->device, buffer, NULL);
-        if (memory != VK_NULL_HANDLE)
-            n->vkFreeMemory(dev->device, memory, NULL);
-        return;
-    }
-    q->buffer = buffer;
-    q->memory = memory;
-    q->results = mapped;
-}
-
-/* The program's command pools and their queue families (under uvk_dt_lock). */
-typedef struct cmd_pool_t {
-    VkCommandPool pool;
-    uvk_object_t *dev;
-    uint32_t family;
-    struct cmd_pool_t *next;
-} cmd_pool_t;
-static cmd_pool_t *cmd_pools;
-
-void uvk_cmd_pools_forget_locked(uvk_object_t *dev)
-{
-    for (cmd_pool_t **pp = &cmd_pools; *pp != NULL;) {
-        cmd_pool_t *p = *pp;
-        if (p->dev == dev) {
-            *pp = p->next;
-            free(p);
-        } else {
-            pp = &p->next;
-        }
-    }
-}
-
 void uvk_cb_forget_locked(uvk_cb_t *s)
 {
     __atomic_add_fetch(&cb_generation, 1, __ATOMIC_RELEASE);
     if (s->inflight != NULL)
         uvk_pending_complete(s->inflight, 1); /* its queries are read before the pool goes */
     for (uint32_t k = 0; k < s->npools; k++)
-        qpool_destroy(s->dev, &s->pools[k]);
+        uvk_qpool_destroy(s->dev, &s->pools[k]);
     free(s->pools);
     for (uvk_cb_t **pp = &uvk_dt_cbs; *pp != NULL; pp = &(*pp)->next)
         if (*pp == s) {
@@ -224,35 +117,6 @@ void uvk_cb_forget_locked(uvk_cb_t *s)
     free(s->d);
     free(s->executed);
     free(s);
-}
-
-VkResult uvk_dt_vkCreateCommandPool(const upti_vulkan_dispatch_t *n, VkDevice device,
-                                    const VkCommandPoolCreateInfo *info, const VkAllocationCallbacks *alloc,
-                                    VkCommandPool *pool)
-{
-    VkResult r = n->vkCreateCommandPool(device, info, alloc, pool);
-    if (r != VK_SUCCESS || !uvk_tracing)
-        return r;
-    cmd_pool_t *p = malloc(sizeof *p);
-    if (p == NULL)
-        return r; /* its command buffers are taken to be of a graphics or compute family */
-    pthread_mutex_lock(&uvk_dt_lock);
-    *p = (cmd_pool_t){*pool, uvk_object_of(n), info->queueFamilyIndex, cmd_pools};
-    cmd_pools = p;
-    pthread_mutex_unlock(&uvk_dt_lock);
-    return r;
-}
-
-/* Whether the command buffers of pool (on dev) reset their queries from the host (under uvk_dt_lock). */
-static int pool_host_reset(uvk_object_t *dev, VkCommandPool pool)
-{
-    if (read_queries())
-        return 1;
-    for (const cmd_pool_t *p = cmd_pools; p != NULL; p = p->next)
-        if (p->pool == pool && p->dev == dev)
-            return p->family < dev->dt.nfamilies &&
-                   (dev->dt.family_flags[p->family] & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)) == 0;
-    return 0;
 }
 
 VkResult uvk_dt_vkAllocateCommandBuffers(const upti_vulkan_dispatch_t *n, VkDevice device,
@@ -270,7 +134,7 @@ VkResult uvk_dt_vkAllocateCommandBuffers(const upti_vulkan_dispatch_t *n, VkDevi
         s->cmd_pool = info->commandPool;
         s->dev = uvk_object_of(n);
         s->secondary = info->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY;
-        s->host_reset = pool_host_reset(s->dev, info->commandPool);
+        s->host_reset = uvk_cmd_pool_host_reset_locked(s->dev, info->commandPool);
         s->next = uvk_dt_cbs;
         UVK_STORE(uvk_dt_cbs, s);
     }
@@ -299,13 +163,7 @@ void uvk_dt_vkDestroyCommandPool(const upti_vulkan_dispatch_t *n, VkDevice devic
 {
     if (pool != VK_NULL_HANDLE) {
         pthread_mutex_lock(&uvk_dt_lock);
-        for (cmd_pool_t **pp = &cmd_pools; *pp != NULL; pp = &(*pp)->next)
-            if ((*pp)->pool == pool && (*pp)->dev == uvk_object_of(n)) {
-                cmd_pool_t *gone = *pp;
-                *pp = gone->next;
-                free(gone);
-                break;
-            }
+        uvk_cmd_pool_forget_locked(uvk_object_of(n), pool);
         for (uvk_cb_t *s = uvk_dt_cbs, *next; s != NULL; s = next) {
             next = s->next;
             if (s->cmd_pool == pool && s->dev == uvk_object_of(n)) {
@@ -441,37 +299,12 @@ void uvk_dt_vkCmdExecuteCommands(const upti_vulkan_dispatch_t *n, VkCommandBuffe
     n->vkCmdExecuteCommands(cb, count, secondaries);
 }
 
-/* pool_of's pool k = s->npools, created. */
-static __attribute__((noinline)) uvk_qpool_t *pool_add(const upti_vulkan_dispatch_t *n, uvk_cb_t *s, uint32_t k)
-{
-    uvk_qpool_t *grown = realloc(s->pools, (k + 1) * sizeof *grown);
-    VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                .queryCount = 2 * UVK_QUERY_PAIRS};
-    VkQueryPool pool = VK_NULL_HANDLE;
-    if (grown != NULL)
-        s->pools = grown;
-    if (grown == NULL || n->vkCreateQueryPool(s->dev->device, &qi, NULL, &pool) != VK_SUCCESS) {
-        static _Atomic int warned;
-        if (atomic_exchange(&warned, 1) == 0)
-            upti_runtime_warn("vulkan: the layer cannot create a query pool; operations recorded past its "
-                              "last one are traced without device times");
-        return NULL;
-    }
-    uvk_qpool_t *q = &s->pools[s->npools++];
-    memset(q, 0, sizeof *q);
-    q->pool = pool;
-    if (!s->host_reset)
-        qpool_results_create(s->dev, q);
-    return q;
-}
-
 /* The query pool of s's next pair: pools[pairs / UVK_QUERY_PAIRS], created
    when the recording first reaches it; NULL if it cannot be (said once). */
 static inline uvk_qpool_t *pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
 {
     uint32_t k = s->pairs / UVK_QUERY_PAIRS;
-    return k < s->npools ? &s->pools[k] : pool_add(n, s, k);
+    return k < s->npools ? &s->pools[k] : uvk_qpool_add(n, s, k);
 }
 
 /* Said once each: operations the layer cannot time where they are recorded. */

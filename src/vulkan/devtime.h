@@ -5,7 +5,9 @@
  *   clock_probe.c      a device's clock measured, without calibrated timestamps
  *   pipelines.c        compute pipelines and shader modules -> names
  *   command_buffers.c  command buffers followed: the operations recorded into
- *                      them (primary and secondary), the layer's query pools
+ *                      them (primary and secondary)
+ *   query_pools.c      the layer's query pools, the buffers their times are
+ *                      copied into, command pools' queue families
  *   timed_commands.c   the vkCmd* the layer brackets with timestamps
  *   images.c           images' texel sizes, for the bytes of image copies
  *   labels.c           VK_EXT_debug_utils labels as marker ranges
@@ -207,7 +209,18 @@ uint32_t uvk_image_texel_bytes(VkImage image);
 /* command_buffers.c (under uvk_dt_lock) */
 uvk_cb_t *uvk_cb_find(VkCommandBuffer cb);
 void uvk_cb_forget_locked(uvk_cb_t *s);
-/* Forgets the command pools of a device that goes away. */
+
+/* query_pools.c: query pool k of s (k == s->npools), created with its
+   results buffer (not for a command buffer that resets from the host); NULL
+   if it cannot be (said once). */
+uvk_qpool_t *uvk_qpool_add(const upti_vulkan_dispatch_t *n, uvk_cb_t *s, uint32_t k);
+/* Destroys q (its query pool, its results buffer). */
+void uvk_qpool_destroy(uvk_object_t *dev, uvk_qpool_t *q);
+/* Whether the command buffers of the program's command pool on dev reset their
+   queries from the host (uvk_cb_t.host_reset). Under uvk_dt_lock. */
+int uvk_cmd_pool_host_reset_locked(uvk_object_t *dev, VkCommandPool pool);
+/* Forgets a command pool the program destroys; all those of a device that goes away. Under uvk_dt_lock. */
+void uvk_cmd_pool_forget_locked(uvk_object_t *dev, VkCommandPool pool);
 void uvk_cmd_pools_forget_locked(uvk_object_t *dev);
 
 /* Where an operation's second timestamp goes (pool NULL: nowhere). */
