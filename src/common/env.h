@@ -22,6 +22,7 @@ typedef enum upti_env_id {
     UPTI_ENV_LOG_LEVEL,          /**< upti_log_level_t: none, error, warning (default), info or debug */
     UPTI_ENV_VK_DISABLE_CALIBRATED,      /**< switch 0 or 1; default 0 (1: the Vulkan layer measures device clocks) */
     UPTI_ENV_VK_CLOCK_PROBE_INTERVAL_MS, /**< duration in ms between measurements of a Vulkan device clock; default 100 */
+    UPTI_ENV_VK_READ_QUERIES,            /**< switch 0 or 1; default 0 (1: the Vulkan layer reads its queries with vkGetQueryPoolResults) */
     UPTI_ENV_COUNT
 } upti_env_id;
 

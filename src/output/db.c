@@ -76,6 +76,9 @@ static const char *const k_statements[ST_COUNT] = {
 /* The (kind, operation) pairs whose name ids op_id() keeps in a table. */
 enum { OP_KINDS = 8, OP_OPS = 64 };
 
+/* The argument positions whose last type and name ids uo_db_add_arg() keeps. */
+enum { ARG_POSITIONS = 16 };
+
 /* An open push range or a started range. */
 typedef struct open_range {
     uint64_t start, correlation, payload, range_id, tid;
@@ -137,6 +140,10 @@ struct uo_db {
      * (dropped by the kernel filter), and the tool's counts (uo_db_set_tally). */
     uint64_t txn_records, committed_records, filtered, received, dropped;
     uo_arg_link args; /* arguments linked to their call's row (arg_link.h) */
+    /* The string ids of the last type and name of an argument at each position
+     * (mod ARG_POSITIONS): a call's arguments repeat them (uo_db_add_arg). */
+    int64_t arg_type_ids[ARG_POSITIONS], arg_name_ids[ARG_POSITIONS];
+    int64_t last_message_id; /* the same for markers' messages */
     int failed, in_txn;
     int created;     /* create() has returned it: its errors are reported */
     char error[512]; /* the first error (uo_db_error) */
@@ -297,6 +304,19 @@ int64_t uo_db_intern(uo_db *db, const char *raw)
     if (owned)
         free((void *)clean);
     return id;
+}
+
+/* uo_db_intern(raw), tried first against the string of *last (the id it
+ * returned last time at this place), which is then raw's id: the same id as
+ * uo_db_intern's (a string has one id), without hashing raw. For what
+ * repeats from one record to the next: an argument's type and name at its
+ * position, a marker's message. Callgrind, converting a
+ * --args spool (103k calls, 427k arguments): 2,751 M -> 2,664 M instructions. */
+static int64_t intern_again(uo_db *db, int64_t *last, const char *raw)
+{
+    if (raw != NULL && *last != 0 && strcmp(db->text[*last], raw) == 0)
+        return *last;
+    return *last = uo_db_intern(db, raw);
 }
 
 const char *uo_db_string(uo_db *db, int64_t id)
@@ -464,7 +484,7 @@ static int add_region(uo_db *db, const open_range *r, uint64_t end_tid, int kind
 static int add_marker(uo_db *db, const upti_buffer_tracing_marker_api_record_t *m)
 {
     uint32_t domain = (uint32_t)(m->domain >> 32), category = (uint32_t)m->domain;
-    int64_t msg = uo_db_intern(db, m->message);
+    int64_t msg = intern_again(db, &db->last_message_id, m->message);
     int64_t op = op_id(db, UPTI_TRACING_KIND_MARKER_API, m->operation);
     int64_t *v = row_new(db, ST_MARKER);
     if (v == NULL)
@@ -823,10 +843,11 @@ int uo_db_add_arg(uo_db *db, uint64_t correlation_id, uint32_t position, const c
 {
     if (db == NULL || db->failed || begin(db) != 0)
         return -1;
-    int64_t type_id = uo_db_intern(db, type), name_id = uo_db_intern(db, name);
+    int64_t type_id = intern_again(db, &db->arg_type_ids[position % ARG_POSITIONS], type);
+    int64_t name_id = intern_again(db, &db->arg_name_ids[position % ARG_POSITIONS], name);
     int64_t api_id = uo_arg_link_find_call(&db->args, correlation_id);
     if (api_id != 0) {
-        uo_waiting_arg a = {correlation_id, position, type_id, name_id, (char *)value};
+        uo_waiting_arg a = {correlation_id, position, type_id, name_id, value, 0};
         return write_arg(db, &a, api_id);
     }
     int rc = uo_arg_link_wait(&db->args, correlation_id, position, type_id, name_id, value);
@@ -1023,7 +1044,8 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
             rc = sqlite3_prepare_v3(db->db, k_statements[i], -1, SQLITE_PREPARE_PERSISTENT,
                                     &db->st[i], NULL) == SQLITE_OK ? 0 : -1;
         if (rc != 0) {
-            snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db->db));
+            snprintf(err, errlen, "%s: %s", path,
+                     batched(i) ? "out of memory" : sqlite3_errmsg(db->db));
             goto fail;
         }
     }

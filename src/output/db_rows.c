@@ -7,34 +7,42 @@
 int uo_rows_init(uo_rows *r, sqlite3 *db, const char *insert, int ncols, int text_col)
 {
     memset(r, 0, sizeof *r);
+    r->db = db;
     r->ncols = ncols;
     r->text_col = text_col;
     uo_buf_init(&r->arena, NULL);
-    /* "INSERT INTO t(...) VALUES" then the group "(?,...)" UO_ROWS_BATCH times. */
-    const char *group = strstr(insert, " VALUES(");
-    if (group == NULL)
-        return -1;
-    group += strlen(" VALUES");
-    size_t head = (size_t)(group - insert), glen = strlen(group);
+    size_t cells = (size_t)UO_ROWS_BATCH * (size_t)ncols;
+    r->insert = strdup(insert);
+    r->vals = malloc(cells * sizeof *r->vals);
+    r->bound = malloc((cells + (size_t)ncols) * sizeof *r->bound);
+    r->text = malloc(UO_ROWS_BATCH * sizeof *r->text);
+    return r->insert != NULL && strstr(insert, " VALUES(") != NULL && r->vals != NULL &&
+                   r->bound != NULL && r->text != NULL
+               ? 0
+               : -1;
+}
+
+/* Prepares r->one, the INSERT of one row, or r->many, of UO_ROWS_BATCH:
+ * "INSERT INTO t(...) VALUES" then the group "(?,...)" UO_ROWS_BATCH times.
+ * SQLITE_OK, or SQLite's error (the connection's message says why). */
+static int prepare(uo_rows *r, int many)
+{
+    if (!many)
+        return sqlite3_prepare_v3(r->db, r->insert, -1, SQLITE_PREPARE_PERSISTENT, &r->one, NULL);
+    const char *group = strstr(r->insert, " VALUES(") + strlen(" VALUES");
+    size_t head = (size_t)(group - r->insert), glen = strlen(group);
     uo_buf sql;
     uo_buf_init(&sql, NULL);
-    uo_buf_put(&sql, insert, head);
+    uo_buf_put(&sql, r->insert, head);
     for (int i = 0; i < UO_ROWS_BATCH; i++) {
         if (i > 0)
             uo_buf_putc(&sql, ',');
         uo_buf_put(&sql, group, glen);
     }
     uo_buf_putc(&sql, '\0');
-    size_t cells = (size_t)UO_ROWS_BATCH * (size_t)ncols;
-    r->vals = malloc(cells * sizeof *r->vals);
-    r->bound = malloc((cells + (size_t)ncols) * sizeof *r->bound);
-    r->text = malloc(UO_ROWS_BATCH * sizeof *r->text);
-    int rc = -1;
-    if (!sql.error && r->vals != NULL && r->bound != NULL && r->text != NULL &&
-        sqlite3_prepare_v3(db, insert, -1, SQLITE_PREPARE_PERSISTENT, &r->one, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v3(db, sql.data, -1, SQLITE_PREPARE_PERSISTENT, &r->many, NULL) ==
-            SQLITE_OK)
-        rc = 0;
+    int rc = sql.error ? SQLITE_NOMEM
+                       : sqlite3_prepare_v3(r->db, sql.data, -1, SQLITE_PREPARE_PERSISTENT,
+                                            &r->many, NULL);
     uo_buf_free(&sql);
     return rc;
 }
@@ -53,29 +61,37 @@ int uo_rows_set_text(uo_rows *r, const char *text)
     return 0;
 }
 
-/* Binds count pending rows from first on to st, where bound holds what st has bound. */
+/* Binds count pending rows from first on to st, where bound holds what st
+ * has bound: one pass over the values as one array (the text column holds 0,
+ * bound as text after), each bound again only where it changed. */
 static void bind_rows(uo_rows *r, sqlite3_stmt *st, int64_t *bound, int *primed, int first,
                       int count)
 {
-    int ncols = r->ncols, all = !*primed;
-    for (int i = 0; i < count; i++) {
-        const int64_t *v = r->vals + (size_t)(first + i) * (size_t)ncols;
-        int64_t *b = bound + (size_t)i * (size_t)ncols;
-        int base = i * ncols + 1;
-        for (int c = 0; c < ncols; c++) {
-            if (c == r->text_col) {
-                size_t at = r->text[first + i];
-                if (at != 0)
-                    sqlite3_bind_text(st, base + c, r->arena.data + at - 1, -1, SQLITE_STATIC);
-                else
-                    sqlite3_bind_null(st, base + c);
-            } else if (all || b[c] != v[c]) {
-                sqlite3_bind_int64(st, base + c, v[c]);
-                b[c] = v[c];
-            }
+    int ncols = r->ncols, cells = count * ncols;
+    const int64_t *v = r->vals + (size_t)first * (size_t)ncols;
+    if (!*primed) {
+        for (int i = 0; i < cells; i++) {
+            sqlite3_bind_int64(st, i + 1, v[i]);
+            bound[i] = v[i];
         }
+        *primed = 1;
+    } else {
+        for (int i = 0; i < cells; i++)
+            if (bound[i] != v[i]) {
+                sqlite3_bind_int64(st, i + 1, v[i]);
+                bound[i] = v[i];
+            }
     }
-    *primed = 1;
+    if (r->text_col < 0)
+        return;
+    for (int i = 0; i < count; i++) {
+        int param = i * ncols + r->text_col + 1;
+        size_t at = r->text[first + i];
+        if (at != 0)
+            sqlite3_bind_text(st, param, r->arena.data + at - 1, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(st, param);
+    }
 }
 
 static int run(sqlite3_stmt *st)
@@ -89,10 +105,16 @@ int uo_rows_flush(uo_rows *r)
 {
     int rc = SQLITE_OK;
     if (r->n == UO_ROWS_BATCH) {
-        bind_rows(r, r->many, r->bound, &r->primed_many, 0, r->n);
-        rc = run(r->many);
-    } else {
+        if (r->many == NULL)
+            rc = prepare(r, 1);
+        if (rc == SQLITE_OK) {
+            bind_rows(r, r->many, r->bound, &r->primed_many, 0, r->n);
+            rc = run(r->many);
+        }
+    } else if (r->n > 0) {
         int64_t *bound_one = r->bound + (size_t)UO_ROWS_BATCH * (size_t)r->ncols;
+        if (r->one == NULL)
+            rc = prepare(r, 0);
         for (int i = 0; i < r->n && rc == SQLITE_OK; i++) {
             bind_rows(r, r->one, bound_one, &r->primed_one, i, 1);
             rc = run(r->one);
@@ -107,6 +129,7 @@ void uo_rows_free(uo_rows *r)
 {
     sqlite3_finalize(r->one);
     sqlite3_finalize(r->many);
+    free(r->insert);
     free(r->vals);
     free(r->bound);
     free(r->text);

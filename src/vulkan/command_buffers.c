@@ -9,13 +9,18 @@
  * next recordings):
  *   vkCmdWriteTimestamp(TOP_OF_PIPE), the operation,
  *   vkCmdWriteTimestamp(BOTTOM_OF_PIPE).
- * The queries are reset from the host (vkResetQueryPool, hostQueryReset,
- * which the layer enables on devices that have it) at each submission of
- * the command buffer, once its previous execution was read
- * (submissions.c), so a command buffer may be submitted any number of
- * times: each execution writes its own pairs. Without host reset, or in a
- * recording with SIMULTANEOUS_USE (executions may overlap), each pair is
- * reset by a vkCmdResetQueryPool recorded before it.
+ * The queries are reset by the command buffer itself: before the first
+ * pair of each run of UVK_RESET_PAIRS pairs, the layer records one
+ * vkCmdResetQueryPool of the run's queries. So a command buffer may be
+ * submitted any number of times, each execution writing its own pairs
+ * (a submission of it waits for its previous execution to be read first,
+ * submissions.c), and vkQueueSubmit resets nothing from the host (on
+ * lavapipe a host vkResetQueryPool took some 530 instructions per submit;
+ * a reset per pair some 250 per operation recorded).
+ *
+ * A queue family without graphics or compute can neither reset nor copy
+ * queries in a command buffer; and the times are read from a buffer the
+ * command buffer copies them into at its end: query_pools.c.
  *
  * Secondary command buffers are instrumented the same way, in their own
  * pools. vkCmdExecuteCommands copies a secondary's operations, as recorded
@@ -102,7 +107,7 @@ void uvk_cb_forget_locked(uvk_cb_t *s)
     if (s->inflight != NULL)
         uvk_pending_complete(s->inflight, 1); /* its queries are read before the pool goes */
     for (uint32_t k = 0; k < s->npools; k++)
-        s->dev->next.vkDestroyQueryPool(s->dev->device, s->pools[k], NULL);
+        uvk_qpool_destroy(s->dev, &s->pools[k]);
     free(s->pools);
     for (uvk_cb_t **pp = &uvk_dt_cbs; *pp != NULL; pp = &(*pp)->next)
         if (*pp == s) {
@@ -129,6 +134,7 @@ VkResult uvk_dt_vkAllocateCommandBuffers(const upti_vulkan_dispatch_t *n, VkDevi
         s->cmd_pool = info->commandPool;
         s->dev = uvk_object_of(n);
         s->secondary = info->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+        s->host_reset = uvk_cmd_pool_host_reset_locked(s->dev, info->commandPool);
         s->next = uvk_dt_cbs;
         UVK_STORE(uvk_dt_cbs, s);
     }
@@ -155,8 +161,9 @@ void uvk_dt_vkFreeCommandBuffers(const upti_vulkan_dispatch_t *n, VkDevice devic
 void uvk_dt_vkDestroyCommandPool(const upti_vulkan_dispatch_t *n, VkDevice device, VkCommandPool pool,
                                  const VkAllocationCallbacks *alloc)
 {
-    if (UVK_LOAD(uvk_dt_cbs) != NULL && pool != VK_NULL_HANDLE) {
+    if (pool != VK_NULL_HANDLE) {
         pthread_mutex_lock(&uvk_dt_lock);
+        uvk_cmd_pool_forget_locked(uvk_object_of(n), pool);
         for (uvk_cb_t *s = uvk_dt_cbs, *next; s != NULL; s = next) {
             next = s->next;
             if (s->cmd_pool == pool && s->dev == uvk_object_of(n)) {
@@ -186,15 +193,48 @@ VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandB
             s->pipeline_name_len = 0;
             s->pipeline = VK_NULL_HANDLE;
             s->in_render_pass = 0;
-            s->cmd_reset = s->dev->dt.reset_pool == NULL ||
-                           (info != NULL && (info->flags & VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT) != 0);
-            s->untimed = s->secondary && info != NULL &&
-                         (info->flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT) != 0;
+            s->untimed = (s->secondary && info != NULL &&
+                          (info->flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT) != 0) ||
+                         (s->host_reset && s->dev->dt.reset_pool == NULL);
             remember_locked(cb, s);
         }
         pthread_mutex_unlock(&uvk_dt_lock);
     }
     return n->vkBeginCommandBuffer(cb, info);
+}
+
+/* The recording's pairs copied into their pools' results buffers, made
+   visible to the host, as the command buffer's last commands. An operation
+   whose pool has no buffer, or a recording that cannot take the copy (still
+   inside a render pass, which the program must end first), is read from its
+   pool instead. */
+VkResult uvk_dt_vkEndCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb)
+{
+    uvk_cb_t *s = UVK_LOAD(uvk_dt_cbs) != NULL ? uvk_cb_recording(cb) : NULL;
+    if (s != NULL && s->pairs > 0) {
+        int copied = 0;
+        for (uint32_t k = 0; !s->in_render_pass && k < s->npools && k * UVK_QUERY_PAIRS < s->pairs; k++) {
+            if (s->pools[k].buffer == VK_NULL_HANDLE)
+                continue;
+            uint32_t used = s->pairs - k * UVK_QUERY_PAIRS;
+            n->vkCmdCopyQueryPoolResults(cb, s->pools[k].pool, 0, 2 * (used < UVK_QUERY_PAIRS ? used : UVK_QUERY_PAIRS),
+                                         s->pools[k].buffer, 0, sizeof(uint64_t),
+                                         VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+            copied = 1;
+        }
+        if (copied) {
+            VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                                 .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                                 .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+            n->vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &b, 0, NULL,
+                                    0, NULL);
+        } else {
+            for (uint32_t i = 0; i < s->n; i++)
+                if (!s->d[i].secondary)
+                    s->d[i].ticks = NULL;
+        }
+    }
+    return n->vkEndCommandBuffer(cb);
 }
 
 void uvk_dt_vkCmdBindPipeline(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkPipelineBindPoint point,
@@ -261,96 +301,118 @@ void uvk_dt_vkCmdExecuteCommands(const upti_vulkan_dispatch_t *n, VkCommandBuffe
 
 /* The query pool of s's next pair: pools[pairs / UVK_QUERY_PAIRS], created
    when the recording first reaches it; NULL if it cannot be (said once). */
-static VkQueryPool pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
+static inline uvk_qpool_t *pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
 {
     uint32_t k = s->pairs / UVK_QUERY_PAIRS;
-    if (k < s->npools)
-        return s->pools[k];
-    VkQueryPool *grown = realloc(s->pools, (k + 1) * sizeof *grown);
-    VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                .queryCount = 2 * UVK_QUERY_PAIRS};
-    VkQueryPool pool = VK_NULL_HANDLE;
-    if (grown != NULL)
-        s->pools = grown;
-    if (grown == NULL || n->vkCreateQueryPool(s->dev->device, &qi, NULL, &pool) != VK_SUCCESS) {
-        static _Atomic int warned;
-        if (atomic_exchange(&warned, 1) == 0)
-            upti_runtime_warn("vulkan: the layer cannot create a query pool; operations recorded past its "
-                              "last one are traced without device times");
-        return VK_NULL_HANDLE;
+    return k < s->npools ? &s->pools[k] : uvk_qpool_add(n, s, k);
+}
+
+/* Said once each: operations the layer cannot time where they are recorded. */
+static __attribute__((noinline, cold)) void warn_untimed(const uvk_cb_t *s)
+{
+    static _Atomic int in_pass, continuing, no_reset;
+    if (s->host_reset && s->dev->dt.reset_pool == NULL) {
+        if (atomic_exchange(&no_reset, 1) == 0)
+            upti_runtime_warn("vulkan: a command buffer of a queue family without graphics or compute, on a "
+                              "device without hostQueryReset: the layer cannot reset its queries, its operations "
+                              "are traced without device times");
+    } else if (s->in_render_pass) {
+        if (atomic_exchange(&in_pass, 1) == 0)
+            upti_runtime_warn("vulkan: an operation recorded inside a render pass, where the layer cannot "
+                              "reset its queries, is traced without device times");
+    } else if (atomic_exchange(&continuing, 1) == 0) {
+        upti_runtime_warn("vulkan: a secondary command buffer continues a render pass, where the layer "
+                          "cannot reset its queries; its operations are traced without device times");
     }
-    s->pools[s->npools++] = pool;
-    return pool;
+}
+
+/* uvk_op_begin_wanted, inlined into it and into the vkCmdDispatch wrapper (the most recorded command). */
+static inline __attribute__((always_inline)) void op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n,
+                                                           VkCommandBuffer cb, upti_tracing_kind_t kind, uint32_t op,
+                                                           const uint32_t groups[3], const uint32_t base[3],
+                                                           upti_memory_direction_t direction, uint64_t bytes,
+                                                           const char *name)
+{
+    slot->pool = VK_NULL_HANDLE;
+    slot->appended = 0;
+    uvk_cb_t *s = uvk_cb_recording(cb);
+    uvk_op_t *d = s != NULL ? grow(s) : NULL;
+    if (d == NULL)
+        return;
+    /* Every field written but the name's tail, which nothing reads past its end
+       (no memset: this runs for every operation recorded). */
+    d->pool = VK_NULL_HANDLE;
+    d->ticks = NULL;
+    d->kind = kind;
+    d->direction = direction;
+    d->bytes = bytes;
+    d->op = op;
+    d->query = UINT32_MAX;
+    for (int k = 0; k < 3; k++) {
+        d->groups[k] = groups != NULL ? groups[k] : 0;
+        d->base[k] = base != NULL ? base[k] : 0;
+    }
+    d->kernel_id = (uint64_t)s->pipeline;
+    d->secondary = 0;
+    d->cb_range = 0;
+    if (name != NULL) {
+        size_t len = strnlen(name, sizeof d->name - 1);
+        memcpy(d->name, name, len);
+        d->name[len] = '\0';
+    } else if (s->pipeline_name_len < UVK_NAME_SHORT) {
+        memcpy(d->name, s->pipeline_name, UVK_NAME_SHORT); /* a fixed size, inline: its '\0' among them */
+    } else {
+        memcpy(d->name, s->pipeline_name, s->pipeline_name_len + 1);
+    }
+    d->recorded = uvk_now();
+    upti_runtime_capture_correlation(NULL, &d->corr);
+    const uvk_device_state_t *ds = &s->dev->dt;
+    if (ds->timestamps && !s->untimed && !s->in_render_pass) {
+        uvk_qpool_t *q = pool_of(n, s);
+        if (q != NULL) {
+            uint32_t query = 2 * (s->pairs % UVK_QUERY_PAIRS);
+            d->pool = q->pool;
+            d->query = query;
+            d->ticks = q->results != NULL ? q->results + query : NULL;
+            if (s->pairs++ % UVK_RESET_PAIRS == 0 && !s->host_reset) /* the run's first pair: its queries reset */
+                n->vkCmdResetQueryPool(cb, q->pool, query, 2 * UVK_RESET_PAIRS);
+            n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q->pool, query);
+            slot->pool = q->pool;
+            slot->query = query + 1;
+        }
+    } else if (ds->timestamps) {
+        warn_untimed(s);
+    }
+    s->n++;
+    if (kind != UPTI_TRACING_KIND_MARKER_API && uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED)) {
+        slot->appended = 1;
+        slot->device = s->dev->device;
+        slot->op = *d;
+        uvk_sub_appended(&slot->op, UPTI_CB_PHASE_API_ENTER, cb, slot->device);
+    }
 }
 
 void uvk_op_begin_wanted(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
                          upti_tracing_kind_t kind, uint32_t op, const uint32_t groups[3], const uint32_t base[3],
                          upti_memory_direction_t direction, uint64_t bytes, const char *name)
 {
-    slot->pool = VK_NULL_HANDLE;
-    slot->appended = 0;
-    slot->query = 0;
-    uvk_cb_t *s = uvk_cb_recording(cb);
-    uvk_op_t *d = s != NULL ? grow(s) : NULL;
-    if (d != NULL) {
-        /* Every field but the name's tail, which nothing reads past its end. */
-        memset(d, 0, offsetof(uvk_op_t, name));
-        memset(&d->recorded, 0, sizeof *d - offsetof(uvk_op_t, recorded));
-        d->kind = kind;
-        d->op = op;
-        d->direction = direction;
-        d->bytes = bytes;
-        if (groups != NULL)
-            memcpy(d->groups, groups, sizeof d->groups);
-        if (base != NULL)
-            memcpy(d->base, base, sizeof d->base);
-        size_t len = name != NULL ? strnlen(name, sizeof d->name - 1) : s->pipeline_name_len;
-        memcpy(d->name, name != NULL ? name : s->pipeline_name, len);
-        d->name[len] = '\0';
-        d->kernel_id = (uint64_t)s->pipeline;
-        d->recorded = uvk_now();
-        upti_runtime_capture_correlation(NULL, &d->corr);
-        d->query = UINT32_MAX;
-        uvk_device_state_t *ds = &s->dev->dt;
-        if (ds->timestamps && s->in_render_pass) {
-            static _Atomic int warned;
-            if (atomic_exchange(&warned, 1) == 0)
-                upti_runtime_warn("vulkan: an operation recorded inside a render pass, where the layer cannot "
-                                  "reset its queries, is traced without device times");
-        } else if (ds->timestamps && s->untimed) {
-            static _Atomic int warned;
-            if (atomic_exchange(&warned, 1) == 0)
-                upti_runtime_warn("vulkan: a secondary command buffer continues a render pass, where the layer "
-                                  "cannot reset its queries; its operations are traced without device times");
-        }
-        VkQueryPool pool = ds->timestamps && !s->untimed && !s->in_render_pass ? pool_of(n, s) : VK_NULL_HANDLE;
-        if (pool != VK_NULL_HANDLE) {
-            d->pool = pool;
-            d->query = 2 * (s->pairs++ % UVK_QUERY_PAIRS);
-            if (s->cmd_reset)
-                n->vkCmdResetQueryPool(cb, pool, d->query, 2);
-            n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, d->query);
-            slot->pool = pool;
-            slot->query = d->query + 1;
-        }
-        s->n++;
-        if (kind != UPTI_TRACING_KIND_MARKER_API && uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED)) {
-            slot->appended = 1;
-            slot->device = s->dev->device;
-            slot->op = *d;
-        }
-    }
-    if (slot->appended)
-        uvk_sub_appended(&slot->op, UPTI_CB_PHASE_API_ENTER, cb, slot->device);
+    op_begin(slot, n, cb, kind, op, groups, base, direction, bytes, name);
 }
 
-void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const uvk_slot_t *slot)
+/* vkCmdDispatch while dispatches are wanted (timed_commands.c): one function, no call per phase. */
+void uvk_dispatch_timed(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z)
 {
-    if (slot->pool != VK_NULL_HANDLE)
-        n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, slot->pool, slot->query);
-    if (slot->appended)
-        uvk_sub_appended(&slot->op, UPTI_CB_PHASE_API_EXIT, cb, slot->device);
+    const uint32_t groups[3] = {x, y, z};
+    uvk_slot_t d;
+    op_begin(&d, n, cb, UPTI_TRACING_KIND_KERNEL_DISPATCH, UPTI_KERNEL_DISPATCH_VK_DISPATCH, groups, NULL,
+             UPTI_MEMORY_DIRECTION_NONE, 0, NULL);
+    n->vkCmdDispatch(cb, x, y, z);
+    uvk_op_end(n, cb, &d);
+}
+
+void uvk_op_end_appended(VkCommandBuffer cb, const uvk_slot_t *slot)
+{
+    uvk_sub_appended(&slot->op, UPTI_CB_PHASE_API_EXIT, cb, slot->device);
 }
 
 /* --- render passes: the layer's queries cannot be reset inside one --- */

@@ -44,6 +44,9 @@ void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vu
     if (nf > 32)
         nf = 32;
     inst->vkGetPhysicalDeviceQueueFamilyProperties(phys, &nf, fams);
+    s->nfamilies = nf;
+    for (uint32_t i = 0; i < nf; i++)
+        s->family_flags[i] = fams[i].queueFlags;
     s->valid_bits = 64;
     s->timestamps = props.limits.timestampComputeAndGraphics ? 1 : 0;
     for (uint32_t i = 0; i < nf; i++)
@@ -54,6 +57,7 @@ void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vu
                 s->valid_bits = fams[i].timestampValidBits;
         }
     s->calibrated = calibrated && o->next.vkGetCalibratedTimestampsEXT != NULL;
+    inst->vkGetPhysicalDeviceMemoryProperties(phys, &s->memory);
     if (host_reset)
         s->reset_pool = o->next.vkResetQueryPoolEXT != NULL ? o->next.vkResetQueryPoolEXT : o->next.vkResetQueryPool;
     if (timeline) {

@@ -5,7 +5,9 @@
  *   clock_probe.c      a device's clock measured, without calibrated timestamps
  *   pipelines.c        compute pipelines and shader modules -> names
  *   command_buffers.c  command buffers followed: the operations recorded into
- *                      them (primary and secondary), the layer's query pools
+ *                      them (primary and secondary)
+ *   query_pools.c      the layer's query pools, the buffers their times are
+ *                      copied into, command pools' queue families
  *   timed_commands.c   the vkCmd* the layer brackets with timestamps
  *   images.c           images' texel sizes, for the bytes of image copies
  *   labels.c           VK_EXT_debug_utils labels as marker ranges
@@ -55,11 +57,25 @@ void uvk_dt_drain_all(void);
 /* --- shared by the files above --- */
 
 #define UVK_QUERY_PAIRS 256 /* timed operations per query pool: a recording takes as many pools as it needs */
+#define UVK_RESET_PAIRS 64  /* pairs reset by one recorded vkCmdResetQueryPool (divides UVK_QUERY_PAIRS) */
 #define UVK_NAME_MAX 128
+#define UVK_NAME_SHORT 32 /* a name shorter than this is copied as this many bytes (one inline copy) */
+
+/* One of a command buffer's query pools, and the host-visible buffer its
+   results are copied into by the command buffer itself at its end
+   (vkCmdCopyQueryPoolResults): read without a driver call once the
+   submission is done. */
+typedef struct uvk_qpool_t {
+    VkQueryPool pool;
+    VkBuffer buffer;         /* VK_NULL_HANDLE if it could not be made: then read with vkGetQueryPoolResults */
+    VkDeviceMemory memory;
+    const uint64_t *results; /* buffer, mapped: 2 * UVK_QUERY_PAIRS values */
+} uvk_qpool_t;
 
 /* One device operation as recorded: a dispatch, a copy or a barrier. */
 typedef struct uvk_op_t {
     VkQueryPool pool;
+    const uint64_t *ticks;    /* its pair's values in its pool's mapped results; NULL: read from the pool */
     upti_tracing_kind_t kind; /* KERNEL_DISPATCH or MEMORY_COPY */
     upti_memory_direction_t direction;
     uint64_t bytes;
@@ -82,9 +98,10 @@ typedef struct uvk_cb_t {
     uvk_object_t *dev;
     int secondary;             /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
     int untimed;               /* a secondary continuing a render pass: no queries */
-    int cmd_reset;             /* queries reset by a recorded vkCmdResetQueryPool per operation (no host
-                                  reset, or a recording with SIMULTANEOUS_USE: executions may overlap) */
-    VkQueryPool *pools;        /* the layer's query pools, kept across recordings: pool k holds
+    int host_reset;            /* of a queue family without graphics or compute (or UPTI_VK_READ_QUERIES=1):
+                                  its queries are reset from the host at each submission and read with
+                                  vkGetQueryPoolResults; untimed without hostQueryReset */
+    uvk_qpool_t *pools;        /* the layer's query pools, kept across recordings: pool k holds
                                   the recording's pairs [k * UVK_QUERY_PAIRS, (k + 1) * UVK_QUERY_PAIRS) */
     uint32_t npools;
     uint32_t pairs;            /* query pairs used by this recording, in pools[0..] */
@@ -193,6 +210,19 @@ uint32_t uvk_image_texel_bytes(VkImage image);
 uvk_cb_t *uvk_cb_find(VkCommandBuffer cb);
 void uvk_cb_forget_locked(uvk_cb_t *s);
 
+/* query_pools.c: query pool k of s (k == s->npools), created with its
+   results buffer (not for a command buffer that resets from the host); NULL
+   if it cannot be (said once). */
+uvk_qpool_t *uvk_qpool_add(const upti_vulkan_dispatch_t *n, uvk_cb_t *s, uint32_t k);
+/* Destroys q (its query pool, its results buffer). */
+void uvk_qpool_destroy(uvk_object_t *dev, uvk_qpool_t *q);
+/* Whether the command buffers of the program's command pool on dev reset their
+   queries from the host (uvk_cb_t.host_reset). Under uvk_dt_lock. */
+int uvk_cmd_pool_host_reset_locked(uvk_object_t *dev, VkCommandPool pool);
+/* Forgets a command pool the program destroys; all those of a device that goes away. Under uvk_dt_lock. */
+void uvk_cmd_pool_forget_locked(uvk_object_t *dev, VkCommandPool pool);
+void uvk_cmd_pools_forget_locked(uvk_object_t *dev);
+
 /* Where an operation's second timestamp goes (pool NULL: nowhere). */
 typedef struct uvk_slot_t {
     VkQueryPool pool;
@@ -220,8 +250,18 @@ static inline void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *
         slot->appended = 0;
     }
 }
+/* vkCmdDispatch recorded with its timestamps (the caller found dispatches wanted). */
+void uvk_dispatch_timed(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z);
+/* Tells the subscriber of APPENDED that slot's operation is recorded. */
+void uvk_op_end_appended(VkCommandBuffer cb, const uvk_slot_t *slot);
 /* Writes the second timestamp, after the operation. */
-void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const uvk_slot_t *slot);
+static inline void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const uvk_slot_t *slot)
+{
+    if (slot->pool != VK_NULL_HANDLE)
+        n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, slot->pool, slot->query);
+    if (__builtin_expect(slot->appended, 0))
+        uvk_op_end_appended(cb, slot);
+}
 
 /* submissions.c: reads and emits p if done (wait: after waiting; UVK_FENCE_SIGNALLED:
    the program's fence of p is known to have signalled); under uvk_dt_lock. 1 if done. */

@@ -44,7 +44,7 @@ IMPL = {
 # host synchronisation, command buffers and pipelines followed.
 DEVTIME = {
     'vkCreateComputePipelines', 'vkDestroyPipeline', 'vkAllocateCommandBuffers', 'vkFreeCommandBuffers',
-    'vkDestroyCommandPool', 'vkBeginCommandBuffer', 'vkCmdBindPipeline', 'vkCmdDispatch',
+    'vkCreateCommandPool', 'vkDestroyCommandPool', 'vkBeginCommandBuffer', 'vkEndCommandBuffer', 'vkCmdBindPipeline', 'vkCmdDispatch',
     'vkCmdDispatchBase', 'vkCmdDispatchBaseKHR', 'vkCmdDispatchIndirect', 'vkQueueSubmit',
     'vkWaitForFences', 'vkGetFenceStatus', 'vkQueueWaitIdle', 'vkDeviceWaitIdle', 'vkResetFences',
     'vkDestroyFence',

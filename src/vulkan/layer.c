@@ -349,9 +349,10 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
     }
     /* Device times need VK_EXT_calibrated_timestamps, and are cheapest with a
        timeline semaphore (signalled at the end of the program's own
-       submissions) and host query reset (no reset recorded per operation):
-       all enabled on a copy of the program's create info where the device
-       has them. */
+       submissions), and host query reset (for command buffers of queue
+       families without graphics or compute, which can neither reset nor
+       copy queries): all enabled on a copy of the program's create info
+       where the device has them. */
     VkDeviceCreateInfo ci = *pCreateInfo;
     const char *names_buf[64 + 3];
     const char **names = NULL;

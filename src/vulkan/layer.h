@@ -97,6 +97,12 @@ typedef struct uvk_device_state_t {
     int timestamps;       /* every compute queue family has them */
     int calibrated;       /* VK_EXT_calibrated_timestamps is enabled */
     int measured;         /* no calibrated timestamps: probe measures the clock (under uvk_dt_lock) */
+    VkPhysicalDeviceMemoryProperties memory; /* for the buffers query results are copied into */
+    VkQueueFlags family_flags[32];           /* of its queue families (the first 32) */
+    uint32_t nfamilies;
+    /* Host query reset (the layer enabled it, or the program did), for the
+       queries of command buffers of queue families without graphics or compute. */
+    PFN_vkResetQueryPool reset_pool;
     uvk_probe_t probe;
     uint64_t deviation;   /* of the last calibration, ns */
     VkFence spare[8];     /* the layer's signalled fences, reset for reuse (under uvk_dt_lock) */
@@ -105,9 +111,6 @@ typedef struct uvk_device_state_t {
        per queue, signalled by the last batch of each traced submission with
        the queue's next value (under uvk_dt_lock). */
     PFN_vkGetSemaphoreCounterValue get_counter;
-    /* Host query reset (the layer enabled it, or the program did): the layer's
-       queries are reset from the host at each submission, not per operation. */
-    PFN_vkResetQueryPool reset_pool;
     PFN_vkWaitSemaphores wait_semaphores;
     struct {
         VkQueue queue;

@@ -17,8 +17,10 @@
  *
  * Completion, never waiting in the program's way: at vkWaitForFences,
  * vkGetFenceStatus, vkQueueWaitIdle, vkDeviceWaitIdle and each vkQueueSubmit,
- * pending entries whose fence or semaphore has signalled are read
- * (vkGetQueryPoolResults without WAIT) and emitted. vkResetFences and
+ * pending entries whose fence or semaphore has signalled are read (from
+ * the results buffers the command buffers copied their queries into,
+ * command_buffers.c; vkGetQueryPoolResults without WAIT where a pool has
+ * none) and emitted. vkResetFences and
  * vkDestroyFence read the entries the program's fences mark first (the fence
  * must be done with by then, and its state goes). Only a command buffer
  * (or a secondary it executes) submitted again before its previous
@@ -111,12 +113,16 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
         }
         if (r == VK_NOT_READY || r == VK_TIMEOUT)
             return 0;
+        if (r != VK_SUCCESS)
+            p->fence_lost = 1; /* the device is lost: no times to read */
     } else if (p->fence != VK_NULL_HANDLE) {
         VkResult r = wait ? o->next.vkWaitForFences(o->device, 1, &p->fence, VK_TRUE, 5000000000ull)
                           : o->next.vkGetFenceStatus(o->device, p->fence);
         if (r == VK_NOT_READY || r == VK_TIMEOUT)
             return 0;
         fence_state = r;
+        if (r != VK_SUCCESS)
+            p->fence_lost = 1;
     } else if (p->program_fence != VK_NULL_HANDLE && !p->fence_lost) {
         VkResult r = wait == UVK_FENCE_SIGNALLED ? VK_SUCCESS
                      : wait ? o->next.vkWaitForFences(o->device, 1, &p->program_fence, VK_TRUE, 5000000000ull)
@@ -137,6 +143,13 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
     int timed = ticks != NULL && uvk_dt_calibrate(o, &map);
     for (uint32_t i = 0; timed && i < p->n;) {
         if (p->d[i].query == UINT32_MAX) {
+            i++;
+            continue;
+        }
+        if (p->d[i].ticks != NULL) {
+            /* Copied by the command buffer into the pool's results buffer (command_buffers.c). */
+            ticks[2 * i] = p->d[i].ticks[0];
+            ticks[2 * i + 1] = p->d[i].ticks[1];
             i++;
             continue;
         }
@@ -435,14 +448,16 @@ static VkSemaphore queue_timeline(uvk_object_t *o, VkQueue queue, uint64_t *valu
 }
 
 /* Resets from the host the queries s's recording writes, before an
-   execution (its previous one was read). Under uvk_dt_lock. */
+   execution (its previous one was read), where s cannot reset them itself
+   (uvk_cb_t.host_reset). Under uvk_dt_lock. */
 static void reset_queries(uvk_cb_t *s)
 {
-    if (s->cmd_reset)
+    if (!s->host_reset || s->dev->dt.reset_pool == NULL)
         return;
     for (uint32_t k = 0; k < s->npools && k * UVK_QUERY_PAIRS < s->pairs; k++) {
         uint32_t used = s->pairs - k * UVK_QUERY_PAIRS;
-        s->dev->dt.reset_pool(s->dev->device, s->pools[k], 0, 2 * (used < UVK_QUERY_PAIRS ? used : UVK_QUERY_PAIRS));
+        s->dev->dt.reset_pool(s->dev->device, s->pools[k].pool, 0,
+                              2 * (used < UVK_QUERY_PAIRS ? used : UVK_QUERY_PAIRS));
     }
 }
 
@@ -473,9 +488,10 @@ static void publish_locked(uvk_pending_t *p, const VkCommandBuffer *cbs, uint32_
 
 /* The program's submission, made by call(ctx) with the layer's bookkeeping
    around it: cbs are the command buffers it executes, in order. Two holds
-   of uvk_dt_lock in the common case: before the call (completions, query
-   resets, the operations copied into a pending entry kept from an earlier
-   submission) and after it (the entry published). */
+   of uvk_dt_lock in the common case: before the call (completions, the
+   operations copied into a pending entry kept from an earlier submission;
+   the queries are reset by the command buffers themselves, but for those
+   that cannot) and after it (the entry published). */
 static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, VkFence fence,
                               const VkCommandBuffer *cbs, uint32_t ncb, submit_call_t call, void *ctx)
 {
@@ -834,6 +850,7 @@ void uvk_dt_device_destroying(uvk_object_t *o)
         if (s->dev == o)
             uvk_cb_forget_locked(s);
     }
+    uvk_cmd_pools_forget_locked(o);
     while (o->dt.nspare > 0)
         o->next.vkDestroyFence(o->device, o->dt.spare[--o->dt.nspare], NULL);
     while (o->dt.ntimeline > 0)

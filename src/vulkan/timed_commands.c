@@ -34,11 +34,7 @@ void uvk_dt_vkCmdDispatch(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, u
         n->vkCmdDispatch(cb, x, y, z);
         return;
     }
-    const uint32_t groups[3] = {x, y, z};
-    uvk_slot_t d;
-    dispatch_begin(&d, n, cb, UPTI_KERNEL_DISPATCH_VK_DISPATCH, groups, NULL);
-    n->vkCmdDispatch(cb, x, y, z);
-    uvk_op_end(n, cb, &d);
+    uvk_dispatch_timed(n, cb, x, y, z);
 }
 
 static void dispatch_base(const upti_vulkan_dispatch_t *n, PFN_vkCmdDispatchBase fn, VkCommandBuffer cb,

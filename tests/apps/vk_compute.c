@@ -28,8 +28,7 @@
  *                and submitted once, then freed and a new command buffer
  *                (begun by another thread) recorded the same way and submitted once
  *     many_simultaneous  the same recorded with
- *                VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT (the layer then
- *                resets its queries with commands it records)
+ *                VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT
  *     labels     VK_EXT_debug_utils: the pipeline is named "doubler", the
  *                command buffer "work", the dispatch is inside a
  *                command-buffer label "step", the submit loop inside a queue

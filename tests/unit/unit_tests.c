@@ -54,6 +54,7 @@ static const unit_case k_cases[] = {
     {"placeholders", unit_test_placeholders},
     {"intern", unit_test_intern},
     {"db_errors", unit_test_db_errors},
+    {"arg_link", unit_test_arg_link},
 #endif
 #ifdef UNIT_HAVE_COLLECTOR
     {"spool", unit_test_spool},

@@ -42,9 +42,13 @@ Cases
               2200 operations, executed twice by the primary: per submission
               the first execution's records untimed, the second's timed and in
               recording order, one upti: line
+  many_read   the same with UPTI_VK_READ_QUERIES=1: the layer resets its
+              queries from the host at each submission and reads them with
+              vkGetQueryPoolResults (the way of a queue family without
+              graphics or compute), not in and from its command buffers
   many_simultaneous
-              the same recorded with SIMULTANEOUS_USE: the layer resets its
-              queries with commands it records instead of from the host
+              the same recorded with SIMULTANEOUS_USE (the layer's query
+              resets are recorded into the command buffer either way)
   labels      vk_compute 3 labels: VK_EXT_debug_utils names the pipeline
               (the kernel records' name) and the command buffer (a range per
               execution, first start to last end), a command-buffer label around the
@@ -675,6 +679,8 @@ def main():
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels',
                                                             'timeline', 'timeline_off', 'many', 'many_simultaneous')
                                     else [])
+    if a.case == 'many_read':
+        argv = [a.app, str(submits), 'many']
     nofence = a.case.endswith('nofence')
     if nofence:  # plain_nofence, timeline_nofence, timeline_off_nofence
         argv = [a.app, str(submits), a.case[:-len('_nofence')], 'nofence']
@@ -777,6 +783,8 @@ def main():
     if a.case == 'vadd_measured':
         env['UPTI_VK_DISABLE_CALIBRATED'] = '1'
         env['UPTI_VK_CLOCK_PROBE_INTERVAL_MS'] = '0'
+    if a.case == 'many_read':
+        env['UPTI_VK_READ_QUERIES'] = '1'
     if a.case in ('subscriber', 'vadd_subscriber', 'mixed_subscriber'):
         env['UPTI_TOOL_LIBRARIES'] = a.sub_tool
     if a.case == 'mixed_subscriber':
@@ -808,7 +816,7 @@ def main():
             expect(name is None or all(api.get(r['corr']) == name for r in got), 'kernel records not correlated')
         print('PASS secondary_twice')
         return
-    if a.case in ('many', 'many_simultaneous'):
+    if a.case in ('many', 'many_read', 'many_simultaneous'):
         check_many(recs, submits)
         print('PASS ' + a.case)
         return
