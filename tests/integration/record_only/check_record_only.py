@@ -141,6 +141,8 @@ def case_helper(tmp):
     db = os.path.join(out, 'c-%d.db' % p.pid)
     wait_for(lambda: os.path.exists(db), 'the database %s' % db)
     wait_for(lambda: not run_folders(tmp), 'the run folder removed')
+    # Its "upti: wrote" line comes after the folder is removed: read once it has exited.
+    wait_for(lambda: helper_of(p.pid) is None, 'the helper exited')
     counts = counters(counter)
     if counts != [n] * THREADS:
         fail('the program completed %r calls' % counts)
