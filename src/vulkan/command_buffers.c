@@ -19,8 +19,8 @@
  * a reset per pair some 250 per operation recorded).
  *
  * A queue family without graphics or compute can neither reset nor copy
- * queries in a command buffer; and the times are read from a buffer the
- * command buffer copies them into at its end: query_pools.c.
+ * queries in a command buffer; on a CPU device the times are read from a
+ * buffer the command buffer copies them into at its end: query_pools.c.
  *
  * Secondary command buffers are instrumented the same way, in their own
  * pools. vkCmdExecuteCommands copies a secondary's operations, as recorded
