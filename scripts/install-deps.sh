@@ -13,7 +13,9 @@ set -eu
 # build-essential: the C and C++ compilers, the C library headers and make.
 # libvulkan-dev: the Vulkan loader, headers and registry (vk.xml);
 # mesa-vulkan-drivers: lavapipe, the CPU Vulkan device the tests run on;
-# glslang-tools: glslangValidator, which compiles the test shaders.
+# glslang-tools: glslangValidator, which compiles the test shaders;
+# vulkan-validationlayers: the Khronos validation layer, under which the
+# vulkan.validation_* tests check the layer's own commands.
 # libotf2-trace-dev: OTF2, for upti export --format otf2; otf2-tools:
 # otf2-print, with which the tests read the export back.
 # libyaml-dev: libyaml, which reads the YAML files of upti run -i.
@@ -38,6 +40,7 @@ libclang-rt-14-dev
 libvulkan-dev
 mesa-vulkan-drivers
 glslang-tools
+vulkan-validationlayers
 libotf2-trace-dev
 otf2-tools
 libyaml-dev

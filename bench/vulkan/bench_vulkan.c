@@ -6,8 +6,9 @@
  *   submit_ts the same, the program itself bracketing its dispatch with two
  *             timestamps (a reset of their queries before them): what a
  *             device costs to execute the timestamps the layer adds. On
- *             lavapipe vkQueueSubmit executes the command buffer before it
- *             returns, so that cost is part of the submit's
+ *             lavapipe a queue thread of its own executes the command
+ *             buffer, beside the program's: on a busy machine that cost
+ *             shows in the submit's
  * Prints "MODE ns_per_call" for the fastest of REPS repetitions. Plain
  * Vulkan: run_bench.py runs it bare and with the layer (and a tool). */
 #include <vulkan/vulkan.h>

@@ -8,11 +8,12 @@ layer and no tool, with a tool that has nothing configured, with VULKAN_API
 buffer tracing and with VULKAN_API + KERNEL_DISPATCH, and prints the cost
 each adds per vkCmdDispatch recorded and per vkQueueSubmit.
 
-lavapipe executes a command buffer inside vkQueueSubmit: the submit's added
-cost includes the device executing the layer's two timestamps. The bare
-program bracketing its own dispatch with two timestamps (submit_ts) measures
-that device cost, printed apart, and the layer's own host cost per submit is
-what is left."""
+lavapipe (Mesa 22.3) executes a command buffer on a queue thread of its own,
+beside the program's: on a busy machine that thread's work, more with the
+layer's two timestamps, gets in the submit's way. The bare program
+bracketing its own dispatch with two timestamps (submit_ts) measures that
+device cost, printed apart, and the layer's own host cost per submit is what
+is left."""
 import os
 import subprocess
 import sys

@@ -74,18 +74,26 @@ int cmd_merge(int argc, char **argv)
         return rc;
     }
     char *base = cli_output_base(o.dir, o.output, k_exts);
-    size_t len = base != NULL ? strlen(base) + 4 : 0;
+    size_t len = base != NULL ? strlen(base) + sizeof ".db.part" : 0;
     char *path = base != NULL ? malloc(len) : NULL;
-    int same = -1;
-    if (path != NULL) {
+    char *part = base != NULL ? malloc(len) : NULL;
+    int same = -1, same_part = -1;
+    if (path != NULL && part != NULL) {
         snprintf(path, len, "%s.db", base);
+        snprintf(part, len, "%s.db.part", base);
         same = cli_output_is_input(path, (const char *const *)inputs, n);
+        /* The merge is written as PATH.part, which it empties first. */
+        same_part = cli_output_is_input(part, (const char *const *)inputs, n);
     }
-    if (path == NULL) {
+    if (path == NULL || part == NULL) {
         rc = cli_error("out of memory");
     } else if (same >= 0) {
         rc = cli_usage_error("merge", "the output %s is the input %s (choose another -o)", path,
                              inputs[same]);
+    } else if (same_part >= 0) {
+        rc = cli_usage_error("merge",
+                             "the output's working file %s is the input %s (choose another -o)",
+                             part, inputs[same_part]);
     } else if (cli_make_output_dir(base, 0) != 0) {
         rc = 1;
     } else {
@@ -98,6 +106,7 @@ int cmd_merge(int argc, char **argv)
         if (rc == 0 && !(formats & UO_FORMAT_DB))
             remove(path); /* written by this merge, only to make the other formats */
     }
+    free(part);
     free(path);
     free(base);
     free(inputs);

@@ -39,16 +39,17 @@ char *cli_read_file(const char *path, size_t *len)
             }
             data = grown;
         }
+        errno = 0;
         size_t got = fread(data + *len, 1, 4096, f);
         *len += got;
         if (got == 0)
             break;
     }
-    int bad = ferror(f);
+    int bad = ferror(f) ? (errno != 0 ? errno : EIO) : 0; /* EISDIR for a folder */
     fclose(f);
     if (bad) {
         free(data);
-        errno = EIO;
+        errno = bad;
         return NULL;
     }
     data[*len] = '\0';

@@ -19,8 +19,8 @@
  * a reset per pair some 250 per operation recorded).
  *
  * A queue family without graphics or compute can neither reset nor copy
- * queries in a command buffer; and the times are read from a buffer the
- * command buffer copies them into at its end: query_pools.c.
+ * queries in a command buffer; on a CPU device the times are read from a
+ * buffer the command buffer copies them into at its end: query_pools.c.
  *
  * Secondary command buffers are instrumented the same way, in their own
  * pools. vkCmdExecuteCommands copies a secondary's operations, as recorded
@@ -266,16 +266,59 @@ static uvk_op_t *grow(uvk_cb_t *s)
     return &s->d[s->n];
 }
 
+/* Whether s, a primary being recorded, has executed the secondary sec already. Under uvk_dt_lock. */
+static int executed_before(const uvk_cb_t *s, VkCommandBuffer sec)
+{
+    for (uint32_t k = 0; k < s->nexec; k++)
+        if (s->executed[k] == sec)
+            return 1;
+    return 0;
+}
+
+/* A secondary executed again by one primary copies its queries into its
+   results buffer again (its vkEndCommandBuffer's copy): the layer orders
+   that copy after the previous one with a transfer barrier recorded just
+   before it, or the two writes of the buffer race (the one that lands last,
+   which the layer reads, may be the earlier execution's). The program's
+   vkCmdExecuteCommands is split there; "again" holds a flag per secondary. */
+static void execute_split(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t count,
+                          const VkCommandBuffer *secondaries, const unsigned char *again)
+{
+    VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                         .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                         .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT};
+    uint32_t first = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (!again[i])
+            continue;
+        if (i > first)
+            n->vkCmdExecuteCommands(cb, i - first, secondaries + first);
+        n->vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &b, 0, NULL,
+                                0, NULL);
+        first = i;
+    }
+    n->vkCmdExecuteCommands(cb, count - first, secondaries + first);
+}
+
 void uvk_dt_vkCmdExecuteCommands(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t count,
                                  const VkCommandBuffer *secondaries)
 {
+    unsigned char again_small[64];
+    unsigned char *again = NULL;
+    int split = 0;
     if (UVK_LOAD(uvk_dt_cbs) != NULL && count > 0 && secondaries != NULL) {
         pthread_mutex_lock(&uvk_dt_lock);
         uvk_cb_t *s = uvk_cb_find(cb);
+        if (s != NULL && !s->in_render_pass) /* inside one, secondaries are untimed: nothing copied */
+            again = count <= sizeof again_small ? again_small : calloc(count, 1);
+        if (again == again_small)
+            memset(again, 0, sizeof again_small);
         for (uint32_t i = 0; s != NULL && i < count; i++) {
             uvk_cb_t *sec = uvk_cb_find(secondaries[i]);
             if (sec == NULL || sec->n == 0)
                 continue;
+            if (again != NULL && sec->pairs > 0 && !sec->host_reset && executed_before(s, sec->cb))
+                split = again[i] = 1;
             if (s->nexec == s->capexec) {
                 uint32_t cap = s->capexec ? 2 * s->capexec : 4;
                 VkCommandBuffer *grown = realloc(s->executed, cap * sizeof *grown);
@@ -296,7 +339,12 @@ void uvk_dt_vkCmdExecuteCommands(const upti_vulkan_dispatch_t *n, VkCommandBuffe
         }
         pthread_mutex_unlock(&uvk_dt_lock);
     }
-    n->vkCmdExecuteCommands(cb, count, secondaries);
+    if (split)
+        execute_split(n, cb, count, secondaries, again);
+    else
+        n->vkCmdExecuteCommands(cb, count, secondaries);
+    if (again != again_small)
+        free(again);
 }
 
 /* The query pool of s's next pair: pools[pairs / UVK_QUERY_PAIRS], created

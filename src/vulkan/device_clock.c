@@ -44,6 +44,7 @@ void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vu
     if (nf > 32)
         nf = 32;
     inst->vkGetPhysicalDeviceQueueFamilyProperties(phys, &nf, fams);
+    s->cpu = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     s->nfamilies = nf;
     for (uint32_t i = 0; i < nf; i++)
         s->family_flags[i] = fams[i].queueFlags;

@@ -61,13 +61,13 @@ void uvk_dt_drain_all(void);
 #define UVK_NAME_MAX 128
 #define UVK_NAME_SHORT 32 /* a name shorter than this is copied as this many bytes (one inline copy) */
 
-/* One of a command buffer's query pools, and the host-visible buffer its
-   results are copied into by the command buffer itself at its end
-   (vkCmdCopyQueryPoolResults): read without a driver call once the
-   submission is done. */
+/* One of a command buffer's query pools, and on a CPU device the
+   host-visible buffer its results are copied into by the command buffer
+   itself at its end (vkCmdCopyQueryPoolResults): read without a driver call
+   once the submission is done. */
 typedef struct uvk_qpool_t {
     VkQueryPool pool;
-    VkBuffer buffer;         /* VK_NULL_HANDLE if it could not be made: then read with vkGetQueryPoolResults */
+    VkBuffer buffer;         /* VK_NULL_HANDLE if none: then read with vkGetQueryPoolResults */
     VkDeviceMemory memory;
     const uint64_t *results; /* buffer, mapped: 2 * UVK_QUERY_PAIRS values */
 } uvk_qpool_t;
@@ -98,7 +98,7 @@ typedef struct uvk_cb_t {
     uvk_object_t *dev;
     int secondary;             /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
     int untimed;               /* a secondary continuing a render pass: no queries */
-    int host_reset;            /* of a queue family without graphics or compute (or UPTI_VK_READ_QUERIES=1):
+    int host_reset;            /* of a queue family without graphics or compute (or UPTI_VK_QUERIES=host):
                                   its queries are reset from the host at each submission and read with
                                   vkGetQueryPoolResults; untimed without hostQueryReset */
     uvk_qpool_t *pools;        /* the layer's query pools, kept across recordings: pool k holds
@@ -211,8 +211,8 @@ uvk_cb_t *uvk_cb_find(VkCommandBuffer cb);
 void uvk_cb_forget_locked(uvk_cb_t *s);
 
 /* query_pools.c: query pool k of s (k == s->npools), created with its
-   results buffer (not for a command buffer that resets from the host); NULL
-   if it cannot be (said once). */
+   results buffer on a CPU device (not for a command buffer that resets from
+   the host); NULL if it cannot be (said once). */
 uvk_qpool_t *uvk_qpool_add(const upti_vulkan_dispatch_t *n, uvk_cb_t *s, uint32_t k);
 /* Destroys q (its query pool, its results buffer). */
 void uvk_qpool_destroy(uvk_object_t *dev, uvk_qpool_t *q);

@@ -98,6 +98,7 @@ typedef struct uvk_device_state_t {
     int calibrated;       /* VK_EXT_calibrated_timestamps is enabled */
     int measured;         /* no calibrated timestamps: probe measures the clock (under uvk_dt_lock) */
     VkPhysicalDeviceMemoryProperties memory; /* for the buffers query results are copied into */
+    int cpu;                                 /* VK_PHYSICAL_DEVICE_TYPE_CPU (lavapipe) */
     VkQueueFlags family_flags[32];           /* of its queue families (the first 32) */
     uint32_t nfamilies;
     /* Host query reset (the layer enabled it, or the program did), for the

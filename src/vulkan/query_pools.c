@@ -2,24 +2,32 @@
  * where their times are read from, and the program's command pools' queue
  * families, which decide how.
  *
- * Reading: each query pool has a host-visible buffer of the layer's, mapped
- * once; at vkEndCommandBuffer the layer records a vkCmdCopyQueryPoolResults
- * of the recording's pairs into it (waiting for them) and a barrier that
- * makes the copy visible to the host. A finished submission's times are
- * then read from memory, without a driver call (submissions.c): on lavapipe
- * vkGetQueryPoolResults waits for the device to be idle (a round trip
- * through its queue thread, some 20 us on a loaded machine, which also
- * slowed the program's next vkQueueSubmit). A pool whose buffer cannot be
- * made is read with vkGetQueryPoolResults.
+ * Reading, on a CPU device (lavapipe): each query pool has a host-visible
+ * buffer of the layer's, mapped once; at vkEndCommandBuffer the layer
+ * records a vkCmdCopyQueryPoolResults of the recording's pairs into it
+ * (waiting for them) and a barrier that makes the copy visible to the host.
+ * A finished submission's times are then read from memory, without a driver
+ * call (submissions.c): lavapipe's vkGetQueryPoolResults waits for the
+ * device to be idle (a round trip through its queue thread, some 20 us on a
+ * loaded machine, which also slowed the program's next vkQueueSubmit). On a
+ * GPU, where vkGetQueryPoolResults reads memory and a copy that waits for
+ * the queries would hold the queue at the end of each command buffer, and
+ * for a pool whose buffer cannot be made, the times are read with
+ * vkGetQueryPoolResults.
  *
  * A queue family without graphics or compute can neither reset nor copy
- * queries in a command buffer: the command buffers of its pools (and all,
- * with UPTI_VK_READ_QUERIES=1) have their queries reset from the host in
+ * queries in a command buffer: the command buffers of its pools have their
+ * queries reset from the host in
  * vkQueueSubmit (hostQueryReset, which the layer enables where the device
  * has it; without it their operations are untimed, said once) and read
  * with vkGetQueryPoolResults. The layer follows vkCreateCommandPool for
  * that; a command buffer of a pool it did not see is taken to be of a
  * graphics or compute family.
+ *
+ * UPTI_VK_QUERIES (for testing) forces one way on every command buffer:
+ * copy (into buffers, as on a CPU device), read (vkGetQueryPoolResults,
+ * as on a GPU) or host (reset from the host, as for a family without
+ * graphics or compute).
  */
 #include "devtime.h"
 
@@ -28,15 +36,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 1 if UPTI_VK_READ_QUERIES=1 (for testing): every command buffer takes the
-   way of a family without graphics or compute. Read once. */
-static int read_queries(void)
+/* UPTI_VK_QUERIES: UPTI_ENV_VK_QUERIES_AUTO (the default), _COPY, _READ or _HOST. Read once. */
+static int queries_mode(void)
 {
-    static _Atomic int read = -1;
-    int v = atomic_load_explicit(&read, memory_order_relaxed);
+    static _Atomic int mode = -1;
+    int v = atomic_load_explicit(&mode, memory_order_relaxed);
     if (v < 0) {
-        v = (int)upti_env_get(UPTI_ENV_VK_READ_QUERIES);
-        atomic_store_explicit(&read, v, memory_order_relaxed);
+        v = (int)upti_env_get(UPTI_ENV_VK_QUERIES);
+        atomic_store_explicit(&mode, v, memory_order_relaxed);
     }
     return v;
 }
@@ -117,7 +124,8 @@ uvk_qpool_t *uvk_qpool_add(const upti_vulkan_dispatch_t *n, uvk_cb_t *s, uint32_
     uvk_qpool_t *q = &s->pools[s->npools++];
     memset(q, 0, sizeof *q);
     q->pool = pool;
-    if (!s->host_reset)
+    int mode = queries_mode();
+    if (!s->host_reset && (mode == UPTI_ENV_VK_QUERIES_COPY || (mode == UPTI_ENV_VK_QUERIES_AUTO && s->dev->dt.cpu)))
         qpool_results_create(s->dev, q);
     return q;
 }
@@ -174,7 +182,7 @@ VkResult uvk_dt_vkCreateCommandPool(const upti_vulkan_dispatch_t *n, VkDevice de
 
 int uvk_cmd_pool_host_reset_locked(uvk_object_t *dev, VkCommandPool pool)
 {
-    if (read_queries())
+    if (queries_mode() == UPTI_ENV_VK_QUERIES_HOST)
         return 1;
     for (const cmd_pool_t *p = cmd_pools; p != NULL; p = p->next)
         if (p->pool == pool && p->dev == dev)

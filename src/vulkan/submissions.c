@@ -17,10 +17,10 @@
  *
  * Completion, never waiting in the program's way: at vkWaitForFences,
  * vkGetFenceStatus, vkQueueWaitIdle, vkDeviceWaitIdle and each vkQueueSubmit,
- * pending entries whose fence or semaphore has signalled are read (from
- * the results buffers the command buffers copied their queries into,
- * command_buffers.c; vkGetQueryPoolResults without WAIT where a pool has
- * none) and emitted. vkResetFences and
+ * pending entries whose fence or semaphore has signalled are read
+ * (vkGetQueryPoolResults without WAIT; on a CPU device from the buffers the
+ * command buffers copied their queries into, query_pools.c) and emitted.
+ * vkResetFences and
  * vkDestroyFence read the entries the program's fences mark first (the fence
  * must be done with by then, and its state goes). Only a command buffer
  * (or a secondary it executes) submitted again before its previous
@@ -147,7 +147,7 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
             continue;
         }
         if (p->d[i].ticks != NULL) {
-            /* Copied by the command buffer into the pool's results buffer (command_buffers.c). */
+            /* Copied by the command buffer into the pool's results buffer (query_pools.c). */
             ticks[2 * i] = p->d[i].ticks[0];
             ticks[2 * i + 1] = p->d[i].ticks[1];
             i++;

@@ -644,6 +644,19 @@ def case_merge_same_file(tmp):
                        capture_output=True, text=True)
     check(p.returncode == 2, "hard link: exit %d" % p.returncode)
     check(open(a, "rb").read() == before, "a.db changed through its hard link")
+    # An input under the output's working name (OUTPUT.db.part, as a killed run
+    # leaves it) is refused too: the merge used to delete it before starting.
+    part = os.path.join(tmp, "p.db.part")
+    shutil.copyfile(a, part)
+    for fmt in ("db", "json"):
+        p = subprocess.run([UPTI, "merge", "p.db.part", "b.db", "-o", "p", "-f", fmt], cwd=tmp,
+                           capture_output=True, text=True)
+        check(p.returncode == 2, "input p.db.part, -o p -f %s: exit %d, expected 2 (%s)"
+              % (fmt, p.returncode, p.stderr))
+        line = one_upti_line(p, "input p.db.part")
+        check("is the input p.db.part" in line, "message: %r" % line)
+        check(os.path.exists(part) and open(part, "rb").read() == before,
+              "-f %s: the input p.db.part was removed or changed" % fmt)
     # A merge that fails leaves no output and no .part.
     p = subprocess.run([UPTI, "merge", "a.db", "nosuch.db", "-o", "m.db"], cwd=tmp,
                        capture_output=True, text=True)

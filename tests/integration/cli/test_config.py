@@ -324,6 +324,10 @@ def case_errors(tmp):
     p = run([UPTI, "run", "-i", os.path.join(tmp, "missing.json"), "--"] + APP, expect=2)
     check(p.stderr == "upti: run: cannot read the configuration file %s: No such file or "
           "directory%s\n" % (os.path.join(tmp, "missing.json"), HELP), "missing: %r" % p.stderr)
+    # A folder given as the file: its reason, not "Input/output error".
+    p = run([UPTI, "run", "-i", tmp, "--"] + APP, expect=2)
+    check(p.stderr == "upti: run: cannot read the configuration file %s: Is a directory%s\n"
+          % (tmp, HELP), "folder: %r" % p.stderr)
     # A bad value on the command line is still the command line's.
     path = write(os.path.join(tmp, "ok.json"), '{"marker-trace": true}')
     p = run([UPTI, "run", "-i", path, "--delay", "x", "--"] + APP, expect=2)

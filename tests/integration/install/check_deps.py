@@ -57,6 +57,8 @@ REQUIREMENTS = {
     # A Vulkan device for the test programs (lavapipe) and their shader compiler.
     "vulkan-device": ["mesa-vulkan-drivers"],
     "command:glslangValidator": ["glslang-tools"],
+    # The Khronos validation layer (tests/integration/vulkan/check_validation.py).
+    "vulkan-validation-layer": ["vulkan-validationlayers"],
     # OTF2 (upti export --format otf2) and OTF2's reader, which checks the export.
     "header:otf2/otf2.h": ["libotf2-trace-dev"],
     "library:otf2": ["libotf2-trace-dev"],

@@ -42,10 +42,12 @@ Cases
               2200 operations, executed twice by the primary: per submission
               the first execution's records untimed, the second's timed and in
               recording order, one upti: line
-  many_read   the same with UPTI_VK_READ_QUERIES=1: the layer resets its
-              queries from the host at each submission and reads them with
-              vkGetQueryPoolResults (the way of a queue family without
-              graphics or compute), not in and from its command buffers
+  many_read   the same with UPTI_VK_QUERIES=read: the layer reads its
+              queries with vkGetQueryPoolResults (as on a GPU), not from the
+              buffers its command buffers copy them into
+  many_host   the same with UPTI_VK_QUERIES=host: the layer resets its
+              queries from the host at each submission (as for a queue
+              family without graphics or compute)
   many_simultaneous
               the same recorded with SIMULTANEOUS_USE (the layer's query
               resets are recorded into the command buffer either way)
@@ -679,7 +681,7 @@ def main():
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels',
                                                             'timeline', 'timeline_off', 'many', 'many_simultaneous')
                                     else [])
-    if a.case == 'many_read':
+    if a.case in ('many_read', 'many_host'):
         argv = [a.app, str(submits), 'many']
     nofence = a.case.endswith('nofence')
     if nofence:  # plain_nofence, timeline_nofence, timeline_off_nofence
@@ -783,8 +785,8 @@ def main():
     if a.case == 'vadd_measured':
         env['UPTI_VK_DISABLE_CALIBRATED'] = '1'
         env['UPTI_VK_CLOCK_PROBE_INTERVAL_MS'] = '0'
-    if a.case == 'many_read':
-        env['UPTI_VK_READ_QUERIES'] = '1'
+    if a.case in ('many_read', 'many_host'):
+        env['UPTI_VK_QUERIES'] = a.case[len('many_'):]
     if a.case in ('subscriber', 'vadd_subscriber', 'mixed_subscriber'):
         env['UPTI_TOOL_LIBRARIES'] = a.sub_tool
     if a.case == 'mixed_subscriber':
@@ -816,7 +818,7 @@ def main():
             expect(name is None or all(api.get(r['corr']) == name for r in got), 'kernel records not correlated')
         print('PASS secondary_twice')
         return
-    if a.case in ('many', 'many_read', 'many_simultaneous'):
+    if a.case in ('many', 'many_read', 'many_host', 'many_simultaneous'):
         check_many(recs, submits)
         print('PASS ' + a.case)
         return
