@@ -733,7 +733,7 @@ static int options_of_pass(const run_config_file *f, size_t p, int argc, char **
     return rc;
 }
 
-static pid_t g_pass_upti;
+static volatile sig_atomic_t g_pass_upti; /* a pid_t (an int) */
 static volatile sig_atomic_t g_pass_signal;
 /* While a pass runs: a signal that a process sent to upti goes to the pass's
  * upti, which hands it to the program; the terminal's reaches them all
@@ -803,6 +803,10 @@ static int run_passes(const run_config_file *f, int argc, char **argv, char **pr
         options_of_pass(f, p, argc, argv, &o, program, &nprogram);
         fflush(NULL);
         sigprocmask(SIG_BLOCK, &block, &old_mask);
+        if (g_pass_signal) { /* came since the loop's check (fflush may have waited) */
+            sigprocmask(SIG_SETMASK, &old_mask, NULL);
+            break;
+        }
         pid_t pid = fork();
         if (pid < 0) {
             sigprocmask(SIG_SETMASK, &old_mask, NULL);
