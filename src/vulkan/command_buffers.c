@@ -134,7 +134,9 @@ VkResult uvk_dt_vkAllocateCommandBuffers(const upti_vulkan_dispatch_t *n, VkDevi
         s->cmd_pool = info->commandPool;
         s->dev = uvk_object_of(n);
         s->secondary = info->level == VK_COMMAND_BUFFER_LEVEL_SECONDARY;
-        s->host_reset = uvk_cmd_pool_host_reset_locked(s->dev, info->commandPool);
+        uvk_family_queries_t q = uvk_cmd_pool_queries_locked(s->dev, info->commandPool);
+        s->host_reset = q == UVK_QUERIES_HOST;
+        s->no_timestamps = q == UVK_QUERIES_NONE;
         s->next = uvk_dt_cbs;
         UVK_STORE(uvk_dt_cbs, s);
     }
@@ -195,7 +197,7 @@ VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandB
             s->in_render_pass = 0;
             s->untimed = (s->secondary && info != NULL &&
                           (info->flags & VK_COMMAND_BUFFER_USAGE_RENDER_PASS_CONTINUE_BIT) != 0) ||
-                         (s->host_reset && s->dev->dt.reset_pool == NULL);
+                         (s->host_reset && s->dev->dt.reset_pool == NULL) || s->no_timestamps;
             remember_locked(cb, s);
         }
         pthread_mutex_unlock(&uvk_dt_lock);
@@ -358,8 +360,12 @@ static inline uvk_qpool_t *pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
 /* Said once each: operations the layer cannot time where they are recorded. */
 static __attribute__((noinline, cold)) void warn_untimed(const uvk_cb_t *s)
 {
-    static _Atomic int in_pass, continuing, no_reset;
-    if (s->host_reset && s->dev->dt.reset_pool == NULL) {
+    static _Atomic int in_pass, continuing, no_reset, no_timestamps;
+    if (s->no_timestamps) {
+        if (atomic_exchange(&no_timestamps, 1) == 0)
+            upti_runtime_warn("vulkan: a command buffer of a queue family without timestamps "
+                              "(timestampValidBits 0): its operations are traced without device times");
+    } else if (s->host_reset && s->dev->dt.reset_pool == NULL) {
         if (atomic_exchange(&no_reset, 1) == 0)
             upti_runtime_warn("vulkan: a command buffer of a queue family without graphics or compute, on a "
                               "device without hostQueryReset: the layer cannot reset its queries, its operations "

@@ -46,8 +46,10 @@ void uvk_dt_device_created(uvk_object_t *o, VkPhysicalDevice phys, const upti_vu
     inst->vkGetPhysicalDeviceQueueFamilyProperties(phys, &nf, fams);
     s->cpu = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     s->nfamilies = nf;
-    for (uint32_t i = 0; i < nf; i++)
+    for (uint32_t i = 0; i < nf; i++) {
         s->family_flags[i] = fams[i].queueFlags;
+        s->family_valid_bits[i] = fams[i].timestampValidBits;
+    }
     s->valid_bits = 64;
     s->timestamps = props.limits.timestampComputeAndGraphics ? 1 : 0;
     for (uint32_t i = 0; i < nf; i++)

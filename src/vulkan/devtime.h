@@ -6,6 +6,7 @@
  *   pipelines.c        compute pipelines and shader modules -> names
  *   command_buffers.c  command buffers followed: the operations recorded into
  *                      them (primary and secondary)
+ *   family_queries.h   how a queue family's command buffers are timed
  *   query_pools.c      the layer's query pools, the buffers their times are
  *                      copied into, command pools' queue families
  *   timed_commands.c   the vkCmd* the layer brackets with timestamps
@@ -19,6 +20,7 @@
 #ifndef UPTI_VULKAN_DEVTIME_H
 #define UPTI_VULKAN_DEVTIME_H
 
+#include "family_queries.h"
 #include "layer.h"
 
 #include <upti/buffer_tracing.h>
@@ -98,6 +100,7 @@ typedef struct uvk_cb_t {
     uvk_object_t *dev;
     int secondary;             /* VK_COMMAND_BUFFER_LEVEL_SECONDARY */
     int untimed;               /* a secondary continuing a render pass: no queries */
+    int no_timestamps;         /* of a queue family whose timestampValidBits is 0: untimed, said once */
     int host_reset;            /* of a queue family without graphics or compute (or UPTI_VK_QUERIES=host):
                                   its queries are reset from the host at each submission and read with
                                   vkGetQueryPoolResults; untimed without hostQueryReset */
@@ -216,9 +219,8 @@ void uvk_cb_forget_locked(uvk_cb_t *s);
 uvk_qpool_t *uvk_qpool_add(const upti_vulkan_dispatch_t *n, uvk_cb_t *s, uint32_t k);
 /* Destroys q (its query pool, its results buffer). */
 void uvk_qpool_destroy(uvk_object_t *dev, uvk_qpool_t *q);
-/* Whether the command buffers of the program's command pool on dev reset their
-   queries from the host (uvk_cb_t.host_reset). Under uvk_dt_lock. */
-int uvk_cmd_pool_host_reset_locked(uvk_object_t *dev, VkCommandPool pool);
+/* uvk_family_queries (family_queries.h) of the family of the program's command pool on dev. Under uvk_dt_lock. */
+uvk_family_queries_t uvk_cmd_pool_queries_locked(uvk_object_t *dev, VkCommandPool pool);
 /* Forgets a command pool the program destroys; all those of a device that goes away. Under uvk_dt_lock. */
 void uvk_cmd_pool_forget_locked(uvk_object_t *dev, VkCommandPool pool);
 void uvk_cmd_pools_forget_locked(uvk_object_t *dev);

@@ -100,6 +100,7 @@ typedef struct uvk_device_state_t {
     VkPhysicalDeviceMemoryProperties memory; /* for the buffers query results are copied into */
     int cpu;                                 /* VK_PHYSICAL_DEVICE_TYPE_CPU (lavapipe) */
     VkQueueFlags family_flags[32];           /* of its queue families (the first 32) */
+    uint32_t family_valid_bits[32];          /* their timestampValidBits (0: no timestamps there) */
     uint32_t nfamilies;
     /* Host query reset (the layer enabled it, or the program did), for the
        queries of command buffers of queue families without graphics or compute. */

@@ -20,8 +20,10 @@
  * queries reset from the host in
  * vkQueueSubmit (hostQueryReset, which the layer enables where the device
  * has it; without it their operations are untimed, said once) and read
- * with vkGetQueryPoolResults. The layer follows vkCreateCommandPool for
- * that; a command buffer of a pool it did not see is taken to be of a
+ * with vkGetQueryPoolResults. A queue family whose timestampValidBits is 0
+ * takes no timestamps at all: its command buffers' operations are traced
+ * without device times (said once). The layer follows vkCreateCommandPool
+ * for that; a command buffer of a pool it did not see is taken to be of a
  * graphics or compute family.
  *
  * UPTI_VK_QUERIES (for testing) forces one way on every command buffer:
@@ -180,13 +182,12 @@ VkResult uvk_dt_vkCreateCommandPool(const upti_vulkan_dispatch_t *n, VkDevice de
     return r;
 }
 
-int uvk_cmd_pool_host_reset_locked(uvk_object_t *dev, VkCommandPool pool)
+uvk_family_queries_t uvk_cmd_pool_queries_locked(uvk_object_t *dev, VkCommandPool pool)
 {
-    if (queries_mode() == UPTI_ENV_VK_QUERIES_HOST)
-        return 1;
-    for (const cmd_pool_t *p = cmd_pools; p != NULL; p = p->next)
+    uint32_t family = UINT32_MAX;
+    for (const cmd_pool_t *p = cmd_pools; p != NULL && family == UINT32_MAX; p = p->next)
         if (p->pool == pool && p->dev == dev)
-            return p->family < dev->dt.nfamilies &&
-                   (dev->dt.family_flags[p->family] & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)) == 0;
-    return 0;
+            family = p->family;
+    return uvk_family_queries(dev->dt.family_flags, dev->dt.family_valid_bits, dev->dt.nfamilies, family,
+                              queries_mode() == UPTI_ENV_VK_QUERIES_HOST);
 }

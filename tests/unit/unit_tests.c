@@ -61,6 +61,7 @@ static const unit_case k_cases[] = {
 #endif
 #ifdef UNIT_HAVE_SPIRV
     {"spirv", unit_test_spirv},
+    {"vk_families", unit_test_vk_families},
 #endif
 };
 enum { CASES = sizeof k_cases / sizeof k_cases[0] };

@@ -27,5 +27,6 @@ UNIT_TEST(spirv);
 UNIT_TEST(spool);
 UNIT_TEST(struct_size);
 UNIT_TEST(uptx_table);
+UNIT_TEST(vk_families);
 
 #endif
