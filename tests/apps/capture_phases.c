@@ -35,7 +35,7 @@ static void marks(const char *prefix, int n)
 {
     char text[64];
     for (int i = 0; i < n; i++) {
-        snprintf(text, sizeof text, "%s:%d", prefix, i);
+        snprintf(text, sizeof text, "%.40s:%d", prefix, i);
         uptx_mark(text);
     }
 }
