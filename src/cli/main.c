@@ -3,6 +3,7 @@
 #include "options.h"
 #include "output.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -69,7 +70,29 @@ static int unknown(const char *command, const char *what, const char *arg)
     return cli_usage_error(command, "%s '%s'", what, shown);
 }
 
+static int run_command(int argc, char **argv);
+
+/* What a command printed (a report, a list, the help) reached its destination:
+ * a full disk or a closed file is one line and exit 1, never a silent 0. */
+static int check_stdout(int rc)
+{
+    errno = 0;
+    int failed = fflush(stdout) != 0;
+    int e = errno;
+    if (rc != 0 || (!failed && !ferror(stdout)))
+        return rc; /* a command that failed said why */
+    /* The reason is known when the last flush failed; an earlier write's is gone. */
+    fprintf(stderr, "upti: cannot write the standard output%s%s\n", e ? ": " : "",
+            e ? strerror(e) : "");
+    return 1;
+}
+
 int main(int argc, char **argv)
+{
+    return check_stdout(run_command(argc, argv));
+}
+
+static int run_command(int argc, char **argv)
 {
     /* The trace writers' problems (a database error, an output written under
      * another name) are said here, on stderr. */
