@@ -699,6 +699,18 @@ def case_corrupt(tmp):
     p = run([UPTI, "merge", path, "-o", out], expect=1)
     one_upti_line(p, "merge")
     check(not os.path.exists(out) and not os.path.exists(out + ".part"), "merge left an output")
+    # A database cut short (a copy interrupted, a full disk): said to be damaged, not
+    # "not an upti trace database" (which sent the user looking for another file).
+    cut = os.path.join(tmp, "cut.db")
+    shutil.copyfile(marker_db(tmp, "whole", iterations=2000), cut)
+    os.truncate(cut, os.path.getsize(cut) // 2)
+    before = open(cut, "rb").read()
+    for args in (["stats", cut], ["export", cut, "-f", "json"], ["merge", cut, "-o", out]):
+        p = run([UPTI] + args, expect=1)
+        line = one_upti_line(p, args[0] + " of a cut database")
+        check(line == "upti: %s is damaged (database disk image is malformed)" % cut,
+              "%s: %r" % (args[0], line))
+    check(open(cut, "rb").read() == before, "the cut database was changed")
 
 
 def upti_lines(p):
