@@ -102,6 +102,13 @@ int uo_merge(const char *out_path, const char *const *inputs, int n, char *err, 
             return -1;
         }
     }
+    pid_t writer = uo_writer_pid(out_path);
+    if (writer > 0) {
+        snprintf(err, errlen,
+                 "%s is in use by pid %d (its trace is still being written): not replaced"
+                 " (choose another -o)", out_path, (int)writer);
+        return -1;
+    }
     if (!uo_file_is_replaceable(out_path)) {
         snprintf(err, errlen, "%s exists and was not written by upti: not replaced", out_path);
         return -1;

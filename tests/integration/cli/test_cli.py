@@ -798,6 +798,17 @@ def case_in_use(tmp):
         p = run([UPTI, "stats", db], expect=1)
         check(one_upti_line(p, "stats") == "upti: %s is in use by pid %d (its trace is still "
               "being written)" % (db, os.getpid()), "flock held by the test: %r" % p.stderr)
+        # upti merge -o onto a database being written: not replaced (it was: the
+        # writer's whole trace went on into an unlinked file and was lost).
+        other = marker_db(tmp, "other")
+        before = open(db, "rb").read()
+        p = run([UPTI, "merge", other, "-o", db], expect=1)
+        check(one_upti_line(p, "merge") == "upti: %s is in use by pid %d (its trace is still "
+              "being written): not replaced (choose another -o)" % (db, os.getpid()),
+              "merge onto a database in use: %r" % p.stderr)
+        check(open(db, "rb").read() == before and os.fstat(f.fileno()).st_nlink == 1,
+              "merge replaced a database in use")
+        check(not os.path.exists(db + ".part"), "merge left %s.part" % db)
     run([UPTI, "stats", db])
 
 
