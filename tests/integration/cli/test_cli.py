@@ -874,6 +874,25 @@ def case_leftover_temp(tmp):
          "--iterations", "2"])
     check(sorted(os.listdir(d)) == ["s.json"], "outputs %r" % os.listdir(d))
     traceck.check_json(os.path.join(d, "s.json"))
+    # A .part that another upti is writing now (it holds the file's flock) is not
+    # taken: two exports to one name at once used to unlink each other's .part, and
+    # the first to finish renamed the other's half-written file to the final name.
+    import fcntl
+    busy = os.path.join(d, "b.json.part")
+    src = marker_db(tmp, "src")
+    with open(busy, "w") as f:
+        f.write('{"otherData":{"writer":"upti"},"traceEvents":[\n')
+        f.flush()
+        fcntl.flock(f, fcntl.LOCK_EX)
+        p = run([UPTI, "export", src, "-f", "json", "-d", d, "-o", "b"], expect=None)
+        ino = os.fstat(f.fileno()).st_ino
+    check(p.returncode != 0, "export onto a .part being written: exit 0")
+    check(os.path.exists(busy) and os.stat(busy).st_ino == ino,
+          "the .part being written was removed")
+    check(not os.path.exists(os.path.join(d, "b.json")), "b.json written beside a busy .part")
+    line = one_upti_line(p, "export onto a busy .part")
+    check(busy in line and "another upti is writing it" in line, line)
+    os.unlink(busy)
     if ASAN_FORK:
         print("note: fork + exec part not run under AddressSanitizer")
         return 0
