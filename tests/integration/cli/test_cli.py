@@ -663,6 +663,21 @@ def case_merge_same_file(tmp):
     check(p.returncode == 1, "missing input: exit %d" % p.returncode)
     check(not os.path.exists(os.path.join(tmp, "m.db")) and
           not os.path.exists(os.path.join(tmp, "m.db.part")), "failed merge left a file")
+    # A merge of that name being written by another upti (it holds the flock of its
+    # m.db.part) is left alone: the second merge used to unlink it and start anew.
+    import fcntl
+    busy = os.path.join(tmp, "m.db.part")
+    with open(busy, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        p = subprocess.run([UPTI, "merge", "a.db", "b.db", "-o", "m"], cwd=tmp,
+                           capture_output=True, text=True)
+        ino = os.fstat(f.fileno()).st_ino
+    check(p.returncode == 1, "merge onto a busy .part: exit %d (%s)" % (p.returncode, p.stderr))
+    line = one_upti_line(p, "merge onto a busy .part")
+    check("another upti is writing it" in line, line)
+    check(os.path.exists(busy) and os.stat(busy).st_ino == ino, "the busy m.db.part was removed")
+    check(not os.path.exists(os.path.join(tmp, "m.db")), "m.db written beside a busy .part")
+    os.unlink(busy)
     run([UPTI, "merge", a, b, "-o", os.path.join(tmp, "m.db")])
     check(one(db_of(os.path.join(tmp, "m.db")), "SELECT count(*) FROM info_process") == 2,
           "merged processes")
