@@ -683,6 +683,17 @@ def case_merge_same_file(tmp):
           "merged processes")
     check(one(db_of(os.path.join(tmp, "m.db")), "PRAGMA application_id") == 0x55505449,
           "merged database without UPTI's application_id")
+    # A merge without db in -f writes the other formats from a working file: the
+    # m.db of an earlier merge stays (it was replaced, then removed).
+    m = os.path.join(tmp, "m.db")
+    before = open(m, "rb").read()
+    run([UPTI, "merge", a, "-o", os.path.join(tmp, "m"), "-f", "json"])
+    check(os.path.exists(m) and open(m, "rb").read() == before,
+          "merge -f json replaced or removed the earlier m.db")
+    check(not os.path.exists(m + ".part"), "merge -f json left m.db.part")
+    doc, _ = traceck.check_json(os.path.join(tmp, "m.json"))
+    check(len({e.get("pid") for e in doc["traceEvents"] if e.get("ph") == "X"}) == 1,
+          "m.json is not the merge of one input")
 
 
 def case_corrupt(tmp):
