@@ -212,6 +212,32 @@ def case_exit_thread(tmp):
     traceck.check_json(os.path.join(d, "x.json"))
 
 
+def case_after_run(tmp):
+    """A process the program left behind that starts tracing after `upti run` ended
+    (its ring folder removed) says so in one line and runs untraced: it used to make
+    the ring folder again and leave a ring in /dev/shm that nobody would ever drain."""
+    d = os.path.join(tmp, "out")
+    done, err, ringdir = (os.path.join(tmp, n) for n in ("done", "err", "ringdir"))
+    # The background job waits for upti (the shell's parent) to end, then traces.
+    script = ('(while kill -0 $PPID 2>/dev/null; do sleep 0.05; done; '
+              'echo "$UPTI_TRACE_RING_DIR" > "$4"; "$1" --iterations 1 >/dev/null 2>"$2"; '
+              'echo $? > "$3") </dev/null >/dev/null 2>&1 & exit 0')
+    p = run([UPTI, "run", "--marker-trace", "-d", d, "-o", "late", "--", "/bin/sh", "-c", script,
+             "sh", UPTX_APP, err, done, ringdir])
+    for _ in range(1200):
+        if os.path.exists(done) and open(done).read().strip():
+            break
+        time.sleep(0.05)
+    check(open(done).read().strip() == "0", "the late program's exit: %r" % open(done).read())
+    rings = open(ringdir).read().strip()
+    check(rings.startswith("/") and not os.path.exists(rings),
+          "the ring folder %r was made again after the run" % rings)
+    lines = open(err).read().splitlines()
+    check(len(lines) == 1 and lines[0].startswith("upti: ") and "not traced" in lines[0],
+          "the late program's stderr: %r" % lines)
+    check(not os.path.exists(os.path.join(d, "late.db")), "a trace appeared after the run")
+
+
 def case_fork_exec(tmp):
     """A program that forks and execs another: two outputs, each its own process."""
     if ASAN_FORK:
