@@ -649,8 +649,19 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
              (unsigned long long)wall.tv_sec * 1000000000ull + (unsigned long long)wall.tv_nsec);
     setenv("UPTI_TRACE_SESSION_START", session, 1);
 
-    if (list && list_kinds(0) != 0)
-        return 1;
+    cli_status_is_programs = 1;
+    if (list) {
+        /* A reader that is gone (upti run -L -- app | head -1) must not end upti
+         * (SIGPIPE) before the program runs: the list is lost, said at the end. */
+        struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
+        sigemptyset(&ign.sa_mask);
+        sigaction(SIGPIPE, &ign, &old_pipe);
+        int listed = list_kinds(0);
+        fflush(stdout);
+        sigaction(SIGPIPE, &old_pipe, NULL);
+        if (listed != 0)
+            return 1;
+    }
     char *config = resolved_config(o);
     if (config == NULL)
         return cli_error("out of memory");

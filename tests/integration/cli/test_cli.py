@@ -580,6 +580,27 @@ def case_list(tmp):
     p = run([UPTI, "run", "-L", "-d", d, "-o", "l2", "--", OCL_APP, "--kernels", "1"])
     check(name in p.stderr, "device %r not listed: %s" % (name, p.stderr))
 
+    # The list's reader gone (upti run -L -- app | head -1): upti used to die of
+    # SIGPIPE before starting the program. The program runs, its status is
+    # upti's, and the lost list is one line; the same on a full disk.
+    ran = os.path.join(tmp, "ran")
+    for how in ("closed pipe", "/dev/full"):
+        if how == "closed pipe":
+            r, w = os.pipe()
+            os.close(r)
+        else:
+            w = os.open("/dev/full", os.O_WRONLY)
+        p = subprocess.run([UPTI, "run", "-L", "--", "/bin/sh", "-c", 'touch "$0"; exit 4', ran],
+                           stdout=w, stderr=subprocess.PIPE, text=True, timeout=120)
+        os.close(w)
+        check(p.returncode == 4, "%s: exit %d, expected the program's 4 (%s)"
+              % (how, p.returncode, p.stderr))
+        check(os.path.exists(ran), "%s: the program did not run" % how)
+        os.unlink(ran)
+        lines = [l for l in p.stderr.splitlines() if "standard output" in l]
+        check(len(lines) == 1 and lines[0].startswith("upti: cannot write the standard output"),
+              "%s: stderr %r" % (how, p.stderr))
+
 
 def case_signal(tmp):
     """SIGINT/SIGTERM sent to `upti` reach the program, which ends as it would untraced (no
