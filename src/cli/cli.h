@@ -34,6 +34,10 @@ void cli_set_error_context(const char *context);
 /** Prints "upti: <message>"; returns 1. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/** Set by upti run once it starts a program: upti's exit status is then the
+ *  program's, even if what upti printed on stdout (-L) could not be written. */
+extern int cli_status_is_programs;
+
 /** Directory holding UPTI's libraries (next to the binary: ../lib, ../<libdir>); NULL if none. */
 const char *cli_library_dir(void);
 

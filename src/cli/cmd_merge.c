@@ -97,14 +97,17 @@ int cmd_merge(int argc, char **argv)
     } else if (cli_make_output_dir(base, 0) != 0) {
         rc = 1;
     } else {
+        /* Without db in the formats the merge is the working file NAME.db.part,
+         * removed once the others are written: a NAME.db already there stays. */
+        const char *merged = (formats & UO_FORMAT_DB) ? path : part;
         char err[1024];
-        if (uo_merge(path, (const char *const *)inputs, n, err, sizeof err) != 0)
+        if (uo_merge(merged, (const char *const *)inputs, n, err, sizeof err) != 0)
             rc = cli_error("%s", err);
         else if ((formats & ~UO_FORMAT_DB) != 0 &&
-                 uo_write_outputs(path, base, formats & ~UO_FORMAT_DB, 0, 0) != 0)
+                 uo_write_outputs(merged, base, formats & ~UO_FORMAT_DB, 0, 0) != 0)
             rc = 1; /* what was not written is said */
         if (rc == 0 && !(formats & UO_FORMAT_DB))
-            remove(path); /* written by this merge, only to make the other formats */
+            remove(merged); /* written by this merge, only to make the other formats */
     }
     free(part);
     free(path);

@@ -291,6 +291,17 @@ static int list_kinds(int agents)
     return 0;
 }
 
+/* The defaults that differ under upti run (a ring that upti drains while the
+ * program runs: docs/cli.md), as a refusal names them; NULL: env.c's. */
+static const char *run_default(int id)
+{
+    switch (id) {
+    case UPTI_ENV_TRACE_BUFFER_SIZE: return "1 MiB";     /* ring_mode.c */
+    case UPTI_ENV_RING_FULL_WAIT_MS: return "1 s";       /* run_collect_begin() */
+    default: return NULL;
+    }
+}
+
 /* The UPTI_* variables the program's processes read (env.h): a bad value is
  * said once, here, and removed so that every process uses the default. */
 static void check_environment(void)
@@ -302,6 +313,9 @@ static void check_environment(void)
             continue;
         if (!upti_env_check((upti_env_id)id, msg, sizeof msg))
             continue;
+        char *using = strstr(msg, ": using ");
+        if (using != NULL && run_default(id) != NULL)
+            snprintf(using, sizeof msg - (size_t)(using - msg), ": using %s", run_default(id));
         if (id != UPTI_ENV_CLOCK) /* libupti, loaded by upti itself, has said this one */
             fprintf(stderr, "upti: %s\n", msg);
         unsetenv(upti_env_name((upti_env_id)id));
@@ -635,8 +649,19 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
              (unsigned long long)wall.tv_sec * 1000000000ull + (unsigned long long)wall.tv_nsec);
     setenv("UPTI_TRACE_SESSION_START", session, 1);
 
-    if (list && list_kinds(0) != 0)
-        return 1;
+    cli_status_is_programs = 1;
+    if (list) {
+        /* A reader that is gone (upti run -L -- app | head -1) must not end upti
+         * (SIGPIPE) before the program runs: the list is lost, said at the end. */
+        struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
+        sigemptyset(&ign.sa_mask);
+        sigaction(SIGPIPE, &ign, &old_pipe);
+        int listed = list_kinds(0);
+        fflush(stdout);
+        sigaction(SIGPIPE, &old_pipe, NULL);
+        if (listed != 0)
+            return 1;
+    }
     char *config = resolved_config(o);
     if (config == NULL)
         return cli_error("out of memory");

@@ -281,7 +281,7 @@ int cmd_stats(int argc, char **argv)
             rc = cli_error("%s exists and was not written by upti: not replaced (choose another -o, "
                            "or --force-overwrite)", path);
         else if ((out = uo_fopen_new(path, "w")) == NULL)
-            rc = cli_error("cannot write %s: %s", path, strerror(errno));
+            rc = cli_error("cannot write %s: %s", path, uo_open_new_reason(errno));
         if (rc != 0) {
             sqlite3_close(db);
             free(path);

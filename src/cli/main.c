@@ -3,6 +3,7 @@
 #include "options.h"
 #include "output.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -69,7 +70,34 @@ static int unknown(const char *command, const char *what, const char *arg)
     return cli_usage_error(command, "%s '%s'", what, shown);
 }
 
+int cli_status_is_programs;
+
+static int run_command(int argc, char **argv);
+
+/* What a command printed (a report, a list, the help) reached its destination:
+ * a full disk or a closed file is one line and exit 1, never a silent 0. */
+static int check_stdout(int rc, int keep_status)
+{
+    errno = 0;
+    int failed = fflush(stdout) != 0;
+    int e = errno;
+    if (!failed && !ferror(stdout))
+        return rc;
+    if (rc != 0 && !keep_status)
+        return rc; /* a command that failed said why */
+    /* The reason is known when the last flush failed; an earlier write's is gone. */
+    fprintf(stderr, "upti: cannot write the standard output%s%s\n", e ? ": " : "",
+            e ? strerror(e) : "");
+    return keep_status ? rc : 1;
+}
+
 int main(int argc, char **argv)
+{
+    int rc = run_command(argc, argv);
+    return check_stdout(rc, cli_status_is_programs);
+}
+
+static int run_command(int argc, char **argv)
 {
     /* The trace writers' problems (a database error, an output written under
      * another name) are said here, on stderr. */

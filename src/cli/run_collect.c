@@ -796,7 +796,9 @@ int run_collect_recover(const char *folder, pid_t wait_pid, int background)
         int e = errno;
         struct stat st;
         int found = stat(folder, &st) == 0, exists = found && S_ISDIR(st.st_mode);
-        if (found && S_ISREG(st.st_mode))
+        if (!found)
+            return cli_error("cannot open the folder %s: %s", folder, strerror(errno));
+        if (S_ISREG(st.st_mode))
             return cli_error("%s is a file, not a folder (a ring file: upti-ring recover PREFIX "
                              "%s converts it)", folder, folder);
         if (!exists || (wait_pid == 0 && !is_ring_folder(folder)))

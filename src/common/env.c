@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { DURATION, SIZE, SWITCH, CHOICE } env_type;
+typedef enum { DURATION, SIZE, COUNT, SWITCH, CHOICE } env_type;
 
 typedef struct env_var {
     const char *name;
@@ -32,7 +32,7 @@ static const env_var k_vars[UPTI_ENV_COUNT] = {
     [UPTI_ENV_OPENCL_COMPLETION] = {"UPTI_OPENCL_COMPLETION", CHOICE, 0, 0, 1, k_completion},
     [UPTI_ENV_CLOCK] = {"UPTI_CLOCK", CHOICE, 0, 0, 1, k_clock},
     [UPTI_ENV_RING_FULL_WAIT_MS] = {"UPTI_RING_FULL_WAIT_MS", DURATION, 50, 1, 3600000, NULL},
-    [UPTI_ENV_TRACE_RING_SLOTS] = {"UPTI_TRACE_RING_SLOTS", SIZE, 256, 1, 65536, NULL},
+    [UPTI_ENV_TRACE_RING_SLOTS] = {"UPTI_TRACE_RING_SLOTS", COUNT, 256, 1, 65536, NULL},
     [UPTI_ENV_TRACE_RECORD_ONLY] = {"UPTI_TRACE_RECORD_ONLY", SWITCH, 0, 0, 1, NULL},
     [UPTI_ENV_LOG_LEVEL] = {"UPTI_LOG_LEVEL", CHOICE, UPTI_LOG_LEVEL_WARNING, 0, 4, k_log_level},
     [UPTI_ENV_VK_DISABLE_CALIBRATED] = {"UPTI_VK_DISABLE_CALIBRATED", SWITCH, 0, 0, 1, NULL},
@@ -129,6 +129,12 @@ static int parse(const env_var *v, const char *text, uint64_t *out)
         if (upti_parse_size(text, &n) != 0)
             return -1;
         break;
+    case COUNT: {
+        const char *p = text;
+        if (parse_digits(&p, &n) != 0 || *p != '\0')
+            return -1;
+        break;
+    }
     case SWITCH:
         if (strcmp(text, "0") != 0 && strcmp(text, "1") != 0)
             return -1;
@@ -172,6 +178,11 @@ static void refusal(const env_var *v, const char *text, char *msg, size_t len)
         size_text(def, sizeof def, v->def);
         snprintf(msg, len, "%s='%s' is not a size in bytes (digits with an optional k, m or g "
                  "suffix, %s to %s): using %s", v->name, shown, lo, hi, def);
+        break;
+    case COUNT:
+        snprintf(msg, len, "%s='%s' is not a count (digits, %llu to %llu): using %llu", v->name,
+                 shown, (unsigned long long)v->min, (unsigned long long)v->max,
+                 (unsigned long long)v->def);
         break;
     case SWITCH:
         snprintf(msg, len, "%s='%s' is neither 0 nor 1: using %d", v->name, shown, (int)v->def);

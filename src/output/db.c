@@ -1241,7 +1241,10 @@ sqlite3 *uo_open(const char *path, int writable, char *err, size_t errlen)
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "SELECT value FROM metadata WHERE key = 'schema_version'", -1, &st,
                            NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s is not an upti trace database", path);
+        if ((sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT) /* cut short, or overwritten */
+            snprintf(err, errlen, "%s is damaged (%s)", path, sqlite3_errmsg(db));
+        else
+            snprintf(err, errlen, "%s is not an upti trace database", path);
         sqlite3_close(db);
         return NULL;
     }

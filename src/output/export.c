@@ -4,6 +4,7 @@
 #include "output.h"
 #include "safe_open.h"
 
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,8 @@ static int csv_one(sqlite3 *db, const char *path, const char *sql, int all, int 
     char *part = uo_part_path(path);
     FILE *f = part != NULL ? uo_fopen_new(part, "wb") : NULL;
     if (f == NULL) {
-        snprintf(err, errlen, "cannot write %s: %m", part != NULL ? part : path);
+        snprintf(err, errlen, "cannot write %s: %s", part != NULL ? part : path,
+                 uo_open_new_reason(errno));
         sqlite3_finalize(st);
         free(part);
         return -1;
@@ -145,7 +147,8 @@ int uo_summary_csv_file(sqlite3 *db, const char *path, char *err, size_t errlen)
     char *part = uo_part_path(path);
     FILE *f = part != NULL ? uo_fopen_new(part, "w") : NULL;
     if (f == NULL) {
-        snprintf(err, errlen, "cannot write %s: %m", part != NULL ? part : path);
+        snprintf(err, errlen, "cannot write %s: %s", part != NULL ? part : path,
+                 uo_open_new_reason(errno));
         free(part);
         return -1;
     }

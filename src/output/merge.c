@@ -1,5 +1,6 @@
 /* upti merge: several trace databases (processes, MPI ranks) into one, each process its own group. */
 #include "out_files.h"
+#include "safe_open.h"
 #include "output.h"
 #include "schema.h"
 
@@ -102,14 +103,25 @@ int uo_merge(const char *out_path, const char *const *inputs, int n, char *err, 
             return -1;
         }
     }
+    pid_t writer = uo_writer_pid(out_path);
+    if (writer > 0) {
+        snprintf(err, errlen,
+                 "%s is in use by pid %d (its trace is still being written): not replaced"
+                 " (choose another -o)", out_path, (int)writer);
+        return -1;
+    }
     if (!uo_file_is_replaceable(out_path)) {
         snprintf(err, errlen, "%s exists and was not written by upti: not replaced", out_path);
         return -1;
     }
-    /* Written as OUTPUT.part, renamed over OUTPUT only once complete. */
+    /* Written as OUTPUT.part, renamed over OUTPUT only once complete. The
+     * part is created empty here and its flock held to the rename: another
+     * merge of that name at once leaves it alone (safe_open.h). */
     char *part = uo_part_path(out_path);
-    if (part == NULL || (unlink(part) != 0 && errno != ENOENT)) {
-        snprintf(err, errlen, "cannot create %s.part: %s", out_path, strerror(errno));
+    int part_fd = part != NULL ? uo_open_new(part) : -1;
+    if (part_fd < 0) {
+        snprintf(err, errlen, "cannot create %s.part: %s", out_path,
+                 part != NULL ? uo_open_new_reason(errno) : strerror(errno));
         free(part);
         return -1;
     }
@@ -118,6 +130,8 @@ int uo_merge(const char *out_path, const char *const *inputs, int n, char *err, 
         SQLITE_OK) {
         snprintf(err, errlen, "cannot create %s: %s", part, db ? sqlite3_errmsg(db) : "?");
         sqlite3_close(db);
+        unlink(part);
+        close(part_fd);
         free(part);
         return -1;
     }
@@ -174,6 +188,7 @@ out:
         rc = -1;
     if (uo_part_finish(part, out_path, rc == 0, err, errlen) != 0)
         rc = -1;
+    close(part_fd);
     free(part);
     return rc;
 }

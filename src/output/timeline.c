@@ -19,6 +19,7 @@
 #include "output.h"
 #include "safe_open.h"
 
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1091,7 +1092,8 @@ static int export_with(sqlite3 *db, const char *path, tl_sink *sink, char *err, 
     char *part = uo_part_path(path);
     FILE *f = part != NULL ? uo_fopen_new(part, "wb") : NULL;
     if (f == NULL) {
-        snprintf(err, errlen, "cannot write %s: %m", part != NULL ? part : path);
+        snprintf(err, errlen, "cannot write %s: %s", part != NULL ? part : path,
+                 uo_open_new_reason(errno));
         uo_buf_free(&sink->out); /* what the caller put there already */
         free(part);
         return -1;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 static struct {
@@ -143,8 +144,19 @@ int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
     uint32_t slots = (uint32_t)upti_env_get(UPTI_ENV_TRACE_RING_SLOTS);
     /* A folder named by hand that does not exist yet is made (else the SDK would take
      * the name for the ring file itself, and a forked child's file would go beside it). */
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+    if (mkdir(dir, 0700) == 0) {
+        if (output == NULL && getenv("UPTI_TRACE_SESSION_START") != NULL) {
+            /* upti run's folder (it made it and removes it at its end) is gone:
+             * this process started after the run ended, and nobody would ever
+             * drain a ring here. */
+            rmdir(dir);
+            upti_log_warning("pid %d started after its upti run ended (the ring folder %s is "
+                             "gone): not traced", (int)getpid(), dir);
+            return 0; /* initialized, recording nothing: no second line from libupti */
+        }
+    } else if (errno != EEXIST) {
         upti_log_error("cannot create the ring folder %s: %s", dir, strerror(errno));
+    }
     upti_status_t st = upti_create_context(&g_ring.context);
     if (st == UPTI_STATUS_SUCCESS)
         st = upti_create_shared_buffer(g_ring.context, ring, UPTI_BUFFER_POLICY_LOSSLESS, dir,

@@ -21,6 +21,9 @@ const char *ut_ring_dir(void);
  * the output pattern, recorded as metadata "output" for a collector that does
  * not know it (`upti recover` of a bare ring folder), or NULL (under `upti
  * run`, which knows it). Returns 0, or 1 (said on stderr: nothing is traced).
+ * Under `upti run` (output NULL, UPTI_TRACE_SESSION_START set) a dir that no
+ * longer exists means the run has ended: one line says this process is not
+ * traced, nothing is started (no ring that nobody would drain), and 0.
  */
 int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output);
 

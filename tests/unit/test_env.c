@@ -135,6 +135,14 @@ UNIT_TEST(env)
     bad(UPTI_ENV_TRACE_BUFFER_SIZE, "12q", 4u << 20, "upti: UPTI_TRACE_BUFFER_SIZE='12q' " SIZE_FORMS);
     bad(UPTI_ENV_TRACE_BUFFER_SIZE, "100", 4u << 20, "upti: UPTI_TRACE_BUFFER_SIZE='100' " SIZE_FORMS);
     bad(UPTI_ENV_TRACE_BUFFER_SIZE, "2g", 4u << 20, "upti: UPTI_TRACE_BUFFER_SIZE='2g' " SIZE_FORMS);
+    /* A count of ring slots: digits, not a size in bytes. */
+    good(UPTI_ENV_TRACE_RING_SLOTS, NULL, 256);
+    good(UPTI_ENV_TRACE_RING_SLOTS, "1", 1);
+    good(UPTI_ENV_TRACE_RING_SLOTS, "65536", 65536);
+    bad(UPTI_ENV_TRACE_RING_SLOTS, "0", 256,
+        "upti: UPTI_TRACE_RING_SLOTS='0' is not a count (digits, 1 to 65536): using 256\n");
+    bad(UPTI_ENV_TRACE_RING_SLOTS, "64k", 256,
+        "upti: UPTI_TRACE_RING_SLOTS='64k' is not a count (digits, 1 to 65536): using 256\n");
     /* Switches: 0 or 1. */
     good(UPTI_ENV_TRACE_SIGNALS, NULL, 1);
     good(UPTI_ENV_TRACE_SIGNALS, "0", 0);

@@ -212,6 +212,32 @@ def case_exit_thread(tmp):
     traceck.check_json(os.path.join(d, "x.json"))
 
 
+def case_after_run(tmp):
+    """A process the program left behind that starts tracing after `upti run` ended
+    (its ring folder removed) says so in one line and runs untraced: it used to make
+    the ring folder again and leave a ring in /dev/shm that nobody would ever drain."""
+    d = os.path.join(tmp, "out")
+    done, err, ringdir = (os.path.join(tmp, n) for n in ("done", "err", "ringdir"))
+    # The background job waits for upti (the shell's parent) to end, then traces.
+    script = ('(while kill -0 $PPID 2>/dev/null; do sleep 0.05; done; '
+              'echo "$UPTI_TRACE_RING_DIR" > "$4"; "$1" --iterations 1 >/dev/null 2>"$2"; '
+              'echo $? > "$3") </dev/null >/dev/null 2>&1 & exit 0')
+    p = run([UPTI, "run", "--marker-trace", "-d", d, "-o", "late", "--", "/bin/sh", "-c", script,
+             "sh", UPTX_APP, err, done, ringdir])
+    for _ in range(1200):
+        if os.path.exists(done) and open(done).read().strip():
+            break
+        time.sleep(0.05)
+    check(open(done).read().strip() == "0", "the late program's exit: %r" % open(done).read())
+    rings = open(ringdir).read().strip()
+    check(rings.startswith("/") and not os.path.exists(rings),
+          "the ring folder %r was made again after the run" % rings)
+    lines = open(err).read().splitlines()
+    check(len(lines) == 1 and lines[0].startswith("upti: ") and "not traced" in lines[0],
+          "the late program's stderr: %r" % lines)
+    check(not os.path.exists(os.path.join(d, "late.db")), "a trace appeared after the run")
+
+
 def case_fork_exec(tmp):
     """A program that forks and execs another: two outputs, each its own process."""
     if ASAN_FORK:
@@ -554,6 +580,27 @@ def case_list(tmp):
     p = run([UPTI, "run", "-L", "-d", d, "-o", "l2", "--", OCL_APP, "--kernels", "1"])
     check(name in p.stderr, "device %r not listed: %s" % (name, p.stderr))
 
+    # The list's reader gone (upti run -L -- app | head -1): upti used to die of
+    # SIGPIPE before starting the program. The program runs, its status is
+    # upti's, and the lost list is one line; the same on a full disk.
+    ran = os.path.join(tmp, "ran")
+    for how in ("closed pipe", "/dev/full"):
+        if how == "closed pipe":
+            r, w = os.pipe()
+            os.close(r)
+        else:
+            w = os.open("/dev/full", os.O_WRONLY)
+        p = subprocess.run([UPTI, "run", "-L", "--", "/bin/sh", "-c", 'touch "$0"; exit 4', ran],
+                           stdout=w, stderr=subprocess.PIPE, text=True, timeout=120)
+        os.close(w)
+        check(p.returncode == 4, "%s: exit %d, expected the program's 4 (%s)"
+              % (how, p.returncode, p.stderr))
+        check(os.path.exists(ran), "%s: the program did not run" % how)
+        os.unlink(ran)
+        lines = [l for l in p.stderr.splitlines() if "standard output" in l]
+        check(len(lines) == 1 and lines[0].startswith("upti: cannot write the standard output"),
+              "%s: stderr %r" % (how, p.stderr))
+
 
 def case_signal(tmp):
     """SIGINT/SIGTERM sent to `upti` reach the program, which ends as it would untraced (no
@@ -663,11 +710,37 @@ def case_merge_same_file(tmp):
     check(p.returncode == 1, "missing input: exit %d" % p.returncode)
     check(not os.path.exists(os.path.join(tmp, "m.db")) and
           not os.path.exists(os.path.join(tmp, "m.db.part")), "failed merge left a file")
+    # A merge of that name being written by another upti (it holds the flock of its
+    # m.db.part) is left alone: the second merge used to unlink it and start anew.
+    import fcntl
+    busy = os.path.join(tmp, "m.db.part")
+    with open(busy, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        p = subprocess.run([UPTI, "merge", "a.db", "b.db", "-o", "m"], cwd=tmp,
+                           capture_output=True, text=True)
+        ino = os.fstat(f.fileno()).st_ino
+    check(p.returncode == 1, "merge onto a busy .part: exit %d (%s)" % (p.returncode, p.stderr))
+    line = one_upti_line(p, "merge onto a busy .part")
+    check("another upti is writing it" in line, line)
+    check(os.path.exists(busy) and os.stat(busy).st_ino == ino, "the busy m.db.part was removed")
+    check(not os.path.exists(os.path.join(tmp, "m.db")), "m.db written beside a busy .part")
+    os.unlink(busy)
     run([UPTI, "merge", a, b, "-o", os.path.join(tmp, "m.db")])
     check(one(db_of(os.path.join(tmp, "m.db")), "SELECT count(*) FROM info_process") == 2,
           "merged processes")
     check(one(db_of(os.path.join(tmp, "m.db")), "PRAGMA application_id") == 0x55505449,
           "merged database without UPTI's application_id")
+    # A merge without db in -f writes the other formats from a working file: the
+    # m.db of an earlier merge stays (it was replaced, then removed).
+    m = os.path.join(tmp, "m.db")
+    before = open(m, "rb").read()
+    run([UPTI, "merge", a, "-o", os.path.join(tmp, "m"), "-f", "json"])
+    check(os.path.exists(m) and open(m, "rb").read() == before,
+          "merge -f json replaced or removed the earlier m.db")
+    check(not os.path.exists(m + ".part"), "merge -f json left m.db.part")
+    doc, _ = traceck.check_json(os.path.join(tmp, "m.json"))
+    check(len({e.get("pid") for e in doc["traceEvents"] if e.get("ph") == "X"}) == 1,
+          "m.json is not the merge of one input")
 
 
 def case_corrupt(tmp):
@@ -699,6 +772,18 @@ def case_corrupt(tmp):
     p = run([UPTI, "merge", path, "-o", out], expect=1)
     one_upti_line(p, "merge")
     check(not os.path.exists(out) and not os.path.exists(out + ".part"), "merge left an output")
+    # A database cut short (a copy interrupted, a full disk): said to be damaged, not
+    # "not an upti trace database" (which sent the user looking for another file).
+    cut = os.path.join(tmp, "cut.db")
+    shutil.copyfile(marker_db(tmp, "whole", iterations=2000), cut)
+    os.truncate(cut, os.path.getsize(cut) // 2)
+    before = open(cut, "rb").read()
+    for args in (["stats", cut], ["export", cut, "-f", "json"], ["merge", cut, "-o", out]):
+        p = run([UPTI] + args, expect=1)
+        line = one_upti_line(p, args[0] + " of a cut database")
+        check(line == "upti: %s is damaged (database disk image is malformed)" % cut,
+              "%s: %r" % (args[0], line))
+    check(open(cut, "rb").read() == before, "the cut database was changed")
 
 
 def upti_lines(p):
@@ -786,6 +871,17 @@ def case_in_use(tmp):
         p = run([UPTI, "stats", db], expect=1)
         check(one_upti_line(p, "stats") == "upti: %s is in use by pid %d (its trace is still "
               "being written)" % (db, os.getpid()), "flock held by the test: %r" % p.stderr)
+        # upti merge -o onto a database being written: not replaced (it was: the
+        # writer's whole trace went on into an unlinked file and was lost).
+        other = marker_db(tmp, "other")
+        before = open(db, "rb").read()
+        p = run([UPTI, "merge", other, "-o", db], expect=1)
+        check(one_upti_line(p, "merge") == "upti: %s is in use by pid %d (its trace is still "
+              "being written): not replaced (choose another -o)" % (db, os.getpid()),
+              "merge onto a database in use: %r" % p.stderr)
+        check(open(db, "rb").read() == before and os.fstat(f.fileno()).st_nlink == 1,
+              "merge replaced a database in use")
+        check(not os.path.exists(db + ".part"), "merge left %s.part" % db)
     run([UPTI, "stats", db])
 
 
@@ -851,6 +947,25 @@ def case_leftover_temp(tmp):
          "--iterations", "2"])
     check(sorted(os.listdir(d)) == ["s.json"], "outputs %r" % os.listdir(d))
     traceck.check_json(os.path.join(d, "s.json"))
+    # A .part that another upti is writing now (it holds the file's flock) is not
+    # taken: two exports to one name at once used to unlink each other's .part, and
+    # the first to finish renamed the other's half-written file to the final name.
+    import fcntl
+    busy = os.path.join(d, "b.json.part")
+    src = marker_db(tmp, "src")
+    with open(busy, "w") as f:
+        f.write('{"otherData":{"writer":"upti"},"traceEvents":[\n')
+        f.flush()
+        fcntl.flock(f, fcntl.LOCK_EX)
+        p = run([UPTI, "export", src, "-f", "json", "-d", d, "-o", "b"], expect=None)
+        ino = os.fstat(f.fileno()).st_ino
+    check(p.returncode != 0, "export onto a .part being written: exit 0")
+    check(os.path.exists(busy) and os.stat(busy).st_ino == ino,
+          "the .part being written was removed")
+    check(not os.path.exists(os.path.join(d, "b.json")), "b.json written beside a busy .part")
+    line = one_upti_line(p, "export onto a busy .part")
+    check(busy in line and "another upti is writing it" in line, line)
+    os.unlink(busy)
     if ASAN_FORK:
         print("note: fork + exec part not run under AddressSanitizer")
         return 0

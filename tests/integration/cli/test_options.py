@@ -220,6 +220,17 @@ def case_env_vars(tmp):
             for w in unwanted:
                 check(not re.search(r"\b%s\b" % re.escape(w), line), "%r says %r" % (line, w))
             check(os.path.exists(os.path.join(d, "t.db")), "%s %s=%s: no trace" % (how, var, value))
+            if var == "UPTI_TRACE_BUFFER_SIZE":  # the default of each mode is named
+                want_end = "using 1 MiB" if how == "run" else "using 4 MiB"
+                check(line.endswith(want_end), "%s: %r does not end with %r" % (how, line, want_end))
+    # Under upti run a full ring waits 1 s by default (50 ms without it): a bad value
+    # names the default that the program's processes get.
+    d = os.path.join(tmp, "run-full-wait")
+    p = run([UPTI, "run", "--marker-trace", "-d", d, "-o", "t", "--"] + app,
+            env={"UPTI_RING_FULL_WAIT_MS": "-5"})
+    line = one_line(p, "run UPTI_RING_FULL_WAIT_MS=-5")
+    check(line.startswith("upti: UPTI_RING_FULL_WAIT_MS='-5' is not a duration")
+          and line.endswith("using 1 s"), line)
 
 
 def case_env_docs(tmp):

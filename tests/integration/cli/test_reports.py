@@ -323,6 +323,17 @@ def case_errors(tmp):
     one_line(run(["--list", db], expect=2), "--list with a DATABASE")
     one_line(run([os.path.join(tmp, "nosuch.db"), "--report", "kern_sum"], expect=1),
              "missing database")
+    # Output that cannot be written (a full disk) is one line and exit 1, never a
+    # silent 0 (the summary, --list and the help used to be lost without a word).
+    if os.path.exists("/dev/full"):
+        for args in ([db], [db, "--report", "kern_sum"], ["--list"], ["--help"]):
+            with open("/dev/full", "wb") as full:
+                p = subprocess.run([UPTI, "stats"] + args, stdout=full, stderr=subprocess.PIPE,
+                                   timeout=60)
+            check(p.returncode == 1, "%s > /dev/full: exit %d, expected 1" % (args, p.returncode))
+            lines = p.stderr.decode(errors="replace").strip().splitlines()
+            check(len(lines) == 1 and lines[0].startswith("upti: cannot write"),
+                  "%s > /dev/full: stderr %r" % (args, lines))
     p = run(["--list"])
     names = [l.split()[0] for l in p.stdout.decode().splitlines()]
     check(names == REPORTS, "--list: %r" % names)

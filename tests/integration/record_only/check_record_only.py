@@ -268,6 +268,13 @@ def case_bare(tmp):
     if (r.returncode != 1 or len(r.stderr.splitlines()) != 1 or
             'neither a run folder of upti run' not in r.stderr):
         fail('recover of an empty folder: exit %d, stderr %r' % (r.returncode, r.stderr))
+    # A folder that does not exist is said so (it was "neither a run folder nor a
+    # ring folder (no readable run.conf: No such file or directory)").
+    missing = os.path.join(tmp, 'nosuch')
+    r = subprocess.run([UPTI, 'recover', missing], capture_output=True, text=True, timeout=60)
+    if r.returncode != 1 or r.stderr != 'upti: cannot open the folder %s: No such file or ' \
+            'directory\n' % missing:
+        fail('recover of a missing folder: exit %d, stderr %r' % (r.returncode, r.stderr))
     print('bare: a hand-set ring folder recovered into %s: all %d completed calls' % (db, marks))
 
 
