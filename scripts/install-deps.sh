@@ -16,6 +16,7 @@ set -eu
 # glslang-tools: glslangValidator, which compiles the test shaders;
 # vulkan-validationlayers: the Khronos validation layer, under which the
 # vulkan.validation_* tests check the layer's own commands.
+# vulkan-tools: vulkaninfo, a Vulkan program the transparency tests run.
 # libotf2-trace-dev: OTF2, for upti export --format otf2; otf2-tools:
 # otf2-print, with which the tests read the export back.
 # libyaml-dev: libyaml, which reads the YAML files of upti run -i.
@@ -41,6 +42,7 @@ libvulkan-dev
 mesa-vulkan-drivers
 glslang-tools
 vulkan-validationlayers
+vulkan-tools
 libotf2-trace-dev
 otf2-tools
 libyaml-dev

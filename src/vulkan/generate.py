@@ -61,6 +61,8 @@ DEVTIME = {
     'vkCreateImage', 'vkDestroyImage',  # images.c
     'vkCmdCopyImage2', 'vkCmdCopyImage2KHR', 'vkCmdCopyBufferToImage2', 'vkCmdCopyBufferToImage2KHR',
     'vkCmdCopyImageToBuffer2', 'vkCmdCopyImageToBuffer2KHR',
+    # layer.c: the devices the program enumerates become agents
+    'vkEnumeratePhysicalDevices', 'vkEnumeratePhysicalDeviceGroups', 'vkEnumeratePhysicalDeviceGroupsKHR',
 }
 
 INSTANCE_HANDLES = ('VkInstance', 'VkPhysicalDevice')

@@ -74,60 +74,114 @@ upti_agent_id_t uvk_agent_of(VkPhysicalDevice phys)
     return none;
 }
 
-static void add_agents(VkInstance instance, const upti_vulkan_dispatch_t *n)
+/* Registers physical device phys (props) as UPTI agent number node; its id, 0 if refused. */
+static upti_agent_id_t add_agent(const upti_vulkan_dispatch_t *n, VkPhysicalDevice phys,
+                                 const VkPhysicalDeviceProperties *props, unsigned node)
 {
-    static _Atomic int added; /* the first instance's devices; later instances see the same */
-    if (n->vkEnumeratePhysicalDevices == NULL || n->vkGetPhysicalDeviceProperties == NULL ||
-        atomic_exchange(&added, 1) != 0)
+    uint64_t memory = 0;
+    if (n->vkGetPhysicalDeviceMemoryProperties != NULL) {
+        VkPhysicalDeviceMemoryProperties mp;
+        n->vkGetPhysicalDeviceMemoryProperties(phys, &mp);
+        for (uint32_t h = 0; h < mp.memoryHeapCount; h++)
+            if (mp.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+                memory += mp.memoryHeaps[h].size;
+    }
+    char vendor[16], driver[32];
+    snprintf(vendor, sizeof vendor, "0x%04x", props->vendorID);
+    snprintf(driver, sizeof driver, "%u.%u.%u", VK_API_VERSION_MAJOR(props->driverVersion),
+             VK_API_VERSION_MINOR(props->driverVersion), VK_API_VERSION_PATCH(props->driverVersion));
+    upti_agent_t agent;
+    memset(&agent, 0, sizeof agent);
+    agent.size = sizeof agent;
+    agent.type = props->deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? UPTI_AGENT_TYPE_CPU
+                 : (props->deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
+                    props->deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
+                    props->deviceType == VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU)
+                     ? UPTI_AGENT_TYPE_GPU
+                     : UPTI_AGENT_TYPE_ACCELERATOR;
+    agent.runtime = "vulkan";
+    agent.name = props->deviceName;
+    agent.vendor = vendor;
+    agent.driver_version = driver;
+    agent.global_memory_bytes = memory;
+    agent.runtime_handle = (uint64_t)(uintptr_t)phys;
+    agent.node_id = node;
+    upti_agent_id_t id = {0};
+    if (upti_runtime_add_agent(&agent, &id) != UPTI_STATUS_SUCCESS)
+        id.handle = 0;
+    return id;
+}
+
+/* The physical devices the program enumerated become agents, each once, numbered in the order
+   they first came: those of the first instance that enumerated (a later instance's handles of
+   the same devices are other handles: not agents again). The layer enumerates none itself:
+   each vkEnumeratePhysicalDevices runs the drivers' and implicit layers' probes again, and some
+   say so (Mesa's device selection layer prints "XDG_RUNTIME_DIR is invalid" once per call: two
+   more lines on the program's stderr when the layer enumerated at vkCreateInstance).
+   n: the instance's next entries. */
+static pthread_mutex_t g_agents_lock = PTHREAD_MUTEX_INITIALIZER;
+static VkInstance g_agents_instance;
+
+static void add_agents(const upti_vulkan_dispatch_t *n, VkInstance instance, const VkPhysicalDevice *devs,
+                       uint32_t count)
+{
+    if (!uvk_tracing || devs == NULL || n->vkGetPhysicalDeviceProperties == NULL)
         return;
-    uint32_t count = 0;
-    VkPhysicalDevice devs[UVK_MAX_AGENTS];
-    if (n->vkEnumeratePhysicalDevices(instance, &count, NULL) != VK_SUCCESS)
-        return;
-    if (count > UVK_MAX_AGENTS)
-        count = UVK_MAX_AGENTS;
-    VkResult r = n->vkEnumeratePhysicalDevices(instance, &count, devs);
-    if (r != VK_SUCCESS && r != VK_INCOMPLETE)
-        return;
-    for (uint32_t i = 0; i < count; i++) {
+    pthread_mutex_lock(&g_agents_lock);
+    if (g_agents_instance == VK_NULL_HANDLE)
+        g_agents_instance = instance;
+    for (uint32_t i = 0; i < count && instance == g_agents_instance; i++) {
+        unsigned have = atomic_load(&g_num_agents), j = 0;
+        while (j < have && g_agents[j].phys != devs[i])
+            j++;
+        if (j < have || devs[i] == VK_NULL_HANDLE || have == UVK_MAX_AGENTS)
+            continue;
         VkPhysicalDeviceProperties props;
         n->vkGetPhysicalDeviceProperties(devs[i], &props);
-        uint64_t memory = 0;
-        if (n->vkGetPhysicalDeviceMemoryProperties != NULL) {
-            VkPhysicalDeviceMemoryProperties mp;
-            n->vkGetPhysicalDeviceMemoryProperties(devs[i], &mp);
-            for (uint32_t h = 0; h < mp.memoryHeapCount; h++)
-                if (mp.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
-                    memory += mp.memoryHeaps[h].size;
-        }
-        char vendor[16], driver[32];
-        snprintf(vendor, sizeof vendor, "0x%04x", props.vendorID);
-        snprintf(driver, sizeof driver, "%u.%u.%u", VK_API_VERSION_MAJOR(props.driverVersion),
-                 VK_API_VERSION_MINOR(props.driverVersion), VK_API_VERSION_PATCH(props.driverVersion));
-        upti_agent_t agent;
-        memset(&agent, 0, sizeof agent);
-        agent.size = sizeof agent;
-        agent.type = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? UPTI_AGENT_TYPE_CPU
-                     : (props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
-                        props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
-                        props.deviceType == VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU)
-                         ? UPTI_AGENT_TYPE_GPU
-                         : UPTI_AGENT_TYPE_ACCELERATOR;
-        agent.runtime = "vulkan";
-        agent.name = props.deviceName;
-        agent.vendor = vendor;
-        agent.driver_version = driver;
-        agent.global_memory_bytes = memory;
-        agent.runtime_handle = (uint64_t)(uintptr_t)devs[i];
-        agent.node_id = i;
-        upti_agent_id_t id = {0};
-        if (upti_runtime_add_agent(&agent, &id) != UPTI_STATUS_SUCCESS)
-            id.handle = 0;
-        unsigned k = atomic_load(&g_num_agents);
-        g_agents[k].phys = devs[i];
-        g_agents[k].id = id;
-        atomic_store_explicit(&g_num_agents, k + 1, memory_order_release);
+        g_agents[have].id = add_agent(n, devs[i], &props, have);
+        g_agents[have].phys = devs[i];
+        atomic_store_explicit(&g_num_agents, have + 1, memory_order_release);
     }
+    pthread_mutex_unlock(&g_agents_lock);
+}
+
+VkResult uvk_dt_vkEnumeratePhysicalDevices(const upti_vulkan_dispatch_t *n, VkInstance instance,
+                                           uint32_t *pPhysicalDeviceCount, VkPhysicalDevice *pPhysicalDevices)
+{
+    VkResult r = n->vkEnumeratePhysicalDevices(instance, pPhysicalDeviceCount, pPhysicalDevices);
+    if ((r == VK_SUCCESS || r == VK_INCOMPLETE) && pPhysicalDeviceCount != NULL)
+        add_agents(n, instance, pPhysicalDevices, *pPhysicalDeviceCount);
+    return r;
+}
+
+/* The devices of the groups the program enumerated (a program may never call
+   vkEnumeratePhysicalDevices). */
+static VkResult enumerate_groups(PFN_vkEnumeratePhysicalDeviceGroups next, const upti_vulkan_dispatch_t *n,
+                                 VkInstance instance, uint32_t *count, VkPhysicalDeviceGroupProperties *groups)
+{
+    VkResult r = next(instance, count, groups);
+    if ((r == VK_SUCCESS || r == VK_INCOMPLETE) && count != NULL && groups != NULL)
+        for (uint32_t g = 0; g < *count; g++)
+            add_agents(n, instance, groups[g].physicalDevices,
+                       groups[g].physicalDeviceCount < VK_MAX_DEVICE_GROUP_SIZE ? groups[g].physicalDeviceCount
+                                                                                : VK_MAX_DEVICE_GROUP_SIZE);
+    return r;
+}
+
+VkResult uvk_dt_vkEnumeratePhysicalDeviceGroups(const upti_vulkan_dispatch_t *n, VkInstance instance,
+                                                uint32_t *pPhysicalDeviceGroupCount,
+                                                VkPhysicalDeviceGroupProperties *pPhysicalDeviceGroupProperties)
+{
+    return enumerate_groups(n->vkEnumeratePhysicalDeviceGroups, n, instance, pPhysicalDeviceGroupCount,
+                            pPhysicalDeviceGroupProperties);
+}
+
+VkResult uvk_dt_vkEnumeratePhysicalDeviceGroupsKHR(const upti_vulkan_dispatch_t *n, VkInstance instance,
+                                                   uint32_t *pPhysicalDeviceGroupCount,
+                                                   VkPhysicalDeviceGroupProperties *pPhysicalDeviceGroupProperties)
+{
+    return enumerate_groups(n->vkEnumeratePhysicalDeviceGroupsKHR, n, instance, pPhysicalDeviceGroupCount,
+                            pPhysicalDeviceGroupProperties);
 }
 
 /* *out = UPTI's plans of kind, if it has at least last entries. */
@@ -257,8 +311,6 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateInstance(const VkInstanceCreateI
     o->next_gipa = gipa;
     fill_next(&o->next, UVK_INSTANCE, gipa, *pInstance, NULL, VK_NULL_HANDLE);
     uvk_object_publish(o, uvk_key(*pInstance));
-    if (uvk_tracing)
-        add_agents(*pInstance, &o->next);
     return r;
 }
 

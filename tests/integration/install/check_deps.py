@@ -80,6 +80,7 @@ REQUIREMENTS = {
     "command:python3": ["python3"],
     "command:sqlite3": ["sqlite3"],
     "command:clinfo": ["clinfo"],
+    "command:vulkaninfo": ["vulkan-tools"],
     "command:clang": ["clang"],
     "command:libclang_rt": ["libclang-rt-14-dev"],  # sanitizer runtimes (ci-sanitizers.sh)
     # Instruction counts of the benchmarks (bench/vulkan/callgrind.sh says
@@ -94,7 +95,7 @@ REQUIREMENTS = {
     "command:dpkg-query": [],
 }
 # Words that name a command wherever they appear in a test or CI script.
-WORD_COMMANDS = ["sqlite3", "clinfo", "pkg-config", "clang", "libclang_rt", "nm", "ctest"]
+WORD_COMMANDS = ["sqlite3", "clinfo", "vulkaninfo", "pkg-config", "clang", "libclang_rt", "nm", "ctest"]
 
 SHELL_WORDS = set("""if then else elif fi for while until do done case esac in function return
 exit set shift export local unset trap wait eval exec cd echo printf read test true false
