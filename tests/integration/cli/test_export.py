@@ -286,6 +286,21 @@ def case_otf2(tmp):
     check_otf2(os.path.join(d, "all.db"), os.path.join(d, "stale.otf2"))
     left = [f for f in os.listdir(d) if ".part" in f]
     check(left == [], "part files left: %r" % left)
+    # Another upti exporting to the same name now (it holds NAME.part.lock): not touched. Two
+    # exports at once used to remove each other's NAME.part ("OTF2: 2: POSIX: ...").
+    import fcntl
+    os.makedirs(os.path.join(d, "busy.part"))
+    open(os.path.join(d, "busy.part", "0.evt"), "w").write("being written")
+    with open(os.path.join(d, "busy.part.lock"), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        p = run([UPTI, "export", os.path.join(d, "all.db"), "-f", "otf2", "-o", "busy", "-d", d],
+                expect=1)
+    check(p.stderr == "upti: cannot write %s: another upti is writing it\n"
+          % os.path.join(d, "busy.part.otf2"), "busy archive: %r" % p.stderr)
+    check(open(os.path.join(d, "busy.part", "0.evt")).read() == "being written"
+          and not os.path.exists(os.path.join(d, "busy.otf2")), "the busy archive was touched")
+    shutil.rmtree(os.path.join(d, "busy.part"))
+    os.unlink(os.path.join(d, "busy.part.lock"))
     open(os.path.join(d, "foreign.otf2"), "w").write("not ours\n")
     p = run([UPTI, "export", os.path.join(d, "all.db"), "-f", "otf2", "-o", "foreign", "-d", d],
             expect=1)
