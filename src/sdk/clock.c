@@ -11,6 +11,7 @@
 #include "internal.h" /* and clock.h */
 #include "env.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,26 @@ static bool invariant_tsc(void)
     return constant && nonstop;
 }
 
+/* In a child of fork(), the only thread: a thread of the parent that was inside publish()
+ * (seq odd) or refresh() (g_refreshing set) at the fork does not exist here, and never ends
+ * its update. Every upti_now() of the child then spun for ever on the odd seq, or on a refresh
+ * that "another thread is at" (faults.fork_child_traces hung under TSan: the child's
+ * child_after_fork and its callback thread in upti_tsc_read). The child re-anchors. */
+static void clock_after_fork_child(void)
+{
+    uint32_t seq = atomic_load_explicit(&upti_tsc.seq, memory_order_relaxed);
+    bool refreshing = atomic_load_explicit(&g_refreshing, memory_order_relaxed);
+    if ((seq & 1) == 0 && !refreshing)
+        return;
+    if (seq & 1)
+        atomic_store_explicit(&upti_tsc.seq, seq + 1, memory_order_relaxed);
+    uint64_t tsc, ns;
+    sample(&tsc, &ns);
+    uint64_t mult = (uint64_t)(((unsigned __int128)(ns - g_first_ns) << 32) / (tsc - g_first_tsc));
+    publish(tsc, ns, mult, tsc + g_interval_tsc);
+    atomic_store(&g_refreshing, false);
+}
+
 __attribute__((constructor)) static void clock_init(void)
 {
     /* UPTI_CLOCK=gettime: clock_gettime() only; tsc (or unset, empty): the TSC when invariant. */
@@ -134,6 +155,7 @@ __attribute__((constructor)) static void clock_init(void)
     g_interval_tsc = (uint64_t)(((unsigned __int128)1000000ull << 32) / mult); /* 1 ms */
     publish(tsc, ns, mult, tsc + g_interval_tsc);
     atomic_store_explicit(&upti_tsc.enabled, true, memory_order_release);
+    pthread_atfork(NULL, NULL, clock_after_fork_child);
 }
 
 /* Called by upti_now() when the TSC is not used or the parameters are due for a refresh. */
