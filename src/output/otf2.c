@@ -751,11 +751,9 @@ static int archive_rename(writer *w, const archive_paths *part, const archive_pa
 
 static const OTF2_FlushCallbacks k_flush = {pre_flush, NULL}; /* NULL: no BufferFlush events */
 
-static int export_locked(writer *wp, const archive_paths *partp, const archive_paths *finalp,
-                         const char *part_name, const char *dir);
-
-/* Alike on purpose: set up and torn down like timeline.c's writers (its own writer struct). */
-int uo_export_otf2(sqlite3 *db, const char *dir, const char *name, char *err, size_t errlen)
+/* uo_export_otf2() once NAME.part is this process's to write.
+ * Alike on purpose: set up and torn down like timeline.c's writers (its own writer struct). */
+static int export_archive(sqlite3 *db, const char *dir, const char *name, char *err, size_t errlen)
 {
     writer w;
     memset(&w, 0, sizeof w);
@@ -776,30 +774,6 @@ int uo_export_otf2(sqlite3 *db, const char *dir, const char *name, char *err, si
     }
     if (archive_replaceable(&w, &final) != 0)
         return -1;
-    /* NAME.part.lock, held (flock) while NAME.part is written: another upti exporting to the
-     * same name at once keeps off it instead of removing the archive being written
-     * (uo_open_new: a lock file left by an export cut short is taken over). */
-    char lock[4200];
-    snprintf(lock, sizeof lock, "%s/%s.part.lock", dir, name);
-    int lock_fd = uo_open_new(lock);
-    if (lock_fd < 0) {
-        snprintf(err, errlen, "cannot write %.400s: %s", part.anchor, uo_open_new_reason(errno));
-        return -1;
-    }
-    int rc_all = export_locked(&w, &part, &final, part_name, dir);
-    unlink(lock);
-    close(lock_fd);
-    return rc_all;
-}
-
-/* uo_export_otf2() once NAME.part is this process's to write. */
-static int export_locked(writer *wp, const archive_paths *partp, const archive_paths *finalp,
-                         const char *part_name, const char *dir)
-{
-    writer w = *wp;
-    archive_paths part = *partp, final = *finalp;
-    char *err = w.err;
-    size_t errlen = w.errlen;
     if (archive_remove(&part) != 0) { /* one an export cut short left */
         snprintf(err, errlen, "cannot remove %.400s: %s", part.evts, strerror(errno));
         return -1;
@@ -881,4 +855,29 @@ static int export_locked(writer *wp, const archive_paths *partp, const archive_p
     archive_remove(&part);
     errno = saved;
     return -1;
+}
+
+int uo_export_otf2(sqlite3 *db, const char *dir, const char *name, char *err, size_t errlen)
+{
+    /* NAME.part.lock, held (flock) while NAME.part is written: another upti exporting to the
+     * same name at once keeps off it instead of removing the archive being written
+     * (uo_open_new: a lock file left by an export cut short is taken over). */
+    char lock[4200];
+    int n = snprintf(lock, sizeof lock, "%s/%s.part.lock", dir, name);
+    if (n < 0 || (size_t)n >= sizeof lock) {
+        snprintf(err, errlen, "the path %.400s/%.400s is too long", dir, name);
+        return -1;
+    }
+    int lock_fd = uo_open_new(lock);
+    if (lock_fd < 0) {
+        snprintf(err, errlen, "cannot write %.400s/%.400s.part.otf2: %s", dir, name,
+                 uo_open_new_reason(errno));
+        return -1;
+    }
+    int rc = export_archive(db, dir, name, err, errlen);
+    int saved = errno;
+    unlink(lock);
+    close(lock_fd);
+    errno = saved;
+    return rc;
 }
