@@ -72,6 +72,8 @@ def check_db(name, path, counts, may_be_one_more, source):
     """Per thread, marks 0..c-1 exactly once (c = calls completed), or 0..c when allowed;
     nothing dropped; metadata source as expected."""
     con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+    if con.execute('PRAGMA integrity_check').fetchall() != [('ok',)]:
+        fail('%s: PRAGMA integrity_check failed' % name)
     rows = [r[0] for r in con.execute("SELECT message FROM markers WHERE operation = 'uptx_mark'")]
     meta = dict(con.execute('SELECT key, value FROM metadata'))
     con.close()
@@ -318,6 +320,14 @@ def markers_by_process(folder):
 
 
 def case_fork(tmp):
+    # LLVM 14's AddressSanitizer allocator is not fork-safe: a child forked while another
+    # thread of the program (UPTI's delivery thread, the helper's start) allocates can hang in
+    # its first malloc. CI's ASan run hung here once (capture_phases fork, 120 s); the same
+    # program is skipped under ASan by test_capture.py (case_fork) and test_cli.py (ASAN_FORK).
+    # The plain and TSan runs keep this case.
+    if 'libclang_rt.asan' in os.environ.get('UPTI_SANITIZER_PRELOAD', ''):
+        print('SKIP: fork under ASan (see test_cli.py, ASAN_FORK)')
+        sys.exit(SKIP)
     uptx_app = os.path.join(BUILD, 'bin', 'upti-test-uptx-app')
     programs = {
         'forked': [os.path.join(BUILD, 'bin', 'capture_phases'), 'fork'],
