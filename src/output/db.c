@@ -109,6 +109,9 @@ struct uo_db {
     uo_op_name_fn op_name;
     char *path;
     char *part; /* bulk: the file written, renamed to path by uo_db_close */
+    /* bulk: the big tables' rows, written as pages (table_pages.h); NULL: all
+     * rows go through INSERT (the spool could not be made). */
+    uo_page_spool *pages;
     /* Interned strings: text and hash by id, and an id table keyed by hash. */
     char **text;
     uint64_t *hash;
@@ -214,7 +217,8 @@ static int step(uo_db *db, sqlite3_stmt *st)
 
 static void rows_failed(uo_db *db)
 {
-    keep_error(db, sqlite3_errmsg(db->db));
+    const char *pages = uo_pages_error(db->pages);
+    keep_error(db, pages != NULL ? pages : sqlite3_errmsg(db->db));
 }
 
 /* Inserts the pending rows of every batched table (before a commit, an index, a join). */
@@ -988,12 +992,15 @@ static int count_params(const char *sql)
  * temp_store=FILE: a sorter (the join of unlinked arguments at the close)
  * keeps its keys in one growing block instead of one malloc per key.
  *
- * Both modes create the indexes with the tables: rows arrive in about the
- * order of their correlation ids, so each index entry goes near the end of
- * its index, which costs less than sorting every key at the close
- * (callgrind: 7% fewer instructions converting 300k clSetKernelArg calls,
- * 6% for bench_db bulk-trace, 11% streaming-trace) and leaves the close of a
- * streaming database (the program's exit without `upti run`) nothing to build. */
+ * Both modes create the indexes with the tables. Streaming: rows arrive in
+ * about the order of their correlation ids, so each index entry goes near the
+ * end of its index, which costs less than sorting every key at the close
+ * (callgrind: 7% fewer instructions converting 300k clSetKernelArg calls, 11%
+ * for bench_db streaming-trace) and leaves the close of a streaming database
+ * (the program's exit without `upti run`) nothing to build. Bulk: the big
+ * tables and these indexes are written as pages (table_pages.h, index_pages.h),
+ * the indexes at the close from their entries sorted in memory; SQLite fills
+ * only the small tables. */
 #define PRAGMAS_BULK                                                                              \
     "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"                   \
     " PRAGMA application_id=" UO_APPLICATION_ID_SQL ";"                                          \
@@ -1035,12 +1042,21 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
         snprintf(err, errlen, "cannot create the schema of %s: %s", path, sqlite3_errmsg(db->db));
         goto fail;
     }
+    if (bulk) {
+        /* The big tables and their indexes written as pages (table_pages.h), where
+         * the spool can be made; else inserted (no message: the same database,
+         * more slowly). */
+        char ignored[256];
+        db->pages = uo_pages_open(db->db, file, ignored, sizeof ignored);
+    }
     for (int i = 0; i < ST_COUNT; i++) {
         int rc;
-        if (batched(i))
-            rc = uo_rows_init(&db->batch[i], db->db, k_statements[i], count_params(k_statements[i]),
-                              i == ST_STRING ? 1 : i == ST_ARG ? 5 : -1);
-        else
+        if (batched(i)) {
+            int ncols = count_params(k_statements[i]), text_col = i == ST_STRING ? 1 : i == ST_ARG ? 5 : -1;
+            rc = uo_rows_init(&db->batch[i], db->db, k_statements[i], ncols, text_col);
+            if (rc == 0 && db->pages != NULL)
+                db->batch[i].direct = uo_pages_table(db->pages, db->db, k_statements[i], ncols, text_col);
+        } else
             rc = sqlite3_prepare_v3(db->db, k_statements[i], -1, SQLITE_PREPARE_PERSISTENT,
                                     &db->st[i], NULL) == SQLITE_OK ? 0 : -1;
         if (rc != 0) {
@@ -1096,6 +1112,7 @@ fail:
         uo_rows_free(&db->batch[i]);
     }
     sqlite3_close(db->db);
+    uo_pages_free(db->pages);
     if (db->part != NULL)
         unlink(db->part);
     free(db->part);
@@ -1134,6 +1151,36 @@ static void free_state(uo_db *db)
         uo_map_free(maps[i]);
     free(db->path);
     free(db);
+}
+
+/* The arguments written before their call was known (api_id 0), joined to it. */
+#define JOIN_WAITING_ARGS                                                                          \
+    "UPDATE arg SET api_id = (SELECT a.id FROM api a WHERE a.correlation_id = arg.correlation_id)" \
+    " WHERE api_id = 0;"
+
+/* Bulk, with pages: once SQLite has committed and closed the file, puts in it
+ * the rows written as pages (table_pages.h), then reopens it for what needs
+ * SQLite: the rows not written as pages, the indexes to rebuild, the
+ * arguments joined to their call. 0, or -1 (reported; the file is not to be kept). */
+static int finish_pages(uo_db *db)
+{
+    if (uo_pages_attach(db->pages, db->part) != 0) {
+        keep_error(db, uo_pages_error(db->pages));
+        return -1;
+    }
+    int rc = sqlite3_open_v2(db->part, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        keep_error(db, db->db != NULL ? sqlite3_errmsg(db->db) : "out of memory");
+    } else if (exec_sql(db, PRAGMAS_BULK "BEGIN;") == 0) {
+        if (uo_pages_insert_deferred(db->pages, db->db) != SQLITE_OK)
+            keep_error(db, sqlite3_errmsg(db->db));
+        else
+            exec_sql(db, JOIN_WAITING_ARGS "COMMIT;");
+    }
+    if (sqlite3_close(db->db) != SQLITE_OK)
+        keep_error(db, "cannot close");
+    db->db = NULL;
+    return db->failed ? -1 : 0;
 }
 
 int uo_db_close(uo_db *db, uint64_t end)
@@ -1182,9 +1229,10 @@ int uo_db_close(uo_db *db, uint64_t end)
         /* Arguments whose call never came, or came long before them. */
         uo_arg_link_release(&db->args, 0, 1, 0, write_arg, db);
         flush_rows(db);
-        /* Those few (api_id 0) are joined to their call by correlation id. */
-        exec_sql(db, "UPDATE arg SET api_id = (SELECT a.id FROM api a"
-                     " WHERE a.correlation_id = arg.correlation_id) WHERE api_id = 0");
+        /* Those few (api_id 0) are joined to their call by correlation id (with
+         * pages: once the rows are in the file, finish_pages). */
+        if (db->pages == NULL)
+            exec_sql(db, JOIN_WAITING_ARGS);
         set_tally_metadata(db);
         set_metadata_clock_snapshot(db, "clock_snapshot_end");
         if (exec_sql(db, "COMMIT") == 0) {
@@ -1199,6 +1247,12 @@ int uo_db_close(uo_db *db, uint64_t end)
     }
     if (sqlite3_close(db->db) != SQLITE_OK)
         failed = 1;
+    db->db = NULL;
+    if (db->pages != NULL) {
+        if (!failed && finish_pages(db) != 0)
+            failed = 1;
+        uo_pages_free(db->pages);
+    }
     if (db->part != NULL) {
         char err[512];
         if (uo_part_finish(db->part, db->path, !failed, err, sizeof err) != 0) {

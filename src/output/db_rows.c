@@ -101,10 +101,24 @@ static int run(sqlite3_stmt *st)
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+/* The pending rows into r->direct's pages. */
+static int write_pages(uo_rows *r)
+{
+    const int64_t *v = r->vals;
+    for (int i = 0; i < r->n; i++, v += r->ncols) {
+        size_t at = r->text_col >= 0 ? r->text[i] : 0;
+        if (uo_tree_add(r->direct, v, at != 0 ? r->arena.data + at - 1 : NULL) != 0)
+            return SQLITE_IOERR;
+    }
+    return SQLITE_OK;
+}
+
 int uo_rows_flush(uo_rows *r)
 {
     int rc = SQLITE_OK;
-    if (r->n == UO_ROWS_BATCH) {
+    if (r->direct != NULL) {
+        rc = write_pages(r);
+    } else if (r->n == UO_ROWS_BATCH) {
         if (r->many == NULL)
             rc = prepare(r, 1);
         if (rc == SQLITE_OK) {

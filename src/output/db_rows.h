@@ -13,6 +13,7 @@
 #define UPTI_OUTPUT_DB_ROWS_H
 
 #include "output.h"
+#include "table_pages.h"
 
 #include <sqlite3.h>
 #include <stdint.h>
@@ -42,6 +43,8 @@ typedef struct uo_rows {
     int64_t *bound;   /**< what is bound at each parameter of many, then of one */
     int primed_many;  /**< every parameter of many has been bound once */
     int primed_one;
+    /** Set (bulk databases, db.c): the rows are written as pages (table_pages.h), not inserted. */
+    uo_table_tree *direct;
 } uo_rows;
 
 /**
@@ -75,8 +78,9 @@ int uo_rows_set_text(uo_rows *r, const char *text);
 static inline int uo_rows_full(const uo_rows *r) { return r->n >= UO_ROWS_BATCH; }
 
 /**
- * Inserts the pending rows. Returns 0, or SQLite's error code (the rows are
- * dropped; the connection's error message says why).
+ * Inserts the pending rows (or writes them as pages: direct). Returns 0, or
+ * SQLite's error code (the rows are dropped; the connection's error message
+ * says why; SQLITE_IOERR or SQLITE_NOMEM from direct: uo_pages_error does).
  */
 int uo_rows_flush(uo_rows *r);
 

@@ -55,6 +55,8 @@ static const unit_case k_cases[] = {
     {"intern", unit_test_intern},
     {"db_errors", unit_test_db_errors},
     {"arg_link", unit_test_arg_link},
+    {"table_pages.trees", unit_test_table_pages},
+    {"table_pages.rebuild", unit_test_table_pages},
 #endif
 #ifdef UNIT_HAVE_COLLECTOR
     {"spool", unit_test_spool},

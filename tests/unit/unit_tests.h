@@ -26,6 +26,7 @@ UNIT_TEST(runtime_metadata);
 UNIT_TEST(spirv);
 UNIT_TEST(spool);
 UNIT_TEST(struct_size);
+UNIT_TEST(table_pages);
 UNIT_TEST(uptx_table);
 UNIT_TEST(vk_families);
 

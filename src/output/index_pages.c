@@ -1,0 +1,293 @@
+/* An index of a page-written table, written as index b-tree pages (index_pages.h). */
+#include "index_pages.h"
+
+#include "table_pages.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int uo_index_setup(uo_index_tree *ix, sqlite3 *db, const char *name, const int *from, int tcols,
+                   int text_at)
+{
+    memset(ix, 0, sizeof *ix);
+    sqlite3_stmt *st;
+    int ok = 0;
+    if (sqlite3_prepare_v2(db, "SELECT rootpage, sql FROM sqlite_master WHERE type = 'index' AND"
+                               " name = ?1", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        /* No sql: made for a UNIQUE or PRIMARY KEY constraint. */
+        const char *sql = (const char *)sqlite3_column_text(st, 1);
+        ix->root = (uint32_t)sqlite3_column_int64(st, 0);
+        ok = sql != NULL && strstr(sql, "UNIQUE") == NULL && strstr(sql, " WHERE ") == NULL &&
+             ix->root > 1;
+    }
+    sqlite3_finalize(st);
+    char q[160];
+    snprintf(q, sizeof q, "PRAGMA index_xinfo(\"%s\")", name);
+    if (!ok || sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int keys = 0, rowids = 0;
+    ix->key_at = -1;
+    while (ok && sqlite3_step(st) == SQLITE_ROW) {
+        int cid = sqlite3_column_int(st, 1);
+        int desc = sqlite3_column_int(st, 3);
+        const char *coll = (const char *)sqlite3_column_text(st, 4);
+        if (sqlite3_column_int(st, 5) == 0) { /* the row id that follows the key */
+            rowids++;
+            ok = cid == -1;
+            continue;
+        }
+        keys++;
+        ok = cid >= 0 && cid < tcols && desc == 0 && coll != NULL && strcmp(coll, "BINARY") == 0 &&
+             from[cid] >= 0 && from[cid] != text_at;
+        if (ok)
+            ix->key_at = from[cid];
+    }
+    sqlite3_finalize(st);
+    if (!ok || keys != 1 || rowids != 1 || (ix->name = strdup(name)) == NULL)
+        return -1;
+    return 0;
+}
+
+size_t uo_index_entries_max = UO_INDEX_ENTRIES_MAX;
+
+void uo_index_grow(uo_index_tree *ix)
+{
+    size_t cap = ix->cap ? ix->cap * 2 : 4096;
+    if (cap > uo_index_entries_max && ix->cap < uo_index_entries_max)
+        cap = uo_index_entries_max;
+    uo_index_entry *e = cap <= uo_index_entries_max && cap > ix->cap
+                            ? realloc(ix->e, cap * sizeof *e) : NULL;
+    if (e == NULL) {
+        free(ix->e);
+        ix->e = NULL;
+        ix->n = ix->cap = 0;
+        ix->rebuild = 1;
+        return;
+    }
+    ix->e = e;
+    ix->cap = cap;
+}
+
+void uo_index_free(uo_index_tree *ix)
+{
+    free(ix->e);
+    free(ix->name);
+    memset(ix, 0, sizeof *ix);
+}
+
+/* ---- sorting: by key, then row id ---- */
+
+static uint64_t radix_key(int64_t k) { return (uint64_t)k ^ (1ULL << 63); }
+
+/* Sorts e[0..n) by key, keeping the row id order of equal keys (a stable LSD
+ * radix sort, a byte at a time, skipping the bytes every key shares), through
+ * tmp. Returns the array that holds the result: e or tmp. */
+static uo_index_entry *radix_sort(uo_index_entry *e, uo_index_entry *tmp, size_t n)
+{
+    uint64_t first = radix_key(e[0].key), differ = 0;
+    for (size_t i = 1; i < n; i++)
+        differ |= radix_key(e[i].key) ^ first;
+    for (int shift = 0; shift < 64; shift += 8) {
+        if (((differ >> shift) & 0xff) == 0)
+            continue;
+        size_t at[256] = {0};
+        for (size_t i = 0; i < n; i++)
+            at[(radix_key(e[i].key) >> shift) & 0xff]++;
+        size_t sum = 0;
+        for (int d = 0; d < 256; d++) {
+            size_t c = at[d];
+            at[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            tmp[at[(radix_key(e[i].key) >> shift) & 0xff]++] = e[i];
+        uo_index_entry *swap = e;
+        e = tmp;
+        tmp = swap;
+    }
+    return e;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+    const uo_index_entry *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
+}
+
+/* ---- the pages ---- */
+
+/* The payload of entry x: its record (key, row id). */
+static uint32_t entry_payload(const uo_index_entry *x)
+{
+    int kb, rb;
+    sqlf_int_type(x->key, &kb);
+    sqlf_int_type(x->rowid, &rb);
+    return 3 + (uint32_t)kb + (uint32_t)rb; /* header: its size, two serial types */
+}
+
+/* Writes x's payload size and record at p; returns the end. */
+static uint8_t *put_entry(uint8_t *p, const uo_index_entry *x)
+{
+    int kb, rb;
+    int kt = sqlf_int_type(x->key, &kb), rt = sqlf_int_type(x->rowid, &rb);
+    *p++ = (uint8_t)(3 + kb + rb);
+    *p++ = 3;
+    *p++ = (uint8_t)kt;
+    *p++ = (uint8_t)rt;
+    p = sqlf_put_int(p, x->key, kb);
+    return sqlf_put_int(p, x->rowid, rb);
+}
+
+/* A level of the tree being built: its pages, and between two neighbours the
+ * entry (an index into the sorted entries) that separates them. */
+typedef struct level {
+    uint32_t *page;
+    size_t *sep;
+    size_t n; /* pages; n - 1 separators */
+} level;
+
+static int level_alloc(level *l, size_t max, sqlf_out *out)
+{
+    l->page = malloc(max * sizeof *l->page);
+    l->sep = malloc(max * sizeof *l->sep);
+    l->n = 0;
+    if (l->page == NULL || l->sep == NULL) {
+        snprintf(out->error, out->errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static void level_free(level *l)
+{
+    free(l->page);
+    free(l->sep);
+}
+
+/* The leaves of e[0..n): up's pages and separators. */
+static int write_leaves(sqlf_out *out, const uo_index_entry *e, size_t n, uint32_t root, level *up)
+{
+    uint32_t room_empty = out->page_size - SQLF_LEAF_HEADER;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        uint32_t room = room_empty;
+        while (j < n) {
+            uint32_t cell = 1 + entry_payload(&e[j]) + 2;
+            if (cell > room)
+                break;
+            room -= cell;
+            j++;
+        }
+        if (j + 1 == n) { /* the separator e[j] would leave the next leaf empty */
+            j--;
+            uo_pages_moved.index_leaves++;
+        }
+        /* Leaf e[i..j); e[j], if any, separates it from the next. */
+        uint8_t *p = out->page;
+        uint32_t content = out->page_size;
+        for (size_t k = i; k < j; k++) {
+            content -= 1 + entry_payload(&e[k]);
+            put_entry(p + content, &e[k]);
+            sqlf_put_be16(p + SQLF_LEAF_HEADER + 2 * (k - i), content);
+        }
+        sqlf_page_header(p, SQLF_LEAF_INDEX, (uint32_t)(j - i), content);
+        uint32_t end = SQLF_LEAF_HEADER + 2 * (uint32_t)(j - i);
+        memset(p + end, 0, content - end);
+        uint32_t pgno = i == 0 && j == n ? root : out->next++;
+        if (sqlf_write_page(out, pgno, p) != 0)
+            return -1;
+        up->page[up->n] = pgno;
+        up->sep[up->n] = j;
+        up->n++;
+        i = j + 1;
+    }
+    return 0;
+}
+
+/* The interior pages above below (two pages or more): up's. */
+static int write_interior(sqlf_out *out, const uo_index_entry *e, const level *below,
+                          uint32_t root, level *up)
+{
+    size_t last = below->n - 1;
+    for (size_t c = 0; c <= last;) {
+        size_t k = c;
+        uint32_t room = out->page_size - SQLF_INTERIOR_HEADER;
+        while (k < last) { /* the cell of page k and separator k, page k + 1 after it */
+            uint32_t cell = 4 + 1 + entry_payload(&e[below->sep[k]]) + 2;
+            if (cell > room)
+                break;
+            room -= cell;
+            k++;
+        }
+        if (k + 1 == last) { /* page last would be left alone */
+            k--;
+            uo_pages_moved.index_levels++;
+        }
+        /* Cells c..k-1, right-most child page k; separator k (if k < last) goes up. */
+        uint8_t *p = out->page;
+        uint32_t content = out->page_size;
+        for (size_t x = c; x < k; x++) {
+            const uo_index_entry *s = &e[below->sep[x]];
+            content -= 4 + 1 + entry_payload(s);
+            sqlf_put_be32(p + content, below->page[x]);
+            put_entry(p + content + 4, s);
+            sqlf_put_be16(p + SQLF_INTERIOR_HEADER + 2 * (x - c), content);
+        }
+        sqlf_page_header(p, SQLF_INTERIOR_INDEX, (uint32_t)(k - c), content);
+        sqlf_put_be32(p + 8, below->page[k]);
+        uint32_t end = SQLF_INTERIOR_HEADER + 2 * (uint32_t)(k - c);
+        memset(p + end, 0, content - end);
+        uint32_t pgno = c == 0 && k == last ? root : out->next++;
+        if (sqlf_write_page(out, pgno, p) != 0)
+            return -1;
+        up->page[up->n] = pgno;
+        up->sep[up->n] = k < last ? below->sep[k] : 0;
+        up->n++;
+        c = k + 1;
+    }
+    return 0;
+}
+
+int uo_index_attach(uo_index_tree *ix, sqlf_out *out)
+{
+    if (ix->rebuild || ix->n == 0)
+        return 0;
+    size_t n = ix->n;
+    uo_index_entry *e = ix->e, *tmp = NULL;
+    int in_order = 1;
+    for (size_t i = 1; i < n && in_order; i++)
+        in_order = e[i].key >= e[i - 1].key;
+    if (!in_order) {
+        tmp = malloc(n * sizeof *tmp);
+        if (tmp != NULL)
+            e = radix_sort(e, tmp, n);
+        else
+            qsort(e, n, sizeof *e, entry_cmp);
+    }
+    level a = {0}, b = {0};
+    /* Each leaf holds one entry at least, and takes one more as separator. */
+    size_t max = n / 2 + 2;
+    int rc = -1;
+    if (level_alloc(&a, max, out) == 0 && level_alloc(&b, max, out) == 0 &&
+        write_leaves(out, e, n, ix->root, &a) == 0) {
+        level *below = &a, *up = &b;
+        rc = 0;
+        while (rc == 0 && below->n > 1) {
+            up->n = 0;
+            rc = write_interior(out, e, below, ix->root, up);
+            level *swap = below;
+            below = up;
+            up = swap;
+        }
+    }
+    level_free(&a);
+    level_free(&b);
+    free(tmp);
+    return rc;
+}

@@ -1,0 +1,82 @@
+/* Internal: the index of a page-written table (table_pages.h), written as
+ * SQLite index b-tree pages too (index_pages.c).
+ *
+ * An index on one integer column of a table whose rows are written as pages
+ * gets its entries (key, row id) kept in memory while the rows are written;
+ * at the attach they are sorted (by key, then row id: a stable radix sort of
+ * entries that arrive in row id order) and the b-tree is built bottom-up:
+ * leaves (type 10) of consecutive entries, and between two neighbours one
+ * entry lifted into the level above (type 2), as in every B-tree (an index
+ * holds each entry once, interior pages included). The top goes into the
+ * index's root page, which CREATE INDEX made on the empty table.
+ *
+ * Through CREATE INDEX after the rows, SQLite spends about 2,200
+ * instructions per entry (reading the table, its sorter, the b-tree inserts);
+ * here about 60. Past UO_INDEX_ENTRIES_MAX entries (or when memory runs
+ * out) the entries are dropped and SQLite rebuilds the index from the table
+ * after the attach (REINDEX), in bounded memory.
+ */
+#ifndef UPTI_OUTPUT_INDEX_PAGES_H
+#define UPTI_OUTPUT_INDEX_PAGES_H
+
+#include "sqlite_format.h"
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** Entries kept in memory for one index (16 bytes each, twice that while sorted). */
+#define UO_INDEX_ENTRIES_MAX (8u << 20)
+
+/** The limit in force: UO_INDEX_ENTRIES_MAX (tests lower it). */
+extern size_t uo_index_entries_max;
+
+typedef struct uo_index_entry {
+    int64_t key, rowid;
+} uo_index_entry;
+
+typedef struct uo_index_tree {
+    char *name;
+    uint32_t root;     /**< the index's root page */
+    int key_at;        /**< the row value that is the key */
+    uo_index_entry *e; /**< the entries, in row id order */
+    size_t n, cap;
+    int rebuild;       /**< the entries were dropped: SQLite rebuilds it (REINDEX) */
+} uo_index_tree;
+
+/**
+ * Sets up ix for index name of a table whose columns' values are
+ * from[0..tcols) (a row value's index, -1 for none) with the text value at
+ * text_at: 0 if it is an index on one integer column filled from a value, in
+ * ascending order with the BINARY collation, neither UNIQUE nor partial;
+ * else -1 (the table is then inserted through SQLite).
+ */
+int uo_index_setup(uo_index_tree *ix, sqlite3 *db, const char *name, const int *from, int tcols,
+                   int text_at);
+
+/** Grows ix's entries; on failure or past UO_INDEX_ENTRIES_MAX marks it for rebuilding. */
+void uo_index_grow(uo_index_tree *ix);
+
+/** Adds the entry of row rowid whose key is key (rows come in row id order). */
+static inline void uo_index_add(uo_index_tree *ix, int64_t key, int64_t rowid)
+{
+    if (ix->n == ix->cap) {
+        uo_index_grow(ix);
+        if (ix->rebuild)
+            return;
+    }
+    ix->e[ix->n].key = key;
+    ix->e[ix->n].rowid = rowid;
+    ix->n++;
+}
+
+/**
+ * Sorts ix's entries and writes its b-tree: pages appended through out, the
+ * top into ix->root (nothing when there is no entry: the root stays an empty
+ * leaf). 0, or -1 (out->error says why).
+ */
+int uo_index_attach(uo_index_tree *ix, sqlf_out *out);
+
+void uo_index_free(uo_index_tree *ix);
+
+#endif

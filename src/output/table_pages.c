@@ -1,0 +1,729 @@
+/* Rows written as SQLite table b-tree pages (table_pages.h). */
+#include "table_pages.h"
+
+#include "index_pages.h"
+#include "sqlite_format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum {
+    COLS_MAX = 64,
+    INDEXES_MAX = 4,
+};
+
+/* A page of a tree and the largest row id under it. */
+typedef struct page_ref {
+    uint32_t page; /* spooled leaves: index in the spool until the attach */
+    int64_t max_rowid;
+} page_ref;
+
+/* A row kept for SQLite (uo_pages_insert_deferred). */
+typedef struct deferred_row {
+    int64_t rowid;
+    int64_t *vals;
+    char *text;
+} deferred_row;
+
+struct uo_table_tree {
+    uo_page_spool *spool;
+    uo_table_tree *next;
+    char *table;
+    char *deferred_sql; /* the INSERT of a deferred row, with its row id first */
+    uint32_t root;      /* the table's root page */
+    int ncols;          /* values of a row (the insert's) */
+    int tcols;          /* columns of the table */
+    int from[COLS_MAX]; /* per table column: its value's index, -1 NULL (the rowid alias) */
+    int rowid_at;       /* the value that names the row id, or -1: one more than the last */
+    int text_at;        /* the text value, or -1 */
+    int text_not_null;
+    int64_t last_rowid;
+    uo_index_tree index[INDEXES_MAX];
+    int nindex;
+    uint8_t *record;    /* a row's record, before it goes into the leaf */
+    uint8_t *leaf;      /* the leaf being filled */
+    uint32_t cells, content;
+    page_ref *leaves;   /* the full leaves, spooled */
+    size_t nleaves, leafcap;
+    deferred_row *deferred;
+    size_t ndeferred, defcap;
+    uint64_t rows;
+};
+
+struct uo_page_spool {
+    int fd;
+    uint32_t page_size;
+    uint32_t pages; /* spooled */
+    uo_table_tree *trees;
+    char error[256];
+};
+
+static void set_error(uo_page_spool *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_error(uo_page_spool *s, const char *fmt, ...)
+{
+    if (s->error[0] != '\0')
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->error, sizeof s->error, fmt, ap);
+    va_end(ap);
+}
+
+const char *uo_pages_error(const uo_page_spool *s)
+{
+    return s != NULL && s->error[0] != '\0' ? s->error : NULL;
+}
+
+/* ---- setting up ---- */
+
+uo_page_spool *uo_pages_open(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    int page_size = 0;
+    if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            page_size = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    if (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)) != 0) {
+        snprintf(err, errlen, "%s: page size %d", path, page_size);
+        return NULL;
+    }
+    char *dir = strdup(path);
+    if (dir == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+        strcpy(dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) { /* a file system without O_TMPFILE: a named file, unlinked at once */
+        size_t n = strlen(path) + 16;
+        char *name = malloc(n);
+        if (name != NULL) {
+            snprintf(name, n, "%s.pages", path);
+            fd = open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+            if (fd >= 0)
+                unlink(name);
+            free(name);
+        }
+    }
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create a temporary file in %s: %s", dir, strerror(errno));
+        free(dir);
+        return NULL;
+    }
+    free(dir);
+    uo_page_spool *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        close(fd);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->fd = fd;
+    s->page_size = (uint32_t)page_size;
+    return s;
+}
+
+/* The first integer that sql (one row, one column, bound to text a) gives, or def. */
+static int64_t query_int(sqlite3 *db, const char *sql, const char *a, int64_t def)
+{
+    sqlite3_stmt *st;
+    int64_t v = def;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return def;
+    if (a != NULL)
+        sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* The names of insert's table and columns: "INSERT INTO t(c1, c2) VALUES(...)"
+ * → "t", then "c1", "c2" (in one buffer; names[] point into it). Count, or -1. */
+static int parse_insert(const char *insert, char *buf, size_t cap, char **table, char **names,
+                        int max)
+{
+    const char *p = strstr(insert, "INTO ");
+    const char *open = p ? strchr(p, '(') : NULL;
+    const char *close = open ? strchr(open, ')') : NULL;
+    if (close == NULL || (size_t)(close - p) >= cap)
+        return -1;
+    memcpy(buf, p + 5, (size_t)(close - p - 5));
+    buf[close - p - 5] = '\0';
+    char *paren = strchr(buf, '(');
+    *paren = '\0';
+    *table = buf;
+    int n = 0;
+    for (char *c = strtok(paren + 1, ", "); c != NULL; c = strtok(NULL, ", ")) {
+        if (n == max)
+            return -1;
+        names[n++] = c;
+    }
+    return n;
+}
+
+static int affinity_int(const char *type) { return type != NULL && strcasestr(type, "INT") != NULL; }
+
+static int affinity_text(const char *type)
+{
+    return type != NULL && !affinity_int(type) &&
+           (strcasestr(type, "CHAR") || strcasestr(type, "CLOB") || strcasestr(type, "TEXT"));
+}
+
+/* Fills t->from, rowid_at, text_at from the table's columns (PRAGMA
+ * table_info). 0 if every column can be written as pages, else -1. */
+static int map_columns(uo_table_tree *t, sqlite3 *db, char **names, int ncols, int text_col)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "PRAGMA table_info(\"%s\")", t->table);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int ok = 1, keys = 0, used = 0;
+    t->rowid_at = -1;
+    t->text_at = -1;
+    t->tcols = 0;
+    while (ok && sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        const char *type = (const char *)sqlite3_column_text(st, 2);
+        int not_null = sqlite3_column_int(st, 3);
+        int has_default = sqlite3_column_type(st, 4) != SQLITE_NULL;
+        int pk = sqlite3_column_int(st, 5);
+        int at = -1;
+        for (int i = 0; i < ncols && name != NULL; i++)
+            if (strcmp(names[i], name) == 0)
+                at = i;
+        if (t->tcols == COLS_MAX) {
+            ok = 0;
+            break;
+        }
+        int c = t->tcols++;
+        t->from[c] = -1;
+        if (pk) { /* the row id itself: NULL in the record */
+            keys++;
+            ok = type != NULL && strcasecmp(type, "INTEGER") == 0;
+            t->rowid_at = at;
+            used += at >= 0;
+            continue;
+        }
+        if (at < 0) {
+            ok = !not_null && !has_default;
+            continue;
+        }
+        used++;
+        t->from[c] = at;
+        if (at == text_col) {
+            ok = affinity_text(type);
+            t->text_at = at;
+            t->text_not_null = not_null;
+        } else {
+            ok = affinity_int(type);
+        }
+    }
+    sqlite3_finalize(st);
+    return ok && keys == 1 && used == ncols && t->tcols > 0 ? 0 : -1;
+}
+
+/* 0 if nothing but its rows would be touched by an INSERT into t's table. */
+static int plain_table(uo_table_tree *t, sqlite3 *db)
+{
+    const char *tn = t->table;
+    if (query_int(db, "SELECT count(*) FROM sqlite_master WHERE tbl_name = ?1 AND"
+                      " type = 'trigger'", tn, 1) != 0 ||
+        query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1 AND"
+                      " (sql LIKE '%CHECK%' OR sql LIKE '%REFERENCES%' OR sql LIKE '% AS (%'"
+                      " OR sql LIKE '%WITHOUT ROWID%' OR sql LIKE '%AUTOINCREMENT%')", tn, 1) != 0)
+        return -1;
+    t->root = (uint32_t)query_int(db, "SELECT rootpage FROM sqlite_master WHERE type = 'table' AND"
+                                      " name = ?1", tn, 0);
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM (SELECT 1 FROM \"%s\" LIMIT 1)", tn);
+    return t->root > 1 && query_int(db, sql, NULL, 1) == 0 ? 0 : -1;
+}
+
+/* Sets up the trees of the table's indexes: 0, or -1 if one cannot be written as pages. */
+static int map_indexes(uo_table_tree *t, sqlite3 *db)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "PRAGMA index_list(\"%s\")", t->table);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int ok = 1;
+    while (ok && sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        ok = name != NULL && t->nindex < INDEXES_MAX &&
+             uo_index_setup(&t->index[t->nindex], db, name, t->from, t->tcols, t->text_at) == 0;
+        t->nindex += ok;
+    }
+    sqlite3_finalize(st);
+    return ok ? 0 : -1;
+}
+
+/* "INSERT INTO t(rowid, c1, ...) VALUES(?, ?, ...)" from insert, or a copy
+ * of insert when it names the row id itself. */
+static char *deferred_insert(const char *insert, int names_rowid)
+{
+    size_t n = strlen(insert) + 16;
+    char *sql = malloc(n);
+    if (sql == NULL)
+        return NULL;
+    if (names_rowid) {
+        memcpy(sql, insert, n - 15);
+        return sql;
+    }
+    const char *open = strchr(insert, '(');
+    const char *values = strstr(insert, " VALUES(") + strlen(" VALUES(");
+    snprintf(sql, n, "%.*srowid, %.*s?, %s", (int)(open + 1 - insert), insert,
+             (int)(values - open - 1), open + 1, values);
+    return sql;
+}
+
+static void tree_free(uo_table_tree *t)
+{
+    for (size_t i = 0; i < t->ndeferred; i++) {
+        free(t->deferred[i].vals);
+        free(t->deferred[i].text);
+    }
+    free(t->deferred);
+    for (int i = 0; i < t->nindex; i++)
+        uo_index_free(&t->index[i]);
+    free(t->leaves);
+    free(t->record);
+    free(t->leaf);
+    free(t->deferred_sql);
+    free(t->table);
+    free(t);
+}
+
+uo_table_tree *uo_pages_table(uo_page_spool *s, sqlite3 *db, const char *insert, int ncols,
+                              int text_col)
+{
+    if (s == NULL || ncols <= 0 || ncols > COLS_MAX || strstr(insert, " VALUES(") == NULL)
+        return NULL;
+    char buf[1024], *table, *names[COLS_MAX];
+    if (parse_insert(insert, buf, sizeof buf, &table, names, COLS_MAX) != ncols)
+        return NULL;
+    uo_table_tree *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    t->spool = s;
+    t->ncols = ncols;
+    t->table = strdup(table);
+    t->leaf = malloc(s->page_size);
+    t->record = malloc(s->page_size + 8 * COLS_MAX);
+    if (t->table == NULL || t->leaf == NULL || t->record == NULL ||
+        map_columns(t, db, names, ncols, text_col) != 0 || plain_table(t, db) != 0 ||
+        map_indexes(t, db) != 0 ||
+        (t->deferred_sql = deferred_insert(insert, t->rowid_at >= 0)) == NULL) {
+        tree_free(t);
+        return NULL;
+    }
+    t->content = s->page_size;
+    t->next = s->trees;
+    s->trees = t;
+    return t;
+}
+
+/* ---- adding rows ---- */
+
+/* Writes the leaf's header (and zeroes its free space) for cells cells. */
+static void finish_leaf(uo_table_tree *t)
+{
+    uint8_t *p = t->leaf;
+    sqlf_page_header(p, SQLF_LEAF_TABLE, t->cells, t->content);
+    uint32_t end = SQLF_LEAF_HEADER + 2 * t->cells;
+    memset(p + end, 0, t->content - end);
+}
+
+static int spool_leaf(uo_table_tree *t)
+{
+    uo_page_spool *s = t->spool;
+    if (t->nleaves == t->leafcap) {
+        size_t cap = t->leafcap ? t->leafcap * 2 : 64;
+        page_ref *l = realloc(t->leaves, cap * sizeof *l);
+        if (l == NULL) {
+            set_error(s, "out of memory");
+            return -1;
+        }
+        t->leaves = l;
+        t->leafcap = cap;
+    }
+    finish_leaf(t);
+    ssize_t w = pwrite(s->fd, t->leaf, s->page_size, (off_t)s->pages * s->page_size);
+    if (w != (ssize_t)s->page_size) {
+        set_error(s, "cannot write the database's pages to a temporary file: %s",
+                  w < 0 ? strerror(errno) : "short write");
+        return -1;
+    }
+    t->leaves[t->nleaves++] = (page_ref){s->pages, t->last_rowid};
+    s->pages++;
+    t->cells = 0;
+    t->content = s->page_size;
+    return 0;
+}
+
+static int defer(uo_table_tree *t, int64_t rowid, const int64_t *vals, const char *text)
+{
+    if (t->ndeferred == t->defcap) {
+        size_t cap = t->defcap ? t->defcap * 2 : 8;
+        deferred_row *d = realloc(t->deferred, cap * sizeof *d);
+        if (d == NULL)
+            goto nomem;
+        t->deferred = d;
+        t->defcap = cap;
+    }
+    deferred_row *d = &t->deferred[t->ndeferred];
+    d->rowid = rowid;
+    d->vals = malloc((size_t)t->ncols * sizeof *d->vals);
+    d->text = text != NULL ? strdup(text) : NULL;
+    if (d->vals == NULL || (text != NULL && d->text == NULL)) {
+        free(d->vals);
+        free(d->text);
+        goto nomem;
+    }
+    memcpy(d->vals, vals, (size_t)t->ncols * sizeof *vals);
+    t->ndeferred++;
+    if (rowid > t->last_rowid) /* the rows after it are numbered after it */
+        t->last_rowid = rowid;
+    return 0;
+nomem:
+    set_error(t->spool, "out of memory");
+    return -1;
+}
+
+/* Writes the record of a row (its values, text of text_len bytes) into
+ * t->record: the header (its size, a serial type per column), then the
+ * values. Returns its size, or 0 if it is over max bytes. */
+static uint32_t put_record(uo_table_tree *t, const int64_t *vals, const char *text,
+                           size_t text_len, uint32_t max)
+{
+    int tcols = t->tcols;
+    uint64_t text_type = 13 + 2 * (uint64_t)text_len;
+    uint64_t header = (uint64_t)tcols + (text != NULL ? (uint64_t)sqlf_varint_len(text_type) - 1 : 0);
+    int hlen = 1;
+    while (sqlf_varint_len(header + (uint64_t)hlen) != hlen)
+        hlen++;
+    header += (uint64_t)hlen;
+    if (header + text_len > max) /* then the integers fit in t->record's spare */
+        return 0;
+    uint8_t *h = sqlf_put_varint(t->record, header), *b = t->record + header;
+    for (int c = 0; c < tcols; c++) {
+        int at = t->from[c];
+        if (at < 0) {
+            *h++ = 0; /* NULL: the row id's own column, or not given */
+        } else if (at == t->text_at) {
+            if (text == NULL) {
+                *h++ = 0;
+            } else {
+                h = sqlf_put_varint(h, text_type);
+                memcpy(b, text, text_len);
+                b += text_len;
+            }
+        } else {
+            int bytes;
+            *h++ = (uint8_t)sqlf_int_type(vals[at], &bytes);
+            b = sqlf_put_int(b, vals[at], bytes);
+        }
+    }
+    uint64_t size = (uint64_t)(b - t->record);
+    return size <= max ? (uint32_t)size : 0;
+}
+
+int uo_tree_add(uo_table_tree *t, const int64_t *vals, const char *text)
+{
+    int64_t rowid = t->rowid_at >= 0 ? vals[t->rowid_at] : t->last_rowid + 1;
+    if (rowid <= t->last_rowid || (text == NULL && t->text_not_null))
+        return defer(t, rowid, vals, text); /* SQLite says what is wrong with it */
+    /* A payload over the page's local limit needs overflow pages: SQLite's to write. */
+    uint32_t max = t->spool->page_size - 35;
+    size_t text_len = text != NULL ? strlen(text) : 0;
+    uint32_t payload = text_len < max ? put_record(t, vals, text, text_len, max) : 0;
+    if (payload == 0)
+        return defer(t, rowid, vals, text);
+    uint32_t cell = (uint32_t)sqlf_varint_len(payload) + (uint32_t)sqlf_varint_len((uint64_t)rowid) + payload;
+    if (SQLF_LEAF_HEADER + 2 * (t->cells + 1) + cell > t->content && spool_leaf(t) != 0)
+        return -1;
+    t->content -= cell;
+    uint8_t *p = t->leaf + t->content;
+    p = sqlf_put_varint(p, payload);
+    p = sqlf_put_varint(p, (uint64_t)rowid);
+    memcpy(p, t->record, payload);
+    sqlf_put_be16(t->leaf + SQLF_LEAF_HEADER + 2 * t->cells, t->content);
+    t->cells++;
+    t->last_rowid = rowid;
+    t->rows++;
+    for (int i = 0; i < t->nindex; i++)
+        uo_index_add(&t->index[i], vals[t->index[i].key_at], rowid);
+    return 0;
+}
+
+uint64_t uo_pages_rows(const uo_page_spool *s, uint64_t *deferred)
+{
+    uint64_t rows = 0, d = 0;
+    for (const uo_table_tree *t = s ? s->trees : NULL; t != NULL; t = t->next) {
+        rows += t->rows;
+        d += t->ndeferred;
+    }
+    if (deferred != NULL)
+        *deferred = d;
+    return rows;
+}
+
+/* ---- the attach ---- */
+
+uo_pages_moves uo_pages_moved;
+
+int sqlf_write_page(sqlf_out *o, uint32_t pgno, const uint8_t *data)
+{
+    ssize_t w = pwrite(o->fd, data, o->page_size, (off_t)(pgno - 1) * o->page_size);
+    if (w == (ssize_t)o->page_size)
+        return 0;
+    if (o->error[0] == '\0')
+        snprintf(o->error, o->errlen, "cannot write page %u of the database: %s", pgno,
+                 w < 0 ? strerror(errno) : "short write");
+    return -1;
+}
+
+/* The interior page above children[0..n) (n >= 2), in o->page. */
+static void interior_page(sqlf_out *o, const page_ref *children, size_t n)
+{
+    uint8_t *p = o->page;
+    uint32_t content = o->page_size;
+    for (size_t i = 0; i + 1 < n; i++) {
+        content -= 4 + (uint32_t)sqlf_varint_len((uint64_t)children[i].max_rowid);
+        sqlf_put_be32(p + content, children[i].page);
+        sqlf_put_varint(p + content + 4, (uint64_t)children[i].max_rowid);
+        sqlf_put_be16(p + SQLF_INTERIOR_HEADER + 2 * i, content);
+    }
+    sqlf_page_header(p, SQLF_INTERIOR_TABLE, (uint32_t)(n - 1), content);
+    sqlf_put_be32(p + 8, children[n - 1].page);
+    uint32_t end = SQLF_INTERIOR_HEADER + 2 * (uint32_t)(n - 1);
+    memset(p + end, 0, content - end);
+}
+
+/* How many of children[0..n) the next interior page holds: as many as fit,
+ * leaving two at least to the page after it. */
+static size_t group_size(const sqlf_out *o, const page_ref *children, size_t n)
+{
+    uint32_t room = o->page_size - SQLF_INTERIOR_HEADER;
+    size_t k = 1; /* children[0], the right-most so far: in the header */
+    while (k < n) {
+        uint32_t cell = 2 + 4 + (uint32_t)sqlf_varint_len((uint64_t)children[k - 1].max_rowid);
+        if (cell > room)
+            break;
+        room -= cell;
+        k++;
+    }
+    if (n - k == 1) { /* one child cannot make a page of its own */
+        k--;
+        uo_pages_moved.table_levels++;
+    }
+    return k;
+}
+
+/* Builds the levels above level[0..n) (n >= 2; each level overwrites the
+ * one below in level) and writes the top into root. */
+static int build_tree(sqlf_out *o, page_ref *level, size_t n, uint32_t root)
+{
+    while (n > 1) {
+        size_t out = 0;
+        for (size_t i = 0; i < n;) {
+            size_t k = group_size(o, level + i, n - i);
+            interior_page(o, level + i, k);
+            uint32_t pgno = i == 0 && k == n ? root : o->next++;
+            if (sqlf_write_page(o, pgno, o->page) != 0)
+                return -1;
+            level[out++] = (page_ref){pgno, level[i + k - 1].max_rowid};
+            i += k;
+        }
+        n = out;
+    }
+    return 0;
+}
+
+static int attach_tree(sqlf_out *o, uo_table_tree *t, uint32_t spool_base)
+{
+    for (int i = 0; i < t->nindex; i++)
+        if (uo_index_attach(&t->index[i], o) != 0)
+            return -1;
+    if (t->nleaves == 0) {
+        if (t->cells == 0)
+            return 0; /* the root SQLite made stays an empty leaf */
+        finish_leaf(t);
+        return sqlf_write_page(o, t->root, t->leaf);
+    }
+    /* The spooled leaves are pages spool_base + 1 + their index; the last one follows.
+     * (A tree of one leaf was never spooled: a leaf is spooled only when a row follows.) */
+    for (size_t i = 0; i < t->nleaves; i++)
+        t->leaves[i].page += spool_base + 1;
+    if (t->cells > 0) {
+        if (t->nleaves == t->leafcap) {
+            page_ref *l = realloc(t->leaves, (t->leafcap + 1) * sizeof *l);
+            if (l == NULL) {
+                snprintf(o->error, o->errlen, "out of memory");
+                return -1;
+            }
+            t->leaves = l;
+            t->leafcap++;
+        }
+        finish_leaf(t);
+        if (sqlf_write_page(o, o->next, t->leaf) != 0)
+            return -1;
+        t->leaves[t->nleaves++] = (page_ref){o->next++, t->last_rowid};
+    }
+    return build_tree(o, t->leaves, t->nleaves, t->root);
+}
+
+/* Copies the spool's pages into o's file from page base + 1 on. */
+static int copy_spool(uo_page_spool *s, sqlf_out *o, uint32_t base)
+{
+    off_t in = 0, out = (off_t)base * s->page_size, len = (off_t)s->pages * s->page_size;
+    while (in < len) {
+        ssize_t n = copy_file_range(s->fd, &in, o->fd, &out, (size_t)(len - in), 0);
+        if (n > 0)
+            continue;
+        if (n < 0 && errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP) {
+            set_error(s, "cannot copy the database's pages: %s", strerror(errno));
+            return -1;
+        }
+        /* No copy_file_range between these files: page by page. */
+        while (in < len) {
+            ssize_t r = pread(s->fd, o->page, s->page_size, in);
+            if (r != (ssize_t)s->page_size ||
+                pwrite(o->fd, o->page, s->page_size, out) != (ssize_t)s->page_size) {
+                set_error(s, "cannot copy the database's pages: %s",
+                          r < 0 ? strerror(errno) : "short read or write");
+                return -1;
+            }
+            in += s->page_size;
+            out += s->page_size;
+        }
+    }
+    return 0;
+}
+
+int uo_pages_attach(uo_page_spool *s, const char *path)
+{
+    if (s->error[0] != '\0')
+        return -1;
+    sqlf_out o = {.fd = open(path, O_RDWR | O_CLOEXEC), .page_size = s->page_size,
+                  .page = malloc(s->page_size), .error = s->error, .errlen = sizeof s->error};
+    uint8_t h[SQLF_DB_HEADER];
+    struct stat sb;
+    int rc = -1;
+    if (o.fd < 0 || o.page == NULL) {
+        set_error(s, "cannot open %s: %s", path, o.page ? strerror(errno) : "out of memory");
+        goto out;
+    }
+    if (pread(o.fd, h, sizeof h, 0) != (ssize_t)sizeof h || fstat(o.fd, &sb) != 0) {
+        set_error(s, "cannot read the header of %s", path);
+        goto out;
+    }
+    uint32_t page_size = (uint32_t)h[16] << 8 | h[17];
+    if (page_size == 1)
+        page_size = 65536;
+    /* What the pages were written for: this page size, no reserved bytes,
+     * schema format 4 (serial types 8 and 9), UTF-8, no auto-vacuum. */
+    if (memcmp(h, "SQLite format 3", 16) != 0 || page_size != s->page_size || h[20] != 0 ||
+        sqlf_get_be32(h + 44) != 4 || sqlf_get_be32(h + 56) != 1 || sqlf_get_be32(h + 52) != 0 ||
+        sb.st_size % page_size != 0) {
+        set_error(s, "%s: not the database the pages were written for", path);
+        goto out;
+    }
+    uint32_t base = (uint32_t)(sb.st_size / page_size);
+    if (copy_spool(s, &o, base) != 0)
+        goto out;
+    o.next = base + s->pages + 1;
+    for (uo_table_tree *t = s->trees; t != NULL; t = t->next)
+        if (attach_tree(&o, t, base) != 0)
+            goto out;
+    /* The header: its page count, valid for a new change counter. */
+    uint32_t counter = sqlf_get_be32(h + 24) + 1;
+    sqlf_put_be32(h + 24, counter);
+    sqlf_put_be32(h + 28, o.next - 1);
+    sqlf_put_be32(h + 92, counter);
+    sqlf_put_be32(h + 96, (uint32_t)sqlite3_libversion_number());
+    if (pwrite(o.fd, h, sizeof h, 0) != (ssize_t)sizeof h ||
+        ftruncate(o.fd, (off_t)(o.next - 1) * page_size) != 0) {
+        set_error(s, "cannot write the header of %s: %s", path, strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    if (o.fd >= 0 && close(o.fd) != 0 && rc == 0) {
+        set_error(s, "cannot write %s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    free(o.page);
+    return rc;
+}
+
+int uo_pages_insert_deferred(uo_page_spool *s, sqlite3 *db)
+{
+    for (uo_table_tree *t = s->trees; t != NULL; t = t->next) {
+        if (t->ndeferred == 0)
+            continue; /* (the loop below rebuilds the indexes that need it) */
+        sqlite3_stmt *st;
+        int rc = sqlite3_prepare_v2(db, t->deferred_sql, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+            return rc;
+        int first = t->rowid_at >= 0 ? 1 : 2; /* the parameter of the first value */
+        for (size_t i = 0; i < t->ndeferred && rc == SQLITE_OK; i++) {
+            const deferred_row *d = &t->deferred[i];
+            if (first == 2)
+                sqlite3_bind_int64(st, 1, d->rowid);
+            for (int c = 0; c < t->ncols; c++) {
+                if (c != t->text_at)
+                    sqlite3_bind_int64(st, first + c, d->vals[c]);
+                else if (d->text != NULL)
+                    sqlite3_bind_text(st, first + c, d->text, -1, SQLITE_STATIC);
+                else
+                    sqlite3_bind_null(st, first + c);
+            }
+            rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+            sqlite3_reset(st);
+        }
+        sqlite3_finalize(st);
+        if (rc != SQLITE_OK)
+            return rc;
+    }
+    for (uo_table_tree *t = s->trees; t != NULL; t = t->next)
+        for (int i = 0; i < t->nindex; i++) {
+            if (!t->index[i].rebuild)
+                continue;
+            char sql[160];
+            snprintf(sql, sizeof sql, "REINDEX \"%s\"", t->index[i].name);
+            int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+            if (rc != SQLITE_OK)
+                return rc;
+        }
+    return SQLITE_OK;
+}
+
+void uo_pages_free(uo_page_spool *s)
+{
+    if (s == NULL)
+        return;
+    while (s->trees != NULL) {
+        uo_table_tree *t = s->trees;
+        s->trees = t->next;
+        tree_free(t);
+    }
+    close(s->fd);
+    free(s);
+}

@@ -1,0 +1,105 @@
+/* Internal: the rows of a bulk database's big tables written by UPTI as
+ * SQLite table b-tree pages, in SQLite's file format, instead of through
+ * INSERT (table_pages.c; used by db.c for uo_db_create_bulk only).
+ *
+ * Why: through a multi-row INSERT, SQLite spends about 4,300 instructions on
+ * each row (its virtual machine, the b-tree insert, the indexes); encoding a
+ * row into a page here costs about 150. The conversion after a run (`upti-ring
+ * convert`, `upti recover`) writes millions of rows into tables that no one
+ * reads until the file is complete, with ascending row ids: the case where a
+ * b-tree can be built bottom-up, leaf after leaf, without ever being searched.
+ *
+ * How (the format: https://www.sqlite.org/fileformat2.html, sections 1.6,
+ * 2.1 and 2.3):
+ *  - A table is written this way only if it is empty, has an INTEGER PRIMARY
+ *    KEY (the row id), no trigger, CHECK, REFERENCES or generated column, no
+ *    index but on one of its integer columns (those are written as pages too:
+ *    index_pages.h), integer columns that receive the integers and a text
+ *    column that receives the text (uo_pages_table checks; any other table
+ *    keeps INSERT).
+ *  - Each row becomes a cell of a table leaf page (type 13): its record (a
+ *    header of serial types, then the values) under its row id. A full leaf
+ *    goes to the spool, an unlinked temporary file beside the database.
+ *  - uo_pages_attach, once SQLite has committed and closed the database:
+ *    appends the spooled leaves after SQLite's last page, then each table's
+ *    last leaf and the interior pages (type 5) above its leaves, written into
+ *    the table's root page (sqlite_master.rootpage) at the top; sets the
+ *    header's page count and change counter. Every leaf is at the same depth;
+ *    no page is free or used twice (PRAGMA integrity_check: tests).
+ *  - A row a leaf cannot hold whole (a payload over the page's local limit,
+ *    which would need overflow pages) is kept in memory and inserted through
+ *    SQLite after the attach (uo_pages_insert_deferred), under the row id it
+ *    would have had. The same for a row whose given id is not above the last.
+ * Row ids are those SQLite would give: one more than the last, or the one the
+ * row names (the INSERT's id column). Values are stored as SQLite would store
+ * them (the smallest integer serial type; 0 and 1 as types 8 and 9, schema
+ * format 4), so that readers see the same table either way.
+ */
+#ifndef UPTI_OUTPUT_TABLE_PAGES_H
+#define UPTI_OUTPUT_TABLE_PAGES_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct uo_page_spool uo_page_spool;
+typedef struct uo_table_tree uo_table_tree;
+
+/**
+ * The spool of db's page-written tables: a temporary file in the folder of
+ * path (the database file; unlinked at once). db's page size is read now and
+ * must stay. NULL (err says why) if the file cannot be made: the caller then
+ * inserts every row through SQLite.
+ */
+uo_page_spool *uo_pages_open(sqlite3 *db, const char *path, char *err, size_t errlen);
+
+/**
+ * The tree of the table that insert ("INSERT INTO t(c1, ...) VALUES(?, ...)",
+ * ncols values, the text one at text_col, -1 if none) fills, or NULL if that
+ * table cannot be written as pages (see above) or out of memory.
+ */
+uo_table_tree *uo_pages_table(uo_page_spool *s, sqlite3 *db, const char *insert, int ncols,
+                              int text_col);
+
+/**
+ * Adds one row: vals are the insert's ncols values (the text column's ignored),
+ * text the text column's value (NULL: NULL). 0, or -1 on a write error or
+ * ENOMEM (uo_pages_error says which).
+ */
+int uo_tree_add(uo_table_tree *t, const int64_t *vals, const char *text);
+
+/** The first error of s's trees or of its attach, or NULL. */
+const char *uo_pages_error(const uo_page_spool *s);
+
+/**
+ * Puts every table's pages into path, which SQLite has committed and closed,
+ * and updates its header. 0, or -1 (uo_pages_error says why; the file is
+ * then damaged and must be discarded).
+ */
+int uo_pages_attach(uo_page_spool *s, const char *path);
+
+/**
+ * Inserts through db (path reopened after uo_pages_attach, in a transaction)
+ * the rows that were not written as pages, and rebuilds the indexes whose
+ * entries were too many to keep (index_pages.h). 0, or SQLite's error code.
+ */
+int uo_pages_insert_deferred(uo_page_spool *s, sqlite3 *db);
+
+/** Rows written as pages so far (all tables), and rows deferred. */
+uint64_t uo_pages_rows(const uo_page_spool *s, uint64_t *deferred);
+
+/**
+ * How often the last page of a level was given the last child (or entry) of
+ * the page before it, so as not to be left with one child or the last leaf
+ * with no entry: in table levels, index leaves, index levels. Counted for the
+ * tests, which must reach every case.
+ */
+typedef struct uo_pages_moves {
+    unsigned long table_levels, index_leaves, index_levels;
+} uo_pages_moves;
+extern uo_pages_moves uo_pages_moved;
+
+/** Closes the spool and frees its trees. */
+void uo_pages_free(uo_page_spool *s);
+
+#endif
