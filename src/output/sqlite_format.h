@@ -18,14 +18,13 @@ enum {
     SQLF_DB_HEADER = 100,      /* the file's header, on page 1 */
 };
 
+/* Bytes of v as a varint: 7 bits a byte up to 8 bytes (56 bits), else 9. */
 static inline int sqlf_varint_len(uint64_t v)
 {
-    int n = 1;
-    while (n < 9 && v > 0x7f) {
-        v >>= 7;
-        n++;
-    }
-    return n;
+    if (v <= 0x7f)
+        return 1;
+    int bits = 64 - __builtin_clzll(v);
+    return bits > 56 ? 9 : (bits + 6) / 7;
 }
 
 /* SQLite's varint: big-endian groups of 7 bits, the high bit set on all but
@@ -36,25 +35,21 @@ static inline uint8_t *sqlf_put_varint(uint8_t *p, uint64_t v)
         *p = (uint8_t)v;
         return p + 1;
     }
-    uint8_t tmp[9];
-    int n = 0;
-    if (v > 0x00ffffffffffffffULL) {
-        tmp[8] = (uint8_t)v;
+    int n = sqlf_varint_len(v);
+    if (n == 9) {
+        p[8] = (uint8_t)v;
         v >>= 8;
         for (int i = 7; i >= 0; i--) {
-            tmp[i] = (uint8_t)((v & 0x7f) | 0x80);
+            p[i] = (uint8_t)((v & 0x7f) | 0x80);
             v >>= 7;
         }
-        memcpy(p, tmp, 9);
         return p + 9;
     }
-    do {
-        tmp[n++] = (uint8_t)((v & 0x7f) | 0x80);
+    p[n - 1] = (uint8_t)(v & 0x7f);
+    for (int i = n - 2; i >= 0; i--) {
         v >>= 7;
-    } while (v != 0);
-    tmp[0] &= 0x7f; /* the least significant group, written last */
-    for (int i = 0; i < n; i++)
-        p[i] = tmp[n - 1 - i];
+        p[i] = (uint8_t)((v & 0x7f) | 0x80);
+    }
     return p + n;
 }
 
@@ -77,27 +72,42 @@ static inline uint32_t sqlf_get_be32(const uint8_t *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* The serial type of integer v (schema format 4) and its size in bytes. */
+/* The serial type of integer v (schema format 4) and its size in bytes:
+ * 0 and 1 are types 8 and 9 (no bytes); else the fewest bytes of 1, 2, 3, 4,
+ * 6, 8 that hold v in two's complement (types 1 to 6). */
 static inline int sqlf_int_type(int64_t v, int *bytes)
 {
-    if (v == 0 || v == 1) {
+    if ((uint64_t)v <= 1) {
         *bytes = 0;
         return 8 + (int)v;
     }
-    uint64_t u = v < 0 ? ~(uint64_t)v : (uint64_t)v;
-    static const int size[] = {0, 1, 2, 3, 4, 6, 8};
-    int t = u <= 0x7f ? 1 : u <= 0x7fff ? 2 : u <= 0x7fffff ? 3 : u <= 0x7fffffff ? 4
-          : u <= 0x7fffffffffffULL ? 5 : 6;
+    uint64_t u = v < 0 ? ~(uint64_t)v : (uint64_t)v; /* the magnitude, less its sign bit */
+    int need = (64 - __builtin_clzll(u | 1) + 8) / 8; /* bytes with a sign bit: 1..8 */
+    static const unsigned char type[9] = {0, 1, 2, 3, 4, 5, 5, 6, 6};
+    static const unsigned char size[7] = {0, 1, 2, 3, 4, 6, 8};
+    int t = type[need];
     *bytes = size[t];
     return t;
 }
 
+/* Writes v's low bytes big-endian at p (bytes 1..8, or 0: nothing). */
 static inline uint8_t *sqlf_put_int(uint8_t *p, int64_t v, int bytes)
 {
     uint64_t u = (uint64_t)v;
     for (int i = bytes - 1; i >= 0; i--) {
         p[i] = (uint8_t)u;
         u >>= 8;
+    }
+    return p + bytes;
+}
+
+/* The same where 8 bytes may be written at p (the ones past bytes are left
+ * as garbage, to be overwritten): one store. */
+static inline uint8_t *sqlf_put_int_wide(uint8_t *p, int64_t v, int bytes)
+{
+    if (bytes > 0) {
+        uint64_t be = __builtin_bswap64((uint64_t)v << (64 - 8 * bytes));
+        memcpy(p, &be, 8);
     }
     return p + bytes;
 }

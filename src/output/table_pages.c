@@ -325,7 +325,7 @@ uo_table_tree *uo_pages_table(uo_page_spool *s, sqlite3 *db, const char *insert,
     t->ncols = ncols;
     t->table = strdup(table);
     t->leaf = malloc(s->page_size);
-    t->record = malloc(s->page_size + 8 * COLS_MAX);
+    t->record = malloc(s->page_size + 8 * COLS_MAX + 8);
     if (t->table == NULL || t->leaf == NULL || t->record == NULL ||
         map_columns(t, db, names, ncols, text_col) != 0 || plain_table(t, db) != 0 ||
         map_indexes(t, db) != 0 ||
@@ -437,7 +437,7 @@ static uint32_t put_record(uo_table_tree *t, const int64_t *vals, const char *te
         } else {
             int bytes;
             *h++ = (uint8_t)sqlf_int_type(vals[at], &bytes);
-            b = sqlf_put_int(b, vals[at], bytes);
+            b = sqlf_put_int_wide(b, vals[at], bytes); /* t->record has 8 spare bytes */
         }
     }
     uint64_t size = (uint64_t)(b - t->record);
