@@ -8,9 +8,10 @@
 #include <string.h>
 
 int uo_index_setup(uo_index_tree *ix, sqlite3 *db, const char *name, const int *from, int tcols,
-                   int text_at)
+                   int text_at, size_t *budget)
 {
     memset(ix, 0, sizeof *ix);
+    ix->budget = budget;
     sqlite3_stmt *st;
     int ok = 0;
     if (sqlite3_prepare_v2(db, "SELECT rootpage, sql FROM sqlite_master WHERE type = 'index' AND"
@@ -54,27 +55,35 @@ int uo_index_setup(uo_index_tree *ix, sqlite3 *db, const char *name, const int *
 
 size_t uo_index_entries_max = UO_INDEX_ENTRIES_MAX;
 
+/* Frees ix's entries and gives their room back to the budget. */
+static void drop_entries(uo_index_tree *ix)
+{
+    free(ix->e);
+    if (ix->budget != NULL)
+        *ix->budget += ix->cap;
+    ix->e = NULL;
+    ix->n = ix->cap = 0;
+}
+
 void uo_index_grow(uo_index_tree *ix)
 {
-    size_t cap = ix->cap ? ix->cap * 2 : 4096;
-    if (cap > uo_index_entries_max && ix->cap < uo_index_entries_max)
-        cap = uo_index_entries_max;
-    uo_index_entry *e = cap <= uo_index_entries_max && cap > ix->cap
-                            ? realloc(ix->e, cap * sizeof *e) : NULL;
+    size_t more = ix->cap ? ix->cap : 4096;
+    if (more > *ix->budget)
+        more = *ix->budget;
+    uo_index_entry *e = more > 0 ? realloc(ix->e, (ix->cap + more) * sizeof *e) : NULL;
     if (e == NULL) {
-        free(ix->e);
-        ix->e = NULL;
-        ix->n = ix->cap = 0;
+        drop_entries(ix);
         ix->rebuild = 1;
         return;
     }
+    *ix->budget -= more;
     ix->e = e;
-    ix->cap = cap;
+    ix->cap += more;
 }
 
 void uo_index_free(uo_index_tree *ix)
 {
-    free(ix->e);
+    drop_entries(ix);
     free(ix->name);
     memset(ix, 0, sizeof *ix);
 }
@@ -289,5 +298,6 @@ int uo_index_attach(uo_index_tree *ix, sqlf_out *out)
     level_free(&a);
     level_free(&b);
     free(tmp);
+    drop_entries(ix);
     return rc;
 }

@@ -12,9 +12,11 @@
  *
  * Through CREATE INDEX after the rows, SQLite spends about 2,200
  * instructions per entry (reading the table, its sorter, the b-tree inserts);
- * here about 60. Past UO_INDEX_ENTRIES_MAX entries (or when memory runs
- * out) the entries are dropped and SQLite rebuilds the index from the table
- * after the attach (REINDEX), in bounded memory.
+ * here about 60. The indexes of one database share UO_INDEX_ENTRIES_MAX
+ * entries (128 MiB; sorting one that is out of order takes as much again for
+ * the time it is written): an index that would pass it (or when memory runs
+ * out) drops its entries, and SQLite rebuilds it from the table after the
+ * attach (REINDEX), in bounded memory.
  */
 #ifndef UPTI_OUTPUT_INDEX_PAGES_H
 #define UPTI_OUTPUT_INDEX_PAGES_H
@@ -25,10 +27,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/** Entries kept in memory for one index (16 bytes each, twice that while sorted). */
+/** Entries kept in memory for the indexes of one database (16 bytes each). */
 #define UO_INDEX_ENTRIES_MAX (8u << 20)
 
-/** The limit in force: UO_INDEX_ENTRIES_MAX (tests lower it). */
+/** The limit in force for the databases opened from now: UO_INDEX_ENTRIES_MAX (tests lower it). */
 extern size_t uo_index_entries_max;
 
 typedef struct uo_index_entry {
@@ -42,6 +44,7 @@ typedef struct uo_index_tree {
     uo_index_entry *e; /**< the entries, in row id order */
     size_t n, cap;
     int rebuild;       /**< the entries were dropped: SQLite rebuilds it (REINDEX) */
+    size_t *budget;    /**< entries the database's indexes may still take */
 } uo_index_tree;
 
 /**
@@ -52,9 +55,9 @@ typedef struct uo_index_tree {
  * else -1 (the table is then inserted through SQLite).
  */
 int uo_index_setup(uo_index_tree *ix, sqlite3 *db, const char *name, const int *from, int tcols,
-                   int text_at);
+                   int text_at, size_t *budget);
 
-/** Grows ix's entries; on failure or past UO_INDEX_ENTRIES_MAX marks it for rebuilding. */
+/** Grows ix's entries; on failure or past its budget marks it for rebuilding. */
 void uo_index_grow(uo_index_tree *ix);
 
 /** Adds the entry of row rowid whose key is key (rows come in row id order). */
@@ -73,7 +76,7 @@ static inline void uo_index_add(uo_index_tree *ix, int64_t key, int64_t rowid)
 /**
  * Sorts ix's entries and writes its b-tree: pages appended through out, the
  * top into ix->root (nothing when there is no entry: the root stays an empty
- * leaf). 0, or -1 (out->error says why).
+ * leaf), then frees them. 0, or -1 (out->error says why).
  */
 int uo_index_attach(uo_index_tree *ix, sqlf_out *out);
 

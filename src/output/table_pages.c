@@ -62,6 +62,7 @@ struct uo_page_spool {
     uint32_t page_size;
     uint32_t pages; /* spooled */
     uo_table_tree *trees;
+    size_t index_budget; /* entries the indexes may still take (index_pages.h) */
     char error[256];
 };
 
@@ -134,6 +135,7 @@ uo_page_spool *uo_pages_open(sqlite3 *db, const char *path, char *err, size_t er
     }
     s->fd = fd;
     s->page_size = (uint32_t)page_size;
+    s->index_budget = uo_index_entries_max;
     return s;
 }
 
@@ -267,7 +269,8 @@ static int map_indexes(uo_table_tree *t, sqlite3 *db)
     while (ok && sqlite3_step(st) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 1);
         ok = name != NULL && t->nindex < INDEXES_MAX &&
-             uo_index_setup(&t->index[t->nindex], db, name, t->from, t->tcols, t->text_at) == 0;
+             uo_index_setup(&t->index[t->nindex], db, name, t->from, t->tcols, t->text_at,
+                            &t->spool->index_budget) == 0;
         t->nindex += ok;
     }
     sqlite3_finalize(st);
