@@ -22,10 +22,14 @@ static void copy_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkComm
     uvk_op_begin(slot, n, cb, UPTI_TRACING_KIND_MEMORY_COPY, op, NULL, NULL, direction, bytes, NULL);
 }
 
-/* Whether dispatch op is traced; if not, the wrappers below call straight through. */
+/* Whether dispatch op is traced; if not, the wrappers below call straight
+   through (the dispatch then counted as work the layer does not time). */
 static inline int dispatch_wanted(uint32_t op)
 {
-    return uvk_dt_wanted(UPTI_TRACING_KIND_KERNEL_DISPATCH, op) && UVK_LOAD(uvk_dt_cbs) != NULL;
+    if (uvk_dt_wanted(UPTI_TRACING_KIND_KERNEL_DISPATCH, op) && UVK_LOAD(uvk_dt_cbs) != NULL)
+        return 1;
+    uvk_cmd_device_work();
+    return 0;
 }
 
 void uvk_dt_vkCmdDispatch(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z)

@@ -48,6 +48,11 @@ Cases
   many_host   the same with UPTI_VK_QUERIES=host: the layer resets its
               queries from the host at each submission (as for a queue
               family without graphics or compute)
+  many_pairs  the same with UPTI_VK_TIMESTAMPS=pairs: every operation writes
+              its own start and end timestamps, as on a GPU (in many and the
+              others above, on lavapipe, consecutive operations share one:
+              each one's start is the end of the one before, exactly, but
+              where the layer starts one of its runs of 128 queries)
   many_simultaneous
               the same recorded with SIMULTANEOUS_USE (the layer's query
               resets are recorded into the command buffer either way)
@@ -261,7 +266,28 @@ def check_code_objects(recs):
 MANY_DISPATCHES = 1000
 
 
-def check_many(recs, submits):
+def shared_starts(n, host_reset=False):
+    """Which of n timed operations recorded one after the other, with nothing between them, share
+    the end timestamp of the one before as their start (src/vulkan/command_buffers.c): all but the
+    first of a recording, of each of the layer's query pools (512 queries) and of each run of 128
+    queries the command buffer resets (none: host_reset, reset from the host)."""
+    first = 512 if host_reset else 0
+    used, reset_to, out = 0, first, []
+    for i in range(n):
+        if i > 0 and used < reset_to:
+            out.append(True)
+            used += 1
+            continue
+        if used + 2 > 512:
+            used, reset_to = 0, first
+        if used + 2 > reset_to:
+            reset_to += 128
+        used += 2
+        out.append(False)
+    return out
+
+
+def check_many(recs, submits, pairs=False, host_reset=False):
     """vk_compute many: every operation of every execution with device times, in recording order:
     the first recording executed SUBMITS times, the second (the command buffer recorded again)
     and third (a command buffer allocated after it was freed) once each."""
@@ -305,13 +331,28 @@ def check_many(recs, submits):
             executions.append((s, rec))
     expect(len(executions) == sum(runs), f'{len(executions)} executions, expected {sum(runs)}')
     prev_end = 0
+    shares = shared_starts(per, host_reset)
+    equal = 0  # operations that start when the one before ended
     for s, rec in sorted(executions, key=lambda e: e[0]):
-        for c in rec:
+        for i, c in enumerate(rec):
             r = [x for x in ops[c] if int(x['submit']) == s]
             expect(len(r) == 1, f'operation {kind[c]} corr {c}: {len(r)} records in the execution submitted at {s}')
             expect(int(r[0]['start']) >= prev_end, f'{r[0]["line"]} starts before the operation recorded before it '
                    f'ended ({prev_end})')
+            if i > 0 and int(r[0]['start']) == prev_end:
+                equal += 1
+            if not pairs and shares[i]:
+                expect(int(r[0]['start']) == prev_end, f'{r[0]["line"]}: operation {i} of its recording does not start '
+                       f'at the end of the one before ({prev_end}): no shared timestamp')
             prev_end = int(r[0]['end'])
+    if pairs:
+        # Two timestamps per operation: lavapipe reads its clock (ns) for each, one command after
+        # the other; an end and the next start that read the same ns are rare, not the rule.
+        expect(equal < len(executions) * per // 10, f'UPTI_VK_TIMESTAMPS=pairs: {equal} operations of '
+               f'{len(executions) * per} start at the end of the one before, as if shared')
+    else:
+        expect(sum(shares) == per - (5 if host_reset else 18),
+               f'{sum(shares)} shared starts per recording of {per} operations')
 
 
 def check_secondary_twice_many(recs, submits):
@@ -681,7 +722,7 @@ def main():
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels',
                                                             'timeline', 'timeline_off', 'many', 'many_simultaneous')
                                     else [])
-    if a.case in ('many_read', 'many_host'):
+    if a.case in ('many_read', 'many_host', 'many_pairs'):
         argv = [a.app, str(submits), 'many']
     nofence = a.case.endswith('nofence')
     if nofence:  # plain_nofence, timeline_nofence, timeline_off_nofence
@@ -787,6 +828,8 @@ def main():
         env['UPTI_VK_CLOCK_PROBE_INTERVAL_MS'] = '0'
     if a.case in ('many_read', 'many_host'):
         env['UPTI_VK_QUERIES'] = a.case[len('many_'):]
+    if a.case == 'many_pairs':
+        env['UPTI_VK_TIMESTAMPS'] = 'pairs'
     if a.case in ('subscriber', 'vadd_subscriber', 'mixed_subscriber'):
         env['UPTI_TOOL_LIBRARIES'] = a.sub_tool
     if a.case == 'mixed_subscriber':
@@ -818,8 +861,8 @@ def main():
             expect(name is None or all(api.get(r['corr']) == name for r in got), 'kernel records not correlated')
         print('PASS secondary_twice')
         return
-    if a.case in ('many', 'many_read', 'many_host', 'many_simultaneous'):
-        check_many(recs, submits)
+    if a.case in ('many', 'many_read', 'many_host', 'many_simultaneous', 'many_pairs'):
+        check_many(recs, submits, pairs=a.case == 'many_pairs', host_reset=a.case == 'many_host')
         print('PASS ' + a.case)
         return
     if a.case == 'secondary_twice_many':
