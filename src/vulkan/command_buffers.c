@@ -388,23 +388,14 @@ static inline uvk_qpool_t *pool_at(const upti_vulkan_dispatch_t *n, uvk_cb_t *s,
     return k < s->npools ? &s->pools[k] : uvk_qpool_add(n, s, k);
 }
 
-/* The queries of an operation about to be recorded into s: its start query
-   in *q (the previous operation's end where shared, else a timestamp
-   written now), its end the next one; NULL if it cannot be timed. */
-static inline uvk_qpool_t *queries_of(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uvk_cb_t *s,
-                                      uint32_t *query)
+/* queries_of for an operation that writes its own start timestamp. */
+static __attribute__((noinline)) uvk_qpool_t *queries_fresh(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                                            uvk_cb_t *s, uint32_t *query)
 {
     uvk_qpool_t *q = pool_at(n, s, s->cur);
     if (q == NULL)
         return NULL;
     uint32_t used = q->used;
-    if (s->share_thread == (const void *)&t_last && s->share_mark == t_last.untimed && used < s->reset_to) {
-        /* Shared: nothing with device work since the last operation's end (used - 1), which is reset. */
-        *query = used - 1;
-        q->used = used + 1;
-        s->queries++;
-        return q;
-    }
     if (used + 2 > UVK_POOL_QUERIES) { /* the pool is full: the next one */
         q = pool_at(n, s, ++s->cur);
         if (q == NULL) {
@@ -423,6 +414,28 @@ static inline uvk_qpool_t *queries_of(const upti_vulkan_dispatch_t *n, VkCommand
     s->queries += 2;
     n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q->pool, used);
     return q;
+}
+
+/* The queries of an operation about to be recorded into s: its start query
+   in *query (the previous operation's end where shared, else a timestamp
+   written now), its end the next one; NULL if it cannot be timed. The
+   shared case inline (the thread's t_last already at hand). */
+static inline __attribute__((always_inline)) uvk_qpool_t *queries_of(const upti_vulkan_dispatch_t *n,
+                                                                     VkCommandBuffer cb, uvk_cb_t *s,
+                                                                     uint32_t *query)
+{
+    if (s->share_thread == (const void *)&t_last && s->share_mark == t_last.untimed) {
+        uvk_qpool_t *q = &s->pools[s->cur]; /* the last operation's pool: it exists */
+        uint32_t used = q->used;
+        if (used < s->reset_to) {
+            /* Shared: nothing with device work since the last operation's end (used - 1), which is reset. */
+            *query = used - 1;
+            q->used = used + 1;
+            s->queries++;
+            return q;
+        }
+    }
+    return queries_fresh(n, cb, s, query);
 }
 
 /* Said once each: operations the layer cannot time where they are recorded. */
