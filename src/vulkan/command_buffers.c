@@ -72,12 +72,13 @@ static unsigned long cb_generation;
 /* The state of the command buffer this thread last recorded into, and the
    generation it was found in (one thread-local object: one TLS look-up; not
    initial-exec, for which a layer loaded late finds no room). */
-static __thread struct {
+typedef struct thread_last_t {
     VkCommandBuffer cb;
     uvk_cb_t *state;
     unsigned long generation;
     unsigned long untimed; /* commands with device work the layer does not time, recorded by this thread */
-} t_last;
+} thread_last_t;
+static __thread thread_last_t t_last;
 
 int uvk_shared_timestamps;
 
@@ -120,12 +121,16 @@ static __attribute__((noinline)) uvk_cb_t *cb_recording_slow(VkCommandBuffer cb)
    command buffer forgotten by another thread, its handle then reused for
    one this thread records into, reached this thread through the program's
    own synchronization, which orders the bump before the load here. */
+static inline uvk_cb_t *cb_recording_at(const thread_last_t *tl, VkCommandBuffer cb)
+{
+    if (tl->state != NULL && tl->cb == cb && tl->generation == __atomic_load_n(&cb_generation, __ATOMIC_ACQUIRE))
+        return tl->state;
+    return cb_recording_slow(cb);
+}
+
 static inline uvk_cb_t *uvk_cb_recording(VkCommandBuffer cb)
 {
-    if (t_last.state != NULL && t_last.cb == cb &&
-        t_last.generation == __atomic_load_n(&cb_generation, __ATOMIC_ACQUIRE))
-        return t_last.state;
-    return cb_recording_slow(cb);
+    return cb_recording_at(&t_last, cb);
 }
 
 void uvk_cb_forget_locked(uvk_cb_t *s)
@@ -419,12 +424,12 @@ static __attribute__((noinline)) uvk_qpool_t *queries_fresh(const upti_vulkan_di
 /* The queries of an operation about to be recorded into s: its start query
    in *query (the previous operation's end where shared, else a timestamp
    written now), its end the next one; NULL if it cannot be timed. The
-   shared case inline (the thread's t_last already at hand). */
+   shared case inline (tl: the thread's t_last, already at hand). */
 static inline __attribute__((always_inline)) uvk_qpool_t *queries_of(const upti_vulkan_dispatch_t *n,
                                                                      VkCommandBuffer cb, uvk_cb_t *s,
-                                                                     uint32_t *query)
+                                                                     const thread_last_t *tl, uint32_t *query)
 {
-    if (s->share_thread == (const void *)&t_last && s->share_mark == t_last.untimed) {
+    if (s->share_thread == (const void *)tl && s->share_mark == tl->untimed) {
         uvk_qpool_t *q = &s->pools[s->cur]; /* the last operation's pool: it exists */
         uint32_t used = q->used;
         if (used < s->reset_to) {
@@ -470,7 +475,11 @@ static inline __attribute__((always_inline)) void op_begin(uvk_slot_t *slot, con
 {
     slot->pool = VK_NULL_HANDLE;
     slot->appended = 0;
-    uvk_cb_t *s = uvk_cb_recording(cb);
+    thread_last_t *tl = &t_last;
+    /* One TLS look-up (a call to __tls_get_addr) for the operation: GCC
+       would compute the address again after each call in between. */
+    __asm__("" : "+r"(tl));
+    uvk_cb_t *s = cb_recording_at(tl, cb);
     uvk_op_t *d = s != NULL ? grow(s) : NULL;
     if (d == NULL) {
         uvk_cmd_device_work();
@@ -506,7 +515,7 @@ static inline __attribute__((always_inline)) void op_begin(uvk_slot_t *slot, con
     const uvk_device_state_t *ds = &s->dev->dt;
     if (ds->timestamps && !s->untimed && !s->in_render_pass) {
         uint32_t query;
-        uvk_qpool_t *q = queries_of(n, cb, s, &query);
+        uvk_qpool_t *q = queries_of(n, cb, s, tl, &query);
         if (q != NULL) {
             d->pool = q->pool;
             d->query = query;
@@ -514,8 +523,8 @@ static inline __attribute__((always_inline)) void op_begin(uvk_slot_t *slot, con
             slot->pool = q->pool;
             slot->query = query + 1;
             if (s->shares) { /* its end, written next, may be the next operation's start */
-                s->share_thread = &t_last;
-                s->share_mark = t_last.untimed;
+                s->share_thread = tl;
+                s->share_mark = tl->untimed;
                 /* From now on (on this thread first: its own store) untimed commands are counted. */
                 if (__builtin_expect(!UVK_LOAD(uvk_shared_timestamps), 0))
                     UVK_STORE(uvk_shared_timestamps, 1);
