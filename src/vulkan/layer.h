@@ -162,9 +162,23 @@ uvk_object_t *uvk_object_add(void);
 void uvk_object_publish(uvk_object_t *o, void *key);
 /* Forgets the object of key. */
 void uvk_object_remove(void *key);
+/* The objects' slots (objects.c), and how many are handed out. */
+#define UVK_MAX_OBJECTS 256
+extern uvk_object_t uvk_objects[UVK_MAX_OBJECTS];
+extern _Atomic unsigned uvk_objects_used;
+/* uvk_object_table past the newest object. */
+const upti_vulkan_dispatch_t *uvk_object_table_slow(const void *handle);
 /* The next layer's table for any dispatchable handle (never NULL: unknown
-   handles get a table of NULL entries). */
-const upti_vulkan_dispatch_t *uvk_object_table(const void *handle);
+   handles get a table of NULL entries). The newest object (a program's
+   device, usually) is tried inline: every wrapped call looks its table up. */
+static inline const upti_vulkan_dispatch_t *uvk_object_table(const void *handle)
+{
+    unsigned n = atomic_load_explicit(&uvk_objects_used, memory_order_acquire);
+    if (__builtin_expect(handle != NULL && n > 0, 1) &&
+        atomic_load_explicit(&uvk_objects[n - 1].key, memory_order_acquire) == uvk_key(handle))
+        return &uvk_objects[n - 1].next;
+    return uvk_object_table_slow(handle);
+}
 #define uvk_device_table(h) uvk_object_table((const void *)(h))
 #define uvk_instance_table(h) uvk_object_table((const void *)(h))
 
