@@ -53,6 +53,13 @@ Cases
               others above, on lavapipe, consecutive operations share one:
               each one's start is the end of the one before, exactly, but
               where the layer starts one of its runs of 128 queries)
+  many_copies_only
+              vk_compute 3 many, MEMORY_COPY wanted but not KERNEL_DISPATCH:
+              the dispatches are recorded untimed between the timed barriers
+              and copies, so the operation after each one writes its own
+              start: it starts after the end of the one before (the
+              dispatch ran between them), never at it; the copy that follows
+              its barrier with nothing between shares its start
   many_simultaneous
               the same recorded with SIMULTANEOUS_USE (the layer's query
               resets are recorded into the command buffer either way)
@@ -353,6 +360,53 @@ def check_many(recs, submits, pairs=False, host_reset=False):
     else:
         expect(sum(shares) == per - (5 if host_reset else 18),
                f'{sum(shares)} shared starts per recording of {per} operations')
+
+
+def check_many_copies_only(recs, submits):
+    """vk_compute many without KERNEL_DISPATCH: per execution, in recording order, barrier, an
+    untimed dispatch, every tenth time a barrier and a copy. The record after a dispatch starts
+    after the end of the one before; a copy right after its barrier shares the barrier's end."""
+    expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
+    expect(not any(r['_t'] in ('KERNEL', 'DROPS', 'OTHER') for r in recs), 'kernel records, or records dropped')
+    api = [r for r in recs if r['_t'] == 'API']
+    order = [r['corr'] for r in api if r['op'] in ('vkCmdDispatch', 'vkCmdPipelineBarrier', 'vkCmdCopyBuffer')]
+    kind = {r['corr']: r['op'] for r in api}
+    per = len(order) // 3
+    expect(per == 2 * MANY_DISPATCHES + MANY_DISPATCHES // 5, f'{per} operations per recording')
+    recordings = [order[i * per:(i + 1) * per] for i in range(3)]
+    runs = [submits, 1, 1]
+    copies = [r for r in recs if r['_t'] == 'COPY']
+    timed_per = per - MANY_DISPATCHES
+    expect(len(copies) == timed_per * sum(runs), f'{len(copies)} MEMORY_COPY records, expected {timed_per * sum(runs)}')
+    by = collections.defaultdict(list)  # (submit time, correlation id) -> its record
+    for r in copies:
+        expect(0 < int(r['start']) <= int(r['end']), 'operation without device times or start > end: ' + r['line'])
+        by[(int(r['submit']), r['corr'])].append(r)
+    executions = sorted({s for s, _ in by})
+    expect(len(executions) == sum(runs), f'{len(executions)} executions, expected {sum(runs)}')
+    after_dispatch = shared = 0
+    for s in executions:
+        rec = next(rc for rc in recordings if (s, rc[0]) in by)
+        prev_end, untimed_between = None, False
+        for c in rec:
+            if kind[c] == 'vkCmdDispatch':
+                untimed_between = True
+                continue
+            r = by[(s, c)]
+            expect(len(r) == 1, f'operation {kind[c]} corr {c}: {len(r)} records in the execution submitted at {s}')
+            start = int(r[0]['start'])
+            if prev_end is not None and untimed_between:
+                expect(start > prev_end, f'{r[0]["line"]}: starts at the end of the operation before ({prev_end}) '
+                       'although an untimed dispatch ran between them: a shared timestamp across it')
+                after_dispatch += 1
+            elif prev_end is not None:
+                expect(start >= prev_end, f'{r[0]["line"]} starts before the operation before it ended ({prev_end})')
+                shared += start == prev_end
+            prev_end, untimed_between = int(r[0]['end']), False
+    expect(after_dispatch == MANY_DISPATCHES * len(executions), f'{after_dispatch} operations after a dispatch')
+    # The copies right after their barrier: shared but where the copy begins a reset run of the layer's.
+    expect(shared >= (MANY_DISPATCHES // 10) * len(executions) * 9 // 10,
+           f'{shared} of {(MANY_DISPATCHES // 10) * len(executions)} copies share their barrier\'s end')
 
 
 def check_secondary_twice_many(recs, submits):
@@ -722,7 +776,7 @@ def main():
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels',
                                                             'timeline', 'timeline_off', 'many', 'many_simultaneous')
                                     else [])
-    if a.case in ('many_read', 'many_host', 'many_pairs'):
+    if a.case in ('many_read', 'many_host', 'many_pairs', 'many_copies_only'):
         argv = [a.app, str(submits), 'many']
     nofence = a.case.endswith('nofence')
     if nofence:  # plain_nofence, timeline_nofence, timeline_off_nofence
@@ -830,6 +884,8 @@ def main():
         env['UPTI_VK_QUERIES'] = a.case[len('many_'):]
     if a.case == 'many_pairs':
         env['UPTI_VK_TIMESTAMPS'] = 'pairs'
+    if a.case == 'many_copies_only':
+        env['UPTI_VK_TEST_NO_DISPATCHES'] = '1'
     if a.case in ('subscriber', 'vadd_subscriber', 'mixed_subscriber'):
         env['UPTI_TOOL_LIBRARIES'] = a.sub_tool
     if a.case == 'mixed_subscriber':
@@ -863,6 +919,10 @@ def main():
         return
     if a.case in ('many', 'many_read', 'many_host', 'many_simultaneous', 'many_pairs'):
         check_many(recs, submits, pairs=a.case == 'many_pairs', host_reset=a.case == 'many_host')
+        print('PASS ' + a.case)
+        return
+    if a.case == 'many_copies_only':
+        check_many_copies_only(recs, submits)
         print('PASS ' + a.case)
         return
     if a.case == 'secondary_twice_many':
