@@ -291,18 +291,24 @@ void uvk_dt_vkCmdBindPipeline(const upti_vulkan_dispatch_t *n, VkCommandBuffer c
     n->vkCmdBindPipeline(cb, point, pipeline);
 }
 
-/* Room for one more operation in s->d; NULL if memory runs out. */
-static uvk_op_t *grow(uvk_cb_t *s)
+/* grow when s->d is full. */
+static __attribute__((noinline)) uvk_op_t *grow_slow(uvk_cb_t *s)
 {
-    if (s->n == s->cap) {
-        uint32_t cap = s->cap ? 2 * s->cap : 16;
-        uvk_op_t *grown = realloc(s->d, cap * sizeof *grown);
-        if (grown == NULL)
-            return NULL;
-        s->d = grown;
-        s->cap = cap;
-    }
+    uint32_t cap = s->cap ? 2 * s->cap : 16;
+    uvk_op_t *grown = realloc(s->d, cap * sizeof *grown);
+    if (grown == NULL)
+        return NULL;
+    s->d = grown;
+    s->cap = cap;
     return &s->d[s->n];
+}
+
+/* Room for one more operation in s->d; NULL if memory runs out. */
+static inline uvk_op_t *grow(uvk_cb_t *s)
+{
+    if (__builtin_expect(s->n < s->cap, 1))
+        return &s->d[s->n];
+    return grow_slow(s);
 }
 
 /* Whether s, a primary being recorded, has executed the secondary sec already. Under uvk_dt_lock. */
