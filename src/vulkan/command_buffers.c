@@ -20,10 +20,11 @@
  * pipeline, descriptor sets, push constants) do no device work; every other
  * command the layer does not time (a draw, a clear, the program's own
  * queries, events, vkCmdExecuteCommands, a render pass, an operation whose
- * kind nobody wants) counts in its thread's t_last.untimed (uvk_cmd_untimed,
- * called by the generated wrappers), and the next operation writes its own
- * start when the count moved, when another thread records it, at the start
- * of a recording and of each of the layer's reset runs and pools (below).
+ * kind nobody wants) clears the command buffer's uvk_cb_t.share
+ * (uvk_cmd_untimed, called by the generated wrappers, whichever thread
+ * records it), and the next operation writes its own start then, at the
+ * start of a recording and of each of the layer's reset runs and pools
+ * (below).
  * GPUs overlap dispatches that no barrier orders: there, and under
  * UPTI_VK_TIMESTAMPS=pairs, every operation writes both.
  *
@@ -72,20 +73,13 @@ static unsigned long cb_generation;
 /* The state of the command buffer this thread last recorded into, and the
    generation it was found in (one thread-local object: one TLS look-up; not
    initial-exec, for which a layer loaded late finds no room). */
-typedef struct thread_last_t {
+static __thread struct {
     VkCommandBuffer cb;
     uvk_cb_t *state;
     unsigned long generation;
-    unsigned long untimed; /* commands with device work the layer does not time, recorded by this thread */
-} thread_last_t;
-static __thread thread_last_t t_last;
+} t_last;
 
 int uvk_shared_timestamps;
-
-void uvk_cmd_untimed(void)
-{
-    t_last.untimed++;
-}
 
 uvk_cb_t *uvk_cb_find(VkCommandBuffer cb)
 {
@@ -121,16 +115,19 @@ static __attribute__((noinline)) uvk_cb_t *cb_recording_slow(VkCommandBuffer cb)
    command buffer forgotten by another thread, its handle then reused for
    one this thread records into, reached this thread through the program's
    own synchronization, which orders the bump before the load here. */
-static inline uvk_cb_t *cb_recording_at(const thread_last_t *tl, VkCommandBuffer cb)
+static inline uvk_cb_t *uvk_cb_recording(VkCommandBuffer cb)
 {
-    if (tl->state != NULL && tl->cb == cb && tl->generation == __atomic_load_n(&cb_generation, __ATOMIC_ACQUIRE))
-        return tl->state;
+    if (t_last.state != NULL && t_last.cb == cb &&
+        t_last.generation == __atomic_load_n(&cb_generation, __ATOMIC_ACQUIRE))
+        return t_last.state;
     return cb_recording_slow(cb);
 }
 
-static inline uvk_cb_t *uvk_cb_recording(VkCommandBuffer cb)
+void uvk_cmd_untimed(VkCommandBuffer cb)
 {
-    return cb_recording_at(&t_last, cb);
+    uvk_cb_t *s = UVK_LOAD(uvk_dt_cbs) != NULL ? uvk_cb_recording(cb) : NULL;
+    if (s != NULL)
+        s->share = 0;
 }
 
 void uvk_cb_forget_locked(uvk_cb_t *s)
@@ -227,7 +224,7 @@ VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandB
             for (uint32_t k = 0; k < s->npools; k++)
                 s->pools[k].used = 0;
             s->shares = s->dev->dt.cpu && uvk_timestamps_paired() == 0;
-            s->share_thread = NULL;
+            s->share = 0;
             s->nexec = 0;
             s->pipeline_name[0] = '\0';
             s->pipeline_name_len = 0;
@@ -384,7 +381,7 @@ void uvk_dt_vkCmdExecuteCommands(const upti_vulkan_dispatch_t *n, VkCommandBuffe
         }
         pthread_mutex_unlock(&uvk_dt_lock);
     }
-    uvk_cmd_device_work(); /* the secondaries' work lies between the primary's operations */
+    uvk_cmd_device_work(cb); /* the secondaries' work lies between the primary's operations */
     if (split)
         execute_split(n, cb, count, secondaries, again);
     else
@@ -430,12 +427,12 @@ static __attribute__((noinline)) uvk_qpool_t *queries_fresh(const upti_vulkan_di
 /* The queries of an operation about to be recorded into s: its start query
    in *query (the previous operation's end where shared, else a timestamp
    written now), its end the next one; NULL if it cannot be timed. The
-   shared case inline (tl: the thread's t_last, already at hand). */
+   shared case inline. */
 static inline __attribute__((always_inline)) uvk_qpool_t *queries_of(const upti_vulkan_dispatch_t *n,
                                                                      VkCommandBuffer cb, uvk_cb_t *s,
-                                                                     const thread_last_t *tl, uint32_t *query)
+                                                                     uint32_t *query)
 {
-    if (s->share_thread == (const void *)tl && s->share_mark == tl->untimed) {
+    if (s->share) {
         uvk_qpool_t *q = &s->pools[s->cur]; /* the last operation's pool: it exists */
         uint32_t used = q->used;
         if (used < s->reset_to) {
@@ -481,14 +478,11 @@ static inline __attribute__((always_inline)) void op_begin(uvk_slot_t *slot, con
 {
     slot->pool = VK_NULL_HANDLE;
     slot->appended = 0;
-    thread_last_t *tl = &t_last;
-    /* One TLS look-up (a call to __tls_get_addr) for the operation: GCC
-       would compute the address again after each call in between. */
-    __asm__("" : "+r"(tl));
-    uvk_cb_t *s = cb_recording_at(tl, cb);
+    uvk_cb_t *s = uvk_cb_recording(cb);
     uvk_op_t *d = s != NULL ? grow(s) : NULL;
     if (d == NULL) {
-        uvk_cmd_device_work();
+        if (s != NULL)
+            s->share = 0; /* recorded untimed */
         return;
     }
     /* Every field written but the name's tail, which nothing reads past its end
@@ -521,7 +515,7 @@ static inline __attribute__((always_inline)) void op_begin(uvk_slot_t *slot, con
     const uvk_device_state_t *ds = &s->dev->dt;
     if (ds->timestamps && !s->untimed && !s->in_render_pass) {
         uint32_t query;
-        uvk_qpool_t *q = queries_of(n, cb, s, tl, &query);
+        uvk_qpool_t *q = queries_of(n, cb, s, &query);
         if (q != NULL) {
             d->pool = q->pool;
             d->query = query;
@@ -529,17 +523,18 @@ static inline __attribute__((always_inline)) void op_begin(uvk_slot_t *slot, con
             slot->pool = q->pool;
             slot->query = query + 1;
             if (s->shares) { /* its end, written next, may be the next operation's start */
-                s->share_thread = tl;
-                s->share_mark = tl->untimed;
-                /* From now on (on this thread first: its own store) untimed commands are counted. */
+                s->share = 1;
+                /* From now on untimed commands are followed (seen first by this thread, its own
+                   store; by any other that records into s after it, through the program's
+                   synchronization of s). */
                 if (__builtin_expect(!UVK_LOAD(uvk_shared_timestamps), 0))
                     UVK_STORE(uvk_shared_timestamps, 1);
             }
         } else {
-            s->share_thread = NULL;
+            s->share = 0;
         }
     } else {
-        s->share_thread = NULL; /* its work is untimed */
+        s->share = 0; /* its work is untimed */
         if (ds->timestamps)
             warn_untimed(s);
     }
@@ -581,10 +576,11 @@ static void render_pass(VkCommandBuffer cb, int inside)
 {
     if (UVK_LOAD(uvk_dt_cbs) == NULL)
         return;
-    uvk_cmd_device_work(); /* draws and the pass's loads and stores */
     uvk_cb_t *s = uvk_cb_recording(cb);
-    if (s != NULL)
+    if (s != NULL) {
         s->in_render_pass = inside;
+        s->share = 0; /* draws and the pass's loads and stores */
+    }
 }
 
 void uvk_dt_vkCmdBeginRenderPass(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,

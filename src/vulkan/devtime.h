@@ -111,8 +111,8 @@ typedef struct uvk_cb_t {
     uint32_t cur;              /* the pool its next timestamps go to (== npools: not made yet) */
     uint32_t reset_to;         /* queries [0, reset_to) of pools[cur] reset by this recording */
     int shares;                /* consecutive operations share a timestamp (a CPU device: in order) */
-    const void *share_thread;  /* shares: the thread that recorded the last operation's end timestamp, */
-    unsigned long share_mark;  /* and its count of untimed commands then (uvk_cmd_untimed); NULL: none */
+    int share;                 /* shares, and the last command recorded is an operation's (its end
+                                  timestamp): the next operation's start (cleared by uvk_cmd_untimed) */
     char pipeline_name[UVK_NAME_MAX];
     size_t pipeline_name_len;  /* strlen(pipeline_name) */
     VkPipeline pipeline;
@@ -258,7 +258,7 @@ static inline void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *
     } else {
         slot->pool = VK_NULL_HANDLE;
         slot->appended = 0;
-        uvk_cmd_device_work(); /* recorded untimed */
+        uvk_cmd_device_work(cb); /* recorded untimed */
     }
 }
 /* vkCmdDispatch recorded with its timestamps (the caller found dispatches wanted). */

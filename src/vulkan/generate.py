@@ -265,7 +265,7 @@ def gen_command(c):
         o.append('    uvk_ensure_registered();\n')
     nt = next_table(c)
     if c.name.startswith('vkCmd') and c.name not in DEVTIME and c.name not in STATE_ONLY:
-        o.append('    uvk_cmd_device_work();\n')
+        o.append(f'    uvk_cmd_device_work({c.params[0].name});\n')
     o.append(f'    const upti_vulkan_dispatch_t *n = {nt if nt else "NULL"};\n')
     o.append(f'    const upti_operation_plan_t *p = upti_runtime_plan(uvk_api_plans, {c.op});\n')
     ret = '' if c.ret == 'void' else 'return '

@@ -51,18 +51,18 @@ upti_agent_id_t uvk_agent_of(VkPhysicalDevice phys);
 /* --- commands recorded with work on the device that the layer does not time --- */
 /* 1 once a command buffer was begun whose operations share timestamps (command_buffers.c). */
 extern int uvk_shared_timestamps;
-/* Counts such a command on the calling thread: the next operation the
-   thread records writes its own start timestamp, shares none with the one
-   before (command_buffers.c). */
-void uvk_cmd_untimed(void);
+/* Such a command is recorded into cb: the next operation recorded into it
+   writes its own start timestamp, shares none with the one before
+   (command_buffers.c). */
+void uvk_cmd_untimed(VkCommandBuffer cb);
 /* uvk_cmd_untimed once operations may share timestamps: called by the
    wrapper of every vkCmd* that does work on the device (all but those that
    only set state) and by the timed ones when they are recorded untimed
    (a load and a branch otherwise: on GPUs, without a tool). */
-static inline void uvk_cmd_device_work(void)
+static inline void uvk_cmd_device_work(VkCommandBuffer cb)
 {
     if (__builtin_expect(__atomic_load_n(&uvk_shared_timestamps, __ATOMIC_RELAXED), 0))
-        uvk_cmd_untimed();
+        uvk_cmd_untimed(cb);
 }
 
 /* --- the generated commands (vulkan_wrappers.c) --- */
