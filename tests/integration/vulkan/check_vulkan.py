@@ -60,6 +60,10 @@ Cases
               start: it starts after the end of the one before (the
               dispatch ran between them), never at it; the copy that follows
               its barrier with nothing between shares its start
+  many_copies_handoff
+              the same, each dispatch recorded by a thread of its own (the
+              program creates and joins it): work another thread recorded
+              between two operations is no more shared across
   many_simultaneous
               the same recorded with SIMULTANEOUS_USE (the layer's query
               resets are recorded into the command buffer either way)
@@ -368,7 +372,8 @@ def check_many_copies_only(recs, submits):
     after the end of the one before; a copy right after its barrier shares the barrier's end."""
     expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
     expect(not any(r['_t'] in ('KERNEL', 'DROPS', 'OTHER') for r in recs), 'kernel records, or records dropped')
-    api = [r for r in recs if r['_t'] == 'API']
+    # In call order (the dispatches of many_handoff come from other threads' buffers).
+    api = sorted((r for r in recs if r['_t'] == 'API'), key=lambda r: int(r['start']))
     order = [r['corr'] for r in api if r['op'] in ('vkCmdDispatch', 'vkCmdPipelineBarrier', 'vkCmdCopyBuffer')]
     kind = {r['corr']: r['op'] for r in api}
     per = len(order) // 3
@@ -785,6 +790,8 @@ def main():
         argv = [a.app, str(submits), 'timeline', 'semwait']
     if a.case == 'secondary_twice_many':
         argv = [a.app, str(submits), 'secondary_twice', 'many']
+    if a.case == 'many_copies_handoff':
+        argv = [a.app, str(submits), 'many_handoff']
     if a.case in ('vadd', 'vadd_measured', 'threads', 'copies', 'copies2', 'vadd_subscriber'):
         argv = [a.app] + {'threads': ['3', '4'], 'copies2': ['copy2']}.get(a.case, [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
@@ -884,8 +891,9 @@ def main():
         env['UPTI_VK_QUERIES'] = a.case[len('many_'):]
     if a.case == 'many_pairs':
         env['UPTI_VK_TIMESTAMPS'] = 'pairs'
-    if a.case == 'many_copies_only':
+    if a.case in ('many_copies_only', 'many_copies_handoff'):
         env['UPTI_VK_TEST_NO_DISPATCHES'] = '1'
+
     if a.case in ('subscriber', 'vadd_subscriber', 'mixed_subscriber'):
         env['UPTI_TOOL_LIBRARIES'] = a.sub_tool
     if a.case == 'mixed_subscriber':
@@ -921,7 +929,7 @@ def main():
         check_many(recs, submits, pairs=a.case == 'many_pairs', host_reset=a.case == 'many_host')
         print('PASS ' + a.case)
         return
-    if a.case == 'many_copies_only':
+    if a.case in ('many_copies_only', 'many_copies_handoff'):
         check_many_copies_only(recs, submits)
         print('PASS ' + a.case)
         return
