@@ -19,6 +19,7 @@ typedef struct env_var {
 static const char *const k_completion[] = {"poll", "callback", NULL};
 static const char *const k_clock[] = {"tsc", "gettime", NULL};
 static const char *const k_vk_queries[] = {"auto", "copy", "read", "host", NULL};
+static const char *const k_vk_timestamps[] = {"auto", "pairs", NULL};
 /* upti_log_level_t's order */
 static const char *const k_log_level[] = {"none", "error", "warning", "info", "debug", NULL};
 
@@ -38,6 +39,7 @@ static const env_var k_vars[UPTI_ENV_COUNT] = {
     [UPTI_ENV_VK_DISABLE_CALIBRATED] = {"UPTI_VK_DISABLE_CALIBRATED", SWITCH, 0, 0, 1, NULL},
     [UPTI_ENV_VK_CLOCK_PROBE_INTERVAL_MS] = {"UPTI_VK_CLOCK_PROBE_INTERVAL_MS", DURATION, 100, 0, 86400000, NULL},
     [UPTI_ENV_VK_QUERIES] = {"UPTI_VK_QUERIES", CHOICE, UPTI_ENV_VK_QUERIES_AUTO, 0, 3, k_vk_queries},
+    [UPTI_ENV_VK_TIMESTAMPS] = {"UPTI_VK_TIMESTAMPS", CHOICE, UPTI_ENV_VK_TIMESTAMPS_AUTO, 0, 1, k_vk_timestamps},
 };
 
 /* Decimal digits at *p (at least one), without overflow; advances *p. */

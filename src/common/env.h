@@ -23,12 +23,14 @@ typedef enum upti_env_id {
     UPTI_ENV_VK_DISABLE_CALIBRATED,      /**< switch 0 or 1; default 0 (1: the Vulkan layer measures device clocks) */
     UPTI_ENV_VK_CLOCK_PROBE_INTERVAL_MS, /**< duration in ms between measurements of a Vulkan device clock; default 100 */
     UPTI_ENV_VK_QUERIES,                 /**< UPTI_ENV_VK_QUERIES_AUTO (default), _COPY, _READ or _HOST: how the Vulkan layer resets and reads its queries */
+    UPTI_ENV_VK_TIMESTAMPS,              /**< UPTI_ENV_VK_TIMESTAMPS_AUTO (default) or _PAIRS: whether the Vulkan layer's operations share timestamps on a CPU device */
     UPTI_ENV_COUNT
 } upti_env_id;
 
 /** The values of the choice variables (the index of the accepted word). */
 enum { UPTI_ENV_COMPLETION_POLL = 0, UPTI_ENV_COMPLETION_CALLBACK = 1 };
 enum { UPTI_ENV_CLOCK_TSC = 0, UPTI_ENV_CLOCK_GETTIME = 1 };
+enum { UPTI_ENV_VK_TIMESTAMPS_AUTO = 0, UPTI_ENV_VK_TIMESTAMPS_PAIRS = 1 };
 enum { UPTI_ENV_VK_QUERIES_AUTO = 0, UPTI_ENV_VK_QUERIES_COPY = 1, UPTI_ENV_VK_QUERIES_READ = 2, UPTI_ENV_VK_QUERIES_HOST = 3 };
 
 /** The variable's name, e.g. "UPTI_TRACE_FLUSH_MS". */

@@ -74,7 +74,10 @@ UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
         return;
     upti_timestamp_t end = upti_now();
     upti_thread_state_t *s = upti_thread_state();
-    upti_call_exit_callbacks(call, s);
+    if (plan->num_callbacks == 0) /* buffer tracing only: no call (a traced vkCmdDispatch, 15 instructions) */
+        s->current_call = call->parent;
+    else
+        upti_call_exit_callbacks(call, s);
     /* Marker integrations report their own records (upti_runtime_emit). */
     if (call->kind == UPTI_TRACING_KIND_MARKER_API)
         return;

@@ -4,19 +4,39 @@
  * Recording: while some context wants their kind, each vkCmdDispatch*,
  * buffer copy, fill and update, image copy and pipeline barrier recorded
  * into a command buffer is bracketed by the layer's own commands,
- * into timestamp query pools the layer owns (UVK_QUERY_PAIRS pairs each, as
- * many per command buffer as its longest recording needs, kept for its
- * next recordings):
+ * into timestamp query pools the layer owns (UVK_POOL_QUERIES queries
+ * each, as many per command buffer as its longest recording needs, kept for
+ * its next recordings), filled in order:
  *   vkCmdWriteTimestamp(TOP_OF_PIPE), the operation,
  *   vkCmdWriteTimestamp(BOTTOM_OF_PIPE).
+ * An operation's times are two consecutive queries, start and end.
+ *
+ * Shared timestamps: a CPU device (lavapipe) executes a command buffer's
+ * commands one after the other, so where nothing that does work on the
+ * device lies between two timed operations, the end timestamp of the first
+ * is the start of the second: the second writes only its end (one
+ * vkCmdWriteTimestamp instead of two; on lavapipe each took some 256
+ * instructions and 30 ns). Commands that only set state (binding a
+ * pipeline, descriptor sets, push constants) do no device work; every other
+ * command the layer does not time (a draw, a clear, the program's own
+ * queries, events, vkCmdExecuteCommands, a render pass, an operation whose
+ * kind nobody wants) clears the command buffer's uvk_cb_t.share
+ * (uvk_cmd_untimed, called by the generated wrappers, whichever thread
+ * records it), and the next operation writes its own start then, at the
+ * start of a recording and of each of the layer's reset runs and pools
+ * (below).
+ * GPUs overlap dispatches that no barrier orders: there, and under
+ * UPTI_VK_TIMESTAMPS=pairs, every operation writes both.
+ *
  * The queries are reset by the command buffer itself: before the first
- * pair of each run of UVK_RESET_PAIRS pairs, the layer records one
- * vkCmdResetQueryPool of the run's queries. So a command buffer may be
- * submitted any number of times, each execution writing its own pairs
- * (a submission of it waits for its previous execution to be read first,
- * submissions.c), and vkQueueSubmit resets nothing from the host (on
- * lavapipe a host vkResetQueryPool took some 530 instructions per submit;
- * a reset per pair some 250 per operation recorded).
+ * timestamp of each run of UVK_RESET_QUERIES queries, the layer records one
+ * vkCmdResetQueryPool of the run's queries (before an operation's own
+ * start timestamp, so that the reset's work is no operation's). So a
+ * command buffer may be submitted any number of times, each execution
+ * writing its own queries (a submission of it waits for its previous
+ * execution to be read first, submissions.c), and vkQueueSubmit resets
+ * nothing from the host (on lavapipe a host vkResetQueryPool took some 530
+ * instructions per submit; a reset per pair some 250 per operation recorded).
  *
  * A queue family without graphics or compute can neither reset nor copy
  * queries in a command buffer; on a CPU device the times are read from a
@@ -59,6 +79,8 @@ static __thread struct {
     unsigned long generation;
 } t_last;
 
+int uvk_shared_timestamps;
+
 uvk_cb_t *uvk_cb_find(VkCommandBuffer cb)
 {
     for (uvk_cb_t *s = uvk_dt_cbs; s != NULL; s = s->next)
@@ -99,6 +121,13 @@ static inline uvk_cb_t *uvk_cb_recording(VkCommandBuffer cb)
         t_last.generation == __atomic_load_n(&cb_generation, __ATOMIC_ACQUIRE))
         return t_last.state;
     return cb_recording_slow(cb);
+}
+
+void uvk_cmd_untimed(VkCommandBuffer cb)
+{
+    uvk_cb_t *s = UVK_LOAD(uvk_dt_cbs) != NULL ? uvk_cb_recording(cb) : NULL;
+    if (s != NULL)
+        s->share = 0;
 }
 
 void uvk_cb_forget_locked(uvk_cb_t *s)
@@ -189,7 +218,13 @@ VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandB
             if (s->inflight != NULL)
                 uvk_pending_complete(s->inflight, 1);
             s->n = 0;
-            s->pairs = 0;
+            s->queries = 0;
+            s->cur = 0;
+            s->reset_to = s->host_reset ? UVK_POOL_QUERIES : 0; /* host_reset: reset at each submission */
+            for (uint32_t k = 0; k < s->npools; k++)
+                s->pools[k].used = 0;
+            s->shares = s->dev->dt.cpu && uvk_timestamps_paired() == 0;
+            s->share = 0;
             s->nexec = 0;
             s->pipeline_name[0] = '\0';
             s->pipeline_name_len = 0;
@@ -205,7 +240,7 @@ VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandB
     return n->vkBeginCommandBuffer(cb, info);
 }
 
-/* The recording's pairs copied into their pools' results buffers, made
+/* The recording's queries copied into their pools' results buffers, made
    visible to the host, as the command buffer's last commands. An operation
    whose pool has no buffer, or a recording that cannot take the copy (still
    inside a render pass, which the program must end first), is read from its
@@ -213,14 +248,13 @@ VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandB
 VkResult uvk_dt_vkEndCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb)
 {
     uvk_cb_t *s = UVK_LOAD(uvk_dt_cbs) != NULL ? uvk_cb_recording(cb) : NULL;
-    if (s != NULL && s->pairs > 0) {
+    if (s != NULL && s->queries > 0) {
         int copied = 0;
-        for (uint32_t k = 0; !s->in_render_pass && k < s->npools && k * UVK_QUERY_PAIRS < s->pairs; k++) {
+        for (uint32_t k = 0; !s->in_render_pass && k < s->npools && s->pools[k].used > 0; k++) {
             if (s->pools[k].buffer == VK_NULL_HANDLE)
                 continue;
-            uint32_t used = s->pairs - k * UVK_QUERY_PAIRS;
-            n->vkCmdCopyQueryPoolResults(cb, s->pools[k].pool, 0, 2 * (used < UVK_QUERY_PAIRS ? used : UVK_QUERY_PAIRS),
-                                         s->pools[k].buffer, 0, sizeof(uint64_t),
+            n->vkCmdCopyQueryPoolResults(cb, s->pools[k].pool, 0, s->pools[k].used, s->pools[k].buffer, 0,
+                                         sizeof(uint64_t),
                                          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
             copied = 1;
         }
@@ -254,18 +288,24 @@ void uvk_dt_vkCmdBindPipeline(const upti_vulkan_dispatch_t *n, VkCommandBuffer c
     n->vkCmdBindPipeline(cb, point, pipeline);
 }
 
-/* Room for one more operation in s->d; NULL if memory runs out. */
-static uvk_op_t *grow(uvk_cb_t *s)
+/* grow when s->d is full. */
+static __attribute__((noinline)) uvk_op_t *grow_slow(uvk_cb_t *s)
 {
-    if (s->n == s->cap) {
-        uint32_t cap = s->cap ? 2 * s->cap : 16;
-        uvk_op_t *grown = realloc(s->d, cap * sizeof *grown);
-        if (grown == NULL)
-            return NULL;
-        s->d = grown;
-        s->cap = cap;
-    }
+    uint32_t cap = s->cap ? 2 * s->cap : 16;
+    uvk_op_t *grown = realloc(s->d, cap * sizeof *grown);
+    if (grown == NULL)
+        return NULL;
+    s->d = grown;
+    s->cap = cap;
     return &s->d[s->n];
+}
+
+/* Room for one more operation in s->d; NULL if memory runs out. */
+static inline uvk_op_t *grow(uvk_cb_t *s)
+{
+    if (__builtin_expect(s->n < s->cap, 1))
+        return &s->d[s->n];
+    return grow_slow(s);
 }
 
 /* Whether s, a primary being recorded, has executed the secondary sec already. Under uvk_dt_lock. */
@@ -319,7 +359,7 @@ void uvk_dt_vkCmdExecuteCommands(const upti_vulkan_dispatch_t *n, VkCommandBuffe
             uvk_cb_t *sec = uvk_cb_find(secondaries[i]);
             if (sec == NULL || sec->n == 0)
                 continue;
-            if (again != NULL && sec->pairs > 0 && !sec->host_reset && executed_before(s, sec->cb))
+            if (again != NULL && sec->queries > 0 && !sec->host_reset && executed_before(s, sec->cb))
                 split = again[i] = 1;
             if (s->nexec == s->capexec) {
                 uint32_t cap = s->capexec ? 2 * s->capexec : 4;
@@ -341,6 +381,7 @@ void uvk_dt_vkCmdExecuteCommands(const upti_vulkan_dispatch_t *n, VkCommandBuffe
         }
         pthread_mutex_unlock(&uvk_dt_lock);
     }
+    uvk_cmd_device_work(cb); /* the secondaries' work lies between the primary's operations */
     if (split)
         execute_split(n, cb, count, secondaries, again);
     else
@@ -349,12 +390,60 @@ void uvk_dt_vkCmdExecuteCommands(const upti_vulkan_dispatch_t *n, VkCommandBuffe
         free(again);
 }
 
-/* The query pool of s's next pair: pools[pairs / UVK_QUERY_PAIRS], created
-   when the recording first reaches it; NULL if it cannot be (said once). */
-static inline uvk_qpool_t *pool_of(const upti_vulkan_dispatch_t *n, uvk_cb_t *s)
+/* pools[k], created when a recording first reaches it; NULL if it cannot be (said once). */
+static inline uvk_qpool_t *pool_at(const upti_vulkan_dispatch_t *n, uvk_cb_t *s, uint32_t k)
 {
-    uint32_t k = s->pairs / UVK_QUERY_PAIRS;
     return k < s->npools ? &s->pools[k] : uvk_qpool_add(n, s, k);
+}
+
+/* queries_of for an operation that writes its own start timestamp. */
+static __attribute__((noinline)) uvk_qpool_t *queries_fresh(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
+                                                            uvk_cb_t *s, uint32_t *query)
+{
+    uvk_qpool_t *q = pool_at(n, s, s->cur);
+    if (q == NULL)
+        return NULL;
+    uint32_t used = q->used;
+    if (used + 2 > UVK_POOL_QUERIES) { /* the pool is full: the next one */
+        q = pool_at(n, s, ++s->cur);
+        if (q == NULL) {
+            s->cur--;
+            return NULL;
+        }
+        used = 0;
+        s->reset_to = s->host_reset ? UVK_POOL_QUERIES : 0;
+    }
+    if (used + 2 > s->reset_to) { /* the run's first query: its queries reset (before the start timestamp) */
+        n->vkCmdResetQueryPool(cb, q->pool, s->reset_to, UVK_RESET_QUERIES);
+        s->reset_to += UVK_RESET_QUERIES;
+    }
+    *query = used;
+    q->used = used + 2;
+    s->queries += 2;
+    n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q->pool, used);
+    return q;
+}
+
+/* The queries of an operation about to be recorded into s: its start query
+   in *query (the previous operation's end where shared, else a timestamp
+   written now), its end the next one; NULL if it cannot be timed. The
+   shared case inline. */
+static inline __attribute__((always_inline)) uvk_qpool_t *queries_of(const upti_vulkan_dispatch_t *n,
+                                                                     VkCommandBuffer cb, uvk_cb_t *s,
+                                                                     uint32_t *query)
+{
+    if (s->share) {
+        uvk_qpool_t *q = &s->pools[s->cur]; /* the last operation's pool: it exists */
+        uint32_t used = q->used;
+        if (used < s->reset_to) {
+            /* Shared: nothing with device work since the last operation's end (used - 1), which is reset. */
+            *query = used - 1;
+            q->used = used + 1;
+            s->queries++;
+            return q;
+        }
+    }
+    return queries_fresh(n, cb, s, query);
 }
 
 /* Said once each: operations the layer cannot time where they are recorded. */
@@ -391,8 +480,11 @@ static inline __attribute__((always_inline)) void op_begin(uvk_slot_t *slot, con
     slot->appended = 0;
     uvk_cb_t *s = uvk_cb_recording(cb);
     uvk_op_t *d = s != NULL ? grow(s) : NULL;
-    if (d == NULL)
+    if (d == NULL) {
+        if (s != NULL)
+            s->share = 0; /* recorded untimed */
         return;
+    }
     /* Every field written but the name's tail, which nothing reads past its end
        (no memset: this runs for every operation recorded). */
     d->pool = VK_NULL_HANDLE;
@@ -422,20 +514,29 @@ static inline __attribute__((always_inline)) void op_begin(uvk_slot_t *slot, con
     upti_runtime_capture_correlation(NULL, &d->corr);
     const uvk_device_state_t *ds = &s->dev->dt;
     if (ds->timestamps && !s->untimed && !s->in_render_pass) {
-        uvk_qpool_t *q = pool_of(n, s);
+        uint32_t query;
+        uvk_qpool_t *q = queries_of(n, cb, s, &query);
         if (q != NULL) {
-            uint32_t query = 2 * (s->pairs % UVK_QUERY_PAIRS);
             d->pool = q->pool;
             d->query = query;
             d->ticks = q->results != NULL ? q->results + query : NULL;
-            if (s->pairs++ % UVK_RESET_PAIRS == 0 && !s->host_reset) /* the run's first pair: its queries reset */
-                n->vkCmdResetQueryPool(cb, q->pool, query, 2 * UVK_RESET_PAIRS);
-            n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q->pool, query);
             slot->pool = q->pool;
             slot->query = query + 1;
+            if (s->shares) { /* its end, written next, may be the next operation's start */
+                s->share = 1;
+                /* From now on untimed commands are followed (seen first by this thread, its own
+                   store; by any other that records into s after it, through the program's
+                   synchronization of s). */
+                if (__builtin_expect(!UVK_LOAD(uvk_shared_timestamps), 0))
+                    UVK_STORE(uvk_shared_timestamps, 1);
+            }
+        } else {
+            s->share = 0;
         }
-    } else if (ds->timestamps) {
-        warn_untimed(s);
+    } else {
+        s->share = 0; /* its work is untimed */
+        if (ds->timestamps)
+            warn_untimed(s);
     }
     s->n++;
     if (kind != UPTI_TRACING_KIND_MARKER_API && uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED)) {
@@ -476,8 +577,10 @@ static void render_pass(VkCommandBuffer cb, int inside)
     if (UVK_LOAD(uvk_dt_cbs) == NULL)
         return;
     uvk_cb_t *s = uvk_cb_recording(cb);
-    if (s != NULL)
+    if (s != NULL) {
         s->in_render_pass = inside;
+        s->share = 0; /* draws and the pass's loads and stores */
+    }
 }
 
 void uvk_dt_vkCmdBeginRenderPass(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,

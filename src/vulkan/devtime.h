@@ -58,8 +58,8 @@ void uvk_dt_drain_all(void);
 
 /* --- shared by the files above --- */
 
-#define UVK_QUERY_PAIRS 256 /* timed operations per query pool: a recording takes as many pools as it needs */
-#define UVK_RESET_PAIRS 64  /* pairs reset by one recorded vkCmdResetQueryPool (divides UVK_QUERY_PAIRS) */
+#define UVK_POOL_QUERIES 512 /* timestamps per query pool: a recording takes as many pools as it needs */
+#define UVK_RESET_QUERIES 128 /* queries reset by one recorded vkCmdResetQueryPool (divides UVK_POOL_QUERIES) */
 #define UVK_NAME_MAX 128
 #define UVK_NAME_SHORT 32 /* a name shorter than this is copied as this many bytes (one inline copy) */
 
@@ -71,7 +71,8 @@ typedef struct uvk_qpool_t {
     VkQueryPool pool;
     VkBuffer buffer;         /* VK_NULL_HANDLE if none: then read with vkGetQueryPoolResults */
     VkDeviceMemory memory;
-    const uint64_t *results; /* buffer, mapped: 2 * UVK_QUERY_PAIRS values */
+    const uint64_t *results; /* buffer, mapped: UVK_POOL_QUERIES values */
+    uint32_t used;           /* queries [0, used) written by the command buffer's recording */
 } uvk_qpool_t;
 
 /* One device operation as recorded: a dispatch, a copy or a barrier. */
@@ -82,7 +83,7 @@ typedef struct uvk_op_t {
     upti_memory_direction_t direction;
     uint64_t bytes;
     uint32_t op;
-    uint32_t query; /* first of its pair; UINT32_MAX: not timed */
+    uint32_t query; /* its start; query + 1 its end (the next operation's start where shared); UINT32_MAX: not timed */
     uint32_t groups[3];
     uint32_t base[3];
     uint64_t kernel_id; /* the bound VkPipeline */
@@ -104,10 +105,14 @@ typedef struct uvk_cb_t {
     int host_reset;            /* of a queue family without graphics or compute (or UPTI_VK_QUERIES=host):
                                   its queries are reset from the host at each submission and read with
                                   vkGetQueryPoolResults; untimed without hostQueryReset */
-    uvk_qpool_t *pools;        /* the layer's query pools, kept across recordings: pool k holds
-                                  the recording's pairs [k * UVK_QUERY_PAIRS, (k + 1) * UVK_QUERY_PAIRS) */
+    uvk_qpool_t *pools;        /* the layer's query pools, kept across recordings, filled in order */
     uint32_t npools;
-    uint32_t pairs;            /* query pairs used by this recording, in pools[0..] */
+    uint32_t queries;          /* timestamps written by this recording, in all its pools */
+    uint32_t cur;              /* the pool its next timestamps go to (== npools: not made yet) */
+    uint32_t reset_to;         /* queries [0, reset_to) of pools[cur] reset by this recording */
+    int shares;                /* consecutive operations share a timestamp (a CPU device: in order) */
+    int share;                 /* shares, and the last command recorded is an operation's (its end
+                                  timestamp): the next operation's start (cleared by uvk_cmd_untimed) */
     char pipeline_name[UVK_NAME_MAX];
     size_t pipeline_name_len;  /* strlen(pipeline_name) */
     VkPipeline pipeline;
@@ -217,6 +222,9 @@ void uvk_cb_forget_locked(uvk_cb_t *s);
    results buffer on a CPU device (not for a command buffer that resets from
    the host); NULL if it cannot be (said once). */
 uvk_qpool_t *uvk_qpool_add(const upti_vulkan_dispatch_t *n, uvk_cb_t *s, uint32_t k);
+/* 1 under UPTI_VK_TIMESTAMPS=pairs: every operation writes its own start
+   and end timestamps, on a CPU device too (command_buffers.c). Read once. */
+int uvk_timestamps_paired(void);
 /* Destroys q (its query pool, its results buffer). */
 void uvk_qpool_destroy(uvk_object_t *dev, uvk_qpool_t *q);
 /* uvk_family_queries (family_queries.h) of the family of the program's command pool on dev. Under uvk_dt_lock. */
@@ -250,6 +258,7 @@ static inline void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *
     } else {
         slot->pool = VK_NULL_HANDLE;
         slot->appended = 0;
+        uvk_cmd_device_work(cb); /* recorded untimed */
     }
 }
 /* vkCmdDispatch recorded with its timestamps (the caller found dispatches wanted). */

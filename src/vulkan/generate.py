@@ -65,6 +65,15 @@ DEVTIME = {
     'vkEnumeratePhysicalDevices', 'vkEnumeratePhysicalDeviceGroups', 'vkEnumeratePhysicalDeviceGroupsKHR',
 }
 
+# vkCmd* that only set state (no work on the device): recorded between two
+# operations the layer times, they let the second share the first's end
+# timestamp on a CPU device (command_buffers.c). Every other vkCmd* not in
+# DEVTIME counts as untimed device work (uvk_cmd_device_work).
+STATE_ONLY = {
+    'vkCmdBindDescriptorSets', 'vkCmdPushConstants', 'vkCmdPushDescriptorSetKHR',
+    'vkCmdPushDescriptorSetWithTemplateKHR', 'vkCmdBindVertexBuffers', 'vkCmdBindIndexBuffer',
+}
+
 INSTANCE_HANDLES = ('VkInstance', 'VkPhysicalDevice')
 DEVICE_HANDLES = ('VkDevice', 'VkQueue', 'VkCommandBuffer')
 
@@ -255,6 +264,8 @@ def gen_command(c):
     if c.name == 'vkCreateInstance':
         o.append('    uvk_ensure_registered();\n')
     nt = next_table(c)
+    if c.name.startswith('vkCmd') and c.name not in DEVTIME and c.name not in STATE_ONLY:
+        o.append(f'    uvk_cmd_device_work({c.params[0].name});\n')
     o.append(f'    const upti_vulkan_dispatch_t *n = {nt if nt else "NULL"};\n')
     o.append(f'    const upti_operation_plan_t *p = upti_runtime_plan(uvk_api_plans, {c.op});\n')
     ret = '' if c.ret == 'void' else 'return '
@@ -328,7 +339,7 @@ def main():
     src, out_h, out_w, out_k = sys.argv[1:5]
     root, cmds = load(src)
     names = {c.name for c in cmds}
-    for name in IMPL | DEVTIME:
+    for name in IMPL | DEVTIME | STATE_ONLY:
         assert name in names, name
     for path, text in ((out_h, gen_header(cmds, registry_version(root))), (out_w, gen_wrappers(cmds)),
                        (out_k, gen_kind_info(cmds))):

@@ -48,6 +48,23 @@ static inline void uvk_ensure_registered(void)
 /* The agent of a physical device (0 if unknown). */
 upti_agent_id_t uvk_agent_of(VkPhysicalDevice phys);
 
+/* --- commands recorded with work on the device that the layer does not time --- */
+/* 1 once a command buffer was begun whose operations share timestamps (command_buffers.c). */
+extern int uvk_shared_timestamps;
+/* Such a command is recorded into cb: the next operation recorded into it
+   writes its own start timestamp, shares none with the one before
+   (command_buffers.c). */
+void uvk_cmd_untimed(VkCommandBuffer cb);
+/* uvk_cmd_untimed once operations may share timestamps: called by the
+   wrapper of every vkCmd* that does work on the device (all but those that
+   only set state) and by the timed ones when they are recorded untimed
+   (a load and a branch otherwise: on GPUs, without a tool). */
+static inline void uvk_cmd_device_work(VkCommandBuffer cb)
+{
+    if (__builtin_expect(__atomic_load_n(&uvk_shared_timestamps, __ATOMIC_RELAXED), 0))
+        uvk_cmd_untimed(cb);
+}
+
 /* --- the generated commands (vulkan_wrappers.c) --- */
 typedef enum uvk_level_t { UVK_GLOBAL, UVK_INSTANCE, UVK_DEVICE } uvk_level_t;
 
@@ -145,9 +162,23 @@ uvk_object_t *uvk_object_add(void);
 void uvk_object_publish(uvk_object_t *o, void *key);
 /* Forgets the object of key. */
 void uvk_object_remove(void *key);
+/* The objects' slots (objects.c), and how many are handed out. */
+#define UVK_MAX_OBJECTS 256
+extern uvk_object_t uvk_objects[UVK_MAX_OBJECTS];
+extern _Atomic unsigned uvk_objects_used;
+/* uvk_object_table past the newest object. */
+const upti_vulkan_dispatch_t *uvk_object_table_slow(const void *handle);
 /* The next layer's table for any dispatchable handle (never NULL: unknown
-   handles get a table of NULL entries). */
-const upti_vulkan_dispatch_t *uvk_object_table(const void *handle);
+   handles get a table of NULL entries). The newest object (a program's
+   device, usually) is tried inline: every wrapped call looks its table up. */
+static inline const upti_vulkan_dispatch_t *uvk_object_table(const void *handle)
+{
+    unsigned n = atomic_load_explicit(&uvk_objects_used, memory_order_acquire);
+    if (__builtin_expect(handle != NULL && n > 0, 1) &&
+        atomic_load_explicit(&uvk_objects[n - 1].key, memory_order_acquire) == uvk_key(handle))
+        return &uvk_objects[n - 1].next;
+    return uvk_object_table_slow(handle);
+}
 #define uvk_device_table(h) uvk_object_table((const void *)(h))
 #define uvk_instance_table(h) uvk_object_table((const void *)(h))
 

@@ -13,31 +13,29 @@
 #include <pthread.h>
 #include <string.h>
 
-#define UVK_MAX_OBJECTS 256
-
-static uvk_object_t g_objects[UVK_MAX_OBJECTS];
-static _Atomic unsigned g_used; /* slots handed out */
+uvk_object_t uvk_objects[UVK_MAX_OBJECTS];
+_Atomic unsigned uvk_objects_used; /* slots handed out */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static const upti_vulkan_dispatch_t g_empty;
 
 uvk_object_t *uvk_object_find(void *key)
 {
-    unsigned n = atomic_load_explicit(&g_used, memory_order_acquire);
+    unsigned n = atomic_load_explicit(&uvk_objects_used, memory_order_acquire);
     /* Newest first: the object a program uses now is usually the last made. */
     for (unsigned i = n; i-- > 0;)
-        if (atomic_load_explicit(&g_objects[i].key, memory_order_acquire) == key)
-            return &g_objects[i];
+        if (atomic_load_explicit(&uvk_objects[i].key, memory_order_acquire) == key)
+            return &uvk_objects[i];
     return NULL;
 }
 
 uvk_object_t *uvk_object_add(void)
 {
     pthread_mutex_lock(&g_lock);
-    unsigned n = atomic_load_explicit(&g_used, memory_order_relaxed);
+    unsigned n = atomic_load_explicit(&uvk_objects_used, memory_order_relaxed);
     uvk_object_t *o = NULL;
     if (n < UVK_MAX_OBJECTS) {
-        o = &g_objects[n];
-        atomic_store_explicit(&g_used, n + 1, memory_order_release);
+        o = &uvk_objects[n];
+        atomic_store_explicit(&uvk_objects_used, n + 1, memory_order_release);
     }
     pthread_mutex_unlock(&g_lock);
     return o;
@@ -55,7 +53,7 @@ void uvk_object_remove(void *key)
         atomic_store_explicit(&o->key, NULL, memory_order_release);
 }
 
-const upti_vulkan_dispatch_t *uvk_object_table(const void *handle)
+const upti_vulkan_dispatch_t *uvk_object_table_slow(const void *handle)
 {
     uvk_object_t *o = handle != NULL ? uvk_object_find(uvk_key(handle)) : NULL;
     return o != NULL ? &o->next : &g_empty;

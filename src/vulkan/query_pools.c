@@ -4,7 +4,7 @@
  *
  * Reading, on a CPU device (lavapipe): each query pool has a host-visible
  * buffer of the layer's, mapped once; at vkEndCommandBuffer the layer
- * records a vkCmdCopyQueryPoolResults of the recording's pairs into it
+ * records a vkCmdCopyQueryPoolResults of the recording's queries into it
  * (waiting for them) and a barrier that makes the copy visible to the host.
  * A finished submission's times are then read from memory, without a driver
  * call (submissions.c): lavapipe's vkGetQueryPoolResults waits for the
@@ -50,6 +50,17 @@ static int queries_mode(void)
     return v;
 }
 
+int uvk_timestamps_paired(void)
+{
+    static _Atomic int mode = -1;
+    int v = atomic_load_explicit(&mode, memory_order_relaxed);
+    if (v < 0) {
+        v = (int)upti_env_get(UPTI_ENV_VK_TIMESTAMPS) == UPTI_ENV_VK_TIMESTAMPS_PAIRS;
+        atomic_store_explicit(&mode, v, memory_order_relaxed);
+    }
+    return v;
+}
+
 /* A host-visible, coherent memory type among bits (cached if one is); UINT32_MAX if none. */
 static uint32_t results_memory_type(const VkPhysicalDeviceMemoryProperties *m, uint32_t bits)
 {
@@ -72,7 +83,7 @@ static void qpool_results_create(uvk_object_t *dev, uvk_qpool_t *q)
 {
     const upti_vulkan_dispatch_t *n = &dev->next;
     VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                             .size = 2 * UVK_QUERY_PAIRS * sizeof(uint64_t),
+                             .size = UVK_POOL_QUERIES * sizeof(uint64_t),
                              .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
     VkBuffer buffer = VK_NULL_HANDLE;
@@ -112,7 +123,7 @@ uvk_qpool_t *uvk_qpool_add(const upti_vulkan_dispatch_t *n, uvk_cb_t *s, uint32_
     uvk_qpool_t *grown = realloc(s->pools, (k + 1) * sizeof *grown);
     VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                 .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                .queryCount = 2 * UVK_QUERY_PAIRS};
+                                .queryCount = UVK_POOL_QUERIES};
     VkQueryPool pool = VK_NULL_HANDLE;
     if (grown != NULL)
         s->pools = grown;

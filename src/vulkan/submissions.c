@@ -82,7 +82,7 @@ static uvk_pending_t *pending_get(uint32_t n)
 /* Keeps p for a later submission, or frees it. Under uvk_dt_lock. */
 static void pending_put(uvk_pending_t *p)
 {
-    if (nspare_pending < UVK_SPARE_PENDING && p->cap <= 4 * UVK_QUERY_PAIRS) {
+    if (nspare_pending < UVK_SPARE_PENDING && p->cap <= 2 * UVK_POOL_QUERIES) {
         p->next = spare_pending;
         spare_pending = p;
         nspare_pending++;
@@ -135,10 +135,12 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
     if (p->fence_lost)
         for (uint32_t i = 0; i < p->n; i++)
             p->d[i].query = UINT32_MAX;
-    uint64_t ticks_small[2 * 32 + 2];
-    uint64_t *ticks = p->n <= 32 ? ticks_small : malloc((2 * (size_t)p->n + 2) * sizeof *ticks);
+    /* ticks: each operation's start and end; then room for the queries of a run read at once. */
+    uint64_t ticks_small[4 * 32 + 2];
+    uint64_t *ticks = p->n <= 32 ? ticks_small : malloc((4 * (size_t)p->n + 2) * sizeof *ticks);
     if (ticks != NULL)
         memset(ticks, 0, (2 * (size_t)p->n + 2) * sizeof *ticks);
+    uint64_t *run = ticks != NULL ? ticks + 2 * (size_t)p->n + 2 : NULL;
     uvk_tick_map_t map;
     int timed = ticks != NULL && uvk_dt_calibrate(o, &map);
     for (uint32_t i = 0; timed && i < p->n;) {
@@ -153,17 +155,21 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
             i++;
             continue;
         }
-        /* A run of operations whose pairs follow each other in one pool (a
-           command buffer's, in recording order): one read for all. */
+        /* A run of operations whose queries follow each other in one pool (a
+           command buffer's, in recording order; one's end may be the next
+           one's start, command_buffers.c): one read for all. */
         uint32_t j = i + 1;
         while (j < p->n && p->d[j].pool == p->d[i].pool && p->d[j - 1].query != UINT32_MAX &&
-               p->d[j].query == p->d[j - 1].query + 2)
+               (p->d[j].query == p->d[j - 1].query + 1 || p->d[j].query == p->d[j - 1].query + 2))
             j++;
+        uint32_t first = p->d[i].query, count = p->d[j - 1].query + 2 - first; /* at most 2 * (j - i) */
         if (j - i > 1 &&
-            o->next.vkGetQueryPoolResults(o->device, p->d[i].pool, p->d[i].query, 2 * (j - i),
-                                          2 * (j - i) * sizeof(uint64_t), &ticks[2 * i], sizeof(uint64_t),
-                                          VK_QUERY_RESULT_64_BIT) == VK_SUCCESS) {
-            i = j;
+            o->next.vkGetQueryPoolResults(o->device, p->d[i].pool, first, count, count * sizeof(uint64_t), run,
+                                          sizeof(uint64_t), VK_QUERY_RESULT_64_BIT) == VK_SUCCESS) {
+            for (; i < j; i++) {
+                ticks[2 * i] = run[p->d[i].query - first];
+                ticks[2 * i + 1] = run[p->d[i].query + 1 - first];
+            }
             continue;
         }
         /* One operation, or a run not all of whose queries are available: each pair on its own. */
@@ -454,11 +460,8 @@ static void reset_queries(uvk_cb_t *s)
 {
     if (!s->host_reset || s->dev->dt.reset_pool == NULL)
         return;
-    for (uint32_t k = 0; k < s->npools && k * UVK_QUERY_PAIRS < s->pairs; k++) {
-        uint32_t used = s->pairs - k * UVK_QUERY_PAIRS;
-        s->dev->dt.reset_pool(s->dev->device, s->pools[k].pool, 0,
-                              2 * (used < UVK_QUERY_PAIRS ? used : UVK_QUERY_PAIRS));
-    }
+    for (uint32_t k = 0; k < s->npools && s->pools[k].used > 0; k++)
+        s->dev->dt.reset_pool(s->dev->device, s->pools[k].pool, 0, s->pools[k].used);
 }
 
 /* Makes p findable for completion: the command buffers it executes point to

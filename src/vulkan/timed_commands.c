@@ -22,15 +22,19 @@ static void copy_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkComm
     uvk_op_begin(slot, n, cb, UPTI_TRACING_KIND_MEMORY_COPY, op, NULL, NULL, direction, bytes, NULL);
 }
 
-/* Whether dispatch op is traced; if not, the wrappers below call straight through. */
-static inline int dispatch_wanted(uint32_t op)
+/* Whether dispatch op is traced; if not, the wrappers below call straight
+   through (the dispatch then counted as work the layer does not time). */
+static inline int dispatch_wanted(uint32_t op, VkCommandBuffer cb)
 {
-    return uvk_dt_wanted(UPTI_TRACING_KIND_KERNEL_DISPATCH, op) && UVK_LOAD(uvk_dt_cbs) != NULL;
+    if (uvk_dt_wanted(UPTI_TRACING_KIND_KERNEL_DISPATCH, op) && UVK_LOAD(uvk_dt_cbs) != NULL)
+        return 1;
+    uvk_cmd_device_work(cb);
+    return 0;
 }
 
 void uvk_dt_vkCmdDispatch(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z)
 {
-    if (!dispatch_wanted(UPTI_KERNEL_DISPATCH_VK_DISPATCH)) {
+    if (!dispatch_wanted(UPTI_KERNEL_DISPATCH_VK_DISPATCH, cb)) {
         n->vkCmdDispatch(cb, x, y, z);
         return;
     }
@@ -40,7 +44,7 @@ void uvk_dt_vkCmdDispatch(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, u
 static void dispatch_base(const upti_vulkan_dispatch_t *n, PFN_vkCmdDispatchBase fn, VkCommandBuffer cb,
                           uint32_t bx, uint32_t by, uint32_t bz, uint32_t x, uint32_t y, uint32_t z)
 {
-    if (!dispatch_wanted(UPTI_KERNEL_DISPATCH_VK_DISPATCH_BASE)) {
+    if (!dispatch_wanted(UPTI_KERNEL_DISPATCH_VK_DISPATCH_BASE, cb)) {
         fn(cb, bx, by, bz, x, y, z);
         return;
     }
@@ -66,7 +70,7 @@ void uvk_dt_vkCmdDispatchBaseKHR(const upti_vulkan_dispatch_t *n, VkCommandBuffe
 void uvk_dt_vkCmdDispatchIndirect(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer buffer,
                                   VkDeviceSize offset)
 {
-    if (!dispatch_wanted(UPTI_KERNEL_DISPATCH_VK_DISPATCH_INDIRECT)) {
+    if (!dispatch_wanted(UPTI_KERNEL_DISPATCH_VK_DISPATCH_INDIRECT, cb)) {
         n->vkCmdDispatchIndirect(cb, buffer, offset);
         return;
     }

@@ -29,6 +29,8 @@
  *                (begun by another thread) recorded the same way and submitted once
  *     many_simultaneous  the same recorded with
  *                VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT
+ *     many_handoff  the same, each dispatch recorded by a thread of its own
+ *                (created and joined: the program synchronizes the command buffer)
  *     labels     VK_EXT_debug_utils: the pipeline is named "doubler", the
  *                command buffer "work", the dispatch is inside a
  *                command-buffer label "step", the submit loop inside a queue
@@ -194,6 +196,31 @@ static void free_buffer(VkDevice dev, buffer_t *b)
     vkFreeMemory(dev, b->memory, NULL);
 }
 
+/* "many_handoff": each dispatch of record_many made by another thread. */
+static int g_handoff;
+
+typedef struct dispatch_call_t {
+    VkCommandBuffer cb;
+} dispatch_call_t;
+
+static void *dispatch_elsewhere(void *arg)
+{
+    vkCmdDispatch(((dispatch_call_t *)arg)->cb, COUNT / 64, 1, 1);
+    return NULL;
+}
+
+static void record_dispatch(VkCommandBuffer cb)
+{
+    dispatch_call_t call = {cb};
+    pthread_t t;
+    if (!g_handoff) {
+        vkCmdDispatch(cb, COUNT / 64, 1, 1);
+    } else if (pthread_create(&t, NULL, dispatch_elsewhere, &call) != 0 || pthread_join(t, NULL) != 0) {
+        fprintf(stderr, "vk_compute: pthread_create failed\n");
+        exit(1);
+    }
+}
+
 /* "many": MANY_DISPATCHES dispatches, each after a barrier (the earlier reads
    and writes of out), every tenth followed by a barrier and the copy out -> back. */
 static void record_many(VkCommandBuffer cb, VkBuffer out, VkBuffer back, VkDeviceSize size)
@@ -210,7 +237,7 @@ static void record_many(VkCommandBuffer cb, VkBuffer out, VkBuffer back, VkDevic
     VkBufferCopy region = {0, 0, size};
     for (int i = 0; i < MANY_DISPATCHES; i++) {
         vkCmdPipelineBarrier(cb, stages, stages, 0, 0, NULL, 1, &all, 0, NULL);
-        vkCmdDispatch(cb, COUNT / 64, 1, 1);
+        record_dispatch(cb);
         if (i % 10 == 9) {
             vkCmdPipelineBarrier(cb, stages, stages, 0, 0, NULL, 1, &all, 0, NULL);
             vkCmdCopyBuffer(cb, out, back, 1, &region);
@@ -244,7 +271,9 @@ int main(int argc, char **argv)
     int timeline_off = argc > 2 && strcmp(argv[2], "timeline_off") == 0;
     int use_timeline = timeline_off || (argc > 2 && strcmp(argv[2], "timeline") == 0);
     int simultaneous = argc > 2 && strcmp(argv[2], "many_simultaneous") == 0;
-    int many = simultaneous || (argc > 2 && strcmp(argv[2], "many") == 0) || (argc > 3 && strcmp(argv[3], "many") == 0);
+    g_handoff = argc > 2 && strcmp(argv[2], "many_handoff") == 0;
+    int many = simultaneous || g_handoff || (argc > 2 && strcmp(argv[2], "many") == 0) ||
+               (argc > 3 && strcmp(argv[3], "many") == 0);
     int no_fence = argc > 3 && strcmp(argv[3], "nofence") == 0;
     int sem_wait = argc > 3 && strcmp(argv[3], "semwait") == 0;
 

@@ -48,6 +48,22 @@ Cases
   many_host   the same with UPTI_VK_QUERIES=host: the layer resets its
               queries from the host at each submission (as for a queue
               family without graphics or compute)
+  many_pairs  the same with UPTI_VK_TIMESTAMPS=pairs: every operation writes
+              its own start and end timestamps, as on a GPU (in many and the
+              others above, on lavapipe, consecutive operations share one:
+              each one's start is the end of the one before, exactly, but
+              where the layer starts one of its runs of 128 queries)
+  many_copies_only
+              vk_compute 3 many, MEMORY_COPY wanted but not KERNEL_DISPATCH:
+              the dispatches are recorded untimed between the timed barriers
+              and copies, so the operation after each one writes its own
+              start: it starts after the end of the one before (the
+              dispatch ran between them), never at it; the copy that follows
+              its barrier with nothing between shares its start
+  many_copies_handoff
+              the same, each dispatch recorded by a thread of its own (the
+              program creates and joins it): work another thread recorded
+              between two operations is no more shared across
   many_simultaneous
               the same recorded with SIMULTANEOUS_USE (the layer's query
               resets are recorded into the command buffer either way)
@@ -261,7 +277,28 @@ def check_code_objects(recs):
 MANY_DISPATCHES = 1000
 
 
-def check_many(recs, submits):
+def shared_starts(n, host_reset=False):
+    """Which of n timed operations recorded one after the other, with nothing between them, share
+    the end timestamp of the one before as their start (src/vulkan/command_buffers.c): all but the
+    first of a recording, of each of the layer's query pools (512 queries) and of each run of 128
+    queries the command buffer resets (none: host_reset, reset from the host)."""
+    first = 512 if host_reset else 0
+    used, reset_to, out = 0, first, []
+    for i in range(n):
+        if i > 0 and used < reset_to:
+            out.append(True)
+            used += 1
+            continue
+        if used + 2 > 512:
+            used, reset_to = 0, first
+        if used + 2 > reset_to:
+            reset_to += 128
+        used += 2
+        out.append(False)
+    return out
+
+
+def check_many(recs, submits, pairs=False, host_reset=False):
     """vk_compute many: every operation of every execution with device times, in recording order:
     the first recording executed SUBMITS times, the second (the command buffer recorded again)
     and third (a command buffer allocated after it was freed) once each."""
@@ -305,13 +342,76 @@ def check_many(recs, submits):
             executions.append((s, rec))
     expect(len(executions) == sum(runs), f'{len(executions)} executions, expected {sum(runs)}')
     prev_end = 0
+    shares = shared_starts(per, host_reset)
+    equal = 0  # operations that start when the one before ended
     for s, rec in sorted(executions, key=lambda e: e[0]):
-        for c in rec:
+        for i, c in enumerate(rec):
             r = [x for x in ops[c] if int(x['submit']) == s]
             expect(len(r) == 1, f'operation {kind[c]} corr {c}: {len(r)} records in the execution submitted at {s}')
             expect(int(r[0]['start']) >= prev_end, f'{r[0]["line"]} starts before the operation recorded before it '
                    f'ended ({prev_end})')
+            if i > 0 and int(r[0]['start']) == prev_end:
+                equal += 1
+            if not pairs and shares[i]:
+                expect(int(r[0]['start']) == prev_end, f'{r[0]["line"]}: operation {i} of its recording does not start '
+                       f'at the end of the one before ({prev_end}): no shared timestamp')
             prev_end = int(r[0]['end'])
+    if pairs:
+        # Two timestamps per operation: lavapipe reads its clock (ns) for each, one command after
+        # the other; an end and the next start that read the same ns are rare, not the rule.
+        expect(equal < len(executions) * per // 10, f'UPTI_VK_TIMESTAMPS=pairs: {equal} operations of '
+               f'{len(executions) * per} start at the end of the one before, as if shared')
+    else:
+        expect(sum(shares) == per - (5 if host_reset else 18),
+               f'{sum(shares)} shared starts per recording of {per} operations')
+
+
+def check_many_copies_only(recs, submits):
+    """vk_compute many without KERNEL_DISPATCH: per execution, in recording order, barrier, an
+    untimed dispatch, every tenth time a barrier and a copy. The record after a dispatch starts
+    after the end of the one before; a copy right after its barrier shares the barrier's end."""
+    expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
+    expect(not any(r['_t'] in ('KERNEL', 'DROPS', 'OTHER') for r in recs), 'kernel records, or records dropped')
+    # In call order (the dispatches of many_handoff come from other threads' buffers).
+    api = sorted((r for r in recs if r['_t'] == 'API'), key=lambda r: int(r['start']))
+    order = [r['corr'] for r in api if r['op'] in ('vkCmdDispatch', 'vkCmdPipelineBarrier', 'vkCmdCopyBuffer')]
+    kind = {r['corr']: r['op'] for r in api}
+    per = len(order) // 3
+    expect(per == 2 * MANY_DISPATCHES + MANY_DISPATCHES // 5, f'{per} operations per recording')
+    recordings = [order[i * per:(i + 1) * per] for i in range(3)]
+    runs = [submits, 1, 1]
+    copies = [r for r in recs if r['_t'] == 'COPY']
+    timed_per = per - MANY_DISPATCHES
+    expect(len(copies) == timed_per * sum(runs), f'{len(copies)} MEMORY_COPY records, expected {timed_per * sum(runs)}')
+    by = collections.defaultdict(list)  # (submit time, correlation id) -> its record
+    for r in copies:
+        expect(0 < int(r['start']) <= int(r['end']), 'operation without device times or start > end: ' + r['line'])
+        by[(int(r['submit']), r['corr'])].append(r)
+    executions = sorted({s for s, _ in by})
+    expect(len(executions) == sum(runs), f'{len(executions)} executions, expected {sum(runs)}')
+    after_dispatch = shared = 0
+    for s in executions:
+        rec = next(rc for rc in recordings if (s, rc[0]) in by)
+        prev_end, untimed_between = None, False
+        for c in rec:
+            if kind[c] == 'vkCmdDispatch':
+                untimed_between = True
+                continue
+            r = by[(s, c)]
+            expect(len(r) == 1, f'operation {kind[c]} corr {c}: {len(r)} records in the execution submitted at {s}')
+            start = int(r[0]['start'])
+            if prev_end is not None and untimed_between:
+                expect(start > prev_end, f'{r[0]["line"]}: starts at the end of the operation before ({prev_end}) '
+                       'although an untimed dispatch ran between them: a shared timestamp across it')
+                after_dispatch += 1
+            elif prev_end is not None:
+                expect(start >= prev_end, f'{r[0]["line"]} starts before the operation before it ended ({prev_end})')
+                shared += start == prev_end
+            prev_end, untimed_between = int(r[0]['end']), False
+    expect(after_dispatch == MANY_DISPATCHES * len(executions), f'{after_dispatch} operations after a dispatch')
+    # The copies right after their barrier: shared but where the copy begins a reset run of the layer's.
+    expect(shared >= (MANY_DISPATCHES // 10) * len(executions) * 9 // 10,
+           f'{shared} of {(MANY_DISPATCHES // 10) * len(executions)} copies share their barrier\'s end')
 
 
 def check_secondary_twice_many(recs, submits):
@@ -681,7 +781,7 @@ def main():
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels',
                                                             'timeline', 'timeline_off', 'many', 'many_simultaneous')
                                     else [])
-    if a.case in ('many_read', 'many_host'):
+    if a.case in ('many_read', 'many_host', 'many_pairs', 'many_copies_only'):
         argv = [a.app, str(submits), 'many']
     nofence = a.case.endswith('nofence')
     if nofence:  # plain_nofence, timeline_nofence, timeline_off_nofence
@@ -690,6 +790,8 @@ def main():
         argv = [a.app, str(submits), 'timeline', 'semwait']
     if a.case == 'secondary_twice_many':
         argv = [a.app, str(submits), 'secondary_twice', 'many']
+    if a.case == 'many_copies_handoff':
+        argv = [a.app, str(submits), 'many_handoff']
     if a.case in ('vadd', 'vadd_measured', 'threads', 'copies', 'copies2', 'vadd_subscriber'):
         argv = [a.app] + {'threads': ['3', '4'], 'copies2': ['copy2']}.get(a.case, [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
@@ -787,6 +889,11 @@ def main():
         env['UPTI_VK_CLOCK_PROBE_INTERVAL_MS'] = '0'
     if a.case in ('many_read', 'many_host'):
         env['UPTI_VK_QUERIES'] = a.case[len('many_'):]
+    if a.case == 'many_pairs':
+        env['UPTI_VK_TIMESTAMPS'] = 'pairs'
+    if a.case in ('many_copies_only', 'many_copies_handoff'):
+        env['UPTI_VK_TEST_NO_DISPATCHES'] = '1'
+
     if a.case in ('subscriber', 'vadd_subscriber', 'mixed_subscriber'):
         env['UPTI_TOOL_LIBRARIES'] = a.sub_tool
     if a.case == 'mixed_subscriber':
@@ -818,8 +925,12 @@ def main():
             expect(name is None or all(api.get(r['corr']) == name for r in got), 'kernel records not correlated')
         print('PASS secondary_twice')
         return
-    if a.case in ('many', 'many_read', 'many_host', 'many_simultaneous'):
-        check_many(recs, submits)
+    if a.case in ('many', 'many_read', 'many_host', 'many_simultaneous', 'many_pairs'):
+        check_many(recs, submits, pairs=a.case == 'many_pairs', host_reset=a.case == 'many_host')
+        print('PASS ' + a.case)
+        return
+    if a.case in ('many_copies_only', 'many_copies_handoff'):
+        check_many_copies_only(recs, submits)
         print('PASS ' + a.case)
         return
     if a.case == 'secondary_twice_many':

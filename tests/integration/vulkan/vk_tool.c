@@ -168,7 +168,9 @@ static int initialize(upti_client_finalize_t fini, void *data)
     upti_create_buffer(g_ctx, 1 << 16, 1 << 15, UPTI_BUFFER_POLICY_LOSSLESS, buffer_cb, NULL, &g_buf);
     upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_VULKAN_API, NULL, 0, g_buf);
     if (getenv("UPTI_VK_TEST_NO_KERNELS") == NULL) {
-        upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_KERNEL_DISPATCH, NULL, 0, g_buf);
+        /* UPTI_VK_TEST_NO_DISPATCHES: the rest, dispatches recorded untimed between timed copies. */
+        if (getenv("UPTI_VK_TEST_NO_DISPATCHES") == NULL)
+            upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_KERNEL_DISPATCH, NULL, 0, g_buf);
         upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MEMORY_COPY, NULL, 0, g_buf);
         upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MEMORY_ALLOCATION, NULL, 0, g_buf);
         upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_CODE_OBJECT, NULL, 0, g_buf);
