@@ -81,6 +81,48 @@ const char *uo_pages_error(const uo_page_spool *s)
     return s != NULL && s->error[0] != '\0' ? s->error : NULL;
 }
 
+/* Writes len bytes of buf at off, resuming after a short write: 0, or -1
+ * with errno saying why (a full disk writes what fits, then ENOSPC: the
+ * reason reported is that, never "short write"). */
+static int write_at(int fd, const void *buf, size_t len, off_t off)
+{
+    const uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t w = pwrite(fd, p, len, off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+        off += w;
+    }
+    return 0;
+}
+
+/* Reads len bytes at off into buf: 0, or -1 (errno; EIO at an early end). */
+static int read_at(int fd, void *buf, size_t len, off_t off)
+{
+    uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t r = pread(fd, p, len, off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += r;
+        len -= (size_t)r;
+        off += r;
+    }
+    return 0;
+}
+
 /* ---- setting up ---- */
 
 uo_page_spool *uo_pages_open(sqlite3 *db, const char *path, char *err, size_t errlen)
@@ -364,10 +406,8 @@ static int spool_leaf(uo_table_tree *t)
         t->leafcap = cap;
     }
     finish_leaf(t);
-    ssize_t w = pwrite(s->fd, t->leaf, s->page_size, (off_t)s->pages * s->page_size);
-    if (w != (ssize_t)s->page_size) {
-        set_error(s, "cannot write the database's pages to a temporary file: %s",
-                  w < 0 ? strerror(errno) : "short write");
+    if (write_at(s->fd, t->leaf, s->page_size, (off_t)s->pages * s->page_size) != 0) {
+        set_error(s, "cannot write the database's pages to a temporary file: %s", strerror(errno));
         return -1;
     }
     t->leaves[t->nleaves++] = (page_ref){s->pages, t->last_rowid};
@@ -490,12 +530,11 @@ uo_pages_moves uo_pages_moved;
 
 int sqlf_write_page(sqlf_out *o, uint32_t pgno, const uint8_t *data)
 {
-    ssize_t w = pwrite(o->fd, data, o->page_size, (off_t)(pgno - 1) * o->page_size);
-    if (w == (ssize_t)o->page_size)
+    if (write_at(o->fd, data, o->page_size, (off_t)(pgno - 1) * o->page_size) == 0)
         return 0;
     if (o->error[0] == '\0')
         snprintf(o->error, o->errlen, "cannot write page %u of the database: %s", pgno,
-                 w < 0 ? strerror(errno) : "short write");
+                 strerror(errno));
     return -1;
 }
 
@@ -601,17 +640,16 @@ static int copy_spool(uo_page_spool *s, sqlf_out *o, uint32_t base)
             set_error(s, "cannot copy the database's pages: %s", strerror(errno));
             return -1;
         }
-        /* No copy_file_range between these files: page by page. */
+        /* No copy_file_range between these files: page by page (from
+         * wherever it stopped). */
         while (in < len) {
-            ssize_t r = pread(s->fd, o->page, s->page_size, in);
-            if (r != (ssize_t)s->page_size ||
-                pwrite(o->fd, o->page, s->page_size, out) != (ssize_t)s->page_size) {
-                set_error(s, "cannot copy the database's pages: %s",
-                          r < 0 ? strerror(errno) : "short read or write");
+            size_t n = len - in < (off_t)s->page_size ? (size_t)(len - in) : s->page_size;
+            if (read_at(s->fd, o->page, n, in) != 0 || write_at(o->fd, o->page, n, out) != 0) {
+                set_error(s, "cannot copy the database's pages: %s", strerror(errno));
                 return -1;
             }
-            in += s->page_size;
-            out += s->page_size;
+            in += (off_t)n;
+            out += (off_t)n;
         }
     }
     return 0;
@@ -630,7 +668,7 @@ int uo_pages_attach(uo_page_spool *s, const char *path)
         set_error(s, "cannot open %s: %s", path, o.page ? strerror(errno) : "out of memory");
         goto out;
     }
-    if (pread(o.fd, h, sizeof h, 0) != (ssize_t)sizeof h || fstat(o.fd, &sb) != 0) {
+    if (read_at(o.fd, h, sizeof h, 0) != 0 || fstat(o.fd, &sb) != 0) {
         set_error(s, "cannot read the header of %s", path);
         goto out;
     }
@@ -658,7 +696,7 @@ int uo_pages_attach(uo_page_spool *s, const char *path)
     sqlf_put_be32(h + 28, o.next - 1);
     sqlf_put_be32(h + 92, counter);
     sqlf_put_be32(h + 96, (uint32_t)sqlite3_libversion_number());
-    if (pwrite(o.fd, h, sizeof h, 0) != (ssize_t)sizeof h ||
+    if (write_at(o.fd, h, sizeof h, 0) != 0 ||
         ftruncate(o.fd, (off_t)(o.next - 1) * page_size) != 0) {
         set_error(s, "cannot write the header of %s: %s", path, strerror(errno));
         goto out;
