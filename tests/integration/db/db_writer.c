@@ -14,6 +14,10 @@
  * args: arguments linked to their call while written (arg_link.h), streaming
  *   and bulk: before their call, after it, after a call no longer among the
  *   recent ones, more waiting than may wait, and for a call that never comes.
+ * threads: a thread's name when no uptx/NVTX name is given: streaming (the
+ *   writer runs in the traced process), its /proc comm; bulk (a converter,
+ *   another process), NULL, even where the thread id is one of the writer's
+ *   own threads (the converter's name is not the program's thread's).
  * Prints "ok CASE" or "FAIL: ..." (exit 1).
  */
 #include "output.h"
@@ -23,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -352,6 +358,37 @@ static int case_args(const char *dir)
     return 0;
 }
 
+static int case_threads(const char *dir)
+{
+    char a[4096], b[4096];
+    snprintf(a, sizeof a, "%s/threads-streaming.db", dir);
+    snprintf(b, sizeof b, "%s/threads-bulk.db", dir);
+    if (prctl(PR_SET_NAME, "dbw-thread-x") != 0)
+        fail("prctl");
+    for (int bulk = 0; bulk <= 1; bulk++) {
+        uo_db *db = create(bulk ? b : a, bulk);
+        upti_buffer_tracing_api_record_t r = {0};
+        r.size = sizeof r;
+        r.kind = UPTI_TRACING_KIND_OPENCL_API;
+        r.operation = 1;
+        r.correlation_id.internal = 1;
+        r.thread_id = (uint64_t)syscall(SYS_gettid);
+        r.start_timestamp = 1000;
+        r.end_timestamp = 1005;
+        if (uo_db_add_record(db, r.kind, &r) != 0 || uo_db_close(db, 9000) != 0)
+            fail("write %s", bulk ? b : a);
+        sqlite3 *s = open_db(bulk ? b : a);
+        expect(s, "SELECT count(*) FROM info_thread", 1);
+        if (bulk)
+            expect(s, "SELECT count(*) FROM info_thread WHERE name_id IS NULL", 1);
+        else
+            expect(s, "SELECT count(*) FROM info_thread t JOIN string n ON n.id = t.name_id"
+                      " WHERE n.string = 'dbw-thread-x'", 1);
+        sqlite3_close(s);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     uo_set_reporter(uo_report_to_stderr, NULL);
@@ -362,6 +399,7 @@ int main(int argc, char **argv)
              : strcmp(g_case, "bulk") == 0     ? case_bulk(argv[1])
              : strcmp(g_case, "same") == 0     ? case_same(argv[1])
              : strcmp(g_case, "args") == 0     ? case_args(argv[1])
+             : strcmp(g_case, "threads") == 0  ? case_threads(argv[1])
                                                : 2;
     if (rc == 0)
         printf("ok %s\n", g_case);
