@@ -1176,7 +1176,8 @@ static int finish_pages(uo_db *db)
         keep_error(db, db->db != NULL ? sqlite3_errmsg(db->db) : "out of memory");
     } else if (exec_sql(db, PRAGMAS_BULK "BEGIN;") == 0) {
         if (uo_pages_insert_deferred(db->pages, db->db) != SQLITE_OK)
-            keep_error(db, sqlite3_errmsg(db->db));
+            keep_error(db, uo_pages_error(db->pages) != NULL ? uo_pages_error(db->pages)
+                                                             : sqlite3_errmsg(db->db));
         else
             exec_sql(db, JOIN_WAITING_ARGS "COMMIT;");
     }

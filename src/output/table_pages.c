@@ -59,6 +59,7 @@ struct uo_table_tree {
 
 struct uo_page_spool {
     int fd;
+    char *dir; /* the database's folder: the spool's, and SQLite's sorter's at a REINDEX */
     uint32_t page_size;
     uint32_t pages; /* spooled */
     uo_table_tree *trees;
@@ -167,14 +168,15 @@ uo_page_spool *uo_pages_open(sqlite3 *db, const char *path, char *err, size_t er
         free(dir);
         return NULL;
     }
-    free(dir);
     uo_page_spool *s = calloc(1, sizeof *s);
     if (s == NULL) {
         close(fd);
+        free(dir);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     s->fd = fd;
+    s->dir = dir;
     s->page_size = (uint32_t)page_size;
     return s;
 }
@@ -740,17 +742,30 @@ int uo_pages_insert_deferred(uo_page_spool *s, sqlite3 *db)
         if (rc != SQLITE_OK)
             return rc;
     }
-    for (uo_table_tree *t = s->trees; t != NULL; t = t->next)
-        for (int i = 0; i < t->nindex; i++) {
+    /* A REINDEX sorts the index's entries in temporary files past the cache
+     * (2 MiB): as big as the index. SQLite puts them in $SQLITE_TMPDIR,
+     * $TMPDIR, else /var/tmp, often a small tmpfs, where a big trace's
+     * conversion failed ('database or disk is full') with room to spare
+     * beside the database. They go beside the database, like the spool. */
+    int rc = SQLITE_OK, moved = 0;
+    for (uo_table_tree *t = s->trees; t != NULL && rc == SQLITE_OK; t = t->next)
+        for (int i = 0; i < t->nindex && rc == SQLITE_OK; i++) {
             if (!t->index[i].rebuild)
                 continue;
+            if (!moved) {
+                char *sql = sqlite3_mprintf("PRAGMA temp_store_directory = %Q", s->dir);
+                moved = sql != NULL && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+                sqlite3_free(sql);
+            }
             char sql[160];
             snprintf(sql, sizeof sql, "REINDEX \"%s\"", t->index[i].name);
-            int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-            if (rc != SQLITE_OK)
-                return rc;
+            rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
         }
-    return SQLITE_OK;
+    if (rc != SQLITE_OK) /* (kept: the next statement replaces db's message) */
+        set_error(s, "%s", sqlite3_errmsg(db));
+    if (moved) /* (a process-wide setting: back to SQLite's own choice) */
+        sqlite3_exec(db, "PRAGMA temp_store_directory = ''", NULL, NULL, NULL);
+    return rc;
 }
 
 void uo_pages_free(uo_page_spool *s)
@@ -763,5 +778,6 @@ void uo_pages_free(uo_page_spool *s)
         tree_free(t);
     }
     close(s->fd);
+    free(s->dir);
     free(s);
 }

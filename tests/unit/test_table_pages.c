@@ -22,6 +22,10 @@
  *                        in the attach's own pages; the error names the
  *                        reason (EFBIG here, ENOSPC on a full disk), not
  *                        "short write"
+ *   table_pages.tmpdir   the REINDEX's sorter (an index past its entry limit,
+ *                        more entries than the cache holds) writes its
+ *                        temporary files beside the database, never in
+ *                        $SQLITE_TMPDIR (watched with inotify); the index whole
  */
 #include "index_pages.h"
 #include "table_pages.h"
@@ -33,6 +37,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -299,10 +304,88 @@ static void fill_until_full(const char *path, int n, rlim_t spool_limit, rlim_t 
     unlink(path);
 }
 
+/* The files SQLite created (its temporary files are named etilqs_*) in the
+ * folders of watches wt and wd, from the events queued on in. */
+static void temp_files_created(int in, int wt, int wd, int *in_wt, int *in_wd)
+{
+    char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+    ssize_t n;
+    *in_wt = *in_wd = 0;
+    while ((n = read(in, buf, sizeof buf)) > 0)
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)p;
+            if (ev->len > 0 && strncmp(ev->name, "etilqs_", 7) == 0) {
+                *in_wt += ev->wd == wt;
+                *in_wd += ev->wd == wd;
+            }
+            p += sizeof *ev + ev->len;
+        }
+}
+
+/* The REINDEX of an index past its entry limit, with a cache of 64 KiB:
+ * SQLite's sorter spills to temporary files. */
+static void reindex_beside(void)
+{
+    char tmp[] = "/tmp/upti-tp-tmpdir-XXXXXX", dir[] = "/tmp/upti-tp-dbdir-XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL && mkdtemp(dir) != NULL);
+    /* Read by SQLite once, at its initialization: before its first use here. */
+    setenv("SQLITE_TMPDIR", tmp, 1);
+    int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    CHECK(in >= 0);
+    int wt = inotify_add_watch(in, tmp, IN_CREATE), wd = inotify_add_watch(in, dir, IN_CREATE);
+    CHECK(wt >= 0 && wd >= 0);
+    char path[128];
+    snprintf(path, sizeof path, "%s/t.db", dir);
+    sqlite3 *db = open_db(path);
+    CHECK(db != NULL);
+    if (db == NULL)
+        return;
+    CHECK(exec(db, "BEGIN; CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b INTEGER, s TEXT);"
+                   "CREATE INDEX t_a ON t(a);") == SQLITE_OK);
+    char err[256] = "";
+    uo_page_spool *sp = uo_pages_open(db, path, err, sizeof err);
+    uo_table_tree *t = sp != NULL ? uo_pages_table(sp, db, INSERT_T, 3, 2) : NULL;
+    CHECK(t != NULL);
+    enum { ROWS = 50000 };
+    uo_index_entries_max = 5000;
+    for (int i = 0; i < ROWS && t != NULL; i++) {
+        int64_t v[3] = {row_a(i), row_b(i), 0};
+        CHECK(uo_tree_add(t, v, NULL) == 0);
+    }
+    CHECK(exec(db, "COMMIT") == SQLITE_OK);
+    CHECK(sqlite3_close(db) == SQLITE_OK);
+    CHECK(sp != NULL && uo_pages_attach(sp, path) == 0);
+    db = open_db(path);
+    CHECK(exec(db, "PRAGMA cache_size=-64; BEGIN") == SQLITE_OK);
+    CHECK(sp != NULL && uo_pages_insert_deferred(sp, db) == SQLITE_OK);
+    CHECK(exec(db, "COMMIT") == SQLITE_OK);
+    uo_pages_free(sp);
+    uo_index_entries_max = UO_INDEX_ENTRIES_MAX;
+    CHECK(integrity_ok(db));
+    CHECK_EQ_U64(query_i64(db, "SELECT count(*) FROM t INDEXED BY t_a WHERE a >= -9223372036854775808"),
+                 ROWS);
+    sqlite3_close(db);
+    int in_tmp, beside;
+    temp_files_created(in, wt, wd, &in_tmp, &beside);
+    if (in_tmp != 0 || beside == 0)
+        fprintf(stderr, "temporary files: %d in SQLITE_TMPDIR, %d beside the database\n", in_tmp,
+                beside);
+    CHECK_EQ_U64(in_tmp, 0);
+    CHECK(beside > 0);
+    close(in);
+    unlink(path);
+    rmdir(tmp);
+    rmdir(dir);
+}
+
 UNIT_TEST(table_pages)
 {
     char path[64];
     snprintf(path, sizeof path, "/tmp/upti-table-pages-%d.db", (int)getpid());
+    if (strcmp(sub, "tmpdir") == 0) {
+        reindex_beside();
+        return test_result("table_pages.tmpdir");
+    }
     if (strcmp(sub, "full") == 0) {
         /* A write past the limit is cut at it (a short write), the next one
          * fails with EFBIG, as a full disk's with ENOSPC. 2,000 rows: about
