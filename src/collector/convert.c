@@ -372,11 +372,18 @@ int ur_convert(const char *spool, const char *prefix, int stats)
  * two descriptors (SQLite's file and the spool of its pages, table_pages.h):
  * a job of 500 processes passes the usual soft limit of 1,024, and the
  * databases past it could not be created. The soft limit is raised to the
- * hard one (the traced programs have ended or keep their own). */
-static void raise_fd_limit(void)
+ * hard one (the traced programs have ended or keep their own), and set
+ * back at the end (a next pass of `upti run -i` starts its program with the
+ * limit it was given). *was: the limit before. */
+static void raise_fd_limit(struct rlimit *was)
 {
     struct rlimit r;
-    if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur >= r.rlim_max)
+    if (getrlimit(RLIMIT_NOFILE, &r) != 0) {
+        was->rlim_cur = RLIM_INFINITY; /* (nothing to set back) */
+        return;
+    }
+    *was = r;
+    if (r.rlim_cur >= r.rlim_max)
         return;
     rlim_t want = r.rlim_max;
     r.rlim_cur = want;
@@ -386,9 +393,20 @@ static void raise_fd_limit(void)
     }
 }
 
+static int convert(const ur_convert_opts *opts);
+
 int ur_convert_with(const ur_convert_opts *opts)
 {
-    raise_fd_limit();
+    struct rlimit was;
+    raise_fd_limit(&was);
+    int rc = convert(opts);
+    if (was.rlim_cur != RLIM_INFINITY)
+        setrlimit(RLIMIT_NOFILE, &was); /* (every database is closed) */
+    return rc;
+}
+
+static int convert(const ur_convert_opts *opts)
+{
     const char *spool = opts->spool, *prefix = opts->prefix;
     int stats = opts->stats;
     int fd = open(spool, O_RDONLY | O_CLOEXEC);
