@@ -586,7 +586,7 @@ static int build_tree(sqlf_out *o, page_ref *level, size_t n, uint32_t root)
         for (size_t i = 0; i < n;) {
             size_t k = group_size(o, level + i, n - i);
             interior_page(o, level + i, k);
-            uint32_t pgno = i == 0 && k == n ? root : o->next++;
+            uint32_t pgno = i == 0 && k == n ? root : sqlf_new_page(o);
             if (sqlf_write_page(o, pgno, o->page) != 0)
                 return -1;
             level[out++] = (page_ref){pgno, level[i + k - 1].max_rowid};
@@ -608,10 +608,14 @@ static int attach_tree(sqlf_out *o, uo_table_tree *t, uint32_t spool_base)
         finish_leaf(t);
         return sqlf_write_page(o, t->root, t->leaf);
     }
-    /* The spooled leaves are pages spool_base + 1 + their index; the last one follows.
-     * (A tree of one leaf was never spooled: a leaf is spooled only when a row follows.) */
-    for (size_t i = 0; i < t->nleaves; i++)
+    /* The spooled leaves are pages spool_base + 1 + their index, less the lock
+     * page (copy_spool); the last one follows. (A tree of one leaf was never
+     * spooled: a leaf is spooled only when a row follows.) */
+    uint32_t lock = sqlf_lock_page(o->page_size);
+    for (size_t i = 0; i < t->nleaves; i++) {
         t->leaves[i].page += spool_base + 1;
+        t->leaves[i].page += t->leaves[i].page >= lock && spool_base < lock;
+    }
     if (t->cells > 0) {
         if (t->nleaves == t->leafcap) {
             page_ref *l = realloc(t->leaves, (t->leafcap + 1) * sizeof *l);
@@ -623,17 +627,17 @@ static int attach_tree(sqlf_out *o, uo_table_tree *t, uint32_t spool_base)
             t->leafcap++;
         }
         finish_leaf(t);
-        if (sqlf_write_page(o, o->next, t->leaf) != 0)
+        uint32_t pgno = sqlf_new_page(o);
+        if (sqlf_write_page(o, pgno, t->leaf) != 0)
             return -1;
-        t->leaves[t->nleaves++] = (page_ref){o->next++, t->last_rowid};
+        t->leaves[t->nleaves++] = (page_ref){pgno, t->last_rowid};
     }
     return build_tree(o, t->leaves, t->nleaves, t->root);
 }
 
-/* Copies the spool's pages into o's file from page base + 1 on. */
-static int copy_spool(uo_page_spool *s, sqlf_out *o, uint32_t base)
+/* Copies spool bytes [in, len) into o's file at out. */
+static int copy_range(uo_page_spool *s, sqlf_out *o, off_t in, off_t out, off_t len)
 {
-    off_t in = 0, out = (off_t)base * s->page_size, len = (off_t)s->pages * s->page_size;
     while (in < len) {
         ssize_t n = copy_file_range(s->fd, &in, o->fd, &out, (size_t)(len - in), 0);
         if (n > 0)
@@ -655,6 +659,21 @@ static int copy_spool(uo_page_spool *s, sqlf_out *o, uint32_t base)
         }
     }
     return 0;
+}
+
+/* Copies the spool's pages into o's file from page base + 1 on, around the
+ * lock page (left a hole, as SQLite leaves it). */
+static int copy_spool(uo_page_spool *s, sqlf_out *o, uint32_t base)
+{
+    off_t ps = s->page_size, len = (off_t)s->pages * ps;
+    uint32_t lock = sqlf_lock_page(s->page_size);
+    if (base >= lock || base + s->pages < lock)
+        return copy_range(s, o, 0, (off_t)base * ps, len);
+    off_t before = (off_t)(lock - 1 - base) * ps; /* spool bytes before the lock page */
+    return copy_range(s, o, 0, (off_t)base * ps, before) != 0 ||
+                   copy_range(s, o, before, (off_t)lock * ps, len) != 0
+               ? -1
+               : 0;
 }
 
 int uo_pages_attach(uo_page_spool *s, const char *path)
@@ -689,6 +708,8 @@ int uo_pages_attach(uo_page_spool *s, const char *path)
     if (copy_spool(s, &o, base) != 0)
         goto out;
     o.next = base + s->pages + 1;
+    if (base < sqlf_lock_page(page_size) && o.next > sqlf_lock_page(page_size))
+        o.next++; /* a spooled leaf moved past the lock page */
     for (uo_table_tree *t = s->trees; t != NULL; t = t->next)
         if (attach_tree(&o, t, base) != 0)
             goto out;
