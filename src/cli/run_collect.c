@@ -834,6 +834,9 @@ int run_collect_recover(const char *folder, pid_t wait_pid, int background)
                          .poll_ns = 500 * 1000, .discarded = on_discarded};
     g_run.collect_rc = ur_collect(&o);
     int written = convert_and_finish();
+    if (g_run.kept) /* (each database that could not be completed was said) */
+        fprintf(stderr, "upti: what could not be written stays in %s: upti recover %s, once "
+                        "there is room\n", folder, folder);
     if (g_run.collect_rc == 0 && rings_left() == 0 && !g_run.kept) {
         if (g_run.bare) {
             /* The user's folder stays; what recover made in it goes. */
@@ -846,5 +849,6 @@ int run_collect_recover(const char *folder, pid_t wait_pid, int background)
             remove_folders();
         }
     }
-    return written > 0 || g_run.collect_rc == 0 ? 0 : 1;
+    /* A database not completed fails the recovery, whatever else it wrote. */
+    return !g_run.kept && (written > 0 || g_run.collect_rc == 0) ? 0 : 1;
 }

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -367,7 +368,44 @@ int ur_convert(const char *spool, const char *prefix, int stats)
     return ur_convert_with(&o);
 }
 
+/* Every process's database is open until the spool is read through, with
+ * two descriptors (SQLite's file and the spool of its pages, table_pages.h):
+ * a job of 500 processes passes the usual soft limit of 1,024, and the
+ * databases past it could not be created. The soft limit is raised to the
+ * hard one (the traced programs have ended or keep their own), and set
+ * back at the end (a next pass of `upti run -i` starts its program with the
+ * limit it was given). *was: the limit before. */
+static void raise_fd_limit(struct rlimit *was)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_NOFILE, &r) != 0) {
+        was->rlim_cur = RLIM_INFINITY; /* (nothing to set back) */
+        return;
+    }
+    *was = r;
+    if (r.rlim_cur >= r.rlim_max)
+        return;
+    rlim_t want = r.rlim_max;
+    r.rlim_cur = want;
+    if (setrlimit(RLIMIT_NOFILE, &r) != 0 && want > 65536) {
+        r.rlim_cur = 65536; /* (above fs.nr_open: EPERM) */
+        setrlimit(RLIMIT_NOFILE, &r);
+    }
+}
+
+static int convert(const ur_convert_opts *opts);
+
 int ur_convert_with(const ur_convert_opts *opts)
+{
+    struct rlimit was;
+    raise_fd_limit(&was);
+    int rc = convert(opts);
+    if (was.rlim_cur != RLIM_INFINITY)
+        setrlimit(RLIMIT_NOFILE, &was); /* (every database is closed) */
+    return rc;
+}
+
+static int convert(const ur_convert_opts *opts)
 {
     const char *spool = opts->spool, *prefix = opts->prefix;
     int stats = opts->stats;

@@ -430,10 +430,13 @@ static thread_state *thread_of(uo_db *db, uint64_t tid, uint64_t ts)
         t->tid = tid;
         t->first = t->last = ts;
         *v = db->nthr;
-        /* Best effort: the kernel's name of the thread, if it still runs. */
+        /* Best effort: the kernel's name of the thread, if it still runs, where
+         * the writer runs in the traced process. Not in a bulk database: its
+         * writer (upti run, upti recover) is another process, whose own
+         * threads' names a thread id of the program may name. */
         char path[64], comm[64];
         snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)tid);
-        FILE *f = fopen(path, "r");
+        FILE *f = db->part == NULL ? fopen(path, "r") : NULL;
         if (f != NULL) {
             if (fgets(comm, sizeof comm, f) != NULL) {
                 comm[strcspn(comm, "\n")] = '\0';
@@ -1173,7 +1176,8 @@ static int finish_pages(uo_db *db)
         keep_error(db, db->db != NULL ? sqlite3_errmsg(db->db) : "out of memory");
     } else if (exec_sql(db, PRAGMAS_BULK "BEGIN;") == 0) {
         if (uo_pages_insert_deferred(db->pages, db->db) != SQLITE_OK)
-            keep_error(db, sqlite3_errmsg(db->db));
+            keep_error(db, uo_pages_error(db->pages) != NULL ? uo_pages_error(db->pages)
+                                                             : sqlite3_errmsg(db->db));
         else
             exec_sql(db, JOIN_WAITING_ARGS "COMMIT;");
     }

@@ -112,15 +112,27 @@ static inline uint8_t *sqlf_put_int_wide(uint8_t *p, int64_t v, int bytes)
     return p + bytes;
 }
 
+/* The page that holds the bytes SQLite locks (offset 2^30, its
+ * PENDING_BYTE): never a page of a tree, in a file past 1 GiB. */
+static inline uint32_t sqlf_lock_page(uint32_t page_size) { return 0x40000000u / page_size + 1; }
+
 /* Pages appended to a database file (uo_pages_attach). */
 typedef struct sqlf_out {
     int fd;
     uint32_t page_size;
-    uint32_t next;  /* the next page number to append */
+    uint32_t next;  /* the next page number to append (never the lock page) */
     uint8_t *page;  /* one page to fill */
     char *error;    /* the first error, in errlen bytes ("" while none) */
     size_t errlen;
 } sqlf_out;
+
+/** A new page's number, after the last one appended: the next, less the lock page. */
+static inline uint32_t sqlf_new_page(sqlf_out *o)
+{
+    if (o->next == sqlf_lock_page(o->page_size))
+        o->next++;
+    return o->next++;
+}
 
 /** Writes data as page pgno. 0, or -1 (o->error says why). */
 int sqlf_write_page(sqlf_out *o, uint32_t pgno, const uint8_t *data);

@@ -59,6 +59,7 @@ struct uo_table_tree {
 
 struct uo_page_spool {
     int fd;
+    char *dir; /* the database's folder: the spool's, and SQLite's sorter's at a REINDEX */
     uint32_t page_size;
     uint32_t pages; /* spooled */
     uo_table_tree *trees;
@@ -80,6 +81,48 @@ static void set_error(uo_page_spool *s, const char *fmt, ...)
 const char *uo_pages_error(const uo_page_spool *s)
 {
     return s != NULL && s->error[0] != '\0' ? s->error : NULL;
+}
+
+/* Writes len bytes of buf at off, resuming after a short write: 0, or -1
+ * with errno saying why (a full disk writes what fits, then ENOSPC: the
+ * reason reported is that, never "short write"). */
+static int write_at(int fd, const void *buf, size_t len, off_t off)
+{
+    const uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t w = pwrite(fd, p, len, off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+        off += w;
+    }
+    return 0;
+}
+
+/* Reads len bytes at off into buf: 0, or -1 (errno; EIO at an early end). */
+static int read_at(int fd, void *buf, size_t len, off_t off)
+{
+    uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t r = pread(fd, p, len, off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += r;
+        len -= (size_t)r;
+        off += r;
+    }
+    return 0;
 }
 
 /* ---- setting up ---- */
@@ -126,14 +169,15 @@ uo_page_spool *uo_pages_open(sqlite3 *db, const char *path, char *err, size_t er
         free(dir);
         return NULL;
     }
-    free(dir);
     uo_page_spool *s = calloc(1, sizeof *s);
     if (s == NULL) {
         close(fd);
+        free(dir);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     s->fd = fd;
+    s->dir = dir;
     s->page_size = (uint32_t)page_size;
     s->index_budget = uo_index_entries_max;
     return s;
@@ -367,10 +411,8 @@ static int spool_leaf(uo_table_tree *t)
         t->leafcap = cap;
     }
     finish_leaf(t);
-    ssize_t w = pwrite(s->fd, t->leaf, s->page_size, (off_t)s->pages * s->page_size);
-    if (w != (ssize_t)s->page_size) {
-        set_error(s, "cannot write the database's pages to a temporary file: %s",
-                  w < 0 ? strerror(errno) : "short write");
+    if (write_at(s->fd, t->leaf, s->page_size, (off_t)s->pages * s->page_size) != 0) {
+        set_error(s, "cannot write the database's pages to a temporary file: %s", strerror(errno));
         return -1;
     }
     t->leaves[t->nleaves++] = (page_ref){s->pages, t->last_rowid};
@@ -493,12 +535,11 @@ uo_pages_moves uo_pages_moved;
 
 int sqlf_write_page(sqlf_out *o, uint32_t pgno, const uint8_t *data)
 {
-    ssize_t w = pwrite(o->fd, data, o->page_size, (off_t)(pgno - 1) * o->page_size);
-    if (w == (ssize_t)o->page_size)
+    if (write_at(o->fd, data, o->page_size, (off_t)(pgno - 1) * o->page_size) == 0)
         return 0;
     if (o->error[0] == '\0')
         snprintf(o->error, o->errlen, "cannot write page %u of the database: %s", pgno,
-                 w < 0 ? strerror(errno) : "short write");
+                 strerror(errno));
     return -1;
 }
 
@@ -548,7 +589,7 @@ static int build_tree(sqlf_out *o, page_ref *level, size_t n, uint32_t root)
         for (size_t i = 0; i < n;) {
             size_t k = group_size(o, level + i, n - i);
             interior_page(o, level + i, k);
-            uint32_t pgno = i == 0 && k == n ? root : o->next++;
+            uint32_t pgno = i == 0 && k == n ? root : sqlf_new_page(o);
             if (sqlf_write_page(o, pgno, o->page) != 0)
                 return -1;
             level[out++] = (page_ref){pgno, level[i + k - 1].max_rowid};
@@ -570,10 +611,14 @@ static int attach_tree(sqlf_out *o, uo_table_tree *t, uint32_t spool_base)
         finish_leaf(t);
         return sqlf_write_page(o, t->root, t->leaf);
     }
-    /* The spooled leaves are pages spool_base + 1 + their index; the last one follows.
-     * (A tree of one leaf was never spooled: a leaf is spooled only when a row follows.) */
-    for (size_t i = 0; i < t->nleaves; i++)
+    /* The spooled leaves are pages spool_base + 1 + their index, less the lock
+     * page (copy_spool); the last one follows. (A tree of one leaf was never
+     * spooled: a leaf is spooled only when a row follows.) */
+    uint32_t lock = sqlf_lock_page(o->page_size);
+    for (size_t i = 0; i < t->nleaves; i++) {
         t->leaves[i].page += spool_base + 1;
+        t->leaves[i].page += t->leaves[i].page >= lock && spool_base < lock;
+    }
     if (t->cells > 0) {
         if (t->nleaves == t->leafcap) {
             page_ref *l = realloc(t->leaves, (t->leafcap + 1) * sizeof *l);
@@ -585,17 +630,17 @@ static int attach_tree(sqlf_out *o, uo_table_tree *t, uint32_t spool_base)
             t->leafcap++;
         }
         finish_leaf(t);
-        if (sqlf_write_page(o, o->next, t->leaf) != 0)
+        uint32_t pgno = sqlf_new_page(o);
+        if (sqlf_write_page(o, pgno, t->leaf) != 0)
             return -1;
-        t->leaves[t->nleaves++] = (page_ref){o->next++, t->last_rowid};
+        t->leaves[t->nleaves++] = (page_ref){pgno, t->last_rowid};
     }
     return build_tree(o, t->leaves, t->nleaves, t->root);
 }
 
-/* Copies the spool's pages into o's file from page base + 1 on. */
-static int copy_spool(uo_page_spool *s, sqlf_out *o, uint32_t base)
+/* Copies spool bytes [in, len) into o's file at out. */
+static int copy_range(uo_page_spool *s, sqlf_out *o, off_t in, off_t out, off_t len)
 {
-    off_t in = 0, out = (off_t)base * s->page_size, len = (off_t)s->pages * s->page_size;
     while (in < len) {
         ssize_t n = copy_file_range(s->fd, &in, o->fd, &out, (size_t)(len - in), 0);
         if (n > 0)
@@ -604,20 +649,34 @@ static int copy_spool(uo_page_spool *s, sqlf_out *o, uint32_t base)
             set_error(s, "cannot copy the database's pages: %s", strerror(errno));
             return -1;
         }
-        /* No copy_file_range between these files: page by page. */
+        /* No copy_file_range between these files: page by page (from
+         * wherever it stopped). */
         while (in < len) {
-            ssize_t r = pread(s->fd, o->page, s->page_size, in);
-            if (r != (ssize_t)s->page_size ||
-                pwrite(o->fd, o->page, s->page_size, out) != (ssize_t)s->page_size) {
-                set_error(s, "cannot copy the database's pages: %s",
-                          r < 0 ? strerror(errno) : "short read or write");
+            size_t n = len - in < (off_t)s->page_size ? (size_t)(len - in) : s->page_size;
+            if (read_at(s->fd, o->page, n, in) != 0 || write_at(o->fd, o->page, n, out) != 0) {
+                set_error(s, "cannot copy the database's pages: %s", strerror(errno));
                 return -1;
             }
-            in += s->page_size;
-            out += s->page_size;
+            in += (off_t)n;
+            out += (off_t)n;
         }
     }
     return 0;
+}
+
+/* Copies the spool's pages into o's file from page base + 1 on, around the
+ * lock page (left a hole, as SQLite leaves it). */
+static int copy_spool(uo_page_spool *s, sqlf_out *o, uint32_t base)
+{
+    off_t ps = s->page_size, len = (off_t)s->pages * ps;
+    uint32_t lock = sqlf_lock_page(s->page_size);
+    if (base >= lock || base + s->pages < lock)
+        return copy_range(s, o, 0, (off_t)base * ps, len);
+    off_t before = (off_t)(lock - 1 - base) * ps; /* spool bytes before the lock page */
+    return copy_range(s, o, 0, (off_t)base * ps, before) != 0 ||
+                   copy_range(s, o, before, (off_t)lock * ps, len) != 0
+               ? -1
+               : 0;
 }
 
 int uo_pages_attach(uo_page_spool *s, const char *path)
@@ -633,7 +692,7 @@ int uo_pages_attach(uo_page_spool *s, const char *path)
         set_error(s, "cannot open %s: %s", path, o.page ? strerror(errno) : "out of memory");
         goto out;
     }
-    if (pread(o.fd, h, sizeof h, 0) != (ssize_t)sizeof h || fstat(o.fd, &sb) != 0) {
+    if (read_at(o.fd, h, sizeof h, 0) != 0 || fstat(o.fd, &sb) != 0) {
         set_error(s, "cannot read the header of %s", path);
         goto out;
     }
@@ -652,6 +711,8 @@ int uo_pages_attach(uo_page_spool *s, const char *path)
     if (copy_spool(s, &o, base) != 0)
         goto out;
     o.next = base + s->pages + 1;
+    if (base < sqlf_lock_page(page_size) && o.next > sqlf_lock_page(page_size))
+        o.next++; /* a spooled leaf moved past the lock page */
     for (uo_table_tree *t = s->trees; t != NULL; t = t->next)
         if (attach_tree(&o, t, base) != 0)
             goto out;
@@ -661,7 +722,7 @@ int uo_pages_attach(uo_page_spool *s, const char *path)
     sqlf_put_be32(h + 28, o.next - 1);
     sqlf_put_be32(h + 92, counter);
     sqlf_put_be32(h + 96, (uint32_t)sqlite3_libversion_number());
-    if (pwrite(o.fd, h, sizeof h, 0) != (ssize_t)sizeof h ||
+    if (write_at(o.fd, h, sizeof h, 0) != 0 ||
         ftruncate(o.fd, (off_t)(o.next - 1) * page_size) != 0) {
         set_error(s, "cannot write the header of %s: %s", path, strerror(errno));
         goto out;
@@ -705,17 +766,30 @@ int uo_pages_insert_deferred(uo_page_spool *s, sqlite3 *db)
         if (rc != SQLITE_OK)
             return rc;
     }
-    for (uo_table_tree *t = s->trees; t != NULL; t = t->next)
-        for (int i = 0; i < t->nindex; i++) {
+    /* A REINDEX sorts the index's entries in temporary files past the cache
+     * (2 MiB): as big as the index. SQLite puts them in $SQLITE_TMPDIR,
+     * $TMPDIR, else /var/tmp, often a small tmpfs, where a big trace's
+     * conversion failed ('database or disk is full') with room to spare
+     * beside the database. They go beside the database, like the spool. */
+    int rc = SQLITE_OK, moved = 0;
+    for (uo_table_tree *t = s->trees; t != NULL && rc == SQLITE_OK; t = t->next)
+        for (int i = 0; i < t->nindex && rc == SQLITE_OK; i++) {
             if (!t->index[i].rebuild)
                 continue;
+            if (!moved) {
+                char *sql = sqlite3_mprintf("PRAGMA temp_store_directory = %Q", s->dir);
+                moved = sql != NULL && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+                sqlite3_free(sql);
+            }
             char sql[160];
             snprintf(sql, sizeof sql, "REINDEX \"%s\"", t->index[i].name);
-            int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-            if (rc != SQLITE_OK)
-                return rc;
+            rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
         }
-    return SQLITE_OK;
+    if (rc != SQLITE_OK) /* (kept: the next statement replaces db's message) */
+        set_error(s, "%s", sqlite3_errmsg(db));
+    if (moved) /* (a process-wide setting: back to SQLite's own choice) */
+        sqlite3_exec(db, "PRAGMA temp_store_directory = ''", NULL, NULL, NULL);
+    return rc;
 }
 
 void uo_pages_free(uo_page_spool *s)
@@ -728,5 +802,6 @@ void uo_pages_free(uo_page_spool *s)
         tree_free(t);
     }
     close(s->fd);
+    free(s->dir);
     free(s);
 }

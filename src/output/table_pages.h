@@ -81,7 +81,9 @@ int uo_pages_attach(uo_page_spool *s, const char *path);
 /**
  * Inserts through db (path reopened after uo_pages_attach, in a transaction)
  * the rows that were not written as pages, and rebuilds the indexes whose
- * entries were too many to keep (index_pages.h). 0, or SQLite's error code.
+ * entries were too many to keep (index_pages.h), with SQLite's temporary
+ * files beside the database (its sorter's, as big as the index). 0, or
+ * SQLite's error code (uo_pages_error says why where db's message may not).
  */
 int uo_pages_insert_deferred(uo_page_spool *s, sqlite3 *db);
 

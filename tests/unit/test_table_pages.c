@@ -16,6 +16,16 @@
  *                        column, a UNIQUE index, rows already there)
  *   table_pages.rebuild  the index past its entry limit: dropped, rebuilt
  *                        by SQLite (REINDEX), the same rows and order
+ *   table_pages.full     a write that fills the disk halfway through a page
+ *                        (a file size limit not on a page boundary, as a full
+ *                        tmpfs does): in the spool, in the copy of the spool,
+ *                        in the attach's own pages; the error names the
+ *                        reason (EFBIG here, ENOSPC on a full disk), not
+ *                        "short write"
+ *   table_pages.tmpdir   the REINDEX's sorter (an index past its entry limit,
+ *                        more entries than the cache holds) writes its
+ *                        temporary files beside the database, never in
+ *                        $SQLITE_TMPDIR (watched with inotify); the index whole
  */
 #include "index_pages.h"
 #include "table_pages.h"
@@ -24,7 +34,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../integration/core/testutil.h"
@@ -228,10 +243,182 @@ static void one_tree(const char *path, int n)
     unlink(path);
 }
 
+/* Sets the file size limit (RLIM_INFINITY: none). */
+static void limit_files(rlim_t bytes)
+{
+    struct rlimit r;
+    CHECK(getrlimit(RLIMIT_FSIZE, &r) == 0);
+    r.rlim_cur = bytes;
+    CHECK(setrlimit(RLIMIT_FSIZE, &r) == 0);
+}
+
+/* n rows of t into a fresh database at path, files limited to spool_limit
+ * bytes while they are added, and to db_limit bytes (less than the file and
+ * its spooled pages: db_limit_rel, added to the file's size before the
+ * attach; else absolute) during the attach; RLIM_INFINITY: no limit. The
+ * first error of the spool ("" if none); *size: the file's size after a
+ * successful attach. */
+static void fill_until_full(const char *path, int n, rlim_t spool_limit, rlim_t db_limit,
+                            int db_limit_rel, char *error, size_t cap, off_t *size)
+{
+    error[0] = '\0';
+    *size = 0;
+    unlink(path);
+    sqlite3 *db = open_db(path);
+    CHECK(db != NULL);
+    if (db == NULL)
+        return;
+    CHECK(exec(db, "BEGIN; CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b INTEGER, s TEXT);"
+                   "CREATE INDEX t_a ON t(a);") == SQLITE_OK);
+    char err[256] = "";
+    uo_page_spool *sp = uo_pages_open(db, path, err, sizeof err);
+    uo_table_tree *t = sp != NULL ? uo_pages_table(sp, db, INSERT_T, 3, 2) : NULL;
+    CHECK(t != NULL);
+    if (t == NULL) {
+        uo_pages_free(sp);
+        sqlite3_close(db);
+        return;
+    }
+    limit_files(spool_limit);
+    int failed = 0;
+    for (int i = 0; i < n && !failed; i++) {
+        int64_t v[3] = {row_a(i), row_b(i), 0};
+        failed = uo_tree_add(t, v, "some text of a row") != 0;
+    }
+    limit_files(RLIM_INFINITY);
+    CHECK(exec(db, "COMMIT") == SQLITE_OK);
+    CHECK(sqlite3_close(db) == SQLITE_OK);
+    if (!failed) {
+        struct stat sb;
+        CHECK(stat(path, &sb) == 0);
+        limit_files(db_limit_rel ? (rlim_t)sb.st_size + db_limit : db_limit);
+        int rc = uo_pages_attach(sp, path);
+        limit_files(RLIM_INFINITY);
+        CHECK(rc == (db_limit == RLIM_INFINITY ? 0 : -1));
+        CHECK(stat(path, &sb) == 0);
+        *size = rc == 0 ? sb.st_size : 0;
+    }
+    const char *e = uo_pages_error(sp);
+    snprintf(error, cap, "%s", e != NULL ? e : "");
+    uo_pages_free(sp);
+    unlink(path);
+}
+
+/* The files SQLite created (its temporary files are named etilqs_*) in the
+ * folders of watches wt and wd, from the events queued on in. */
+static void temp_files_created(int in, int wt, int wd, int *in_wt, int *in_wd)
+{
+    char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+    ssize_t n;
+    *in_wt = *in_wd = 0;
+    while ((n = read(in, buf, sizeof buf)) > 0)
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)p;
+            if (ev->len > 0 && strncmp(ev->name, "etilqs_", 7) == 0) {
+                *in_wt += ev->wd == wt;
+                *in_wd += ev->wd == wd;
+            }
+            p += sizeof *ev + ev->len;
+        }
+}
+
+/* The REINDEX of an index past its entry limit, with a cache of 64 KiB:
+ * SQLite's sorter spills to temporary files. */
+static void reindex_beside(void)
+{
+    char tmp[] = "/tmp/upti-tp-tmpdir-XXXXXX", dir[] = "/tmp/upti-tp-dbdir-XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL && mkdtemp(dir) != NULL);
+    /* Read by SQLite once, at its initialization: before its first use here. */
+    setenv("SQLITE_TMPDIR", tmp, 1);
+    int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    CHECK(in >= 0);
+    int wt = inotify_add_watch(in, tmp, IN_CREATE), wd = inotify_add_watch(in, dir, IN_CREATE);
+    CHECK(wt >= 0 && wd >= 0);
+    char path[128];
+    snprintf(path, sizeof path, "%s/t.db", dir);
+    sqlite3 *db = open_db(path);
+    CHECK(db != NULL);
+    if (db == NULL)
+        return;
+    CHECK(exec(db, "BEGIN; CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b INTEGER, s TEXT);"
+                   "CREATE INDEX t_a ON t(a);") == SQLITE_OK);
+    char err[256] = "";
+    uo_page_spool *sp = uo_pages_open(db, path, err, sizeof err);
+    uo_table_tree *t = sp != NULL ? uo_pages_table(sp, db, INSERT_T, 3, 2) : NULL;
+    CHECK(t != NULL);
+    enum { ROWS = 50000 };
+    uo_index_entries_max = 5000;
+    for (int i = 0; i < ROWS && t != NULL; i++) {
+        int64_t v[3] = {row_a(i), row_b(i), 0};
+        CHECK(uo_tree_add(t, v, NULL) == 0);
+    }
+    CHECK(exec(db, "COMMIT") == SQLITE_OK);
+    CHECK(sqlite3_close(db) == SQLITE_OK);
+    CHECK(sp != NULL && uo_pages_attach(sp, path) == 0);
+    db = open_db(path);
+    CHECK(exec(db, "PRAGMA cache_size=-64; BEGIN") == SQLITE_OK);
+    CHECK(sp != NULL && uo_pages_insert_deferred(sp, db) == SQLITE_OK);
+    CHECK(exec(db, "COMMIT") == SQLITE_OK);
+    uo_pages_free(sp);
+    uo_index_entries_max = UO_INDEX_ENTRIES_MAX;
+    CHECK(integrity_ok(db));
+    CHECK_EQ_U64(query_i64(db, "SELECT count(*) FROM t INDEXED BY t_a WHERE a >= -9223372036854775808"),
+                 ROWS);
+    sqlite3_close(db);
+    int in_tmp, beside;
+    temp_files_created(in, wt, wd, &in_tmp, &beside);
+    if (in_tmp != 0 || beside == 0)
+        fprintf(stderr, "temporary files: %d in SQLITE_TMPDIR, %d beside the database\n", in_tmp,
+                beside);
+    CHECK_EQ_U64(in_tmp, 0);
+    CHECK(beside > 0);
+    close(in);
+    unlink(path);
+    rmdir(tmp);
+    rmdir(dir);
+}
+
 UNIT_TEST(table_pages)
 {
     char path[64];
     snprintf(path, sizeof path, "/tmp/upti-table-pages-%d.db", (int)getpid());
+    if (strcmp(sub, "tmpdir") == 0) {
+        reindex_beside();
+        return test_result("table_pages.tmpdir");
+    }
+    if (strcmp(sub, "full") == 0) {
+        /* A write past the limit is cut at it (a short write), the next one
+         * fails with EFBIG, as a full disk's with ENOSPC. 2,000 rows: about
+         * 90 leaves of 512 bytes, a tree of 3 levels. */
+        signal(SIGXFSZ, SIG_IGN);
+        char error[256], want[256];
+        snprintf(want, sizeof want, "cannot write the database's pages to a temporary file: %s",
+                 strerror(EFBIG));
+        off_t size;
+        fill_until_full(path, 2000, 10 * 512 + 100, RLIM_INFINITY, 0, error, sizeof error, &size);
+        if (strcmp(error, want) != 0)
+            fprintf(stderr, "spool: got '%s'\n", error);
+        CHECK(strcmp(error, want) == 0);
+        /* The spool copied into the file: cut 100 bytes into its eleventh page. */
+        snprintf(want, sizeof want, "cannot copy the database's pages: %s", strerror(EFBIG));
+        fill_until_full(path, 2000, RLIM_INFINITY, 10 * 512 + 100, 1, error, sizeof error, &size);
+        if (strcmp(error, want) != 0)
+            fprintf(stderr, "copy: got '%s'\n", error);
+        CHECK(strcmp(error, want) == 0);
+        /* The pages the attach writes itself (the last leaf, the index, the
+         * levels above): the last one of the file cut 100 bytes in. */
+        fill_until_full(path, 2000, RLIM_INFINITY, RLIM_INFINITY, 0, error, sizeof error, &size);
+        CHECK(strcmp(error, "") == 0);
+        CHECK(size > 100 * 512 && size % 512 == 0);
+        snprintf(want, sizeof want, "cannot write page %lld of the database: %s",
+                 (long long)(size / 512), strerror(EFBIG));
+        fill_until_full(path, 2000, RLIM_INFINITY, (rlim_t)size - 512 + 100, 0, error,
+                        sizeof error, &size);
+        if (strcmp(error, want) != 0)
+            fprintf(stderr, "attach: got '%s', want '%s'\n", error, want);
+        CHECK(strcmp(error, want) == 0);
+        return test_result("table_pages.full");
+    }
     if (strcmp(sub, "rebuild") == 0) {
         uo_index_entries_max = 5000;
         one_tree(path, 20000);

@@ -57,6 +57,8 @@ static const unit_case k_cases[] = {
     {"arg_link", unit_test_arg_link},
     {"table_pages.trees", unit_test_table_pages},
     {"table_pages.rebuild", unit_test_table_pages},
+    {"table_pages.full", unit_test_table_pages},
+    {"table_pages.tmpdir", unit_test_table_pages},
 #endif
 #ifdef UNIT_HAVE_COLLECTOR
     {"spool", unit_test_spool},

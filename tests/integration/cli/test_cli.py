@@ -244,6 +244,37 @@ def case_after_run(tmp):
     check(not os.path.exists(os.path.join(d, "late.db")), "a trace appeared after the run")
 
 
+def case_many_processes(tmp):
+    """40 traced processes under one upti run whose soft limit of open files is 64
+    (the hard one higher): while the spool is converted every process's database
+    is open with two descriptors (SQLite's and its pages' spool), and the
+    databases past the soft limit could not be created ('unable to open database
+    file', the rest kept for upti recover). upti raises its soft limit to the hard
+    one: every process gets its complete database, and upti says only what it
+    wrote."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 256:
+        print("SKIP: the hard limit of open files is %d" % hard)
+        return SKIP
+    n = 40
+    d = os.path.join(tmp, "out")
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith("UPTI_") and k not in ("OPENCL_LAYERS", "NVTX_INJECTION64_PATH")}
+    script = 'for i in $(seq %d); do "$1" --iterations 1 --threads 1 >/dev/null & done; wait' % n
+    p = subprocess.run([UPTI, "run", "--marker-trace", "-d", d, "-o", "p%pid%", "--", "/bin/sh",
+                        "-c", script, "sh", UPTX_APP], env=e, capture_output=True, text=True,
+                       errors="replace", timeout=120,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard)))
+    paths = dbs_in(d) if os.path.isdir(d) else []
+    check(p.returncode == 0 and len(paths) == n and
+          sorted(p.stderr.splitlines()) == sorted("upti: wrote " + x for x in paths),
+          "exit %d, %d databases (expected %d)\nstderr: %s" % (p.returncode, len(paths), n,
+                                                               p.stderr[-2000:]))
+    for path in paths:
+        check_marker_db(path, 1, 1)
+
+
 def case_fork_exec(tmp):
     """A program that forks and execs another: two outputs, each its own process."""
     if ASAN_FORK:

@@ -506,6 +506,72 @@ def case_collector_killed(tmp):
           'wrote all %d markers' % markers)
 
 
+def case_recover_full(tmp):
+    """`upti recover` of a run folder whose database cannot be written (a file size
+    limit of 1 MiB: the spool fits, the database's 64 KiB pages do not): exit 1, one
+    line on the database, one on its records, one saying the folder stays for
+    `upti recover` (not 'nothing was recorded'); no c.db; the folder is kept. Run
+    again without the limit, it writes every marker."""
+    import resource
+    iterations = 100
+    tmpdir = os.path.join(tmp, 'tmpdir')
+    os.makedirs(tmpdir)
+    e = env()
+    e['TMPDIR'] = tmpdir
+    d = os.path.join(tmp, 'out')
+    path = os.path.join(d, 'c.db')
+    cmd = [UPTI, 'run', '--marker-trace', '-d', d, '-o', 'c', '--', UPTX_APP, '--iterations',
+           str(iterations), '--fork-exec', '/bin/sh', '-c', 'sleep 1']
+    p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         errors='replace')
+    time.sleep(0.5)
+    p.kill()
+    p.communicate(timeout=60)
+    folders = [os.path.join(tmpdir, f) for f in os.listdir(tmpdir) if f.startswith('upti-collect-')]
+    if len(folders) != 1:
+        fail('expected one run folder in %s, found %r' % (tmpdir, folders))
+    folder = folders[0]
+    limit = 1 << 20
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    r = subprocess.run([UPTI, 'recover', folder], env=e, capture_output=True, text=True,
+                       errors='replace', timeout=120, preexec_fn=limited)
+    where = '\nrecover stderr: %s' % r.stderr
+    spool = os.path.getsize(os.path.join(folder, 'spool'))
+    if spool >= limit:
+        fail('the spool (%d bytes) does not fit under the limit: the case tests nothing' % spool)
+    lines = r.stderr.splitlines()
+    db_lines = [l for l in lines if re.match(r'upti: database \S+: .+', l)]
+    incomplete = [l for l in lines if re.match(r'upti: pid \d+: its database could not be '
+                                               r'completed: the \d+ records of the spool are not '
+                                               r'in a database$', l)]
+    kept = ['upti: what could not be written stays in %s: upti recover %s, once there is room'
+            % (folder, folder)]
+    if r.returncode != 1 or len(db_lines) != 1 or len(incomplete) != 1 or \
+            lines != db_lines + incomplete + kept:
+        fail('upti recover under the limit: exit %d (expected 1 and three lines: the '
+             'database, its records, the folder kept)%s' % (r.returncode, where))
+    if os.path.exists(path) or not os.path.isdir(folder):
+        fail('c.db written (%s) or the run folder removed (%s)%s'
+             % (os.path.exists(path), not os.path.isdir(folder), where))
+    r = subprocess.run([UPTI, 'recover', folder], env=e, capture_output=True, text=True,
+                       errors='replace', timeout=120)
+    if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote ' + path]:
+        fail('upti recover with room: exit %d\nstderr: %s' % (r.returncode, r.stderr))
+    con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+    markers = con.execute('SELECT count(*) FROM marker').fetchone()[0]
+    ok = con.execute('PRAGMA integrity_check').fetchone()[0]
+    con.close()
+    want = uptx_markers(2, iterations) + 2  # and the range around the fork
+    if markers != want or ok != 'ok' or os.path.exists(folder):
+        fail('c.db: %d markers (expected %d), integrity %s, folder left %s'
+             % (markers, want, ok, os.path.exists(folder)))
+    print('recover_full: exit 1 and the folder kept under the limit; then all %d markers'
+          % markers)
+
+
 COUNTED = os.path.join(BUILD, 'bin', 'counted_marks')
 
 
@@ -707,6 +773,7 @@ CASES = {
     'tmpdir_unwritable': case_tmpdir_unwritable,
     'kill_in_outputs': case_kill_in_outputs,
     'collector_killed': case_collector_killed,
+    'recover_full': case_recover_full,
     'run_kill': case_run_kill,
     'run_endings': case_run_endings,
     'run_sigint_nohup': case_run_sigint_nohup,
