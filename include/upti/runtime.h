@@ -93,6 +93,15 @@ UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call);
 UPTI_API void upti_runtime_capture_correlation(const upti_runtime_call_t *call,
                                                upti_runtime_correlation_t *out);
 
+/**
+ * upti_runtime_capture_correlation(NULL, out), and in *start the start
+ * time of the innermost call in progress on this thread (its API record's
+ * start_timestamp), or the time now if none is: one call and one clock read
+ * for a device operation recorded inside a traced call (a Vulkan vkCmd*).
+ * Since UPTI_RUNTIME_0.2.
+ */
+UPTI_API void upti_runtime_capture_current(upti_runtime_correlation_t *out, upti_timestamp_t *start);
+
 /** A record to deliver to callback and buffer services. */
 typedef struct upti_runtime_record_t {
     size_t size;                      /**< sizeof(upti_runtime_record_t) */

@@ -22,6 +22,20 @@ static upti_callback_tracing_record_t callback_record(const upti_runtime_call_t 
     };
 }
 
+/* The ENTER callbacks of a call, apart: a call traced by buffers only saves no registers for them. */
+static __attribute__((noinline)) void enter_callbacks(upti_runtime_call_t *call, const upti_operation_plan_t *plan,
+                                                      upti_thread_state_t *s)
+{
+    s->in_callback++;
+    for (uint32_t i = 0; i < plan->num_callbacks; i++) {
+        const upti_plan_callback_t *cb = &plan->callbacks[i];
+        call->user_data[i].value = 0;
+        cb->callback(callback_record(call, cb->context, s, UPTI_CALLBACK_PHASE_ENTER), &call->user_data[i],
+                     cb->data);
+    }
+    s->in_callback--;
+}
+
 UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_operation_plan_t *plan,
                                       upti_tracing_kind_t kind, uint32_t operation, void *payload)
 {
@@ -39,16 +53,8 @@ UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_oper
     call->thread_id = s->tid;
     call->parent = s->current_call;
     s->current_call = call;
-    if (plan->num_callbacks > 0) {
-        s->in_callback++;
-        for (uint32_t i = 0; i < plan->num_callbacks; i++) {
-            const upti_plan_callback_t *cb = &plan->callbacks[i];
-            call->user_data[i].value = 0;
-            cb->callback(callback_record(call, cb->context, s, UPTI_CALLBACK_PHASE_ENTER),
-                         &call->user_data[i], cb->data);
-        }
-        s->in_callback--;
-    }
+    if (plan->num_callbacks > 0)
+        enter_callbacks(call, plan, s);
     call->start_timestamp = upti_now();
 }
 
@@ -100,17 +106,23 @@ UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
     }
 }
 
-UPTI_API void upti_runtime_capture_correlation(const upti_runtime_call_t *call,
-                                               upti_runtime_correlation_t *out)
+static void capture_external(upti_thread_state_t *s, upti_runtime_correlation_t *out);
+
+/* upti_runtime_capture_correlation with s, call found. */
+static inline void capture(upti_thread_state_t *s, const upti_runtime_call_t *call, upti_runtime_correlation_t *out)
 {
-    upti_thread_state_t *s = upti_thread_state();
-    if (call == NULL)
-        call = s->current_call;
     memset(out, 0, sizeof *out);
     out->thread_id = s->tid;
     if (call == NULL || call->plan == NULL)
         return;
     out->internal = call->correlation_id;
+    if (s->external_mask != 0)
+        capture_external(s, out);
+}
+
+/* The external ids of the contexts that pushed one on this thread, into out. */
+static __attribute__((noinline)) void capture_external(upti_thread_state_t *s, upti_runtime_correlation_t *out)
+{
     uint32_t mask = s->external_mask;
     while (mask != 0 && out->num_external < 4) {
         uint32_t ctx = (uint32_t)__builtin_ctz(mask);
@@ -126,6 +138,22 @@ UPTI_API void upti_runtime_capture_correlation(const upti_runtime_call_t *call,
     if (mask != 0 && !atomic_exchange(&warned, true))
         upti_log_warning("more than 4 contexts pushed an external correlation id on one thread: "
                        "device records carry the first 4 contexts' ids only");
+}
+
+UPTI_API void upti_runtime_capture_correlation(const upti_runtime_call_t *call,
+                                               upti_runtime_correlation_t *out)
+{
+    upti_thread_state_t *s = upti_thread_state();
+    capture(s, call != NULL ? call : s->current_call, out);
+}
+
+UPTI_API void upti_runtime_capture_current(upti_runtime_correlation_t *out, upti_timestamp_t *start)
+{
+    upti_thread_state_t *s = upti_thread_state();
+    const upti_runtime_call_t *call = s->current_call;
+    capture(s, call, out);
+    /* The call in progress's own start: one clock read fewer per operation a traced vkCmd* records. */
+    *start = call != NULL && call->plan != NULL && s->in_callback == 0 ? call->start_timestamp : upti_now();
 }
 
 static uint64_t captured_external(const upti_runtime_correlation_t *corr, uint32_t ctx)

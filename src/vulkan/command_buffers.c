@@ -510,8 +510,8 @@ static inline __attribute__((always_inline)) void op_begin(uvk_slot_t *slot, con
     } else {
         memcpy(d->name, s->pipeline_name, s->pipeline_name_len + 1);
     }
-    d->recorded = uvk_now();
-    upti_runtime_capture_correlation(NULL, &d->corr);
+    /* The recording call's correlation, and its start as the time recorded (the time now if untraced). */
+    upti_runtime_capture_current(&d->corr, &d->recorded);
     const uvk_device_state_t *ds = &s->dev->dt;
     if (ds->timestamps && !s->untimed && !s->in_render_pass) {
         uint32_t query;

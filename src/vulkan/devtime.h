@@ -263,6 +263,26 @@ static inline void uvk_op_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *
 }
 /* vkCmdDispatch recorded with its timestamps (the caller found dispatches wanted). */
 void uvk_dispatch_timed(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z);
+/* Whether dispatch op is traced; if not, the caller calls straight through
+   (the dispatch then counted as work the layer does not time). */
+static inline int uvk_dispatch_wanted(uint32_t op, VkCommandBuffer cb)
+{
+    if (uvk_dt_wanted(UPTI_TRACING_KIND_KERNEL_DISPATCH, op) && UVK_LOAD(uvk_dt_cbs) != NULL)
+        return 1;
+    uvk_cmd_device_work(cb);
+    return 0;
+}
+/* The most recorded command, inline in its generated wrapper (generate.py's
+   INLINE_DEVTIME: no call between the wrapper and the test of the plans). */
+static inline void uvk_dt_vkCmdDispatch(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t x, uint32_t y,
+                                        uint32_t z)
+{
+    if (!uvk_dispatch_wanted(UPTI_KERNEL_DISPATCH_VK_DISPATCH, cb)) {
+        n->vkCmdDispatch(cb, x, y, z);
+        return;
+    }
+    uvk_dispatch_timed(n, cb, x, y, z);
+}
 /* Tells the subscriber of APPENDED that slot's operation is recorded. */
 void uvk_op_end_appended(VkCommandBuffer cb, const uvk_slot_t *slot);
 /* Writes the second timestamp, after the operation. */

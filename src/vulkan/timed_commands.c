@@ -8,7 +8,7 @@
  */
 #include "devtime.h"
 
-/* A dispatch the caller found wanted (dispatch_wanted). */
+/* A dispatch the caller found wanted (uvk_dispatch_wanted). */
 static void dispatch_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t op,
                              const uint32_t groups[3], const uint32_t base[3])
 {
@@ -22,29 +22,10 @@ static void copy_begin(uvk_slot_t *slot, const upti_vulkan_dispatch_t *n, VkComm
     uvk_op_begin(slot, n, cb, UPTI_TRACING_KIND_MEMORY_COPY, op, NULL, NULL, direction, bytes, NULL);
 }
 
-/* Whether dispatch op is traced; if not, the wrappers below call straight
-   through (the dispatch then counted as work the layer does not time). */
-static inline int dispatch_wanted(uint32_t op, VkCommandBuffer cb)
-{
-    if (uvk_dt_wanted(UPTI_TRACING_KIND_KERNEL_DISPATCH, op) && UVK_LOAD(uvk_dt_cbs) != NULL)
-        return 1;
-    uvk_cmd_device_work(cb);
-    return 0;
-}
-
-void uvk_dt_vkCmdDispatch(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z)
-{
-    if (!dispatch_wanted(UPTI_KERNEL_DISPATCH_VK_DISPATCH, cb)) {
-        n->vkCmdDispatch(cb, x, y, z);
-        return;
-    }
-    uvk_dispatch_timed(n, cb, x, y, z);
-}
-
 static void dispatch_base(const upti_vulkan_dispatch_t *n, PFN_vkCmdDispatchBase fn, VkCommandBuffer cb,
                           uint32_t bx, uint32_t by, uint32_t bz, uint32_t x, uint32_t y, uint32_t z)
 {
-    if (!dispatch_wanted(UPTI_KERNEL_DISPATCH_VK_DISPATCH_BASE, cb)) {
+    if (!uvk_dispatch_wanted(UPTI_KERNEL_DISPATCH_VK_DISPATCH_BASE, cb)) {
         fn(cb, bx, by, bz, x, y, z);
         return;
     }
@@ -70,7 +51,7 @@ void uvk_dt_vkCmdDispatchBaseKHR(const upti_vulkan_dispatch_t *n, VkCommandBuffe
 void uvk_dt_vkCmdDispatchIndirect(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer buffer,
                                   VkDeviceSize offset)
 {
-    if (!dispatch_wanted(UPTI_KERNEL_DISPATCH_VK_DISPATCH_INDIRECT, cb)) {
+    if (!uvk_dispatch_wanted(UPTI_KERNEL_DISPATCH_VK_DISPATCH_INDIRECT, cb)) {
         n->vkCmdDispatchIndirect(cb, buffer, offset);
         return;
     }

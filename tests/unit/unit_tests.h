@@ -8,6 +8,7 @@
 
 UNIT_TEST(arg_link);
 UNIT_TEST(buffers);
+UNIT_TEST(capture_current);
 UNIT_TEST(capture_spec);
 UNIT_TEST(config_parse);
 UNIT_TEST(db_errors);
