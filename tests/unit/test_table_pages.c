@@ -343,11 +343,11 @@ static void reindex_beside(void)
     CHECK(exec(db, "BEGIN; CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b INTEGER, s TEXT);"
                    "CREATE INDEX t_a ON t(a);") == SQLITE_OK);
     char err[256] = "";
+    uo_index_entries_max = 5000; /* the budget of the spool opened next */
     uo_page_spool *sp = uo_pages_open(db, path, err, sizeof err);
     uo_table_tree *t = sp != NULL ? uo_pages_table(sp, db, INSERT_T, 3, 2) : NULL;
     CHECK(t != NULL);
     enum { ROWS = 50000 };
-    uo_index_entries_max = 5000;
     for (int i = 0; i < ROWS && t != NULL; i++) {
         int64_t v[3] = {row_a(i), row_b(i), 0};
         CHECK(uo_tree_add(t, v, NULL) == 0);
