@@ -25,7 +25,9 @@
  *    last leaf and the interior pages (type 5) above its leaves, written into
  *    the table's root page (sqlite_master.rootpage) at the top; sets the
  *    header's page count and change counter. Every leaf is at the same depth;
- *    no page is free or used twice (PRAGMA integrity_check: tests).
+ *    no page is free or used twice, and none is the page of SQLite's lock
+ *    bytes (offset 2^30: left a hole, as SQLite does) (PRAGMA
+ *    integrity_check: tests).
  *  - A row a leaf cannot hold whole (a payload over the page's local limit,
  *    which would need overflow pages) is kept in memory and inserted through
  *    SQLite after the attach (uo_pages_insert_deferred), under the row id it
