@@ -54,10 +54,17 @@ int uo_index_setup(uo_index_tree *ix, sqlite3 *db, const char *name, const int *
 }
 
 size_t uo_index_entries_max = UO_INDEX_ENTRIES_MAX;
+size_t uo_index_memory_max = UO_INDEX_MEMORY_MAX;
+
+/* Bytes of entries held by every index (one converting thread at a time). */
+static size_t g_index_bytes;
+
+size_t uo_index_memory(void) { return g_index_bytes; }
 
 /* Frees ix's entries and gives their room back to the budget. */
 static void drop_entries(uo_index_tree *ix)
 {
+    g_index_bytes -= ix->cap * sizeof *ix->e;
     free(ix->e);
     if (ix->budget != NULL)
         *ix->budget += ix->cap;
@@ -67,16 +74,21 @@ static void drop_entries(uo_index_tree *ix)
 
 void uo_index_grow(uo_index_tree *ix)
 {
+    if (ix->rebuild)
+        return; /* SQLite rebuilds it: no more entries are kept */
     size_t more = ix->cap ? ix->cap : 4096;
     if (more > *ix->budget)
         more = *ix->budget;
-    uo_index_entry *e = more > 0 ? realloc(ix->e, (ix->cap + more) * sizeof *e) : NULL;
+    size_t bytes = more * sizeof *ix->e;
+    uo_index_entry *e = more > 0 && g_index_bytes + bytes <= uo_index_memory_max
+                            ? realloc(ix->e, (ix->cap + more) * sizeof *e) : NULL;
     if (e == NULL) {
         drop_entries(ix);
         ix->rebuild = 1;
         return;
     }
     *ix->budget -= more;
+    g_index_bytes += bytes;
     ix->e = e;
     ix->cap += more;
 }

@@ -33,6 +33,22 @@
 /** The limit in force for the databases opened from now: UO_INDEX_ENTRIES_MAX (tests lower it). */
 extern size_t uo_index_entries_max;
 
+/**
+ * Bytes of entries that the indexes of every database open in this process
+ * may hold together: a converter has every process's database open until the
+ * spool is read through, and a job of 64 processes of 8 M calls each would
+ * otherwise hold 8 GiB (128 MiB each). Past it, the index that would grow is
+ * rebuilt by SQLite instead (as past its database's UO_INDEX_ENTRIES_MAX).
+ * 512 MiB: four databases at UO_INDEX_ENTRIES_MAX each.
+ */
+#define UO_INDEX_MEMORY_MAX ((size_t)512 << 20)
+
+/** The limit in force: UO_INDEX_MEMORY_MAX (tests lower it). */
+extern size_t uo_index_memory_max;
+
+/** Bytes of entries the indexes of this process hold now. */
+size_t uo_index_memory(void);
+
 typedef struct uo_index_entry {
     int64_t key, rowid;
 } uo_index_entry;
@@ -57,7 +73,11 @@ typedef struct uo_index_tree {
 int uo_index_setup(uo_index_tree *ix, sqlite3 *db, const char *name, const int *from, int tcols,
                    int text_at, size_t *budget);
 
-/** Grows ix's entries; on failure or past its budget marks it for rebuilding. */
+/**
+ * Grows ix's entries; on failure, past its database's budget or past
+ * uo_index_memory_max for the indexes of all databases, drops them and marks
+ * it for rebuilding (then keeps no more).
+ */
 void uo_index_grow(uo_index_tree *ix);
 
 /** Adds the entry of row rowid whose key is key (rows come in row id order). */

@@ -22,6 +22,11 @@
  *                        in the attach's own pages; the error names the
  *                        reason (EFBIG here, ENOSPC on a full disk), not
  *                        "short write"
+ *   table_pages.memory   two databases filled at once past the memory that
+ *                        all indexes may hold (uo_index_memory_max): the one
+ *                        that would pass it is rebuilt by SQLite, the other
+ *                        written from its entries; both whole; nothing held
+ *                        once they are freed
  *   table_pages.tmpdir   the REINDEX's sorter (an index past its entry limit,
  *                        more entries than the cache holds) writes its
  *                        temporary files beside the database, never in
@@ -378,10 +383,85 @@ static void reindex_beside(void)
     rmdir(dir);
 }
 
+/* A database at path with table t (index t_a), its spool and t's tree. */
+typedef struct open_tree {
+    sqlite3 *db;
+    uo_page_spool *sp;
+    uo_table_tree *t;
+} open_tree;
+
+static int open_tree_at(open_tree *o, const char *path)
+{
+    unlink(path);
+    o->db = open_db(path);
+    o->sp = NULL;
+    o->t = NULL;
+    if (o->db == NULL || exec(o->db, "BEGIN; CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER,"
+                                     " b INTEGER, s TEXT); CREATE INDEX t_a ON t(a);") != SQLITE_OK)
+        return -1;
+    char err[256];
+    o->sp = uo_pages_open(o->db, path, err, sizeof err);
+    o->t = o->sp != NULL ? uo_pages_table(o->sp, o->db, INSERT_T, 3, 2) : NULL;
+    return o->t != NULL ? 0 : -1;
+}
+
+/* Rows in t through its index t_a. */
+static int64_t rows_by_index(sqlite3 *db)
+{
+    return query_i64(db, "SELECT count(*) FROM t INDEXED BY t_a WHERE a >= -9223372036854775808");
+}
+
+static void indexes_past_memory(const char *dir)
+{
+    enum { ROWS = 20000 };
+    char pa[128], pb[128];
+    snprintf(pa, sizeof pa, "%s-a.db", dir);
+    snprintf(pb, sizeof pb, "%s-b.db", dir);
+    open_tree a, b;
+    CHECK(open_tree_at(&a, pa) == 0 && open_tree_at(&b, pb) == 0);
+    if (a.t == NULL || b.t == NULL)
+        return;
+    /* Entries grow 4,096, 8,192, 16,384, 32,768 (16 bytes each), a's first:
+     * at 32,768 a would hold 512 KiB and b 256 KiB, past 600 KiB. */
+    CHECK_EQ_U64(uo_index_memory(), 0);
+    uo_index_memory_max = 600 << 10;
+    for (int i = 0; i < ROWS; i++) {
+        int64_t v[3] = {row_a(i), row_b(i), 0};
+        CHECK(uo_tree_add(a.t, v, NULL) == 0);
+        CHECK(uo_tree_add(b.t, v, NULL) == 0);
+    }
+    CHECK_EQ_U64(uo_index_memory(), 32768 * 16); /* b's */
+    open_tree *both[2] = {&a, &b};
+    const char *paths[2] = {pa, pb};
+    for (int k = 0; k < 2; k++) {
+        CHECK(exec(both[k]->db, "COMMIT") == SQLITE_OK);
+        CHECK(sqlite3_close(both[k]->db) == SQLITE_OK);
+        CHECK(uo_pages_attach(both[k]->sp, paths[k]) == 0);
+        both[k]->db = open_db(paths[k]);
+        /* a's index: dropped, empty until SQLite rebuilds it; b's: written. */
+        CHECK_EQ_U64(rows_by_index(both[k]->db), k == 0 ? 0 : ROWS);
+        CHECK(exec(both[k]->db, "BEGIN") == SQLITE_OK);
+        CHECK(uo_pages_insert_deferred(both[k]->sp, both[k]->db) == SQLITE_OK);
+        CHECK(exec(both[k]->db, "COMMIT") == SQLITE_OK);
+        uo_pages_free(both[k]->sp);
+        CHECK(integrity_ok(both[k]->db));
+        CHECK_EQ_U64(rows_by_index(both[k]->db), ROWS);
+        CHECK_EQ_U64(query_i64(both[k]->db, "SELECT count(*) FROM t"), ROWS);
+        sqlite3_close(both[k]->db);
+        unlink(paths[k]);
+    }
+    CHECK_EQ_U64(uo_index_memory(), 0);
+    uo_index_memory_max = UO_INDEX_MEMORY_MAX;
+}
+
 UNIT_TEST(table_pages)
 {
     char path[64];
     snprintf(path, sizeof path, "/tmp/upti-table-pages-%d.db", (int)getpid());
+    if (strcmp(sub, "memory") == 0) {
+        indexes_past_memory(path);
+        return test_result("table_pages.memory");
+    }
     if (strcmp(sub, "tmpdir") == 0) {
         reindex_beside();
         return test_result("table_pages.tmpdir");

@@ -60,6 +60,7 @@ static const unit_case k_cases[] = {
     {"table_pages.rebuild", unit_test_table_pages},
     {"table_pages.full", unit_test_table_pages},
     {"table_pages.tmpdir", unit_test_table_pages},
+    {"table_pages.memory", unit_test_table_pages},
 #endif
 #ifdef UNIT_HAVE_COLLECTOR
     {"spool", unit_test_spool},
