@@ -729,6 +729,11 @@ int uo_pages_attach(uo_page_spool *s, const char *path)
     }
     rc = 0;
 out:
+    /* The spool's pages are in the file (or the file is discarded): its disk
+     * space is freed now, not after SQLite's work on the file (a REINDEX
+     * needs room for its sort). */
+    close(s->fd);
+    s->fd = -1;
     if (o.fd >= 0 && close(o.fd) != 0 && rc == 0) {
         set_error(s, "cannot write %s: %s", path, strerror(errno));
         rc = -1;
@@ -801,7 +806,8 @@ void uo_pages_free(uo_page_spool *s)
         s->trees = t->next;
         tree_free(t);
     }
-    close(s->fd);
+    if (s->fd >= 0)
+        close(s->fd);
     free(s->dir);
     free(s);
 }

@@ -75,8 +75,9 @@ const char *uo_pages_error(const uo_page_spool *s);
 
 /**
  * Puts every table's pages into path, which SQLite has committed and closed,
- * and updates its header. 0, or -1 (uo_pages_error says why; the file is
- * then damaged and must be discarded).
+ * and updates its header; closes the spool (its disk space is freed). 0, or
+ * -1 (uo_pages_error says why; the file is then damaged and must be
+ * discarded). Once only.
  */
 int uo_pages_attach(uo_page_spool *s, const char *path);
 

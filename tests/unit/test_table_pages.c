@@ -30,7 +30,8 @@
  *   table_pages.tmpdir   the REINDEX's sorter (an index past its entry limit,
  *                        more entries than the cache holds) writes its
  *                        temporary files beside the database, never in
- *                        $SQLITE_TMPDIR (watched with inotify); the index whole
+ *                        $SQLITE_TMPDIR (watched with inotify); the index whole;
+ *                        the spool is closed by the attach, before the sort
  */
 #include "index_pages.h"
 #include "table_pages.h"
@@ -39,6 +40,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -327,6 +329,19 @@ static void temp_files_created(int in, int wt, int wd, int *in_wt, int *in_wd)
         }
 }
 
+/* Descriptors open in this process. */
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    if (d == NULL)
+        return -1;
+    while (readdir(d) != NULL)
+        n++;
+    closedir(d);
+    return n;
+}
+
 /* The REINDEX of an index past its entry limit, with a cache of 64 KiB:
  * SQLite's sorter spills to temporary files. */
 static void reindex_beside(void)
@@ -359,7 +374,10 @@ static void reindex_beside(void)
     }
     CHECK(exec(db, "COMMIT") == SQLITE_OK);
     CHECK(sqlite3_close(db) == SQLITE_OK);
+    /* The attach closes the spool: its space is free before the REINDEX's sort. */
+    int fds = open_fds();
     CHECK(sp != NULL && uo_pages_attach(sp, path) == 0);
+    CHECK_EQ_U64(open_fds(), fds - 1);
     db = open_db(path);
     CHECK(exec(db, "PRAGMA cache_size=-64; BEGIN") == SQLITE_OK);
     CHECK(sp != NULL && uo_pages_insert_deferred(sp, db) == SQLITE_OK);
