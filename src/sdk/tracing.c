@@ -73,14 +73,28 @@ void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s)
     }
 }
 
-UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
+/* An API record of call into pb's buffer; r: room reserved for it there. */
+static inline void api_record(upti_buffer_tracing_api_record_t *r, const upti_runtime_call_t *call,
+                              const upti_thread_state_t *s, const upti_plan_buffer_t *pb, upti_timestamp_t end)
+{
+    *r = (upti_buffer_tracing_api_record_t){
+        .size = sizeof *r,
+        .kind = call->kind,
+        .operation = call->operation,
+        .correlation_id = {call->correlation_id, {upti_external_id(s, pb->context)}},
+        .thread_id = call->thread_id,
+        .start_timestamp = call->start_timestamp,
+        .end_timestamp = end,
+    };
+}
+
+/* upti_runtime_call_exit past its end time: pops the call, runs EXIT callbacks, writes
+   the API records. */
+static __attribute__((noinline)) void exit_rest(upti_runtime_call_t *call, upti_timestamp_t end)
 {
     const upti_operation_plan_t *plan = call->plan;
-    if (upti_unlikely(plan == NULL))
-        return;
-    upti_timestamp_t end = upti_now();
     upti_thread_state_t *s = upti_thread_state();
-    if (plan->num_callbacks == 0) /* buffer tracing only: no call (a traced vkCmdDispatch, 15 instructions) */
+    if (plan->num_callbacks == 0)
         s->current_call = call->parent;
     else
         upti_call_exit_callbacks(call, s);
@@ -93,17 +107,45 @@ UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
             upti_buffer_reserve(pb->buffer, s, call->kind, sizeof *r);
         if (r == NULL)
             continue;
-        *r = (upti_buffer_tracing_api_record_t){
-            .size = sizeof *r,
-            .kind = call->kind,
-            .operation = call->operation,
-            .correlation_id = {call->correlation_id, {upti_external_id(s, pb->context)}},
-            .thread_id = call->thread_id,
-            .start_timestamp = call->start_timestamp,
-            .end_timestamp = end,
-        };
+        api_record(r, call, s, pb, end);
         upti_buffer_commit(pb->buffer, s);
     }
+}
+
+/* exit_rest where the clock takes its slow path. */
+static __attribute__((noinline)) void exit_slow_clock(upti_runtime_call_t *call)
+{
+    exit_rest(call, upti_now_slow());
+}
+
+UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
+{
+    const upti_operation_plan_t *plan = call->plan;
+    if (upti_unlikely(plan == NULL))
+        return;
+    upti_timestamp_t end;
+    if (upti_unlikely(!upti_now_fast(&end))) {
+        exit_slow_clock(call);
+        return;
+    }
+    /* Inline, without a call that needs registers saved: a call traced by one buffer only
+       whose record fits this thread's region (a traced vkCmdDispatch or clEnqueue*). */
+    upti_thread_state_t *s = upti_tls_state;
+    if (upti_likely(s != NULL && plan->num_callbacks == 0 && plan->num_buffers == 1 &&
+                    call->kind != UPTI_TRACING_KIND_MARKER_API)) {
+        const upti_plan_buffer_t *pb = &plan->buffers[0];
+        struct upti_buffer *b = pb->buffer;
+        struct upti_producer *p = s->producers[b->index];
+        upti_buffer_tracing_api_record_t *r =
+            upti_buffer_reserve_fast(b, p, call->kind, sizeof(upti_buffer_tracing_api_record_t));
+        if (upti_likely(r != NULL)) {
+            s->current_call = call->parent;
+            api_record(r, call, s, pb, end);
+            upti_buffer_commit_producer(b, p);
+            return;
+        }
+    }
+    exit_rest(call, end);
 }
 
 static void capture_external(upti_thread_state_t *s, upti_runtime_correlation_t *out);
