@@ -22,7 +22,8 @@ static upti_callback_tracing_record_t callback_record(const upti_runtime_call_t 
     };
 }
 
-/* The ENTER callbacks of a call, apart: a call traced by buffers only saves no registers for them. */
+/* The ENTER callbacks of a call, then its start time, apart: a call traced by buffers only
+   saves no registers for them. */
 static __attribute__((noinline)) void enter_callbacks(upti_runtime_call_t *call, const upti_operation_plan_t *plan,
                                                       upti_thread_state_t *s)
 {
@@ -34,6 +35,13 @@ static __attribute__((noinline)) void enter_callbacks(upti_runtime_call_t *call,
                      cb->data);
     }
     s->in_callback--;
+    call->start_timestamp = upti_now();
+}
+
+/* The start time where the clock takes its slow path (a call apart, as the callbacks). */
+static __attribute__((noinline)) void enter_slow_clock(upti_runtime_call_t *call)
+{
+    call->start_timestamp = upti_now_slow();
 }
 
 UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_operation_plan_t *plan,
@@ -53,9 +61,12 @@ UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_oper
     call->thread_id = s->tid;
     call->parent = s->current_call;
     s->current_call = call;
-    if (plan->num_callbacks > 0)
-        enter_callbacks(call, plan, s);
-    call->start_timestamp = upti_now();
+    if (upti_unlikely(plan->num_callbacks > 0)) {
+        enter_callbacks(call, plan, s); /* and the start time */
+        return;
+    }
+    if (upti_unlikely(!upti_now_fast(&call->start_timestamp)))
+        enter_slow_clock(call);
 }
 
 void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s)
@@ -189,13 +200,36 @@ UPTI_API void upti_runtime_capture_correlation(const upti_runtime_call_t *call,
     capture(s, call != NULL ? call : s->current_call, out);
 }
 
-UPTI_API void upti_runtime_capture_current(upti_runtime_correlation_t *out, upti_timestamp_t *start)
+/* upti_runtime_capture_current in full. */
+static __attribute__((noinline)) void capture_current_slow(upti_runtime_correlation_t *out, upti_timestamp_t *start)
 {
     upti_thread_state_t *s = upti_thread_state();
     const upti_runtime_call_t *call = s->current_call;
     capture(s, call, out);
-    /* The call in progress's own start: one clock read fewer per operation a traced vkCmd* records. */
     *start = call != NULL && call->plan != NULL && s->in_callback == 0 ? call->start_timestamp : upti_now();
+}
+
+UPTI_API void upti_runtime_capture_current(upti_runtime_correlation_t *out, upti_timestamp_t *start)
+{
+    /* The common case (a traced vkCmd*: a call in progress, no external id pushed) without a call
+       that needs registers saved; the call in progress's own start: one clock read fewer per
+       operation it records. */
+    upti_thread_state_t *s = upti_tls_state;
+    if (upti_likely(s != NULL && s->external_mask == 0)) {
+        const upti_runtime_call_t *call = s->current_call;
+        memset(out, 0, sizeof *out);
+        out->thread_id = s->tid;
+        if (call != NULL && call->plan != NULL) {
+            out->internal = call->correlation_id;
+            if (s->in_callback == 0) {
+                *start = call->start_timestamp;
+                return;
+            }
+        }
+        if (upti_likely(upti_now_fast(start)))
+            return;
+    }
+    capture_current_slow(out, start);
 }
 
 static uint64_t captured_external(const upti_runtime_correlation_t *corr, uint32_t ctx)
