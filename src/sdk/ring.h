@@ -128,12 +128,12 @@ void upti_shared_agents_added(struct upti_buffer *b, upti_thread_state_t *s);
 /** A forked child: its ring file (created at its first record) has no agent yet. */
 void upti_shared_agents_fork_child(struct upti_buffer *b);
 
-/** Reserves len bytes of a record of kind in the calling thread's region of b; NULL if dropped. */
-static inline void *upti_buffer_reserve(struct upti_buffer *b, upti_thread_state_t *s,
-                                        uint32_t kind, size_t len)
+/** upti_buffer_reserve's case without a call: p is s->producers[b->index]; NULL where the
+ *  slow path is needed (no producer yet, b destroyed, no room before the region's end). */
+static inline void *upti_buffer_reserve_fast(struct upti_buffer *b, struct upti_producer *p,
+                                             uint32_t kind, size_t len)
 {
     len = (len + sizeof(upti_ring_record_t) + 7) & ~(size_t)7;
-    struct upti_producer *p = s->producers[b->index];
     if (upti_likely(p != NULL && !atomic_load_explicit(&b->destroyed, memory_order_relaxed))) {
         size_t head = p->local_head;
         size_t pos = head & (p->size - 1);
@@ -145,7 +145,17 @@ static inline void *upti_buffer_reserve(struct upti_buffer *b, upti_thread_state
             return r + 1;
         }
     }
-    return upti_buffer_reserve_slow(b, s, kind, len);
+    return NULL;
+}
+
+/** Reserves len bytes of a record of kind in the calling thread's region of b; NULL if dropped. */
+static inline void *upti_buffer_reserve(struct upti_buffer *b, upti_thread_state_t *s,
+                                        uint32_t kind, size_t len)
+{
+    void *r = upti_buffer_reserve_fast(b, s->producers[b->index], kind, len);
+    if (upti_likely(r != NULL))
+        return r;
+    return upti_buffer_reserve_slow(b, s, kind, (len + sizeof(upti_ring_record_t) + 7) & ~(size_t)7);
 }
 
 /** Publishes the record this thread last reserved in b; p is its producer, s->producers[b->index]. */

@@ -22,7 +22,8 @@ static upti_callback_tracing_record_t callback_record(const upti_runtime_call_t 
     };
 }
 
-/* The ENTER callbacks of a call, apart: a call traced by buffers only saves no registers for them. */
+/* The ENTER callbacks of a call, then its start time, apart: a call traced by buffers only
+   saves no registers for them. */
 static __attribute__((noinline)) void enter_callbacks(upti_runtime_call_t *call, const upti_operation_plan_t *plan,
                                                       upti_thread_state_t *s)
 {
@@ -34,6 +35,13 @@ static __attribute__((noinline)) void enter_callbacks(upti_runtime_call_t *call,
                      cb->data);
     }
     s->in_callback--;
+    call->start_timestamp = upti_now();
+}
+
+/* The start time where the clock takes its slow path (a call apart, as the callbacks). */
+static __attribute__((noinline)) void enter_slow_clock(upti_runtime_call_t *call)
+{
+    call->start_timestamp = upti_now_slow();
 }
 
 UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_operation_plan_t *plan,
@@ -53,9 +61,12 @@ UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_oper
     call->thread_id = s->tid;
     call->parent = s->current_call;
     s->current_call = call;
-    if (plan->num_callbacks > 0)
-        enter_callbacks(call, plan, s);
-    call->start_timestamp = upti_now();
+    if (upti_unlikely(plan->num_callbacks > 0)) {
+        enter_callbacks(call, plan, s); /* and the start time */
+        return;
+    }
+    if (upti_unlikely(!upti_now_fast(&call->start_timestamp)))
+        enter_slow_clock(call);
 }
 
 void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s)
@@ -73,14 +84,28 @@ void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s)
     }
 }
 
-UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
+/* An API record of call into pb's buffer; r: room reserved for it there. */
+static inline void api_record(upti_buffer_tracing_api_record_t *r, const upti_runtime_call_t *call,
+                              const upti_thread_state_t *s, const upti_plan_buffer_t *pb, upti_timestamp_t end)
+{
+    *r = (upti_buffer_tracing_api_record_t){
+        .size = sizeof *r,
+        .kind = call->kind,
+        .operation = call->operation,
+        .correlation_id = {call->correlation_id, {upti_external_id(s, pb->context)}},
+        .thread_id = call->thread_id,
+        .start_timestamp = call->start_timestamp,
+        .end_timestamp = end,
+    };
+}
+
+/* upti_runtime_call_exit past its end time: pops the call, runs EXIT callbacks, writes
+   the API records. */
+static __attribute__((noinline)) void exit_rest(upti_runtime_call_t *call, upti_timestamp_t end)
 {
     const upti_operation_plan_t *plan = call->plan;
-    if (upti_unlikely(plan == NULL))
-        return;
-    upti_timestamp_t end = upti_now();
     upti_thread_state_t *s = upti_thread_state();
-    if (plan->num_callbacks == 0) /* buffer tracing only: no call (a traced vkCmdDispatch, 15 instructions) */
+    if (plan->num_callbacks == 0)
         s->current_call = call->parent;
     else
         upti_call_exit_callbacks(call, s);
@@ -93,17 +118,45 @@ UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
             upti_buffer_reserve(pb->buffer, s, call->kind, sizeof *r);
         if (r == NULL)
             continue;
-        *r = (upti_buffer_tracing_api_record_t){
-            .size = sizeof *r,
-            .kind = call->kind,
-            .operation = call->operation,
-            .correlation_id = {call->correlation_id, {upti_external_id(s, pb->context)}},
-            .thread_id = call->thread_id,
-            .start_timestamp = call->start_timestamp,
-            .end_timestamp = end,
-        };
+        api_record(r, call, s, pb, end);
         upti_buffer_commit(pb->buffer, s);
     }
+}
+
+/* exit_rest where the clock takes its slow path. */
+static __attribute__((noinline)) void exit_slow_clock(upti_runtime_call_t *call)
+{
+    exit_rest(call, upti_now_slow());
+}
+
+UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
+{
+    const upti_operation_plan_t *plan = call->plan;
+    if (upti_unlikely(plan == NULL))
+        return;
+    upti_timestamp_t end;
+    if (upti_unlikely(!upti_now_fast(&end))) {
+        exit_slow_clock(call);
+        return;
+    }
+    /* Inline, without a call that needs registers saved: a call traced by one buffer only
+       whose record fits this thread's region (a traced vkCmdDispatch or clEnqueue*). */
+    upti_thread_state_t *s = upti_tls_state;
+    if (upti_likely(s != NULL && plan->num_callbacks == 0 && plan->num_buffers == 1 &&
+                    call->kind != UPTI_TRACING_KIND_MARKER_API)) {
+        const upti_plan_buffer_t *pb = &plan->buffers[0];
+        struct upti_buffer *b = pb->buffer;
+        struct upti_producer *p = s->producers[b->index];
+        upti_buffer_tracing_api_record_t *r =
+            upti_buffer_reserve_fast(b, p, call->kind, sizeof(upti_buffer_tracing_api_record_t));
+        if (upti_likely(r != NULL)) {
+            s->current_call = call->parent;
+            api_record(r, call, s, pb, end);
+            upti_buffer_commit_producer(b, p);
+            return;
+        }
+    }
+    exit_rest(call, end);
 }
 
 static void capture_external(upti_thread_state_t *s, upti_runtime_correlation_t *out);
@@ -147,13 +200,36 @@ UPTI_API void upti_runtime_capture_correlation(const upti_runtime_call_t *call,
     capture(s, call != NULL ? call : s->current_call, out);
 }
 
-UPTI_API void upti_runtime_capture_current(upti_runtime_correlation_t *out, upti_timestamp_t *start)
+/* upti_runtime_capture_current in full. */
+static __attribute__((noinline)) void capture_current_slow(upti_runtime_correlation_t *out, upti_timestamp_t *start)
 {
     upti_thread_state_t *s = upti_thread_state();
     const upti_runtime_call_t *call = s->current_call;
     capture(s, call, out);
-    /* The call in progress's own start: one clock read fewer per operation a traced vkCmd* records. */
     *start = call != NULL && call->plan != NULL && s->in_callback == 0 ? call->start_timestamp : upti_now();
+}
+
+UPTI_API void upti_runtime_capture_current(upti_runtime_correlation_t *out, upti_timestamp_t *start)
+{
+    /* The common case (a traced vkCmd*: a call in progress, no external id pushed) without a call
+       that needs registers saved; the call in progress's own start: one clock read fewer per
+       operation it records. */
+    upti_thread_state_t *s = upti_tls_state;
+    if (upti_likely(s != NULL && s->external_mask == 0)) {
+        const upti_runtime_call_t *call = s->current_call;
+        memset(out, 0, sizeof *out);
+        out->thread_id = s->tid;
+        if (call != NULL && call->plan != NULL) {
+            out->internal = call->correlation_id;
+            if (s->in_callback == 0) {
+                *start = call->start_timestamp;
+                return;
+            }
+        }
+        if (upti_likely(upti_now_fast(start)))
+            return;
+    }
+    capture_current_slow(out, start);
 }
 
 static uint64_t captured_external(const upti_runtime_correlation_t *corr, uint32_t ctx)

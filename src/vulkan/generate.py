@@ -264,13 +264,35 @@ def gen_command(c):
         o.append('    return r;\n')
     o.append('}\n\n')
     # Wrapper: one plan load and one branch when nothing is traced.
-    o.append(c.proto(f'w_{c.name}') + '\n{\n')
-    if c.name == 'vkCreateInstance':
-        o.append('    uvk_ensure_registered();\n')
     nt = next_table(c)
+    ret = '' if c.ret == 'void' else 'return '
+    # A vkCmd* of the newest device (the common case) finds its table without a call (no
+    # registers saved for one); other handles go to m_<name>, the same wrapper with the
+    # full look-up.
+    split = c.name.startswith('vkCmd') and c.level == 'device'
+    for fname, full in ([(f'm_{c.name}', True), (f'w_{c.name}', False)] if split else [(f'w_{c.name}', True)]):
+        if fname.startswith('m_'):
+            o.append('static __attribute__((noinline)) ' + c.proto(fname)[len('static '):] + '\n{\n')
+        else:
+            o.append(c.proto(fname) + '\n{\n')
+        if c.name == 'vkCreateInstance':
+            o.append('    uvk_ensure_registered();\n')
+        if full:
+            o.append(f'    const upti_vulkan_dispatch_t *n = {nt if nt else "NULL"};\n')
+        else:
+            o.append(f'    const upti_vulkan_dispatch_t *n = uvk_object_table_newest({c.params[0].name});\n')
+            o.append(f'    if (__builtin_expect(n == NULL, 0))\n        {ret}m_{c.name}({c.argnames()});\n')
+            if c.ret == 'void':
+                o[-1] = f'    if (__builtin_expect(n == NULL, 0)) {{\n        m_{c.name}({c.argnames()});\n        return;\n    }}\n'
+        gen_wrapper_rest(o, c)
+    # Trampoline: what vk*GetProcAddr hands out; jumps through the registered table.
+    o.append(c.proto(f't_{c.name}') + f'\n{{\n    {ret}uvk_registered.{c.name}({c.argnames()});\n}}\n\n')
+    return ''.join(o)
+
+
+def gen_wrapper_rest(o, c):
     if c.name.startswith('vkCmd') and c.name not in DEVTIME and c.name not in STATE_ONLY:
         o.append(f'    uvk_cmd_device_work({c.params[0].name});\n')
-    o.append(f'    const upti_vulkan_dispatch_t *n = {nt if nt else "NULL"};\n')
     o.append(f'    const upti_operation_plan_t *p = upti_runtime_plan(uvk_api_plans, {c.op});\n')
     ret = '' if c.ret == 'void' else 'return '
     if c.name in IMPL:
@@ -281,9 +303,6 @@ def gen_command(c):
     o.append('    }\n')
     args = ', '.join(['p', 'n'] + [x.name for x in c.params])
     o.append(f'    {ret}s_{c.name}({args});\n}}\n\n')
-    # Trampoline: what vk*GetProcAddr hands out; jumps through the registered table.
-    o.append(c.proto(f't_{c.name}') + f'\n{{\n    {ret}uvk_registered.{c.name}({c.argnames()});\n}}\n\n')
-    return ''.join(o)
 
 
 def gen_wrappers(cmds):

@@ -179,6 +179,16 @@ static inline const upti_vulkan_dispatch_t *uvk_object_table(const void *handle)
         return &uvk_objects[n - 1].next;
     return uvk_object_table_slow(handle);
 }
+/* The newest object's table if handle is of it, else NULL (no call: the vkCmd*
+   wrappers then go to a copy of themselves that looks the table up in full). */
+static inline const upti_vulkan_dispatch_t *uvk_object_table_newest(const void *handle)
+{
+    unsigned n = atomic_load_explicit(&uvk_objects_used, memory_order_acquire);
+    if (__builtin_expect(handle != NULL && n > 0, 1) &&
+        atomic_load_explicit(&uvk_objects[n - 1].key, memory_order_acquire) == uvk_key(handle))
+        return &uvk_objects[n - 1].next;
+    return NULL;
+}
 #define uvk_device_table(h) uvk_object_table((const void *)(h))
 #define uvk_instance_table(h) uvk_object_table((const void *)(h))
 

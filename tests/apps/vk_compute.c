@@ -31,6 +31,9 @@
  *                VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT
  *     many_handoff  the same, each dispatch recorded by a thread of its own
  *                (created and joined: the program synchronizes the command buffer)
+ *     older_device  a second device created right after the program's own and
+ *                destroyed before it: the program's device is then not the
+ *                layer's newest object (its calls find their table the long way)
  *     labels     VK_EXT_debug_utils: the pipeline is named "doubler", the
  *                command buffer "work", the dispatch is inside a
  *                command-buffer label "step", the submit loop inside a queue
@@ -271,6 +274,7 @@ int main(int argc, char **argv)
     int timeline_off = argc > 2 && strcmp(argv[2], "timeline_off") == 0;
     int use_timeline = timeline_off || (argc > 2 && strcmp(argv[2], "timeline") == 0);
     int simultaneous = argc > 2 && strcmp(argv[2], "many_simultaneous") == 0;
+    int older_device = argc > 2 && strcmp(argv[2], "older_device") == 0;
     g_handoff = argc > 2 && strcmp(argv[2], "many_handoff") == 0;
     int many = simultaneous || g_handoff || (argc > 2 && strcmp(argv[2], "many") == 0) ||
                (argc > 3 && strcmp(argv[3], "many") == 0);
@@ -317,6 +321,9 @@ int main(int argc, char **argv)
                               .ppEnabledExtensionNames = &timeline_ext};
     VkDevice dev;
     CHECK_VK(vkCreateDevice(phys, &dci, NULL, &dev));
+    VkDevice newer = VK_NULL_HANDLE;
+    if (older_device)
+        CHECK_VK(vkCreateDevice(phys, &dci, NULL, &newer));
     VkQueue queue;
     vkGetDeviceQueue(dev, family, 0, &queue);
 
@@ -608,6 +615,8 @@ int main(int argc, char **argv)
     free_buffer(dev, &in);
     free_buffer(dev, &out);
     free_buffer(dev, &back);
+    if (newer != VK_NULL_HANDLE)
+        vkDestroyDevice(newer, NULL);
     vkDestroyDevice(dev, NULL);
     vkDestroyInstance(instance, NULL);
 

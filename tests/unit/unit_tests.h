@@ -6,6 +6,7 @@
 
 #define UNIT_TEST(name) int unit_test_##name(const char *sub __attribute__((unused)))
 
+UNIT_TEST(api_records);
 UNIT_TEST(arg_link);
 UNIT_TEST(buffers);
 UNIT_TEST(capture_current);

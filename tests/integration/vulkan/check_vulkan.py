@@ -203,6 +203,8 @@ KERNEL_NAME = 'vk_compute.comp:main'
 SECONDARY = dict(ONCE, vkAllocateCommandBuffers=2, vkBeginCommandBuffer=2, vkEndCommandBuffer=2,
                  vkCmdExecuteCommands=1)
 
+# A second device created after the program's (older_device): its calls take the wrappers' full look-up.
+OLDER_DEVICE = dict(ONCE, vkCreateDevice=2, vkDestroyDevice=2)
 
 PER_SUBMIT_NOFENCE = ('vkQueueSubmit', 'vkQueueWaitIdle')
 
@@ -248,7 +250,7 @@ def check_tool_records(recs, submits, submit='vkQueueSubmit', once=ONCE, per_sub
            all(r.get('submits') == '1' and r.get('cbs') == '1' and r.get('ret') == '0' for r in sub_exit),
            'vkQueueSubmit arguments or result')
     dev = [r for r in cbs if r['op'] == 'vkCreateDevice' and r['phase'] == 'EXIT']
-    expect(len(dev) == 1 and dev[0].get('ret') == '0' and dev[0].get('device') == 'set',
+    expect(len(dev) == once['vkCreateDevice'] and all(r.get('ret') == '0' and r.get('device') == 'set' for r in dev),
            'vkCreateDevice result at EXIT')
     # Order within the program: the instance first and last, submits after the recording.
     names = [r['op'] for r in api]
@@ -779,7 +781,8 @@ def main():
     traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
     submits = 100 if a.case == 'submit_100' else 3
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels',
-                                                            'timeline', 'timeline_off', 'many', 'many_simultaneous')
+                                                            'timeline', 'timeline_off', 'many', 'many_simultaneous',
+                                                            'older_device')
                                     else [])
     if a.case in ('many_read', 'many_host', 'many_pairs', 'many_copies_only'):
         argv = [a.app, str(submits), 'many']
@@ -971,7 +974,8 @@ def main():
         check_code_objects(recs)
         print('PASS ' + a.case)
         return
-    check_tool_records(recs, submits, submit, {'secondary': SECONDARY, 'labels': LABELS}.get(a.case, ONCE))
+    check_tool_records(recs, submits, submit, {'secondary': SECONDARY, 'labels': LABELS,
+                                               'older_device': OLDER_DEVICE}.get(a.case, ONCE))
     if a.case == 'api_only':
         expect(not any(r['_t'] in ('KERNEL', 'COPY', 'ALLOC', 'CODE', 'MARK') for r in recs),
                'KERNEL_DISPATCH or MEMORY_COPY records although not asked for')
