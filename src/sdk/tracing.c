@@ -44,10 +44,22 @@ static __attribute__((noinline)) void enter_slow_clock(upti_runtime_call_t *call
     call->start_timestamp = upti_now_slow();
 }
 
+/* A thread's first traced call: its state made, then the call entered. */
+static __attribute__((noinline)) void enter_first(upti_runtime_call_t *call, const upti_operation_plan_t *plan,
+                                                  upti_tracing_kind_t kind, uint32_t operation, void *payload)
+{
+    (void)upti_thread_state();
+    upti_runtime_call_enter(call, plan, kind, operation, payload);
+}
+
 UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_operation_plan_t *plan,
                                       upti_tracing_kind_t kind, uint32_t operation, void *payload)
 {
-    upti_thread_state_t *s = upti_thread_state();
+    upti_thread_state_t *s = upti_tls_state;
+    if (upti_unlikely(s == NULL)) { /* a call apart: no registers saved in the common case */
+        enter_first(call, plan, kind, operation, payload);
+        return;
+    }
     /* Calls a tool makes inside a UPTI callback, or UPTI's own threads make, are not traced. */
     if (upti_unlikely(s->in_callback)) {
         call->plan = NULL;
