@@ -522,6 +522,15 @@ static inline __attribute__((always_inline)) void op_begin(uvk_slot_t *slot, con
             d->ticks = q->results != NULL ? q->results + query : NULL;
             slot->pool = q->pool;
             slot->query = query + 1;
+            /* A CPU device has run the operation by the time its next command starts
+               (lavapipe: a dispatch, a copy, a fill, a barrier return once done), so
+               its end is the top of the next command. At any other stage lavapipe
+               flushes llvmpipe first, waking its rasterizer threads for nothing
+               (4 futex calls per timestamp): the program's submits wait behind them.
+               A label's end stays after what precedes it, draws included. */
+            slot->end_stage = ds->cpu && kind != UPTI_TRACING_KIND_MARKER_API
+                                  ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT
+                                  : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT;
             if (s->shares) { /* its end, written next, may be the next operation's start */
                 s->share = 1;
                 /* From now on untimed commands are followed (seen first by this thread, its own

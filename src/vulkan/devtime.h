@@ -237,6 +237,7 @@ void uvk_cmd_pools_forget_locked(uvk_object_t *dev);
 typedef struct uvk_slot_t {
     VkQueryPool pool;
     uint32_t query;
+    VkPipelineStageFlagBits end_stage; /* of its end timestamp (command_buffers.c: TOP_OF_PIPE on a CPU device) */
     int appended;     /* a subscriber was told APPENDED ENTER: EXIT follows */
     VkDevice device;
     uvk_op_t op;      /* the operation, for APPENDED EXIT */
@@ -289,7 +290,7 @@ void uvk_op_end_appended(VkCommandBuffer cb, const uvk_slot_t *slot);
 static inline void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const uvk_slot_t *slot)
 {
     if (slot->pool != VK_NULL_HANDLE)
-        n->vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, slot->pool, slot->query);
+        n->vkCmdWriteTimestamp(cb, slot->end_stage, slot->pool, slot->query);
     if (__builtin_expect(slot->appended, 0))
         uvk_op_end_appended(cb, slot);
 }
