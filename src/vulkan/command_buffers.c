@@ -8,7 +8,7 @@
  * each, as many per command buffer as its longest recording needs, kept for
  * its next recordings), filled in order:
  *   vkCmdWriteTimestamp(TOP_OF_PIPE), the operation,
- *   vkCmdWriteTimestamp(BOTTOM_OF_PIPE).
+ *   vkCmdWriteTimestamp(BOTTOM_OF_PIPE; TOP_OF_PIPE on a CPU device, op_begin).
  * An operation's times are two consecutive queries, start and end.
  *
  * Shared timestamps: a CPU device (lavapipe) executes a command buffer's
