@@ -218,8 +218,6 @@ static int write_leaves(sqlf_out *out, const uo_index_entry *e, size_t n, uint32
             sqlf_put_be16(p + SQLF_LEAF_HEADER + 2 * (k - i), content);
         }
         sqlf_page_header(p, SQLF_LEAF_INDEX, (uint32_t)(j - i), content);
-        uint32_t end = SQLF_LEAF_HEADER + 2 * (uint32_t)(j - i);
-        memset(p + end, 0, content - end);
         uint32_t pgno = i == 0 && j == n ? root : sqlf_new_page(out);
         if (sqlf_write_page(out, pgno, p) != 0)
             return -1;
@@ -262,8 +260,6 @@ static int write_interior(sqlf_out *out, const uo_index_entry *e, const level *b
         }
         sqlf_page_header(p, SQLF_INTERIOR_INDEX, (uint32_t)(k - c), content);
         sqlf_put_be32(p + 8, below->page[k]);
-        uint32_t end = SQLF_INTERIOR_HEADER + 2 * (uint32_t)(k - c);
-        memset(p + end, 0, content - end);
         uint32_t pgno = c == 0 && k == last ? root : sqlf_new_page(out);
         if (sqlf_write_page(out, pgno, p) != 0)
             return -1;

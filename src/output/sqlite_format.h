@@ -137,7 +137,9 @@ static inline uint32_t sqlf_new_page(sqlf_out *o)
 /** Writes data as page pgno. 0, or -1 (o->error says why). */
 int sqlf_write_page(sqlf_out *o, uint32_t pgno, const uint8_t *data);
 
-/** Writes the b-tree page header of a page of type, cells cells, content from content on. */
+/** Writes the b-tree page header of a page of type, cells cells, content from
+ * content on, and zeroes the free space between its cell pointers and its
+ * content (an interior page's right-most child, at p + 8, is the caller's). */
 static inline void sqlf_page_header(uint8_t *p, int type, uint32_t cells, uint32_t content)
 {
     p[0] = (uint8_t)type;
@@ -145,6 +147,9 @@ static inline void sqlf_page_header(uint8_t *p, int type, uint32_t cells, uint32
     sqlf_put_be16(p + 3, cells);
     sqlf_put_be16(p + 5, content & 0xffff); /* 65536 is written 0 */
     p[7] = 0;           /* no fragmented bytes */
+    int interior = type == SQLF_INTERIOR_INDEX || type == SQLF_INTERIOR_TABLE;
+    uint32_t end = (interior ? SQLF_INTERIOR_HEADER : SQLF_LEAF_HEADER) + 2 * cells;
+    memset(p + end, 0, content - end);
 }
 
 #endif

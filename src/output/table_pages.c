@@ -2,6 +2,7 @@
 #include "table_pages.h"
 
 #include "index_pages.h"
+#include "output.h"
 #include "sqlite_format.h"
 
 #include <errno.h>
@@ -54,7 +55,6 @@ struct uo_table_tree {
     size_t nleaves, leafcap;
     deferred_row *deferred;
     size_t ndeferred, defcap;
-    uint64_t rows;
 };
 
 struct uo_page_spool {
@@ -129,15 +129,9 @@ static int read_at(int fd, void *buf, size_t len, off_t off)
 
 uo_page_spool *uo_pages_open(sqlite3 *db, const char *path, char *err, size_t errlen)
 {
-    sqlite3_stmt *st;
-    int page_size = 0;
-    if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            page_size = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-    }
+    int64_t page_size = uo_sql_int(db, "PRAGMA page_size", 0);
     if (page_size < 512 || page_size > 65536 || (page_size & (page_size - 1)) != 0) {
-        snprintf(err, errlen, "%s: page size %d", path, page_size);
+        snprintf(err, errlen, "%s: page size %lld", path, (long long)page_size);
         return NULL;
     }
     char *dir = strdup(path);
@@ -183,15 +177,15 @@ uo_page_spool *uo_pages_open(sqlite3 *db, const char *path, char *err, size_t er
     return s;
 }
 
-/* The first integer that sql (one row, one column, bound to text a) gives, or def. */
+/* The first integer that sql (one row, one column, its ?1 bound to text a)
+ * gives, or def (uo_sql_int for a query without a parameter). */
 static int64_t query_int(sqlite3 *db, const char *sql, const char *a, int64_t def)
 {
     sqlite3_stmt *st;
     int64_t v = def;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return def;
-    if (a != NULL)
-        sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, a, -1, SQLITE_STATIC);
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
         v = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
@@ -298,7 +292,7 @@ static int plain_table(uo_table_tree *t, sqlite3 *db)
                                       " name = ?1", tn, 0);
     char sql[160];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM (SELECT 1 FROM \"%s\" LIMIT 1)", tn);
-    return t->root > 1 && query_int(db, sql, NULL, 1) == 0 ? 0 : -1;
+    return t->root > 1 && uo_sql_int(db, sql, 1) == 0 ? 0 : -1;
 }
 
 /* Sets up the trees of the table's indexes: 0, or -1 if one cannot be written as pages. */
@@ -389,13 +383,7 @@ uo_table_tree *uo_pages_table(uo_page_spool *s, sqlite3 *db, const char *insert,
 /* ---- adding rows ---- */
 
 /* Writes the leaf's header (and zeroes its free space) for cells cells. */
-static void finish_leaf(uo_table_tree *t)
-{
-    uint8_t *p = t->leaf;
-    sqlf_page_header(p, SQLF_LEAF_TABLE, t->cells, t->content);
-    uint32_t end = SQLF_LEAF_HEADER + 2 * t->cells;
-    memset(p + end, 0, t->content - end);
-}
+static void finish_leaf(uo_table_tree *t) { sqlf_page_header(t->leaf, SQLF_LEAF_TABLE, t->cells, t->content); }
 
 static int spool_leaf(uo_table_tree *t)
 {
@@ -511,22 +499,9 @@ int uo_tree_add(uo_table_tree *t, const int64_t *vals, const char *text)
     sqlf_put_be16(t->leaf + SQLF_LEAF_HEADER + 2 * t->cells, t->content);
     t->cells++;
     t->last_rowid = rowid;
-    t->rows++;
     for (int i = 0; i < t->nindex; i++)
         uo_index_add(&t->index[i], vals[t->index[i].key_at], rowid);
     return 0;
-}
-
-uint64_t uo_pages_rows(const uo_page_spool *s, uint64_t *deferred)
-{
-    uint64_t rows = 0, d = 0;
-    for (const uo_table_tree *t = s ? s->trees : NULL; t != NULL; t = t->next) {
-        rows += t->rows;
-        d += t->ndeferred;
-    }
-    if (deferred != NULL)
-        *deferred = d;
-    return rows;
 }
 
 /* ---- the attach ---- */
@@ -556,8 +531,6 @@ static void interior_page(sqlf_out *o, const page_ref *children, size_t n)
     }
     sqlf_page_header(p, SQLF_INTERIOR_TABLE, (uint32_t)(n - 1), content);
     sqlf_put_be32(p + 8, children[n - 1].page);
-    uint32_t end = SQLF_INTERIOR_HEADER + 2 * (uint32_t)(n - 1);
-    memset(p + end, 0, content - end);
 }
 
 /* How many of children[0..n) the next interior page holds: as many as fit,

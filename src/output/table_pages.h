@@ -90,9 +90,6 @@ int uo_pages_attach(uo_page_spool *s, const char *path);
  */
 int uo_pages_insert_deferred(uo_page_spool *s, sqlite3 *db);
 
-/** Rows written as pages so far (all tables), and rows deferred. */
-uint64_t uo_pages_rows(const uo_page_spool *s, uint64_t *deferred);
-
 /**
  * How often the last page of a level was given the last child (or entry) of
  * the page before it, so as not to be left with one child or the last leaf

@@ -259,6 +259,34 @@ static void limit_files(rlim_t bytes)
     CHECK(setrlimit(RLIMIT_FSIZE, &r) == 0);
 }
 
+/* A database at path with table t (index t_a), its spool and t's tree. */
+typedef struct open_tree {
+    sqlite3 *db;
+    uo_page_spool *sp;
+    uo_table_tree *t;
+} open_tree;
+
+static int open_tree_at(open_tree *o, const char *path)
+{
+    unlink(path);
+    o->db = open_db(path);
+    o->sp = NULL;
+    o->t = NULL;
+    if (o->db == NULL || exec(o->db, "BEGIN; CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER,"
+                                     " b INTEGER, s TEXT); CREATE INDEX t_a ON t(a);") != SQLITE_OK)
+        return -1;
+    char err[256];
+    o->sp = uo_pages_open(o->db, path, err, sizeof err);
+    o->t = o->sp != NULL ? uo_pages_table(o->sp, o->db, INSERT_T, 3, 2) : NULL;
+    return o->t != NULL ? 0 : -1;
+}
+
+/* Rows in t through its index t_a. */
+static int64_t rows_by_index(sqlite3 *db)
+{
+    return query_i64(db, "SELECT count(*) FROM t INDEXED BY t_a WHERE a >= -9223372036854775808");
+}
+
 /* n rows of t into a fresh database at path, files limited to spool_limit
  * bytes while they are added, and to db_limit bytes (less than the file and
  * its spooled pages: db_limit_rel, added to the file's size before the
@@ -270,17 +298,11 @@ static void fill_until_full(const char *path, int n, rlim_t spool_limit, rlim_t 
 {
     error[0] = '\0';
     *size = 0;
-    unlink(path);
-    sqlite3 *db = open_db(path);
-    CHECK(db != NULL);
-    if (db == NULL)
-        return;
-    CHECK(exec(db, "BEGIN; CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b INTEGER, s TEXT);"
-                   "CREATE INDEX t_a ON t(a);") == SQLITE_OK);
-    char err[256] = "";
-    uo_page_spool *sp = uo_pages_open(db, path, err, sizeof err);
-    uo_table_tree *t = sp != NULL ? uo_pages_table(sp, db, INSERT_T, 3, 2) : NULL;
-    CHECK(t != NULL);
+    open_tree o;
+    CHECK(open_tree_at(&o, path) == 0);
+    sqlite3 *db = o.db;
+    uo_page_spool *sp = o.sp;
+    uo_table_tree *t = o.t;
     if (t == NULL) {
         uo_pages_free(sp);
         sqlite3_close(db);
@@ -356,17 +378,14 @@ static void reindex_beside(void)
     CHECK(wt >= 0 && wd >= 0);
     char path[128];
     snprintf(path, sizeof path, "%s/t.db", dir);
-    sqlite3 *db = open_db(path);
-    CHECK(db != NULL);
+    uo_index_entries_max = 5000; /* the budget of the spool opened next */
+    open_tree o;
+    CHECK(open_tree_at(&o, path) == 0);
+    sqlite3 *db = o.db;
+    uo_page_spool *sp = o.sp;
+    uo_table_tree *t = o.t;
     if (db == NULL)
         return;
-    CHECK(exec(db, "BEGIN; CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b INTEGER, s TEXT);"
-                   "CREATE INDEX t_a ON t(a);") == SQLITE_OK);
-    char err[256] = "";
-    uo_index_entries_max = 5000; /* the budget of the spool opened next */
-    uo_page_spool *sp = uo_pages_open(db, path, err, sizeof err);
-    uo_table_tree *t = sp != NULL ? uo_pages_table(sp, db, INSERT_T, 3, 2) : NULL;
-    CHECK(t != NULL);
     enum { ROWS = 50000 };
     for (int i = 0; i < ROWS && t != NULL; i++) {
         int64_t v[3] = {row_a(i), row_b(i), 0};
@@ -385,8 +404,7 @@ static void reindex_beside(void)
     uo_pages_free(sp);
     uo_index_entries_max = UO_INDEX_ENTRIES_MAX;
     CHECK(integrity_ok(db));
-    CHECK_EQ_U64(query_i64(db, "SELECT count(*) FROM t INDEXED BY t_a WHERE a >= -9223372036854775808"),
-                 ROWS);
+    CHECK_EQ_U64(rows_by_index(db), ROWS);
     sqlite3_close(db);
     int in_tmp, beside;
     temp_files_created(in, wt, wd, &in_tmp, &beside);
@@ -399,34 +417,6 @@ static void reindex_beside(void)
     unlink(path);
     rmdir(tmp);
     rmdir(dir);
-}
-
-/* A database at path with table t (index t_a), its spool and t's tree. */
-typedef struct open_tree {
-    sqlite3 *db;
-    uo_page_spool *sp;
-    uo_table_tree *t;
-} open_tree;
-
-static int open_tree_at(open_tree *o, const char *path)
-{
-    unlink(path);
-    o->db = open_db(path);
-    o->sp = NULL;
-    o->t = NULL;
-    if (o->db == NULL || exec(o->db, "BEGIN; CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER,"
-                                     " b INTEGER, s TEXT); CREATE INDEX t_a ON t(a);") != SQLITE_OK)
-        return -1;
-    char err[256];
-    o->sp = uo_pages_open(o->db, path, err, sizeof err);
-    o->t = o->sp != NULL ? uo_pages_table(o->sp, o->db, INSERT_T, 3, 2) : NULL;
-    return o->t != NULL ? 0 : -1;
-}
-
-/* Rows in t through its index t_a. */
-static int64_t rows_by_index(sqlite3 *db)
-{
-    return query_i64(db, "SELECT count(*) FROM t INDEXED BY t_a WHERE a >= -9223372036854775808");
 }
 
 static void indexes_past_memory(const char *dir)
