@@ -7,9 +7,11 @@
  *   calibrated_timestamps  VK_EXT_calibrated_timestamps (enabled by the layer
  *       on devices that have it) maps them onto CLOCK_MONOTONIC, then onto
  *       UPTI's clock by reading both host clocks back to back; recalibrated
- *       at each read of a submission's queries, so the mapping follows the
- *       clocks' drift through a long run. Its uncertainty: the driver's
- *       maxDeviation plus half the window of the host-clock read.
+ *       at a read of a submission's queries once the last calibration is
+ *       UPTI_VK_CALIBRATE_INTERVAL_MS old (default 10 ms; 0: at every read), so the mapping follows the
+ *       clocks' drift through a long run (10 ms at 100 ppm: 1 us). Its
+ *       uncertainty: the driver's maxDeviation plus half the window of the
+ *       host-clock read.
  *   measured_offset  a device without the extension (or any device, with
  *       UPTI_VK_DISABLE_CALIBRATED=1, for testing): the layer measures the
  *       offset itself (clock_probe.c), a timestamp written by the device
@@ -22,6 +24,9 @@
  */
 #include "devtime.h"
 
+#include "env.h"
+
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
@@ -124,17 +129,39 @@ static void record_deviation(uint64_t deviation, int measured)
     pthread_mutex_unlock(&lock);
 }
 
+/* How long a calibration is reused, ns (UPTI_VK_CALIBRATE_INTERVAL_MS, read once). */
+static uint64_t calibrate_interval(void)
+{
+    static _Atomic int64_t interval = -1;
+    int64_t v = atomic_load_explicit(&interval, memory_order_relaxed);
+    if (v < 0) {
+        v = (int64_t)upti_env_get(UPTI_ENV_VK_CALIBRATE_INTERVAL_MS) * 1000000;
+        atomic_store_explicit(&interval, v, memory_order_relaxed);
+    }
+    return (uint64_t)v;
+}
+
 int uvk_dt_calibrate(uvk_object_t *o, uvk_tick_map_t *map)
 {
     uvk_device_state_t *s = &o->dt;
     if (s->measured) {
         *map = s->probe.map;
         s->deviation = s->probe.bound;
-        record_deviation(s->deviation, 1);
+        if (s->probe.measurements != s->mapped_measurements) {
+            s->mapped_measurements = s->probe.measurements;
+            record_deviation(s->deviation, 1);
+        }
         return 1;
     }
     if (!s->calibrated)
         return 0;
+    /* A recent calibration is reused: one costs a driver call, six clock reads
+       and the metadata (some 800 instructions, at every submission read before). */
+    upti_timestamp_t now = uvk_now();
+    if (s->map_at != 0 && now - s->map_at < calibrate_interval()) {
+        *map = s->map;
+        return 1;
+    }
     VkCalibratedTimestampInfoEXT info[2] = {
         {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL, VK_TIME_DOMAIN_DEVICE_EXT},
         {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL, VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT},
@@ -158,6 +185,8 @@ int uvk_dt_calibrate(uvk_object_t *o, uvk_tick_map_t *map)
         }
     }
     *map = uvk_tick_map_make(uvk_tick_mask(s->valid_bits), s->period, ts[0], (int64_t)ts[1] + best);
+    s->map = *map;
+    s->map_at = now;
     /* The mapping's uncertainty: the driver's, plus half the window of our host-clock read. */
     s->deviation = deviation + best_gap / 2;
     record_deviation(s->deviation, 0);

@@ -124,6 +124,9 @@ typedef struct uvk_device_state_t {
     PFN_vkResetQueryPool reset_pool;
     uvk_probe_t probe;
     uint64_t deviation;   /* of the last calibration, ns */
+    uvk_tick_map_t map;   /* calibrated: the last calibration's mapping ... */
+    uint64_t map_at;      /* ... made then (UPTI's clock; 0: none yet) */
+    uint32_t mapped_measurements; /* measured: probe.measurements when last recorded in the metadata */
     VkFence spare[8];     /* the layer's signalled fences, reset for reuse (under uvk_dt_lock) */
     uint32_t nspare;
     /* Timeline semaphores (the layer enabled them, or the program did): one

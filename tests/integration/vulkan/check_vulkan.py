@@ -833,7 +833,7 @@ def main():
         rc1, out1, err1 = run([a.upti, 'run', '--vulkan-trace', '--kernel-trace', '--memory-copy-trace',
                                '--memory-alloc-trace',
                                '--force-overwrite', '-d', outdir, '-o', 'vk',
-                               '--'] + argv, base)
+                               '--'] + argv, dict(base, UPTI_VK_CALIBRATE_INTERVAL_MS='0'))
         expect(rc1 == 0 and out1 == out0, f'upti run: status {rc1}, stdout {out1!r}, stderr {err1}')
         con = sqlite3.connect(db)
         rows = dict(con.execute("SELECT name, count(*) FROM apis WHERE domain = 'VULKAN_API' GROUP BY name"))
@@ -869,7 +869,8 @@ def main():
         modules = con.execute("SELECT t.string FROM info_code_object c JOIN string t ON t.id = c.name_id").fetchall()
         expect(symbols == submits and modules == [('vk_compute.comp',)],
                f'{symbols} kernels joined to their pipeline symbol, modules {modules}')
-        # One clock: a calibration per submission read, the largest deviation kept.
+        # One clock: a calibration per submission read (UPTI_VK_CALIBRATE_INTERVAL_MS=0),
+        # the largest deviation kept.
         meta = dict(con.execute("SELECT key, value FROM metadata WHERE key LIKE 'vulkan.%'"))
         expect(set(meta) == {'vulkan.calibrations', 'vulkan.calibration_max_deviation_ns',
                              'vulkan.calibration_method'} and
@@ -887,6 +888,8 @@ def main():
         env['UPTI_TOOL_LIBRARIES'] = a.chain_tool
     if a.case == 'api_only':
         env['UPTI_VK_TEST_NO_KERNELS'] = '1'
+    if a.case == 'submit_100':
+        env['UPTI_VK_CALIBRATE_INTERVAL_MS'] = '86400s'  # one calibration, reused by every read
     if a.case == 'vadd_measured':
         env['UPTI_VK_DISABLE_CALIBRATED'] = '1'
         env['UPTI_VK_CLOCK_PROBE_INTERVAL_MS'] = '0'
@@ -982,6 +985,9 @@ def main():
     else:
         check_kernels(recs, submits, submit, 'doubler' if a.case == 'labels' else KERNEL_NAME)
         check_code_objects(recs)
+    if a.case == 'submit_100':
+        meta = metadata(recs)
+        expect(meta.get('vulkan.calibrations') == '1', f'calibrations with a 1-day interval: {meta}')
     if a.case == 'labels':
         check_labels(recs, submits)
     elif a.case != 'api_only':
