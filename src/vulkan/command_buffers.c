@@ -81,12 +81,12 @@ static __thread struct {
 
 int uvk_shared_timestamps;
 
+/* The followed command buffers by handle (under uvk_dt_lock). */
+static uvk_handle_map_t cb_index;
+
 uvk_cb_t *uvk_cb_find(VkCommandBuffer cb)
 {
-    for (uvk_cb_t *s = uvk_dt_cbs; s != NULL; s = s->next)
-        if (s->cb == cb)
-            return s;
-    return NULL;
+    return uvk_handle_map_get(&cb_index, (uint64_t)(uintptr_t)cb);
 }
 
 /* Remembers s as the state of cb for this thread's next commands (under uvk_dt_lock). */
@@ -138,11 +138,15 @@ void uvk_cb_forget_locked(uvk_cb_t *s)
     for (uint32_t k = 0; k < s->npools; k++)
         uvk_qpool_destroy(s->dev, &s->pools[k]);
     free(s->pools);
-    for (uvk_cb_t **pp = &uvk_dt_cbs; *pp != NULL; pp = &(*pp)->next)
-        if (*pp == s) {
-            UVK_STORE(*pp, s->next);
-            break;
-        }
+    uvk_handle_map_remove(&cb_index, (uint64_t)(uintptr_t)s->cb);
+    if (s->next != NULL)
+        s->next->prev = s->prev;
+    if (s->prev != NULL)
+        s->prev->next = s->next;
+    else
+        UVK_STORE(uvk_dt_cbs, s->next);
+    if (uvk_dt_cbs == NULL)
+        uvk_handle_map_clear(&cb_index);
     free(s->d);
     free(s->executed);
     free(s);
@@ -166,7 +170,13 @@ VkResult uvk_dt_vkAllocateCommandBuffers(const upti_vulkan_dispatch_t *n, VkDevi
         uvk_family_queries_t q = uvk_cmd_pool_queries_locked(s->dev, info->commandPool);
         s->host_reset = q == UVK_QUERIES_HOST;
         s->no_timestamps = q == UVK_QUERIES_NONE;
+        if (uvk_handle_map_put(&cb_index, (uint64_t)(uintptr_t)s->cb, s) != 0) {
+            free(s);
+            break;
+        }
         s->next = uvk_dt_cbs;
+        if (s->next != NULL)
+            s->next->prev = s;
         UVK_STORE(uvk_dt_cbs, s);
     }
     pthread_mutex_unlock(&uvk_dt_lock);

@@ -21,6 +21,7 @@
 #define UPTI_VULKAN_DEVTIME_H
 
 #include "family_queries.h"
+#include "handle_map.h"
 #include "layer.h"
 
 #include <upti/buffer_tracing.h>
@@ -122,13 +123,24 @@ typedef struct uvk_cb_t {
     VkCommandBuffer *executed; /* secondaries it executes (their queries are theirs) */
     uint32_t nexec, capexec;
     struct uvk_pending_t *inflight; /* the submission of its last execution, not yet read */
-    struct uvk_cb_t *next;
+    struct uvk_cb_t *prev, *next;   /* uvk_dt_cbs, newest first */
 } uvk_cb_t;
+
+/* A queue the layer traced submissions to (uvk_device_state_t.queues). */
+typedef struct uvk_queue_rec_t {
+    VkQueue queue;
+    VkSemaphore semaphore; /* the layer's timeline semaphore of the queue, VK_NULL_HANDLE until used */
+    uint64_t value;        /* the last value it was given to signal */
+    uint64_t reached;      /* the highest value it was read at */
+    struct uvk_pending_t *head, *tail; /* its unread submissions, oldest first (qnext) */
+    int blocked;           /* poll_locked's: an older submission is not done */
+} uvk_queue_rec_t;
 
 /* One vkQueueSubmit's instrumented operations (of all its command buffers). */
 typedef struct uvk_pending_t {
     uvk_object_t *dev;
     VkQueue queue;
+    uvk_queue_rec_t *q;    /* queue's record */
     VkFence program_fence; /* the program's, if it gave one: signalled when the submission is done */
     int fence_lost;        /* the program reset or destroyed it unsignalled: the layer cannot know when */
     VkFence fence;         /* without one: the layer's, signalled after the submission (or NULL: ...) */
@@ -137,14 +149,17 @@ typedef struct uvk_pending_t {
     upti_timestamp_t submitted;
     uint32_t n, cap;       /* its operations, and the room in d */
     uvk_op_t *d;
-    struct uvk_pending_t *next;
+    uvk_cb_t **cbs;        /* the command buffers whose inflight it is (primaries, their secondaries) */
+    uint32_t ncbs, capcbs;
+    struct uvk_pending_t *prev, *next;   /* uvk_dt_pending: every device's, oldest first */
+    struct uvk_pending_t *qprev, *qnext; /* its queue's, oldest first */
 } uvk_pending_t;
 
 /* Guards the command buffers, pending submissions and devices' spare fences. */
 extern pthread_mutex_t uvk_dt_lock;
 /* Written under uvk_dt_lock; read without it only to skip the lock when empty. */
 extern uvk_cb_t *uvk_dt_cbs;
-extern uvk_pending_t *uvk_dt_pending;
+extern uvk_pending_t *uvk_dt_pending; /* the oldest unread submission */
 #define UVK_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define UVK_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 

@@ -131,15 +131,13 @@ typedef struct uvk_device_state_t {
     uint32_t nspare;
     /* Timeline semaphores (the layer enabled them, or the program did): one
        per queue, signalled by the last batch of each traced submission with
-       the queue's next value (under uvk_dt_lock). */
+       the queue's next value. */
     PFN_vkGetSemaphoreCounterValue get_counter;
     PFN_vkWaitSemaphores wait_semaphores;
-    struct {
-        VkQueue queue;
-        VkSemaphore semaphore;
-        uint64_t value; /* the last one signalled */
-    } timeline[16];
-    uint32_t ntimeline;
+    /* The queues the layer traced submissions to: their unread submissions
+       and their timeline semaphores (devtime.h; under uvk_dt_lock). */
+    struct uvk_queue_rec_t **queues;
+    uint32_t nqueues, capqueues;
 } uvk_device_state_t;
 
 typedef struct uvk_object_t {

@@ -47,7 +47,7 @@ static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, const uvk_tick
 
 /* Read entries kept for later submissions, with their room for operations
    (no allocation per submission in a steady state). Under uvk_dt_lock. */
-#define UVK_SPARE_PENDING 16
+#define UVK_SPARE_PENDING 64 /* as many as a queue commonly has in flight (allocating each cost some 500 instructions) */
 static uvk_pending_t *spare_pending;
 static uint32_t nspare_pending;
 
@@ -63,6 +63,8 @@ static uvk_pending_t *pending_get(uint32_t n)
     }
     uvk_op_t *d = p->d;
     uint32_t cap = p->cap;
+    uvk_cb_t **cbs = p->cbs;
+    uint32_t capcbs = p->capcbs;
     if (cap < n) {
         free(d);
         cap = n < 8 ? 8 : n;
@@ -72,7 +74,10 @@ static uvk_pending_t *pending_get(uint32_t n)
     memset(p, 0, sizeof *p);
     p->d = d;
     p->cap = cap;
+    p->cbs = cbs;
+    p->capcbs = capcbs;
     if (d == NULL) {
+        free(p->cbs);
         free(p);
         return NULL;
     }
@@ -89,7 +94,88 @@ static void pending_put(uvk_pending_t *p)
         return;
     }
     free(p->d);
+    free(p->cbs);
     free(p);
+}
+
+/* The last of uvk_dt_pending (the newest). */
+static uvk_pending_t *pending_tail;
+
+/* Appends p to uvk_dt_pending and to its queue's list. Under uvk_dt_lock. */
+static void pending_link(uvk_pending_t *p)
+{
+    p->next = NULL;
+    p->prev = pending_tail;
+    if (pending_tail != NULL)
+        pending_tail->next = p;
+    else
+        UVK_STORE(uvk_dt_pending, p);
+    pending_tail = p;
+    p->qnext = NULL;
+    p->qprev = p->q->tail;
+    if (p->q->tail != NULL)
+        p->q->tail->qnext = p;
+    else
+        p->q->head = p;
+    p->q->tail = p;
+}
+
+/* Takes p out of both lists. Under uvk_dt_lock. */
+static void pending_unlink(uvk_pending_t *p)
+{
+    if (p->next != NULL)
+        p->next->prev = p->prev;
+    else
+        pending_tail = p->prev;
+    if (p->prev != NULL)
+        p->prev->next = p->next;
+    else
+        UVK_STORE(uvk_dt_pending, p->next);
+    if (p->qnext != NULL)
+        p->qnext->qprev = p->qprev;
+    else
+        p->q->tail = p->qprev;
+    if (p->qprev != NULL)
+        p->qprev->qnext = p->qnext;
+    else
+        p->q->head = p->qnext;
+}
+
+/* The record of queue on o, made at its first traced submission; NULL if memory is short. Under uvk_dt_lock. */
+static uvk_queue_rec_t *queue_rec(uvk_object_t *o, VkQueue queue)
+{
+    uvk_device_state_t *s = &o->dt;
+    for (uint32_t i = 0; i < s->nqueues; i++)
+        if (s->queues[i]->queue == queue)
+            return s->queues[i];
+    if (s->nqueues == s->capqueues) {
+        uint32_t cap = s->capqueues != 0 ? 2 * s->capqueues : 4;
+        uvk_queue_rec_t **grown = realloc(s->queues, cap * sizeof *grown);
+        if (grown == NULL)
+            return NULL;
+        s->queues = grown;
+        s->capqueues = cap;
+    }
+    uvk_queue_rec_t *q = calloc(1, sizeof *q);
+    if (q == NULL)
+        return NULL;
+    q->queue = queue;
+    s->queues[s->nqueues++] = q;
+    return q;
+}
+
+/* Destroys o's queue records and their semaphores (their submissions were read). Under uvk_dt_lock. */
+static void queue_recs_free(uvk_object_t *o)
+{
+    uvk_device_state_t *s = &o->dt;
+    for (uint32_t i = 0; i < s->nqueues; i++) {
+        if (s->queues[i]->semaphore != VK_NULL_HANDLE)
+            o->next.vkDestroySemaphore(o->device, s->queues[i]->semaphore, NULL);
+        free(s->queues[i]);
+    }
+    free(s->queues);
+    s->queues = NULL;
+    s->nqueues = s->capqueues = 0;
 }
 
 /* Reads and emits p if its fence has signalled (or, wait: after waiting for
@@ -98,16 +184,22 @@ static void pending_put(uvk_pending_t *p)
 int uvk_pending_complete(uvk_pending_t *p, int wait)
 {
     uvk_object_t *o = p->dev;
-    VkResult fence_state = VK_SUCCESS;
-    if (p->semaphore != VK_NULL_HANDLE) {
+    VkResult fence_state = p->fence_lost ? VK_NOT_READY : VK_SUCCESS;
+    if (p->fence_lost) {
+        /* Given up on (fences_released, uvk_dt_device_destroying): read without device times. */
+    } else if (p->semaphore != VK_NULL_HANDLE) {
         VkResult r;
         if (wait) {
             VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
                                       .pSemaphores = &p->semaphore, .pValues = &p->value};
             r = o->dt.wait_semaphores(o->device, &wi, 5000000000ull);
+        } else if (p->value <= p->q->reached) {
+            r = VK_SUCCESS; /* an earlier read saw the semaphore past p's value */
         } else {
             uint64_t value = 0;
             r = o->dt.get_counter(o->device, p->semaphore, &value);
+            if (r == VK_SUCCESS && value > p->q->reached)
+                p->q->reached = value;
             if (r == VK_SUCCESS && value < p->value)
                 r = VK_NOT_READY;
         }
@@ -123,7 +215,7 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
         fence_state = r;
         if (r != VK_SUCCESS)
             p->fence_lost = 1;
-    } else if (p->program_fence != VK_NULL_HANDLE && !p->fence_lost) {
+    } else if (p->program_fence != VK_NULL_HANDLE) {
         VkResult r = wait == UVK_FENCE_SIGNALLED ? VK_SUCCESS
                      : wait ? o->next.vkWaitForFences(o->device, 1, &p->program_fence, VK_TRUE, 5000000000ull)
                             : o->next.vkGetFenceStatus(o->device, p->program_fence);
@@ -181,14 +273,10 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
     emit_pending(p, ticks, timed ? &map : NULL);
     if (ticks != ticks_small)
         free(ticks);
-    for (uvk_cb_t *s = uvk_dt_cbs; s != NULL; s = s->next)
-        if (s->inflight == p)
-            s->inflight = NULL;
-    for (uvk_pending_t **pp = &uvk_dt_pending; *pp != NULL; pp = &(*pp)->next)
-        if (*pp == p) {
-            UVK_STORE(*pp, p->next);
-            break;
-        }
+    for (uint32_t i = 0; i < p->ncbs; i++)
+        if (p->cbs[i]->inflight == p)
+            p->cbs[i]->inflight = NULL;
+    pending_unlink(p);
     /* A signalled fence is reset and kept for a later submission. */
     if (p->fence != VK_NULL_HANDLE && fence_state == VK_SUCCESS && o->dt.nspare < 8 &&
         o->next.vkResetFences(o->device, 1, &p->fence) == VK_SUCCESS)
@@ -306,42 +394,27 @@ static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, const uvk_tick
 
 /* Completes what has finished (dev NULL: on every device), oldest first on
    each queue (labels nest in submission order); a queue's later submissions
-   wait for its unfinished one. Under uvk_dt_lock. */
+   wait for its unfinished one. Looks at the oldest submission of each of
+   dev's queues only (and at what follows those that are done). Under
+   uvk_dt_lock. */
 static void poll_locked(uvk_object_t *dev, int wait)
 {
-    size_t n = 0;
-    for (uvk_pending_t *p = uvk_dt_pending; p != NULL; p = p->next)
-        n++;
-    if (n == 0)
-        return;
-    uvk_pending_t *order_small[32];
-    VkQueue blocked_small[32];
-    uvk_pending_t **order = n <= 32 ? order_small : malloc(n * sizeof *order);
-    VkQueue *blocked = n <= 32 ? blocked_small : malloc(n * sizeof *blocked);
-    if (order == NULL || blocked == NULL) {
-        if (order != order_small)
-            free(order);
-        if (blocked != blocked_small)
-            free(blocked);
+    if (dev != NULL) {
+        for (uint32_t i = 0; i < dev->dt.nqueues; i++) {
+            uvk_queue_rec_t *q = dev->dt.queues[i];
+            while (q->head != NULL && uvk_pending_complete(q->head, wait))
+                ;
+        }
         return;
     }
-    size_t k = n, nblocked = 0;
-    for (uvk_pending_t *p = uvk_dt_pending; p != NULL; p = p->next)
-        order[--k] = p; /* the list is newest first */
-    for (size_t i = 0; i < n; i++) {
-        uvk_pending_t *p = order[i];
-        if (dev != NULL && p->dev != dev)
-            continue;
-        int skip = 0;
-        for (size_t b = 0; b < nblocked && !skip; b++)
-            skip = blocked[b] == p->queue;
-        if (!skip && !uvk_pending_complete(p, wait))
-            blocked[nblocked++] = p->queue;
+    /* Every device's, oldest first: a queue is blocked by its first unfinished one. */
+    for (uvk_pending_t *p = uvk_dt_pending, *next; p != NULL; p = next) {
+        next = p->next;
+        if (!p->q->blocked && !uvk_pending_complete(p, wait))
+            p->q->blocked = 1;
     }
-    if (order != order_small)
-        free(order);
-    if (blocked != blocked_small)
-        free(blocked);
+    for (uvk_pending_t *p = uvk_dt_pending; p != NULL; p = p->next)
+        p->q->blocked = 0;
 }
 
 static void poll(uvk_object_t *dev)
@@ -424,33 +497,25 @@ static void untime_repeated_secondaries(uvk_pending_t *p)
    around it: cbs are the command buffers it executes, in order. */
 typedef VkResult (*submit_call_t)(void *ctx, VkSemaphore semaphore, uint64_t value, int *attached);
 
-/* The layer's timeline semaphore of queue, created at its first use, and
-   the value its next signal takes; NULL without timeline semaphores (or
-   more queues than the layer keeps). Under uvk_dt_lock. */
-static VkSemaphore queue_timeline(uvk_object_t *o, VkQueue queue, uint64_t *value)
+/* The layer's timeline semaphore of queue q (of o), created at its first
+   use, and the value its next signal takes; NULL without timeline
+   semaphores. Under uvk_dt_lock. */
+static VkSemaphore queue_timeline(uvk_object_t *o, uvk_queue_rec_t *q, uint64_t *value)
 {
-    uvk_device_state_t *s = &o->dt;
-    if (s->get_counter == NULL)
+    if (o->dt.get_counter == NULL)
         return VK_NULL_HANDLE;
-    uint32_t i = 0;
-    while (i < s->ntimeline && s->timeline[i].queue != queue)
-        i++;
-    if (i == s->ntimeline) {
-        if (i == sizeof s->timeline / sizeof s->timeline[0])
-            return VK_NULL_HANDLE;
+    if (q->semaphore == VK_NULL_HANDLE) {
         VkSemaphoreTypeCreateInfo ti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                         .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE, .initialValue = 0};
         VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &ti};
-        VkSemaphore sem;
-        if (o->next.vkCreateSemaphore(o->device, &ci, NULL, &sem) != VK_SUCCESS)
+        if (o->next.vkCreateSemaphore(o->device, &ci, NULL, &q->semaphore) != VK_SUCCESS) {
+            q->semaphore = VK_NULL_HANDLE;
             return VK_NULL_HANDLE;
-        s->timeline[i].queue = queue;
-        s->timeline[i].semaphore = sem;
-        s->timeline[i].value = 0;
-        s->ntimeline++;
+        }
+        q->value = 0;
     }
-    *value = ++s->timeline[i].value;
-    return s->timeline[i].semaphore;
+    *value = ++q->value;
+    return q->semaphore;
 }
 
 /* Resets from the host the queries s's recording writes, before an
@@ -464,19 +529,35 @@ static void reset_queries(uvk_cb_t *s)
         s->dev->dt.reset_pool(s->dev->device, s->pools[k].pool, 0, s->pools[k].used);
 }
 
+/* Makes s's inflight p, and keeps s in p's list. Under uvk_dt_lock. */
+static void mark_inflight(uvk_pending_t *p, uvk_cb_t *s)
+{
+    if (p->ncbs == p->capcbs) {
+        uint32_t cap = p->capcbs != 0 ? 2 * p->capcbs : 4;
+        uvk_cb_t **grown = realloc(p->cbs, cap * sizeof *grown);
+        if (grown == NULL)
+            return; /* s is not marked: a resubmission of it will not wait for p */
+        p->cbs = grown;
+        p->capcbs = cap;
+    }
+    p->cbs[p->ncbs++] = s;
+    s->inflight = p;
+}
+
 /* Makes p findable for completion: the command buffers it executes point to
-   it, and it joins the pending list. Under uvk_dt_lock. */
+   it, and it joins the pending lists. Under uvk_dt_lock. */
 static void publish_locked(uvk_pending_t *p, const VkCommandBuffer *cbs, uint32_t ncb)
 {
+    p->ncbs = 0;
     for (uint32_t i = 0; i < ncb; i++) {
         uvk_cb_t *s = uvk_cb_find(cbs[i]);
         if (s == NULL || s->n == 0)
             continue;
-        s->inflight = p;
+        mark_inflight(p, s);
         for (uint32_t k = 0; k < s->nexec; k++) {
             uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
             if (sec != NULL)
-                sec->inflight = p;
+                mark_inflight(p, sec);
         }
     }
     untime_repeated_secondaries(p);
@@ -485,8 +566,7 @@ static void publish_locked(uvk_pending_t *p, const VkCommandBuffer *cbs, uint32_
         for (uint32_t i = 0; i < p->n; i++)
             p->d[i].query = UINT32_MAX;
     }
-    p->next = uvk_dt_pending;
-    UVK_STORE(uvk_dt_pending, p);
+    pending_link(p);
 }
 
 /* The program's submission, made by call(ctx) with the layer's bookkeeping
@@ -522,11 +602,12 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
     uvk_pending_t *p = NULL;
     uint64_t value = 0;
     VkSemaphore semaphore = VK_NULL_HANDLE;
-    if (total > 0) {
+    uvk_queue_rec_t *q = total > 0 ? queue_rec(o, queue) : NULL;
+    if (q != NULL) {
         /* The program's fence tells when the submission is done; without one,
            the queue's timeline semaphore, signalled by the program's last batch. */
         if (fence == VK_NULL_HANDLE)
-            semaphore = queue_timeline(o, queue, &value);
+            semaphore = queue_timeline(o, q, &value);
         /* A named command buffer's execution is a range around its operations. */
         int ranges = uvk_dt_wanted(UPTI_TRACING_KIND_MARKER_API, UPTI_MARKER_API_RANGE_START);
         upti_runtime_correlation_t submit_corr;
@@ -561,6 +642,7 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
     }
     p->dev = o;
     p->queue = queue;
+    p->q = q;
     p->program_fence = fence;
     p->submitted = submitted;
     if (attached) {
@@ -746,6 +828,19 @@ VkResult uvk_dt_vkQueueSubmit2KHR(const upti_vulkan_dispatch_t *n, VkQueue queue
     return submit2(n, n->vkQueueSubmit2KHR, queue, count, submits, fence);
 }
 
+/* The unread submission of o that the program's fence marks, NULL if none
+   (a fence marks one submission at a time: it is reset or destroyed before
+   it is submitted again, fences_released). Under uvk_dt_lock. */
+static uvk_pending_t *marked_by(uvk_object_t *o, VkFence fence)
+{
+    if (fence == VK_NULL_HANDLE)
+        return NULL;
+    for (uvk_pending_t *p = uvk_dt_pending; p != NULL; p = p->next)
+        if (p->program_fence == fence && p->dev == o)
+            return p;
+    return NULL;
+}
+
 VkResult uvk_dt_vkWaitForFences(const upti_vulkan_dispatch_t *n, VkDevice device, uint32_t count,
                                 const VkFence *fences, VkBool32 all, uint64_t timeout)
 {
@@ -756,18 +851,15 @@ VkResult uvk_dt_vkWaitForFences(const upti_vulkan_dispatch_t *n, VkDevice device
            records are out when the wait returns (those marked by a layer's fence
            or semaphore, which follows the program's at once, after waiting for it). */
         pthread_mutex_lock(&uvk_dt_lock);
-        for (int again = 1; again;) {
-            again = 0;
-            for (uvk_pending_t *p = uvk_dt_pending; p != NULL; p = p->next) {
-                int waited = 0;
-                for (uint32_t i = 0; i < count && !waited; i++)
-                    waited = p->dev == o && p->program_fence != VK_NULL_HANDLE && p->program_fence == fences[i] &&
-                             (all || o->next.vkGetFenceStatus(o->device, fences[i]) == VK_SUCCESS);
-                if (waited) {
-                    again = uvk_pending_complete(p, UVK_FENCE_SIGNALLED); /* p is gone then: start over */
-                    break;
-                }
-            }
+        for (uint32_t i = 0; i < count; i++) {
+            uvk_pending_t *p = marked_by(o, fences[i]);
+            if (p == NULL || (!all && o->next.vkGetFenceStatus(o->device, fences[i]) != VK_SUCCESS))
+                continue;
+            /* Its queue's older submissions are done too (a fence signals after all the
+               queue's earlier work): read first, in submission order. */
+            while (p->q->head != p && uvk_pending_complete(p->q->head, 0))
+                ;
+            uvk_pending_complete(p, UVK_FENCE_SIGNALLED);
         }
         pthread_mutex_unlock(&uvk_dt_lock);
     }
@@ -784,20 +876,13 @@ static void fences_released(uvk_object_t *o, uint32_t count, const VkFence *fenc
     if (UVK_LOAD(uvk_dt_pending) == NULL || fences == NULL)
         return;
     pthread_mutex_lock(&uvk_dt_lock);
-    for (int again = 1; again;) {
-        again = 0;
-        for (uvk_pending_t *p = uvk_dt_pending; p != NULL && !again; p = p->next) {
-            if (p->dev != o || p->program_fence == VK_NULL_HANDLE || p->fence != VK_NULL_HANDLE ||
-                p->semaphore != VK_NULL_HANDLE)
-                continue;
-            for (uint32_t i = 0; i < count && !again; i++)
-                if (fences[i] == p->program_fence) {
-                    if (!uvk_pending_complete(p, 0)) {
-                        p->fence_lost = 1;
-                        uvk_pending_complete(p, 0);
-                    }
-                    again = 1; /* p is gone: start over */
-                }
+    for (uint32_t i = 0; i < count; i++) {
+        uvk_pending_t *p = marked_by(o, fences[i]);
+        if (p == NULL || p->fence != VK_NULL_HANDLE || p->semaphore != VK_NULL_HANDLE)
+            continue;
+        if (!uvk_pending_complete(p, 0)) {
+            p->fence_lost = 1;
+            uvk_pending_complete(p, 0);
         }
     }
     pthread_mutex_unlock(&uvk_dt_lock);
@@ -854,10 +939,17 @@ void uvk_dt_device_destroying(uvk_object_t *o)
             uvk_cb_forget_locked(s);
     }
     uvk_cmd_pools_forget_locked(o);
+    /* What did not finish within the wait is emitted without device times:
+       its queue records go with the device. */
+    for (uint32_t i = 0; i < o->dt.nqueues; i++)
+        while (o->dt.queues[i]->head != NULL) {
+            uvk_pending_t *p = o->dt.queues[i]->head;
+            p->fence_lost = 1;
+            uvk_pending_complete(p, 0);
+        }
+    queue_recs_free(o);
     while (o->dt.nspare > 0)
         o->next.vkDestroyFence(o->device, o->dt.spare[--o->dt.nspare], NULL);
-    while (o->dt.ntimeline > 0)
-        o->next.vkDestroySemaphore(o->device, o->dt.timeline[--o->dt.ntimeline].semaphore, NULL);
     uvk_probe_destroy(o);
     pthread_mutex_unlock(&uvk_dt_lock);
 }

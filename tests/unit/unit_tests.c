@@ -69,6 +69,7 @@ static const unit_case k_cases[] = {
 #ifdef UNIT_HAVE_SPIRV
     {"spirv", unit_test_spirv},
     {"vk_families", unit_test_vk_families},
+    {"handle_map", unit_test_handle_map},
 #endif
 };
 enum { CASES = sizeof k_cases / sizeof k_cases[0] };

@@ -15,6 +15,7 @@ UNIT_TEST(config_parse);
 UNIT_TEST(db_errors);
 UNIT_TEST(documented_status);
 UNIT_TEST(env);
+UNIT_TEST(handle_map);
 UNIT_TEST(external_ids);
 UNIT_TEST(intern);
 UNIT_TEST(kv_pairs);
