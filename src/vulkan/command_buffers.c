@@ -289,9 +289,7 @@ void uvk_dt_vkCmdBindPipeline(const upti_vulkan_dispatch_t *n, VkCommandBuffer c
     if (point == VK_PIPELINE_BIND_POINT_COMPUTE && UVK_LOAD(uvk_dt_cbs) != NULL) {
         uvk_cb_t *s = uvk_cb_recording(cb);
         if (s != NULL) {
-            uvk_pipeline_name(pipeline, s->pipeline_name);
-            s->pipeline_name_len = strnlen(s->pipeline_name, sizeof s->pipeline_name - 1);
-            s->pipeline_name[s->pipeline_name_len] = '\0';
+            s->pipeline_name_len = uvk_pipeline_name(pipeline, s->pipeline_name);
             s->pipeline = pipeline;
         }
     }

@@ -213,8 +213,8 @@ void uvk_probe_refresh(uvk_object_t *o, VkQueue queue);
 /* Destroys o's probe (under uvk_dt_lock). */
 void uvk_probe_destroy(uvk_object_t *o);
 
-/* pipelines.c: copies the name of a compute pipeline into out ("" if unknown). */
-void uvk_pipeline_name(VkPipeline pipeline, char out[UVK_NAME_MAX]);
+/* pipelines.c: copies the name of a compute pipeline into out ("" if unknown); returns its length. */
+size_t uvk_pipeline_name(VkPipeline pipeline, char out[UVK_NAME_MAX]);
 /* The object name the program gave (type, handle) with vkSetDebugUtilsObjectNameEXT; 0 if none.
    Kept for pipelines, shader modules and command buffers. */
 int uvk_object_name(VkObjectType type, uint64_t handle, char out[UVK_NAME_MAX]);

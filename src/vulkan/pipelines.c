@@ -27,7 +27,6 @@ const upti_operation_plan_t *const *uvk_code_plans;
 typedef struct module_t {
     VkShaderModule module;
     uvk_spirv_names_t names;
-    struct module_t *next;
 } module_t;
 
 typedef struct pipeline_t {
@@ -35,45 +34,54 @@ typedef struct pipeline_t {
     VkShaderModule module;
     char module_name[UVK_NAME_MAX]; /* at creation: object name or SPIR-V file */
     char entry[UVK_SPIRV_NAME_MAX];
-    struct pipeline_t *next;
+    char name[UVK_NAME_MAX];        /* pipeline_name's, kept: read at every vkCmdBindPipeline */
+    size_t name_len;
 } pipeline_t;
 
 typedef struct object_name_t {
-    VkObjectType type;
-    uint64_t handle;
     char name[UVK_NAME_MAX];
-    struct object_name_t *next;
 } object_name_t;
 
+/* Guards the maps below (by handle). */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static module_t *g_modules;
-static pipeline_t *g_pipelines;
-static object_name_t *g_names;
+static uvk_handle_map_t g_modules;   /* module_t */
+static uvk_handle_map_t g_pipelines; /* pipeline_t */
+/* Object names of pipelines, shader modules and command buffers (object_name_t). */
+static uvk_handle_map_t g_names[3];
+static size_t g_nnames; /* names held (read without the lock only to skip it when 0) */
 
 /* --- object names (under g_lock) --- */
 
+/* The map of names of objects of type; NULL for a type whose names are not kept. */
+static uvk_handle_map_t *names_of(VkObjectType type)
+{
+    switch (type) {
+    case VK_OBJECT_TYPE_PIPELINE: return &g_names[0];
+    case VK_OBJECT_TYPE_SHADER_MODULE: return &g_names[1];
+    case VK_OBJECT_TYPE_COMMAND_BUFFER: return &g_names[2];
+    default: return NULL;
+    }
+}
+
 static object_name_t *name_find(VkObjectType type, uint64_t handle)
 {
-    for (object_name_t *o = g_names; o != NULL; o = o->next)
-        if (o->type == type && o->handle == handle)
-            return o;
-    return NULL;
+    uvk_handle_map_t *m = names_of(type);
+    return m != NULL ? uvk_handle_map_get(m, handle) : NULL;
 }
 
 static void name_forget(VkObjectType type, uint64_t handle)
 {
-    for (object_name_t **pp = &g_names; *pp != NULL; pp = &(*pp)->next)
-        if ((*pp)->type == type && (*pp)->handle == handle) {
-            object_name_t *dead = *pp;
-            __atomic_store_n(pp, dead->next, __ATOMIC_RELAXED); /* g_names is read without the lock */
-            free(dead);
-            return;
-        }
+    uvk_handle_map_t *m = names_of(type);
+    object_name_t *dead = m != NULL ? uvk_handle_map_remove(m, handle) : NULL;
+    if (dead != NULL) {
+        free(dead);
+        UVK_STORE(g_nnames, g_nnames - 1);
+    }
 }
 
 void uvk_object_name_forget(VkObjectType type, uint64_t handle)
 {
-    if (UVK_LOAD(g_names) == NULL)
+    if (UVK_LOAD(g_nnames) == 0)
         return;
     pthread_mutex_lock(&g_lock);
     name_forget(type, handle);
@@ -82,6 +90,8 @@ void uvk_object_name_forget(VkObjectType type, uint64_t handle)
 
 int uvk_object_name(VkObjectType type, uint64_t handle, char out[UVK_NAME_MAX])
 {
+    if (UVK_LOAD(g_nnames) == 0)
+        return 0;
     pthread_mutex_lock(&g_lock);
     object_name_t *o = name_find(type, handle);
     if (o != NULL)
@@ -89,6 +99,8 @@ int uvk_object_name(VkObjectType type, uint64_t handle, char out[UVK_NAME_MAX])
     pthread_mutex_unlock(&g_lock);
     return o != NULL;
 }
+
+static void pipeline_name(pipeline_t *p);
 
 VkResult uvk_dt_vkSetDebugUtilsObjectNameEXT(const upti_vulkan_dispatch_t *n, VkDevice device,
                                              const VkDebugUtilsObjectNameInfoEXT *info)
@@ -103,12 +115,16 @@ VkResult uvk_dt_vkSetDebugUtilsObjectNameEXT(const upti_vulkan_dispatch_t *n, Vk
     name_forget(info->objectType, info->objectHandle);
     object_name_t *o;
     if (info->pObjectName != NULL && info->pObjectName[0] != '\0' && (o = malloc(sizeof *o)) != NULL) {
-        o->type = info->objectType;
-        o->handle = info->objectHandle;
         snprintf(o->name, sizeof o->name, "%s", info->pObjectName);
-        o->next = g_names;
-        UVK_STORE(g_names, o);
+        if (uvk_handle_map_put(names_of(info->objectType), info->objectHandle, o) == 0)
+            UVK_STORE(g_nnames, g_nnames + 1);
+        else
+            free(o);
     }
+    pipeline_t *p = info->objectType == VK_OBJECT_TYPE_PIPELINE ? uvk_handle_map_get(&g_pipelines, info->objectHandle)
+                                                                 : NULL;
+    if (p != NULL)
+        pipeline_name(p); /* recordings from now on carry the new name */
     pthread_mutex_unlock(&g_lock);
     return r;
 }
@@ -174,8 +190,11 @@ VkResult uvk_dt_vkCreateShaderModule(const upti_vulkan_dispatch_t *n, VkDevice d
     uvk_spirv_names(info->pCode, info->codeSize, &m->names);
     char name[UVK_NAME_MAX];
     pthread_mutex_lock(&g_lock);
-    m->next = g_modules;
-    g_modules = m;
+    if (uvk_handle_map_put(&g_modules, (uint64_t)m->module, m) != 0) {
+        pthread_mutex_unlock(&g_lock);
+        free(m);
+        return r;
+    }
     module_name(m, 1, name);
     pthread_mutex_unlock(&g_lock);
     emit_code_object(UPTI_CODE_OBJECT_LOAD, UPTI_CALLBACK_PHASE_LOAD, device, (uint64_t)*module, 0, name);
@@ -189,13 +208,9 @@ void uvk_dt_vkDestroyShaderModule(const upti_vulkan_dispatch_t *n, VkDevice devi
     char name[UVK_NAME_MAX] = "";
     if (uvk_tracing && module != VK_NULL_HANDLE) {
         pthread_mutex_lock(&g_lock);
-        for (module_t **pp = &g_modules; *pp != NULL; pp = &(*pp)->next)
-            if ((*pp)->module == module) {
-                found = *pp;
-                *pp = found->next;
-                module_name(found, 1, name);
-                break;
-            }
+        found = uvk_handle_map_remove(&g_modules, (uint64_t)module);
+        if (found != NULL)
+            module_name(found, 1, name);
         name_forget(VK_OBJECT_TYPE_SHADER_MODULE, (uint64_t)module);
         pthread_mutex_unlock(&g_lock);
     }
@@ -207,28 +222,32 @@ void uvk_dt_vkDestroyShaderModule(const upti_vulkan_dispatch_t *n, VkDevice devi
 
 /* --- pipelines --- */
 
-/* The name of p (under g_lock). */
-static void pipeline_name(const pipeline_t *p, char out[UVK_NAME_MAX])
+/* Sets p's name (under g_lock). */
+static void pipeline_name(pipeline_t *p)
 {
     object_name_t *o = name_find(VK_OBJECT_TYPE_PIPELINE, (uint64_t)p->pipeline);
     if (o != NULL)
-        memcpy(out, o->name, UVK_NAME_MAX);
+        memcpy(p->name, o->name, UVK_NAME_MAX);
     else if (p->module_name[0] != '\0')
-        snprintf(out, UVK_NAME_MAX, "%.63s:%.63s", p->module_name, p->entry);
+        snprintf(p->name, UVK_NAME_MAX, "%.63s:%.63s", p->module_name, p->entry);
     else
-        snprintf(out, UVK_NAME_MAX, "%s", p->entry);
+        snprintf(p->name, UVK_NAME_MAX, "%s", p->entry);
+    p->name_len = strnlen(p->name, UVK_NAME_MAX - 1);
+    p->name[p->name_len] = '\0';
 }
 
-void uvk_pipeline_name(VkPipeline pipeline, char out[UVK_NAME_MAX])
+size_t uvk_pipeline_name(VkPipeline pipeline, char out[UVK_NAME_MAX])
 {
-    out[0] = '\0';
+    size_t len = 0;
     pthread_mutex_lock(&g_lock);
-    for (pipeline_t *p = g_pipelines; p != NULL; p = p->next)
-        if (p->pipeline == pipeline) {
-            pipeline_name(p, out);
-            break;
-        }
+    const pipeline_t *p = uvk_handle_map_get(&g_pipelines, (uint64_t)pipeline);
+    if (p != NULL) {
+        len = p->name_len;
+        memcpy(out, p->name, len + 1);
+    }
     pthread_mutex_unlock(&g_lock);
+    out[len] = '\0';
+    return len;
 }
 
 /* The module a stage runs: its VkShaderModule, or one chained in its pNext
@@ -237,11 +256,11 @@ static void stage_module(const VkPipelineShaderStageCreateInfo *stage, pipeline_
 {
     p->module = stage->module;
     p->module_name[0] = '\0';
-    for (module_t *m = g_modules; m != NULL; m = m->next)
-        if (m->module == stage->module) {
-            module_name(m, 0, p->module_name);
-            return;
-        }
+    const module_t *m = uvk_handle_map_get(&g_modules, (uint64_t)stage->module);
+    if (m != NULL) {
+        module_name(m, 0, p->module_name);
+        return;
+    }
     for (const VkBaseInStructure *s = stage->pNext; s != NULL; s = s->pNext)
         if (s->sType == VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO) {
             const VkShaderModuleCreateInfo *ci = (const VkShaderModuleCreateInfo *)(const void *)s;
@@ -269,12 +288,14 @@ VkResult uvk_dt_vkCreateComputePipelines(const upti_vulkan_dispatch_t *n, VkDevi
         snprintf(p->entry, sizeof p->entry, "%s", infos[i].stage.pName != NULL ? infos[i].stage.pName : "");
         pthread_mutex_lock(&g_lock);
         stage_module(&infos[i].stage, p);
-        p->next = g_pipelines;
-        g_pipelines = p;
-        pipeline_name(p, name);
+        pipeline_name(p);
+        memcpy(name, p->name, UVK_NAME_MAX);
+        int kept = uvk_handle_map_put(&g_pipelines, (uint64_t)p->pipeline, p) == 0;
         pthread_mutex_unlock(&g_lock);
-        emit_code_object(UPTI_CODE_OBJECT_KERNEL_SYMBOL, UPTI_CALLBACK_PHASE_LOAD, device, (uint64_t)p->module,
-                         (uint64_t)p->pipeline, name);
+        if (!kept)
+            free(p); /* its dispatches go unnamed */
+        emit_code_object(UPTI_CODE_OBJECT_KERNEL_SYMBOL, UPTI_CALLBACK_PHASE_LOAD, device,
+                         (uint64_t)infos[i].stage.module, (uint64_t)pipelines[i], name);
     }
     return r;
 }
@@ -286,13 +307,9 @@ void uvk_dt_vkDestroyPipeline(const upti_vulkan_dispatch_t *n, VkDevice device, 
     char name[UVK_NAME_MAX] = "";
     if (uvk_tracing && pipeline != VK_NULL_HANDLE) {
         pthread_mutex_lock(&g_lock);
-        for (pipeline_t **pp = &g_pipelines; *pp != NULL; pp = &(*pp)->next)
-            if ((*pp)->pipeline == pipeline) {
-                found = *pp;
-                *pp = found->next;
-                pipeline_name(found, name);
-                break;
-            }
+        found = uvk_handle_map_remove(&g_pipelines, (uint64_t)pipeline);
+        if (found != NULL)
+            memcpy(name, found->name, UVK_NAME_MAX);
         name_forget(VK_OBJECT_TYPE_PIPELINE, (uint64_t)pipeline);
         pthread_mutex_unlock(&g_lock);
     }
