@@ -9,11 +9,10 @@
 typedef struct image_t {
     VkImage image;
     uint32_t texel; /* bytes per texel, 0 if unknown */
-    struct image_t *next;
 } image_t;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static image_t *g_images;
+static uvk_handle_map_t g_images; /* image_t, by VkImage */
 
 /* Bytes per texel of f (ranges of VkFormat's core values), 0 if unknown. */
 static uint32_t format_bytes(VkFormat f)
@@ -53,13 +52,9 @@ static uint32_t format_bytes(VkFormat f)
 
 uint32_t uvk_image_texel_bytes(VkImage image)
 {
-    uint32_t bytes = 0;
     pthread_mutex_lock(&g_lock);
-    for (image_t *i = g_images; i != NULL; i = i->next)
-        if (i->image == image) {
-            bytes = i->texel;
-            break;
-        }
+    const image_t *i = uvk_handle_map_get(&g_images, (uint64_t)image);
+    uint32_t bytes = i != NULL ? i->texel : 0;
     pthread_mutex_unlock(&g_lock);
     return bytes;
 }
@@ -75,8 +70,8 @@ VkResult uvk_dt_vkCreateImage(const upti_vulkan_dispatch_t *n, VkDevice device, 
         i->image = *image;
         i->texel = format_bytes(info->format);
         pthread_mutex_lock(&g_lock);
-        i->next = g_images;
-        g_images = i;
+        if (uvk_handle_map_put(&g_images, (uint64_t)i->image, i) != 0)
+            free(i); /* its copies' bytes are unknown (0) */
         pthread_mutex_unlock(&g_lock);
     }
     return r;
@@ -87,13 +82,7 @@ void uvk_dt_vkDestroyImage(const upti_vulkan_dispatch_t *n, VkDevice device, VkI
 {
     if (uvk_tracing && image != VK_NULL_HANDLE) {
         pthread_mutex_lock(&g_lock);
-        for (image_t **pp = &g_images; *pp != NULL; pp = &(*pp)->next)
-            if ((*pp)->image == image) {
-                image_t *dead = *pp;
-                *pp = dead->next;
-                free(dead);
-                break;
-            }
+        free(uvk_handle_map_remove(&g_images, (uint64_t)image));
         pthread_mutex_unlock(&g_lock);
     }
     n->vkDestroyImage(device, image, alloc);

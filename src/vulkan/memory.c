@@ -16,11 +16,10 @@ typedef struct allocation_t {
     VkDeviceMemory memory;
     uint64_t bytes;
     uint32_t type_index;
-    struct allocation_t *next;
 } allocation_t;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static allocation_t *g_live;
+static uvk_handle_map_t g_live; /* allocation_t, by VkDeviceMemory */
 
 static int wanted(uint32_t op)
 {
@@ -60,8 +59,9 @@ VkResult uvk_dt_vkAllocateMemory(const upti_vulkan_dispatch_t *n, VkDevice devic
         a->bytes = info->allocationSize;
         a->type_index = info->memoryTypeIndex;
         pthread_mutex_lock(&g_lock);
-        a->next = g_live;
-        g_live = a;
+        if (uvk_handle_map_put(&g_live, (uint64_t)a->memory, a) != 0) {
+            free(a); /* its free is then not recorded */
+        }
         pthread_mutex_unlock(&g_lock);
     }
     if (wanted(UPTI_MEMORY_ALLOCATION_ALLOCATE))
@@ -75,12 +75,7 @@ void uvk_dt_vkFreeMemory(const upti_vulkan_dispatch_t *n, VkDevice device, VkDev
     allocation_t *found = NULL;
     if (uvk_tracing && memory != VK_NULL_HANDLE) {
         pthread_mutex_lock(&g_lock);
-        for (allocation_t **pp = &g_live; *pp != NULL; pp = &(*pp)->next)
-            if ((*pp)->memory == memory) {
-                found = *pp;
-                *pp = found->next;
-                break;
-            }
+        found = uvk_handle_map_remove(&g_live, (uint64_t)memory);
         pthread_mutex_unlock(&g_lock);
     }
     n->vkFreeMemory(device, memory, alloc);
