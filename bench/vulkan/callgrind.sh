@@ -18,6 +18,7 @@ MODE=${3:-kernel}
 case $WHAT in
 dispatch) N=${4:-20000} ENTRIES='vkCmdDispatch' ;;
 submit) N=${4:-2000} ENTRIES='vk(QueueSubmit|WaitForFences|ResetFences)' ;;
+stream) N=${4:-2048} ENTRIES='vk(QueueSubmit|WaitForFences|ResetFences)' ;;
 *) echo "$usage" >&2; exit 2 ;;
 esac
 command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null || {

@@ -3,21 +3,30 @@
 
   run_bench.py BUILD_DIR [N] [REPS] [ROUNDS]
 
-Runs bench_vulkan (fastest of REPS repetitions of N calls) bare, with the
-layer and no tool, with a tool that has nothing configured, with VULKAN_API
-buffer tracing and with VULKAN_API + KERNEL_DISPATCH, and prints the cost
-each adds per vkCmdDispatch recorded and per vkQueueSubmit. The modes run
-one after the other ROUNDS times (default 5) and each keeps its fastest: on
-a shared VM one process's calls can run 50% slower than the next one's (bare
-dispatches measured 30.8 and 48.7 ns in two runs a minute apart), so a
-single round can show a traced mode faster than bare.
+Runs bench_vulkan bare, with the layer and no tool, with a tool that has
+nothing configured, with VULKAN_API buffer tracing and with VULKAN_API +
+KERNEL_DISPATCH, and prints the cost each adds:
+  - per vkCmdDispatch recorded (fastest of REPS repetitions of N);
+  - per submission of a command buffer holding one dispatch, waited for
+    with its fence (N/100 x REPS samples): the host time of its
+    vkQueueSubmit plus, once the device has finished it, its
+    vkWaitForFences (where the layer reads the submission's device times
+    and emits its records) and vkResetFences; 10th percentile and median;
+  - per vkQueueSubmit with up to 64 submissions in flight (stream), median;
+  - per vkCmdBindPipeline + vkCmdDispatch pair recorded (bind_dispatch).
+The modes run one after the other ROUNDS times (default 5); each keeps its
+fastest figures.
 
-lavapipe (Mesa 22.3) executes a command buffer on a queue thread of its own,
-beside the program's: on a busy machine that thread's work, more with the
-layer's two timestamps, gets in the submit's way. The bare program
-bracketing its own dispatch with two timestamps (submit_ts) measures that
-device cost, printed apart, and the layer's own host cost per submit is what
-is left."""
+lavapipe executes command buffers on threads of its own, on the same cores
+as the program: a GPU's work does not take the host's cores, lavapipe's
+does. So the submissions are waited for after a pause (bench_vulkan.c),
+and lavapipe runs with LP_NUM_THREADS=0 (its device work on its queue
+thread, not on rasterizer threads woken on both cores, which preempted the
+program's thread inside its calls: medians of the traced submission
+ranged 10.7 to 19.5 us against 7.9 to 9.5 us with it, bare 6.1 to 7.5 us
+against 4.5 to 7.0 us). The bare program bracketing its own dispatch with
+two timestamps (submit_ts) shows what the device's part of timestamps
+costs the host calls, printed apart."""
 import os
 import subprocess
 import sys
@@ -26,7 +35,7 @@ B = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else 'build')
 N = sys.argv[2] if len(sys.argv) > 2 else '200000'
 REPS = sys.argv[3] if len(sys.argv) > 3 else '5'
 ROUNDS = int(sys.argv[4]) if len(sys.argv) > 4 else 5
-SUBMITS = str(max(1, int(N) // 100))
+SUBMITS = str(max(1, int(N) // 100))  # per repetition
 BIN = os.path.join(B, 'bin', 'bench_vulkan')
 base = {k: v for k, v in os.environ.items() if not k.startswith(('UPTI_', 'VK_'))}
 if 'detect_leaks=1' in os.environ.get('ASAN_OPTIONS', ''):
@@ -45,6 +54,7 @@ if 'detect_leaks=1' in os.environ.get('ASAN_OPTIONS', ''):
             icds.append(lib)
     base['LD_PRELOAD'] = ' '.join(filter(None, [os.environ.get('LD_PRELOAD')] + icds))
 base['NODEVICE_SELECT'] = '1'
+base['LP_NUM_THREADS'] = '0'  # lavapipe's device work on its queue thread only (above)
 layer = dict(base, VK_ADD_LAYER_PATH=os.path.join(B, 'lib'), VK_INSTANCE_LAYERS='VK_LAYER_UPTI_trace')
 tool = os.path.join(B, 'lib', 'libbench_vulkan_tool.so')
 MODES = [
@@ -64,27 +74,40 @@ def measure(what, count, env):
     if p.returncode != 0:
         print('bench: bench_vulkan %s failed (%d): %s' % (what, p.returncode, p.stderr.strip()))
         sys.exit(1)
-    return float(p.stdout.split()[1])
+    return [float(x) for x in p.stdout.split()[1:]]
+
+
+def keep_fastest(old, new):
+    return new if old is None else [min(a, b) for a, b in zip(old, new)]
 
 
 results = {}
-device_ts = float('inf')
+device_ts = None
 for _ in range(max(1, ROUNDS)):
-    device_ts = min(device_ts, measure('submit_ts', SUBMITS, base))
+    device_ts = keep_fastest(device_ts, measure('submit_ts', SUBMITS, base))
     for name, env in MODES:
-        d, s = measure('dispatch', N, env), measure('submit', SUBMITS, env)
-        old = results.get(name, (d, s))
-        results[name] = (min(d, old[0]), min(s, old[1]))
+        got = (measure('dispatch', N, env) + measure('submit', SUBMITS, env) + measure('stream', SUBMITS, env) +
+               measure('bind_dispatch', N, env))
+        results[name] = keep_fastest(results.get(name), got)
+# Per mode: dispatch; submission p10, median; its vkQueueSubmit call p10, median; stream p10, median;
+# bind + dispatch.
 bare = results['bare']
-print('%-32s %22s %22s' % ('mode', 'vkCmdDispatch ns (+)', 'vkQueueSubmit ns (+)'))
+print('%-30s %16s %26s %26s %16s' % ('mode', 'vkCmdDispatch ns', 'submission ns p10 / median',
+                                      'vkQueueSubmit p10 / median', 'stream median'))
 for name, _ in MODES:
-    d, s = results[name]
-    print('%-32s %12.1f (%+7.1f) %12.1f (%+7.1f)' % (name, d, d - bare[0], s, s - bare[1]))
-print('added cost per vkCmdDispatch recorded (API + device times): %.1f ns (target <= 100)'
-      % (results['VULKAN_API + KERNEL_DISPATCH'][0] - bare[0]))
-added = results['VULKAN_API + KERNEL_DISPATCH'][1] - bare[1]
-print('added cost per vkQueueSubmit (API + device times): %.1f ns (target <= 2000)' % added)
-print('  of which the device executing two timestamps (bare, the program writing them): %.1f ns;'
-      ' the layer on the host: %.1f ns' % (device_ts - bare[1], added - (device_ts - bare[1])))
+    r = results[name]
+    print('%-30s %7.1f (%+6.1f) %7.0f (%+5.0f) / %6.0f (%+5.0f) %6.0f (%+5.0f) / %6.0f (%+5.0f) %6.0f (%+5.0f)' % (
+        name, r[0], r[0] - bare[0], r[1], r[1] - bare[1], r[2], r[2] - bare[2], r[3], r[3] - bare[3],
+        r[4], r[4] - bare[4], r[6], r[6] - bare[6]))
+k = results['VULKAN_API + KERNEL_DISPATCH']
+print('added cost per vkCmdDispatch recorded (API + device times): %.1f ns (target <= 100)' % (k[0] - bare[0]))
+print('added cost per vkQueueSubmit (API + device times), the submission with its fence wait and reset:'
+      ' %.0f ns at the 10th percentile (target <= 2000), %.0f ns median' % (k[1] - bare[1], k[2] - bare[2]))
+print('  of which the vkQueueSubmit call: %.0f ns p10, %.0f ns median; with 64 in flight: %.0f ns median'
+      % (k[3] - bare[3], k[4] - bare[4], k[6] - bare[6]))
+print('  for comparison, the bare program writing two timestamps itself: %+.0f ns p10, %+.0f ns median'
+      % (device_ts[0] - bare[1], device_ts[1] - bare[2]))
+print('added cost per vkCmdBindPipeline + vkCmdDispatch pair recorded (API records of both + device times):'
+      ' %.1f ns' % (k[7] - bare[7]))
 print('idle layer cost per vkCmdDispatch (layer, no tool): %.1f ns (target <= 3)'
       % (results['layer, no tool'][0] - bare[0]))
