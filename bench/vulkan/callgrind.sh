@@ -7,11 +7,15 @@
 #     dispatch  vkCmdDispatch recorded (bench_vulkan dispatch N 1; N default 20000)
 #     submit    vkQueueSubmit, vkWaitForFences and vkResetFences per submit
 #               (bench_vulkan submit N 1; N default 2000)
+#     stream    the same with 64 submissions in flight (bench_vulkan stream N 1;
+#               N default 2048: vkWaitForFences once per 64)
+#     bind_dispatch  vkCmdBindPipeline and vkCmdDispatch per pair recorded
+#               (bench_vulkan bind_dispatch N 1; N default 20000)
 #     MODE  bare, none (a tool, nothing on), api (VULKAN_API) or kernel
 #           (VULKAN_API + KERNEL_DISPATCH, the default)
 #   KEEP=FILE keeps callgrind's output in FILE (for callgrind_annotate).
 set -eu
-usage="usage: callgrind.sh BUILD_DIR dispatch|submit [bare|none|api|kernel [N]]"
+usage="usage: callgrind.sh BUILD_DIR dispatch|submit|stream|bind_dispatch [bare|none|api|kernel [N]]"
 B=$(cd "${1:?$usage}" && pwd)
 WHAT=${2:?$usage}
 MODE=${3:-kernel}
@@ -19,6 +23,7 @@ case $WHAT in
 dispatch) N=${4:-20000} ENTRIES='vkCmdDispatch' ;;
 submit) N=${4:-2000} ENTRIES='vk(QueueSubmit|WaitForFences|ResetFences)' ;;
 stream) N=${4:-2048} ENTRIES='vk(QueueSubmit|WaitForFences|ResetFences)' ;;
+bind_dispatch) N=${4:-20000} ENTRIES='vk(CmdBindPipeline|CmdDispatch)' ;;
 *) echo "$usage" >&2; exit 2 ;;
 esac
 command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null || {
@@ -37,4 +42,5 @@ else
 fi
 callgrind_annotate --inclusive=yes --threshold=100 "$OUT" 2>/dev/null |
     grep -E "\\?\\?\\?:$ENTRIES \\[/usr/lib" |
-    awk -v n="$N" -v mode="$MODE" '{ gsub(",", "", $1); sub(/^\?\?\?:/, "", $4); printf "%s %s %.0f\n", mode, $4, $1 / n }'
+    awk -v n="$N" -v mode="$MODE" '{ gsub(",", "", $1); match($0, /\?\?\?:vk[A-Za-z0-9]+/);
+        printf "%s %s %.0f\n", mode, substr($0, RSTART + 4, RLENGTH - 4), $1 / n }'
