@@ -68,7 +68,9 @@ pthread_mutex_t uvk_dt_lock = PTHREAD_MUTEX_INITIALIZER;
 uvk_cb_t *uvk_dt_cbs;
 
 /* Bumped (under uvk_dt_lock) before a followed command buffer's state is
-   freed: every thread's last found state below is then found again. */
+   freed, and when command buffers are allocated (a handle this thread
+   found unfollowed may now be followed): every thread's last found state
+   below is then found again. */
 static unsigned long cb_generation;
 /* The state of the command buffer this thread last recorded into, and the
    generation it was found in (one thread-local object: one TLS look-up; not
@@ -97,13 +99,14 @@ static void remember_locked(VkCommandBuffer cb, uvk_cb_t *s)
     t_last.generation = __atomic_load_n(&cb_generation, __ATOMIC_RELAXED);
 }
 
-/* uvk_cb_recording's look-up under uvk_dt_lock. */
+/* uvk_cb_recording's look-up under uvk_dt_lock. A command buffer the layer
+   does not follow (allocated before a tool was there) is remembered too, so
+   that its next commands do not take the lock each. */
 static __attribute__((noinline)) uvk_cb_t *cb_recording_slow(VkCommandBuffer cb)
 {
     pthread_mutex_lock(&uvk_dt_lock);
     uvk_cb_t *s = uvk_cb_find(cb);
-    if (s != NULL)
-        remember_locked(cb, s);
+    remember_locked(cb, s);
     pthread_mutex_unlock(&uvk_dt_lock);
     return s;
 }
@@ -117,8 +120,7 @@ static __attribute__((noinline)) uvk_cb_t *cb_recording_slow(VkCommandBuffer cb)
    own synchronization, which orders the bump before the load here. */
 static inline uvk_cb_t *uvk_cb_recording(VkCommandBuffer cb)
 {
-    if (t_last.state != NULL && t_last.cb == cb &&
-        t_last.generation == __atomic_load_n(&cb_generation, __ATOMIC_ACQUIRE))
+    if (t_last.cb == cb && t_last.generation == __atomic_load_n(&cb_generation, __ATOMIC_ACQUIRE))
         return t_last.state;
     return cb_recording_slow(cb);
 }
@@ -159,6 +161,7 @@ VkResult uvk_dt_vkAllocateCommandBuffers(const upti_vulkan_dispatch_t *n, VkDevi
     if (r != VK_SUCCESS || !uvk_tracing)
         return r;
     pthread_mutex_lock(&uvk_dt_lock);
+    __atomic_add_fetch(&cb_generation, 1, __ATOMIC_RELEASE);
     for (uint32_t i = 0; i < info->commandBufferCount; i++) {
         uvk_cb_t *s = calloc(1, sizeof *s);
         if (s == NULL)
