@@ -25,7 +25,8 @@
  * must be done with by then, and its state goes). Only a command buffer
  * (or a secondary it executes) submitted again before its previous
  * execution was read makes the layer wait for that execution first (its
- * queries are about to be overwritten). vkFreeCommandBuffers,
+ * queries are about to be overwritten), reading its queue's older
+ * submissions before it (uvk_pending_wait). vkFreeCommandBuffers,
  * vkDestroyCommandPool, vkDestroyDevice and exit wait for what is left.
  *
  * Alike on purpose (duplicates): call_submit and call_submit2 splice the layer's
@@ -189,12 +190,14 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
         /* Given up on (fences_released, uvk_dt_device_destroying): read without device times. */
     } else if (p->semaphore != VK_NULL_HANDLE) {
         VkResult r;
-        if (wait) {
+        if (p->value <= p->q->reached) {
+            r = VK_SUCCESS; /* an earlier read or wait saw the semaphore past p's value */
+        } else if (wait) {
             VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
                                       .pSemaphores = &p->semaphore, .pValues = &p->value};
             r = o->dt.wait_semaphores(o->device, &wi, 5000000000ull);
-        } else if (p->value <= p->q->reached) {
-            r = VK_SUCCESS; /* an earlier read saw the semaphore past p's value */
+            if (r == VK_SUCCESS)
+                p->q->reached = p->value;
         } else {
             uint64_t value = 0;
             r = o->dt.get_counter(o->device, p->semaphore, &value);
@@ -285,6 +288,25 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
         o->next.vkDestroyFence(o->device, p->fence, NULL);
     pending_put(p);
     return 1;
+}
+
+/* A command buffer submitted again, recorded again or freed while an execution of it is
+   unread waits for that one (p), which need not be its queue's oldest: the older ones are
+   read first (they are done when p is: a fence or semaphore signal follows all the queue's
+   earlier work), else p's records would come out before theirs. With the layer's semaphore,
+   one wait for p's value answers for them all (reached). */
+void uvk_pending_wait(uvk_pending_t *p)
+{
+    uvk_queue_rec_t *q = p->q;
+    if (q->head != p && p->semaphore != VK_NULL_HANDLE && !p->fence_lost && p->value > q->reached) {
+        VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                                  .pSemaphores = &p->semaphore, .pValues = &p->value};
+        if (p->dev->dt.wait_semaphores(p->dev->device, &wi, 5000000000ull) == VK_SUCCESS)
+            q->reached = p->value;
+    }
+    while (q->head != p && uvk_pending_complete(q->head, 1))
+        ;
+    uvk_pending_complete(p, 1);
 }
 
 /* Emits p's records; map: of its ticks onto UPTI's clock, NULL if untimed. */
@@ -588,12 +610,12 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
         if (s == NULL)
             continue;
         if (s->inflight != NULL)
-            uvk_pending_complete(s->inflight, 1);
+            uvk_pending_wait(s->inflight);
         reset_queries(s);
         for (uint32_t k = 0; k < s->nexec; k++) {
             uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
             if (sec != NULL && sec->inflight != NULL)
-                uvk_pending_complete(sec->inflight, 1);
+                uvk_pending_wait(sec->inflight);
             if (sec != NULL)
                 reset_queries(sec);
         }

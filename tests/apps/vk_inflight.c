@@ -1,0 +1,235 @@
+/* vk_inflight: many submissions in flight on one queue (plain Vulkan, no
+ * UPTI), for the Vulkan layer's test vulkan.inflight (check_inflight.py).
+ *
+ *   vk_inflight [timeline_off]
+ *     timeline_off  the device is created with timeline semaphores off (a
+ *                   VkPhysicalDeviceTimelineSemaphoreFeatures saying so): the
+ *                   layer learns completion from fences of its own
+ *
+ * Allocates CBS (300) command buffers, frees every third one in reverse
+ * order (one vkFreeCommandBuffers each), allocates those again (one call),
+ * and records RING (80) of them, spread over the 300 (ring[i] = cbs[(i * 11)
+ * % 300]: reallocated ones and others), with SIMULTANEOUS_USE: each binds
+ * vk_compute.comp (out[i] = in[i] * 2 + i) and makes ONE vkCmdDispatch of
+ * (i + 1, 1, 1) groups, which names it.
+ *
+ * Then ROUNDS (5) rounds of RING submits each, back to back on one queue,
+ * one command buffer per vkQueueSubmit; submit s (0..399, over all rounds)
+ * runs ring[(60 * round + position) % RING] (each round starts 60 further on:
+ * a command buffer is submitted again 80 submits after its last time), and
+ * carries a fence of the program's where s % 13 == 12, none otherwise (the
+ * layer adds its timeline semaphore). Per round, after position 39 a gate
+ * is submitted (vkCmdWaitEvents on an event the host sets; no dispatch),
+ * which holds what follows on the device until a thread of the program sets
+ * the event GATE_MS (100 ms) later, while submits go on: every submission
+ * after it is unread at once. In even rounds the program, after position
+ * 71, waits for the fence of the first fenced submit at position >= 44
+ * (with unread submissions before and after it on the queue), and resets
+ * it. In odd rounds it does not: the next round's first submit resubmits
+ * ring[(60 * round + 60) % RING], whose last execution (position 60, behind
+ * the gate, after 20 unread ones) the layer must wait for. The thread is
+ * joined and the event reset before the next gate. Ends with vkQueueWaitIdle,
+ * the fences destroyed (those not waited for are signalled by then), every
+ * command buffer freed.
+ *
+ * Prints a deterministic summary (the output buffer's sum, checked: every
+ * element < RING * 64 written by the largest dispatch). Exits 0 on success, 1
+ * on a wrong result, 2 on a Vulkan error, 77 without a Vulkan device.
+ */
+#include "vk_common.h"
+#include "vk_compute.spv.h"
+
+#include <pthread.h>
+#include <time.h>
+
+#define CBS 300
+#define RING 80
+#define ROUNDS 5
+#define FENCE_EVERY 13
+#define GATE_POSITION 40 /* the gate goes before this position of each round */
+#define WAIT_AFTER 72    /* in even rounds the fence wait comes before this position */
+#define WAIT_FROM 44     /* ... for the first fenced submit at or after this one */
+#define GATE_MS 100
+#define COUNT (RING * 64u)
+
+/* The thread that opens the gate. */
+typedef struct opener_t {
+    pthread_t thread;
+    VkDevice dev;
+    VkEvent event;
+    VkResult r;
+} opener_t;
+
+static void *open_gate(void *arg)
+{
+    opener_t *o = arg;
+    struct timespec ts = {0, GATE_MS * 1000000L};
+    nanosleep(&ts, NULL);
+    o->r = vkSetEvent(o->dev, o->event);
+    return NULL;
+}
+
+static VkDevice make_device(const vkc_t *c, int timeline_off, VkQueue *queue)
+{
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                   .queueFamilyIndex = c->family,
+                                   .queueCount = 1,
+                                   .pQueuePriorities = &priority};
+    VkPhysicalDeviceTimelineSemaphoreFeatures tsf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, .timelineSemaphore = VK_FALSE};
+    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                              .pNext = timeline_off ? &tsf : NULL,
+                              .queueCreateInfoCount = 1,
+                              .pQueueCreateInfos = &qci};
+    VkDevice dev;
+    VKC_CHECK(vkCreateDevice(c->phys, &dci, NULL, &dev));
+    vkGetDeviceQueue(dev, c->family, 0, queue);
+    return dev;
+}
+
+static void submit(VkQueue queue, VkCommandBuffer cb, VkFence fence)
+{
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+    VKC_CHECK(vkQueueSubmit(queue, 1, &si, fence));
+}
+
+int main(int argc, char **argv)
+{
+    int timeline_off = argc > 1 && strcmp(argv[1], "timeline_off") == 0;
+    vkc_t c;
+    vkc_init(&c, "vk_inflight");
+    VkQueue queue;
+    VkDevice dev = make_device(&c, timeline_off, &queue);
+
+    const VkDeviceSize size = COUNT * sizeof(uint32_t);
+    vkc_buffer_t in = vkc_buffer(&c, dev, size, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, VKC_HOST);
+    vkc_buffer_t out = vkc_buffer(&c, dev, size, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, VKC_HOST);
+    uint32_t *p;
+    VKC_CHECK(vkMapMemory(dev, in.memory, 0, size, 0, (void **)&p));
+    for (uint32_t i = 0; i < COUNT; i++)
+        p[i] = i * 3u + 7u;
+    vkUnmapMemory(dev, in.memory);
+    VKC_CHECK(vkMapMemory(dev, out.memory, 0, size, 0, (void **)&p));
+    memset(p, 0, size);
+    vkUnmapMemory(dev, out.memory);
+    vkc_pipeline_t pl;
+    const VkBuffer bufs[2] = {in.buffer, out.buffer};
+    vkc_pipeline(dev, vk_compute_spv, sizeof vk_compute_spv, 2, bufs, sizeof(uint32_t), &pl);
+
+    /* 300 command buffers; every third freed, last first; those allocated again. */
+    VkCommandPoolCreateInfo cpci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                    .queueFamilyIndex = c.family};
+    VkCommandPool pool;
+    VKC_CHECK(vkCreateCommandPool(dev, &cpci, NULL, &pool));
+    VkCommandBufferAllocateInfo cbai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                        .commandPool = pool,
+                                        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                        .commandBufferCount = CBS};
+    static VkCommandBuffer cbs[CBS];
+    VKC_CHECK(vkAllocateCommandBuffers(dev, &cbai, cbs));
+    for (int i = CBS - 3; i >= 0; i -= 3)
+        vkFreeCommandBuffers(dev, pool, 1, &cbs[i]);
+    VkCommandBuffer again[CBS / 3];
+    cbai.commandBufferCount = CBS / 3;
+    VKC_CHECK(vkAllocateCommandBuffers(dev, &cbai, again));
+    for (int i = 0; i < CBS / 3; i++)
+        cbs[3 * i] = again[i];
+
+    /* The ring: one dispatch each, its group count naming it. */
+    VkCommandBuffer ring[RING];
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                      .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT};
+    uint32_t count = COUNT;
+    for (uint32_t i = 0; i < RING; i++) {
+        ring[i] = cbs[(i * 11) % CBS];
+        VKC_CHECK(vkBeginCommandBuffer(ring[i], &begin));
+        vkCmdBindPipeline(ring[i], VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline);
+        vkCmdBindDescriptorSets(ring[i], VK_PIPELINE_BIND_POINT_COMPUTE, pl.layout, 0, 1, &pl.set, 0, NULL);
+        vkCmdPushConstants(ring[i], pl.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
+        vkCmdDispatch(ring[i], i + 1, 1, 1);
+        VKC_CHECK(vkEndCommandBuffer(ring[i]));
+    }
+
+    /* The gate: waits for the event the host sets. */
+    VkEventCreateInfo eci = {.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+    VkEvent event;
+    VKC_CHECK(vkCreateEvent(dev, &eci, NULL, &event));
+    cbai.commandBufferCount = 1;
+    VkCommandBuffer gate;
+    VKC_CHECK(vkAllocateCommandBuffers(dev, &cbai, &gate));
+    VKC_CHECK(vkBeginCommandBuffer(gate, &begin));
+    vkCmdWaitEvents(gate, 1, &event, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, NULL, 0,
+                    NULL, 0, NULL);
+    VKC_CHECK(vkEndCommandBuffer(gate));
+
+    VkFence fences[ROUNDS * RING / FENCE_EVERY + 1];
+    uint32_t nfences = 0;
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    opener_t opener = {.dev = dev, .event = event};
+    int opening = 0;
+    uint32_t waited = 0;
+    for (uint32_t r = 0; r < ROUNDS; r++) {
+        VkFence wait_for = VK_NULL_HANDLE;
+        for (uint32_t pos = 0; pos < RING; pos++) {
+            if (pos == GATE_POSITION) {
+                if (opening) {
+                    /* The last gate was passed: a later submission was waited for. */
+                    if (pthread_join(opener.thread, NULL) != 0)
+                        exit(2);
+                    VKC_CHECK(opener.r);
+                    VKC_CHECK(vkResetEvent(dev, event));
+                }
+                submit(queue, gate, VK_NULL_HANDLE);
+                if (pthread_create(&opener.thread, NULL, open_gate, &opener) != 0) {
+                    fprintf(stderr, "vk_inflight: pthread_create failed\n");
+                    return 2;
+                }
+                opening = 1;
+            }
+            if (pos == WAIT_AFTER && wait_for != VK_NULL_HANDLE) {
+                VKC_CHECK(vkWaitForFences(dev, 1, &wait_for, VK_TRUE, UINT64_MAX));
+                VKC_CHECK(vkResetFences(dev, 1, &wait_for));
+                waited++;
+            }
+            uint32_t s = r * RING + pos;
+            VkFence fence = VK_NULL_HANDLE;
+            if (s % FENCE_EVERY == FENCE_EVERY - 1) {
+                VKC_CHECK(vkCreateFence(dev, &fci, NULL, &fences[nfences]));
+                fence = fences[nfences++];
+                if (r % 2 == 0 && pos >= WAIT_FROM && pos < WAIT_AFTER && wait_for == VK_NULL_HANDLE)
+                    wait_for = fence;
+            }
+            submit(queue, ring[(60 * r + pos) % RING], fence);
+        }
+    }
+    VKC_CHECK(vkQueueWaitIdle(queue));
+    if (pthread_join(opener.thread, NULL) != 0)
+        return 2;
+    VKC_CHECK(opener.r);
+
+    uint64_t sum = 0;
+    unsigned wrong = 0;
+    VKC_CHECK(vkMapMemory(dev, out.memory, 0, size, 0, (void **)&p));
+    for (uint32_t i = 0; i < COUNT; i++) {
+        wrong += p[i] != (i * 3u + 7u) * 2u + i;
+        sum += p[i];
+    }
+    vkUnmapMemory(dev, out.memory);
+
+    for (uint32_t i = 0; i < nfences; i++)
+        vkDestroyFence(dev, fences[i], NULL);
+    vkFreeCommandBuffers(dev, pool, 1, &gate);
+    vkFreeCommandBuffers(dev, pool, CBS, cbs);
+    vkDestroyCommandPool(dev, pool, NULL);
+    vkDestroyEvent(dev, event, NULL);
+    vkc_destroy_pipeline(dev, &pl);
+    vkc_free_buffer(dev, &in);
+    vkc_free_buffer(dev, &out);
+    vkDestroyDevice(dev, NULL);
+    vkDestroyInstance(c.instance, NULL);
+    printf("vk_inflight: %u submits of %u command buffers (%u allocated), %u fences, %u waited; %u values, sum %llu, "
+           "%s\n",
+           ROUNDS * RING, RING, CBS, nfences, waited, COUNT, (unsigned long long)sum, wrong ? "WRONG" : "ok");
+    return wrong ? 1 : 0;
+}
