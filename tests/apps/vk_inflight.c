@@ -6,16 +6,20 @@
  *                   VkPhysicalDeviceTimelineSemaphoreFeatures saying so): the
  *                   layer learns completion from fences of its own
  *
- * Allocates CBS (300) command buffers, frees every third one in reverse
- * order (one vkFreeCommandBuffers each), allocates those again (one call),
- * and records RING (80) of them, spread over the 300 (ring[i] = cbs[(i * 11)
- * % 300]: reallocated ones and others), with SIMULTANEOUS_USE: each binds
- * vk_compute.comp (out[i] = in[i] * 2 + i) and makes ONE vkCmdDispatch of
- * (i + 1, 1, 1) groups, which names it.
+ * Allocates CBS (504) command buffers (the layer's map of command buffers,
+ * at most half full, is then 1024 slots almost half full), frees every
+ * third one in reverse order (one vkFreeCommandBuffers each: removals,
+ * some of which shift the keys after them back), allocates half as many
+ * again (one call), and records each of the LIVE (420) command buffers now
+ * allocated, live[j] (in allocation order, reallocated ones in their
+ * slots), with SIMULTANEOUS_USE: it binds vk_compute.comp (out[i] = in[i]
+ * * 2 + i) and makes ONE vkCmdDispatch of (j + 1, 1, 1) groups, which names
+ * it. Submits each once, without a fence, then vkQueueWaitIdle (the pass).
  *
- * Then ROUNDS (5) rounds of RING submits each, back to back on one queue,
- * one command buffer per vkQueueSubmit; submit s (0..399, over all rounds)
- * runs ring[(60 * round + position) % RING] (each round starts 60 further on:
+ * Then ROUNDS (5) rounds of RING (80) submits each of a ring of them
+ * (ring[i] = live[5 * i]), back to back on one queue, one command buffer
+ * per vkQueueSubmit; submit s (0..399, over all rounds) runs
+ * ring[(60 * round + position) % RING] (each round starts 60 further on:
  * a command buffer is submitted again 80 submits after its last time), and
  * carries a fence of the program's where s % 13 == 12, none otherwise (the
  * layer adds its timeline semaphore). Per round, after position 39 a gate
@@ -33,7 +37,7 @@
  * command buffer freed.
  *
  * Prints a deterministic summary (the output buffer's sum, checked: every
- * element < RING * 64 written by the largest dispatch). Exits 0 on success, 1
+ * element < LIVE * 64 written by the largest dispatch). Exits 0 on success, 1
  * on a wrong result, 2 on a Vulkan error, 77 without a Vulkan device.
  */
 #include "vk_common.h"
@@ -42,7 +46,8 @@
 #include <pthread.h>
 #include <time.h>
 
-#define CBS 300
+#define CBS 504 /* a multiple of 6 */
+#define LIVE (CBS - CBS / 6)
 #define RING 80
 #define ROUNDS 5
 #define FENCE_EVERY 13
@@ -50,7 +55,7 @@
 #define WAIT_AFTER 72    /* in even rounds the fence wait comes before this position */
 #define WAIT_FROM 44     /* ... for the first fenced submit at or after this one */
 #define GATE_MS 100
-#define COUNT (RING * 64u)
+#define COUNT (LIVE * 64u)
 
 /* The thread that opens the gate. */
 typedef struct opener_t {
@@ -117,7 +122,7 @@ int main(int argc, char **argv)
     const VkBuffer bufs[2] = {in.buffer, out.buffer};
     vkc_pipeline(dev, vk_compute_spv, sizeof vk_compute_spv, 2, bufs, sizeof(uint32_t), &pl);
 
-    /* 300 command buffers; every third freed, last first; those allocated again. */
+    /* CBS command buffers; every third freed, last first; half of those allocated again. */
     VkCommandPoolCreateInfo cpci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                     .queueFamilyIndex = c.family};
     VkCommandPool pool;
@@ -128,28 +133,45 @@ int main(int argc, char **argv)
                                         .commandBufferCount = CBS};
     static VkCommandBuffer cbs[CBS];
     VKC_CHECK(vkAllocateCommandBuffers(dev, &cbai, cbs));
-    for (int i = CBS - 3; i >= 0; i -= 3)
+    for (int i = CBS - 3; i >= 0; i -= 3) {
         vkFreeCommandBuffers(dev, pool, 1, &cbs[i]);
-    VkCommandBuffer again[CBS / 3];
-    cbai.commandBufferCount = CBS / 3;
+        cbs[i] = VK_NULL_HANDLE;
+    }
+    VkCommandBuffer again[CBS / 6];
+    cbai.commandBufferCount = CBS / 6;
     VKC_CHECK(vkAllocateCommandBuffers(dev, &cbai, again));
-    for (int i = 0; i < CBS / 3; i++)
-        cbs[3 * i] = again[i];
+    VkCommandBuffer live[CBS];
+    uint32_t nlive = 0;
+    for (int i = 0; i < CBS; i++) {
+        if (i % 6 == 0)
+            cbs[i] = again[i / 6];
+        if (cbs[i] != VK_NULL_HANDLE)
+            live[nlive++] = cbs[i];
+    }
 
-    /* The ring: one dispatch each, its group count naming it. */
-    VkCommandBuffer ring[RING];
+    if (nlive != LIVE) {
+        fprintf(stderr, "vk_inflight: %u command buffers live, expected %u\n", nlive, LIVE);
+        return 2;
+    }
+
+    /* One dispatch each, its group count naming it; each submitted once. */
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                       .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT};
     uint32_t count = COUNT;
-    for (uint32_t i = 0; i < RING; i++) {
-        ring[i] = cbs[(i * 11) % CBS];
-        VKC_CHECK(vkBeginCommandBuffer(ring[i], &begin));
-        vkCmdBindPipeline(ring[i], VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline);
-        vkCmdBindDescriptorSets(ring[i], VK_PIPELINE_BIND_POINT_COMPUTE, pl.layout, 0, 1, &pl.set, 0, NULL);
-        vkCmdPushConstants(ring[i], pl.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
-        vkCmdDispatch(ring[i], i + 1, 1, 1);
-        VKC_CHECK(vkEndCommandBuffer(ring[i]));
+    for (uint32_t j = 0; j < LIVE; j++) {
+        VKC_CHECK(vkBeginCommandBuffer(live[j], &begin));
+        vkCmdBindPipeline(live[j], VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline);
+        vkCmdBindDescriptorSets(live[j], VK_PIPELINE_BIND_POINT_COMPUTE, pl.layout, 0, 1, &pl.set, 0, NULL);
+        vkCmdPushConstants(live[j], pl.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
+        vkCmdDispatch(live[j], j + 1, 1, 1);
+        VKC_CHECK(vkEndCommandBuffer(live[j]));
     }
+    for (uint32_t j = 0; j < LIVE; j++)
+        submit(queue, live[j], VK_NULL_HANDLE);
+    VKC_CHECK(vkQueueWaitIdle(queue));
+    VkCommandBuffer ring[RING];
+    for (uint32_t i = 0; i < RING; i++)
+        ring[i] = live[5 * i];
 
     /* The gate: waits for the event the host sets. */
     VkEventCreateInfo eci = {.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
@@ -228,8 +250,8 @@ int main(int argc, char **argv)
     vkc_free_buffer(dev, &out);
     vkDestroyDevice(dev, NULL);
     vkDestroyInstance(c.instance, NULL);
-    printf("vk_inflight: %u submits of %u command buffers (%u allocated), %u fences, %u waited; %u values, sum %llu, "
-           "%s\n",
-           ROUNDS * RING, RING, CBS, nfences, waited, COUNT, (unsigned long long)sum, wrong ? "WRONG" : "ok");
+    printf("vk_inflight: %u command buffers (%u allocated), then %u submits of %u, %u fences, %u waited; %u values, "
+           "sum %llu, %s\n",
+           LIVE, CBS, ROUNDS * RING, RING, nfences, waited, COUNT, (unsigned long long)sum, wrong ? "WRONG" : "ok");
     return wrong ? 1 : 0;
 }

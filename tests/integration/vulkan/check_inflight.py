@@ -3,15 +3,17 @@
 UPTI's Vulkan layer and asserts on what the test tool (vk_tool.c) recorded.
 Exit 0: pass, 1: fail, 77: skipped (no Vulkan device).
 
-vk_inflight (tests/apps/vk_inflight.c) records RING (80) command buffers out of
-300 (a third of them freed and allocated again first), ring[i] with one
-vkCmdDispatch of (i + 1, 1, 1) groups, and submits them 400 times in 5 rounds,
-round r starting at ring[60 * r % 80]; a gate (no dispatch) after position 39
-of each round holds the rest on the device for a while; in even rounds the
-program waits for the fence of a submission in the middle of the unread ones
-(positions 51, 47, 56 of rounds 0, 2, 4), in odd rounds the next round's first
-submit resubmits a command buffer whose last execution is unread behind the
-gate (the layer waits for it).
+vk_inflight (tests/apps/vk_inflight.c) allocates 504 command buffers, frees a
+third of them, allocates half as many again, records each of the LIVE (420)
+then allocated, live[j] with one vkCmdDispatch of (j + 1, 1, 1) groups, submits
+each once (the pass: a command buffer the layer's map lost after a removal
+gives no record), then submits a ring of 80 of them (ring[i] = live[5 * i]) 400
+times in 5 rounds, round r starting at ring[60 * r % 80]; a gate (no dispatch)
+after position 39 of each round holds the rest on the device for a while; in
+even rounds the program waits for the fence of a submission in the middle of
+the unread ones (positions 51, 47, 56 of rounds 0, 2, 4), in odd rounds the
+next round's first submit resubmits a command buffer whose last execution is
+unread behind the gate (the layer waits for it).
 
 Cases
   inflight              timeline semaphores on: the layer signals its own
@@ -21,7 +23,7 @@ Cases
                         submits a fence of its own after each submit without one
 
 Each asserts: the program's stdout and status as without the layer, no upti:
-line; exactly one KERNEL_DISPATCH record per submitted dispatch (400), each
+line; exactly one KERNEL_DISPATCH record per submitted dispatch (820), each
 with device times (0 < start <= end), the group count of the command buffer
 its submission ran, the correlation id of that command buffer's vkCmdDispatch,
 its queued time inside that call, its submit time inside its vkQueueSubmit
@@ -37,6 +39,7 @@ import sys
 
 from check_vulkan import KERNEL_NAME, LAYER, SKIP, expect, icd_libraries, parse, run
 
+LIVE = 420
 RING = 80
 ROUNDS = 5
 GATE_POSITION = 40
@@ -45,19 +48,20 @@ WAIT_FROM, WAIT_AFTER = 44, 72
 
 
 def schedule():
-    """vk_inflight's vkQueueSubmit calls in order: the submit's number s (0..399) and the ring
-    index it runs, or None for a gate; and the submits whose fence the program waits for."""
-    calls, waited = [], []
+    """vk_inflight's vkQueueSubmit calls in order: the submit's number s (0..819) and the live
+    command buffer it runs, or None for a gate; and the submits whose fence the program waits for."""
+    calls = [(j, j) for j in range(LIVE)]  # the pass
+    waited = []
     for r in range(ROUNDS):
         wait_for = None
         for pos in range(RING):
             if pos == GATE_POSITION:
                 calls.append(None)
-            s = r * RING + pos
-            if (r % 2 == 0 and s % FENCE_EVERY == FENCE_EVERY - 1 and WAIT_FROM <= pos < WAIT_AFTER
+            t = r * RING + pos  # the fences go by the rounds' numbering
+            if (r % 2 == 0 and t % FENCE_EVERY == FENCE_EVERY - 1 and WAIT_FROM <= pos < WAIT_AFTER
                     and wait_for is None):
-                wait_for = s
-            calls.append((s, (60 * r + pos) % RING))
+                wait_for = LIVE + t
+            calls.append((LIVE + t, 5 * ((60 * r + pos) % RING)))
         waited.append(wait_for)
     return calls, [w for w in waited if w is not None]
 
@@ -68,16 +72,16 @@ def check(recs):
     api = [r for r in recs if r['_t'] == 'API']
     counts = collections.Counter(r['op'] for r in api)
     calls, waited = schedule()
-    want = {'vkQueueSubmit': len(calls), 'vkCmdDispatch': RING, 'vkBeginCommandBuffer': RING + 1,
-            'vkAllocateCommandBuffers': 3, 'vkFreeCommandBuffers': 300 // 3 + 2, 'vkCreateFence': 30,
+    want = {'vkQueueSubmit': len(calls), 'vkCmdDispatch': LIVE, 'vkBeginCommandBuffer': LIVE + 1,
+            'vkAllocateCommandBuffers': 3, 'vkFreeCommandBuffers': 504 // 3 + 2, 'vkCreateFence': 30,
             'vkDestroyFence': 30, 'vkWaitForFences': len(waited), 'vkResetFences': len(waited),
-            'vkQueueWaitIdle': 1, 'vkSetEvent': ROUNDS, 'vkResetEvent': ROUNDS - 1}
+            'vkQueueWaitIdle': 2, 'vkSetEvent': ROUNDS, 'vkResetEvent': ROUNDS - 1}
     for name, n in want.items():
         expect(counts[name] == n, f'{name}: {counts[name]} API records, expected {n}')
-    expect(waited == [51, 207, 376], f'waited submits {waited}')
-    # The ring's vkCmdDispatch calls, in recording order: ring[i] dispatches (i + 1, 1, 1).
+    expect(waited == [LIVE + 51, LIVE + 207, LIVE + 376], f'waited submits {waited}')
+    # The vkCmdDispatch calls, in recording order: live[j] dispatches (j + 1, 1, 1).
     dispatch_cbs = [r for r in recs if r['_t'] == 'CB' and r['op'] == 'vkCmdDispatch' and r['phase'] == 'ENTER']
-    expect([r.get('groups') for r in dispatch_cbs] == [f'{i + 1},1,1' for i in range(RING)],
+    expect([r.get('groups') for r in dispatch_cbs] == [f'{j + 1},1,1' for j in range(LIVE)],
            'vkCmdDispatch group counts: %s' % [r.get('groups') for r in dispatch_cbs])
     by_corr = {r['corr']: r for r in api}
     dispatch = [by_corr.get(r['corr']) for r in dispatch_cbs]
@@ -86,8 +90,9 @@ def check(recs):
     main_tid = dispatch[0]['tid']
     submits = sorted((r for r in api if r['op'] == 'vkQueueSubmit'), key=lambda r: int(r['start']))
     expect(all(r['tid'] == main_tid for r in submits), 'a vkQueueSubmit on another thread')
+    total = LIVE + RING * ROUNDS
     kernels = [r for r in recs if r['_t'] == 'KERNEL']
-    expect(len(kernels) == RING * ROUNDS, f'{len(kernels)} KERNEL_DISPATCH records, expected {RING * ROUNDS}')
+    expect(len(kernels) == total, f'{len(kernels)} KERNEL_DISPATCH records, expected {total}')
     seen = {}  # submit number -> its record
     order = []
     for k in kernels:
@@ -97,21 +102,21 @@ def check(recs):
         expect(len(around) == 1, f'{len(around)} vkQueueSubmit calls around the submit time of ' + k['line'])
         call = calls[around[0]]
         expect(call is not None, 'a record of a gate submission (no dispatch): ' + k['line'])
-        s, i = call
+        s, j = call
         expect(s not in seen, f'two records of submit {s}:\n{seen.get(s, {}).get("line")}\n{k["line"]}')
         seen[s] = k
         order.append(s)
-        expect(k['groups'] == f'{i + 1},1,1', f'submit {s} ran ring[{i}] ({i + 1} groups): ' + k['line'])
-        expect(k['corr'] == dispatch[i]['corr'], f'submit {s}: not correlated with ring[{i}]\'s vkCmdDispatch '
-               f'(corr {dispatch[i]["corr"]}): ' + k['line'])
-        expect(int(dispatch[i]['start']) <= int(k['queued']) <= int(dispatch[i]['end']),
+        expect(k['groups'] == f'{j + 1},1,1', f'submit {s} ran live[{j}] ({j + 1} groups): ' + k['line'])
+        expect(k['corr'] == dispatch[j]['corr'], f'submit {s}: not correlated with live[{j}]\'s vkCmdDispatch '
+               f'(corr {dispatch[j]["corr"]}): ' + k['line'])
+        expect(int(dispatch[j]['start']) <= int(k['queued']) <= int(dispatch[j]['end']),
                'queued time outside its vkCmdDispatch: ' + k['line'])
         expect(k['tid'] == main_tid and k['queue'] == kernels[0]['queue'] and k['agent'] != '0',
                'thread, queue or agent: ' + k['line'])
     expect(order == sorted(order), 'records not emitted in submission order: %s' %
            [(a, b) for a, b in zip(order, order[1:]) if a > b][:10])
     prev = None
-    for s in range(RING * ROUNDS):
+    for s in range(total):
         k = seen[s]
         if prev is not None:
             expect(int(k['start']) >= int(prev['end']), f'submit {s} starts before submit {s - 1} ended:\n'
