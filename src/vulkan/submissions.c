@@ -891,8 +891,9 @@ VkResult uvk_dt_vkWaitForFences(const upti_vulkan_dispatch_t *n, VkDevice device
 
 /* The program resets or destroys fences: a submission that one of them
    marks is done by then (a fence must not be in use for either), and is
-   read now, before the fence's state is gone. One that is not done (the
-   program broke that rule) is emitted without device times. */
+   read now, before the fence's state is gone, after its queue's older ones.
+   One that is not done (the program broke that rule) is emitted without
+   device times. */
 static void fences_released(uvk_object_t *o, uint32_t count, const VkFence *fences)
 {
     if (UVK_LOAD(uvk_dt_pending) == NULL || fences == NULL)
@@ -902,6 +903,10 @@ static void fences_released(uvk_object_t *o, uint32_t count, const VkFence *fenc
         uvk_pending_t *p = marked_by(o, fences[i]);
         if (p == NULL || p->fence != VK_NULL_HANDLE || p->semaphore != VK_NULL_HANDLE)
             continue;
+        /* Its queue's older submissions are done too (the program may have learnt that p is
+           done from a wait the layer does not follow, vkWaitSemaphores): read first. */
+        while (p->q->head != p && uvk_pending_complete(p->q->head, 0))
+            ;
         if (!uvk_pending_complete(p, 0)) {
             p->fence_lost = 1;
             uvk_pending_complete(p, 0);

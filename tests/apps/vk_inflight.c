@@ -4,7 +4,9 @@
  *   vk_inflight [timeline_off]
  *     timeline_off  the device is created with timeline semaphores off (a
  *                   VkPhysicalDeviceTimelineSemaphoreFeatures saying so): the
- *                   layer learns completion from fences of its own
+ *                   layer learns completion from fences of its own; else the
+ *                   program turns them on (VK_KHR_timeline_semaphore) for its
+ *                   last phase
  *
  * Allocates CBS (504) command buffers (the layer's map of command buffers,
  * at most half full, is then 1024 slots almost half full), frees every
@@ -35,6 +37,13 @@
  * joined and the event reset before the next gate. Ends with vkQueueWaitIdle,
  * the fences destroyed (those not waited for are signalled by then), every
  * command buffer freed.
+ *
+ * Then (but with timeline_off) the last phase: behind a gate, live[0] with a
+ * fence, live[1] with another, live[2] signalling a timeline semaphore of
+ * the program's; the program waits for that semaphore (vkWaitSemaphoresKHR,
+ * which the layer does not follow) and resets the second fence: the layer
+ * reads live[1]'s submission there, after live[0]'s, unread too. Then
+ * vkQueueWaitIdle.
  *
  * Prints a deterministic summary (the output buffer's sum, checked: every
  * element < LIVE * 64 written by the largest dispatch). Exits 0 on success, 1
@@ -82,11 +91,14 @@ static VkDevice make_device(const vkc_t *c, int timeline_off, VkQueue *queue)
                                    .queueCount = 1,
                                    .pQueuePriorities = &priority};
     VkPhysicalDeviceTimelineSemaphoreFeatures tsf = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, .timelineSemaphore = VK_FALSE};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, .timelineSemaphore = !timeline_off};
+    const char *timeline_ext = VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME;
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                              .pNext = timeline_off ? &tsf : NULL,
+                              .pNext = &tsf,
                               .queueCreateInfoCount = 1,
-                              .pQueueCreateInfos = &qci};
+                              .pQueueCreateInfos = &qci,
+                              .enabledExtensionCount = 1,
+                              .ppEnabledExtensionNames = &timeline_ext};
     VkDevice dev;
     VKC_CHECK(vkCreateDevice(c->phys, &dci, NULL, &dev));
     vkGetDeviceQueue(dev, c->family, 0, queue);
@@ -97,6 +109,56 @@ static void submit(VkQueue queue, VkCommandBuffer cb, VkFence fence)
 {
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
     VKC_CHECK(vkQueueSubmit(queue, 1, &si, fence));
+}
+
+/* The last phase: behind the gate (opened by a thread after GATE_MS), live[0] with fence a,
+   live[1] with fence b, live[2] signalling the program's timeline semaphore; a wait for the
+   semaphore (which the layer does not follow), then fence b reset: b's submission, unread with
+   the one before it, is done. Then vkQueueWaitIdle. */
+static void semaphore_wait(VkDevice dev, VkQueue queue, VkCommandBuffer gate, const VkCommandBuffer *live,
+                           opener_t *opener)
+{
+    PFN_vkWaitSemaphoresKHR wait_semaphores =
+        (PFN_vkWaitSemaphoresKHR)vkGetDeviceProcAddr(dev, "vkWaitSemaphoresKHR");
+    if (wait_semaphores == NULL) {
+        fprintf(stderr, "vk_inflight: no vkWaitSemaphoresKHR\n");
+        exit(2);
+    }
+    VkSemaphoreTypeCreateInfo sti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                     .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &sti};
+    VkSemaphore timeline;
+    VKC_CHECK(vkCreateSemaphore(dev, &sci, NULL, &timeline));
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence a, b;
+    VKC_CHECK(vkCreateFence(dev, &fci, NULL, &a));
+    VKC_CHECK(vkCreateFence(dev, &fci, NULL, &b));
+    VKC_CHECK(vkResetEvent(dev, opener->event));
+    submit(queue, gate, VK_NULL_HANDLE);
+    if (pthread_create(&opener->thread, NULL, open_gate, opener) != 0) {
+        fprintf(stderr, "vk_inflight: pthread_create failed\n");
+        exit(2);
+    }
+    submit(queue, live[0], a);
+    submit(queue, live[1], b);
+    uint64_t value = 1;
+    VkTimelineSemaphoreSubmitInfo tsi = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                         .signalSemaphoreValueCount = 1,
+                                         .pSignalSemaphoreValues = &value};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &tsi, .commandBufferCount = 1,
+                       .pCommandBuffers = &live[2], .signalSemaphoreCount = 1, .pSignalSemaphores = &timeline};
+    VKC_CHECK(vkQueueSubmit(queue, 1, &si, VK_NULL_HANDLE));
+    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                              .pSemaphores = &timeline, .pValues = &value};
+    VKC_CHECK(wait_semaphores(dev, &wi, UINT64_MAX));
+    VKC_CHECK(vkResetFences(dev, 1, &b));
+    VKC_CHECK(vkQueueWaitIdle(queue));
+    if (pthread_join(opener->thread, NULL) != 0)
+        exit(2);
+    VKC_CHECK(opener->r);
+    vkDestroyFence(dev, a, NULL);
+    vkDestroyFence(dev, b, NULL);
+    vkDestroySemaphore(dev, timeline, NULL);
 }
 
 int main(int argc, char **argv)
@@ -229,6 +291,8 @@ int main(int argc, char **argv)
     if (pthread_join(opener.thread, NULL) != 0)
         return 2;
     VKC_CHECK(opener.r);
+    if (!timeline_off)
+        semaphore_wait(dev, queue, gate, live, &opener);
 
     uint64_t sum = 0;
     unsigned wrong = 0;

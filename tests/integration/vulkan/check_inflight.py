@@ -13,7 +13,11 @@ after position 39 of each round holds the rest on the device for a while; in
 even rounds the program waits for the fence of a submission in the middle of
 the unread ones (positions 51, 47, 56 of rounds 0, 2, 4), in odd rounds the
 next round's first submit resubmits a command buffer whose last execution is
-unread behind the gate (the layer waits for it).
+unread behind the gate (the layer waits for it). Last (but with timeline_off),
+behind a gate, live[0] with a fence, live[1] with another, live[2] signalling
+the program's timeline semaphore; the program waits for the semaphore (the
+layer does not follow that) and resets the second fence: the layer reads
+live[1]'s submission then, after live[0]'s.
 
 Cases
   inflight              timeline semaphores on: the layer signals its own
@@ -23,7 +27,7 @@ Cases
                         submits a fence of its own after each submit without one
 
 Each asserts: the program's stdout and status as without the layer, no upti:
-line; exactly one KERNEL_DISPATCH record per submitted dispatch (820), each
+line; exactly one KERNEL_DISPATCH record per submitted dispatch (823; 820), each
 with device times (0 < start <= end), the group count of the command buffer
 its submission ran, the correlation id of that command buffer's vkCmdDispatch,
 its queued time inside that call, its submit time inside its vkQueueSubmit
@@ -47,9 +51,10 @@ FENCE_EVERY = 13
 WAIT_FROM, WAIT_AFTER = 44, 72
 
 
-def schedule():
-    """vk_inflight's vkQueueSubmit calls in order: the submit's number s (0..819) and the live
-    command buffer it runs, or None for a gate; and the submits whose fence the program waits for."""
+def schedule(semwait):
+    """vk_inflight's vkQueueSubmit calls in order: the submit's number s (0..819, 822 with the last
+    phase, semwait) and the live command buffer it runs, or None for a gate; and the submits whose
+    fence the program waits for."""
     calls = [(j, j) for j in range(LIVE)]  # the pass
     waited = []
     for r in range(ROUNDS):
@@ -63,19 +68,23 @@ def schedule():
                 wait_for = LIVE + t
             calls.append((LIVE + t, 5 * ((60 * r + pos) % RING)))
         waited.append(wait_for)
+    if semwait:  # behind a gate, live[0], live[1] (its fence reset after a semaphore wait), live[2]
+        calls += [None] + [(LIVE + ROUNDS * RING + j, j) for j in range(3)]
     return calls, [w for w in waited if w is not None]
 
 
-def check(recs):
+def check(recs, semwait):
     expect(any(r['_t'] == 'FINALIZE' for r in recs), 'tool finalize not reached')
     expect(not any(r['_t'] in ('DROPS', 'OTHER') for r in recs), 'records dropped or of another kind')
     api = [r for r in recs if r['_t'] == 'API']
     counts = collections.Counter(r['op'] for r in api)
-    calls, waited = schedule()
+    calls, waited = schedule(semwait)
+    last = 1 if semwait else 0  # the last phase: a gate, 2 fences (one reset), a semaphore wait
     want = {'vkQueueSubmit': len(calls), 'vkCmdDispatch': LIVE, 'vkBeginCommandBuffer': LIVE + 1,
-            'vkAllocateCommandBuffers': 3, 'vkFreeCommandBuffers': 504 // 3 + 2, 'vkCreateFence': 30,
-            'vkDestroyFence': 30, 'vkWaitForFences': len(waited), 'vkResetFences': len(waited),
-            'vkQueueWaitIdle': 2, 'vkSetEvent': ROUNDS, 'vkResetEvent': ROUNDS - 1}
+            'vkAllocateCommandBuffers': 3, 'vkFreeCommandBuffers': 504 // 3 + 2, 'vkCreateFence': 30 + 2 * last,
+            'vkDestroyFence': 30 + 2 * last, 'vkWaitForFences': len(waited), 'vkResetFences': len(waited) + last,
+            'vkQueueWaitIdle': 2 + last, 'vkSetEvent': ROUNDS + last, 'vkResetEvent': ROUNDS - 1 + last,
+            'vkWaitSemaphoresKHR': last, 'vkCreateSemaphore': last}
     for name, n in want.items():
         expect(counts[name] == n, f'{name}: {counts[name]} API records, expected {n}')
     expect(waited == [LIVE + 51, LIVE + 207, LIVE + 376], f'waited submits {waited}')
@@ -90,7 +99,7 @@ def check(recs):
     main_tid = dispatch[0]['tid']
     submits = sorted((r for r in api if r['op'] == 'vkQueueSubmit'), key=lambda r: int(r['start']))
     expect(all(r['tid'] == main_tid for r in submits), 'a vkQueueSubmit on another thread')
-    total = LIVE + RING * ROUNDS
+    total = LIVE + RING * ROUNDS + 3 * last
     kernels = [r for r in recs if r['_t'] == 'KERNEL']
     expect(len(kernels) == total, f'{len(kernels)} KERNEL_DISPATCH records, expected {total}')
     seen = {}  # submit number -> its record
@@ -156,7 +165,7 @@ def main():
     expect(rc1 == rc0, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
     expect(out1 == out0, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
     expect('upti:' not in err1, 'UPTI messages: ' + err1)
-    check(parse(out))
+    check(parse(out), semwait=a.case != 'inflight_timeline_off')
     print('PASS ' + a.case)
 
 
