@@ -34,16 +34,16 @@
  * it. In odd rounds it does not: the next round's first submit resubmits
  * ring[(60 * round + 60) % RING], whose last execution (position 60, behind
  * the gate, after 20 unread ones) the layer must wait for. The thread is
- * joined and the event reset before the next gate. Ends with vkQueueWaitIdle,
- * the fences destroyed (those not waited for are signalled by then), every
- * command buffer freed.
+ * joined and the event reset before the next gate. The rounds end with
+ * vkQueueWaitIdle.
  *
  * Then (but with timeline_off) the last phase: behind a gate, live[0] with a
  * fence, live[1] with another, live[2] signalling a timeline semaphore of
  * the program's; the program waits for that semaphore (vkWaitSemaphoresKHR,
  * which the layer does not follow) and resets the second fence: the layer
  * reads live[1]'s submission there, after live[0]'s, unread too. Then
- * vkQueueWaitIdle.
+ * vkQueueWaitIdle. At the end the fences are destroyed (those not waited
+ * for are signalled by then) and every command buffer freed.
  *
  * Prints a deterministic summary (the output buffer's sum, checked: every
  * element < LIVE * 64 written by the largest dispatch). Exits 0 on success, 1

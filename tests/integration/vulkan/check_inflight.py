@@ -27,11 +27,13 @@ Cases
                         submits a fence of its own after each submit without one
 
 Each asserts: the program's stdout and status as without the layer, no upti:
-line; exactly one KERNEL_DISPATCH record per submitted dispatch (823; 820), each
+line; exact API record counts (submits, recordings, fences, waits, events);
+exactly one KERNEL_DISPATCH record per submitted dispatch (823; 820 with
+timeline_off), each
 with device times (0 < start <= end), the group count of the command buffer
 its submission ran, the correlation id of that command buffer's vkCmdDispatch,
 its queued time inside that call, its submit time inside its vkQueueSubmit
-(one record per ring submit, none for the gates); the records emitted in
+(one record per submit of a dispatch, none for the gates); the records emitted in
 submission order, their device times in that order on the queue (each starts
 at or after the end of the one submitted before); the three waited
 submissions (and all before them) ended before their vkWaitForFences returned.
