@@ -294,18 +294,23 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
    unread waits for that one (p), which need not be its queue's oldest: the older ones are
    read first (they are done when p is: a fence or semaphore signal follows all the queue's
    earlier work), else p's records would come out before theirs. With the layer's semaphore,
-   one wait for p's value answers for them all (reached). */
+   one wait for p's value answers for them all (reached). One wait of at most 5 s in all, as
+   for p alone: what is not done by then stays unread (its queries may be overwritten). */
 void uvk_pending_wait(uvk_pending_t *p)
 {
     uvk_queue_rec_t *q = p->q;
     if (q->head != p && p->semaphore != VK_NULL_HANDLE && !p->fence_lost && p->value > q->reached) {
         VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
                                   .pSemaphores = &p->semaphore, .pValues = &p->value};
-        if (p->dev->dt.wait_semaphores(p->dev->device, &wi, 5000000000ull) == VK_SUCCESS)
+        VkResult r = p->dev->dt.wait_semaphores(p->dev->device, &wi, 5000000000ull);
+        if (r == VK_TIMEOUT)
+            return;
+        if (r == VK_SUCCESS)
             q->reached = p->value;
     }
-    while (q->head != p && uvk_pending_complete(q->head, 1))
-        ;
+    while (q->head != p)
+        if (!uvk_pending_complete(q->head, 1))
+            return; /* an older one not done within the wait: neither is p */
     uvk_pending_complete(p, 1);
 }
 
