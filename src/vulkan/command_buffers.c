@@ -136,7 +136,7 @@ void uvk_cb_forget_locked(uvk_cb_t *s)
 {
     __atomic_add_fetch(&cb_generation, 1, __ATOMIC_RELEASE);
     if (s->inflight != NULL)
-        uvk_pending_complete(s->inflight, 1); /* its queries are read before the pool goes */
+        uvk_pending_wait(s->inflight); /* its queries are read before the pool goes */
     for (uint32_t k = 0; k < s->npools; k++)
         uvk_qpool_destroy(s->dev, &s->pools[k]);
     free(s->pools);
@@ -229,7 +229,7 @@ VkResult uvk_dt_vkBeginCommandBuffer(const upti_vulkan_dispatch_t *n, VkCommandB
         if (s != NULL) {
             /* A new recording: the last execution's queries are read first. */
             if (s->inflight != NULL)
-                uvk_pending_complete(s->inflight, 1);
+                uvk_pending_wait(s->inflight);
             s->n = 0;
             s->queries = 0;
             s->cur = 0;

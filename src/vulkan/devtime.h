@@ -314,5 +314,8 @@ static inline void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer c
    the program's fence of p is known to have signalled); under uvk_dt_lock. 1 if done. */
 #define UVK_FENCE_SIGNALLED 2
 int uvk_pending_complete(uvk_pending_t *p, int wait);
+/* submissions.c: waits for p and reads it, after its queue's older submissions (done by
+   then too), so that a queue's records come out in submission order; under uvk_dt_lock. */
+void uvk_pending_wait(uvk_pending_t *p);
 
 #endif

@@ -25,7 +25,8 @@
  * must be done with by then, and its state goes). Only a command buffer
  * (or a secondary it executes) submitted again before its previous
  * execution was read makes the layer wait for that execution first (its
- * queries are about to be overwritten). vkFreeCommandBuffers,
+ * queries are about to be overwritten), reading its queue's older
+ * submissions before it (uvk_pending_wait). vkFreeCommandBuffers,
  * vkDestroyCommandPool, vkDestroyDevice and exit wait for what is left.
  *
  * Alike on purpose (duplicates): call_submit and call_submit2 splice the layer's
@@ -189,12 +190,14 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
         /* Given up on (fences_released, uvk_dt_device_destroying): read without device times. */
     } else if (p->semaphore != VK_NULL_HANDLE) {
         VkResult r;
-        if (wait) {
+        if (p->value <= p->q->reached) {
+            r = VK_SUCCESS; /* an earlier read or wait saw the semaphore past p's value */
+        } else if (wait) {
             VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
                                       .pSemaphores = &p->semaphore, .pValues = &p->value};
             r = o->dt.wait_semaphores(o->device, &wi, 5000000000ull);
-        } else if (p->value <= p->q->reached) {
-            r = VK_SUCCESS; /* an earlier read saw the semaphore past p's value */
+            if (r == VK_SUCCESS)
+                p->q->reached = p->value;
         } else {
             uint64_t value = 0;
             r = o->dt.get_counter(o->device, p->semaphore, &value);
@@ -285,6 +288,30 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
         o->next.vkDestroyFence(o->device, p->fence, NULL);
     pending_put(p);
     return 1;
+}
+
+/* A command buffer submitted again, recorded again or freed while an execution of it is
+   unread waits for that one (p), which need not be its queue's oldest: the older ones are
+   read first (they are done when p is: a fence or semaphore signal follows all the queue's
+   earlier work), else p's records would come out before theirs. With the layer's semaphore,
+   one wait for p's value answers for them all (reached). One wait of at most 5 s in all, as
+   for p alone: what is not done by then stays unread (its queries may be overwritten). */
+void uvk_pending_wait(uvk_pending_t *p)
+{
+    uvk_queue_rec_t *q = p->q;
+    if (q->head != p && p->semaphore != VK_NULL_HANDLE && !p->fence_lost && p->value > q->reached) {
+        VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                                  .pSemaphores = &p->semaphore, .pValues = &p->value};
+        VkResult r = p->dev->dt.wait_semaphores(p->dev->device, &wi, 5000000000ull);
+        if (r == VK_TIMEOUT)
+            return;
+        if (r == VK_SUCCESS)
+            q->reached = p->value;
+    }
+    while (q->head != p)
+        if (!uvk_pending_complete(q->head, 1))
+            return; /* an older one not done within the wait: neither is p */
+    uvk_pending_complete(p, 1);
 }
 
 /* Emits p's records; map: of its ticks onto UPTI's clock, NULL if untimed. */
@@ -588,12 +615,12 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
         if (s == NULL)
             continue;
         if (s->inflight != NULL)
-            uvk_pending_complete(s->inflight, 1);
+            uvk_pending_wait(s->inflight);
         reset_queries(s);
         for (uint32_t k = 0; k < s->nexec; k++) {
             uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
             if (sec != NULL && sec->inflight != NULL)
-                uvk_pending_complete(sec->inflight, 1);
+                uvk_pending_wait(sec->inflight);
             if (sec != NULL)
                 reset_queries(sec);
         }
@@ -869,8 +896,9 @@ VkResult uvk_dt_vkWaitForFences(const upti_vulkan_dispatch_t *n, VkDevice device
 
 /* The program resets or destroys fences: a submission that one of them
    marks is done by then (a fence must not be in use for either), and is
-   read now, before the fence's state is gone. One that is not done (the
-   program broke that rule) is emitted without device times. */
+   read now, before the fence's state is gone, after its queue's older ones.
+   One that is not done (the program broke that rule) is emitted without
+   device times. */
 static void fences_released(uvk_object_t *o, uint32_t count, const VkFence *fences)
 {
     if (UVK_LOAD(uvk_dt_pending) == NULL || fences == NULL)
@@ -880,6 +908,10 @@ static void fences_released(uvk_object_t *o, uint32_t count, const VkFence *fenc
         uvk_pending_t *p = marked_by(o, fences[i]);
         if (p == NULL || p->fence != VK_NULL_HANDLE || p->semaphore != VK_NULL_HANDLE)
             continue;
+        /* Its queue's older submissions are done too (the program may have learnt that p is
+           done from a wait the layer does not follow, vkWaitSemaphores): read first. */
+        while (p->q->head != p && uvk_pending_complete(p->q->head, 0))
+            ;
         if (!uvk_pending_complete(p, 0)) {
             p->fence_lost = 1;
             uvk_pending_complete(p, 0);

@@ -100,5 +100,5 @@ UNIT_TEST(handle_map)
     }
     CHECK(m.n == 0);
     uvk_handle_map_clear(&m);
-    return 0;
+    return test_result("handle_map");
 }
