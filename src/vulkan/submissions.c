@@ -273,9 +273,11 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
     emit_pending(p, ticks, timed ? &map : NULL);
     if (ticks != ticks_small)
         free(ticks);
-    for (uint32_t i = 0; i < p->ncbs; i++)
+    for (uint32_t i = 0; i < p->ncbs; i++) {
+        p->cbs[i]->listed--;
         if (p->cbs[i]->inflight == p)
             p->cbs[i]->inflight = NULL;
+    }
     pending_unlink(p);
     /* A signalled fence is reset and kept for a later submission. */
     if (p->fence != VK_NULL_HANDLE && fence_state == VK_SUCCESS && o->dt.nspare < 8 &&
@@ -541,7 +543,33 @@ static void mark_inflight(uvk_pending_t *p, uvk_cb_t *s)
         p->capcbs = cap;
     }
     p->cbs[p->ncbs++] = s;
+    s->listed++;
     s->inflight = p;
+}
+
+void uvk_pending_drop_cb(uvk_cb_t *s)
+{
+    if (s->listed == 0)
+        return;
+    for (uvk_pending_t *p = uvk_dt_pending; p != NULL && s->listed > 0; p = p->next)
+        for (uint32_t i = 0; i < p->ncbs;) {
+            if (p->cbs[i] != s) {
+                i++;
+                continue;
+            }
+            for (uint32_t j = 0; j < p->n; j++)
+                for (uint32_t k = 0; k < s->npools && p->d[j].query != UINT32_MAX; k++)
+                    if (p->d[j].pool == s->pools[k].pool)
+                        p->d[j].query = UINT32_MAX;
+            p->cbs[i] = p->cbs[--p->ncbs];
+            s->listed--;
+        }
+    s->inflight = NULL;
+    static _Atomic int warned;
+    if (atomic_exchange(&warned, 1) == 0)
+        upti_runtime_warn("vulkan: a command buffer was freed while the submission that executed it was not "
+                          "finished after 5 s (another of its batches waits); its operations are traced "
+                          "without device times");
 }
 
 /* Makes p findable for completion: the command buffers it executes point to

@@ -67,6 +67,12 @@ Cases
   many_simultaneous
               the same recorded with SIMULTANEOUS_USE (the layer's query
               resets are recorded into the command buffer either way)
+  free_early  vk_compute 3 free_early: after the 3 submits, a command buffer
+              submitted in the first of two batches, without a fence, is freed
+              once that batch is done while the second waits for the host (the
+              layer cannot read the submission then: it waits 5 s for it): its
+              3 records come without device times, one upti: line says why;
+              the 3 submits' records are timed
   labels      vk_compute 3 labels: VK_EXT_debug_utils names the pipeline
               (the kernel records' name) and the command buffer (a range per
               execution, first start to last end), a command-buffer label around the
@@ -782,7 +788,7 @@ def main():
     submits = 100 if a.case == 'submit_100' else 3
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels',
                                                             'timeline', 'timeline_off', 'many', 'many_simultaneous',
-                                                            'older_device')
+                                                            'older_device', 'free_early')
                                     else [])
     if a.case in ('many_read', 'many_host', 'many_pairs', 'many_copies_only'):
         argv = [a.app, str(submits), 'many']
@@ -907,7 +913,11 @@ def main():
     rc1, out1, err1 = run(argv, env)
     expect(rc1 == rc0, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
     expect(out1 == out0, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
-    if a.case in ('secondary_twice', 'secondary_twice_many'):
+    if a.case == 'free_early':
+        lines = [x for x in err1.splitlines() if x.startswith('upti:')]
+        expect(len(lines) == 1 and 'freed while' in lines[0],
+               'expected one upti: line about the command buffer freed early, got: ' + err1)
+    elif a.case in ('secondary_twice', 'secondary_twice_many'):
         lines = [x for x in err1.splitlines() if x.startswith('upti:')]
         expect(len(lines) == 1 and 'executed more than once in one submission' in lines[0],
                'expected one upti: line about the repeated secondary, got: ' + err1)
@@ -942,6 +952,24 @@ def main():
     if a.case == 'secondary_twice_many':
         check_secondary_twice_many(recs, submits)
         print('PASS ' + a.case)
+        return
+    if a.case == 'free_early':
+        # In recording order: the 3 submits' operations timed, then the freed command buffer's untimed.
+        api = {r['corr']: r['op'] for r in recs if r['_t'] == 'API'}
+        kernels, copies = device_records(recs, 'KERNEL'), device_records(recs, 'COPY')
+        expect(len(kernels) == submits + 1 and len(copies) == 2 * (submits + 1),
+               f'{len(kernels)} KERNEL and {len(copies)} COPY records, expected {submits + 1} and {2 * (submits + 1)}')
+        for got, per in ((kernels, 1), (copies, 2)):
+            expect(all(0 < int(r['start']) <= int(r['end']) for r in got[:per * submits]),
+                   'the submits\' records without device times: %s' % [r['line'] for r in got[:per * submits]])
+            expect(all(int(r['start']) == int(r['end']) == 0 for r in got[per * submits:]),
+                   'the freed command buffer\'s records have device times: %s' %
+                   [r['line'] for r in got[per * submits:]])
+        expect(all(api.get(r['corr']) == 'vkCmdDispatch' for r in kernels), 'kernel records not correlated')
+        expect([(r['op'], api.get(r['corr'])) for r in copies[-2:]] ==
+               [('BARRIER', 'vkCmdPipelineBarrier'), ('COPY_BUFFER', 'vkCmdCopyBuffer')],
+               'the freed command buffer\'s copies: %s' % [r['line'] for r in copies[-2:]])
+        print('PASS free_early')
         return
     if a.case == 'mixed_subscriber':
         check_mixed_subscriber(recs, submits)
