@@ -531,17 +531,9 @@ static void reset_queries(uvk_cb_t *s)
         s->dev->dt.reset_pool(s->dev->device, s->pools[k].pool, 0, s->pools[k].used);
 }
 
-/* Makes s's inflight p, and keeps s in p's list. Under uvk_dt_lock. */
+/* Makes s's inflight p, and keeps s in p's list (room made by publish_locked). Under uvk_dt_lock. */
 static void mark_inflight(uvk_pending_t *p, uvk_cb_t *s)
 {
-    if (p->ncbs == p->capcbs) {
-        uint32_t cap = p->capcbs != 0 ? 2 * p->capcbs : 4;
-        uvk_cb_t **grown = realloc(p->cbs, cap * sizeof *grown);
-        if (grown == NULL)
-            return; /* s is not marked: a resubmission of it will not wait for p */
-        p->cbs = grown;
-        p->capcbs = cap;
-    }
     p->cbs[p->ncbs++] = s;
     s->listed++;
     s->inflight = p;
@@ -577,6 +569,26 @@ void uvk_pending_drop_cb(uvk_cb_t *s)
 static void publish_locked(uvk_pending_t *p, const VkCommandBuffer *cbs, uint32_t ncb)
 {
     p->ncbs = 0;
+    /* Room to list them all first: one not listed could be submitted again (its queries
+       overwritten) or freed (its pools destroyed) before p is read. */
+    size_t want = 0;
+    for (uint32_t i = 0; i < ncb; i++) {
+        uvk_cb_t *s = uvk_cb_find(cbs[i]);
+        if (s != NULL && s->n != 0)
+            want += 1 + (size_t)s->nexec;
+    }
+    if (want > p->capcbs) {
+        uvk_cb_t **grown = want <= UINT32_MAX ? realloc(p->cbs, want * sizeof *grown) : NULL;
+        if (grown != NULL) {
+            p->cbs = grown;
+            p->capcbs = (uint32_t)want;
+        } else {
+            /* Memory is short: p reads no queries, and no command buffer waits for it. */
+            for (uint32_t i = 0; i < p->n; i++)
+                p->d[i].query = UINT32_MAX;
+            ncb = 0;
+        }
+    }
     for (uint32_t i = 0; i < ncb; i++) {
         uvk_cb_t *s = uvk_cb_find(cbs[i]);
         if (s == NULL || s->n == 0)
