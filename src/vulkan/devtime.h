@@ -315,9 +315,10 @@ static inline void uvk_op_end(const upti_vulkan_dispatch_t *n, VkCommandBuffer c
    the program's fence of p is known to have signalled); under uvk_dt_lock. 1 if done. */
 #define UVK_FENCE_SIGNALLED 2
 int uvk_pending_complete(uvk_pending_t *p, int wait);
-/* submissions.c: s is about to be freed (its query pools destroyed) while unread submissions
-   still list it (one did not finish within the wait): their operations read from s's pools
-   become untimed and s leaves their lists. Under uvk_dt_lock. */
+/* submissions.c: s is about to be freed (its query pools destroyed) or executed again (its
+   queries overwritten) while unread submissions still list it (one did not finish within the
+   wait): their operations read from s's pools become untimed and s leaves their lists. Under
+   uvk_dt_lock. */
 void uvk_pending_drop_cb(uvk_cb_t *s);
 
 #endif

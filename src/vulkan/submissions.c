@@ -559,9 +559,9 @@ void uvk_pending_drop_cb(uvk_cb_t *s)
     s->inflight = NULL;
     static _Atomic int warned;
     if (atomic_exchange(&warned, 1) == 0)
-        upti_runtime_warn("vulkan: a command buffer was freed while the submission that executed it was not "
-                          "finished after 5 s (another of its batches waits); its operations are traced "
-                          "without device times");
+        upti_runtime_warn("vulkan: a command buffer was freed or submitted again while the submission that "
+                          "executed it was not finished after 5 s (another of its batches waits, say); that "
+                          "execution's operations are traced without device times");
 }
 
 /* Makes p findable for completion: the command buffers it executes point to
@@ -629,13 +629,16 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
             continue;
         if (s->inflight != NULL)
             uvk_pending_complete(s->inflight, 1);
+        uvk_pending_drop_cb(s); /* not done within the wait: this execution overwrites its queries */
         reset_queries(s);
         for (uint32_t k = 0; k < s->nexec; k++) {
             uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
             if (sec != NULL && sec->inflight != NULL)
                 uvk_pending_complete(sec->inflight, 1);
-            if (sec != NULL)
+            if (sec != NULL) {
+                uvk_pending_drop_cb(sec);
                 reset_queries(sec);
+            }
         }
         total += s->n;
     }

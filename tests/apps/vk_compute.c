@@ -41,6 +41,9 @@
  *                only after it has waited for the first and freed that
  *                command buffer (allowed: its execution is done), then
  *                vkQueueWaitIdle
+ *     resubmit_early  the same, but the command buffer is submitted again
+ *                (with the fence) instead of freed, then the host signals
+ *                and waits for the fence
  *     labels     VK_EXT_debug_utils: the pipeline is named "doubler", the
  *                command buffer "work", the dispatch is inside a
  *                command-buffer label "step", the submit loop inside a queue
@@ -272,9 +275,12 @@ static void *begin_elsewhere(void *arg)
 /* "free_early": a command buffer (dispatch, barrier, copy out -> back) submitted in the first of two
    batches, without a fence; the first signals a timeline semaphore, the second waits for another
    that the host signals only after waiting for the first and freeing the command buffer (its
-   execution is done: the Vulkan spec allows that while the second batch waits). 0 on success. */
+   execution is done: the Vulkan spec allows that while the second batch waits). "resubmit_early"
+   (fence given): submitted again instead, with fence, which the host waits for once it has
+   signalled. 0 on success. */
 static int run_free_early(VkDevice dev, VkQueue queue, VkCommandPool cpool, VkPipeline pipeline,
-                          VkPipelineLayout layout, VkDescriptorSet set, VkBuffer out, VkBuffer back, VkDeviceSize size)
+                          VkPipelineLayout layout, VkDescriptorSet set, VkBuffer out, VkBuffer back, VkDeviceSize size,
+                          VkFence fence)
 {
     PFN_vkWaitSemaphoresKHR wait_semaphores =
         (PFN_vkWaitSemaphoresKHR)vkGetDeviceProcAddr(dev, "vkWaitSemaphoresKHR");
@@ -336,9 +342,17 @@ static int run_free_early(VkDevice dev, VkQueue queue, VkCommandPool cpool, VkPi
         fprintf(stderr, "vk_compute: the first batch did not finish (%d)\n", (int)r);
         return 1;
     }
-    vkFreeCommandBuffers(dev, cpool, 1, &cb);
+    VkSubmitInfo again = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+    if (fence != VK_NULL_HANDLE)
+        CHECK_VK(vkQueueSubmit(queue, 1, &again, fence));
+    else
+        vkFreeCommandBuffers(dev, cpool, 1, &cb);
     VkSemaphoreSignalInfo ssi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = gate, .value = 1};
     CHECK_VK(signal_semaphore(dev, &ssi));
+    if (fence != VK_NULL_HANDLE) {
+        CHECK_VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+        CHECK_VK(vkResetFences(dev, 1, &fence));
+    }
     CHECK_VK(vkQueueWaitIdle(queue));
     vkDestroySemaphore(dev, done, NULL);
     vkDestroySemaphore(dev, gate, NULL);
@@ -364,7 +378,8 @@ int main(int argc, char **argv)
     int no_fence = argc > 3 && strcmp(argv[3], "nofence") == 0;
     int sem_wait = argc > 3 && strcmp(argv[3], "semwait") == 0;
     int free_early = argc > 2 && strcmp(argv[2], "free_early") == 0;
-    int timeline_dev = use_timeline || free_early; /* the device has timeline semaphores */
+    int resubmit_early = argc > 2 && strcmp(argv[2], "resubmit_early") == 0;
+    int timeline_dev = use_timeline || free_early || resubmit_early; /* the device has timeline semaphores */
 
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                              .pApplicationName = "vk_compute",
@@ -676,7 +691,9 @@ int main(int argc, char **argv)
         }
     }
 
-    if (free_early && run_free_early(dev, queue, cpool, pipeline, layout, set, out.buffer, back.buffer, size) != 0)
+    if ((free_early || resubmit_early) &&
+        run_free_early(dev, queue, cpool, pipeline, layout, set, out.buffer, back.buffer, size,
+                       resubmit_early ? fence : VK_NULL_HANDLE) != 0)
         return 2;
 
     uint64_t sum = 0;
