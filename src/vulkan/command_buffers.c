@@ -137,6 +137,7 @@ void uvk_cb_forget_locked(uvk_cb_t *s)
     __atomic_add_fetch(&cb_generation, 1, __ATOMIC_RELEASE);
     if (s->inflight != NULL)
         uvk_pending_wait(s->inflight); /* its queries are read before the pool goes */
+    uvk_pending_drop_cb(s); /* a submission still unread (not done within the wait) reads nothing of s's */
     for (uint32_t k = 0; k < s->npools; k++)
         uvk_qpool_destroy(s->dev, &s->pools[k]);
     free(s->pools);

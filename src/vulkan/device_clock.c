@@ -9,7 +9,8 @@
  *       UPTI's clock by reading both host clocks back to back; recalibrated
  *       at a read of a submission's queries once the last calibration is
  *       UPTI_VK_CALIBRATE_INTERVAL_MS old (default 10 ms; 0: at every read), so the mapping follows the
- *       clocks' drift through a long run (10 ms at 100 ppm: 1 us). Its
+ *       clocks' drift through a long run (10 ms at 100 ppm: 1 us), or a quarter of the device counter's
+ *       range if that is less (a counter of few valid bits wraps: tick_map.h). Its
  *       uncertainty: the driver's maxDeviation plus half the window of the
  *       host-clock read.
  *   measured_offset  a device without the extension (or any device, with
@@ -158,7 +159,8 @@ int uvk_dt_calibrate(uvk_object_t *o, uvk_tick_map_t *map)
     /* A recent calibration is reused: one costs a driver call, six clock reads
        and the metadata (some 800 instructions, at every submission read before). */
     upti_timestamp_t now = uvk_now();
-    if (s->map_at != 0 && now - s->map_at < calibrate_interval()) {
+    if (s->map_at != 0 &&
+        now - s->map_at < uvk_tick_map_reuse_ns(uvk_tick_mask(s->valid_bits), s->period, calibrate_interval())) {
         *map = s->map;
         return 1;
     }

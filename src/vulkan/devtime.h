@@ -123,6 +123,7 @@ typedef struct uvk_cb_t {
     VkCommandBuffer *executed; /* secondaries it executes (their queries are theirs) */
     uint32_t nexec, capexec;
     struct uvk_pending_t *inflight; /* the submission of its last execution, not yet read */
+    uint32_t listed;                /* unread submissions whose cbs list it (uvk_pending_t.cbs) */
     struct uvk_cb_t *prev, *next;   /* uvk_dt_cbs, newest first */
 } uvk_cb_t;
 
@@ -317,5 +318,10 @@ int uvk_pending_complete(uvk_pending_t *p, int wait);
 /* submissions.c: waits for p and reads it, after its queue's older submissions (done by
    then too), so that a queue's records come out in submission order; under uvk_dt_lock. */
 void uvk_pending_wait(uvk_pending_t *p);
+/* submissions.c: s is about to be freed (its query pools destroyed) or executed again (its
+   queries overwritten) while unread submissions still list it (one did not finish within the
+   wait): their operations read from s's pools become untimed and s leaves their lists. Under
+   uvk_dt_lock. */
+void uvk_pending_drop_cb(uvk_cb_t *s);
 
 #endif

@@ -276,9 +276,11 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
     emit_pending(p, ticks, timed ? &map : NULL);
     if (ticks != ticks_small)
         free(ticks);
-    for (uint32_t i = 0; i < p->ncbs; i++)
+    for (uint32_t i = 0; i < p->ncbs; i++) {
+        p->cbs[i]->listed--;
         if (p->cbs[i]->inflight == p)
             p->cbs[i]->inflight = NULL;
+    }
     pending_unlink(p);
     /* A signalled fence is reset and kept for a later submission. */
     if (p->fence != VK_NULL_HANDLE && fence_state == VK_SUCCESS && o->dt.nspare < 8 &&
@@ -556,19 +558,37 @@ static void reset_queries(uvk_cb_t *s)
         s->dev->dt.reset_pool(s->dev->device, s->pools[k].pool, 0, s->pools[k].used);
 }
 
-/* Makes s's inflight p, and keeps s in p's list. Under uvk_dt_lock. */
+/* Makes s's inflight p, and keeps s in p's list (room made by publish_locked). Under uvk_dt_lock. */
 static void mark_inflight(uvk_pending_t *p, uvk_cb_t *s)
 {
-    if (p->ncbs == p->capcbs) {
-        uint32_t cap = p->capcbs != 0 ? 2 * p->capcbs : 4;
-        uvk_cb_t **grown = realloc(p->cbs, cap * sizeof *grown);
-        if (grown == NULL)
-            return; /* s is not marked: a resubmission of it will not wait for p */
-        p->cbs = grown;
-        p->capcbs = cap;
-    }
     p->cbs[p->ncbs++] = s;
+    s->listed++;
     s->inflight = p;
+}
+
+void uvk_pending_drop_cb(uvk_cb_t *s)
+{
+    if (s->listed == 0)
+        return;
+    for (uvk_pending_t *p = uvk_dt_pending; p != NULL && s->listed > 0; p = p->next)
+        for (uint32_t i = 0; i < p->ncbs;) {
+            if (p->cbs[i] != s) {
+                i++;
+                continue;
+            }
+            for (uint32_t j = 0; j < p->n; j++)
+                for (uint32_t k = 0; k < s->npools && p->d[j].query != UINT32_MAX; k++)
+                    if (p->d[j].pool == s->pools[k].pool)
+                        p->d[j].query = UINT32_MAX;
+            p->cbs[i] = p->cbs[--p->ncbs];
+            s->listed--;
+        }
+    s->inflight = NULL;
+    static _Atomic int warned;
+    if (atomic_exchange(&warned, 1) == 0)
+        upti_runtime_warn("vulkan: a command buffer was freed or submitted again while the submission that "
+                          "executed it was not finished after 5 s (another of its batches waits, say); that "
+                          "execution's operations are traced without device times");
 }
 
 /* Makes p findable for completion: the command buffers it executes point to
@@ -576,6 +596,26 @@ static void mark_inflight(uvk_pending_t *p, uvk_cb_t *s)
 static void publish_locked(uvk_pending_t *p, const VkCommandBuffer *cbs, uint32_t ncb)
 {
     p->ncbs = 0;
+    /* Room to list them all first: one not listed could be submitted again (its queries
+       overwritten) or freed (its pools destroyed) before p is read. */
+    size_t want = 0;
+    for (uint32_t i = 0; i < ncb; i++) {
+        uvk_cb_t *s = uvk_cb_find(cbs[i]);
+        if (s != NULL && s->n != 0)
+            want += 1 + (size_t)s->nexec;
+    }
+    if (want > p->capcbs) {
+        uvk_cb_t **grown = want <= UINT32_MAX ? realloc(p->cbs, want * sizeof *grown) : NULL;
+        if (grown != NULL) {
+            p->cbs = grown;
+            p->capcbs = (uint32_t)want;
+        } else {
+            /* Memory is short: p reads no queries, and no command buffer waits for it. */
+            for (uint32_t i = 0; i < p->n; i++)
+                p->d[i].query = UINT32_MAX;
+            ncb = 0;
+        }
+    }
     for (uint32_t i = 0; i < ncb; i++) {
         uvk_cb_t *s = uvk_cb_find(cbs[i]);
         if (s == NULL || s->n == 0)
@@ -616,13 +656,16 @@ static VkResult submit_traced(const upti_vulkan_dispatch_t *n, VkQueue queue, Vk
             continue;
         if (s->inflight != NULL)
             uvk_pending_wait(s->inflight);
+        uvk_pending_drop_cb(s); /* not done within the wait: this execution overwrites its queries */
         reset_queries(s);
         for (uint32_t k = 0; k < s->nexec; k++) {
             uvk_cb_t *sec = uvk_cb_find(s->executed[k]);
             if (sec != NULL && sec->inflight != NULL)
                 uvk_pending_wait(sec->inflight);
-            if (sec != NULL)
+            if (sec != NULL) {
+                uvk_pending_drop_cb(sec);
                 reset_queries(sec);
+            }
         }
         total += s->n;
     }

@@ -7,8 +7,10 @@
  * distance from the reference, taken modulo 2^bits and read as signed (the
  * nearer way round), so a counter that wrapped since the reference (or
  * before it) still maps next to it. That holds while ticks lie less than
- * 2^(bits-1) ticks from the reference: the layer makes a reference at each
- * read of a submission's timestamps (calibrated) or at each measurement. */
+ * 2^(bits-1) ticks from the reference: the layer makes a reference at a
+ * read of a submission's timestamps once the last one is
+ * UPTI_VK_CALIBRATE_INTERVAL_MS old, or a quarter of the counter's range if
+ * that is less (calibrated; uvk_tick_map_reuse_ns), or at each measurement. */
 #ifndef UPTI_VULKAN_TICK_MAP_H
 #define UPTI_VULKAN_TICK_MAP_H
 
@@ -41,6 +43,17 @@ static inline int64_t uvk_tick_map_delta(const uvk_tick_map_t *m, uint64_t ticks
     if (d > (m->mask >> 1))
         return -(int64_t)(m->mask - d) - 1; /* behind the reference: d - 2^bits */
     return (int64_t)d;
+}
+
+/* How long, in ns, a mapping of a counter (mask, period) may be used after
+   it was made, for interval ns wanted: less than a quarter of the counter's
+   range (ticks read a quarter of it past the reference still map next to
+   it, and so do those written up to a quarter before it; a 36-bit counter of
+   1 ns ticks wraps in 69 s). 0 for a period of 0. */
+static inline uint64_t uvk_tick_map_reuse_ns(uint64_t mask, double period, uint64_t interval)
+{
+    double quarter = ((double)mask + 1.0) * period / 4.0;
+    return (double)interval < quarter ? interval : (uint64_t)quarter;
 }
 
 /* The time of ticks on UPTI's clock (0 if that would be before its origin). */

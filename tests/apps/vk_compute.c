@@ -34,6 +34,16 @@
  *     older_device  a second device created right after the program's own and
  *                destroyed before it: the program's device is then not the
  *                layer's newest object (its calls find their table the long way)
+ *     free_early  after the SUBMITS, a second command buffer (the same
+ *                commands) is submitted without a fence in the first of two
+ *                batches, signalling a timeline semaphore; the second batch
+ *                waits for another timeline semaphore that the host signals
+ *                only after it has waited for the first and freed that
+ *                command buffer (allowed: its execution is done), then
+ *                vkQueueWaitIdle
+ *     resubmit_early  the same, but the command buffer is submitted again
+ *                (with the fence) instead of freed, then the host signals
+ *                and waits for the fence
  *     labels     VK_EXT_debug_utils: the pipeline is named "doubler", the
  *                command buffer "work", the dispatch is inside a
  *                command-buffer label "step", the submit loop inside a queue
@@ -262,6 +272,93 @@ static void *begin_elsewhere(void *arg)
     return NULL;
 }
 
+/* "free_early": a command buffer (dispatch, barrier, copy out -> back) submitted in the first of two
+   batches, without a fence; the first signals a timeline semaphore, the second waits for another
+   that the host signals only after waiting for the first and freeing the command buffer (its
+   execution is done: the Vulkan spec allows that while the second batch waits). "resubmit_early"
+   (fence given): submitted again instead, with fence, which the host waits for once it has
+   signalled. 0 on success. */
+static int run_free_early(VkDevice dev, VkQueue queue, VkCommandPool cpool, VkPipeline pipeline,
+                          VkPipelineLayout layout, VkDescriptorSet set, VkBuffer out, VkBuffer back, VkDeviceSize size,
+                          VkFence fence)
+{
+    PFN_vkWaitSemaphoresKHR wait_semaphores =
+        (PFN_vkWaitSemaphoresKHR)vkGetDeviceProcAddr(dev, "vkWaitSemaphoresKHR");
+    PFN_vkSignalSemaphoreKHR signal_semaphore =
+        (PFN_vkSignalSemaphoreKHR)vkGetDeviceProcAddr(dev, "vkSignalSemaphoreKHR");
+    if (wait_semaphores == NULL || signal_semaphore == NULL) {
+        fprintf(stderr, "vk_compute: no vkWaitSemaphoresKHR or vkSignalSemaphoreKHR\n");
+        return 1;
+    }
+    VkSemaphoreTypeCreateInfo sti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                     .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &sti};
+    VkSemaphore done, gate;
+    CHECK_VK(vkCreateSemaphore(dev, &sci, NULL, &done));
+    CHECK_VK(vkCreateSemaphore(dev, &sci, NULL, &gate));
+    VkCommandBufferAllocateInfo cbai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                        .commandPool = cpool,
+                                        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                        .commandBufferCount = 1};
+    VkCommandBuffer cb;
+    CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &cb));
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    CHECK_VK(vkBeginCommandBuffer(cb, &begin));
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
+    uint32_t count = COUNT;
+    vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
+    vkCmdDispatch(cb, COUNT / 64, 1, 1);
+    VkBufferMemoryBarrier bmb = {.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+                                 .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                                 .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT,
+                                 .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                 .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                 .buffer = out,
+                                 .offset = 0,
+                                 .size = VK_WHOLE_SIZE};
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 1,
+                         &bmb, 0, NULL);
+    VkBufferCopy region = {0, 0, size};
+    vkCmdCopyBuffer(cb, out, back, 1, &region);
+    CHECK_VK(vkEndCommandBuffer(cb));
+    uint64_t one = 1;
+    VkTimelineSemaphoreSubmitInfo signal_one = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                                .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &one};
+    VkTimelineSemaphoreSubmitInfo wait_one = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                              .waitSemaphoreValueCount = 1, .pWaitSemaphoreValues = &one};
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    VkSubmitInfo batches[2] = {
+        {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &signal_one, .commandBufferCount = 1,
+         .pCommandBuffers = &cb, .signalSemaphoreCount = 1, .pSignalSemaphores = &done},
+        {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &wait_one, .waitSemaphoreCount = 1,
+         .pWaitSemaphores = &gate, .pWaitDstStageMask = &stage},
+    };
+    CHECK_VK(vkQueueSubmit(queue, 2, batches, VK_NULL_HANDLE));
+    VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                              .pSemaphores = &done, .pValues = &one};
+    VkResult r = wait_semaphores(dev, &wi, 30000000000ull);
+    if (r != VK_SUCCESS) {
+        fprintf(stderr, "vk_compute: the first batch did not finish (%d)\n", (int)r);
+        return 1;
+    }
+    VkSubmitInfo again = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+    if (fence != VK_NULL_HANDLE)
+        CHECK_VK(vkQueueSubmit(queue, 1, &again, fence));
+    else
+        vkFreeCommandBuffers(dev, cpool, 1, &cb);
+    VkSemaphoreSignalInfo ssi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = gate, .value = 1};
+    CHECK_VK(signal_semaphore(dev, &ssi));
+    if (fence != VK_NULL_HANDLE) {
+        CHECK_VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+        CHECK_VK(vkResetFences(dev, 1, &fence));
+    }
+    CHECK_VK(vkQueueWaitIdle(queue));
+    vkDestroySemaphore(dev, done, NULL);
+    vkDestroySemaphore(dev, gate, NULL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int submits = argc > 1 ? atoi(argv[1]) : 10;
@@ -280,6 +377,9 @@ int main(int argc, char **argv)
                (argc > 3 && strcmp(argv[3], "many") == 0);
     int no_fence = argc > 3 && strcmp(argv[3], "nofence") == 0;
     int sem_wait = argc > 3 && strcmp(argv[3], "semwait") == 0;
+    int free_early = argc > 2 && strcmp(argv[2], "free_early") == 0;
+    int resubmit_early = argc > 2 && strcmp(argv[2], "resubmit_early") == 0;
+    int timeline_dev = use_timeline || free_early || resubmit_early; /* the device has timeline semaphores */
 
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                              .pApplicationName = "vk_compute",
@@ -314,10 +414,10 @@ int main(int argc, char **argv)
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, .timelineSemaphore = !timeline_off};
     const char *timeline_ext = VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME;
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                              .pNext = use_submit2 ? (void *)&v13 : use_timeline ? (void *)&tsf : NULL,
+                              .pNext = use_submit2 ? (void *)&v13 : timeline_dev ? (void *)&tsf : NULL,
                               .queueCreateInfoCount = 1,
                               .pQueueCreateInfos = &qci,
-                              .enabledExtensionCount = use_timeline ? 1 : 0,
+                              .enabledExtensionCount = timeline_dev ? 1 : 0,
                               .ppEnabledExtensionNames = &timeline_ext};
     VkDevice dev;
     CHECK_VK(vkCreateDevice(phys, &dci, NULL, &dev));
@@ -590,6 +690,11 @@ int main(int argc, char **argv)
             CHECK_VK(vkResetFences(dev, 1, &fence));
         }
     }
+
+    if ((free_early || resubmit_early) &&
+        run_free_early(dev, queue, cpool, pipeline, layout, set, out.buffer, back.buffer, size,
+                       resubmit_early ? fence : VK_NULL_HANDLE) != 0)
+        return 2;
 
     uint64_t sum = 0;
     unsigned wrong = 0;

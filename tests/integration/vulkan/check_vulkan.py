@@ -67,6 +67,17 @@ Cases
   many_simultaneous
               the same recorded with SIMULTANEOUS_USE (the layer's query
               resets are recorded into the command buffer either way)
+  free_early  vk_compute 3 free_early: after the 3 submits, a command buffer
+              submitted in the first of two batches, without a fence, is freed
+              once that batch is done while the second waits for the host (the
+              layer cannot read the submission then: it waits 5 s for it): its
+              3 records come without device times, one upti: line says why;
+              the 3 submits' records are timed
+  resubmit_early
+              the same, the command buffer submitted again (with a fence)
+              instead of freed: the first execution's 3 records come without
+              device times (its queries are overwritten), the second's timed,
+              one upti: line
   labels      vk_compute 3 labels: VK_EXT_debug_utils names the pipeline
               (the kernel records' name) and the command buffer (a range per
               execution, first start to last end), a command-buffer label around the
@@ -782,7 +793,7 @@ def main():
     submits = 100 if a.case == 'submit_100' else 3
     argv = [a.app, str(submits)] + ([a.case] if a.case in ('submit2', 'secondary', 'secondary_twice', 'labels',
                                                             'timeline', 'timeline_off', 'many', 'many_simultaneous',
-                                                            'older_device')
+                                                            'older_device', 'free_early', 'resubmit_early')
                                     else [])
     if a.case in ('many_read', 'many_host', 'many_pairs', 'many_copies_only'):
         argv = [a.app, str(submits), 'many']
@@ -907,7 +918,11 @@ def main():
     rc1, out1, err1 = run(argv, env)
     expect(rc1 == rc0, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
     expect(out1 == out0, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
-    if a.case in ('secondary_twice', 'secondary_twice_many'):
+    if a.case in ('free_early', 'resubmit_early'):
+        lines = [x for x in err1.splitlines() if x.startswith('upti:')]
+        expect(len(lines) == 1 and 'freed or submitted again while' in lines[0],
+               'expected one upti: line about the command buffer freed early, got: ' + err1)
+    elif a.case in ('secondary_twice', 'secondary_twice_many'):
         lines = [x for x in err1.splitlines() if x.startswith('upti:')]
         expect(len(lines) == 1 and 'executed more than once in one submission' in lines[0],
                'expected one upti: line about the repeated secondary, got: ' + err1)
@@ -941,6 +956,26 @@ def main():
         return
     if a.case == 'secondary_twice_many':
         check_secondary_twice_many(recs, submits)
+        print('PASS ' + a.case)
+        return
+    if a.case in ('free_early', 'resubmit_early'):
+        # In submit order, then recording order: the 3 submits' operations timed, then the early
+        # command buffer's first execution untimed, its second (resubmit_early) timed.
+        api = {r['corr']: r['op'] for r in recs if r['_t'] == 'API'}
+        runs = 1 if a.case == 'free_early' else 2
+        for kind, per in (('KERNEL', 1), ('COPY', 2)):
+            got = sorted(device_records(recs, kind), key=lambda r: (int(r['submit']), int(r['queued'])))
+            expect(len(got) == per * (submits + runs), f'{len(got)} {kind} records, expected {per * (submits + runs)}')
+            timed = [0 < int(r['start']) <= int(r['end']) for r in got]
+            untimed = [int(r['start']) == int(r['end']) == 0 for r in got]
+            want = [True] * (per * submits) + [False] * per + [True] * (per * (runs - 1))
+            expect(timed == want and all(u != t for u, t in zip(untimed, timed)),
+                   f'{kind} records timed {timed}, expected {want}: %s' % [r['line'] for r in got])
+            early = got[per * submits:]
+            expect([(r['op'], api.get(r['corr'])) for r in early] ==
+                   ([('VK_DISPATCH', 'vkCmdDispatch')] if kind == 'KERNEL' else
+                    [('BARRIER', 'vkCmdPipelineBarrier'), ('COPY_BUFFER', 'vkCmdCopyBuffer')]) * runs,
+                   'the early command buffer\'s records: %s' % [r['line'] for r in early])
         print('PASS ' + a.case)
         return
     if a.case == 'mixed_subscriber':

@@ -79,6 +79,22 @@ int main(void)
     m = uvk_tick_map_make(m36, 52.08, m36 - 99, 9000000000);
     expect_u64("36-bit period wrap", uvk_tick_map_apply(&m, 100), 9000000000 + 10416);
 
+    /* How long a calibration is reused: UPTI_VK_CALIBRATE_INTERVAL_MS, but less than a quarter of
+       the counter's range. A 36-bit counter of 1 ns ticks read 2^35 + 1 ticks past a reference
+       maps before it: with the 1-day interval the test submit_100 uses (64 bits there), it would. */
+    m = uvk_tick_map_make(m36, 1.0, 0, 1ll << 40);
+    expect_i64("36-bit past half the range reads backward", uvk_tick_map_delta(&m, (1ull << 35) + 1),
+               -(int64_t)(1ull << 35) + 1);
+    const uint64_t day = 86400ull * 1000000000ull;
+    expect_u64("reuse 64 bits, 1 day", uvk_tick_map_reuse_ns(UINT64_MAX, 1.0, day), day);
+    expect_u64("reuse 64 bits, 10 ms", uvk_tick_map_reuse_ns(UINT64_MAX, 52.08, 10000000), 10000000);
+    expect_u64("reuse 36 bits at 1 ns, 1 day: a quarter of 2^36 ns", uvk_tick_map_reuse_ns(m36, 1.0, day),
+               1ull << 34);
+    expect_u64("reuse 36 bits at 52.08 ns, 1 day", uvk_tick_map_reuse_ns(m36, 52.08, day), 894727587102ull);
+    expect_u64("reuse 36 bits, 10 ms", uvk_tick_map_reuse_ns(m36, 1.0, 10000000), 10000000);
+    expect_u64("reuse 32 bits at 1 ns, 2 s: 1.07 s", uvk_tick_map_reuse_ns(m32, 1.0, 2000000000), 1ull << 30);
+    expect_u64("reuse, no period", uvk_tick_map_reuse_ns(m36, 0.0, 10000000), 0);
+
     /* A measured reference: the midpoint of the host window, half of it plus a tick as the bound. */
     uint64_t bound = 0;
     m = uvk_tick_map_bracket(m32, 1.0, 0xffffff00ull, 2000, 2100, &bound);
