@@ -1,9 +1,9 @@
 #!/bin/sh
 # Runs every benchmark of the build tree and prints what each reports.
 #   scripts/bench.sh [BUILD_DIR]       (default: build)
-# For each bench/<name>/: its run_bench.sh or bench_*.sh driver if it has one
-# (called with the build directory), else every build/bin/bench_* program
-# built from it. Benchmarks print numbers; nothing here passes or fails on them.
+# For each bench/<name>/: its run_bench.sh, bench_*.sh or run_*.py driver if
+# it has one (called with the build directory), else every build/bin/bench_*
+# program built from it. Benchmarks print numbers; nothing here passes or fails on them.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${1:-$ROOT/build}" 2>/dev/null && pwd) || {
@@ -13,12 +13,15 @@ ran=""
 for dir in "$ROOT"/bench/*/; do
     name=$(basename "$dir")
     driver=""
-    for d in "$dir"run_bench.sh "$dir"bench_*.sh; do
+    for d in "$dir"run_bench.sh "$dir"bench_*.sh "$dir"run_*.py; do
         [ -f "$d" ] && { driver=$d; break; }
     done
     echo "=== bench/$name"
     if [ -n "$driver" ]; then
-        sh "$driver" "$BUILD" || { echo "bench.sh: $driver failed" >&2; status=1; }
+        case $driver in
+        *.py) python3 "$driver" "$BUILD" ;;
+        *) sh "$driver" "$BUILD" ;;
+        esac || { echo "bench.sh: $driver failed" >&2; status=1; }
         ran="$ran $name"
         continue
     fi
