@@ -82,6 +82,7 @@ static __thread struct {
 } t_last;
 
 int uvk_shared_timestamps;
+int uvk_ops_recorded;
 
 /* The followed command buffers by handle (under uvk_dt_lock). */
 static uvk_handle_map_t cb_index;
@@ -560,6 +561,8 @@ static inline __attribute__((always_inline)) void op_begin(uvk_slot_t *slot, con
             warn_untimed(s);
     }
     s->n++;
+    if (__builtin_expect(!UVK_LOAD(uvk_ops_recorded), 0))
+        UVK_STORE(uvk_ops_recorded, 1);
     if (kind != UPTI_TRACING_KIND_MARKER_API && uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED)) {
         slot->appended = 1;
         slot->device = s->dev->device;

@@ -161,6 +161,9 @@ extern pthread_mutex_t uvk_dt_lock;
 /* Written under uvk_dt_lock; read without it only to skip the lock when empty. */
 extern uvk_cb_t *uvk_dt_cbs;
 extern uvk_pending_t *uvk_dt_pending; /* the oldest unread submission */
+/* Set once a command buffer recorded an operation (command_buffers.c): until then a
+   submission has nothing for the layer to follow (read without the lock). */
+extern int uvk_ops_recorded;
 #define UVK_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define UVK_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 

@@ -843,7 +843,7 @@ static VkResult call_submit2(void *ctx, VkSemaphore semaphore, uint64_t value, i
 VkResult uvk_dt_vkQueueSubmit(const upti_vulkan_dispatch_t *n, VkQueue queue, uint32_t count,
                               const VkSubmitInfo *submits, VkFence fence)
 {
-    if (UVK_LOAD(uvk_dt_cbs) == NULL)
+    if (UVK_LOAD(uvk_dt_cbs) == NULL || !UVK_LOAD(uvk_ops_recorded))
         return n->vkQueueSubmit(queue, count, submits, fence);
     uint32_t ncb = 0;
     for (uint32_t i = 0; i < count; i++)
@@ -866,7 +866,7 @@ VkResult uvk_dt_vkQueueSubmit(const upti_vulkan_dispatch_t *n, VkQueue queue, ui
 static VkResult submit2(const upti_vulkan_dispatch_t *n, PFN_vkQueueSubmit2 fn, VkQueue queue, uint32_t count,
                         const VkSubmitInfo2 *submits, VkFence fence)
 {
-    if (UVK_LOAD(uvk_dt_cbs) == NULL)
+    if (UVK_LOAD(uvk_dt_cbs) == NULL || !UVK_LOAD(uvk_ops_recorded))
         return fn(queue, count, submits, fence);
     uint32_t ncb = 0;
     for (uint32_t i = 0; i < count; i++)
