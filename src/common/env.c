@@ -41,6 +41,7 @@ static const env_var k_vars[UPTI_ENV_COUNT] = {
     [UPTI_ENV_VK_QUERIES] = {"UPTI_VK_QUERIES", CHOICE, UPTI_ENV_VK_QUERIES_AUTO, 0, 3, k_vk_queries},
     [UPTI_ENV_VK_TIMESTAMPS] = {"UPTI_VK_TIMESTAMPS", CHOICE, UPTI_ENV_VK_TIMESTAMPS_AUTO, 0, 1, k_vk_timestamps},
     [UPTI_ENV_VK_CALIBRATE_INTERVAL_MS] = {"UPTI_VK_CALIBRATE_INTERVAL_MS", DURATION, 10, 0, 86400000, NULL},
+    [UPTI_ENV_VK_COMPLETION_WAIT_MS] = {"UPTI_VK_COMPLETION_WAIT_MS", DURATION, 5000, 1, 3600000, NULL},
 };
 
 /* Decimal digits at *p (at least one), without overflow; advances *p. */

@@ -25,6 +25,7 @@ typedef enum upti_env_id {
     UPTI_ENV_VK_QUERIES,                 /**< UPTI_ENV_VK_QUERIES_AUTO (default), _COPY, _READ or _HOST: how the Vulkan layer resets and reads its queries */
     UPTI_ENV_VK_TIMESTAMPS,              /**< UPTI_ENV_VK_TIMESTAMPS_AUTO (default) or _PAIRS: whether the Vulkan layer's operations share timestamps on a CPU device */
     UPTI_ENV_VK_CALIBRATE_INTERVAL_MS,   /**< duration in ms a Vulkan device's calibrated clock mapping is reused; default 10 */
+    UPTI_ENV_VK_COMPLETION_WAIT_MS,      /**< duration in ms the Vulkan layer waits for a submission it must read; default 5000 */
     UPTI_ENV_COUNT
 } upti_env_id;
 

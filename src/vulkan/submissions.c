@@ -13,7 +13,10 @@
  * submits nothing but a fence of its own (vkQueueSubmit with no batch
  * signals it once all earlier work on the queue is done). It keeps a pending
  * entry per submission: the operations' descriptions as recorded, the submit
- * time, the fence or the semaphore and value.
+ * time, the fence or the semaphore and value, the command buffers it marks
+ * inflight; entries are linked in their queue's list (uvk_queue_rec_t,
+ * oldest first) and in one list of all, so a poll looks at each queue's
+ * oldest only and a read entry leaves both in O(1).
  *
  * Completion, never waiting in the program's way: at vkWaitForFences,
  * vkGetFenceStatus, vkQueueWaitIdle, vkDeviceWaitIdle and each vkQueueSubmit,
@@ -34,11 +37,28 @@
  */
 #include "subscribers.h"
 
+#include "env.h"
+
 #include <upti/buffer_tracing.h>
+
+#include <stdatomic.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* How long the layer waits for a submission it must read before the program
+   goes on (UPTI_VK_COMPLETION_WAIT_MS, default 5 s; read once), ns. */
+static uint64_t completion_wait_ns(void)
+{
+    static _Atomic int64_t wait = -1;
+    int64_t v = atomic_load_explicit(&wait, memory_order_relaxed);
+    if (v < 0) {
+        v = (int64_t)upti_env_get(UPTI_ENV_VK_COMPLETION_WAIT_MS) * 1000000;
+        atomic_store_explicit(&wait, v, memory_order_relaxed);
+    }
+    return (uint64_t)v;
+}
 
 const upti_operation_plan_t *const *uvk_kernel_plans;
 const upti_operation_plan_t *const *uvk_copy_plans;
@@ -195,7 +215,7 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
         } else if (wait) {
             VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
                                       .pSemaphores = &p->semaphore, .pValues = &p->value};
-            r = o->dt.wait_semaphores(o->device, &wi, 5000000000ull);
+            r = o->dt.wait_semaphores(o->device, &wi, completion_wait_ns());
             if (r == VK_SUCCESS)
                 p->q->reached = p->value;
         } else {
@@ -211,7 +231,7 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
         if (r != VK_SUCCESS)
             p->fence_lost = 1; /* the device is lost: no times to read */
     } else if (p->fence != VK_NULL_HANDLE) {
-        VkResult r = wait ? o->next.vkWaitForFences(o->device, 1, &p->fence, VK_TRUE, 5000000000ull)
+        VkResult r = wait ? o->next.vkWaitForFences(o->device, 1, &p->fence, VK_TRUE, completion_wait_ns())
                           : o->next.vkGetFenceStatus(o->device, p->fence);
         if (r == VK_NOT_READY || r == VK_TIMEOUT)
             return 0;
@@ -220,7 +240,7 @@ int uvk_pending_complete(uvk_pending_t *p, int wait)
             p->fence_lost = 1;
     } else if (p->program_fence != VK_NULL_HANDLE) {
         VkResult r = wait == UVK_FENCE_SIGNALLED ? VK_SUCCESS
-                     : wait ? o->next.vkWaitForFences(o->device, 1, &p->program_fence, VK_TRUE, 5000000000ull)
+                     : wait ? o->next.vkWaitForFences(o->device, 1, &p->program_fence, VK_TRUE, completion_wait_ns())
                             : o->next.vkGetFenceStatus(o->device, p->program_fence);
         if (r == VK_NOT_READY || r == VK_TIMEOUT)
             return 0;
@@ -304,7 +324,7 @@ void uvk_pending_wait(uvk_pending_t *p)
     if (q->head != p && p->semaphore != VK_NULL_HANDLE && !p->fence_lost && p->value > q->reached) {
         VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
                                   .pSemaphores = &p->semaphore, .pValues = &p->value};
-        VkResult r = p->dev->dt.wait_semaphores(p->dev->device, &wi, 5000000000ull);
+        VkResult r = p->dev->dt.wait_semaphores(p->dev->device, &wi, completion_wait_ns());
         if (r == VK_TIMEOUT)
             return;
         if (r == VK_SUCCESS)
@@ -587,8 +607,9 @@ void uvk_pending_drop_cb(uvk_cb_t *s)
     static _Atomic int warned;
     if (atomic_exchange(&warned, 1) == 0)
         upti_runtime_warn("vulkan: a command buffer was freed or submitted again while the submission that "
-                          "executed it was not finished after 5 s (another of its batches waits, say); that "
-                          "execution's operations are traced without device times");
+                          "executed it was not finished within the layer's wait (UPTI_VK_COMPLETION_WAIT_MS, "
+                          "default 5 s; another of its batches waits, say); that execution's operations are "
+                          "traced without device times");
 }
 
 /* Makes p findable for completion: the command buffers it executes point to

@@ -901,6 +901,8 @@ def main():
         env['UPTI_VK_TEST_NO_KERNELS'] = '1'
     if a.case == 'submit_100':
         env['UPTI_VK_CALIBRATE_INTERVAL_MS'] = '86400s'  # one calibration, reused by every read
+    if a.case in ('free_early', 'resubmit_early'):
+        env['UPTI_VK_COMPLETION_WAIT_MS'] = '300'  # the layer gives up on the waiting submission sooner than 5 s
     if a.case == 'vadd_measured':
         env['UPTI_VK_DISABLE_CALIBRATED'] = '1'
         env['UPTI_VK_CLOCK_PROBE_INTERVAL_MS'] = '0'
