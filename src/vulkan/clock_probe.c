@@ -19,8 +19,6 @@
  */
 #include "devtime.h"
 
-#include "env.h"
-
 #include <stdio.h>
 #include <string.h>
 
@@ -30,13 +28,8 @@
 /* The least time between two measurements of a device's clock, ns (read once). */
 static uint64_t probe_interval(void)
 {
-    static _Atomic int64_t interval = -1;
-    int64_t v = atomic_load_explicit(&interval, memory_order_relaxed);
-    if (v < 0) {
-        v = (int64_t)upti_env_get(UPTI_ENV_VK_CLOCK_PROBE_INTERVAL_MS) * 1000000;
-        atomic_store_explicit(&interval, v, memory_order_relaxed);
-    }
-    return (uint64_t)v;
+    static _Atomic int64_t ms = -1;
+    return uvk_env_once(UPTI_ENV_VK_CLOCK_PROBE_INTERVAL_MS, &ms) * 1000000;
 }
 
 /* Measurements of any device's clock so far: metadata of the trace (vulkan.clock_measurements). */

@@ -25,9 +25,6 @@
  */
 #include "devtime.h"
 
-#include "env.h"
-
-#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
@@ -133,13 +130,8 @@ static void record_deviation(uint64_t deviation, int measured)
 /* How long a calibration is reused, ns (UPTI_VK_CALIBRATE_INTERVAL_MS, read once). */
 static uint64_t calibrate_interval(void)
 {
-    static _Atomic int64_t interval = -1;
-    int64_t v = atomic_load_explicit(&interval, memory_order_relaxed);
-    if (v < 0) {
-        v = (int64_t)upti_env_get(UPTI_ENV_VK_CALIBRATE_INTERVAL_MS) * 1000000;
-        atomic_store_explicit(&interval, v, memory_order_relaxed);
-    }
-    return (uint64_t)v;
+    static _Atomic int64_t ms = -1;
+    return uvk_env_once(UPTI_ENV_VK_CALIBRATE_INTERVAL_MS, &ms) * 1000000;
 }
 
 int uvk_dt_calibrate(uvk_object_t *o, uvk_tick_map_t *map)

@@ -20,6 +20,7 @@
 #ifndef UPTI_VULKAN_DEVTIME_H
 #define UPTI_VULKAN_DEVTIME_H
 
+#include "env.h"
 #include "family_queries.h"
 #include "handle_map.h"
 #include "layer.h"
@@ -166,6 +167,18 @@ extern uvk_pending_t *uvk_dt_pending; /* the oldest unread submission */
 extern int uvk_ops_recorded;
 #define UVK_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define UVK_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+/* UPTI's environment variable id (upti_env_get), read at the first call and
+   kept in *once (-1 until then): the layer reads its settings on hot paths. */
+static inline uint64_t uvk_env_once(upti_env_id id, _Atomic int64_t *once)
+{
+    int64_t v = atomic_load_explicit(once, memory_order_relaxed);
+    if (v < 0) {
+        v = (int64_t)upti_env_get(id);
+        atomic_store_explicit(once, v, memory_order_relaxed);
+    }
+    return (uint64_t)v;
+}
 
 static inline upti_timestamp_t uvk_now(void)
 {

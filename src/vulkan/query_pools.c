@@ -33,32 +33,20 @@
  */
 #include "devtime.h"
 
-#include "env.h"
-
 #include <stdlib.h>
 #include <string.h>
 
 /* UPTI_VK_QUERIES: UPTI_ENV_VK_QUERIES_AUTO (the default), _COPY, _READ or _HOST. Read once. */
 static int queries_mode(void)
 {
-    static _Atomic int mode = -1;
-    int v = atomic_load_explicit(&mode, memory_order_relaxed);
-    if (v < 0) {
-        v = (int)upti_env_get(UPTI_ENV_VK_QUERIES);
-        atomic_store_explicit(&mode, v, memory_order_relaxed);
-    }
-    return v;
+    static _Atomic int64_t mode = -1;
+    return (int)uvk_env_once(UPTI_ENV_VK_QUERIES, &mode);
 }
 
 int uvk_timestamps_paired(void)
 {
-    static _Atomic int mode = -1;
-    int v = atomic_load_explicit(&mode, memory_order_relaxed);
-    if (v < 0) {
-        v = (int)upti_env_get(UPTI_ENV_VK_TIMESTAMPS) == UPTI_ENV_VK_TIMESTAMPS_PAIRS;
-        atomic_store_explicit(&mode, v, memory_order_relaxed);
-    }
-    return v;
+    static _Atomic int64_t mode = -1;
+    return uvk_env_once(UPTI_ENV_VK_TIMESTAMPS, &mode) == UPTI_ENV_VK_TIMESTAMPS_PAIRS;
 }
 
 /* A host-visible, coherent memory type among bits (cached if one is); UINT32_MAX if none. */

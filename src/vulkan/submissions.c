@@ -37,11 +37,7 @@
  */
 #include "subscribers.h"
 
-#include "env.h"
-
 #include <upti/buffer_tracing.h>
-
-#include <stdatomic.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,13 +47,8 @@
    goes on (UPTI_VK_COMPLETION_WAIT_MS, default 5 s; read once), ns. */
 static uint64_t completion_wait_ns(void)
 {
-    static _Atomic int64_t wait = -1;
-    int64_t v = atomic_load_explicit(&wait, memory_order_relaxed);
-    if (v < 0) {
-        v = (int64_t)upti_env_get(UPTI_ENV_VK_COMPLETION_WAIT_MS) * 1000000;
-        atomic_store_explicit(&wait, v, memory_order_relaxed);
-    }
-    return (uint64_t)v;
+    static _Atomic int64_t ms = -1;
+    return uvk_env_once(UPTI_ENV_VK_COMPLETION_WAIT_MS, &ms) * 1000000;
 }
 
 const upti_operation_plan_t *const *uvk_kernel_plans;
