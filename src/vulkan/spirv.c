@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The names a SPIR-V module carries: its entry points (OpEntryPoint) and the
  * file it was compiled from (OpSource's file operand, an OpString), read
  * from the words a program hands vkCreateShaderModule.
@@ -23,15 +24,22 @@ static uint32_t word(const uint32_t *w, size_t i, int swapped)
     return swapped ? __builtin_bswap32(v) : v;
 }
 
-/* Copies the literal string in words [first, end) into out (size cap);
-   returns the number of words it takes, 0 if it has no NUL before end. */
-static size_t literal(const uint32_t *w, size_t first, size_t end, int swapped, char *out, size_t cap)
+/* Copies the literal string in words [first, end) into out (size cap), or
+   only its last path component (last_component: each '/' starts the copy
+   again, so a long path keeps its file's name whole); returns the number of
+   words it takes, 0 if it has no NUL before end. */
+static size_t literal(const uint32_t *w, size_t first, size_t end, int swapped, int last_component, char *out,
+                      size_t cap)
 {
     size_t len = 0;
     for (size_t i = first; i < end; i++) {
         uint32_t v = word(w, i, swapped);
         for (int b = 0; b < 4; b++) {
             char c = (char)((v >> (8 * b)) & 0xff); /* little-endian within the word */
+            if (c == '/' && last_component) {
+                len = 0;
+                continue;
+            }
             if (c == '\0') {
                 if (cap > 0)
                     out[len < cap ? len : cap - 1] = '\0';
@@ -45,14 +53,6 @@ static size_t literal(const uint32_t *w, size_t first, size_t end, int swapped, 
     if (cap > 0)
         out[0] = '\0';
     return 0;
-}
-
-/* The last path component of path, in place. */
-static void basename_in_place(char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash != NULL)
-        memmove(path, slash + 1, strlen(slash + 1) + 1);
 }
 
 int uvk_spirv_names(const void *code, size_t size, uvk_spirv_names_t *out)
@@ -84,7 +84,7 @@ int uvk_spirv_names(const void *code, size_t size, uvk_spirv_names_t *out)
         if (op == OP_FUNCTION)
             break; /* entry points and debug instructions all come before the functions */
         if (op == OP_ENTRY_POINT && count >= 4 && out->num_entries < UVK_SPIRV_MAX_ENTRIES) {
-            if (literal(w, i + 3, end, swapped, out->entries[out->num_entries], UVK_SPIRV_NAME_MAX) > 0)
+            if (literal(w, i + 3, end, swapped, 0, out->entries[out->num_entries], UVK_SPIRV_NAME_MAX) > 0)
                 out->num_entries++;
         } else if (op == OP_STRING && count >= 3 && nstrings < sizeof strings / sizeof strings[0]) {
             strings[nstrings].id = word(w, i + 1, swapped);
@@ -95,12 +95,11 @@ int uvk_spirv_names(const void *code, size_t size, uvk_spirv_names_t *out)
             uint32_t file_id = word(w, i + 3, swapped);
             for (size_t k = 0; k < nstrings; k++)
                 if (strings[k].id == file_id) {
-                    literal(w, strings[k].first, strings[k].end, swapped, out->file, sizeof out->file);
+                    literal(w, strings[k].first, strings[k].end, swapped, 1, out->file, sizeof out->file);
                     break;
                 }
         }
         i = end;
     }
-    basename_in_place(out->file);
     return 0;
 }

@@ -79,8 +79,33 @@ static void test_malformed(void)
     CHECK(uvk_spirv_names(m, sizeof m, &n) == 0 && n.file[0] == '\0' && n.num_entries == 2);
 }
 
+/* A module whose OpString path is 200 bytes long (a build from a deep
+   folder): the file is its last component whole, not what is left of the
+   path cut to the name's 63 bytes ("tes:main" named kernels before). */
+static void test_long_path(void)
+{
+    char path[201];
+    memset(path, 'd', sizeof path);
+    for (size_t i = 0; i < 190; i += 19)
+        path[i] = '/';
+    strcpy(path + 200 - strlen("/tests/apps/vk_vadd.comp"), "/tests/apps/vk_vadd.comp");
+    CHECK(strlen(path) == 200);
+    uint32_t m[5 + 2 + 51 + 4 + 5] = {0x07230203, 0x00010000, 0, 50, 0};
+    size_t i = 5;
+    m[i++] = OP(2 + 51, 7); /* OpString %9: 201 bytes with the NUL, in 51 words */
+    m[i++] = 9;
+    memcpy(&m[i], path, sizeof path);
+    i += 51;
+    const uint32_t source[] = {OP(4, 3), 2, 450, 9, OP(5, 54), 1, 4, 0, 3};
+    memcpy(&m[i], source, sizeof source);
+    uvk_spirv_names_t n;
+    CHECK(uvk_spirv_names(m, sizeof m, &n) == 0);
+    CHECK(strcmp(n.file, "vk_vadd.comp") == 0);
+}
+
 UNIT_TEST(spirv)
 {
+    test_long_path();
     test_well_formed();
     test_malformed();
     return test_result("spirv");
