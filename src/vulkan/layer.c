@@ -309,6 +309,11 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateInstance(const VkInstanceCreateI
         return r;
     o->instance = *pInstance;
     o->next_gipa = gipa;
+    const VkApplicationInfo *app = pCreateInfo->pApplicationInfo;
+    o->api_version = app != NULL && app->apiVersion != 0 ? app->apiVersion : VK_API_VERSION_1_0;
+    for (uint32_t i = 0; i < pCreateInfo->enabledExtensionCount; i++)
+        if (strcmp(pCreateInfo->ppEnabledExtensionNames[i], VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME) == 0)
+            o->properties2 = 1;
     fill_next(&o->next, UVK_INSTANCE, gipa, *pInstance, NULL, VK_NULL_HANDLE);
     uvk_object_publish(o, uvk_key(*pInstance));
     return r;
@@ -324,6 +329,41 @@ VKAPI_ATTR void VKAPI_CALL uvk_impl_vkDestroyInstance(VkInstance instance, const
         return;
     o->next.vkDestroyInstance(instance, pAllocator);
     uvk_object_remove(key);
+}
+
+/* The device extensions the layer may enable for itself, and their
+   commands: where the program did not enable one, vkGetDeviceProcAddr
+   answers NULL for them, as it does without the layer. */
+static const struct {
+    const char *name;
+    const char *commands[3];
+} k_layer_extensions[] = {
+    {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, {"vkGetCalibratedTimestampsEXT"}},
+    {VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME,
+     {"vkGetSemaphoreCounterValueKHR", "vkWaitSemaphoresKHR", "vkSignalSemaphoreKHR"}},
+    {VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME, {"vkResetQueryPoolEXT"}},
+};
+#define N_LAYER_EXTENSIONS (sizeof k_layer_extensions / sizeof k_layer_extensions[0])
+
+/* The bits (one per k_layer_extensions entry) of names[0..n). */
+static unsigned layer_extension_bits(const char *const *names, uint32_t n)
+{
+    unsigned bits = 0;
+    for (uint32_t i = 0; i < n; i++)
+        for (unsigned e = 0; e < N_LAYER_EXTENSIONS; e++)
+            if (strcmp(names[i], k_layer_extensions[e].name) == 0)
+                bits |= 1u << e;
+    return bits;
+}
+
+/* Whether name is a command of an extension in bits. */
+static int command_of(unsigned bits, const char *name)
+{
+    for (unsigned e = 0; e < N_LAYER_EXTENSIONS; e++)
+        for (unsigned c = 0; (bits & (1u << e)) && c < 3 && k_layer_extensions[e].commands[c] != NULL; c++)
+            if (strcmp(name, k_layer_extensions[e].commands[c]) == 0)
+                return 1;
+    return 0;
 }
 
 /* Whether the physical device offers the device extension name. */
@@ -380,6 +420,45 @@ static int enable_feature(const upti_vulkan_dispatch_t *inst, VkPhysicalDevice p
     return 1;
 }
 
+/* Whether device times may be wanted of a device made now: some context
+   wants KERNEL_DISPATCH or MEMORY_COPY operations (or a subscriber the
+   GPU_OPERATION domains), or no context wants anything of Vulkan yet (a
+   tool's contexts that start later, in a capture window, may want them
+   then). With VULKAN_API alone the layer enables nothing on the device. */
+static int device_times_may_be_wanted(void)
+{
+    for (uint32_t op = 1; op < UPTI_KERNEL_DISPATCH_LAST; op++)
+        if (uvk_dt_wanted(UPTI_TRACING_KIND_KERNEL_DISPATCH, op))
+            return 1;
+    for (uint32_t op = 1; op < UPTI_MEMORY_COPY_LAST; op++)
+        if (uvk_dt_wanted(UPTI_TRACING_KIND_MEMORY_COPY, op))
+            return 1;
+    const upti_operation_plan_t *const *const kinds[] = {uvk_api_plans, uvk_alloc_plans, uvk_code_plans,
+                                                         uvk_marker_plans};
+    const uint32_t lasts[] = {UPTI_VULKAN_API_LAST, UPTI_MEMORY_ALLOCATION_LAST, UPTI_CODE_OBJECT_LAST,
+                              UPTI_MARKER_API_LAST};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (uint32_t op = 1; kinds[k] != NULL && op < lasts[k]; op++)
+            if (upti_runtime_plan(kinds[k], op) != NULL)
+                return 0;
+    return 1;
+}
+
+/* Whether the program's instance lets the device enable the extensions the
+   layer uses (VK_EXT_calibrated_timestamps, VK_KHR_timeline_semaphore,
+   VK_EXT_host_query_reset): each requires Vulkan 1.1 (the version of the
+   instance and of the device both) or VK_KHR_get_physical_device_properties2
+   on the instance. A Vulkan 1.0 program without it gets none of them. */
+static int extensions_allowed(const uvk_object_t *inst, VkPhysicalDevice phys)
+{
+    if (inst->properties2)
+        return 1;
+    VkPhysicalDeviceProperties props;
+    inst->next.vkGetPhysicalDeviceProperties(phys, &props);
+    uint32_t version = props.apiVersion < inst->api_version ? props.apiVersion : inst->api_version;
+    return VK_API_VERSION_MAJOR(version) > 1 || VK_API_VERSION_MINOR(version) >= 1;
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physicalDevice,
                                                        const VkDeviceCreateInfo *pCreateInfo,
                                                        const VkAllocationCallbacks *pAllocator, VkDevice *pDevice)
@@ -404,7 +483,7 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
        submissions), and host query reset (for command buffers of queue
        families without graphics or compute, which can neither reset nor
        copy queries): all enabled on a copy of the program's create info
-       where the device has them. */
+       where the device has them and the program's instance allows them. */
     VkDeviceCreateInfo ci = *pCreateInfo;
     const char *names_buf[64 + 3];
     const char **names = NULL;
@@ -413,7 +492,8 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, .timelineSemaphore = VK_TRUE};
     VkPhysicalDeviceHostQueryResetFeatures hr_features = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES, .hostQueryReset = VK_TRUE};
-    if (uvk_tracing && (uvk_kernel_plans != NULL || uvk_copy_plans != NULL) && ci.enabledExtensionCount <= 64) {
+    int wanted = uvk_tracing && device_times_may_be_wanted();
+    if (wanted && ci.enabledExtensionCount <= 64 && extensions_allowed(inst, physicalDevice)) {
         names = names_buf;
         for (uint32_t i = 0; i < ci.enabledExtensionCount; i++)
             names[i] = ci.ppEnabledExtensionNames[i];
@@ -429,6 +509,7 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
         host_reset = enable_feature(&inst->next, physicalDevice, &ci, names, &nnames,
                                     offsetof(VkPhysicalDeviceVulkan12Features, hostQueryReset),
                                     VK_EXT_HOST_QUERY_RESET_EXTENSION_NAME, (VkBaseOutStructure *)&hr_features);
+        o->added_extensions = layer_extension_bits(names + ci.enabledExtensionCount, nnames - ci.enabledExtensionCount);
         ci.ppEnabledExtensionNames = names;
         ci.enabledExtensionCount = nnames;
     }
@@ -443,7 +524,7 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
     fill_next(&o->next, UVK_DEVICE, NULL, VK_NULL_HANDLE, gdpa, *pDevice);
     if (uvk_tracing)
         uvk_dt_device_created(o, physicalDevice, &inst->next, pCreateInfo, device_loader_data(pCreateInfo),
-                              names != NULL, calibrated, timeline, host_reset);
+                              wanted, calibrated, timeline, host_reset);
     uvk_object_publish(o, uvk_key(*pDevice));
     return r;
 }
@@ -530,7 +611,7 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL uvk_GetDeviceProcAddr(VkDevice d
     if (strcmp(pName, "vkGetDeviceProcAddr") == 0)
         return (PFN_vkVoidFunction)uvk_GetDeviceProcAddr;
     uvk_object_t *o = uvk_object_find(uvk_key(device));
-    if (o == NULL || o->next_gdpa == NULL)
+    if (o == NULL || o->next_gdpa == NULL || (o->added_extensions != 0 && command_of(o->added_extensions, pName)))
         return NULL;
     PFN_vkVoidFunction next = o->next_gdpa(o->device, pName);
     const uvk_command_t *c = uvk_command_find(pName);

@@ -144,9 +144,12 @@ typedef struct uvk_object_t {
     _Atomic(void *) key;
     int is_device;
     VkInstance instance;                /* an instance's own handle */
+    uint32_t api_version;               /* instances: the program's apiVersion (1.0 if it gave none) */
+    int properties2;                    /* instances: VK_KHR_get_physical_device_properties2 enabled */
     VkDevice device;                    /* a device's own handle */
     PFN_vkGetInstanceProcAddr next_gipa;
     PFN_vkGetDeviceProcAddr next_gdpa;  /* devices */
+    unsigned added_extensions;          /* devices: those the layer enabled, not the program (layer.c) */
     upti_vulkan_dispatch_t next;        /* the next layer's entries */
     uvk_device_state_t dt;              /* devices */
 } uvk_object_t;
