@@ -1,4 +1,5 @@
-# The two commands of the README. Everything else is CMake.
+# A convenience over the README's two commands (sh scripts/demo.sh, sh scripts/test.sh),
+# which need no make. Everything else is CMake.
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -10,15 +11,14 @@ all: build
 deps:
 	@sh scripts/install-deps.sh
 
-build: deps
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
-	cmake --build $(BUILD) -j $(JOBS)
+build:
+	@JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" sh scripts/build.sh $(BUILD)
 
-test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+test:
+	@JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" sh scripts/test.sh $(BUILD)
 
-demo: build
-	@sh scripts/demo.sh $(BUILD)
+demo:
+	@JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" sh scripts/demo.sh $(BUILD)
 
 install: build
 	cmake --install $(BUILD)

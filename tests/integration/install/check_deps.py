@@ -17,9 +17,12 @@ install_deps_sudo_and_root
     goes through sudo; as a user without sudo it fails with one message;
     with everything installed it installs nothing.
 readme_commands_on_bare_debian
-    The README's first command block starts with a command a minbase system
-    can run (sh and the script), every later command's program is installed
-    by the script, and every make target it names exists.
+    The README's first command block holds exactly two commands, one that
+    runs the demo (its script runs `upti run`) and one that runs the tests
+    (its script runs ctest), each `sh scripts/NAME.sh` (sh: what a minbase
+    system has), and each script runs scripts/install-deps.sh (itself or
+    through another script of scripts/) before any command a minbase system
+    lacks.
 """
 import glob
 import os
@@ -154,6 +157,7 @@ def cmake_requirements():
         where = rel(f)
         if "cmake_minimum_required" in text:
             reqs.setdefault("cmake", where)
+            reqs.setdefault("command:make", where)  # what CMake's default generator (Unix Makefiles) runs
         for m in re.finditer(r"\bproject\s*\([^)]*LANGUAGES\s+([^)]*)\)", text):
             for lang in m.group(1).split():
                 reqs.setdefault("language:" + lang, where)
@@ -350,6 +354,26 @@ def script_order():
     return re.search(r'^PACKAGES="([^"]*)"', text, re.M).group(1).split()
 
 
+def run_before_install_deps(path):
+    """Fails unless the script at path runs scripts/install-deps.sh, itself
+    or through another script of scripts/ (sh scripts/X.sh), before any
+    command a minbase system lacks."""
+    lines = open(path).read().splitlines()
+    for i, line in enumerate(lines):
+        m = re.search(r"\bsh\s+\S*scripts/([\w-]+\.sh)", re.sub(r"(^|\s)#.*", "", line))
+        if not m:
+            continue
+        for w in sorted(shell_commands("\n".join(lines[:i]))):
+            pkg = owner_package(w)
+            if pkg is not None and not minbase_has(pkg):
+                fail(f"{rel(path)} runs '{w}' (package {pkg}), which a minbase system lacks, "
+                     "before scripts/install-deps.sh")
+        if m.group(1) != "install-deps.sh":
+            run_before_install_deps(os.path.join(SRC, "scripts", m.group(1)))
+        return
+    fail(f"{rel(path)} does not run scripts/install-deps.sh")
+
+
 def readme_commands_on_bare_debian():
     readme = open(os.path.join(SRC, "README.md")).read()
     m = re.search(r"```sh\n(.*?)```", readme, re.S)
@@ -360,43 +384,28 @@ def readme_commands_on_bare_debian():
         line = re.sub(r"\s+#.*", "", line).strip()
         if line and not line.startswith("#"):
             cmds.append(line.split())
-    if not cmds:
-        fail("README.md's first command block is empty")
-    first = cmds[0]
-    print("README first command: " + " ".join(first))
-    # A minbase system has sh (dash) and coreutils; not make, cmake, a compiler or sudo.
-    if first[0] != "sh" or len(first) < 2:
-        fail(f"the first command '{' '.join(first)}' needs a program a bare Debian 12 lacks; "
-             "start with: sh scripts/install-deps.sh")
-    script = os.path.join(SRC, first[1])
-    if os.path.realpath(script) != os.path.join(SRC, "scripts/install-deps.sh"):
-        fail(f"the first command runs {first[1]}, not scripts/install-deps.sh")
-    head = open(script).readline().strip()
-    if head != "#!/bin/sh":
-        fail(f"{first[1]} starts with {head!r}, not #!/bin/sh")
-    # What the script itself runs must be on a minbase system (or be apt-get/sudo).
-    body = re.sub(r'^PACKAGES="[^"]*"', "", open(script).read(), flags=re.M)
-    for w in sorted(shell_commands(body)):
-        pkg = owner_package(w)
-        if w in ("sudo",) or pkg is None:
-            continue
-        if not minbase_has(pkg):
-            fail(f"{first[1]} runs '{w}' (package {pkg}), which a minbase system lacks")
-    have = script_packages()
-    makefile = open(os.path.join(SRC, "Makefile")).read()
-    targets = set(re.findall(r"^([\w-]+):", makefile, re.M))
-    for cmd in cmds[1:]:
-        prog = cmd[0]
-        need = REQUIREMENTS.get("command:" + prog)
-        if need is None or not set(need) <= have:
-            fail(f"README command '{' '.join(cmd)}': '{prog}' is not installed by install-deps.sh")
-        if prog == "make":
-            for t in cmd[1:]:
-                if not t.startswith("-") and "=" not in t and t not in targets:
-                    fail(f"README command '{' '.join(cmd)}': the Makefile has no target '{t}'")
-            if not re.search(r"^deps:\n\t@?sh scripts/install-deps\.sh", makefile, re.M):
-                fail("the Makefile's deps target does not run sh scripts/install-deps.sh")
-    print(f"PASS: {len(cmds)} README commands")
+    if len(cmds) != 2:
+        fail(f"README.md's first command block holds {len(cmds)} commands, not two (the demo, the tests)")
+    roles = {}
+    for cmd in cmds:
+        # A minbase system has sh (dash) and coreutils; not make, cmake, a compiler or sudo.
+        if len(cmd) != 2 or cmd[0] != "sh" or not cmd[1].startswith("scripts/"):
+            fail(f"README command '{' '.join(cmd)}' is not 'sh scripts/NAME.sh': "
+                 "a bare Debian 12 has sh, not make or the others")
+        script = os.path.join(SRC, cmd[1])
+        if not os.path.isfile(script):
+            fail(f"README command '{' '.join(cmd)}': no {cmd[1]}")
+        text = open(script).read()
+        if text.splitlines()[0].strip() != "#!/bin/sh":
+            fail(f"{cmd[1]} does not start with #!/bin/sh")
+        run_before_install_deps(script)
+        if re.search(r"^\s*ctest\b", text, re.M):
+            roles["test"] = cmd[1]
+        if re.search(r"upti\"?\s+run\b", text):
+            roles["demo"] = cmd[1]
+    if set(roles) != {"demo", "test"} or roles["demo"] == roles["test"]:
+        fail(f"README commands: one must run the demo (upti run) and one the tests (ctest): {roles}")
+    print(f"PASS: two README commands, each installs what is missing first: {roles}")
 
 
 {"deps_cover_build_and_tests": deps_cover_build_and_tests,

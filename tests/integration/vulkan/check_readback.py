@@ -4,9 +4,9 @@
 
   check_readback.py --upti UPTI --workdir DIR [--validation] [--sanitizer NAME] -- VK_READBACK API
 
-Runs vk_readback API (1.0, 1.1 or 1.3; it prints every value it reads back
-from the instance, the physical device, its device, queue, query pools,
-fences, events and semaphores) bare, then under `upti run --sys-trace`
+Runs vk_readback API (1.0, 1.1 or 1.3; it prints every value it reads of
+the instance, the physical device, its device, queue, query pools, fences,
+events and semaphores) bare, then under `upti run --sys-trace`
 (device times wanted: the layer enables extensions and chains features for
 itself) and `upti run --vulkan-trace` (VULKAN_API only: the layer enables
 nothing), and fails unless standard output and exit status are the same.
