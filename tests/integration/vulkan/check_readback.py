@@ -26,6 +26,7 @@ import subprocess
 import sys
 
 from check_validation import VALIDATION, have_validation
+from check_vulkan import icd_libraries
 
 SKIP = 77
 
@@ -55,6 +56,9 @@ def main():
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(('UPTI_', 'VK_')) and k not in ('DISPLAY', 'WAYLAND_DISPLAY')}
     env['NODEVICE_SELECT'] = '1'  # Mesa's device-select layer: out of the way
+    if 'detect_leaks=1' in os.environ.get('ASAN_OPTIONS', ''):
+        # As check_vulkan.py: the driver preloaded stays mapped, its globals stay roots for LeakSanitizer.
+        env['LD_PRELOAD'] = ' '.join(filter(None, [os.environ.get('LD_PRELOAD'), *icd_libraries()]))
     if a.validation:
         if a.sanitizer:
             print('SKIP: a %s build: the validation layer (uninstrumented C++) reads as leaking' % a.sanitizer)
@@ -73,7 +77,7 @@ def main():
         sys.exit(1)
     runs = {'bare': out0 + err0}
     for option in ('--sys-trace', '--vulkan-trace'):
-        name = 'readback_%s_%s' % (api, option.strip('-'))
+        name = '%sreadback_%s_%s' % ('validation_' if a.validation else '', api, option.strip('-'))
         outdir = os.path.join(a.workdir, name)
         db = os.path.join(outdir, 'r.db')
         if os.path.exists(db):
