@@ -31,7 +31,6 @@ ring folder set by hand (UPTI_TRACE_RING_DIR, no collector): its ring stays for 
                  with pid 1's own start time is waited for, named, at most --max-wait.
   many_rings     4,100 ring files: all collected (the collector had room for 4,096).
 """
-import glob
 import os
 import pwd
 import re
@@ -279,7 +278,7 @@ def case_output_name(tmp):
         got = len(marks(os.path.join(cwd, name)))
         if got != n:
             fail('%s: %d marks, expected %d' % (name, got, n))
-    if os.listdir(outside) or glob.glob(os.path.join(tmp, '..', 'escape-*')):
+    if os.listdir(outside) or os.path.exists(os.path.join(tmp, '..', 'escape-%d.db' % pids[0])):
         fail('a database left the current folder')
     print('output_name: every database inside the current folder')
 
