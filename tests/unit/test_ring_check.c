@@ -11,25 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fuzz/ring_template.h"
 #include "../integration/core/testutil.h"
 #include "unit_tests.h"
 
-#define SIZE 16384u /* header, slot table page, two slots of 4096 bytes */
+#define SIZE RING_TEMPLATE_BYTES /* header, slot table page, two slots of 4096 bytes */
 
 static void valid(uint8_t *file)
 {
-    memset(file, 0, SIZE);
-    upti_ring_header_t *h = (upti_ring_header_t *)file;
-    h->magic = UPTI_RING_MAGIC;
-    h->version = UPTI_RING_VERSION;
-    h->header_bytes = UPTI_RING_HEADER_BYTES;
-    h->slot_bytes = UPTI_RING_SLOT_BYTES;
-    h->max_slots = 2;
-    h->slot_size = 4096;
-    h->file_size = SIZE;
-    h->record_abi = sizeof(void *);
-    upti_ring_slot(file, 0)->data_offset = 8192;
-    upti_ring_slot(file, 1)->data_offset = 12288;
+    ring_template_header(file);
 }
 
 /* The reason ur_ring_check gives for file, "" if it passes. */
