@@ -11,7 +11,7 @@ JOBS=${JOBS:-$(nproc)}
 SECONDS_EACH=${UPTI_FUZZ_SECONDS:-20}
 CC=${CC_SANITIZE:-clang}
 B=build-fuzz
-targets=${*:-fuzz_placeholders fuzz_cli_options fuzz_opencl_args fuzz_trace_reader}
+targets=${*:-fuzz_placeholders fuzz_cli_options fuzz_opencl_args fuzz_trace_reader fuzz_ring_file fuzz_spool fuzz_job_file}
 
 CC=$CC cmake -S . -B $B -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUPTI_SANITIZE=address,undefined \
     -DUPTI_FUZZ=ON -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link >/dev/null

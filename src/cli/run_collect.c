@@ -10,6 +10,7 @@
 #include "out_files.h"
 #include "output.h"
 #include "kv_pairs.h"
+#include "private_dir.h"
 #include "run_folder.h"
 #include "upti_ring_abi.h"
 
@@ -83,9 +84,13 @@ static int write_conf(void)
 {
     char path[PATH_MAX + 16], fmt[16], stats[4], output_config[4];
     snprintf(path, sizeof path, "%s/run.conf", g_run.folder);
-    FILE *f = fopen(path, "we");
-    if (f == NULL)
+    int fd = upti_open_file(path, O_WRONLY | O_CREAT, 0600, 1); /* (a folder just made) */
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (f == NULL) {
+        if (fd >= 0)
+            close(fd);
         return -1;
+    }
     snprintf(fmt, sizeof fmt, "%u", g_run.formats);
     snprintf(stats, sizeof stats, "%d", g_run.stats);
     snprintf(output_config, sizeof output_config, "%d", g_run.output_config);
@@ -158,7 +163,7 @@ static int make_run_folder(void)
     snprintf(g_run.spool, sizeof g_run.spool, "%s/spool", g_run.folder);
     char lock[PATH_MAX + 16];
     snprintf(lock, sizeof lock, "%s/lock", g_run.folder);
-    g_run.lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    g_run.lock_fd = upti_open_file(lock, O_RDWR | O_CREAT, 0600, 1);
     if (g_run.lock_fd >= 0)
         flock(g_run.lock_fd, LOCK_EX);
     return 0;
@@ -340,6 +345,54 @@ static const char *env_value(void *data, const char *name)
     return naming_value(data, key);
 }
 
+/* 1 if the relative path leaves its folder: a ".." component. */
+static int climbs_out(const char *path)
+{
+    for (const char *p = path; *p != '\0';) {
+        size_t n = strcspn(p, "/");
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            return 1;
+        p += n;
+        p += *p == '/';
+    }
+    return 0;
+}
+
+/* 1 if the absolute path's folder is the current folder or inside it. */
+static int absolute_inside_cwd(const char *path)
+{
+    char cwd[PATH_MAX], dir[PATH_MAX], *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    char *real = realpath(dir[0] != '\0' ? dir : "/", NULL);
+    int inside = 0;
+    if (real != NULL && getcwd(cwd, sizeof cwd) != NULL) {
+        size_t n = strlen(cwd);
+        inside = strncmp(real, cwd, n) == 0 && (real[n] == '\0' || real[n] == '/' ||
+                                                 (n == 1 && cwd[0] == '/'));
+    }
+    free(real);
+    return inside;
+}
+
+/* A name that comes from a ring file (a bare ring folder: the output name its
+ * process recorded) stays inside the output folder, the current one: a name
+ * with ".." or an absolute one outside it keeps its last component only (said). */
+static char *inside_output_folder(char *base, long long pid)
+{
+    if (base[0] == '/' ? absolute_inside_cwd(base) && !climbs_out(base) : !climbs_out(base))
+        return base;
+    const char *last = strrchr(base, '/') != NULL ? strrchr(base, '/') + 1 : base;
+    char *inside = NULL;
+    if (strcmp(last, "..") != 0 && strcmp(last, ".") != 0 && last[0] != '\0')
+        inside = strdup(last);
+    else if ((inside = malloc(32)) != NULL)
+        snprintf(inside, 32, "upti-%lld", pid);
+    fprintf(stderr, "upti: pid %lld: the output name %s its ring gives leaves the current "
+                    "folder: written as %s instead\n", pid, base, inside ? inside : "nothing");
+    free(base);
+    return inside;
+}
+
 /* The output path without extension of one process, as the program would
  * have expanded the pattern (malloc'd). */
 static char *output_base(const converted *c)
@@ -366,6 +419,8 @@ static char *output_base(const converted *c)
         pattern = DEFAULT_PATTERN;
     char err[256];
     char *base = uo_expand_placeholders_with(pattern, &v, err, sizeof err);
+    if (base != NULL && g_run.bare)
+        base = inside_output_folder(base, c->pid);
     if (base == NULL) {
         size_t len = 64;
         base = malloc(len);
@@ -783,10 +838,29 @@ static int detach(void)
     return 0;
 }
 
-int run_collect_recover(const char *folder, pid_t wait_pid, int background)
+/* A folder recover reads and writes in: the caller's, writable by nobody else
+ * (private_dir.h). 0, or 2 after one line. */
+static int check_private(const char *folder)
+{
+    char why[PATH_MAX + 256];
+    int fd = upti_open_private_dir(folder, why, sizeof why);
+    if (fd < 0 && errno == ENOENT)
+        return 0; /* (said below, as before) */
+    if (fd < 0) {
+        cli_error("%s", why);
+        return 2;
+    }
+    close(fd);
+    return 0;
+}
+
+int run_collect_recover(const char *folder, pid_t wait_pid, int background, unsigned max_wait_s)
 {
     if (strlen(folder) >= sizeof g_run.folder - 32)
         return cli_error("%s: path too long", folder);
+    struct stat fst;
+    if (stat(folder, &fst) == 0 && S_ISDIR(fst.st_mode) && check_private(folder) != 0)
+        return 2;
     snprintf(g_run.folder, sizeof g_run.folder, "%s", folder);
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/run.conf", folder);
@@ -812,32 +886,47 @@ int run_collect_recover(const char *folder, pid_t wait_pid, int background)
         snprintf(g_run.spool, sizeof g_run.spool, "%s/" RECOVER_SPOOL, folder);
         g_run.formats = UO_FORMAT_DB;
         snprintf(path, sizeof path, "%s/" RECOVER_LOCK, folder);
-        g_run.lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        /* Never through a link planted in the folder (private_dir.h). */
+        g_run.lock_fd = upti_open_file(path, O_RDWR | O_CREAT, 0600, 0);
         if (g_run.lock_fd < 0)
-            return cli_error("cannot create %s: %s", path, strerror(errno));
+            return cli_error("cannot create %s: %s", path,
+                             errno == EPERM ? "not a regular file of yours" : strerror(errno));
     } else {
         int rc = read_conf(folder, conf, len);
         free(conf);
         if (rc != 0)
             return rc;
+        if (strcmp(g_run.rings, folder) != 0 && check_private(g_run.rings) != 0)
+            return 2;
         snprintf(path, sizeof path, "%s/lock", folder);
-        g_run.lock_fd = open(path, O_RDWR | O_CLOEXEC);
+        g_run.lock_fd = upti_open_file(path, O_RDWR, 0, 0);
     }
     if (g_run.lock_fd < 0 || flock(g_run.lock_fd, LOCK_EX | LOCK_NB) != 0)
         return cli_error("%s is in use by a running upti", folder);
+    /* A spool that cannot be opened (a link planted in its place) is said here:
+     * the collector would drain the rings without storing them. */
+    int spool_fd = upti_open_file(g_run.spool, O_RDWR | O_CREAT, 0600, 0);
+    if (spool_fd < 0)
+        return cli_error("cannot open %s: %s: nothing collected", g_run.spool,
+                         errno == EPERM ? "not a regular file of yours" : strerror(errno));
+    close(spool_fd);
     if (background && detach() != 0)
         return 1;
     g_run.recovering = 1;
     g_run.program = wait_pid;
+    int skipped = 0;
     compile_filters();
     ur_collect_opts o = {.spool = g_run.spool, .dir = g_run.rings, .wait_pid = wait_pid,
-                         .poll_ns = 500 * 1000, .discarded = on_discarded};
+                         .poll_ns = 500 * 1000, .discarded = on_discarded,
+                         .producer_wait_ns = (uint64_t)max_wait_s * 1000000000u,
+                         .skipped = &skipped};
     g_run.collect_rc = ur_collect(&o);
     int written = convert_and_finish();
     if (g_run.kept) /* (each database that could not be completed was said) */
         fprintf(stderr, "upti: what could not be written stays in %s: upti recover %s, once "
                         "there is room\n", folder, folder);
-    if (g_run.collect_rc == 0 && rings_left() == 0 && !g_run.kept) {
+    /* (files skipped as not rings stay, said; they keep nothing of the run) */
+    if (g_run.collect_rc == 0 && rings_left() - skipped <= 0 && !g_run.kept) {
         if (g_run.bare) {
             /* The user's folder stays; what recover made in it goes. */
             unlink(g_run.spool);

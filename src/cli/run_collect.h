@@ -70,8 +70,12 @@ void run_collect_discard(void);
  * database is named from the pattern it recorded (metadata "output"), else
  * upti-%argv0%-%pid%, and the folder itself stays. background: once the folder
  * is locked, the caller's process returns 0 and a child in a session of its
- * own does the rest. 0, or 1 after one line.
+ * own does the rest. FOLDER (and a run folder's ring folder) must be the
+ * caller's and writable by nobody else (private_dir.h): else one line and 2.
+ * Traced processes still running (their pid and start time as their ring
+ * says) are named and waited for at most max_wait_s seconds once wait_pid
+ * has ended; their rings then stay. 0, or 1 after one line.
  */
-int run_collect_recover(const char *folder, pid_t wait_pid, int background);
+int run_collect_recover(const char *folder, pid_t wait_pid, int background, unsigned max_wait_s);
 
 #endif

@@ -16,7 +16,9 @@
  */
 #include "collector.h"
 #include "output.h"
+#include "private_dir.h"
 #include "proc_stat.h"
+#include "ring_check.h"
 #include "ring_futex.h"
 #include "spool.h"
 #include "upti_ring_abi.h"
@@ -36,7 +38,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_RINGS 4096
 /* A pass that moved less than this pauses BUSY_PAUSE_NS before the next one. */
 #define BUSY_BATCH_BYTES (256u << 10)
 #define BUSY_PAUSE_NS (100u * 1000u)
@@ -44,10 +45,18 @@
 
 struct ring {
     char *path;
-    uint64_t uid;
+    uint64_t uid;            /* in the spool: the header's, or one of its own (unique_uid) */
     upti_ring_header_t *hdr;
     void *map;
     size_t map_size;
+    /* Copied from the header once it was checked (ring_check.h): the file is
+     * shared, and what is used after the check must be what was checked. */
+    uint32_t max_slots;
+    uint64_t slot_size;
+    int64_t pid;
+    uint64_t start_ticks;
+    int alive;               /* its producer ran at the start of this pass */
+    int announced;           /* said that the collector waits for its producer */
     uint64_t *resume_pos;    /* per slot: where the spool ends for it */
     uint64_t *dropped_seen;  /* per slot: the last drop count in the spool */
     uint64_t no_slot_seen;
@@ -74,8 +83,9 @@ struct collector {
     const ur_collect_opts *opts;
     long crash_after; /* tests: SIGKILL itself after this many DATA chunks, before their tail store */
     int fd;
-    struct ring rings[MAX_RINGS];
-    int num_rings;
+    struct ring *rings;      /* every file seen, as many as there are */
+    size_t num_rings, cap_rings;
+    int dirfd;               /* opts->dir, -1 until opened */
     struct seen *seen;
     size_t num_seen, cap_seen;
     int wait_pidfd;          /* opts->wait_pid's pidfd, -1 if none */
@@ -83,6 +93,8 @@ struct collector {
     uint64_t pause_ns;       /* the busy pause now (BUSY_PAUSE_MIN_NS..BUSY_PAUSE_NS) */
     int discarding;          /* the spool failed: drain without storing */
     char reason[256];        /* why (strerror of the failed write) */
+    uint64_t wait_since;     /* CLOCK_MONOTONIC ns when only producers were left to wait for */
+    int skipped;             /* files skipped as not rings this collector reads */
     struct loss *losses;
     size_t num_losses, cap_losses;
 };
@@ -168,22 +180,78 @@ static const struct seen *find_seen(const struct collector *collector, uint64_t 
 
 static int known_path(const struct collector *collector, const char *path)
 {
-    for (int i = 0; i < collector->num_rings; i++)
+    for (size_t i = 0; i < collector->num_rings; i++)
         if (strcmp(collector->rings[i].path, path) == 0)
             return 1;
     return 0;
 }
 
-/* Maps a ring file and checks its header. 1: added; 0: not (yet) a ring. */
-static int add_ring(struct collector *collector, const char *path)
+/* A new entry for path in collector->rings (zeroed but path), or NULL. */
+static struct ring *new_ring(struct collector *collector, const char *path)
 {
-    if (known_path(collector, path) || collector->num_rings == MAX_RINGS)
+    if (uo_grow(&collector->rings, &collector->cap_rings, collector->num_rings + 1,
+                sizeof *collector->rings, 64) != 0)
+        return NULL;
+    char *copy = strdup(path);
+    if (copy == NULL)
+        return NULL;
+    struct ring *r = &collector->rings[collector->num_rings++];
+    *r = (struct ring){.path = copy, .pidfd = -1};
+    return r;
+}
+
+/* A file that is not (or no longer) a ring this collector reads: said once,
+ * remembered so that the next scans pass it by. -1. */
+static int skip_file(struct collector *collector, const char *path, const char *why)
+{
+    uo_report("%s is not a ring file this collector reads (%s): skipped", path, why);
+    struct ring *r = new_ring(collector, path);
+    if (r != NULL)
+        r->done = 1;
+    collector->skipped++;
+    return -1;
+}
+
+/* The spool's uid for a ring whose header uid another file of this collection
+ * has already (a copied or forged file): one derived from its name, so that
+ * each file is a process of its own, and a collector resumed on the same files
+ * derives the same one. */
+static uint64_t unique_uid(const struct collector *collector, uint64_t uid, const char *path)
+{
+    const char *name = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
+    for (int round = 0; round < 64; round++) {
+        int taken = 0;
+        for (size_t i = 0; i < collector->num_rings && !taken; i++)
+            taken = collector->rings[i].max_slots != 0 && collector->rings[i].uid == uid;
+        if (!taken)
+            return uid;
+        uint64_t h = 1469598103934665603ull ^ (uint64_t)round; /* FNV-1a of the name */
+        for (const char *c = name; *c != '\0'; c++)
+            h = (h ^ (uint8_t)*c) * 1099511628211ull;
+        uid ^= h;
+    }
+    return 0;
+}
+
+/* Opens the ring file name in dirfd (dirfd -1: the path as given), maps it and
+ * checks its header (ring_check.h). 1: added; 0: not (yet) a ring: the next scan
+ * looks again; -1: skipped for good (said). */
+static int add_ring(struct collector *collector, int dirfd, const char *name, const char *path)
+{
+    if (known_path(collector, path))
         return 0;
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
+    /* Never through a symbolic link, never a FIFO or a device, only a file of the caller. */
+    int fd = dirfd >= 0 ? upti_open_in_dir(dirfd, name, O_RDWR, 0, 0)
+                        : upti_open_file(path, O_RDWR, 0, 0);
+    if (fd < 0) {
+        if (errno == ELOOP || errno == EPERM)
+            return skip_file(collector, path, errno == ELOOP ? "a symbolic link"
+                                                              : "not a regular file of yours");
         return 0;
+    }
     struct stat st;
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size < UPTI_RING_HEADER_BYTES) {
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < UPTI_RING_HEADER_BYTES ||
+        (uint64_t)st.st_size > SIZE_MAX) {
         close(fd);
         return 0;
     }
@@ -197,23 +265,39 @@ static int add_ring(struct collector *collector, const char *path)
         munmap(map, (size_t)st.st_size); /* being created: the next scan takes it */
         return 0;
     }
-    if (h->version != UPTI_RING_VERSION || h->header_bytes != UPTI_RING_HEADER_BYTES ||
-        h->slot_bytes != UPTI_RING_SLOT_BYTES || h->file_size != (uint64_t)st.st_size ||
-        h->record_abi != sizeof(void *) || (h->slot_size & (h->slot_size - 1)) != 0 ||
-        h->max_slots == 0 || h->max_slots > 65536) {
-        uo_report("%s is not a ring file this collector reads: skipped", path);
+    char why[256];
+    if (ur_ring_check(map, (uint64_t)st.st_size, why, sizeof why) != 0) {
         munmap(map, (size_t)st.st_size);
-        struct ring *r = &collector->rings[collector->num_rings++];
-        *r = (struct ring){.path = strdup(path), .done = 1, .pidfd = -1};
+        return skip_file(collector, path, why);
+    }
+    uint64_t uid = unique_uid(collector, h->uid, path);
+    if (uid == 0) {
+        munmap(map, (size_t)st.st_size);
+        return skip_file(collector, path, "its uid is another file's");
+    }
+    uint32_t max_slots = h->max_slots;
+    uint64_t *resume_pos = calloc(max_slots, sizeof *resume_pos);
+    uint64_t *dropped_seen = calloc(max_slots, sizeof *dropped_seen);
+    struct ring *r = resume_pos != NULL && dropped_seen != NULL ? new_ring(collector, path) : NULL;
+    if (r == NULL) {
+        free(resume_pos);
+        free(dropped_seen);
+        munmap(map, (size_t)st.st_size);
         return 0;
     }
-    struct ring *r = &collector->rings[collector->num_rings++];
-    *r = (struct ring){.path = strdup(path), .uid = h->uid, .hdr = h, .map = map,
-                       .map_size = (size_t)st.st_size,
-                       .pidfd = open_pidfd(h->pid, h->proc_start_ticks)};
-    r->resume_pos = calloc(h->max_slots, sizeof *r->resume_pos);
-    r->dropped_seen = calloc(h->max_slots, sizeof *r->dropped_seen);
-    for (uint32_t i = 0; i < h->max_slots; i++) {
+    if (uid != h->uid)
+        uo_report("%s has the ring uid of another file (a copy?): collected as a process of "
+                  "its own", path);
+    *r = (struct ring){.path = r->path, .uid = uid, .hdr = h, .map = map,
+                       .map_size = (size_t)st.st_size, .max_slots = max_slots,
+                       .slot_size = h->slot_size, .pid = h->pid,
+                       .start_ticks = h->proc_start_ticks, .resume_pos = resume_pos,
+                       .dropped_seen = dropped_seen, .pidfd = -1};
+    /* Its producer is the process of that pid only if it started when the ring
+     * says (a ring naming pid 1, or a pid reused since, is not waited for). */
+    if (r->start_ticks != 0)
+        r->pidfd = open_pidfd(r->pid, r->start_ticks);
+    for (uint32_t i = 0; i < max_slots; i++) {
         const struct seen *s = find_seen(collector, r->uid, i);
         if (s != NULL) {
             r->resume_pos[i] = s->pos_end;
@@ -231,9 +315,16 @@ static int add_ring(struct collector *collector, const char *path)
 
 static void scan_dir(struct collector *collector)
 {
-    DIR *d = opendir(collector->opts->dir);
-    if (d == NULL)
+    if (collector->dirfd < 0)
+        collector->dirfd = open(collector->opts->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = collector->dirfd >= 0 ? dup(collector->dirfd) : -1;
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d == NULL) {
+        if (fd >= 0)
+            close(fd);
         return;
+    }
+    rewinddir(d);
     struct dirent *e;
     size_t suffix = strlen(UPTI_RING_SUFFIX);
     while ((e = readdir(d)) != NULL) {
@@ -242,7 +333,7 @@ static void scan_dir(struct collector *collector)
             continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", collector->opts->dir, e->d_name);
-        add_ring(collector, path);
+        add_ring(collector, collector->dirfd, e->d_name, path);
     }
     closedir(d);
 }
@@ -323,14 +414,14 @@ static void discard_slot(struct collector *collector, struct ring *r, uint32_t i
                          uint64_t head, uint64_t dropped)
 {
     upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
-    uint64_t size = r->hdr->slot_size, lost = 0;
-    if (head != tail && head - tail <= size && slot->data_offset + size <= r->map_size)
-        lost = count_records((const uint8_t *)r->map + slot->data_offset, size - 1, tail, head);
+    uint64_t size = r->slot_size, lost = 0, offset = slot->data_offset;
+    if (head != tail && head - tail <= size && ur_span_fits(offset, size, r->map_size))
+        lost = count_records((const uint8_t *)r->map + offset, size - 1, tail, head);
     lost += dropped - r->dropped_seen[i];
     r->dropped_seen[i] = dropped;
     r->resume_pos[i] = head;
     give_back(slot, head);
-    add_loss(collector, r->hdr->pid, lost);
+    add_loss(collector, r->pid, lost);
 }
 
 /* Appends what ring r's slots committed since the last pass (or, once the
@@ -344,14 +435,17 @@ static long long drain_ring(struct collector *collector, struct ring *r)
         c.bytes = (sizeof *h + 7) & ~(uint64_t)7;
         upti_ring_header_t copy;
         memcpy(&copy, h, sizeof copy);
+        copy.max_slots = r->max_slots; /* what was checked, whatever the file says now */
+        copy.slot_size = r->slot_size;
+        copy.pid = r->pid;
         struct iovec iov[2] = {{&copy, sizeof copy}, {(void *)"\0\0\0\0\0\0\0", c.bytes - sizeof copy}};
         if (ur_spool_append(collector->fd, &c, iov, 2) != 0)
             spool_failed(collector);
         else
             r->process_written = 1;
     }
-    uint64_t size = h->slot_size, mask = size - 1;
-    for (uint32_t i = 0; i < h->max_slots; i++) {
+    uint64_t size = r->slot_size, mask = size - 1;
+    for (uint32_t i = 0; i < r->max_slots; i++) {
         upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
         uint64_t head = atomic_load_explicit(&slot->head, memory_order_acquire);
         uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
@@ -367,13 +461,15 @@ static long long drain_ring(struct collector *collector, struct ring *r)
             continue;
         }
         if (head != tail) {
-            if (head - tail > size || slot->data_offset + size > r->map_size) {
+            /* Read once: the file is shared, and what is used is what was checked. */
+            uint64_t offset = slot->data_offset;
+            if (head - tail > size || !ur_span_fits(offset, size, r->map_size)) {
                 uo_report("%s: slot %u is corrupt (head %llu, tail %llu): skipped", r->path, i,
                           (unsigned long long)head, (unsigned long long)tail);
                 give_back(slot, head);
                 continue;
             }
-            const uint8_t *data = (const uint8_t *)r->map + slot->data_offset;
+            const uint8_t *data = (const uint8_t *)r->map + offset;
             uint64_t a = tail & mask, n = head - tail;
             struct iovec iov[2];
             int pieces = 1;
@@ -413,7 +509,7 @@ static long long drain_ring(struct collector *collector, struct ring *r)
         ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DROPS, 0, r->uid, UR_NO_SLOT, 0, 0, 0, no_slot, 0};
         if (collector->discarding || ur_spool_append(collector->fd, &c, NULL, 0) != 0) {
             spool_failed(collector);
-            add_loss(collector, h->pid, no_slot - r->no_slot_seen);
+            add_loss(collector, r->pid, no_slot - r->no_slot_seen);
         }
         r->no_slot_seen = no_slot;
     }
@@ -424,7 +520,7 @@ static long long drain_ring(struct collector *collector, struct ring *r)
  * a later collector that writes them again for a kept file gives the converter the same). */
 static void note_waits(struct collector *collector, struct ring *r)
 {
-    for (uint32_t i = 0; i < r->hdr->max_slots && !collector->discarding; i++) {
+    for (uint32_t i = 0; i < r->max_slots && !collector->discarding; i++) {
         upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
         uint64_t waits = atomic_load_explicit(&slot->waits, memory_order_relaxed);
         if (waits == 0)
@@ -452,6 +548,40 @@ static void close_ring(struct collector *collector, struct ring *r, int keep)
         unlink(r->path);
 }
 
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* opts->producer_wait_ns: whether the producers still running have been
+ * waited for that long (counted from the first pass with nothing else to wait for). */
+static int waited_enough(struct collector *collector)
+{
+    if (collector->opts->producer_wait_ns == 0)
+        return 0;
+    uint64_t now = monotonic_ns();
+    if (collector->wait_since == 0)
+        collector->wait_since = now;
+    return now - collector->wait_since >= collector->opts->producer_wait_ns;
+}
+
+/* Says once which process the collector waits for, and for how long at most. */
+static void announce_wait(struct collector *collector, struct ring *r)
+{
+    char command[64];
+    /* (the header is shared: a copy, cut and terminated here) */
+    memcpy(command, r->hdr->command, sizeof command - 1);
+    command[sizeof command - 1] = '\0';
+    command[strcspn(command, " ")] = '\0';
+    uo_report("waiting for pid %lld (%s, started at tick %llu, as its ring says) to end: it "
+              "writes to %s (at most %llu s)", (long long)r->pid, command,
+              (unsigned long long)r->start_ticks, r->path,
+              (unsigned long long)(collector->opts->producer_wait_ns / 1000000000u));
+    r->announced = 1;
+}
+
 int ur_collect(const ur_collect_opts *opts)
 {
     struct collector *collector = calloc(1, sizeof *collector);
@@ -468,8 +598,9 @@ int ur_collect(const ur_collect_opts *opts)
     collector->fd = ur_spool_open(opts->spool, remember, collector);
     if (collector->fd < 0)
         spool_failed(collector); /* the rings are drained all the same */
+    collector->dirfd = -1;
     for (int i = 0; i < opts->num_files; i++)
-        if (!add_ring(collector, opts->files[i]))
+        if (add_ring(collector, -1, NULL, opts->files[i]) == 0)
             uo_report("%s is not a ring file: skipped", opts->files[i]);
     int rc = 0;
     uint64_t pass = 0;
@@ -482,32 +613,40 @@ int ur_collect(const ur_collect_opts *opts)
         if (opts->dir != NULL && (pass % 8 == 0 || !waiting))
             scan_dir(collector);
         pass++;
-        int alive[MAX_RINGS];
-        for (int i = 0; i < collector->num_rings; i++) {
+        for (size_t i = 0; i < collector->num_rings; i++) {
             struct ring *r = &collector->rings[i];
-            alive[i] = !r->done && alive_by(r->pidfd, r->hdr->pid, r->hdr->proc_start_ticks);
+            /* A producer whose start time is unknown is not waited for. */
+            r->alive = !r->done && r->start_ticks != 0 &&
+                       alive_by(r->pidfd, r->pid, r->start_ticks);
             /* A producer still running when collecting is stopped keeps its
              * file (an `upti recover` takes the rest). */
         }
+        int expired = !stopping && !waiting && waited_enough(collector);
         long long moved = 0;
         int open_rings = 0;
         collector->starving = 0;
-        for (int i = 0; i < collector->num_rings; i++) {
+        for (size_t i = 0; i < collector->num_rings; i++) {
             struct ring *r = &collector->rings[i];
             if (r->done)
                 continue;
             moved += drain_ring(collector, r);
-            if (!alive[i] || stopping) {
+            if (!r->alive || stopping || expired) {
+                if (r->alive && expired)
+                    uo_report("pid %lld still runs after %llu s: %s is kept (upti recover "
+                              "again once it has ended)", (long long)r->pid,
+                              (unsigned long long)(opts->producer_wait_ns / 1000000000u), r->path);
                 r->done = 1; /* ended before this pass, which took the rest */
-                close_ring(collector, r, opts->keep || alive[i]);
+                close_ring(collector, r, opts->keep || r->alive);
             } else {
                 open_rings++;
+                if (opts->producer_wait_ns > 0 && !waiting && !r->announced)
+                    announce_wait(collector, r);
             }
         }
         if (open_rings == 0 && !waiting) {
             if (opts->dir == NULL || stopping)
                 break;
-            int before = collector->num_rings;
+            size_t before = collector->num_rings;
             scan_dir(collector); /* a child's file that appeared meanwhile */
             if (collector->num_rings == before)
                 break;
@@ -533,7 +672,7 @@ int ur_collect(const ur_collect_opts *opts)
             nanosleep(&pause, NULL);
         }
     }
-    for (int i = 0; i < collector->num_rings; i++) {
+    for (size_t i = 0; i < collector->num_rings; i++) {
         if (collector->rings[i].map != NULL)
             close_ring(collector, &collector->rings[i], 1);
         free(collector->rings[i].path);
@@ -548,6 +687,11 @@ int ur_collect(const ur_collect_opts *opts)
                             collector->losses[i].records, collector->reason);
     if (collector->wait_pidfd >= 0)
         close(collector->wait_pidfd);
+    if (collector->dirfd >= 0)
+        close(collector->dirfd);
+    if (opts->skipped != NULL)
+        *opts->skipped = collector->skipped;
+    free(collector->rings);
     free(collector->losses);
     free(collector->seen);
     free(collector);

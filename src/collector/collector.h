@@ -25,6 +25,15 @@ typedef struct ur_collect_opts {
     int64_t wait_pid;     /**< keep collecting until this process has ended (0: none) */
     int keep;             /**< 1: leave drained ring files in place (default: remove them) */
     uint64_t poll_ns;     /**< pause when no ring had anything new */
+    /** Once wait_pid (if any) has ended: how long to wait at most for the
+     *  producers still running (ns; each is named once, uo_report), after
+     *  which their files are kept and said. 0: as long as they run. A producer
+     *  is only waited for when its pid runs and started at the time its ring
+     *  names (proc_start_ticks). */
+    uint64_t producer_wait_ns;
+    /** If not NULL: set to the number of ring files skipped (not rings this
+     *  collector reads, each said once): they stay where they are. */
+    int *skipped;
     /** Set (to non-zero, e.g. by a signal handler) to end collecting: one last
      *  pass over every ring, then return, producers alive or not. NULL: never. */
     const volatile int *stop;

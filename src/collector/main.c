@@ -6,6 +6,7 @@
  */
 #include "collector.h"
 #include "output.h"
+#include "private_dir.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,20 @@ static int usage(void)
             "       upti-ring convert [--stats] SPOOL PREFIX  (writes PREFIX-<pid>.db per process)\n"
             "       upti-ring recover PREFIX DIR|RING_FILE  (collect what is left, then convert)\n");
     return 2;
+}
+
+/* A folder given to collect from: the caller's, writable by nobody else
+ * (private_dir.h). 0, or 2 after one line. */
+static int check_folder(const char *dir)
+{
+    char why[8192];
+    int fd = upti_open_private_dir(dir, why, sizeof why);
+    if (fd < 0) {
+        fprintf(stderr, "upti: %s\n", why);
+        return 2;
+    }
+    close(fd);
+    return 0;
 }
 
 static int collect(int argc, char **argv)
@@ -45,7 +60,9 @@ static int collect(int argc, char **argv)
         }
     }
     o.files = files;
-    int rc = ur_collect(&o);
+    int rc = o.dir != NULL ? check_folder(o.dir) : 0;
+    if (rc == 0)
+        rc = ur_collect(&o);
     free(files);
     return rc;
 }
@@ -60,6 +77,8 @@ static int recover(int argc, char **argv)
     const char *files[1] = {argv[1]};
     ur_collect_opts o = {.spool = spool, .poll_ns = 500 * 1000};
     if (stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (check_folder(argv[1]) != 0)
+            return 2;
         o.dir = argv[1];
     } else {
         o.files = files;

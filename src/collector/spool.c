@@ -1,6 +1,8 @@
 /* The spool file: reading (scan), resuming (open) and appending chunks. */
 #include "spool.h"
 
+#include "private_dir.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -109,7 +111,9 @@ int ur_spool_read(int fd, ur_chunk_fn fn, void *arg, size_t *end)
 
 int ur_spool_open(const char *path, ur_chunk_fn fn, void *arg)
 {
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    /* Created new, or resumed: never through a symbolic link, only a regular
+     * file of the caller (private_dir.h). */
+    int fd = upti_open_file(path, O_RDWR | O_CREAT, 0600, 0);
     if (fd < 0)
         return -1;
     struct stat st;

@@ -27,8 +27,10 @@ int upti_proc_stat(int64_t pid, char *state, uint64_t *start_ticks)
     if (p == NULL || p[1] != ' ' || p[2] == '\0')
         return -1;
     *state = p[2];
-    /* After ')': field 3 (state) ... field 22. */
-    for (int field = 2; field < 21 && p != NULL; field++)
+    /* p is at ')', the end of field 2; each step finds the space before the next
+     * field: 20 steps reach the one before field 22 (field 21, itrealvalue, is
+     * always 0: one step fewer read it, and every ring said it started at 0). */
+    for (int field = 2; field < 22 && p != NULL; field++)
         p = strchr(p + 1, ' ');
     if (p == NULL)
         return -1;

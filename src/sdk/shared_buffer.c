@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "ring_futex.h"
 #include "env.h"
+#include "private_dir.h"
 #include "proc_stat.h"
 #include "ring.h"
 #include "upti_ring_abi.h"
@@ -89,14 +90,11 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool ex
 {
     size_t slots_bytes = ((size_t)r->max_slots * UPTI_RING_SLOT_BYTES + PAGE - 1) & ~(size_t)(PAGE - 1);
     size_t size = UPTI_RING_HEADER_BYTES + slots_bytes + (size_t)r->max_slots * r->slot_size;
-    int fd = open(r->path, O_RDWR | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC), 0600);
+    /* Relative to its folder, never through a symbolic link; a named file that
+     * exists is reused only if it is a regular file of this user (private_dir.h). */
+    int fd = upti_open_file(r->path, O_RDWR | O_CREAT | (exclusive ? 0 : O_TRUNC), 0600, exclusive);
     if (fd < 0)
         return errno;
-    if (!exclusive && ftruncate(fd, 0) != 0) {
-        int e = errno;
-        close(fd);
-        return e;
-    }
     if (ftruncate(fd, (off_t)size) != 0) {
         int e = errno;
         close(fd);
@@ -191,6 +189,15 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
             slash[1] = '\0';
         else
             *slash = '\0';
+    }
+    /* A folder another user owns or may write: that user could remove the rings
+     * or put forged ones beside them. Refused, said once. */
+    char why[PATH_MAX + 256];
+    if (upti_check_ring_folder(r->dir, why, sizeof why) != 0 && errno != ENOENT) {
+        upti_log_error("cannot create the shared buffer %s: %s", r->path, why);
+        free(r);
+        free(b);
+        return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
     }
     int e = ring_file_create(r, policy, is_dir);
     if (e != 0) {

@@ -5,6 +5,7 @@
 
 #include "env.h"
 #include "log.h"
+#include "private_dir.h"
 #include "output.h"
 #include "trace_tool_records.h"
 
@@ -156,6 +157,13 @@ int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
         }
     } else if (errno != EEXIST) {
         upti_log_error("cannot create the ring folder %s: %s", dir, strerror(errno));
+    }
+    /* A folder another user made first, or may write (UPTI_TRACE_RING_DIR=/dev/shm/r
+     * taken by someone else): nothing is recorded there; said once. */
+    char why[8192];
+    if (upti_check_ring_folder(dir, why, sizeof why) != 0 && errno != ENOENT) {
+        upti_log_error("%s: pid %d not traced", why, (int)getpid());
+        return 0; /* initialized, recording nothing: no second line from libupti */
     }
     upti_status_t st = upti_create_context(&g_ring.context);
     if (st == UPTI_STATUS_SUCCESS)

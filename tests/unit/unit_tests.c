@@ -52,6 +52,8 @@ static const unit_case k_cases[] = {
     {"ring_futex", unit_test_ring_futex},
     {"capture_spec", unit_test_capture_spec},
     {"config_parse", unit_test_config_parse},
+    {"private_dir", unit_test_private_dir},
+    {"private_dir.proc_stat", unit_test_private_dir},
 #ifdef UNIT_HAVE_OUTPUT
     {"placeholders", unit_test_placeholders},
     {"intern", unit_test_intern},
@@ -65,6 +67,7 @@ static const unit_case k_cases[] = {
 #endif
 #ifdef UNIT_HAVE_COLLECTOR
     {"spool", unit_test_spool},
+    {"ring_check", unit_test_ring_check},
 #endif
 #ifdef UNIT_HAVE_SPIRV
     {"spirv", unit_test_spirv},

@@ -24,6 +24,8 @@ UNIT_TEST(log);
 UNIT_TEST(log_callback);
 UNIT_TEST(names);
 UNIT_TEST(placeholders);
+UNIT_TEST(private_dir);
+UNIT_TEST(ring_check);
 UNIT_TEST(ring_futex);
 UNIT_TEST(runtime_metadata);
 UNIT_TEST(spirv);

@@ -258,7 +258,10 @@ def case_bare(tmp):
     p.stdout.close()
     counts = counters(counter)
     db = os.path.join(tmp, 'b-%d.db' % p.pid)
-    r = subprocess.run([UPTI, 'recover', rings], capture_output=True, text=True, timeout=120)
+    # From the folder of the output name: a name a ring gives stays inside the current
+    # folder (docs/reliability.md, "Shared machines").
+    r = subprocess.run([UPTI, 'recover', rings], capture_output=True, text=True, timeout=120,
+                       cwd=tmp)
     if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote %s' % db]:
         fail('upti recover: exit %d\nstderr: %s' % (r.returncode, r.stderr))
     if os.listdir(rings):
