@@ -238,6 +238,12 @@ int run_collect_start(pid_t program)
     if (pthread_create(&g_run.thread, NULL, collect_thread, NULL) != 0)
         return -1;
     g_run.thread_started = 1;
+    /* While the program runs: the empty database its trace will start from
+     * (the schema made once, ahead of time; SQLite loaded and warm). */
+    char template[sizeof g_run.folder + 16];
+    snprintf(template, sizeof template, "%s/schema.db", g_run.folder);
+    if (uo_db_make_template(template) == 0)
+        uo_db_use_template(template);
     return 0;
 }
 

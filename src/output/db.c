@@ -9,6 +9,7 @@
 #include <upti/names.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1010,7 +1011,56 @@ static int count_params(const char *sql)
     " PRAGMA application_id=" UO_APPLICATION_ID_SQL ";"                                          \
     " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=FILE; PRAGMA cache_size=-2048;"
 
-/* bulk: 1 for uo_db_create_bulk, 2 for a small one (4 KiB pages, uo_db_create_bulk_sized). */
+/* An empty small bulk database made ahead of time (uo_db_use_template), or NULL. */
+static char *g_template;
+
+/* The schema, in one transaction, on db whose pragmas are set. */
+#define SCHEMA_SQL "BEGIN;" UO_SCHEMA_TABLES UO_SCHEMA_VIEWS UO_SCHEMA_INDEXES
+
+int uo_db_make_template(const char *path)
+{
+    sqlite3 *db = NULL;
+    if ((unlink(path) != 0 && errno != ENOENT) ||
+        sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK ||
+        sqlite3_exec(db, "PRAGMA page_size=4096;" PRAGMAS_BULK SCHEMA_SQL "; COMMIT", NULL, NULL,
+                     NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        unlink(path);
+        return -1;
+    }
+    return sqlite3_close(db) == SQLITE_OK ? 0 : -1;
+}
+
+void uo_db_use_template(const char *path)
+{
+    free(g_template);
+    g_template = path != NULL ? strdup(path) : NULL;
+}
+
+/* A copy of the template at path (a new file). 0, or -1 (nothing left at path). */
+static int copy_template(const char *path)
+{
+    if (g_template == NULL)
+        return -1;
+    int in = open(g_template, O_RDONLY | O_CLOEXEC);
+    int out = in >= 0 ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644) : -1;
+    int ok = out >= 0;
+    char buf[16384];
+    ssize_t n;
+    while (ok && (n = read(in, buf, sizeof buf)) != 0)
+        ok = n > 0 && write(out, buf, (size_t)n) == n;
+    if (in >= 0)
+        close(in);
+    if (out >= 0 && close(out) != 0)
+        ok = 0;
+    if (!ok && out >= 0)
+        unlink(path);
+    return ok ? 0 : -1;
+}
+
+/* bulk: 1 for uo_db_create_bulk, 2 for a small one (4 KiB pages, uo_db_create_bulk_sized:
+ * a copy of the template when there is one). */
 static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
                      int bulk, char *err, size_t errlen)
 {
@@ -1035,6 +1085,7 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
         snprintf(err, errlen, "cannot create %s: %s", file, strerror(errno));
         goto fail;
     }
+    int from_template = bulk == 2 && copy_template(file) == 0;
     if (sqlite3_open_v2(file, &db->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
@@ -1043,11 +1094,11 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
         goto fail;
     }
     /* The page size first: the next pragmas write the file's header. */
-    const char *pragmas = bulk == 2 ? "PRAGMA page_size=4096;" PRAGMAS_BULK
-                          : bulk    ? "PRAGMA page_size=65536;" PRAGMAS_BULK
-                                    : PRAGMAS_STREAMING;
-    if (exec_sql(db, pragmas) != 0 ||
-        exec_sql(db, "BEGIN;" UO_SCHEMA_TABLES UO_SCHEMA_VIEWS UO_SCHEMA_INDEXES) != 0) {
+    const char *pragmas = from_template ? PRAGMAS_BULK
+                          : bulk == 2   ? "PRAGMA page_size=4096;" PRAGMAS_BULK
+                          : bulk        ? "PRAGMA page_size=65536;" PRAGMAS_BULK
+                                        : PRAGMAS_STREAMING;
+    if (exec_sql(db, pragmas) != 0 || exec_sql(db, from_template ? "BEGIN" : SCHEMA_SQL) != 0) {
         snprintf(err, errlen, "cannot create the schema of %s: %s", path, sqlite3_errmsg(db->db));
         goto fail;
     }
