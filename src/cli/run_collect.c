@@ -46,8 +46,9 @@ static struct {
     char rings[PATH_MAX];   /* the ring folder */
     char spool[PATH_MAX + 16];
     int lock_fd;
-    pthread_t thread;
+    pthread_t thread, template_thread;
     int thread_started, collect_rc;
+    int template_started; /* template_thread runs (set by the collecting thread) */
     volatile int stop;
     pid_t program;
     /* the run's configuration (also in run.conf) */
@@ -219,6 +220,26 @@ static void on_discarded(void *arg, int64_t pid, uint64_t records, const char *r
             (unsigned long long)records, reason);
 }
 
+/* The empty database the traces of this run start from (the schema made once,
+ * ahead of time; SQLite loaded and warm), made in a thread of its own while
+ * the program runs, once a process has a ring (a program that traces nothing
+ * gets no database and costs nothing more). */
+static void *template_thread(void *arg)
+{
+    (void)arg;
+    char template[sizeof g_run.folder + 16];
+    snprintf(template, sizeof template, "%s/schema.db", g_run.folder);
+    if (uo_db_make_template(template) == 0)
+        uo_db_use_template(template);
+    return NULL;
+}
+
+static void start_template(void *arg)
+{
+    (void)arg;
+    g_run.template_started = pthread_create(&g_run.template_thread, NULL, template_thread, NULL) == 0;
+}
+
 static void *collect_thread(void *arg)
 {
     (void)arg;
@@ -227,7 +248,8 @@ static void *collect_thread(void *arg)
                          .wait_pid = g_run.program,
                          .poll_ns = 500 * 1000,
                          .stop = &g_run.stop,
-                         .discarded = on_discarded};
+                         .discarded = on_discarded,
+                         .first_ring = start_template};
     g_run.collect_rc = ur_collect(&o);
     return NULL;
 }
@@ -238,12 +260,6 @@ int run_collect_start(pid_t program)
     if (pthread_create(&g_run.thread, NULL, collect_thread, NULL) != 0)
         return -1;
     g_run.thread_started = 1;
-    /* While the program runs: the empty database its trace will start from
-     * (the schema made once, ahead of time; SQLite loaded and warm). */
-    char template[sizeof g_run.folder + 16];
-    snprintf(template, sizeof template, "%s/schema.db", g_run.folder);
-    if (uo_db_make_template(template) == 0)
-        uo_db_use_template(template);
     return 0;
 }
 
@@ -686,6 +702,9 @@ int run_collect_end(pid_t program, int status)
     /* g_run.program is the collecting thread's (read as it starts): set after it ended. */
     if (g_run.thread_started)
         pthread_join(g_run.thread, NULL);
+    if (g_run.template_started)
+        pthread_join(g_run.template_thread, NULL);
+    g_run.template_started = 0;
     g_run.program = program;
     g_run.status = status;
     g_run.have_status = 1;

@@ -82,6 +82,7 @@ struct collector {
     int starving;            /* a producer waited for room during this pass */
     uint64_t pause_ns;       /* the busy pause now (BUSY_PAUSE_MIN_NS..BUSY_PAUSE_NS) */
     uint64_t idle_passes;    /* passes in a row that moved nothing and found nobody waiting */
+    int told_first_ring;     /* opts->first_ring was called */
     int discarding;          /* the spool failed: drain without storing */
     char reason[256];        /* why (strerror of the failed write) */
     struct loss *losses;
@@ -235,6 +236,9 @@ static int add_ring(struct collector *collector, const char *path)
         *r = (struct ring){.path = strdup(path), .done = 1, .pidfd = -1};
         return 0;
     }
+    if (!collector->told_first_ring && collector->opts->first_ring != NULL)
+        collector->opts->first_ring(collector->opts->first_ring_arg);
+    collector->told_first_ring = 1;
     struct ring *r = &collector->rings[collector->num_rings++];
     *r = (struct ring){.path = strdup(path), .uid = h->uid, .hdr = h, .map = map,
                        .map_size = (size_t)st.st_size,
