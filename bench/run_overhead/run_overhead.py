@@ -23,6 +23,13 @@ ratio to bare; the program's exit latency (its last line, printed just before
 main returns, to its parent's wait4 returning); its peak RSS (its own rusage,
 not upti's); the whole command's wall time; and, for upti run, the time from
 the program's end to upti's end (the conversion) and its rate in records/s.
+Then the short-process row: a test suite of thousands of short processes (or
+a job of many ranks) pays `upti run`'s fixed cost once per process. The probe
+with SHORT_CALLS clSetKernelArg calls, 10 kernels and 10 writes (about 1,000
+records, a process of a few hundred ms, most of it PoCL's start) runs
+SHORT_REPS times bare and under `upti run --sys-trace` (alternating, with
+nothing between upti and the probe), and the row gives the median wall time of
+each, the added ms per process and the ratio to bare.
 No assertion on any figure: it measures, it does not judge.
 """
 import argparse
@@ -30,6 +37,7 @@ import glob
 import os
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,6 +54,8 @@ def parse_args():
     p.add_argument("--kernels", type=int, default=20000)
     p.add_argument("--writes", type=int, default=10000)
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--short-reps", type=int, default=20)
+    p.add_argument("--short-calls", type=int, default=1000)
     a = p.parse_args()
     a.threads = [int(t) for t in a.threads.split(",") if t]
     if a.calls < 1 or a.reps < 1 or not a.threads or min(a.threads) < 1:
@@ -132,6 +142,31 @@ def run_once(a, mode, threads, work):
     return m
 
 
+def short_process(a, work):
+    """Median wall ms per process, bare and under upti run, of a short probe run."""
+    build = os.path.abspath(a.build)
+    probe = [os.path.join(build, "bin", "bench_run_overhead_probe"), str(a.short_calls), "1",
+             "10", "10"]
+    out = os.path.join(work, "short")
+    os.makedirs(out, exist_ok=True)
+    upti = [os.path.join(build, "bin", "upti"), "run", "--sys-trace", "-d", out, "-o",
+            "short-%pid%", "--"]
+    times = {"bare": [], "upti-run": []}
+    for _ in range(a.short_reps):
+        for mode, cmd in (("bare", probe), ("upti-run", upti + probe)):
+            t0 = time.monotonic_ns()
+            r = subprocess.run(cmd, env=clean_env(), cwd=out, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+            t1 = time.monotonic_ns()
+            if r.returncode != 0:
+                sys.exit(f"bench: short process {mode} failed ({r.returncode}):\n{r.stderr[-2000:]}")
+            times[mode].append((t1 - t0) / 1e6)
+    dbs = glob.glob(os.path.join(out, "short-*.db"))
+    records = count_records(dbs[0]) if dbs else 0
+    shutil.rmtree(out)
+    return statistics.median(times["bare"]), statistics.median(times["upti-run"]), records
+
+
 def main():
     a = parse_args()
     modes = ["bare", "upti-run", "old-writer"]
@@ -147,6 +182,7 @@ def main():
     best = {}
     try:
         run_once(a, "bare", a.threads[0], work)  # warm-up (PoCL's kernel cache), not counted
+        short = short_process(a, work) if a.short_reps > 0 else None
         for rep in range(a.reps):
             for threads in a.threads:
                 for mode in modes:
@@ -199,6 +235,13 @@ def main():
             cpu = add_hi / add_lo if add_lo > 0 else float("nan")
             print(f"{mode}: ratio to bare at {hi} threads / at {lo}: {wall:.2f}x; "
                   f"added cpu ns/call at {hi} / at {lo}: {cpu:.2f}x")
+
+
+    if short is not None:
+        bare_ms, upti_ms, records = short
+        print(f"short process (probe {a.short_calls} calls, {records} records, median of "
+              f"{a.short_reps}): bare {bare_ms:.1f} ms, upti run {upti_ms:.1f} ms, "
+              f"added {upti_ms - bare_ms:.1f} ms per process, ratio {upti_ms / bare_ms:.2f}")
 
 
 if __name__ == "__main__":

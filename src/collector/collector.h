@@ -45,6 +45,10 @@ typedef struct ur_collect_opts {
      *  (strerror). NULL: not reported. */
     void (*discarded)(void *arg, int64_t pid, uint64_t records, const char *reason);
     void *discarded_arg;
+    /** Called once, from the collecting thread, when the first ring file is
+     *  added (a process will have a trace). NULL: not called. */
+    void (*first_ring)(void *arg);
+    void *first_ring_arg;
 } ur_collect_opts;
 
 /**

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,6 +54,7 @@ struct converter {
     uint64_t records, next_progress;
     int progress; /* stderr is a terminal */
     int error;
+    uint64_t spool_bytes; /* the spool's size: a bound on each process's records */
 };
 
 static struct proc *find_proc(struct converter *v, uint64_t uid)
@@ -111,7 +113,8 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
     uo_process_info info = {p->hdr.pid,         p->hdr.ppid,        -1, p->hdr.hostname,
                             p->hdr.command,     p->hdr.clock_start, p->hdr.wall_start};
     char err[512];
-    p->db = uo_db_create_bulk(p->path, &info, uo_upti_operation_name, err, sizeof err);
+    p->db = uo_db_create_bulk_sized(p->path, &info, uo_upti_operation_name, v->spool_bytes, err,
+                                    sizeof err);
     if (p->db == NULL) {
         uo_report("%s", err);
         free(p->tid);
@@ -415,6 +418,9 @@ static int convert(const ur_convert_opts *opts)
         return 1;
     }
     struct converter v = {.opts = opts, .prefix = prefix, .next_progress = 1000000, .progress = isatty(2)};
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size > 0)
+        v.spool_bytes = (uint64_t)st.st_size;
     size_t used = 0;
     int read_rc = ur_spool_read(fd, on_chunk, &v, &used);
     int read_errno = errno;

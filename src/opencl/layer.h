@@ -59,7 +59,18 @@ typedef struct uocl_queue_info_t {
     uocl_device_t *dev;
     cl_command_queue_properties app_properties; /* what the application asked for */
     int forced_profiling;                       /* UPTI turned profiling on */
+    int app_list;                               /* uocl_app_list_t: how to undo it in the list */
 } uocl_queue_info_t;
+
+/* What UPTI did to the property list of a queue it turned profiling on for
+ * (clCreateCommandQueueWithProperties), so that CL_QUEUE_PROPERTIES_ARRAY
+ * reads back the program's own list. */
+typedef enum {
+    UOCL_LIST_AS_MADE = 0, /* the runtime's list is the program's (1.x entry, or not forced) */
+    UOCL_LIST_NULL,        /* the program passed NULL: no list at all */
+    UOCL_LIST_ADDED,       /* UPTI appended the CL_QUEUE_PROPERTIES pair */
+    UOCL_LIST_CHANGED      /* UPTI ORed profiling into the program's CL_QUEUE_PROPERTIES */
+} uocl_app_list_t;
 
 void uocl_queue_put(cl_command_queue q, const uocl_queue_info_t *info);
 /* Copies the queue's info into *out; 0 if unknown. */

@@ -18,7 +18,7 @@
 /* --- queues --- */
 
 static void remember_queue(cl_command_queue q, cl_context context, cl_device_id device,
-                           cl_command_queue_properties app, int forced)
+                           cl_command_queue_properties app, int forced, uocl_app_list_t app_list)
 {
     uocl_queue_info_t info;
     memset(&info, 0, sizeof info);
@@ -27,6 +27,7 @@ static void remember_queue(cl_command_queue q, cl_context context, cl_device_id 
     info.dev = uocl_device_find(device);
     info.app_properties = app;
     info.forced_profiling = forced;
+    info.app_list = forced ? (int)app_list : UOCL_LIST_AS_MADE;
     uocl_queue_put(q, &info);
 }
 
@@ -45,7 +46,7 @@ cl_command_queue uocl_impl_clCreateCommandQueue(cl_context context, cl_device_id
     if (q == NULL)
         q = uocl_next.clCreateCommandQueue(context, device, properties, errcode_ret);
     if (q != NULL && uocl_tools_present)
-        remember_queue(q, context, device, properties, forced);
+        remember_queue(q, context, device, properties, forced, UOCL_LIST_AS_MADE);
     return q;
 }
 
@@ -66,6 +67,7 @@ cl_command_queue uocl_impl_clCreateCommandQueueWithProperties(cl_context context
         }
     }
     cl_command_queue q = NULL;
+    uocl_app_list_t app_list = UOCL_LIST_AS_MADE;
     int forced = uocl_tools_present && !(app & CL_QUEUE_PROFILING_ENABLE) && n < 62;
     if (forced) {
         /* A copy of the list with profiling on; the program's list is untouched. */
@@ -79,6 +81,9 @@ cl_command_queue uocl_impl_clCreateCommandQueueWithProperties(cl_context context
                 found = 1;
             }
         }
+        app_list = found ? UOCL_LIST_CHANGED : UOCL_LIST_ADDED;
+        if (properties == NULL)
+            app_list = UOCL_LIST_NULL;
         if (!found) {
             copy[n] = CL_QUEUE_PROPERTIES;
             copy[n + 1] = CL_QUEUE_PROFILING_ENABLE;
@@ -92,33 +97,71 @@ cl_command_queue uocl_impl_clCreateCommandQueueWithProperties(cl_context context
     if (q == NULL)
         q = uocl_next.clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
     if (q != NULL && uocl_tools_present)
-        remember_queue(q, context, device, app, forced);
+        remember_queue(q, context, device, app, forced, app_list);
     return q;
 }
+
+#ifdef CL_QUEUE_PROPERTIES_ARRAY
+/* CL_QUEUE_PROPERTIES_ARRAY of a queue UPTI turned profiling on for: the
+ * runtime's list (which it keeps as it was given: UPTI's copy) with UPTI's
+ * change undone, answered as the runtime answers (the size the list takes in
+ * *param_value_size_ret, CL_INVALID_VALUE into too small a buffer). */
+static cl_int app_properties_array(cl_command_queue command_queue, const uocl_queue_info_t *qi,
+                                   size_t param_value_size, void *param_value,
+                                   size_t *param_value_size_ret)
+{
+    cl_queue_properties list[64];
+    size_t bytes = 0;
+    cl_int r = uocl_next.clGetCommandQueueInfo(command_queue, CL_QUEUE_PROPERTIES_ARRAY, sizeof list,
+                                               list, &bytes);
+    if (r != CL_SUCCESS)
+        return r;
+    size_t n = bytes / sizeof *list, out = 0;
+    if (qi->app_list != UOCL_LIST_NULL) {
+        for (size_t i = 0; i < n; i++) {
+            if (list[i] == 0 || i + 1 >= n) { /* the terminator */
+                list[out++] = list[i];
+                break;
+            }
+            if (list[i] == CL_QUEUE_PROPERTIES && qi->app_list == UOCL_LIST_ADDED) {
+                i++; /* the pair UPTI appended */
+                continue;
+            }
+            list[out++] = list[i];
+            list[out++] = list[i] == CL_QUEUE_PROPERTIES ? qi->app_properties : list[i + 1];
+            i++;
+        }
+    }
+    bytes = out * sizeof *list;
+    if (param_value_size_ret != NULL)
+        *param_value_size_ret = bytes;
+    if (param_value == NULL)
+        return CL_SUCCESS;
+    if (param_value_size < bytes)
+        return CL_INVALID_VALUE;
+    memcpy(param_value, list, bytes);
+    return CL_SUCCESS;
+}
+#endif
 
 cl_int uocl_impl_clGetCommandQueueInfo(cl_command_queue command_queue, cl_command_queue_info param_name,
                                        size_t param_value_size, void *param_value,
                                        size_t *param_value_size_ret)
 {
+    uocl_queue_info_t qi;
+    int forced = uocl_tools_present && uocl_queue_get(command_queue, &qi) && qi.forced_profiling;
+#ifdef CL_QUEUE_PROPERTIES_ARRAY
+    if (forced && param_name == CL_QUEUE_PROPERTIES_ARRAY && qi.app_list != UOCL_LIST_AS_MADE)
+        return app_properties_array(command_queue, &qi, param_value_size, param_value,
+                                    param_value_size_ret);
+#endif
     cl_int r = uocl_next.clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value,
                                                param_value_size_ret);
-    uocl_queue_info_t qi;
-    if (r != CL_SUCCESS || param_value == NULL || !uocl_tools_present ||
-        !uocl_queue_get(command_queue, &qi) || !qi.forced_profiling)
+    if (r != CL_SUCCESS || param_value == NULL || !forced)
         return r;
     /* Answer what the program asked for, not what UPTI made of it. */
-    if (param_name == CL_QUEUE_PROPERTIES && param_value_size >= sizeof(cl_command_queue_properties)) {
+    if (param_name == CL_QUEUE_PROPERTIES && param_value_size >= sizeof(cl_command_queue_properties))
         *(cl_command_queue_properties *)param_value = qi.app_properties;
-    }
-#ifdef CL_QUEUE_PROPERTIES_ARRAY
-    if (param_name == CL_QUEUE_PROPERTIES_ARRAY) {
-        cl_queue_properties *list = param_value;
-        size_t n = param_value_size / sizeof *list;
-        for (size_t i = 0; i + 1 < n && list[i] != 0; i += 2)
-            if (list[i] == CL_QUEUE_PROPERTIES)
-                list[i + 1] = qi.app_properties;
-    }
-#endif
     return r;
 }
 

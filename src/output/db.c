@@ -9,6 +9,7 @@
 #include <upti/names.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -989,7 +990,8 @@ static int count_params(const char *sql)
     " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-32768;"
 
 /* Written after the fact (uo_db_create_bulk): no journal at all, the file is
- * PATH.part until it is complete. A small cache (2 MiB): pages are appended
+ * PATH.part until it is complete. Pages of 64 KiB, 4 KiB for a small trace
+ * (uo_db_create_bulk_sized; set first, in create()). A small cache (2 MiB): pages are appended
  * and written out once; a bigger cache only adds fresh memory to fault in
  * (measured: 1.46 s of CPU for 3.58 M records at 2 MiB, 1.94 s at 32 MiB).
  * temp_store=FILE: a sorter (the join of unlinked arguments at the close)
@@ -1005,10 +1007,60 @@ static int count_params(const char *sql)
  * the indexes at the close from their entries sorted in memory; SQLite fills
  * only the small tables. */
 #define PRAGMAS_BULK                                                                              \
-    "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"                   \
+    " PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"                                          \
     " PRAGMA application_id=" UO_APPLICATION_ID_SQL ";"                                          \
     " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=FILE; PRAGMA cache_size=-2048;"
 
+/* An empty small bulk database made ahead of time (uo_db_use_template), or NULL. */
+static char *g_template;
+
+/* The schema, in one transaction, on db whose pragmas are set. */
+#define SCHEMA_SQL "BEGIN;" UO_SCHEMA_TABLES UO_SCHEMA_VIEWS UO_SCHEMA_INDEXES
+
+int uo_db_make_template(const char *path)
+{
+    sqlite3 *db = NULL;
+    if ((unlink(path) != 0 && errno != ENOENT) ||
+        sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK ||
+        sqlite3_exec(db, "PRAGMA page_size=4096;" PRAGMAS_BULK SCHEMA_SQL "; COMMIT", NULL, NULL,
+                     NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        unlink(path);
+        return -1;
+    }
+    return sqlite3_close(db) == SQLITE_OK ? 0 : -1;
+}
+
+void uo_db_use_template(const char *path)
+{
+    free(g_template);
+    g_template = path != NULL ? strdup(path) : NULL;
+}
+
+/* A copy of the template at path (a new file). 0, or -1 (nothing left at path). */
+static int copy_template(const char *path)
+{
+    if (g_template == NULL)
+        return -1;
+    int in = open(g_template, O_RDONLY | O_CLOEXEC);
+    int out = in >= 0 ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644) : -1;
+    int ok = out >= 0;
+    char buf[16384];
+    ssize_t n;
+    while (ok && (n = read(in, buf, sizeof buf)) != 0)
+        ok = n > 0 && write(out, buf, (size_t)n) == n;
+    if (in >= 0)
+        close(in);
+    if (out >= 0 && close(out) != 0)
+        ok = 0;
+    if (!ok && out >= 0)
+        unlink(path);
+    return ok ? 0 : -1;
+}
+
+/* bulk: 1 for uo_db_create_bulk, 2 for a small one (4 KiB pages, uo_db_create_bulk_sized:
+ * a copy of the template when there is one). */
 static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
                      int bulk, char *err, size_t errlen)
 {
@@ -1033,6 +1085,7 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
         snprintf(err, errlen, "cannot create %s: %s", file, strerror(errno));
         goto fail;
     }
+    int from_template = bulk == 2 && copy_template(file) == 0;
     if (sqlite3_open_v2(file, &db->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
@@ -1040,8 +1093,12 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
                  db->db ? sqlite3_errmsg(db->db) : "out of memory");
         goto fail;
     }
-    if (exec_sql(db, bulk ? PRAGMAS_BULK : PRAGMAS_STREAMING) != 0 ||
-        exec_sql(db, "BEGIN;" UO_SCHEMA_TABLES UO_SCHEMA_VIEWS UO_SCHEMA_INDEXES) != 0) {
+    /* The page size first: the next pragmas write the file's header. */
+    const char *pragmas = from_template ? PRAGMAS_BULK
+                          : bulk == 2   ? "PRAGMA page_size=4096;" PRAGMAS_BULK
+                          : bulk        ? "PRAGMA page_size=65536;" PRAGMAS_BULK
+                                        : PRAGMAS_STREAMING;
+    if (exec_sql(db, pragmas) != 0 || exec_sql(db, from_template ? "BEGIN" : SCHEMA_SQL) != 0) {
         snprintf(err, errlen, "cannot create the schema of %s: %s", path, sqlite3_errmsg(db->db));
         goto fail;
     }
@@ -1134,6 +1191,14 @@ uo_db *uo_db_create_bulk(const char *path, const uo_process_info *proc, uo_op_na
                          char *err, size_t errlen)
 {
     return create(path, proc, op_name, 1, err, errlen);
+}
+
+uo_db *uo_db_create_bulk_sized(const char *path, const uo_process_info *proc,
+                               uo_op_name_fn op_name, uint64_t source_bytes, char *err,
+                               size_t errlen)
+{
+    int small = source_bytes > 0 && source_bytes < UO_DB_SMALL_SOURCE_BYTES;
+    return create(path, proc, op_name, small ? 2 : 1, err, errlen);
 }
 
 static void free_state(uo_db *db)
