@@ -29,6 +29,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -70,6 +71,12 @@ struct seen {
     int process;
 };
 
+/* A forked child's claim (UPTI_RING_PENDING_SUFFIX): it may still make a ring file. */
+struct pending {
+    char *path;
+    int done; /* found unlocked or gone: nothing more from it */
+};
+
 struct collector {
     const ur_collect_opts *opts;
     long crash_after; /* tests: SIGKILL itself after this many DATA chunks, before their tail store */
@@ -85,6 +92,8 @@ struct collector {
     char reason[256];        /* why (strerror of the failed write) */
     struct loss *losses;
     size_t num_losses, cap_losses;
+    struct pending *pending;
+    size_t num_pending, cap_pending;
 };
 
 int ur_process_alive(int64_t pid, uint64_t start_ticks)
@@ -229,20 +238,65 @@ static int add_ring(struct collector *collector, const char *path)
     return 1;
 }
 
+static int has_suffix(const char *name, const char *suffix)
+{
+    size_t n = strlen(name), k = strlen(suffix);
+    return n > k && strcmp(name + n - k, suffix) == 0;
+}
+
+static void add_pending(struct collector *collector, const char *path)
+{
+    for (size_t i = 0; i < collector->num_pending; i++)
+        if (strcmp(collector->pending[i].path, path) == 0)
+            return;
+    char *copy = strdup(path);
+    if (copy == NULL || uo_grow(&collector->pending, &collector->cap_pending,
+                                collector->num_pending + 1, sizeof *collector->pending, 16) != 0) {
+        free(copy);
+        return;
+    }
+    collector->pending[collector->num_pending++] = (struct pending){copy, 0};
+}
+
+/* The forked children that may still make a ring file: those whose claim is
+ * still locked (upti_ring_abi.h). A claim found unlocked is done, and removed. */
+static int pending_alive(struct collector *collector)
+{
+    int alive = 0;
+    for (size_t i = 0; i < collector->num_pending; i++) {
+        struct pending *p = &collector->pending[i];
+        if (p->done)
+            continue;
+        int fd = open(p->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+            alive++;
+        } else {
+            p->done = 1;
+            if (fd >= 0 && !collector->opts->keep)
+                unlink(p->path);
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    return alive;
+}
+
 static void scan_dir(struct collector *collector)
 {
     DIR *d = opendir(collector->opts->dir);
     if (d == NULL)
         return;
     struct dirent *e;
-    size_t suffix = strlen(UPTI_RING_SUFFIX);
     while ((e = readdir(d)) != NULL) {
-        size_t n = strlen(e->d_name);
-        if (n <= suffix || strcmp(e->d_name + n - suffix, UPTI_RING_SUFFIX) != 0)
+        int ring = has_suffix(e->d_name, UPTI_RING_SUFFIX);
+        if (!ring && !has_suffix(e->d_name, UPTI_RING_PENDING_SUFFIX))
             continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", collector->opts->dir, e->d_name);
-        add_ring(collector, path);
+        if (ring)
+            add_ring(collector, path);
+        else
+            add_pending(collector, path);
     }
     closedir(d);
 }
@@ -482,6 +536,8 @@ int ur_collect(const ur_collect_opts *opts)
         if (opts->dir != NULL && (pass % 8 == 0 || !waiting))
             scan_dir(collector);
         pass++;
+        /* Checked before the rings: a child's claim goes after its ring file exists. */
+        int claims = stopping ? 0 : pending_alive(collector);
         int alive[MAX_RINGS];
         for (int i = 0; i < collector->num_rings; i++) {
             struct ring *r = &collector->rings[i];
@@ -504,12 +560,13 @@ int ur_collect(const ur_collect_opts *opts)
                 open_rings++;
             }
         }
-        if (open_rings == 0 && !waiting) {
+        if (open_rings == 0 && !waiting && claims == 0) {
             if (opts->dir == NULL || stopping)
                 break;
             int before = collector->num_rings;
-            scan_dir(collector); /* a child's file that appeared meanwhile */
-            if (collector->num_rings == before)
+            size_t claims_before = collector->num_pending;
+            scan_dir(collector); /* a child's file or claim that appeared meanwhile */
+            if (collector->num_rings == before && collector->num_pending == claims_before)
                 break;
             continue;
         }
@@ -548,6 +605,9 @@ int ur_collect(const ur_collect_opts *opts)
                             collector->losses[i].records, collector->reason);
     if (collector->wait_pidfd >= 0)
         close(collector->wait_pidfd);
+    for (size_t i = 0; i < collector->num_pending; i++)
+        free(collector->pending[i].path);
+    free(collector->pending);
     free(collector->losses);
     free(collector->seen);
     free(collector);

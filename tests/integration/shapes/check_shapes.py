@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Process shapes under `upti run`: check_shapes.py BUILD CASE. Exit 0 pass, 1 fail.
+
+  exec    a program that records, then execs itself (same pid), 6 images x 10,000
+          marks: one database for the pid with all 60,000 marks, none dropped, and
+          each image (command line, start) listed in order (metadata images,
+          image.K.command, image.K.start); info_process has the first image's.
+  daemon  one mark, then a daemon (double fork, setsid) that records 20,000 marks
+          after the program ended: upti run waits for it; both databases hold
+          their marks exactly; upti run exits with the program's status (3).
+  argv    a program that cuts its argument "param=x.param" in place before it
+          records: info_process.command is the command line upti run started.
+"""
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+BUILD = os.path.abspath(sys.argv[1])
+CASE = sys.argv[2]
+UPTI = os.path.join(BUILD, 'bin', 'upti')
+APP = os.path.join(BUILD, 'bin', 'process_shapes')
+
+
+def fail(msg):
+    print('FAIL %s: %s' % (CASE, msg))
+    sys.exit(1)
+
+
+def env():
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(('UPTI_TOOL', 'UPTI_TRACE', 'OPENCL_LAYERS'))}
+
+
+def run(tmp, args, expect_rc):
+    cmd = [UPTI, 'run', '-d', tmp, '-o', 'shapes-%pid%', '--', APP] + args
+    p = subprocess.run(cmd, env=env(), capture_output=True, text=True, errors='replace',
+                       timeout=240)
+    where = '\ncommand: %s\nstdout: %s\nstderr: %s' % (' '.join(cmd), p.stdout, p.stderr)
+    if p.returncode != expect_rc:
+        fail('exit status %d, expected %d%s' % (p.returncode, expect_rc, where))
+    others = [l for l in p.stderr.splitlines()
+              if l.startswith('upti:') and not l.startswith('upti: wrote ')]
+    if others:
+        fail('unexpected lines%s' % where)
+    dbs = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith('.db'))
+    return dbs, where
+
+
+def query(path, sql):
+    con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def meta(path):
+    return dict(query(path, 'SELECT key, value FROM metadata'))
+
+
+def check_exec(tmp):
+    images, marks = 6, 10000
+    dbs, where = run(tmp, ['exec', str(images), str(marks)], 0)
+    if len(dbs) != 1:
+        fail('%d databases, expected 1 (one process)%s' % (len(dbs), where))
+    db = dbs[0]
+    m = meta(db)
+    for k in range(images):
+        n = query(db, "SELECT count(*) FROM markers WHERE message LIKE 'img%d:%%'" % k)[0][0]
+        if n != marks:
+            fail('image %d: %d marks, expected %d' % (k, n, marks))
+    if m.get('records_dropped') != '0':
+        fail('records_dropped %r' % m.get('records_dropped'))
+    if m.get('images') != str(images):
+        fail('metadata images %r, expected %d' % (m.get('images'), images))
+    starts = []
+    for k in range(1, images + 1):
+        cmd = m.get('image.%d.command' % k, '')
+        want = 'exec %d %d' % (images, marks) + ('' if k == 1 else ' %d' % (k - 1))
+        if not cmd.endswith(want):
+            fail('image.%d.command %r, expected ... %r' % (k, cmd, want))
+        starts.append(int(m.get('image.%d.start' % k, '0')))
+    if starts != sorted(starts) or len(set(starts)) != images:
+        fail('image starts not in order: %r' % starts)
+    command, start = query(db, 'SELECT command, start FROM info_process')[0]
+    if command != m['image.1.command'] or start != starts[0]:
+        fail('info_process (%r, %d) is not the first image (%r, %d)'
+             % (command, start, m['image.1.command'], starts[0]))
+
+
+def check_daemon(tmp):
+    marks = 20000
+    dbs, where = run(tmp, ['daemon', str(marks)], 3)
+    if 'shapes: daemon started' not in where:
+        fail('the daemon was not started%s' % where)
+    if len(dbs) != 2:
+        fail('%d databases, expected 2 (the program and its daemon)%s' % (len(dbs), where))
+    counts = sorted((query(db, "SELECT count(*) FROM markers WHERE message LIKE 'daemon:%'")[0][0],
+                     query(db, "SELECT count(*) FROM markers WHERE message = 'top'")[0][0],
+                     meta(db).get('records_dropped')) for db in dbs)
+    if counts != [(0, 1, '0'), (marks, 0, '0')]:
+        fail('(daemon marks, top marks, dropped) per database %r, expected %r'
+             % (counts, [(0, 1, '0'), (marks, 0, '0')]))
+
+
+def check_argv(tmp):
+    dbs, where = run(tmp, ['argv', 'param=x.param'], 0)
+    if len(dbs) != 1:
+        fail('%d databases, expected 1%s' % (len(dbs), where))
+    command = query(dbs[0], 'SELECT command FROM info_process')[0][0]
+    if command != '%s argv param=x.param' % APP:
+        fail('info_process.command %r, expected %r' % (command, '%s argv param=x.param' % APP))
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        {'exec': check_exec, 'daemon': check_daemon, 'argv': check_argv}[CASE](tmp)
+    print('PASS %s' % CASE)
+
+
+if __name__ == '__main__':
+    main()
