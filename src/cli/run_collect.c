@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* One converted database: its temporary path and process. */
@@ -450,6 +451,11 @@ static char *output_base(const converted *c)
         if (base != NULL)
             snprintf(base, len, "upti-%lld", c->pid);
     }
+    char *whole = base != NULL ? strdup(base) : NULL;
+    if (whole != NULL && uo_shorten_base(base))
+        fprintf(stderr, "upti: the output name %s is longer than a file name may be: shortened to "
+                        "its first %d bytes, %s\n", whole, UO_BASE_NAME_MAX, base);
+    free(whole);
     return base;
 }
 
@@ -551,7 +557,11 @@ static void complete_db(const converted *c)
     if (finalized)
         return;
     char reason[160];
-    if (g_run.have_status)
+    if (g_run.have_status && c->pid == g_run.program && WIFEXITED(g_run.status) &&
+        metadata_int(c, "records_not_stored") > 0)
+        snprintf(reason, sizeof reason, "exited with status %d (its last records, the closing of "
+                 "its trace among them, could not be stored)", WEXITSTATUS(g_run.status));
+    else if (g_run.have_status)
         run_describe_end(reason, sizeof reason, (pid_t)c->pid, g_run.program, g_run.status);
     else
         snprintf(reason, sizeof reason, "ended without closing its trace");

@@ -9,10 +9,13 @@
   daemon  one mark, then a daemon (double fork, setsid) that records 20,000 marks
           after the program ended: upti run waits for it; both databases hold
           their marks exactly; upti run exits with the program's status (3).
+  long_name  a program named with 250 characters: its output name is shortened (said
+          once) and written, not kept for a recovery that could never write it.
   argv    a program that cuts its argument "param=x.param" in place before it
           records: info_process.command is the command line upti run started.
 """
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -34,8 +37,8 @@ def env():
             if not k.startswith(('UPTI_TOOL', 'UPTI_TRACE', 'OPENCL_LAYERS'))}
 
 
-def run(tmp, args, expect_rc):
-    cmd = [UPTI, 'run', '-d', tmp, '-o', 'shapes-%pid%', '--', APP] + args
+def run(tmp, args, expect_rc, app=APP, output=('-o', 'shapes-%pid%'), said=()):
+    cmd = [UPTI, 'run', '-d', tmp] + list(output) + ['--', app] + args
     p = subprocess.run(cmd, env=env(), capture_output=True, text=True, errors='replace',
                        timeout=240)
     where = '\ncommand: %s\nstdout: %s\nstderr: %s' % (' '.join(cmd), p.stdout, p.stderr)
@@ -43,8 +46,8 @@ def run(tmp, args, expect_rc):
         fail('exit status %d, expected %d%s' % (p.returncode, expect_rc, where))
     others = [l for l in p.stderr.splitlines()
               if l.startswith('upti:') and not l.startswith('upti: wrote ')]
-    if others:
-        fail('unexpected lines%s' % where)
+    if len(others) != len(said) or not all(s in l for s, l in zip(said, others)):
+        fail('upti: lines other than %r%s' % (said, where))
     dbs = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith('.db'))
     return dbs, where
 
@@ -115,9 +118,30 @@ def check_argv(tmp):
         fail('info_process.command %r, expected %r' % (command, '%s argv param=x.param' % APP))
 
 
+def check_long_name(tmp):
+    """A program named with 250 characters, the default output name (upti-%argv0%-%pid%):
+    the name is shortened, said once, and the database written; nothing is kept."""
+    bindir = os.path.join(tmp, 'bin')
+    os.mkdir(bindir)
+    app = os.path.join(bindir, 'p' * 250)
+    shutil.copy(APP, app)
+    out = os.path.join(tmp, 'out')
+    os.environ['TMPDIR'] = tmp
+    dbs, where = run(out, ['argv', 'a=b'], 0, app=app, output=(),
+                     said=('is longer than a file name may be: shortened to its first',))
+    if len(dbs) != 1 or os.path.basename(dbs[0]) != 'upti-' + 'p' * (255 - 48 - 5) + '.db':
+        fail('databases %r, expected one of the shortened name%s' % (dbs, where))
+    if query(dbs[0], "SELECT count(*) FROM markers WHERE message = 'after the edit'")[0][0] != 1:
+        fail('the mark is not in %s' % dbs[0])
+    left = [f for f in os.listdir(tmp) if f.startswith('upti-')]
+    if left:
+        fail('left in TMPDIR: %r%s' % (left, where))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        {'exec': check_exec, 'daemon': check_daemon, 'argv': check_argv}[CASE](tmp)
+        {'exec': check_exec, 'daemon': check_daemon, 'argv': check_argv,
+         'long_name': check_long_name}[CASE](tmp)
     print('PASS %s' % CASE)
 
 
