@@ -8,6 +8,8 @@
  *                                 the middle process exits at once) that waits until
  *                                 this program has ended and makes M marks
  *                                 "daemon:<i>"; the program exits 3
+ *   process_shapes forever        marks until killed; prints "shapes: started PID" after
+ *                                 the first
  *   process_shapes argv A=B       cuts its argument at '=' in place (as option parsers
  *                                 do: /proc/self/cmdline then reads "A B"), then one mark
  */
@@ -87,6 +89,13 @@ int main(int argc, char **argv)
         uptx_mark("after the edit");
         return 0;
     }
-    fprintf(stderr, "usage: process_shapes exec N M [K] | daemon M | argv A=B\n");
+    if (argc == 2 && strcmp(argv[1], "forever") == 0) {
+        uptx_mark("first");
+        printf("shapes: started %d\n", (int)getpid());
+        fflush(stdout);
+        for (;;)
+            marks("forever", 1000);
+    }
+    fprintf(stderr, "usage: process_shapes exec N M [K] | daemon M | forever | argv A=B\n");
     return 2;
 }

@@ -11,11 +11,14 @@
           their marks exactly; upti run exits with the program's status (3).
   long_name  a program named with 250 characters: its output name is shortened (said
           once) and written, not kept for a recovery that could never write it.
+  kill    upti run and its program SIGKILLed: the run folder alone is left (no empty
+          file of upti's in TMPDIR), and nothing once `upti recover` wrote the trace.
   argv    a program that cuts its argument "param=x.param" in place before it
           records: info_process.command is the command line upti run started.
 """
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -138,10 +141,43 @@ def check_long_name(tmp):
         fail('left in TMPDIR: %r%s' % (left, where))
 
 
+def check_kill(tmp):
+    """upti run and its program SIGKILLed: TMPDIR holds the run folder only (no empty
+    file of upti's); `upti recover` of it writes the trace and leaves nothing, in TMPDIR
+    or beside the rings."""
+    tmpdir = os.path.join(tmp, 'tmpdir')
+    os.mkdir(tmpdir)
+    e = env()
+    e['TMPDIR'] = tmpdir
+    cmd = [UPTI, 'run', '-d', os.path.join(tmp, 'out'), '-o', 'k', '--', APP, 'forever']
+    p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    if not line.startswith('shapes: started '):
+        p.kill()
+        fail('the program did not start: %r' % line)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    os.kill(int(line.split()[2]), signal.SIGKILL)
+    left = os.listdir(tmpdir)
+    if len(left) != 1 or not left[0].startswith('upti-collect-'):
+        fail('in TMPDIR after the kill: %r, expected the run folder alone' % left)
+    folder = os.path.join(tmpdir, left[0])
+    with open(os.path.join(folder, 'run.conf'), 'rb') as f:
+        conf = f.read().split(b'\0')
+    rings = conf[conf.index(b'rings') + 1].decode()
+    r = subprocess.run([UPTI, 'recover', folder], env=e, capture_output=True, text=True,
+                       timeout=240)
+    if r.returncode != 0 or not os.path.exists(os.path.join(tmp, 'out', 'k.db')):
+        fail('recover: exit %d\n%s' % (r.returncode, r.stderr))
+    if os.listdir(tmpdir) or os.path.exists(rings):
+        fail('left after the recovery: %r, rings folder %s %s' % (
+            os.listdir(tmpdir), rings, 'kept' if os.path.exists(rings) else 'removed'))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         {'exec': check_exec, 'daemon': check_daemon, 'argv': check_argv,
-         'long_name': check_long_name}[CASE](tmp)
+         'long_name': check_long_name, 'kill': check_kill}[CASE](tmp)
     print('PASS %s' % CASE)
 
 
