@@ -506,6 +506,29 @@ static void close_ring(struct collector *collector, struct ring *r, int keep)
         unlink(r->path);
 }
 
+/* UPTI_RING_TEST_CRASH_AFTER_CHUNKS, for UPTI's own tests (rings.collector_kill):
+ * honoured only by a program of the build tree (UPTI_BUILD_BIN_DIR, set by
+ * CMake). An installed upti, whatever its environment, never kills itself. */
+static long test_crash_after(void)
+{
+    const char *v = getenv("UPTI_RING_TEST_CRASH_AFTER_CHUNKS");
+#ifdef UPTI_BUILD_BIN_DIR
+    char exe[4096];
+    ssize_t n = v != NULL ? readlink("/proc/self/exe", exe, sizeof exe - 1) : -1;
+    if (n <= 0)
+        return 0;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash == NULL)
+        return 0;
+    *slash = '\0';
+    return strcmp(exe, UPTI_BUILD_BIN_DIR) == 0 ? atol(v) : 0;
+#else
+    (void)v;
+    return 0;
+#endif
+}
+
 int ur_collect(const ur_collect_opts *opts)
 {
     struct collector *collector = calloc(1, sizeof *collector);
@@ -517,8 +540,7 @@ int ur_collect(const ur_collect_opts *opts)
      * 100 us busy pause, and the program's rings fill meanwhile). */
     (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     collector->wait_pidfd = open_pidfd(opts->wait_pid, 0);
-    const char *crash = getenv("UPTI_RING_TEST_CRASH_AFTER_CHUNKS");
-    collector->crash_after = crash != NULL ? atol(crash) : 0;
+    collector->crash_after = test_crash_after();
     collector->fd = ur_spool_open(opts->spool, remember, collector);
     if (collector->fd < 0)
         spool_failed(collector); /* the rings are drained all the same */
