@@ -42,6 +42,8 @@
 #define BUSY_BATCH_BYTES (256u << 10)
 #define BUSY_PAUSE_NS (100u * 1000u)
 #define BUSY_PAUSE_MIN_NS (10u * 1000u)
+/* The pause while the only processes left are forked children yet to record (claims). */
+#define CLAIM_POLL_NS (10u * 1000u * 1000u)
 
 struct ring {
     char *path;
@@ -608,6 +610,8 @@ int ur_collect(const ur_collect_opts *opts)
             collector->pause_ns += collector->pause_ns / 8 + 1;
         if (moved < BUSY_BATCH_BYTES) {
             uint64_t ns = moved == 0 && !collector->starving ? opts->poll_ns : collector->pause_ns;
+            if (open_rings == 0 && !waiting && claims > 0)
+                ns = CLAIM_POLL_NS; /* only a daemon that has not recorded yet: no hurry */
             struct timespec pause = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
             nanosleep(&pause, NULL);
         }

@@ -13,6 +13,7 @@
 #include "env.h"
 #include "proc_stat.h"
 #include "ring.h"
+#include "run_folder.h"
 #include "upti_ring_abi.h"
 
 #include <errno.h>
@@ -61,6 +62,7 @@ struct upti_shared_ring {
      * execs at once leaves none); the lock orders the child's threads. */
     bool file_pending;
     int pending_fd; /* the child's claim while file_pending (UPTI_RING_PENDING_SUFFIX), or -1 */
+    bool claims;    /* dir is UPTI_TRACE_RING_DIR: its collector waits for claims */
     pthread_mutex_t create_lock;
 };
 
@@ -223,6 +225,18 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
     bool is_dir = stat(where, &st) == 0 && S_ISDIR(st.st_mode);
     if (is_dir) {
         snprintf(r->dir, sizeof r->dir, "%s", where);
+        /* A forked child claims it may still record only in the folder of a
+         * collector of upti's, which removes the claims: a run folder (upti run,
+         * the record-only helper) or UPTI_TRACE_RING_DIR (a folder named by hand,
+         * for upti recover). Elsewhere (/dev/shm, a tool's own folder) nobody
+         * would, and every fork would leave one. */
+        const char *run_dir = getenv("UPTI_TRACE_RING_DIR");
+        const char *base = strrchr(where, '/');
+        struct stat rs;
+        r->claims = strncmp(base != NULL ? base + 1 : where, UPTI_RUN_FOLDER_PREFIX,
+                            strlen(UPTI_RUN_FOLDER_PREFIX)) == 0 ||
+                    (run_dir != NULL && stat(run_dir, &rs) == 0 && rs.st_dev == st.st_dev &&
+                     rs.st_ino == st.st_ino);
     } else {
         snprintf(r->path, sizeof r->path, "%s", where);
         snprintf(r->dir, sizeof r->dir, "%s", where);
@@ -436,7 +450,7 @@ void upti_shared_fork_child(struct upti_buffer *b, upti_thread_state_t *self)
      * when neither is held. */
     int inherited = r->pending_fd;
     r->pending_fd = -1;
-    if (r->file_pending)
+    if (r->file_pending && r->claims)
         pending_claim(r);
     if (inherited >= 0)
         close(inherited);

@@ -13,6 +13,8 @@
           once) and written, not kept for a recovery that could never write it.
   kill    upti run and its program SIGKILLed: the run folder alone is left (no empty
           file of upti's in TMPDIR), and nothing once `upti recover` wrote the trace.
+  daemon_record_only  the same daemon traced without upti run (UPTI_TRACE_RECORD_ONLY=1):
+          the tool's helper collector waits for it.
   argv    a program that cuts its argument "param=x.param" in place before it
           records: info_process.command is the command line upti run started.
 """
@@ -112,6 +114,30 @@ def check_daemon(tmp):
              % (counts, [(0, 1, '0'), (marks, 0, '0')]))
 
 
+def check_daemon_record_only(tmp):
+    """The same daemon without upti run (UPTI_TRACE_RECORD_ONLY=1: the tool's helper
+    collector): the helper waits for it, both databases exact."""
+    marks = 20000
+    out = os.path.join(tmp, 'out')
+    os.mkdir(out)
+    e = env()
+    e.update({'UPTI_TOOL_LIBRARIES': os.path.join(BUILD, 'lib', 'libupti-trace.so'),
+              'UPTI_TRACE_KINDS': 'marker_api', 'UPTI_TRACE_RECORD_ONLY': '1',
+              'UPTI_TRACE_OUTPUT': os.path.join(out, 'd-%pid%'), 'TMPDIR': tmp})
+    # The helper's stderr is the program's: the pipe ends once it wrote the databases.
+    p = subprocess.run([APP, 'daemon', str(marks)], env=e, capture_output=True, text=True,
+                       timeout=240)
+    where = '\nstdout: %s\nstderr: %s' % (p.stdout, p.stderr)
+    dbs = sorted(os.path.join(out, f) for f in os.listdir(out) if f.endswith('.db'))
+    if p.returncode != 3 or len(dbs) != 2:
+        fail('exit %d, databases %r, expected 3 and 2%s' % (p.returncode, dbs, where))
+    counts = sorted((query(db, "SELECT count(*) FROM markers WHERE message LIKE 'daemon:%'")[0][0],
+                     query(db, "SELECT count(*) FROM markers WHERE message = 'top'")[0][0],
+                     meta(db).get('records_dropped')) for db in dbs)
+    if counts != [(0, 1, '0'), (marks, 0, '0')]:
+        fail('(daemon marks, top marks, dropped) per database %r%s' % (counts, where))
+
+
 def check_argv(tmp):
     dbs, where = run(tmp, ['argv', 'param=x.param'], 0)
     if len(dbs) != 1:
@@ -177,7 +203,8 @@ def check_kill(tmp):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         {'exec': check_exec, 'daemon': check_daemon, 'argv': check_argv,
-         'long_name': check_long_name, 'kill': check_kill}[CASE](tmp)
+         'long_name': check_long_name, 'kill': check_kill,
+         'daemon_record_only': check_daemon_record_only}[CASE](tmp)
     print('PASS %s' % CASE)
 
 
