@@ -377,7 +377,7 @@ static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
     }
 }
 
-static void set_count(uo_db *db, const char *key, uint64_t n)
+static void set_metadata_count(uo_db *db, const char *key, uint64_t n)
 {
     char text[24];
     snprintf(text, sizeof text, "%llu", (unsigned long long)n);
@@ -401,7 +401,7 @@ static void write_images(struct converter *v, size_t owner)
         if (v->procs[i].hdr.clock_start < first->hdr.clock_start)
             first = &v->procs[i];
     }
-    set_count(o->db, "images", count);
+    set_metadata_count(o->db, "images", count);
     if (first != o)
         uo_db_set_process_start(o->db, first->hdr.command, first->hdr.clock_start,
                                 first->hdr.wall_start);
@@ -421,9 +421,9 @@ static void write_images(struct converter *v, size_t owner)
         snprintf(key, sizeof key, "image.%zu.command", k);
         uo_db_set_metadata(o->db, key, next->hdr.command);
         snprintf(key, sizeof key, "image.%zu.start", k);
-        set_count(o->db, key, next->hdr.clock_start);
+        set_metadata_count(o->db, key, next->hdr.clock_start);
         snprintf(key, sizeof key, "image.%zu.wall_start", k);
-        set_count(o->db, key, next->hdr.wall_start);
+        set_metadata_count(o->db, key, next->hdr.wall_start);
     }
 }
 
@@ -521,10 +521,10 @@ static int convert(const ur_convert_opts *opts)
             if (opts->losses[k].pid == p->hdr.pid)
                 not_stored += opts->losses[k].records;
         uo_db_set_tally(p->db, p->records, drops);
-        set_count(p->db, "records_malformed", p->malformed);
-        set_count(p->db, "tool_records_skipped", p->tool_skipped);
-        set_count(p->db, "records_dropped_no_slot", no_slot);
-        set_count(p->db, "records_not_stored", not_stored);
+        set_metadata_count(p->db, "records_malformed", p->malformed);
+        set_metadata_count(p->db, "tool_records_skipped", p->tool_skipped);
+        set_metadata_count(p->db, "records_dropped_no_slot", no_slot);
+        set_metadata_count(p->db, "records_not_stored", not_stored);
         uint64_t waits = 0, wait_ns = 0;
         for (size_t r = i; r < v.num_procs; r++) {
             if (v.procs[r].owner != i)
@@ -534,8 +534,8 @@ static int convert(const ur_convert_opts *opts)
                 wait_ns += v.procs[r].wait_ns[s];
             }
         }
-        set_count(p->db, "ring_waits", waits);
-        set_count(p->db, "ring_wait_ns", wait_ns);
+        set_metadata_count(p->db, "ring_waits", waits);
+        set_metadata_count(p->db, "ring_wait_ns", wait_ns);
         write_images(&v, i);
         if (drops > no_slot)
             uo_report("process %lld: %llu records were dropped (ring full)",
