@@ -73,7 +73,7 @@
 #define UPTI_RING_SLOT_BYTES 384u
 /** The file name suffix of ring files (what a collector scanning a folder takes). */
 #define UPTI_RING_SUFFIX ".upti-ring"
-/** A forked child's claim, upti-PID.upti-pending beside the ring files (made only
+/** A forked child's claim, upti-PID-N.upti-pending beside the ring files (made only
  *  in a collector's folder of upti's, which removes them: a run folder, named
  *  UPTI_RUN_FOLDER_PREFIX..., of upti run or the record-only helper, or the folder
  *  UPTI_TRACE_RING_DIR names; never in /dev/shm itself): a child

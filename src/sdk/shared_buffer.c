@@ -62,11 +62,13 @@ struct upti_shared_ring {
      * execs at once leaves none); the lock orders the child's threads. */
     bool file_pending;
     int pending_fd; /* the child's claim while file_pending (UPTI_RING_PENDING_SUFFIX), or -1 */
-    bool claims;    /* dir is UPTI_TRACE_RING_DIR: its collector waits for claims */
+    bool claims;    /* dir is a collector's folder of upti's: its collector waits for claims */
+    uint32_t claim_id; /* tells this buffer's claim from another's of the same process */
     pthread_mutex_t create_lock;
 };
 
 static _Atomic uint32_t g_file_counter;
+static _Atomic uint32_t g_claim_ids;
 
 static uint64_t mono_ns(void)
 {
@@ -214,6 +216,7 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
     }
     r->max_slots = max_threads;
     r->pending_fd = -1;
+    r->claim_id = atomic_fetch_add(&g_claim_ids, 1);
     pthread_mutex_init(&r->create_lock, NULL);
     r->slot_size = PAGE;
     while (r->slot_size < size)
@@ -304,7 +307,7 @@ static bool claim_slot(struct upti_shared_ring *r, uint32_t i, upti_thread_id_t 
  * name it is made under. */
 static void pending_path(const struct upti_shared_ring *r, char *out, size_t cap, bool tmp)
 {
-    snprintf(out, cap, "%s/upti-%d%s", r->dir, (int)getpid(),
+    snprintf(out, cap, "%s/upti-%d-%u%s", r->dir, (int)getpid(), r->claim_id,
              tmp ? ".upti-pending-new" : UPTI_RING_PENDING_SUFFIX);
 }
 
@@ -316,7 +319,7 @@ static void pending_claim(struct upti_shared_ring *r)
     pending_path(r, tmp, sizeof tmp, true);
     pending_path(r, path, sizeof path, false);
     int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd >= 0 && (flock(fd, LOCK_EX) != 0 || rename(tmp, path) != 0)) {
+    if (fd >= 0 && (flock(fd, LOCK_EX | LOCK_NB) != 0 || rename(tmp, path) != 0)) {
         unlink(tmp);
         close(fd);
         fd = -1;
