@@ -77,7 +77,12 @@ int cmd_merge(int argc, char **argv)
     size_t len = base != NULL ? strlen(base) + sizeof ".db.part" : 0;
     char *path = base != NULL ? malloc(len) : NULL;
     char *part = base != NULL ? malloc(len) : NULL;
-    int same = -1, same_part = -1;
+    int same = -1, same_part = -1, twice = -1, first = -1;
+    /* One database given twice (a.db a.db, ./a.db a.db, a hard link) would be
+     * merged twice: every row doubled. */
+    for (int i = 1; i < n && twice < 0; i++)
+        if ((first = cli_output_is_input(inputs[i], (const char *const *)inputs, i)) >= 0)
+            twice = i;
     if (path != NULL && part != NULL) {
         snprintf(path, len, "%s.db", base);
         snprintf(part, len, "%s.db.part", base);
@@ -87,6 +92,9 @@ int cmd_merge(int argc, char **argv)
     }
     if (path == NULL || part == NULL) {
         rc = cli_error("out of memory");
+    } else if (twice >= 0) {
+        rc = cli_usage_error("merge", "the input %s is %s, given before: each database is merged "
+                             "once", inputs[twice], inputs[first]);
     } else if (same >= 0) {
         rc = cli_usage_error("merge", "the output %s is the input %s (choose another -o)", path,
                              inputs[same]);

@@ -322,6 +322,34 @@ static void check_environment(void)
     }
 }
 
+/* UPTI_RUN_COMMAND=PID<TAB>ARGV: the command line upti run starts, which the
+ * program's ring file records (src/sdk/shared_buffer.c) instead of
+ * /proc/PID/cmdline, which shows the edits a program makes to its argv. The
+ * PID is twelve zeros here: launched_command_pid writes the child's in place
+ * (after the fork: no allocation). malloc'd for putenv, or NULL. */
+#define LAUNCHED_PID_DIGITS 12
+static char *launched_command(char *const *program)
+{
+    static const char name[] = "UPTI_RUN_COMMAND=";
+    size_t len = sizeof name + LAUNCHED_PID_DIGITS + 1;
+    for (char *const *a = program; *a != NULL; a++)
+        len += strlen(*a) + 1;
+    char *env = malloc(len);
+    if (env == NULL)
+        return NULL;
+    size_t at = (size_t)snprintf(env, len, "%s%0*d\t", name, LAUNCHED_PID_DIGITS, 0);
+    for (char *const *a = program; *a != NULL; a++)
+        at += (size_t)snprintf(env + at, len - at, "%s%s", a == program ? "" : " ", *a);
+    return env;
+}
+
+static void launched_command_pid(char *env)
+{
+    char digits[LAUNCHED_PID_DIGITS + 1];
+    snprintf(digits, sizeof digits, "%0*d", LAUNCHED_PID_DIGITS, (int)getpid());
+    memcpy(strchr(env, '=') + 1, digits, LAUNCHED_PID_DIGITS);
+}
+
 static pid_t g_child;
 static volatile sig_atomic_t g_child_ended;
 static void forward(int sig)
@@ -696,7 +724,15 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
         sa.sa_flags = SA_RESTART;
         sigaction(handled[i], &sa, &old_actions[i]);
     }
+    char *launched = launched_command(program);
+    if (launched != NULL)
+        putenv(launched);
     g_child = fork();
+    if (g_child != 0) {
+        unsetenv("UPTI_RUN_COMMAND"); /* (the program's, not upti's) */
+        free(launched);
+        launched = NULL;
+    }
     if (g_child < 0) {
         int e = errno;
         for (int i = 0; i < NUM_HANDLED; i++)
@@ -712,6 +748,8 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
         /* The program's processes only record (UPTI_TRACE_RING_DIR). */
         unsetenv("UPTI_TRACE_MANIFEST");
+        if (launched != NULL)
+            launched_command_pid(launched);
         execvp(program[0], program);
         fprintf(stderr, "upti: cannot run '%s': %s\n", program[0], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);

@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* One converted database: its temporary path and process. */
@@ -73,7 +74,16 @@ static struct {
     size_t num_bases;
     int lost; /* traced processes that lost records, said in a line */
     int bare; /* upti recover of a ring folder without run.conf (names from the rings) */
+    ur_loss *losses; /* records the collectors of this folder could not store, per process */
+    size_t num_losses, cap_losses;
 } g_run = {.lock_fd = -1};
+
+/* Beside the rings (another file system than a full $TMPDIR: /dev/shm), what a
+ * kept folder's database must still say once `upti recover` writes it: the
+ * records not stored (NOT_STORED_FILE, "PID RECORDS" lines) and how the
+ * program upti run started ended (STATUS_FILE, "PID WAIT_STATUS"). */
+#define NOT_STORED_FILE "not-stored"
+#define STATUS_FILE "status"
 
 /* The output name of a process traced without `upti run` that did not say its own
  * (the tool's default, src/tool/tool.c). */
@@ -217,10 +227,79 @@ void run_collect_discard(void)
 
 /* The records a process lost because the spool could not be written (the
  * collector counted them as it discarded them). */
+static void add_not_stored(int64_t pid, uint64_t records)
+{
+    for (size_t i = 0; i < g_run.num_losses; i++) {
+        if (g_run.losses[i].pid == pid) {
+            g_run.losses[i].records += records;
+            return;
+        }
+    }
+    if (uo_grow(&g_run.losses, &g_run.cap_losses, g_run.num_losses + 1, sizeof *g_run.losses, 8) == 0)
+        g_run.losses[g_run.num_losses++] = (ur_loss){pid, records};
+}
+
+/* A file beside the rings (see NOT_STORED_FILE), written whole or not at all. */
+static void write_ring_note(const char *name, const char *text)
+{
+    char path[PATH_MAX + 64], tmp[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", g_run.rings, name);
+    snprintf(tmp, sizeof tmp, "%s/%s.new", g_run.rings, name);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    size_t len = strlen(text);
+    int ok = write(fd, text, len) == (ssize_t)len;
+    if (close(fd) != 0 || !ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}
+
+static void save_not_stored(void)
+{
+    if (g_run.num_losses == 0)
+        return;
+    size_t cap = g_run.num_losses * 48 + 1, len = 0;
+    char *text = malloc(cap);
+    if (text == NULL)
+        return;
+    text[0] = '\0';
+    for (size_t i = 0; i < g_run.num_losses; i++)
+        len += (size_t)snprintf(text + len, cap - len, "%lld %llu\n",
+                                (long long)g_run.losses[i].pid,
+                                (unsigned long long)g_run.losses[i].records);
+    write_ring_note(NOT_STORED_FILE, text);
+    free(text);
+}
+
+/* What an earlier collector of the folder noted (recover). */
+static void load_ring_notes(void)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/" NOT_STORED_FILE, g_run.rings);
+    FILE *f = fopen(path, "re");
+    long long pid;
+    unsigned long long records;
+    while (f != NULL && fscanf(f, "%lld %llu", &pid, &records) == 2)
+        add_not_stored(pid, records);
+    if (f != NULL)
+        fclose(f);
+    snprintf(path, sizeof path, "%s/" STATUS_FILE, g_run.rings);
+    f = fopen(path, "re");
+    int status;
+    if (f != NULL && fscanf(f, "%lld %d", &pid, &status) == 2 && g_run.program == 0) {
+        g_run.program = (pid_t)pid;
+        g_run.status = status;
+        g_run.have_status = 1;
+    }
+    if (f != NULL)
+        fclose(f);
+}
+
 static void on_discarded(void *arg, int64_t pid, uint64_t records, const char *reason)
 {
     (void)arg;
     g_run.lost++;
+    add_not_stored(pid, records);
     fprintf(stderr, "upti: pid %lld: %llu records could not be stored (%s)\n", (long long)pid,
             (unsigned long long)records, reason);
 }
@@ -449,6 +528,11 @@ static char *output_base(const converted *c)
         if (base != NULL)
             snprintf(base, len, "upti-%lld", c->pid);
     }
+    char *whole = base != NULL ? strdup(base) : NULL;
+    if (whole != NULL && uo_shorten_base(base))
+        fprintf(stderr, "upti: the output name %s is longer than a file name may be: shortened to "
+                        "its first %d bytes, %s\n", whole, UO_BASE_NAME_MAX, base);
+    free(whole);
     return base;
 }
 
@@ -544,7 +628,11 @@ static void complete_db_on(sqlite3 *db, const converted *c)
     if (finalized)
         return;
     char reason[160];
-    if (g_run.have_status)
+    if (g_run.have_status && c->pid == g_run.program && WIFEXITED(g_run.status) &&
+        metadata_int(c, "records_not_stored") > 0)
+        snprintf(reason, sizeof reason, "exited with status %d (its last records, the closing of "
+                 "its trace among them, could not be stored)", WEXITSTATUS(g_run.status));
+    else if (g_run.have_status)
         run_describe_end(reason, sizeof reason, (pid_t)c->pid, g_run.program, g_run.status);
     else
         snprintf(reason, sizeof reason, "ended without closing its trace");
@@ -713,7 +801,10 @@ static int convert_and_finish(void)
                          .kernel_filter =
                              (g_run.has_include || g_run.has_exclude) ? kernel_filter : NULL,
                          .kernel_iterations = g_run.has_iterations ? &g_run.iteration_range : NULL,
-                         .converted = on_converted};
+                         .converted = on_converted,
+                         .losses = g_run.losses,
+                         .num_losses = g_run.num_losses};
+    save_not_stored(); /* for `upti recover`, if the folder is kept */
     struct stat st;
     /* A conversion that failed (a database that could not even be created:
      * $TMPDIR full) keeps the run folder, whose spool holds every record
@@ -764,6 +855,9 @@ int run_collect_end(pid_t program, int status)
     g_run.status = status;
     g_run.have_status = 1;
     g_run.thread_started = 0;
+    char note[64];
+    snprintf(note, sizeof note, "%lld %d\n", (long long)program, status);
+    write_ring_note(STATUS_FILE, note);
     int written = convert_and_finish();
     if (written == 0 && (g_run.lost > 0 || g_run.kept))
         written = -1; /* traced, and said what was lost or kept: nothing more to say */
@@ -950,6 +1044,7 @@ int run_collect_recover(const char *folder, pid_t wait_pid, int background, unsi
     g_run.recovering = 1;
     g_run.program = wait_pid;
     int skipped = 0;
+    load_ring_notes();
     compile_filters();
     ur_collect_opts o = {.spool = g_run.spool, .dir = g_run.rings, .wait_pid = wait_pid,
                          .poll_ns = 500 * 1000, .discarded = on_discarded,

@@ -17,7 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char g_manifest[PATH_MAX];
+static char g_manifest[PATH_MAX]; /* "" when none: the file itself is unlinked at once */
+static int g_manifest_fd = -1;
 
 int run_outputs_begin(void)
 {
@@ -35,15 +36,23 @@ int run_outputs_begin(void)
                         "die without closing them will not be recovered\n", strerror(errno));
         return -1;
     }
-    close(fd);
-    setenv("UPTI_TRACE_MANIFEST", g_manifest, 1);
+    /* Only upti writes it (the program only records): open, it needs no name, and
+     * an upti killed leaves no file behind. */
+    unlink(g_manifest);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    fcntl(fd, F_SETFL, O_APPEND);
+    g_manifest_fd = fd;
+    uo_manifest_set_fd(fd);
+    unsetenv("UPTI_TRACE_MANIFEST");
     return 0;
 }
 
 void run_outputs_discard(void)
 {
-    if (g_manifest[0])
-        unlink(g_manifest);
+    uo_manifest_set_fd(-1);
+    if (g_manifest_fd >= 0)
+        close(g_manifest_fd);
+    g_manifest_fd = -1;
     g_manifest[0] = '\0';
 }
 
@@ -57,21 +66,18 @@ typedef struct fields {
 static void read_fields(fields *m)
 {
     memset(m, 0, sizeof *m);
-    int fd = open(g_manifest, O_RDONLY | O_CLOEXEC);
+    int fd = g_manifest_fd;
     if (fd < 0)
         return;
     struct stat st;
     if (fstat(fd, &st) != 0 || st.st_size <= 0 ||
-        (m->data = malloc((size_t)st.st_size + 1)) == NULL) {
-        close(fd);
+        (m->data = malloc((size_t)st.st_size + 1)) == NULL)
         return;
-    }
     size_t len = 0;
     ssize_t got;
     while (len < (size_t)st.st_size &&
-           (got = read(fd, m->data + len, (size_t)st.st_size - len)) > 0)
+           (got = pread(fd, m->data + len, (size_t)st.st_size - len, (off_t)len)) > 0)
         len += (size_t)got;
-    close(fd);
     m->data[len] = '\0';
     size_t count = 0;
     for (size_t i = 0; i < len; i++)

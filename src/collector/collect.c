@@ -31,6 +31,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -42,6 +43,8 @@
 #define BUSY_BATCH_BYTES (256u << 10)
 #define BUSY_PAUSE_NS (100u * 1000u)
 #define BUSY_PAUSE_MIN_NS (10u * 1000u)
+/* The pause while the only processes left are forked children yet to record (claims). */
+#define CLAIM_POLL_NS (10u * 1000u * 1000u)
 
 struct ring {
     char *path;
@@ -79,6 +82,12 @@ struct seen {
     int process;
 };
 
+/* A forked child's claim (UPTI_RING_PENDING_SUFFIX): it may still make a ring file. */
+struct pending {
+    char *path;
+    int done; /* found unlocked or gone: nothing more from it */
+};
+
 struct collector {
     const ur_collect_opts *opts;
     long crash_after; /* tests: SIGKILL itself after this many DATA chunks, before their tail store */
@@ -99,6 +108,8 @@ struct collector {
     int skipped;             /* files skipped as not rings this collector reads */
     struct loss *losses;
     size_t num_losses, cap_losses;
+    struct pending *pending;
+    size_t num_pending, cap_pending;
 };
 
 int ur_process_alive(int64_t pid, uint64_t start_ticks)
@@ -345,6 +356,49 @@ static int add_ring(struct collector *collector, int dirfd, const char *name, co
     return 1;
 }
 
+static int has_suffix(const char *name, const char *suffix)
+{
+    size_t n = strlen(name), k = strlen(suffix);
+    return n > k && strcmp(name + n - k, suffix) == 0;
+}
+
+static void add_pending(struct collector *collector, const char *path)
+{
+    for (size_t i = 0; i < collector->num_pending; i++)
+        if (strcmp(collector->pending[i].path, path) == 0)
+            return;
+    char *copy = strdup(path);
+    if (copy == NULL || uo_grow(&collector->pending, &collector->cap_pending,
+                                collector->num_pending + 1, sizeof *collector->pending, 16) != 0) {
+        free(copy);
+        return;
+    }
+    collector->pending[collector->num_pending++] = (struct pending){copy, 0};
+}
+
+/* The forked children that may still make a ring file: those whose claim is
+ * still locked (upti_ring_abi.h). A claim found unlocked is done, and removed. */
+static int pending_alive(struct collector *collector)
+{
+    int alive = 0;
+    for (size_t i = 0; i < collector->num_pending; i++) {
+        struct pending *p = &collector->pending[i];
+        if (p->done)
+            continue;
+        int fd = open(p->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+            alive++;
+        } else {
+            p->done = 1;
+            if (fd >= 0 && !collector->opts->keep)
+                unlink(p->path);
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    return alive;
+}
+
 static void scan_dir(struct collector *collector)
 {
     if (collector->dirfd < 0)
@@ -358,14 +412,16 @@ static void scan_dir(struct collector *collector)
     }
     rewinddir(d);
     struct dirent *e;
-    size_t suffix = strlen(UPTI_RING_SUFFIX);
     while ((e = readdir(d)) != NULL) {
-        size_t n = strlen(e->d_name);
-        if (n <= suffix || strcmp(e->d_name + n - suffix, UPTI_RING_SUFFIX) != 0)
+        int ring = has_suffix(e->d_name, UPTI_RING_SUFFIX);
+        if (!ring && !has_suffix(e->d_name, UPTI_RING_PENDING_SUFFIX))
             continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", collector->opts->dir, e->d_name);
-        add_ring(collector, collector->dirfd, e->d_name, path);
+        if (ring)
+            add_ring(collector, collector->dirfd, e->d_name, path);
+        else
+            add_pending(collector, path);
     }
     closedir(d);
 }
@@ -614,6 +670,29 @@ static void announce_wait(struct collector *collector, struct ring *r)
     r->announced = 1;
 }
 
+/* UPTI_RING_TEST_CRASH_AFTER_CHUNKS, for UPTI's own tests (rings.collector_kill):
+ * honoured only by a program of the build tree (UPTI_BUILD_BIN_DIR, set by
+ * CMake). An installed upti, whatever its environment, never kills itself. */
+static long test_crash_after(void)
+{
+    const char *v = getenv("UPTI_RING_TEST_CRASH_AFTER_CHUNKS");
+#ifdef UPTI_BUILD_BIN_DIR
+    char exe[4096];
+    ssize_t n = v != NULL ? readlink("/proc/self/exe", exe, sizeof exe - 1) : -1;
+    if (n <= 0)
+        return 0;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash == NULL)
+        return 0;
+    *slash = '\0';
+    return strcmp(exe, UPTI_BUILD_BIN_DIR) == 0 ? atol(v) : 0;
+#else
+    (void)v;
+    return 0;
+#endif
+}
+
 int ur_collect(const ur_collect_opts *opts)
 {
     struct collector *collector = calloc(1, sizeof *collector);
@@ -625,8 +704,7 @@ int ur_collect(const ur_collect_opts *opts)
      * 100 us busy pause, and the program's rings fill meanwhile). */
     (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     collector->wait_pidfd = open_pidfd(opts->wait_pid, 0);
-    const char *crash = getenv("UPTI_RING_TEST_CRASH_AFTER_CHUNKS");
-    collector->crash_after = crash != NULL ? atol(crash) : 0;
+    collector->crash_after = test_crash_after();
     collector->fd = ur_spool_open(opts->spool, remember, collector);
     if (collector->fd < 0)
         spool_failed(collector); /* the rings are drained all the same */
@@ -645,6 +723,8 @@ int ur_collect(const ur_collect_opts *opts)
         if (opts->dir != NULL && (pass % 8 == 0 || !waiting))
             scan_dir(collector);
         pass++;
+        /* Checked before the rings: a child's claim goes after its ring file exists. */
+        int claims = stopping ? 0 : pending_alive(collector);
         for (size_t i = 0; i < collector->num_rings; i++) {
             struct ring *r = &collector->rings[i];
             /* A producer whose start time is unknown is not waited for. */
@@ -675,12 +755,13 @@ int ur_collect(const ur_collect_opts *opts)
                     announce_wait(collector, r);
             }
         }
-        if (open_rings == 0 && !waiting) {
+        if (open_rings == 0 && !waiting && claims == 0) {
             if (opts->dir == NULL || stopping)
                 break;
             size_t before = collector->num_rings;
-            scan_dir(collector); /* a child's file that appeared meanwhile */
-            if (collector->num_rings == before)
+            size_t claims_before = collector->num_pending;
+            scan_dir(collector); /* a child's file or claim that appeared meanwhile */
+            if (collector->num_rings == before && collector->num_pending == claims_before)
                 break;
             continue;
         }
@@ -700,10 +781,13 @@ int ur_collect(const ur_collect_opts *opts)
             collector->pause_ns += collector->pause_ns / 8 + 1;
         int idle = moved == 0 && !collector->starving;
         collector->idle_passes = idle ? collector->idle_passes + 1 : 0;
-        if (moved < BUSY_BATCH_BYTES)
-            pause_pass(collector, waiting,
-                       idle ? idle_pause_ns(opts->poll_ns, collector->idle_passes - 1)
-                            : collector->pause_ns);
+        if (moved < BUSY_BATCH_BYTES) {
+            uint64_t ns = idle ? idle_pause_ns(opts->poll_ns, collector->idle_passes - 1)
+                               : collector->pause_ns;
+            if (open_rings == 0 && !waiting && claims > 0)
+                ns = CLAIM_POLL_NS; /* only a daemon that has not recorded yet: no hurry */
+            pause_pass(collector, waiting, ns);
+        }
     }
     for (size_t i = 0; i < collector->num_rings; i++) {
         if (collector->rings[i].map != NULL)
@@ -725,6 +809,9 @@ int ur_collect(const ur_collect_opts *opts)
     if (opts->skipped != NULL)
         *opts->skipped = collector->skipped;
     free(collector->rings);
+    for (size_t i = 0; i < collector->num_pending; i++)
+        free(collector->pending[i].path);
+    free(collector->pending);
     free(collector->losses);
     free(collector->seen);
     free(collector);

@@ -68,6 +68,12 @@ int ur_collect(const ur_collect_opts *opts);
  */
 int ur_convert(const char *spool, const char *prefix, int stats);
 
+/** Records a process lost because its collector could not store them (ur_collect_opts.discarded). */
+typedef struct ur_loss {
+    int64_t pid;
+    uint64_t records;
+} ur_loss;
+
 /** What ur_convert_with() does: ur_convert, and more. */
 typedef struct ur_convert_opts {
     const char *spool;   /**< the spool file */
@@ -83,6 +89,10 @@ typedef struct ur_convert_opts {
      *  and complete = 1 (0: it could not be completed). NULL: none. */
     void (*converted)(void *arg, const char *db_path, int64_t pid, int complete);
     void *arg;
+    /** Records not stored, per process: each database says its sum
+     *  (metadata records_not_stored). */
+    const ur_loss *losses;
+    size_t num_losses;
 } ur_convert_opts;
 
 /** ur_convert with options. Returns 0 or 1. */

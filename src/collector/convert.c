@@ -32,9 +32,15 @@
 
 #define COMMIT_RECORDS 16384u
 
+/* One ring file (one uid). The ring files of one process (its pid and start
+ * time: an exec keeps both, and each image of the program makes its own file)
+ * go into one database, that of the first of them in the spool, its owner:
+ * owner's db, path, records, malformed, end, tool_skipped and db_failed are
+ * the process's. */
 struct proc {
     uint64_t uid;
     upti_ring_header_t hdr;
+    size_t owner;       /* index of the process's first ring file (itself if first) */
     uo_db *db;
     char *path;
     uint64_t *tid;      /* per slot: the thread of its records (THREAD records) */
@@ -91,6 +97,16 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
     p->tid = calloc(p->hdr.max_slots, sizeof *p->tid);
     p->dropped = calloc(p->hdr.max_slots, sizeof *p->dropped);
     p->waits = calloc(2 * (size_t)p->hdr.max_slots, sizeof *p->waits);
+    p->owner = v->num_procs;
+    for (size_t i = 0; i < v->num_procs && p->owner == v->num_procs; i++)
+        if (v->procs[i].owner == i && v->procs[i].hdr.pid == p->hdr.pid &&
+            v->procs[i].hdr.proc_start_ticks == p->hdr.proc_start_ticks)
+            p->owner = i; /* another image of a process already seen (exec) */
+    if (p->owner != v->num_procs && p->tid != NULL && p->dropped != NULL && p->waits != NULL) {
+        p->wait_ns = p->waits + p->hdr.max_slots;
+        v->num_procs++;
+        return;
+    }
     size_t len = strlen(v->prefix) + 64;
     p->path = malloc(len);
     if (p->tid == NULL || p->dropped == NULL || p->waits == NULL || p->path == NULL) {
@@ -104,7 +120,7 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
     /* Two processes of one pid (a reused pid): the later gets its uid too. */
     int dup = 0;
     for (size_t i = 0; i < v->num_procs; i++)
-        dup |= v->procs[i].hdr.pid == p->hdr.pid;
+        dup |= v->procs[i].owner == i && v->procs[i].hdr.pid == p->hdr.pid;
     if (dup)
         snprintf(p->path, len, "%s-%lld-%016llx.db", v->prefix, (long long)p->hdr.pid,
                  (unsigned long long)p->uid);
@@ -190,8 +206,8 @@ static const char *text_in(const char *s, const char *end)
 
 /* One ring record (header at r, len bytes, at ring position pos) into p's database.
  * Returns UR_RECORD_DONE, UR_RECORD_MALFORMED or UR_RECORD_DB_ERROR. */
-static int convert_record(struct proc *p, const ur_chunk_t *c, const uint8_t *r, uint32_t len,
-                          uint64_t pos)
+static int convert_record(struct proc *ring, struct proc *p, const ur_chunk_t *c,
+                          const uint8_t *r, uint32_t len, uint64_t pos)
 {
     const upti_ring_record_header_t *h = (const upti_ring_record_header_t *)r;
     const uint8_t *body = r + sizeof *h, *end = r + len;
@@ -212,7 +228,7 @@ static int convert_record(struct proc *p, const ur_chunk_t *c, const uint8_t *r,
             return -1;
         upti_ring_thread_t t;
         memcpy(&t, body, sizeof t);
-        p->tid[c->slot] = t.tid;
+        ring->tid[c->slot] = t.tid;
         return 0;
     }
     if (kind == UPTI_RING_KIND_AGENT)
@@ -237,7 +253,7 @@ static int convert_record(struct proc *p, const ur_chunk_t *c, const uint8_t *r,
             .kind = UPTI_TRACING_KIND_MARKER_API,
             .operation = m.operation,
             .correlation_id = {m.correlation_id, {m.external}},
-            .thread_id = p->tid[c->slot],
+            .thread_id = ring->tid[c->slot],
             .start_timestamp = m.timestamp,
             .end_timestamp = m.timestamp,
             .range_id = category ? 0 : m.value,
@@ -261,7 +277,7 @@ static int convert_record(struct proc *p, const ur_chunk_t *c, const uint8_t *r,
             const char *s = NULL;
             if (addr != 0) {
                 /* The producer's address of the copy inside this record. */
-                uint64_t at = c->producer_base + (pos & (p->hdr.slot_size - 1));
+                uint64_t at = c->producer_base + (pos & (ring->hdr.slot_size - 1));
                 if (addr < at + sizeof *h + size || addr >= at + len)
                     return -1;
                 s = text_in((const char *)r + (addr - at), (const char *)end);
@@ -278,19 +294,30 @@ static int convert_record(struct proc *p, const ur_chunk_t *c, const uint8_t *r,
     return uo_db_add_record(p->db, kind, &u) == 0 ? 0 : -2;
 }
 
-/* The drops counted so far for p. */
-static uint64_t proc_drops(const struct proc *p)
+/* The drops counted so far for process `owner` (the index of its first ring
+ * file), over all its ring files: those of full rings, and those of threads
+ * that found no free slot (*no_slot, if not NULL). */
+static uint64_t proc_drops(const struct converter *v, size_t owner, uint64_t *no_slot)
 {
-    uint64_t drops = p->no_slot_drops;
-    for (uint32_t s = 0; s < p->hdr.max_slots; s++)
-        drops += p->dropped[s];
-    return drops;
+    uint64_t full = 0, slotless = 0;
+    for (size_t i = owner; i < v->num_procs; i++) {
+        const struct proc *r = &v->procs[i];
+        if (r->owner != owner)
+            continue;
+        slotless += r->no_slot_drops;
+        for (uint32_t s = 0; s < r->hdr.max_slots; s++)
+            full += r->dropped[s];
+    }
+    if (no_slot != NULL)
+        *no_slot = slotless;
+    return full + slotless;
 }
 
-/* Commits what p's database holds so far (its counts as of now in metadata). */
-static void commit_proc(struct proc *p)
+/* Commits what process owner's database holds so far (its counts as of now in metadata). */
+static void commit_proc(struct converter *v, size_t owner)
 {
-    uo_db_set_tally(p->db, p->records, proc_drops(p));
+    struct proc *p = &v->procs[owner];
+    uo_db_set_tally(p->db, p->records, proc_drops(v, owner, NULL));
     uo_db_checkpoint(p->db, p->end, 0);
 }
 
@@ -318,6 +345,9 @@ static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
     }
     if (c->type != UR_CHUNK_DATA || c->slot >= p->hdr.max_slots)
         return;
+    struct proc *ring = p;
+    size_t owner = ring->owner;
+    p = &v->procs[owner];
     uint64_t off = 0;
     while (off + sizeof(upti_ring_record_header_t) <= c->bytes) {
         upti_ring_record_header_t h;
@@ -333,13 +363,13 @@ static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
             off += h.len;
             continue;
         }
-        int rc = convert_record(p, c, payload + off, h.len, c->pos_begin + off);
+        int rc = convert_record(ring, p, c, payload + off, h.len, c->pos_begin + off);
         if (rc == UR_RECORD_MALFORMED)
             p->malformed++;
         else if (rc == UR_RECORD_DB_ERROR)
             p->db_failed = 1;
         else if (p->records % COMMIT_RECORDS == 0 && p->records > 0 && h.kind != UPTI_RING_KIND_PADDING)
-            commit_proc(p);
+            commit_proc(v, owner);
         off += h.len;
         /* The progress line: only on a terminal (isatty), redrawn in place;
          * messages go through uo_report, this display does not. */
@@ -347,6 +377,56 @@ static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
             fprintf(stderr, "\rupti: converted %llu records", (unsigned long long)v->records);
             v->next_progress = v->records + 1000000;
         }
+    }
+}
+
+static void set_metadata_count(uo_db *db, const char *key, uint64_t n)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%llu", (unsigned long long)n);
+    uo_db_set_metadata(db, key, text);
+}
+
+/* The images of process owner (each ring file: an exec keeps the pid and its
+ * start time, and the program after it makes its own file), in the order
+ * they started: metadata "images" = their number, "image.K.command",
+ * "image.K.start" (ns, UPTI's clock) and "image.K.wall_start" (ns since the
+ * epoch), K from 1. info_process has the first one's command and start. */
+static void write_images(struct converter *v, size_t owner)
+{
+    struct proc *o = &v->procs[owner];
+    size_t count = 0;
+    const struct proc *first = o;
+    for (size_t i = owner; i < v->num_procs; i++) {
+        if (v->procs[i].owner != owner)
+            continue;
+        count++;
+        if (v->procs[i].hdr.clock_start < first->hdr.clock_start)
+            first = &v->procs[i];
+    }
+    set_metadata_count(o->db, "images", count);
+    if (first != o)
+        uo_db_set_process_start(o->db, first->hdr.command, first->hdr.clock_start,
+                                first->hdr.wall_start);
+    uint64_t after = 0; /* the start of the image written last */
+    for (size_t k = 1; k <= count; k++) {
+        const struct proc *next = NULL;
+        for (size_t i = owner; i < v->num_procs; i++) {
+            const struct proc *r = &v->procs[i];
+            if (r->owner == owner && (k == 1 || r->hdr.clock_start > after) &&
+                (next == NULL || r->hdr.clock_start < next->hdr.clock_start))
+                next = r;
+        }
+        if (next == NULL)
+            break;
+        after = next->hdr.clock_start;
+        char key[48];
+        snprintf(key, sizeof key, "image.%zu.command", k);
+        uo_db_set_metadata(o->db, key, next->hdr.command);
+        snprintf(key, sizeof key, "image.%zu.start", k);
+        set_metadata_count(o->db, key, next->hdr.clock_start);
+        snprintf(key, sizeof key, "image.%zu.wall_start", k);
+        set_metadata_count(o->db, key, next->hdr.wall_start);
     }
 }
 
@@ -433,29 +513,42 @@ static int convert(const ur_convert_opts *opts)
     else if (used == 0)
         uo_report("%s is not a spool", spool);
     uint64_t all_records = 0, all_drops = 0;
+    size_t num_processes = 0;
     for (size_t i = 0; i < v.num_procs; i++) {
         struct proc *p = &v.procs[i];
-        uint64_t drops = proc_drops(p);
+        if (p->owner != i)
+            continue; /* another image of a process: its counts are the owner's */
+        num_processes++;
+        uint64_t no_slot = 0, drops = proc_drops(&v, i, &no_slot);
         all_records += p->records;
         all_drops += drops;
-        char n[32];
+        uint64_t not_stored = 0;
+        for (size_t k = 0; k < opts->num_losses; k++)
+            if (opts->losses[k].pid == p->hdr.pid)
+                not_stored += opts->losses[k].records;
         uo_db_set_tally(p->db, p->records, drops);
-        snprintf(n, sizeof n, "%llu", (unsigned long long)p->malformed);
-        uo_db_set_metadata(p->db, "records_malformed", n);
-        snprintf(n, sizeof n, "%llu", (unsigned long long)p->tool_skipped);
-        uo_db_set_metadata(p->db, "tool_records_skipped", n);
+        set_metadata_count(p->db, "records_malformed", p->malformed);
+        set_metadata_count(p->db, "tool_records_skipped", p->tool_skipped);
+        set_metadata_count(p->db, "records_dropped_no_slot", no_slot);
+        set_metadata_count(p->db, "records_not_stored", not_stored);
         uint64_t waits = 0, wait_ns = 0;
-        for (uint32_t s = 0; s < p->hdr.max_slots; s++) {
-            waits += p->waits[s];
-            wait_ns += p->wait_ns[s];
+        for (size_t r = i; r < v.num_procs; r++) {
+            if (v.procs[r].owner != i)
+                continue;
+            for (uint32_t s = 0; s < v.procs[r].hdr.max_slots; s++) {
+                waits += v.procs[r].waits[s];
+                wait_ns += v.procs[r].wait_ns[s];
+            }
         }
-        snprintf(n, sizeof n, "%llu", (unsigned long long)waits);
-        uo_db_set_metadata(p->db, "ring_waits", n);
-        snprintf(n, sizeof n, "%llu", (unsigned long long)wait_ns);
-        uo_db_set_metadata(p->db, "ring_wait_ns", n);
-        if (drops != 0)
+        set_metadata_count(p->db, "ring_waits", waits);
+        set_metadata_count(p->db, "ring_wait_ns", wait_ns);
+        write_images(&v, i);
+        if (drops > no_slot)
             uo_report("process %lld: %llu records were dropped (ring full)",
-                    (long long)p->hdr.pid, (unsigned long long)drops);
+                    (long long)p->hdr.pid, (unsigned long long)(drops - no_slot));
+        if (no_slot != 0)
+            uo_report("process %lld: %llu records were dropped (a thread found no free slot: "
+                      "UPTI_TRACE_RING_SLOTS)", (long long)p->hdr.pid, (unsigned long long)no_slot);
         if (p->malformed != 0)
             uo_report("process %lld: %llu malformed records skipped",
                     (long long)p->hdr.pid, (unsigned long long)p->malformed);
@@ -476,13 +569,15 @@ static int convert(const ur_convert_opts *opts)
         if (opts->converted != NULL)
             opts->converted(opts->arg, p->path, p->hdr.pid, complete);
         free(p->path);
-        free(p->tid);
-        free(p->dropped);
-        free(p->waits);
+    }
+    for (size_t i = 0; i < v.num_procs; i++) {
+        free(v.procs[i].tid);
+        free(v.procs[i].dropped);
+        free(v.procs[i].waits);
     }
     if (stats)
         printf("converted %llu records, %llu dropped, %zu processes\n",
-               (unsigned long long)all_records, (unsigned long long)all_drops, v.num_procs);
+               (unsigned long long)all_records, (unsigned long long)all_drops, num_processes);
     free(v.procs);
     return rc;
 }

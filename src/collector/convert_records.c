@@ -18,6 +18,8 @@ static const char *const k_owned_keys[] = {
     "source",          "records_malformed", "tool_records_skipped", "records_received",
     "records_written", "records_dropped",   "records_filtered",     "committed",
     "schema_version",  "writer",            "clock",                "ended",
+    "images",          "records_not_stored", "records_dropped_no_slot", "ring_waits",
+    "ring_wait_ns",
 };
 
 /* The string of len bytes (its NUL included) at s, if it ends exactly there; else NULL. */
@@ -102,6 +104,8 @@ static int convert_metadata(uo_db *db, const uint8_t *data, size_t size)
     for (size_t i = 0; i < sizeof k_owned_keys / sizeof k_owned_keys[0]; i++)
         if (strcmp(key, k_owned_keys[i]) == 0)
             return UR_RECORD_SKIPPED;
+    if (strncmp(key, "image.", 6) == 0) /* image.K.*: the converter's (convert.c) */
+        return UR_RECORD_SKIPPED;
     return uo_db_set_metadata(db, key, value) == 0 ? UR_RECORD_DONE : UR_RECORD_DB_ERROR;
 }
 

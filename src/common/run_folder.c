@@ -13,12 +13,12 @@ int upti_make_run_folder(char *folder, size_t folder_len, char *rings, size_t ri
     const char *tmp = getenv("TMPDIR");
     int custom = tmp != NULL && tmp[0] != '\0' && strcmp(tmp, "/tmp") != 0;
     *tmpdir_errno = 0;
-    snprintf(folder, folder_len, "%s/upti-collect-XXXXXX", custom ? tmp : "/tmp");
+    snprintf(folder, folder_len, "%s/" UPTI_RUN_FOLDER_PREFIX "XXXXXX", custom ? tmp : "/tmp");
     if (mkdtemp(folder) == NULL) {
         if (!custom)
             return -1;
         *tmpdir_errno = errno;
-        snprintf(folder, folder_len, "/tmp/upti-collect-XXXXXX");
+        snprintf(folder, folder_len, "/tmp/" UPTI_RUN_FOLDER_PREFIX "XXXXXX");
         if (mkdtemp(folder) == NULL)
             return -1;
     }

@@ -6,6 +6,9 @@
 
 #include <stddef.h>
 
+/** The name of every run and ring folder starts so (libupti tells a collector's folder by it). */
+#define UPTI_RUN_FOLDER_PREFIX "upti-collect-"
+
 /**
  * Makes the run folder $TMPDIR/upti-collect-XXXXXX (mode 0700; /tmp when
  * TMPDIR is unset, empty or cannot hold it: then *tmpdir_errno says why, else

@@ -73,6 +73,20 @@
 #define UPTI_RING_SLOT_BYTES 384u
 /** The file name suffix of ring files (what a collector scanning a folder takes). */
 #define UPTI_RING_SUFFIX ".upti-ring"
+/** A forked child's claim, upti-PID-N.upti-pending beside the ring files (made only
+ *  in a collector's folder of upti's, which removes them: a run folder, named
+ *  UPTI_RUN_FOLDER_PREFIX..., of upti run or the record-only helper, or the folder
+ *  UPTI_TRACE_RING_DIR names; never in /dev/shm itself): a child
+ *  forked without exec makes its ring file only at its first record (one that
+ *  execs at once leaves none), so until then this file, which it holds locked
+ *  with flock(LOCK_EX) on a close-on-exec descriptor, says that it may still
+ *  record. The lock goes with the child's end or exec, and the child removes
+ *  the file once its ring file exists. A collector that finds the file
+ *  unlocked (flock(LOCK_NB) succeeds) knows nothing more will come from it;
+ *  while it is locked, the collector waits (a daemon that records after its
+ *  parent ended is collected). The child makes it under another name, locks
+ *  it and renames it into place: a collector never sees it unlocked before. */
+#define UPTI_RING_PENDING_SUFFIX ".upti-pending"
 /** Default of header->full_wait_ns (UPTI_RING_FULL_WAIT_MS overrides it at creation). */
 #define UPTI_RING_DEFAULT_FULL_WAIT_NS (50ull * 1000 * 1000)
 

@@ -885,6 +885,27 @@ int uo_db_set_metadata(uo_db *db, const char *key, const char *value)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
+int uo_db_set_process_start(uo_db *db, const char *command, uint64_t start, uint64_t wall_start)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db->db, "UPDATE info_process SET command = ?, start = ?, wall_start = ?"
+                                   " WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int sanitized;
+    const char *cmd = uo_utf8_sanitize(command, &sanitized);
+    sqlite3_bind_text(st, 1, cmd, -1, SQLITE_TRANSIENT);
+    if (sanitized)
+        free((void *)cmd);
+    bind_u64(st, 2, start);
+    bind_u64(st, 3, wall_start);
+    sqlite3_bind_int64(st, 4, db->process_id);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (start < db->first_ts)
+        db->first_ts = start;
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
 void uo_db_set_kernel_filter(uo_db *db, uo_kernel_filter_fn fn, void *data)
 {
     db->filter_fn = fn;

@@ -18,6 +18,9 @@
 
 /** Appends one record of n fields to $UPTI_TRACE_MANIFEST (nothing when unset). 0 or -1. */
 int uo_manifest_add(const char *const *fields, size_t n);
+/** From now on records go to fd (upti's own manifest, an unlinked file: none is left
+ *  behind when upti is killed), not to $UPTI_TRACE_MANIFEST; -1 ends that. */
+void uo_manifest_set_fd(int fd);
 /** Appends ("wrote", path): called by every writer once path is complete. */
 void uo_note_written(const char *path);
 

@@ -37,7 +37,31 @@ typedef struct string_table {
     size_t n, cap;
     uint32_t *slot; /* open addressing: string id + 1, 0 = empty */
     size_t nslot;
+    size_t cut;     /* strings cut to OTF2_STRING_MAX */
 } string_table;
+
+/* A definition must fit OTF2's definition chunk (4 MiB, OTF2_Archive_Open below): a
+ * longer string failed the whole export. Longer ones keep their first
+ * OTF2_STRING_MAX bytes (not inside a UTF-8 character) and say how long they were. */
+#define OTF2_STRING_MAX (1u << 20)
+
+/* s, or its first OTF2_STRING_MAX bytes and " [cut: N bytes]" (*owned: malloc'd). */
+static const char *fitting(const char *s, char **owned)
+{
+    *owned = NULL;
+    size_t len = strnlen(s, OTF2_STRING_MAX + 1);
+    if (len <= OTF2_STRING_MAX)
+        return s;
+    size_t whole = strlen(s), keep = OTF2_STRING_MAX;
+    while (keep > 0 && ((unsigned char)s[keep] & 0xc0) == 0x80)
+        keep--;
+    *owned = malloc(keep + 48);
+    if (*owned == NULL)
+        return NULL;
+    memcpy(*owned, s, keep);
+    snprintf(*owned + keep, 48, " [cut: %zu bytes]", whole);
+    return *owned;
+}
 
 static uint64_t fnv(const char *s)
 {
@@ -47,11 +71,27 @@ static uint64_t fnv(const char *s)
     return h;
 }
 
+static uint32_t str_id_of(string_table *t, const char *s);
+
 /* The id of s, added if new; UINT32_MAX when out of memory. */
 static uint32_t str_id(string_table *t, const char *s)
 {
     if (s == NULL)
         s = "";
+    char *owned;
+    s = fitting(s, &owned);
+    if (s == NULL)
+        return UINT32_MAX;
+    size_t before = t->n;
+    uint32_t id = str_id_of(t, s);
+    if (owned != NULL && t->n > before)
+        t->cut++; /* (said once per string) */
+    free(owned);
+    return id;
+}
+
+static uint32_t str_id_of(string_table *t, const char *s)
+{
     if (t->n * 2 >= t->nslot) {
         size_t nslot = t->nslot ? t->nslot * 2 : 1024;
         uint32_t *slot = calloc(nslot, sizeof *slot);
@@ -833,6 +873,9 @@ static int export_archive(sqlite3 *db, const char *dir, const char *name, char *
     OTF2_Error_RegisterCallback(prev, NULL);
     /* Alike on purpose (duplicates): the clean-up frees its writer's arrays as timeline.c's
      * writers free theirs; each frees its own struct's fields. */
+    if (w.str.cut > 0)
+        uo_report("%zu string%s longer than %u bytes cut in the OTF2 archive (the database "
+                  "has them whole)", w.str.cut, w.str.cut == 1 ? "" : "s", OTF2_STRING_MAX);
     for (size_t i = 0; i < w.str.n; i++)
         free(w.str.text[i]);
     free(w.str.text);

@@ -104,6 +104,20 @@ int uo_claim_output(char **base, const char *suffix, const char *session, int pi
     return -1;
 }
 
+int uo_shorten_base(char *base)
+{
+    char *slash = strrchr(base, '/');
+    char *name = slash != NULL ? slash + 1 : base;
+    size_t n = strlen(name);
+    if (n <= UO_BASE_NAME_MAX)
+        return 0;
+    n = UO_BASE_NAME_MAX;
+    while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
+        n--; /* (not inside a character) */
+    name[n] = '\0';
+    return 1;
+}
+
 char *uo_fallback_base(const char *base)
 {
     const char *dir = getenv("TMPDIR");

@@ -62,6 +62,17 @@ int uo_part_finish(const char *part, const char *path, int ok, char *err, size_t
  */
 int uo_claim_output(char **base, const char *suffix, const char *session, int pid);
 
+/** The longest file name an output's base may have: NAME_MAX less what
+ *  upti appends to it ("-<pid>", the longest extension, ".part"). */
+#define UO_BASE_NAME_MAX (255 - 48)
+/**
+ * Shortens base's last component to its first UO_BASE_NAME_MAX bytes (cut
+ * before a UTF-8 continuation byte) when it is longer: a name the file system
+ * refuses (ENAMETOOLONG) would never be written, by this run or a recovery.
+ * Returns 1 if it was shortened.
+ */
+int uo_shorten_base(char *base);
+
 /** Where outputs go when base's folder cannot be written: $TMPDIR (else /tmp)
  *  plus base's last component. malloc'd; NULL if base is already there. */
 char *uo_fallback_base(const char *base);

@@ -167,6 +167,9 @@ int uo_db_make_template(const char *path);
 void uo_db_use_template(const char *path);
 /** Sets metadata(key, value). */
 int uo_db_set_metadata(uo_db *db, const char *key, const char *value);
+/** Sets the process's command line and start (ns, UPTI's clock; wall_start: ns since the
+ *  epoch) in info_process: those of the first image of a program that exec'd. 0 or -1. */
+int uo_db_set_process_start(uo_db *db, const char *command, uint64_t start, uint64_t wall_start);
 /** Interns s (sanitized to UTF-8); returns its string id (> 0), or 0 for NULL. */
 int64_t uo_db_intern(uo_db *db, const char *s);
 /** Text of an interned id (valid while db is open). */

@@ -14,6 +14,7 @@
 #include "private_dir.h"
 #include "proc_stat.h"
 #include "ring.h"
+#include "run_folder.h"
 #include "upti_ring_abi.h"
 
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -60,10 +62,14 @@ struct upti_shared_ring {
     /* A forked child's file is created at its first record (a child that
      * execs at once leaves none); the lock orders the child's threads. */
     bool file_pending;
+    int pending_fd; /* the child's claim while file_pending (UPTI_RING_PENDING_SUFFIX), or -1 */
+    bool claims;    /* dir is a collector's folder of upti's: its collector waits for claims */
+    uint32_t claim_id; /* tells this buffer's claim from another's of the same process */
     pthread_mutex_t create_lock;
 };
 
 static _Atomic uint32_t g_file_counter;
+static _Atomic uint32_t g_claim_ids;
 
 static uint64_t mono_ns(void)
 {
@@ -80,21 +86,68 @@ static uint64_t proc_start_ticks(void)
     return upti_proc_stat(0, &state, &ticks) == 0 ? ticks : 0;
 }
 
-static void read_command(char *out, size_t cap)
+/* The command line of this image, read when libupti was loaded: a program may
+ * rewrite its argv in place later (e.g. an option parser that cuts "a=b" into
+ * "a" and "b"), and /proc/self/cmdline shows those edits. */
+static char g_command[sizeof(((upti_ring_header_t *)0)->command)];
+
+__attribute__((constructor)) static void read_command_at_load(void)
 {
-    (void)upti_proc_command_line(out, cap);
+    (void)upti_proc_command_line(g_command, sizeof g_command);
 }
 
-/* Creates, sizes, maps and fills the ring file r->path. Returns 0 or an errno. */
-static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool exclusive)
+/* The command line for a ring file's header. The first ring file of the
+ * process `upti run` started (UPTI_RUN_COMMAND = "PID<TAB>ARGV", set by upti
+ * run in its child before the exec) has the argv upti run gave it; the files
+ * of later images (an exec keeps the pid) have their own. */
+static void read_command(char *out, size_t cap, bool first_of_pid)
+{
+    const char *launched = getenv("UPTI_RUN_COMMAND");
+    char *tab = NULL;
+    if (first_of_pid && launched != NULL && strtol(launched, &tab, 10) == (long)getpid() &&
+        tab != NULL && *tab == '\t') {
+        snprintf(out, cap, "%s", tab + 1);
+        return;
+    }
+    if (g_command[0] == '\0')
+        (void)upti_proc_command_line(g_command, sizeof g_command); /* (loaded before /proc) */
+    snprintf(out, cap, "%s", g_command);
+}
+
+static void auto_name(struct upti_shared_ring *r, uint32_t n);
+
+/* Creates, sizes, maps and fills the ring file r->path (automatically named:
+ * the first upti-PID-N.upti-ring that does not exist yet). Returns 0 or an errno. */
+static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool automatic)
 {
     size_t slots_bytes = ((size_t)r->max_slots * UPTI_RING_SLOT_BYTES + PAGE - 1) & ~(size_t)(PAGE - 1);
     size_t size = UPTI_RING_HEADER_BYTES + slots_bytes + (size_t)r->max_slots * r->slot_size;
-    /* Relative to its folder, never through a symbolic link; a named file that
-     * exists is reused only if it is a regular file of this user (private_dir.h). */
-    int fd = upti_open_file(r->path, O_RDWR | O_CREAT | (exclusive ? 0 : O_TRUNC), 0600, exclusive);
+    int fd = -1;
+    bool first_of_pid = true;
+    if (automatic) {
+        /* A program that exec'd keeps its pid, and its earlier image's files
+         * are still there (its collector reads them): the next free number.
+         * Relative to its folder, never through a symbolic link (private_dir.h). */
+        for (int tries = 0; fd < 0 && tries < 4096; tries++) {
+            uint32_t n = atomic_fetch_add(&g_file_counter, 1);
+            auto_name(r, n);
+            fd = upti_open_file(r->path, O_RDWR | O_CREAT, 0600, 1);
+            if (fd < 0 && errno != EEXIST)
+                return errno;
+            first_of_pid = n == 0;
+        }
+    } else {
+        /* A named file that exists is reused only if it is a regular file of
+         * this user with one link. */
+        fd = upti_open_file(r->path, O_RDWR | O_CREAT, 0600, 0);
+    }
     if (fd < 0)
         return errno;
+    if (!automatic && ftruncate(fd, 0) != 0) {
+        int e = errno;
+        close(fd);
+        return e;
+    }
     if (ftruncate(fd, (off_t)size) != 0) {
         int e = errno;
         close(fd);
@@ -131,7 +184,7 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool ex
     clock_gettime(CLOCK_REALTIME, &wall);
     h->wall_start = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
     gethostname(h->hostname, sizeof h->hostname - 1);
-    read_command(h->command, sizeof h->command);
+    read_command(h->command, sizeof h->command, first_of_pid);
     size_t data = UPTI_RING_HEADER_BYTES + slots_bytes;
     for (uint32_t i = 0; i < r->max_slots; i++)
         upti_ring_slot(map, i)->data_offset = data + (size_t)i * r->slot_size;
@@ -140,11 +193,10 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool ex
     return 0;
 }
 
-/* The name of an automatically named ring file in dir. */
-static void auto_name(struct upti_shared_ring *r)
+/* The name of automatically named ring file n in dir. */
+static void auto_name(struct upti_shared_ring *r, uint32_t n)
 {
-    snprintf(r->path, sizeof r->path, "%s/upti-%d-%u" UPTI_RING_SUFFIX, r->dir, (int)getpid(),
-             atomic_fetch_add(&g_file_counter, 1));
+    snprintf(r->path, sizeof r->path, "%s/upti-%d-%u" UPTI_RING_SUFFIX, r->dir, (int)getpid(), n);
 }
 
 UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, size_t size,
@@ -167,6 +219,8 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
         return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
     }
     r->max_slots = max_threads;
+    r->pending_fd = -1;
+    r->claim_id = atomic_fetch_add(&g_claim_ids, 1);
     pthread_mutex_init(&r->create_lock, NULL);
     r->slot_size = PAGE;
     while (r->slot_size < size)
@@ -178,7 +232,18 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
     bool is_dir = stat(where, &st) == 0 && S_ISDIR(st.st_mode);
     if (is_dir) {
         snprintf(r->dir, sizeof r->dir, "%s", where);
-        auto_name(r);
+        /* A forked child claims it may still record only in the folder of a
+         * collector of upti's, which removes the claims: a run folder (upti run,
+         * the record-only helper) or UPTI_TRACE_RING_DIR (a folder named by hand,
+         * for upti recover). Elsewhere (/dev/shm, a tool's own folder) nobody
+         * would, and every fork would leave one. */
+        const char *run_dir = getenv("UPTI_TRACE_RING_DIR");
+        const char *base = strrchr(where, '/');
+        struct stat rs;
+        r->claims = strncmp(base != NULL ? base + 1 : where, UPTI_RUN_FOLDER_PREFIX,
+                            strlen(UPTI_RUN_FOLDER_PREFIX)) == 0 ||
+                    (run_dir != NULL && stat(run_dir, &rs) == 0 && rs.st_dev == st.st_dev &&
+                     rs.st_ino == st.st_ino);
     } else {
         snprintf(r->path, sizeof r->path, "%s", where);
         snprintf(r->dir, sizeof r->dir, "%s", where);
@@ -251,19 +316,55 @@ static bool claim_slot(struct upti_shared_ring *r, uint32_t i, upti_thread_id_t 
     return atomic_compare_exchange_strong(&slot->owner, &owner, tid);
 }
 
+/* The path of this process's claim in r->dir (UPTI_RING_PENDING_SUFFIX); tmp: the
+ * name it is made under. */
+static void pending_path(const struct upti_shared_ring *r, char *out, size_t cap, bool tmp)
+{
+    snprintf(out, cap, "%s/upti-%d-%u%s", r->dir, (int)getpid(), r->claim_id,
+             tmp ? ".upti-pending-new" : UPTI_RING_PENDING_SUFFIX);
+}
+
+/* A forked child: claims, locked, that it may still record (upti_ring_abi.h).
+ * Only system calls: it runs in the child's fork handler. */
+static void pending_claim(struct upti_shared_ring *r)
+{
+    char tmp[PATH_MAX], path[PATH_MAX];
+    pending_path(r, tmp, sizeof tmp, true);
+    pending_path(r, path, sizeof path, false);
+    int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0 && (flock(fd, LOCK_EX | LOCK_NB) != 0 || rename(tmp, path) != 0)) {
+        unlink(tmp);
+        close(fd);
+        fd = -1;
+    }
+    r->pending_fd = fd;
+}
+
+/* The child's ring file exists (or never will): its claim goes. */
+static void pending_release(struct upti_shared_ring *r)
+{
+    if (r->pending_fd < 0)
+        return;
+    char path[PATH_MAX];
+    pending_path(r, path, sizeof path, false);
+    unlink(path);
+    close(r->pending_fd);
+    r->pending_fd = -1;
+}
+
 /* A forked child's first record: its own file. */
 static bool create_child_file(struct upti_buffer *b, struct upti_shared_ring *r)
 {
     pthread_mutex_lock(&r->create_lock);
     if (r->file_pending) {
         r->file_pending = false;
-        auto_name(r);
         int e = ring_file_create(r, b->policy, true);
         if (e != 0) {
             upti_log_error("cannot create the shared buffer %s for a forked child: %s", r->path,
                            strerror(e));
             atomic_store(&b->destroyed, true);
         }
+        pending_release(r); /* after the file is LIVE: a collector finds one or the other */
     }
     bool ok = __atomic_load_n(&r->hdr, __ATOMIC_ACQUIRE) != NULL;
     pthread_mutex_unlock(&r->create_lock);
@@ -360,11 +461,24 @@ void upti_shared_fork_child(struct upti_buffer *b, upti_thread_state_t *self)
     r->path[0] = '\0';
     pthread_mutex_init(&r->create_lock, NULL);
     r->file_pending = !atomic_load(&b->destroyed);
+    /* The parent's claim (a child forked before its first record) stays the
+     * parent's: this child's own is made first, so that there is no moment
+     * when neither is held. */
+    int inherited = r->pending_fd;
+    r->pending_fd = -1;
+    if (r->file_pending && r->claims)
+        pending_claim(r);
+    if (inherited >= 0)
+        close(inherited);
     upti_shared_agents_fork_child(b);
 }
 
 void upti_shared_close(struct upti_buffer *b)
 {
+    pthread_mutex_lock(&b->shared->create_lock);
+    b->shared->file_pending = false; /* destroyed before its first record: nothing will come */
+    pending_release(b->shared);
+    pthread_mutex_unlock(&b->shared->create_lock);
     if (b->shared->hdr != NULL)
         atomic_store_explicit(&b->shared->hdr->state, UPTI_RING_STATE_CLOSED, memory_order_release);
 }

@@ -741,6 +741,14 @@ def case_merge_same_file(tmp):
         line = one_upti_line(p, "-o " + out)
         check("is the input ./a.db" in line, "message: %r" % line)
         check(open(a, "rb").read() == before, "a.db changed by the refused merge -o %s" % out)
+    # One input given twice (under any name) would double every row: refused.
+    for again in ("a.db", "./a.db", os.path.join(tmp, "a.db")):
+        p = subprocess.run([UPTI, "merge", "a.db", "b.db", again, "-o", "m"], cwd=tmp,
+                           capture_output=True, text=True)
+        check(p.returncode == 2, "a.db b.db %s: exit %d, expected 2 (%s)" % (again, p.returncode, p.stderr))
+        line = one_upti_line(p, "a.db b.db " + again)
+        check("the input %s is a.db, given before" % again in line, "message: %r" % line)
+        check(not os.path.exists(os.path.join(tmp, "m.db")), "a merge of a.db twice was written")
     # A hard link is the same file under another name.
     os.link(a, os.path.join(tmp, "hard.db"))
     p = subprocess.run([UPTI, "merge", "a.db", "b.db", "-o", "hard.db"], cwd=tmp,

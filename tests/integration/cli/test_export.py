@@ -278,6 +278,24 @@ def case_otf2(tmp):
           == sorted("process %d" % i for i in ids),
           "without info_process: %d ENTER (expected %d), groups %r" % (
               sum(1 for e in ev if e[0] == "ENTER"), x["events"], groups))
+    # A region name of 5 MiB (more than OTF2's 4 MiB definition chunk): the export is
+    # written, that name cut to its first MiB (said once), every event there.
+    shutil.copy(os.path.join(d, "m.db"), os.path.join(tmp, "long.db"))
+    o = sqlite3.connect(os.path.join(tmp, "long.db"))
+    o.execute("UPDATE string SET string = ? WHERE string = 'outer'", ("o" * (5 << 20),))
+    o.commit()
+    o.close()
+    p = run([UPTI, "export", os.path.join(tmp, "long.db"), "-f", "otf2"])
+    check(p.stderr == "upti: 1 string longer than 1048576 bytes cut in the OTF2 archive (the "
+          "database has them whole)\n", "long string: %r" % p.stderr[:300])
+    ev = otf2_events(os.path.join(tmp, "long.otf2"))
+    x = expected_otf2(sqlite3.connect(os.path.join(d, "m.db")))
+    cut = "o" * (1 << 20) + " [cut: %d bytes]" % (5 << 20)
+    check(sum(1 for e in ev if e[0] == "ENTER" and e[3] == cut) == 21
+          and sum(1 for e in ev if e[0] == "ENTER") == x["events"],
+          "long string: %d ENTER of the cut name, %d in all (expected 21, %d)"
+          % (sum(1 for e in ev if e[0] == "ENTER" and e[3] == cut),
+             sum(1 for e in ev if e[0] == "ENTER"), x["events"]))
     # Written as NAME.part and renamed: what an export cut short left is removed.
     os.makedirs(os.path.join(d, "stale.part"))
     open(os.path.join(d, "stale.part", "0.evt"), "w").write("cut short")

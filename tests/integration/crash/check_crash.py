@@ -357,6 +357,12 @@ def case_full_disk(tmp):
     if held + lost + dropped != made or lost == 0 or held == 0:
         fail('held %d + lost %d + dropped %d != %d markers made%s' %
              (held, lost, dropped, made, where))
+    # The database says it too, not only the first stderr (a recovered one as well):
+    # the records not stored, and how the program ended (its wait status: 0).
+    if meta.get('records_not_stored') != str(lost):
+        fail('metadata records_not_stored %r, the line says %d' % (meta.get('records_not_stored'), lost))
+    if 'finalized' not in meta and not meta.get('ended', '').startswith('exited with status 0'):
+        fail('metadata ended %r, expected the wait status (exited with status 0)' % meta.get('ended'))
     # Nothing else is claimed (the database's own error lines name no count).
     known = said + [m.group(0) for m in counted + incomplete + kept + drops]
     others = [l for l in lines if l not in known and not l.startswith('upti: wrote ') and

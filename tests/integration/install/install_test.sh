@@ -117,6 +117,11 @@ if [ -z "${LDFLAGS:-}" ]; then
           -d "$work/trace" -- "$work/pc_app" 2>&1) || fail "installed upti run failed: $out"
     echo "$out"
     [ -n "$(find "$work/trace" -name '*.db')" ] || fail "installed upti run wrote no database"
+    step "the installed upti ignores the collector's test hook (it would kill itself)"
+    out=$(env -u LD_LIBRARY_PATH -u UPTI_TOOL_LIBRARIES UPTI_RING_TEST_CRASH_AFTER_CHUNKS=1 \
+          "$prefix/bin/upti" run --marker-trace -d "$work/hook" -o h -- "$work/pc_app" 2>&1) ||
+        fail "installed upti run with UPTI_RING_TEST_CRASH_AFTER_CHUNKS=1 failed: $out"
+    [ -f "$work/hook/h.db" ] || fail "installed upti run with the test hook wrote no h.db: $out"
     step "the installed tool, record-only without upti run, finds the installed upti as its collector"
     tool=$(find "$prefix" -name libupti-trace.so | head -1)
     mkdir -p "$work/record_only"

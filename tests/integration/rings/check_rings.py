@@ -356,10 +356,20 @@ def case_threads_slots(root):
     crc, _co, cerr = finish(coll, "threads_slots: the collector")
     if rc != 0 or crc != 0 or cerr:
         fail("threads_slots: exit %d / collector %d: %s %s" % (rc, crc, err, cerr))
-    dbs = convert(work)
+    p = subprocess.run([RING, "convert", os.path.join(work, "spool"), os.path.join(work, "out")],
+                       capture_output=True, text=True, env=env())
+    dbs = p.stdout.split()
+    # Labelled as what they are (not "ring full"), and counted apart in metadata.
+    said = "upti: process %d: %d records were dropped (a thread found no free slot: " \
+           "UPTI_TRACE_RING_SLOTS)\n" % (prog.pid, 2 * n)
+    if p.returncode != 0 or p.stderr != said:
+        fail("threads_slots: convert exited %d, said %r, expected %r" % (p.returncode, p.stderr, said))
     rows, meta, _pid = db_marks(dbs[0])
     groups = by_prefix(rows)
     dropped = int(meta.get("records_dropped", -1))
+    if meta.get("records_dropped_no_slot") != str(2 * n):
+        fail("threads_slots: metadata records_dropped_no_slot %r, expected %d"
+             % (meta.get("records_dropped_no_slot"), 2 * n))
     if len(groups) != 2 or dropped != 2 * n:
         fail("threads_slots: records of threads %s, %d dropped; expected 2 threads, %d dropped" %
              (sorted(groups), dropped, 2 * n))
