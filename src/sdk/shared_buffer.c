@@ -13,6 +13,7 @@
 #include "env.h"
 #include "proc_stat.h"
 #include "ring.h"
+#include "ring_room.h"
 #include "upti_ring_abi.h"
 
 #include <errno.h>
@@ -56,6 +57,10 @@ struct upti_shared_ring {
     uint32_t max_slots;
     size_t slot_size;
     uint64_t full_wait_ns;
+    dev_t dev; /* the file's: a slot's storage may be allocated through its path */
+    ino_t ino;
+    /* No storage could be had for a slot of this file: slots never used stay so. */
+    _Atomic bool room_exhausted;
     /* A forked child's file is created at its first record (a child that
      * execs at once leaves none); the lock orders the child's threads. */
     bool file_pending;
@@ -88,7 +93,7 @@ static void read_command(char *out, size_t cap)
 static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool exclusive)
 {
     size_t slots_bytes = ((size_t)r->max_slots * UPTI_RING_SLOT_BYTES + PAGE - 1) & ~(size_t)(PAGE - 1);
-    size_t size = UPTI_RING_HEADER_BYTES + slots_bytes + (size_t)r->max_slots * r->slot_size;
+    size_t size = upti_ring_file_bytes(r->max_slots, r->slot_size);
     int fd = open(r->path, O_RDWR | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC), 0600);
     if (fd < 0)
         return errno;
@@ -103,13 +108,27 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool ex
         unlink(r->path);
         return e;
     }
-    void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    struct stat st;
+    void *map = fstat(fd, &st) != 0 ? MAP_FAILED
+                                    : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     int e = errno;
     close(fd);
     if (map == MAP_FAILED) {
         unlink(r->path);
         return e;
     }
+    /* The header and the control blocks get their storage before they are written
+     * (the slots' data when each is claimed: claim_slot). */
+    r->dev = st.st_dev;
+    r->ino = st.st_ino;
+    e = upti_ring_room_reserve(map, UPTI_RING_HEADER_BYTES + slots_bytes, r->path, 0, r->dev,
+                               r->ino);
+    if (e != 0) {
+        munmap(map, size);
+        unlink(r->path);
+        return e;
+    }
+    atomic_store(&r->room_exhausted, false);
     r->map = map;
     r->map_size = size;
     upti_ring_header_t *h = map;
@@ -140,6 +159,33 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool ex
     atomic_store_explicit(&h->state, UPTI_RING_STATE_LIVE, memory_order_release);
     __atomic_store_n(&r->hdr, h, __ATOMIC_RELEASE); /* producers may claim slots from now */
     return 0;
+}
+
+/* Creates the ring file, smaller than asked where the folder or the address space
+ * cannot give what was asked (ring_room.h), and says once what it chose. */
+static int ring_file_create_sized(struct upti_shared_ring *r, uint32_t policy, bool exclusive)
+{
+    uint32_t asked_slots = r->max_slots;
+    size_t asked_size = r->slot_size;
+    char why[PATH_MAX];
+    size_t budget = upti_ring_room_budget(r->dir, why, sizeof why);
+    int e;
+    for (;;) {
+        if (budget != SIZE_MAX)
+            upti_ring_room_fit(&r->max_slots, &r->slot_size, budget);
+        e = ring_file_create(r, policy, exclusive);
+        size_t bytes = upti_ring_file_bytes(r->max_slots, r->slot_size);
+        if ((e != ENOMEM && e != ENOSPC) || bytes <= upti_ring_file_bytes(1, PAGE))
+            break;
+        /* The limits said more than could be had (another process took some): half. */
+        budget = bytes / 2;
+        snprintf(why, sizeof why, "%.1f MiB could not be %s", (double)bytes / (1 << 20),
+                 e == ENOMEM ? "mapped" : "reserved");
+    }
+    if (e == 0 && (r->max_slots != asked_slots || r->slot_size != asked_size))
+        upti_log_warning("rings of %zu KiB for %u threads (asked: %zu KiB for %u): %s", r->slot_size >> 10,
+                         r->max_slots, asked_size >> 10, asked_slots, why);
+    return e;
 }
 
 /* The name of an automatically named ring file in dir. */
@@ -192,7 +238,7 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
         else
             *slash = '\0';
     }
-    int e = ring_file_create(r, policy, is_dir);
+    int e = ring_file_create_sized(r, policy, is_dir);
     if (e != 0) {
         upti_log_error("cannot create the shared buffer %s: %s", r->path, strerror(e));
         free(r);
@@ -229,6 +275,22 @@ UPTI_API upti_status_t upti_get_shared_buffer_path(upti_buffer_id_t buffer_id, c
     return UPTI_STATUS_SUCCESS;
 }
 
+/* A slot used for the first time: its data gets storage before anything is written
+ * there. Where there is none, the slot stays unused (owner 0), and so do all the
+ * file's unused slots from then on: their threads' records are dropped, counted. */
+static bool reserve_slot(struct upti_shared_ring *r, upti_ring_slot_t *slot)
+{
+    int e = upti_ring_room_reserve((uint8_t *)r->map + slot->data_offset, r->slot_size, r->path,
+                                   (off_t)slot->data_offset, r->dev, r->ino);
+    if (e == 0)
+        return true;
+    atomic_store_explicit(&slot->owner, 0, memory_order_release);
+    if (!atomic_exchange(&r->room_exhausted, true))
+        upti_log_warning("no room for another thread's ring in %s (%s): threads without one "
+                         "have their records dropped and counted", r->path, strerror(e));
+    return false;
+}
+
 /* Takes slot i for tid if it is free, or held by an exited thread and fully drained. */
 static bool claim_slot(struct upti_shared_ring *r, uint32_t i, upti_thread_id_t tid)
 {
@@ -240,8 +302,13 @@ static bool claim_slot(struct upti_shared_ring *r, uint32_t i, upti_thread_id_t 
             atomic_load_explicit(&slot->head, memory_order_relaxed) !=
                 atomic_load_explicit(&slot->tail, memory_order_acquire))
             return false;
+    } else if (atomic_load_explicit(&r->room_exhausted, memory_order_relaxed)) {
+        return false;
     }
-    return atomic_compare_exchange_strong(&slot->owner, &owner, tid);
+    if (!atomic_compare_exchange_strong(&slot->owner, &owner, tid))
+        return false;
+    /* A slot that had an owner has had its storage since. */
+    return owner != 0 || reserve_slot(r, slot);
 }
 
 /* A forked child's first record: its own file. */
