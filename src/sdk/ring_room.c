@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -93,31 +92,21 @@ size_t upti_ring_room_budget(const char *dir, char *why, size_t cap)
     return budget;
 }
 
-/* Kernels without MADV_POPULATE_WRITE (before 5.14): the file's blocks, allocated
- * through a descriptor of its own (the program may close or reuse any other). */
-static int allocate_blocks(const char *path, off_t off, size_t len, dev_t dev, ino_t ino)
+int upti_ring_room_reserve_fd(int fd, off_t off, size_t len)
 {
+    return posix_fallocate(fd, off, (off_t)len);
+}
+
+int upti_ring_room_reserve(const char *path, dev_t dev, ino_t ino, off_t off, size_t len)
+{
+    /* A descriptor of its own: the program may close or reuse any other. */
     int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return errno;
     struct stat st;
     int e = fstat(fd, &st) != 0 ? errno : st.st_dev != dev || st.st_ino != ino ? ESTALE : 0;
     if (e == 0)
-        e = posix_fallocate(fd, off, (off_t)len);
+        e = upti_ring_room_reserve_fd(fd, off, len);
     close(fd);
     return e;
-}
-
-int upti_ring_room_reserve(void *addr, size_t len, const char *path, off_t off, dev_t dev,
-                           ino_t ino)
-{
-    /* Allocates and maps every page now: the program's writes there never fault (neither
-     * for want of room nor at first touch, which would cost its record a page fault). */
-    if (madvise(addr, len, MADV_POPULATE_WRITE) == 0)
-        return 0;
-    if (errno == EFAULT || errno == ENOMEM)
-        return ENOSPC; /* EFAULT: a write there would have raised SIGBUS */
-    if (errno != EINVAL)
-        return errno;
-    return allocate_blocks(path, off, len, dev, ino);
 }

@@ -37,12 +37,15 @@ bool upti_ring_room_fit(uint32_t *slots, size_t *slot_size, size_t budget);
 size_t upti_ring_room_budget(const char *dir, char *why, size_t cap);
 
 /**
- * Gives [addr, addr + len), a page-aligned part of a shared mapping of the
- * file at path (offset off; its device and inode dev, ino), storage now, so
- * that no write there can fault for want of it. 0, or an errno (ENOSPC: no
- * room).
+ * Gives bytes [off, off + len) of the ring file open as fd storage now
+ * (posix_fallocate), so that no write to them through a mapping can fault for
+ * want of it. Pages are only allocated, not mapped: the program's resident
+ * memory grows only with the pages it writes. 0, or an errno (ENOSPC: no room).
  */
-int upti_ring_room_reserve(void *addr, size_t len, const char *path, off_t off, dev_t dev,
-                           ino_t ino);
+int upti_ring_room_reserve_fd(int fd, off_t off, size_t len);
+
+/** The same through the file's path (opened anew, checked to be the file of device dev
+ *  and inode ino: the program may have closed or reused the descriptor UPTI had). */
+int upti_ring_room_reserve(const char *path, dev_t dev, ino_t ino, off_t off, size_t len);
 
 #endif

@@ -47,6 +47,9 @@ _Static_assert(sizeof(size_t) == sizeof(uint64_t), "positions are 64-bit");
 
 #define DEFAULT_DIR "/dev/shm"
 #define PAGE 4096u
+/* The part of its ring a producer writes while the collector keeps up: larger
+ * rings are the room for bursts, touched only when the collector falls behind. */
+#define HOT_BYTES ((size_t)1 << 20)
 
 struct upti_shared_ring {
     char path[PATH_MAX];
@@ -108,26 +111,21 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool ex
         unlink(r->path);
         return e;
     }
+    /* The header and the control blocks get their storage before they are written
+     * (the slots' data when each is claimed: claim_slot). */
     struct stat st;
-    void *map = fstat(fd, &st) != 0 ? MAP_FAILED
-                                    : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    int e = errno;
+    int e = fstat(fd, &st) != 0 ? errno
+                                : upti_ring_room_reserve_fd(fd, 0, UPTI_RING_HEADER_BYTES + slots_bytes);
+    void *map = e != 0 ? MAP_FAILED : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (e == 0 && map == MAP_FAILED)
+        e = errno;
     close(fd);
     if (map == MAP_FAILED) {
         unlink(r->path);
         return e;
     }
-    /* The header and the control blocks get their storage before they are written
-     * (the slots' data when each is claimed: claim_slot). */
     r->dev = st.st_dev;
     r->ino = st.st_ino;
-    e = upti_ring_room_reserve(map, UPTI_RING_HEADER_BYTES + slots_bytes, r->path, 0, r->dev,
-                               r->ino);
-    if (e != 0) {
-        munmap(map, size);
-        unlink(r->path);
-        return e;
-    }
     atomic_store(&r->room_exhausted, false);
     r->map = map;
     r->map_size = size;
@@ -280,8 +278,7 @@ UPTI_API upti_status_t upti_get_shared_buffer_path(upti_buffer_id_t buffer_id, c
  * file's unused slots from then on: their threads' records are dropped, counted. */
 static bool reserve_slot(struct upti_shared_ring *r, upti_ring_slot_t *slot)
 {
-    int e = upti_ring_room_reserve((uint8_t *)r->map + slot->data_offset, r->slot_size, r->path,
-                                   (off_t)slot->data_offset, r->dev, r->ino);
+    int e = upti_ring_room_reserve(r->path, r->dev, r->ino, (off_t)slot->data_offset, r->slot_size);
     if (e == 0)
         return true;
     atomic_store_explicit(&slot->owner, 0, memory_order_release);
@@ -347,6 +344,7 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
     size_t head = atomic_load_explicit(&p->head, memory_order_relaxed);
     p->data = (uint8_t *)r->map + slot->data_offset;
     p->size = r->slot_size;
+    p->limit = p->size < HOT_BYTES ? p->size : HOT_BYTES;
     p->buffer = b;
     p->tid = s->tid;
     p->local_head = p->pending_head = p->cached_tail = p->wake_check = head;
@@ -363,6 +361,22 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
     }
     upti_shared_agents_first_write(b, s); /* the agents this file lacks (shared_agents.c) */
     return p;
+}
+
+bool upti_shared_past_limit(struct upti_producer *p, size_t pos, size_t len)
+{
+    /* The collector is less than half of this lap behind (p->cached_tail was just
+     * loaded): back to the start, whose pages are mapped and in cache, with at least
+     * half of this lap's room there. Every page past HOT_BYTES written would be a page
+     * fault and resident memory more for the program. */
+    if (p->local_head - p->cached_tail + len <= pos / 2) {
+        p->limit = p->size < HOT_BYTES ? p->size : HOT_BYTES;
+        return true;
+    }
+    /* Further on, a MiB at a time: as far as the collector lags, twice, no further. */
+    while (p->limit < pos + len)
+        p->limit = p->size - p->limit > HOT_BYTES ? p->limit + HOT_BYTES : p->size;
+    return false;
 }
 
 bool upti_shared_wait_for_room(struct upti_producer *p, size_t need)

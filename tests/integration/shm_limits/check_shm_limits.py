@@ -20,6 +20,14 @@ the end-of-run line names the same drop count.
   address_space  RLIMIT_AS of 200,000 KiB (ulimit -v 200000) for upti and the program,
                  8 x 10,000 marks: the rings are sized to fit (one "upti:" line), all
                  80,000 marks are in the database.
+  hot_window     a 64 MiB ring that a collector keeps empty (hot_window, which drains its
+                 own ring every 1,000 marks), 300,000 marks (about 19 MB of records): the
+                 program writes only the ring's first MiB (it goes back to the start while
+                 the collector keeps up) and its resident shared memory stays under 2 MiB
+                 (before: 18.8 MB, every page it wrote).
+  big_ring       `upti run` with 8 rings of 64 MiB, 2 x 200,000 marks: every mark
+                 once, none dropped (the collector skips the rest of a ring a producer left
+                 early, and reads what came before and after it).
 The /dev/shm cases need root and unshare; they skip where either is missing.
 """
 import os
@@ -44,11 +52,12 @@ def fail(msg):
     sys.exit(1)
 
 
-def env(tmp):
+def env(tmp, **extra):
     e = {k: v for k, v in os.environ.items()
          if not k.startswith(('UPTI_TOOL', 'UPTI_TRACE', 'UPTI_RING', 'OPENCL_LAYERS'))}
     e['TMPDIR'] = os.path.join(tmp, 'tmpdir')
     os.makedirs(e['TMPDIR'], exist_ok=True)
+    e.update(extra)
     return e
 
 
@@ -68,13 +77,13 @@ def need_namespace():
         sys.exit(SKIP)
 
 
-def run(cmd, tmp, preexec=None):
-    p = subprocess.run(cmd, env=env(tmp), capture_output=True, text=True, errors='replace',
-                       timeout=280, preexec_fn=preexec)
+def run(cmd, tmp, preexec=None, **extra):
+    p = subprocess.run(cmd, env=env(tmp, **extra), capture_output=True, text=True,
+                       errors='replace', timeout=280, preexec_fn=preexec)
     return p.returncode, p.stdout, p.stderr
 
 
-def check(tmp, wrap, threads, n, preexec=None):
+def check(tmp, wrap, threads, n, preexec=None, **extra):
     """Runs many_marks untraced and traced through wrap; returns (marks per thread, dropped,
     the upti: lines other than "wrote")."""
     app = [APP, str(threads), str(n)]
@@ -83,7 +92,7 @@ def check(tmp, wrap, threads, n, preexec=None):
         fail('untraced: status %d, stderr %r' % (rc0, err0))
     d = os.path.join(tmp, 'out')
     cmd = [UPTI, 'run', '--marker-trace', '-d', d, '-o', 'c', '--'] + app
-    rc, out, err = run(wrap(cmd), tmp, preexec)
+    rc, out, err = run(wrap(cmd), tmp, preexec, **extra)
     where = '\ncommand: %s\nstdout: %r\nstderr: %s' % (' '.join(wrap(cmd)), out, err)
     if rc != rc0 or out != out0:
         fail('traced: status %d and stdout %r, untraced %d and %r%s' % (rc, out, rc0, out0, where))
@@ -158,6 +167,32 @@ def case_address_space(tmp):
     print('address_space: rings of %d KiB for %d threads; all 80,000 marks' % (kib, slots))
 
 
+def case_hot_window(tmp):
+    shm = tempfile.mkdtemp(prefix='upti-hot-window-', dir='/dev/shm')
+    try:
+        rc, out, err = run([os.path.join(BUILD, 'bin', 'hot_window'), shm, str(64 << 20),
+                            '300000'], tmp)
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
+    m = re.fullmatch(r'rss_shmem_kb=(\d+) max_offset=(\d+)\n', out)
+    if rc != 0 or m is None:
+        fail('status %d, stdout %r, stderr %r' % (rc, out, err))
+    rss, offset = int(m.group(1)), int(m.group(2))
+    if offset >= 1 << 20 or rss >= 2048:
+        fail('the program wrote up to offset %d of its 64 MiB ring and has %d KiB of shared '
+             'memory resident; expected below 1 MiB and 2 MiB' % (offset, rss))
+    print('hot_window: 300,000 marks in the first %d bytes of a 64 MiB ring, %d KiB resident'
+          % (offset + 1, rss))
+
+
+def case_big_ring(tmp):
+    per_thread, dropped, lines, where = check(tmp, lambda c: c, 2, 200000,
+                                              UPTI_TRACE_BUFFER_SIZE='64m', UPTI_TRACE_RING_SLOTS='8')
+    if dropped != 0 or per_thread != [200000] * 2 or lines:
+        fail('marks per thread %r, %d dropped, lines %r%s' % (per_thread, dropped, lines, where))
+    print('big_ring: all 400,000 marks once')
+
+
 def main():
     if not os.path.exists(APP):
         print('SKIP: %s not built' % APP)
@@ -172,6 +207,10 @@ def main():
             case_shm_readonly(tmp)
         elif CASE == 'address_space':
             case_address_space(tmp)
+        elif CASE == 'hot_window':
+            case_hot_window(tmp)
+        elif CASE == 'big_ring':
+            case_big_ring(tmp)
         else:
             fail('unknown case')
     finally:
