@@ -346,8 +346,8 @@ static uint64_t lap_end(const struct ring *r, const upti_ring_slot_t *slot, uint
     for (uint64_t pos = tail; pos < head;) {
         upti_ring_record_header_t h;
         uint64_t rest = size - (pos & mask);
-        if (rest < sizeof h || head - pos < sizeof h)
-            break;
+        if ((pos > tail && rest == size) || rest < sizeof h || head - pos < sizeof h)
+            break; /* a lap that ended with a record, not a padding */
         memcpy(&h, data + (pos & mask), sizeof h);
         if (h.len < sizeof h || h.len % 8 != 0 || h.len > head - pos || h.len > rest)
             break; /* malformed: read as it is, the converter counts it */

@@ -114,8 +114,9 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool ex
     /* The header and the control blocks get their storage before they are written
      * (the slots' data when each is claimed: claim_slot). */
     struct stat st;
-    int e = fstat(fd, &st) != 0 ? errno
-                                : upti_ring_room_reserve_fd(fd, 0, UPTI_RING_HEADER_BYTES + slots_bytes);
+    int e = fstat(fd, &st) != 0
+                ? errno
+                : upti_ring_room_reserve_fd(fd, 0, UPTI_RING_HEADER_BYTES + slots_bytes);
     void *map = e != 0 ? MAP_FAILED : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (e == 0 && map == MAP_FAILED)
         e = errno;
@@ -181,8 +182,8 @@ static int ring_file_create_sized(struct upti_shared_ring *r, uint32_t policy, b
                  e == ENOMEM ? "mapped" : "reserved");
     }
     if (e == 0 && (r->max_slots != asked_slots || r->slot_size != asked_size))
-        upti_log_warning("rings of %zu KiB for %u threads (asked: %zu KiB for %u): %s", r->slot_size >> 10,
-                         r->max_slots, asked_size >> 10, asked_slots, why);
+        upti_log_warning("rings of %zu KiB for %u threads (asked: %zu KiB for %u): %s",
+                         r->slot_size >> 10, r->max_slots, asked_size >> 10, asked_slots, why);
     return e;
 }
 
