@@ -2,7 +2,7 @@
 """What `upti run` costs the traced program, in one command.
 
     bench/run_overhead/run_overhead.py [BUILD_DIR] [--calls N] [--threads 1,8]
-        [--kernels K] [--writes W] [--reps R]
+        [--kernels K] [--writes W] [--reps R] [--ring-size SIZE]
 
 Runs the probe (bench_run_overhead_probe: CALLS clSetKernelArg calls split over
 THREADS threads, each its own kernel, then KERNELS launches and WRITES buffer
@@ -56,6 +56,8 @@ def parse_args():
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--short-reps", type=int, default=20)
     p.add_argument("--short-calls", type=int, default=1000)
+    p.add_argument("--ring-size", default=None,
+                   help="UPTI_TRACE_BUFFER_SIZE for upti run: each thread's ring (default 1m)")
     a = p.parse_args()
     a.threads = [int(t) for t in a.threads.split(",") if t]
     if a.calls < 1 or a.reps < 1 or not a.threads or min(a.threads) < 1:
@@ -103,6 +105,8 @@ def run_once(a, mode, threads, work):
     elif mode == "upti-run":
         cmd = [os.path.join(build, "bin", "upti"), "run", "--sys-trace", "-d", out,
                "-o", "upti-%pid%", "--"] + probe
+        if a.ring_size is not None:
+            env["UPTI_TRACE_BUFFER_SIZE"] = a.ring_size
     elif mode == "old-writer":
         cmd = probe
         env["UPTI_TOOL_LIBRARIES"] = os.path.join(build, "lib", "libupti-trace.so")

@@ -143,7 +143,12 @@ UPTI_API upti_status_t upti_destroy_buffer(upti_buffer_id_t buffer_id);
  * Nothing in the process delivers them: there is no callback and no thread.
  *
  * size: bytes of each thread's ring (at least 4096, rounded up to a power of
- * two). max_threads: rings in the file (1..65536); a thread takes one at its
+ * two). max_threads: rings in the file (1..65536). The file takes at most half
+ * the space free in its folder and half the address space left (RLIMIT_AS):
+ * where size x max_threads does not fit, the rings are smaller, then fewer,
+ * and one line at level WARNING says so. A ring's storage is reserved when a
+ * thread first takes it (never a SIGBUS on a full tmpfs): a thread whose ring
+ * gets none drops its records (counted). A thread takes a ring at its
  * first record and gives it back when it exits (reused once drained); a
  * thread that finds none drops its records (counted). path_or_dir: the file,
  * created or truncated; or an existing folder, where the file is named

@@ -495,6 +495,50 @@ static void give_back(upti_ring_slot_t *slot, uint64_t head)
         upti_ring_futex_wake(&slot->tail);
 }
 
+/* tail, or past the padding record there when it reaches the ring's end and is
+ * committed: a producer goes back to its ring's start early (while the collector
+ * keeps up it writes only the ring's first part) and pads the rest, which holds
+ * nothing and whose pages it may never have written: not read, not stored. */
+static uint64_t skip_padding(const struct ring *r, const upti_ring_slot_t *slot, uint64_t tail,
+                             uint64_t head)
+{
+    uint64_t size = r->slot_size, rest = size - (tail & (size - 1));
+    uint64_t offset = slot->data_offset; /* read once: what is used is what was checked */
+    if (head - tail < rest || head - tail > size || rest < sizeof(upti_ring_record_header_t) ||
+        !ur_span_fits(offset, size, r->map_size))
+        return tail;
+    upti_ring_record_header_t h;
+    memcpy(&h, (const uint8_t *)r->map + offset + (tail & (size - 1)), sizeof h);
+    return h.kind == UPTI_RING_KIND_PADDING && h.len == rest ? tail + rest : tail;
+}
+
+/* head, or where a padding record that ends a lap early starts, when [tail, head)
+ * reaches the ring's end: the records there are walked (once per lap) to find it,
+ * so that what follows it is not read. */
+static uint64_t lap_end(const struct ring *r, const upti_ring_slot_t *slot, uint64_t tail,
+                        uint64_t head)
+{
+    uint64_t size = r->slot_size, mask = size - 1;
+    uint64_t offset = slot->data_offset; /* read once: what is used is what was checked */
+    if (head - tail > size || (tail & mask) + (head - tail) < size ||
+        !ur_span_fits(offset, size, r->map_size))
+        return head;
+    const uint8_t *data = (const uint8_t *)r->map + offset;
+    for (uint64_t pos = tail; pos < head;) {
+        upti_ring_record_header_t h;
+        uint64_t rest = size - (pos & mask);
+        if ((pos > tail && rest == size) || rest < sizeof h || head - pos < sizeof h)
+            break; /* a lap that ended with a record, not a padding */
+        memcpy(&h, data + (pos & mask), sizeof h);
+        if (h.len < sizeof h || h.len % 8 != 0 || h.len > head - pos || h.len > rest)
+            break; /* malformed: read as it is, the converter counts it */
+        if (h.kind == UPTI_RING_KIND_PADDING && h.len == rest)
+            return pos > tail ? pos : head; /* at tail: skip_padding's */
+        pos += h.len;
+    }
+    return head;
+}
+
 /* Discard mode: counts slot i's records in [tail, head) and the drops its
  * producer made since the spool last stored its count, and gives the space
  * back. */
@@ -510,6 +554,83 @@ static void discard_slot(struct collector *collector, struct ring *r, uint32_t i
     r->resume_pos[i] = head;
     give_back(slot, head);
     add_loss(collector, r->pid, lost);
+}
+
+/* Drains slot i of ring r (see drain_ring). Returns records' bytes moved; *again is set
+ * when it stopped at a padding record that ends a lap early (lap_end): the rest is read by
+ * a second call, past it. */
+static long long drain_slot(struct collector *collector, struct ring *r, uint32_t i, int *again)
+{
+    long long moved = 0;
+    uint64_t size = r->slot_size, mask = size - 1;
+    upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
+    uint64_t head = atomic_load_explicit(&slot->head, memory_order_acquire);
+    uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
+    if (r->resume_pos[i] > tail && r->resume_pos[i] <= head) {
+        tail = r->resume_pos[i]; /* appended by a collector killed before its tail store */
+        give_back(slot, tail);   /* its producer may sleep waiting for that room */
+    }
+    uint64_t skipped = skip_padding(r, slot, tail, head);
+    if (skipped != tail) {
+        tail = skipped;
+        if (r->resume_pos[i] < tail)
+            r->resume_pos[i] = tail;
+        give_back(slot, tail);
+    }
+    uint64_t clip = lap_end(r, slot, tail, head);
+    *again = clip != head;
+    head = clip;
+    uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed);
+    collector->starving |= atomic_load_explicit(&slot->starving, memory_order_relaxed) != 0;
+    if (collector->discarding) {
+        moved += (long long)(head - tail);
+        discard_slot(collector, r, i, tail, head, dropped);
+        return moved;
+    }
+    if (head != tail) {
+        /* Read once: the file is shared, and what is used is what was checked. */
+        uint64_t offset = slot->data_offset;
+        if (head - tail > size || !ur_span_fits(offset, size, r->map_size)) {
+            uo_report("%s: slot %u is corrupt (head %llu, tail %llu): skipped", r->path, i,
+                      (unsigned long long)head, (unsigned long long)tail);
+            give_back(slot, head);
+            return moved;
+        }
+        const uint8_t *data = (const uint8_t *)r->map + offset;
+        uint64_t a = tail & mask, n = head - tail;
+        struct iovec iov[2];
+        int pieces = 1;
+        if (a + n <= size) {
+            iov[0] = (struct iovec){(void *)(data + a), n};
+        } else {
+            iov[0] = (struct iovec){(void *)(data + a), size - a};
+            iov[1] = (struct iovec){(void *)data, n - (size - a)};
+            pieces = 2;
+        }
+        ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DATA, n, r->uid, i, 0, tail, head, dropped,
+                        slot->producer_base};
+        if (ur_spool_append(collector->fd, &c, iov, pieces) != 0) {
+            spool_failed(collector);
+            moved += (long long)n;
+            discard_slot(collector, r, i, tail, head, dropped);
+            return moved;
+        }
+        if (collector->crash_after > 0 && --collector->crash_after == 0)
+            raise(SIGKILL); /* the worst moment: appended, tail not yet moved */
+        r->resume_pos[i] = head;
+        r->dropped_seen[i] = dropped;
+        give_back(slot, head);
+        moved += (long long)n;
+    } else if (dropped != r->dropped_seen[i]) {
+        ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DROPS, 0, r->uid, i, 0, 0, 0, dropped, 0};
+        if (ur_spool_append(collector->fd, &c, NULL, 0) != 0) {
+            spool_failed(collector);
+            discard_slot(collector, r, i, tail, head, dropped);
+            return moved;
+        }
+        r->dropped_seen[i] = dropped;
+    }
+    return moved;
 }
 
 /* Appends what ring r's slots committed since the last pass (or, once the
@@ -532,65 +653,11 @@ static long long drain_ring(struct collector *collector, struct ring *r)
         else
             r->process_written = 1;
     }
-    uint64_t size = r->slot_size, mask = size - 1;
     for (uint32_t i = 0; i < r->max_slots; i++) {
-        upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
-        uint64_t head = atomic_load_explicit(&slot->head, memory_order_acquire);
-        uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
-        if (r->resume_pos[i] > tail && r->resume_pos[i] <= head) {
-            tail = r->resume_pos[i]; /* appended by a collector killed before its tail store */
-            give_back(slot, tail);   /* its producer may sleep waiting for that room */
-        }
-        uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed);
-        collector->starving |= atomic_load_explicit(&slot->starving, memory_order_relaxed) != 0;
-        if (collector->discarding) {
-            moved += (long long)(head - tail);
-            discard_slot(collector, r, i, tail, head, dropped);
-            continue;
-        }
-        if (head != tail) {
-            /* Read once: the file is shared, and what is used is what was checked. */
-            uint64_t offset = slot->data_offset;
-            if (head - tail > size || !ur_span_fits(offset, size, r->map_size)) {
-                uo_report("%s: slot %u is corrupt (head %llu, tail %llu): skipped", r->path, i,
-                          (unsigned long long)head, (unsigned long long)tail);
-                give_back(slot, head);
-                continue;
-            }
-            const uint8_t *data = (const uint8_t *)r->map + offset;
-            uint64_t a = tail & mask, n = head - tail;
-            struct iovec iov[2];
-            int pieces = 1;
-            if (a + n <= size) {
-                iov[0] = (struct iovec){(void *)(data + a), n};
-            } else {
-                iov[0] = (struct iovec){(void *)(data + a), size - a};
-                iov[1] = (struct iovec){(void *)data, n - (size - a)};
-                pieces = 2;
-            }
-            ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DATA, n, r->uid, i, 0, tail, head, dropped,
-                            slot->producer_base};
-            if (ur_spool_append(collector->fd, &c, iov, pieces) != 0) {
-                spool_failed(collector);
-                moved += (long long)n;
-                discard_slot(collector, r, i, tail, head, dropped);
-                continue;
-            }
-            if (collector->crash_after > 0 && --collector->crash_after == 0)
-                raise(SIGKILL); /* the worst moment: appended, tail not yet moved */
-            r->resume_pos[i] = head;
-            r->dropped_seen[i] = dropped;
-            give_back(slot, head);
-            moved += (long long)n;
-        } else if (dropped != r->dropped_seen[i]) {
-            ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DROPS, 0, r->uid, i, 0, 0, 0, dropped, 0};
-            if (ur_spool_append(collector->fd, &c, NULL, 0) != 0) {
-                spool_failed(collector);
-                discard_slot(collector, r, i, tail, head, dropped);
-                continue;
-            }
-            r->dropped_seen[i] = dropped;
-        }
+        int again = 0;
+        moved += drain_slot(collector, r, i, &again);
+        if (again)
+            moved += drain_slot(collector, r, i, &again);
     }
     uint64_t no_slot = atomic_load_explicit(&h->no_slot_drops, memory_order_relaxed);
     if (no_slot != r->no_slot_seen) {

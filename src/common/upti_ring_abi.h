@@ -22,7 +22,13 @@
  * Records. Each record starts with upti_ring_record_header_t {len, kind}:
  * len counts the header, is a multiple of 8, and a record never wraps: where
  * one would not fit before the end of the data, a padding record (kind
- * UPTI_RING_KIND_PADDING) fills the gap. kind is
+ * UPTI_RING_KIND_PADDING) fills the gap. A producer may also go back to
+ * the data's start early (while the consumer keeps up it writes only the
+ * first MiB of a large slot): a padding record then covers the rest, whose
+ * bytes were never written; a consumer skips a padding record that reaches
+ * the data's end without reading what it covers. Every byte the producer
+ * writes has its storage reserved first (a slot's data when the slot is
+ * first claimed), so no write through the mapping faults. kind is
  *   - a upti_tracing_kind_t: the payload is that kind's public record struct
  *     (include/upti/buffer_tracing.h, the producer's ABI), followed by the
  *     bytes of its string (kernel_name, name, message), if any; the string

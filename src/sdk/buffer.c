@@ -299,7 +299,7 @@ static struct upti_producer *producer_create(struct upti_buffer *b, upti_thread_
         free(p);
         return NULL;
     }
-    p->size = b->size;
+    p->size = p->limit = b->size;
     p->buffer = b;
     p->tid = s->tid;
     /* Lock-free push: a thread's first record never waits for a running callback. */
@@ -356,8 +356,11 @@ void *upti_buffer_reserve_slow(struct upti_buffer *b, upti_thread_state_t *s, ui
     size_t head = p->local_head;
     size_t pos = head & (p->size - 1);
     size_t contiguous = p->size - pos;
-    size_t need = len + (contiguous < len ? contiguous : 0);
     p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
+    bool wrap = contiguous < len;
+    if (!wrap && pos + len > p->limit)
+        wrap = upti_shared_past_limit(p, pos, len);
+    size_t need = len + (wrap ? contiguous : 0);
     if (head + need - p->cached_tail > p->size) {
         if (len > p->size / 2 || b->policy != UPTI_BUFFER_POLICY_LOSSLESS ||
             !(b->shared != NULL ? upti_shared_wait_for_room(p, need) : wait_for_room(p, need))) {
@@ -367,7 +370,7 @@ void *upti_buffer_reserve_slow(struct upti_buffer *b, upti_thread_state_t *s, ui
             return NULL;
         }
     }
-    if (contiguous < len) {
+    if (wrap) {
         *(upti_ring_record_t *)(p->data + pos) = (upti_ring_record_t){(uint32_t)contiguous, 0};
         head += contiguous;
         pos = 0;

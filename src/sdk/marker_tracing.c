@@ -238,7 +238,7 @@ marker_fast(const upti_operation_plan_t *plan, upti_thread_state_t *s, uint32_t 
                   (message != NULL ? n + 1 : 0) + 7) & ~(size_t)7;
     size_t head = p->local_head, size = p->size;
     size_t pos = head & (size - 1);
-    if (upti_unlikely(pos + len > size || head + len - p->cached_tail > size))
+    if (upti_unlikely(pos + len > p->limit || head + len - p->cached_tail > size))
         return MARKER_NOT_DONE;
     head += len;
     /* Until the commit, what is written is unpublished scratch. */

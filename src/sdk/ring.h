@@ -29,6 +29,11 @@ struct upti_producer {
     size_t pending_head;                        /* head after it, published at commit */
     size_t cached_tail;
     size_t wake_check; /* marker_fast(): head from which a commit above the watermark re-checks */
+    /* Where the fast path stops writing (a position in the ring, at most size): size in an
+     * in-process ring; in a shared one, the end of the part in use (upti_buffer_reserve_slow:
+     * the producer goes back to the ring's start there when the collector took everything,
+     * so that a large ring costs the pages it needs, not its size). */
+    size_t limit;
     /* Producer, written rarely; read by the consumer. */
     _Alignas(UPTI_CACHELINE) _Atomic uint64_t dropped;
     _Atomic bool orphaned; /* the thread exited: free once drained */
@@ -111,6 +116,10 @@ upti_status_t upti_buffer_register(struct upti_buffer *b, upti_buffer_id_t *buff
 /* ---- shared buffers (shared_buffer.c) ---- */
 /** Claims a slot of b's ring file for the thread of s; NULL (counted) if none. */
 struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_thread_state_t *s);
+/** A shared ring's record of len bytes at pos would end past p->limit: true to go back to
+ *  the ring's start now (a padding record to its end; the collector is close behind), else
+ *  moves p->limit on (up to the ring's end) and returns false. */
+bool upti_shared_past_limit(struct upti_producer *p, size_t pos, size_t len);
 /** LOSSLESS: waits while the collector makes progress; false once it stalled (drop). */
 bool upti_shared_wait_for_room(struct upti_producer *p, size_t need);
 /** A forked child: gives b a ring file of its own (the parent's stays the parent's). */
@@ -137,7 +146,7 @@ static inline void *upti_buffer_reserve_fast(struct upti_buffer *b, struct upti_
     if (upti_likely(p != NULL && !atomic_load_explicit(&b->destroyed, memory_order_relaxed))) {
         size_t head = p->local_head;
         size_t pos = head & (p->size - 1);
-        if (upti_likely(pos + len <= p->size && head + len - p->cached_tail <= p->size)) {
+        if (upti_likely(pos + len <= p->limit && head + len - p->cached_tail <= p->size)) {
             upti_ring_record_t *r = (upti_ring_record_t *)(p->data + pos);
             r->len = (uint32_t)len;
             r->kind = kind;

@@ -14,6 +14,7 @@
 #include "private_dir.h"
 #include "proc_stat.h"
 #include "ring.h"
+#include "ring_room.h"
 #include "run_folder.h"
 #include "upti_ring_abi.h"
 
@@ -49,6 +50,9 @@ _Static_assert(sizeof(size_t) == sizeof(uint64_t), "positions are 64-bit");
 
 #define DEFAULT_DIR "/dev/shm"
 #define PAGE 4096u
+/* The part of its ring a producer writes while the collector keeps up: larger
+ * rings are the room for bursts, touched only when the collector falls behind. */
+#define HOT_BYTES ((size_t)1 << 20)
 
 struct upti_shared_ring {
     char path[PATH_MAX];
@@ -59,6 +63,10 @@ struct upti_shared_ring {
     uint32_t max_slots;
     size_t slot_size;
     uint64_t full_wait_ns;
+    dev_t dev; /* the file's: a slot's storage may be allocated through its path */
+    ino_t ino;
+    /* No storage could be had for a slot of this file: slots never used stay so. */
+    _Atomic bool room_exhausted;
     /* A forked child's file is created at its first record (a child that
      * execs at once leaves none); the lock orders the child's threads. */
     bool file_pending;
@@ -121,7 +129,7 @@ static void auto_name(struct upti_shared_ring *r, uint32_t n);
 static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool automatic)
 {
     size_t slots_bytes = ((size_t)r->max_slots * UPTI_RING_SLOT_BYTES + PAGE - 1) & ~(size_t)(PAGE - 1);
-    size_t size = UPTI_RING_HEADER_BYTES + slots_bytes + (size_t)r->max_slots * r->slot_size;
+    size_t size = upti_ring_file_bytes(r->max_slots, r->slot_size);
     int fd = -1;
     bool first_of_pid = true;
     if (automatic) {
@@ -154,13 +162,23 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool au
         unlink(r->path);
         return e;
     }
-    void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    int e = errno;
+    /* The header and the control blocks get their storage before they are written
+     * (the slots' data when each is claimed: claim_slot). */
+    struct stat st;
+    int e = fstat(fd, &st) != 0
+                ? errno
+                : upti_ring_room_reserve_fd(fd, 0, UPTI_RING_HEADER_BYTES + slots_bytes);
+    void *map = e != 0 ? MAP_FAILED : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (e == 0 && map == MAP_FAILED)
+        e = errno;
     close(fd);
     if (map == MAP_FAILED) {
         unlink(r->path);
         return e;
     }
+    r->dev = st.st_dev;
+    r->ino = st.st_ino;
+    atomic_store(&r->room_exhausted, false);
     r->map = map;
     r->map_size = size;
     upti_ring_header_t *h = map;
@@ -191,6 +209,33 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool au
     atomic_store_explicit(&h->state, UPTI_RING_STATE_LIVE, memory_order_release);
     __atomic_store_n(&r->hdr, h, __ATOMIC_RELEASE); /* producers may claim slots from now */
     return 0;
+}
+
+/* Creates the ring file, smaller than asked where the folder or the address space
+ * cannot give what was asked (ring_room.h), and says once what it chose. */
+static int ring_file_create_sized(struct upti_shared_ring *r, uint32_t policy, bool exclusive)
+{
+    uint32_t asked_slots = r->max_slots;
+    size_t asked_size = r->slot_size;
+    char why[PATH_MAX];
+    size_t budget = upti_ring_room_budget(r->dir, why, sizeof why);
+    int e;
+    for (;;) {
+        if (budget != SIZE_MAX)
+            upti_ring_room_fit(&r->max_slots, &r->slot_size, budget);
+        e = ring_file_create(r, policy, exclusive);
+        size_t bytes = upti_ring_file_bytes(r->max_slots, r->slot_size);
+        if ((e != ENOMEM && e != ENOSPC) || bytes <= upti_ring_file_bytes(1, PAGE))
+            break;
+        /* The limits said more than could be had (another process took some): half. */
+        budget = bytes / 2;
+        snprintf(why, sizeof why, "%.1f MiB could not be %s", (double)bytes / (1 << 20),
+                 e == ENOMEM ? "mapped" : "reserved");
+    }
+    if (e == 0 && (r->max_slots != asked_slots || r->slot_size != asked_size))
+        upti_log_warning("rings of %zu KiB for %u threads (asked: %zu KiB for %u): %s",
+                         r->slot_size >> 10, r->max_slots, asked_size >> 10, asked_slots, why);
+    return e;
 }
 
 /* The name of automatically named ring file n in dir. */
@@ -264,7 +309,7 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
         free(b);
         return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
     }
-    int e = ring_file_create(r, policy, is_dir);
+    int e = ring_file_create_sized(r, policy, is_dir);
     if (e != 0) {
         upti_log_error("cannot create the shared buffer %s: %s", r->path, strerror(e));
         free(r);
@@ -301,6 +346,21 @@ UPTI_API upti_status_t upti_get_shared_buffer_path(upti_buffer_id_t buffer_id, c
     return UPTI_STATUS_SUCCESS;
 }
 
+/* A slot used for the first time: its data gets storage before anything is written
+ * there. Where there is none, the slot stays unused (owner 0), and so do all the
+ * file's unused slots from then on: their threads' records are dropped, counted. */
+static bool reserve_slot(struct upti_shared_ring *r, upti_ring_slot_t *slot)
+{
+    int e = upti_ring_room_reserve(r->path, r->dev, r->ino, (off_t)slot->data_offset, r->slot_size);
+    if (e == 0)
+        return true;
+    atomic_store_explicit(&slot->owner, 0, memory_order_release);
+    if (!atomic_exchange(&r->room_exhausted, true))
+        upti_log_warning("no room for another thread's ring in %s (%s): threads without one "
+                         "have their records dropped and counted", r->path, strerror(e));
+    return false;
+}
+
 /* Takes slot i for tid if it is free, or held by an exited thread and fully drained. */
 static bool claim_slot(struct upti_shared_ring *r, uint32_t i, upti_thread_id_t tid)
 {
@@ -312,8 +372,13 @@ static bool claim_slot(struct upti_shared_ring *r, uint32_t i, upti_thread_id_t 
             atomic_load_explicit(&slot->head, memory_order_relaxed) !=
                 atomic_load_explicit(&slot->tail, memory_order_acquire))
             return false;
+    } else if (atomic_load_explicit(&r->room_exhausted, memory_order_relaxed)) {
+        return false;
     }
-    return atomic_compare_exchange_strong(&slot->owner, &owner, tid);
+    if (!atomic_compare_exchange_strong(&slot->owner, &owner, tid))
+        return false;
+    /* A slot that had an owner has had its storage since. */
+    return owner != 0 || reserve_slot(r, slot);
 }
 
 /* The path of this process's claim in r->dir (UPTI_RING_PENDING_SUFFIX); tmp: the
@@ -388,6 +453,7 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
     size_t head = atomic_load_explicit(&p->head, memory_order_relaxed);
     p->data = (uint8_t *)r->map + slot->data_offset;
     p->size = r->slot_size;
+    p->limit = p->size < HOT_BYTES ? p->size : HOT_BYTES;
     p->buffer = b;
     p->tid = s->tid;
     p->local_head = p->pending_head = p->cached_tail = p->wake_check = head;
@@ -404,6 +470,22 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
     }
     upti_shared_agents_first_write(b, s); /* the agents this file lacks (shared_agents.c) */
     return p;
+}
+
+bool upti_shared_past_limit(struct upti_producer *p, size_t pos, size_t len)
+{
+    /* The collector is less than half of this lap behind (p->cached_tail was just
+     * loaded): back to the start, whose pages are mapped and in cache, with at least
+     * half of this lap's room there. Every page past HOT_BYTES written would be a page
+     * fault and resident memory more for the program. */
+    if (p->local_head - p->cached_tail + len <= pos / 2) {
+        p->limit = p->size < HOT_BYTES ? p->size : HOT_BYTES;
+        return true;
+    }
+    /* Further on, a MiB at a time: as far as the collector lags, twice, no further. */
+    while (p->limit < pos + len)
+        p->limit = p->size - p->limit > HOT_BYTES ? p->limit + HOT_BYTES : p->size;
+    return false;
 }
 
 bool upti_shared_wait_for_room(struct upti_producer *p, size_t need)
