@@ -155,6 +155,8 @@ static upti_status_t count_small(const upti_agent_t **agents, size_t n, void *da
             CHECK(strcmp(agents[i]->name, "small") == 0);
             CHECK(strcmp(agents[i]->vendor, "") == 0); /* default, not 0x5a... */
             CHECK_EQ_U64(agents[i]->compute_units, 0);
+            /* what was the caller's padding (0x5a... here) is handed out as 0 */
+            CHECK_EQ_U64(agents[i]->reserved0, 0);
             CHECK_EQ_U64(agents[i]->size, sizeof(upti_agent_t));
         }
     return UPTI_STATUS_SUCCESS;
