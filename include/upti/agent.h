@@ -19,17 +19,15 @@ typedef struct upti_agent_t {
     size_t size;
     upti_agent_id_t id;            /**< unique, never 0 */
     upti_agent_type_t type;
-    uint32_t reserved0;            /**< must be zero (was padding) */
     const char *runtime;           /**< "host", "opencl", … */
     const char *name;              /**< e.g. the CPU model or CL_DEVICE_NAME */
     const char *vendor;
     const char *driver_version;
     uint32_t compute_units;        /**< CPU: logical processors of the node */
-    uint32_t reserved1;            /**< must be zero (was padding) */
     uint64_t global_memory_bytes;
     uint64_t runtime_handle;       /**< the runtime's device handle (cl_device_id), 0 for host */
     uint32_t node_id;              /**< index among agents of the same runtime */
-    uint32_t reserved2;            /**< must be zero (was padding) */
+    uint32_t reserved0;            /**< must be zero: what was tail padding */
 } upti_agent_t;
 
 /** Receives all agents at once; agents[i] valid only during the call. Its

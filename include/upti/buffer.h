@@ -68,7 +68,6 @@ typedef struct upti_buffer_options_t {
     /** When a region is full. 0 (UPTI_BUFFER_POLICY_NONE): DISCARD, the
      *  program never waits. */
     upti_buffer_policy_t policy;
-    uint32_t reserved0;                /**< must be zero (was padding) */
     upti_buffer_tracing_cb_t callback; /**< required */
     void *callback_data;               /**< passed to callback */
 } upti_buffer_options_t;
@@ -77,12 +76,13 @@ typedef struct upti_buffer_options_t {
  * A compound literal of an options struct with its size set and the named
  * fields given, the others 0, e.g.
  * `upti_buffer_options_t o = UPTI_OPTIONS(upti_buffer_options_t, .callback = cb);`
- * Public structs have no padding (every spare byte is a member named
- * reserved*, which must be 0; abi.previous_release_layouts checks it), so
- * this zeroes every byte of the struct: a field a later release adds at the
- * end is seen, by size, as absent or 0. UPTI does not read reserved*
- * members of what a caller hands it (a binary built before they were named
- * may hold anything there) and writes 0 in those of what it hands out.
+ * No public struct ends with padding (spare bytes at the end are a member
+ * named reserved0, which must be 0; abi.previous_release_layouts checks
+ * it), so this sets every byte up to sizeof: a field a later release adds
+ * at the end grows the struct and is seen, by size, as absent or 0. UPTI
+ * does not read reserved0 of what a caller hands it (a binary built before
+ * it was named may hold anything there) and writes 0 in that of what it
+ * hands out.
  */
 #define UPTI_OPTIONS(type, ...) ((type){.size = sizeof(type), __VA_ARGS__})
 

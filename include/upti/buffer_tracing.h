@@ -67,7 +67,6 @@ typedef struct upti_buffer_tracing_kernel_dispatch_record_t {
     uint64_t kernel_id;           /**< as in the CODE_OBJECT kernel-symbol record */
     const char *kernel_name;      /**< copy owned by the buffer */
     uint32_t work_dim;
-    uint32_t reserved0;           /**< must be zero (was padding) */
     uint64_t global_offset[3];
     uint64_t global_size[3];
     uint64_t local_size[3];       /**< 0 where the runtime chose */
@@ -82,7 +81,7 @@ typedef struct upti_buffer_tracing_kernel_dispatch_record_t {
      * the times known then (0 for the others).
      */
     int32_t status;
-    uint32_t reserved1; /**< must be zero (was padding) */
+    uint32_t reserved0; /**< must be zero: what was tail padding */
 } upti_buffer_tracing_kernel_dispatch_record_t;
 
 /** Operations of MEMORY_COPY: every non-kernel device command. */
@@ -133,7 +132,6 @@ typedef struct upti_buffer_tracing_memory_copy_record_t {
     uint64_t queue_id;
     uint64_t runtime_context;
     upti_memory_direction_t direction;
-    uint32_t reserved0;           /**< must be zero (was padding) */
     upti_agent_id_t src_agent_id; /**< handle 0 = host memory */
     upti_agent_id_t dst_agent_id;
     uint64_t bytes;
@@ -142,7 +140,7 @@ typedef struct upti_buffer_tracing_memory_copy_record_t {
     upti_timestamp_t start_timestamp;
     upti_timestamp_t end_timestamp;
     int32_t status; /**< as upti_buffer_tracing_kernel_dispatch_record_t's status */
-    uint32_t reserved1; /**< must be zero (was padding) */
+    uint32_t reserved0; /**< must be zero: what was tail padding */
 } upti_buffer_tracing_memory_copy_record_t;
 
 /** Operations of MEMORY_ALLOCATION. */
@@ -175,7 +173,6 @@ typedef struct upti_buffer_tracing_memory_allocation_record_t {
     upti_agent_id_t agent_id;          /**< handle 0 when the context spans several devices */
     uint64_t runtime_context;
     upti_memory_allocation_type_t type;
-    uint32_t reserved0;                /**< must be zero (was padding) */
     uint64_t handle;                   /**< cl_mem or the SVM/USM pointer */
     uint64_t bytes;                    /**< size in bytes (0 at FREE if unknown) */
     uint64_t flags;                    /**< the runtime's flags as passed */
@@ -194,7 +191,6 @@ typedef struct upti_buffer_tracing_code_object_record_t {
     UPTI_RECORD_PREFIX;
     upti_timestamp_t timestamp;
     upti_callback_phase_t phase;  /**< LOAD or UNLOAD */
-    uint32_t reserved0;           /**< must be zero (was padding) */
     uint64_t runtime_context;
     uint64_t code_object_id;      /**< the program */
     uint64_t kernel_id;           /**< the kernel (KERNEL_SYMBOL), else 0 */

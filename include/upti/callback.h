@@ -103,14 +103,13 @@ typedef struct upti_gpu_op_details_t {
     const char *name;                   /**< kernel name, operation name, or a module's kernel names */
     uint64_t bytes;                     /**< bytes moved or filled (0 for kernels) */
     uint32_t work_dim;                  /**< kernels: dimensions, sizes below (0 where unknown) */
-    uint32_t reserved0;                 /**< must be zero (was padding) */
     uint64_t global_size[3];
     uint64_t local_size[3];
     upti_timestamp_t submit_timestamp;  /**< COMPLETED: device times on UPTI's clock, else 0 */
     upti_timestamp_t start_timestamp;
     upti_timestamp_t end_timestamp;
     int32_t status;                     /**< COMPLETED: 0 complete, < 0 a runtime error */
-    uint32_t reserved1;                 /**< must be zero (was padding) */
+    uint32_t reserved0;                 /**< must be zero: what was tail padding */
 } upti_gpu_op_details_t;
 
 /** cb_data of the DRIVER_* domains. */
@@ -122,12 +121,10 @@ typedef struct upti_callback_gpu_op_data_t {
     uint64_t device_handle;           /**< cl_device_id, 0 if unknown */
     uint64_t context_handle;          /**< cl_context, 0 if unknown */
     int32_t return_code;              /**< the call's status at EXIT (CL_SUCCESS…), else 0 */
-    uint32_t reserved0;               /**< must be zero (was padding) */
     uint64_t correlation_id;          /**< equal to correlation_id.internal of the call's buffer records */
     upti_tracing_kind_t api_group;    /**< the call: UPTI_TRACING_KIND_OPENCL_API … */
     uint32_t api_id;                  /**< … and its operation (UPTI_OPENCL_API_*) */
     uint32_t operation_count;         /**< entries in operation_details */
-    uint32_t reserved1;               /**< must be zero (was padding) */
     const upti_gpu_op_details_t *operation_details;
 } upti_callback_gpu_op_data_t;
 
@@ -137,7 +134,6 @@ typedef struct upti_callback_internal_data_t {
     upti_callback_domain_t domain;
     upti_callback_phase_kind_t phase; /**< THREAD_START / THREAD_END / INTERNAL_EVENT */
     uint32_t detail;                  /**< upti_internal_thread_type_t or upti_internal_event_type_t */
-    uint32_t reserved0;               /**< must be zero (was padding) */
     const char *message;              /**< explains it */
     uint64_t count;                   /**< records dropped (drop events), else 0 */
     upti_thread_id_t thread_id;       /**< the thread that starts/ends or reports */

@@ -21,7 +21,6 @@ typedef struct upti_callback_tracing_record_t {
     upti_tracing_kind_t kind;
     uint32_t operation;
     upti_callback_phase_t phase;
-    uint32_t reserved0; /**< must be zero (was padding) */
     void *payload;
 } upti_callback_tracing_record_t;
 

@@ -47,7 +47,6 @@ typedef struct upti_runtime_correlation_t {
     upti_thread_id_t thread_id;  /**< the thread that made the call */
     uint32_t num_external;       /**< entries used below */
     uint32_t context_index[4];   /**< contexts that had an external id pushed */
-    uint32_t reserved0;          /**< must be zero (was padding) */
     upti_user_data_t external[4];
 } upti_runtime_correlation_t;
 
@@ -109,7 +108,6 @@ typedef struct upti_runtime_record_t {
     upti_tracing_kind_t kind;
     uint32_t operation;
     upti_callback_phase_t phase;      /**< phase given to callback services */
-    uint32_t reserved0;               /**< must be zero (was padding) */
     const upti_runtime_correlation_t *correlation; /**< NULL: the current call's, if any */
     void *record;                     /**< a buffer_tracing.h record, its prefix's size set */
     size_t string_offset;             /**< offset of a const char* member copied with the record, 0 if none */
