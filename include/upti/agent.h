@@ -27,6 +27,7 @@ typedef struct upti_agent_t {
     uint64_t global_memory_bytes;
     uint64_t runtime_handle;       /**< the runtime's device handle (cl_device_id), 0 for host */
     uint32_t node_id;              /**< index among agents of the same runtime */
+    uint32_t reserved0;            /**< must be zero: what was tail padding */
 } upti_agent_t;
 
 /** Receives all agents at once; agents[i] valid only during the call. Its

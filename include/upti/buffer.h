@@ -76,6 +76,13 @@ typedef struct upti_buffer_options_t {
  * A compound literal of an options struct with its size set and the named
  * fields given, the others 0, e.g.
  * `upti_buffer_options_t o = UPTI_OPTIONS(upti_buffer_options_t, .callback = cb);`
+ * No public struct ends with padding (spare bytes at the end are a member
+ * named reserved0, which must be 0; abi.previous_release_layouts checks
+ * it), so this sets every byte up to sizeof: a field a later release adds
+ * at the end grows the struct and is seen, by size, as absent or 0. UPTI
+ * does not read reserved0 of what a caller hands it (a binary built before
+ * it was named may hold anything there) and writes 0 in that of what it
+ * hands out.
  */
 #define UPTI_OPTIONS(type, ...) ((type){.size = sizeof(type), __VA_ARGS__})
 

@@ -81,6 +81,7 @@ typedef struct upti_buffer_tracing_kernel_dispatch_record_t {
      * the times known then (0 for the others).
      */
     int32_t status;
+    uint32_t reserved0; /**< must be zero: what was tail padding */
 } upti_buffer_tracing_kernel_dispatch_record_t;
 
 /** Operations of MEMORY_COPY: every non-kernel device command. */
@@ -139,6 +140,7 @@ typedef struct upti_buffer_tracing_memory_copy_record_t {
     upti_timestamp_t start_timestamp;
     upti_timestamp_t end_timestamp;
     int32_t status; /**< as upti_buffer_tracing_kernel_dispatch_record_t's status */
+    uint32_t reserved0; /**< must be zero: what was tail padding */
 } upti_buffer_tracing_memory_copy_record_t;
 
 /** Operations of MEMORY_ALLOCATION. */

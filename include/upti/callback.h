@@ -109,6 +109,7 @@ typedef struct upti_gpu_op_details_t {
     upti_timestamp_t start_timestamp;
     upti_timestamp_t end_timestamp;
     int32_t status;                     /**< COMPLETED: 0 complete, < 0 a runtime error */
+    uint32_t reserved0;                 /**< must be zero: what was tail padding */
 } upti_gpu_op_details_t;
 
 /** cb_data of the DRIVER_* domains. */

@@ -20,6 +20,7 @@ typedef struct upti_client_id_t {
     size_t size;      /**< sizeof(upti_client_id_t) */
     const char *name; /**< the tool's name (optional; the tool's string must outlive UPTI) */
     uint32_t handle;  /**< unique per tool; equals its priority */
+    uint32_t reserved0; /**< must be zero: what was tail padding */
 } upti_client_id_t;
 
 /** Finalizes the tool identified by client_id now (at most once). */

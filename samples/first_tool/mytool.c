@@ -19,13 +19,14 @@ static atomic_ulong marker_calls, opencl_calls;
 static unsigned long kernels;         /* written by the buffer thread only */
 static unsigned long long kernel_ns;
 
-/* Runs in the application's thread, at ENTER and at EXIT of every call. */
+/* Runs in the application's thread: at ENTER and at EXIT of an OpenCL or
+ * uptx call, once (phase NONE) for an NVTX call. Each call counts once. */
 static void on_call(upti_callback_tracing_record_t record, upti_user_data_t *user_data,
                     void *data)
 {
     (void)user_data;
     (void)data;
-    if (record.phase != UPTI_CALLBACK_PHASE_EXIT)
+    if (record.phase == UPTI_CALLBACK_PHASE_ENTER)
         return;
     if (record.kind == UPTI_TRACING_KIND_MARKER_API)
         atomic_fetch_add(&marker_calls, 1);

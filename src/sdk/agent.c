@@ -144,6 +144,8 @@ UPTI_API upti_status_t upti_runtime_add_agent(const upti_agent_t *agent, upti_ag
     if (valid != UPTI_STATUS_SUCCESS)
         return valid;
     a.size = sizeof a;
+    /* What was tail padding before it was named: a caller's build may hold anything there. */
+    a.reserved0 = 0;
     upti_agents_init_host();
     a.runtime = copy_string(a.runtime);
     a.name = copy_string(a.name);

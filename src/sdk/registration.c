@@ -320,7 +320,7 @@ static void discover_and_initialize(void)
     uint32_t priority = 0;
     for (int i = 0; i < g_num_tools; i++) {
         struct tool *t = &g_tools[i];
-        t->client_id = (upti_client_id_t){sizeof(upti_client_id_t), NULL, priority};
+        t->client_id = (upti_client_id_t){.size = sizeof(upti_client_id_t), .handle = priority};
         g_current_tool = i;
         upti_tool_configure_result_t *returned =
             t->configure(UPTI_VERSION, UPTI_VERSION_STRING, priority, &t->client_id);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generates UPTI's Vulkan layer code from the Vulkan registry (vk.xml).
 
-usage: generate.py vk.xml OUT_HEADER OUT_WRAPPERS_C OUT_KIND_INFO_C
+usage: generate.py vk.xml vulkan_operations.txt OUT_HEADER OUT_WRAPPERS_C OUT_KIND_INFO_C
+       generate.py --operations vk.xml vulkan_operations.txt   (the table, new commands appended)
 
 Which commands: every command that a core version (the <feature> elements)
 or a supported, non-platform extension requires, aliases included (each
@@ -9,6 +10,12 @@ name is an operation of its own: a program may call either). Extensions of
 a window-system platform (xlib, wayland, win32, ...) and provisional ones
 need headers of their own and are left out: the layer hands those names
 through untouched.
+
+Operation ids: vulkan_operations.txt (committed) gives each traced command
+its id, fixed whatever vk.xml the build machine has: UPTI_VULKAN_API_* are
+numbered from it alone, and a command of vk.xml it does not list is not
+traced (handed through, like the platform ones). A command it lists that
+vk.xml lacks fails the build: the registry is older than the table.
 
 Outputs
   vulkan_api.h       public: operation enum, the dispatch table type, argument
@@ -164,6 +171,41 @@ def load(path):
     return root, cmds
 
 
+def read_operations(path):
+    """The committed table: [(id, name)] in id order, ids 1, 2, 3... each once."""
+    ops = []
+    for line in open(path):
+        line = line.split('#', 1)[0].split()
+        if not line:
+            continue
+        if len(line) != 2 or not line[0].isdigit() or int(line[0]) != len(ops) + 1:
+            sys.exit(f'generate.py: {path}: "{" ".join(line)}": expected "{len(ops) + 1} NAME" '
+                     '(ids in order, from 1, each once)')
+        ops.append((int(line[0]), line[1]))
+    return ops
+
+
+def pin_ids(cmds, ops, version):
+    """The commands of the table, in id order (each c.op_id set); those of vk.xml it lacks are left out."""
+    by_name = {c.name: c for c in cmds}
+    pinned = []
+    for op_id, name in ops:
+        c = by_name.get(name)
+        if c is None:
+            sys.exit(f'generate.py: vk.xml (VK_HEADER_VERSION {version}) lacks {name}, operation {op_id} '
+                     'of src/vulkan/vulkan_operations.txt: build with a newer Vulkan registry')
+        c.op_id = op_id
+        pinned.append(c)
+    return pinned
+
+
+def gen_operations(ops, cmds):
+    """The table as committed, with vk.xml's commands it lacks appended (next ids, registry order)."""
+    known = {name for _, name in ops}
+    new = [c.name for c in cmds if c.name not in known]
+    return ''.join(f'{i} {n}\n' for i, n in list(ops) + [(len(ops) + 1 + k, n) for k, n in enumerate(new)])
+
+
 def registry_version(root):
     for t in root.find('types').findall('type'):
         n = t.find('name')
@@ -183,10 +225,10 @@ def gen_header(cmds, version):
          'UPTI_EXTERN_C_BEGIN\n\n',
          f'/** VK_HEADER_VERSION of the registry these declarations come from. */\n'
          f'#define UPTI_VULKAN_REGISTRY_VERSION {version}\n\n',
-         '/** Operations of VULKAN_API: one per command, in registry order. */\n',
+         '/** Operations of VULKAN_API: one per traced command, ids fixed by src/vulkan/vulkan_operations.txt. */\n',
          'typedef enum upti_vulkan_api_operation_t {\n    UPTI_VULKAN_API_NONE = 0,\n']
     for c in cmds:
-        o.append(f'    {c.op},\n')
+        o.append(f'    {c.op} = {c.op_id},\n')
     o.append('    UPTI_VULKAN_API_LAST\n} upti_vulkan_api_operation_t;\n\n')
     o.append('/**\n * The layer\'s table (registered with UPTI as "vulkan"): one entry per\n'
              ' * command, in operation order. What the program calls through the layer\n'
@@ -359,8 +401,12 @@ def gen_kind_info(cmds):
 
 
 def main():
-    src, out_h, out_w, out_k = sys.argv[1:5]
+    if len(sys.argv) == 4 and sys.argv[1] == '--operations':
+        sys.stdout.write(gen_operations(read_operations(sys.argv[3]), load(sys.argv[2])[1]))
+        return
+    src, table, out_h, out_w, out_k = sys.argv[1:6]
     root, cmds = load(src)
+    cmds = pin_ids(cmds, read_operations(table), registry_version(root))
     names = {c.name for c in cmds}
     for name in IMPL | DEVTIME | STATE_ONLY:
         assert name in names, name

@@ -6,7 +6,10 @@
  * executions marker ranges). A shader module is named by the object name the program gave it
  * (vkSetDebugUtilsObjectNameEXT), else by the source file its SPIR-V names
  * (OpSource, spirv.c). A compute pipeline is named by its object name, else
- * "MODULE:ENTRY" (its stage's module and entry point), else ENTRY alone.
+ * "MODULE:ENTRY" (its stage's module and entry point), else "ENTRY@HASH" (its
+ * module's content hash, 8 hex digits: shaders compiled at run time, without
+ * OpSource, still get a name of their own, the same in every run), else ENTRY
+ * alone (a module the layer could not read).
  *
  * CODE_OBJECT: vkCreateShaderModule / vkDestroyShaderModule are LOAD records
  * (phase LOAD / UNLOAD; code_object_id = the VkShaderModule, name = the
@@ -34,6 +37,7 @@ typedef struct pipeline_t {
     VkShaderModule module;
     char module_name[UVK_NAME_MAX]; /* at creation: object name or SPIR-V file */
     char entry[UVK_SPIRV_NAME_MAX];
+    uint32_t module_hash;           /* uvk_spirv_hash of its module; 0 if unknown */
     char name[UVK_NAME_MAX];        /* pipeline_name's, kept: read at every vkCmdBindPipeline */
     size_t name_len;
 } pipeline_t;
@@ -230,6 +234,8 @@ static void pipeline_name(pipeline_t *p)
         memcpy(p->name, o->name, UVK_NAME_MAX);
     else if (p->module_name[0] != '\0')
         snprintf(p->name, UVK_NAME_MAX, "%.63s:%.63s", p->module_name, p->entry);
+    else if (p->module_hash != 0)
+        snprintf(p->name, UVK_NAME_MAX, "%.63s@%08x", p->entry, (unsigned)p->module_hash);
     else
         snprintf(p->name, UVK_NAME_MAX, "%s", p->entry);
     p->name_len = strnlen(p->name, UVK_NAME_MAX - 1);
@@ -256,17 +262,21 @@ static void stage_module(const VkPipelineShaderStageCreateInfo *stage, pipeline_
 {
     p->module = stage->module;
     p->module_name[0] = '\0';
+    p->module_hash = 0;
     const module_t *m = uvk_handle_map_get(&g_modules, (uint64_t)stage->module);
     if (m != NULL) {
         module_name(m, 0, p->module_name);
+        p->module_hash = m->names.hash;
         return;
     }
     for (const VkBaseInStructure *s = stage->pNext; s != NULL; s = s->pNext)
         if (s->sType == VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO) {
             const VkShaderModuleCreateInfo *ci = (const VkShaderModuleCreateInfo *)(const void *)s;
             uvk_spirv_names_t names;
-            if (uvk_spirv_names(ci->pCode, ci->codeSize, &names) == 0)
+            if (uvk_spirv_names(ci->pCode, ci->codeSize, &names) == 0) {
                 snprintf(p->module_name, sizeof p->module_name, "%s", names.file);
+                p->module_hash = names.hash;
+            }
             return;
         }
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The names a SPIR-V module carries: its entry points (OpEntryPoint) and the
  * file it was compiled from (OpSource's file operand, an OpString), read
- * from the words a program hands vkCreateShaderModule.
+ * from the words a program hands vkCreateShaderModule; and a hash of its
+ * content, which names a module that carries no file.
  *
  * SPIR-V (Khronos SPIR-V specification, "Physical Layout"): five header
  * words, the first the magic number; then instructions, each starting with
@@ -22,6 +23,19 @@ static uint32_t word(const uint32_t *w, size_t i, int swapped)
 {
     uint32_t v = w[i];
     return swapped ? __builtin_bswap32(v) : v;
+}
+
+uint32_t uvk_spirv_hash(const uint32_t *w, size_t n, int swapped)
+{
+    uint32_t h = 2166136261u; /* FNV-1a's 32-bit offset basis */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = word(w, i, swapped);
+        for (int b = 0; b < 4; b++) {
+            h ^= (v >> (8 * b)) & 0xff;
+            h *= 16777619u; /* FNV's 32-bit prime */
+        }
+    }
+    return h;
 }
 
 /* Copies the literal string in words [first, end) into out (size cap), or
@@ -69,6 +83,7 @@ int uvk_spirv_names(const void *code, size_t size, uvk_spirv_names_t *out)
         swapped = 1;
     else
         return -1;
+    out->hash = uvk_spirv_hash(w, n, swapped);
     /* OpStrings come before the OpSource that names one as its file. */
     struct {
         uint32_t id;

@@ -12,6 +12,15 @@ the previous headers and against today's, and run. Today's must give the
 same offsets, member sizes and values (a *_LAST sentinel may grow), and no
 type may shrink (a type may grow at its end: its size field says how much).
 A member or enumerator that no longer exists fails the probe's compilation.
+
+And no struct of today's headers ends with padding: a field added at the
+end, where the compiler left padding, would not change sizeof, so the
+struct's size could not tell whether a caller's build has it (those bytes
+hold anything); such bytes are a member named reserved0, which must be 0.
+Padding between members is harmless (fields are only added at the end) but
+is a member's width a reader must work out: a gap not in KNOWN_GAPS (those
+of the 1.0 headers, kept as they are: naming them would shift positional
+initializers in callers' sources) fails too.
 """
 import os
 import re
@@ -24,15 +33,15 @@ HEADERS = ["upti/upti.h", "upti/runtime.h", "upti/runtime_callback.h", "upti/reg
            "uptx/uptx.h", "uptx/uptx_table.h"]
 
 
-def public_text():
+def public_text(include):
     src = "".join(f"#include <{h}>\n" for h in HEADERS)
-    out = subprocess.run([CC, "-E", "-std=c11", "-D_GNU_SOURCE", "-I", PREV, "-x", "c", "-"],
+    out = subprocess.run([CC, "-E", "-std=c11", "-D_GNU_SOURCE", "-I", include, "-x", "c", "-"],
                          input=src, capture_output=True, text=True, check=True).stdout
     keep, lines = False, []
     for line in out.splitlines():
         m = re.match(r'# \d+ "([^"]+)"', line)
         if m:
-            keep = os.path.abspath(m.group(1)).startswith(PREV + os.sep)
+            keep = os.path.abspath(m.group(1)).startswith(include + os.sep)
             continue
         if keep:
             lines.append(line)
@@ -63,7 +72,9 @@ def member_name(decl):
     return re.findall(r"\w+", decl)[-1], flexible
 
 
-def definitions(text):
+def definitions(text, structs=None):
+    """Types (name -> members) and enums (name -> enumerators) defined in
+    text; the names of the structs (not unions) are added to structs."""
     types, enums = {}, {}
     i = 0
     pat = re.compile(r"typedef\s+(struct|union|enum)\s+(\w+)?\s*\{")
@@ -81,6 +92,8 @@ def definitions(text):
             enums[name] = [re.match(r"\s*(\w+)", e).group(1) for e in split_top(body, ",")]
         else:
             types[name] = [member_name(d) for d in split_top(body, ";")]
+            if m.group(1) == "struct" and structs is not None:
+                structs.add(name)
         i = j
     return types, enums
 
@@ -101,10 +114,10 @@ def probe(types, enums):
     return "\n".join(lines) + "\n"
 
 
-def run(include, tag):
+def run(include, tag, probe_c="layout_probe.c"):
     exe = os.path.join(WORK, f"layout_probe_{tag}")
     r = subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-I", include, "-o", exe,
-                        os.path.join(WORK, "layout_probe.c")], capture_output=True, text=True)
+                        os.path.join(WORK, probe_c)], capture_output=True, text=True)
     if r.returncode != 0:
         print(f"FAIL: the previous release's types do not compile against {include}:\n{r.stderr}")
         sys.exit(1)
@@ -113,9 +126,51 @@ def run(include, tag):
     return dict(line.split(" ", 1) for line in out.splitlines())
 
 
+# Padding between members in the 1.0 headers, "STRUCT@OFFSET+BYTES".
+KNOWN_GAPS = {
+    "upti_agent_t@20+4", "upti_agent_t@60+4", "upti_buffer_options_t@28+4",
+    "upti_buffer_tracing_code_object_record_t@52+4", "upti_buffer_tracing_kernel_dispatch_record_t@84+4",
+    "upti_buffer_tracing_memory_allocation_record_t@68+4", "upti_buffer_tracing_memory_copy_record_t@68+4",
+    "upti_callback_gpu_op_data_t@44+4", "upti_callback_gpu_op_data_t@68+4", "upti_callback_internal_data_t@20+4",
+    "upti_callback_tracing_record_t@52+4", "upti_gpu_op_details_t@44+4", "upti_runtime_correlation_t@36+4",
+    "upti_runtime_record_t@20+4",
+}
+
+
+def padding(layout, structs, types):
+    """'T: N bytes of padding at OFFSET' for every gap between the members of
+    a struct of today's headers not in KNOWN_GAPS, and after its last member."""
+    found = []
+    for t in sorted(structs):
+        spans = sorted(tuple(map(int, layout[f"{t}.{name}"].split())) for name, _ in types[t])
+        end = 0
+        for offset, size in spans:
+            if offset > end and f"{t}@{end}+{offset - end}" not in KNOWN_GAPS:
+                found.append(f"{t}: {offset - end} bytes of padding at offset {end} (a new gap)")
+            end = max(end, offset + size)
+        total = int(layout[t].split()[-1])
+        if total > end:
+            found.append(f"{t}: {total - end} bytes of tail padding at offset {end}")
+    return found
+
+
+def check_padding():
+    structs = set()
+    types, enums = definitions(public_text(CUR), structs)
+    with open(os.path.join(WORK, "padding_probe.c"), "w") as f:
+        f.write(probe(types, {}))
+    found = padding(run(CUR, "padding", "padding_probe.c"), structs, types)
+    for p in found:
+        print("FAIL: padding:", p)
+    print(f"{len(structs)} structs of today's headers checked for padding: {len(found)} tail or new gaps "
+          f"({len(KNOWN_GAPS)} known gaps between members)")
+    return 1 if found else 0
+
+
 def main():
     os.makedirs(WORK, exist_ok=True)
-    types, enums = definitions(public_text())
+    padded = check_padding()
+    types, enums = definitions(public_text(PREV))
     with open(os.path.join(WORK, "layout_probe.c"), "w") as f:
         f.write(probe(types, enums))
     old, new = run(PREV, "previous"), run(CUR, "current")
@@ -135,7 +190,7 @@ def main():
           f"{len(allowed)} allowed changes (grown types, sentinels)")
     for key, was, now in allowed:
         print(f"  allowed: {key}: {was} -> {now}")
-    return 1 if bad else 0
+    return 1 if bad or padded else 0
 
 
 if __name__ == "__main__":

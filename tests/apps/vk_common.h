@@ -43,13 +43,17 @@ typedef struct vkc_pipeline_t {
 
 #define VKC_HOST (VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)
 
-/* The instance (Vulkan api_version) and the first CPU device (else the first device); exits 77 without one. */
-static inline void vkc_init_version(vkc_t *c, const char *app_name, uint32_t api_version)
+/* The instance (Vulkan api_version, with the instance extension named extension unless NULL) and the
+   first CPU device (else the first device); exits 77 without one. */
+static inline void vkc_init_extension(vkc_t *c, const char *app_name, uint32_t api_version, const char *extension)
 {
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                              .pApplicationName = app_name,
                              .apiVersion = api_version};
-    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                                .pApplicationInfo = &app,
+                                .enabledExtensionCount = extension != NULL ? 1 : 0,
+                                .ppEnabledExtensionNames = &extension};
     VkResult r = vkCreateInstance(&ici, NULL, &c->instance);
     if (r == VK_ERROR_INCOMPATIBLE_DRIVER) {
         fprintf(stderr, "%s: no Vulkan driver\n", app_name);
@@ -80,6 +84,12 @@ static inline void vkc_init_version(vkc_t *c, const char *app_name, uint32_t api
             return;
     fprintf(stderr, "%s: no compute queue family\n", app_name);
     exit(2);
+}
+
+/* vkc_init_extension without an extension. */
+static inline void vkc_init_version(vkc_t *c, const char *app_name, uint32_t api_version)
+{
+    vkc_init_extension(c, app_name, api_version, NULL);
 }
 
 /* vkc_init_version for Vulkan 1.1. */

@@ -103,8 +103,28 @@ static void test_long_path(void)
     CHECK(strcmp(n.file, "vk_vadd.comp") == 0);
 }
 
+/* The content hash that names a module without OpSource: 32-bit FNV-1a of
+   the module's bytes in little-endian word order (0x7c708f60 for k_module,
+   from Python's struct.pack('<37I') and the published FNV-1a constants),
+   alike for a byte-swapped copy, different for a one-word change. */
+static void test_hash(void)
+{
+    uvk_spirv_names_t n;
+    CHECK(uvk_spirv_names(k_module, sizeof k_module, &n) == 0 && n.hash == 0x7c708f60u);
+    uint32_t m[sizeof k_module / 4];
+    for (size_t i = 0; i < sizeof k_module / 4; i++)
+        m[i] = __builtin_bswap32(k_module[i]);
+    CHECK(uvk_spirv_names(m, sizeof m, &n) == 0 && n.hash == 0x7c708f60u);
+    memcpy(m, k_module, sizeof m);
+    m[8] = 0x6e69616e; /* "nain" */
+    CHECK(uvk_spirv_names(m, sizeof m, &n) == 0 && n.hash != 0x7c708f60u && n.hash != 0);
+    uint32_t bad[8] = {0x12345678};
+    CHECK(uvk_spirv_names(bad, sizeof bad, &n) == -1 && n.hash == 0);
+}
+
 UNIT_TEST(spirv)
 {
+    test_hash();
     test_long_path();
     test_well_formed();
     test_malformed();

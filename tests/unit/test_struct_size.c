@@ -139,6 +139,14 @@ static void test_buffer_options(void)
     agent.known.runtime = "struct_size";
     agent.future = 1;
     CHECK_STATUS(upti_runtime_add_agent(&agent.known, &id), UPTI_STATUS_ERROR_INCOMPATIBLE_ABI);
+    /* an older build's agent of today's size: what is reserved0 today was its tail padding */
+    upti_agent_t padded;
+    memset(&padded, 0x5a, sizeof padded);
+    padded.size = sizeof padded;
+    padded.type = UPTI_AGENT_TYPE_GPU;
+    padded.runtime = "struct_size_padded";
+    padded.name = padded.vendor = padded.driver_version = "padded";
+    CHECK_STATUS(upti_runtime_add_agent(&padded, &id), UPTI_STATUS_SUCCESS);
     /* a provider without room for its callback */
     upti_runtime_subscriber_provider_t p = {offsetof(upti_runtime_subscriber_provider_t, domains_changed),
                                             "small", NULL, NULL};
@@ -156,6 +164,10 @@ static upti_status_t count_small(const upti_agent_t **agents, size_t n, void *da
             CHECK(strcmp(agents[i]->vendor, "") == 0); /* default, not 0x5a... */
             CHECK_EQ_U64(agents[i]->compute_units, 0);
             CHECK_EQ_U64(agents[i]->size, sizeof(upti_agent_t));
+        } else if (strcmp(agents[i]->runtime, "struct_size_padded") == 0) {
+            g_agents_small++;
+            /* what an older build's tail padding held (0x5a... here) is handed out as 0 */
+            CHECK_EQ_U64(agents[i]->reserved0, 0);
         }
     return UPTI_STATUS_SUCCESS;
 }
@@ -194,7 +206,7 @@ UNIT_TEST(struct_size)
     } else if (strcmp(mode, "buffer_options") == 0) {
         test_buffer_options();
         CHECK_STATUS(upti_query_available_agents(count_small, NULL), UPTI_STATUS_SUCCESS);
-        CHECK_EQ_U64(g_agents_small, 1);
+        CHECK_EQ_U64(g_agents_small, 2);
     } else if (strcmp(mode, "result_small") == 0) {
         /* an older tool's result: initialize is the last field it knows */
         g_result.known.size = offsetof(upti_tool_configure_result_t, finalize);

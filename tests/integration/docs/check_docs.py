@@ -8,7 +8,9 @@ writing_a_tool_builds_and_runs
     word for word; its build command, run as written in a directory holding
     only that file, builds it against an installed tree (cmake --install of
     BUILD_DIR), and its run command, on the vector-add test program, prints
-    the tool's summary with one kernel and no upti: message.
+    the tool's summary with one kernel and no upti: message; on a program
+    making 7 marker calls through uptx, and on one making them through NVTX
+    (tests/apps/marker_calls.c), it counts exactly 7 marker calls.
 database_metadata_keys
     Every metadata key the code writes (read from the writers' source) is
     listed in docs/database.md's metadata section, and no other key is.
@@ -122,6 +124,21 @@ def writing_a_tool_builds_and_runs():
                               env=env, capture_output=True, text=True, timeout=120)
         if BUILD + "/lib/" in maps.stderr:
             fail("the run loaded UPTI libraries from the build tree, not the installed one")
+        # The marker calls it says it counts, of each runtime: 7 calls (marker_calls.c) each.
+        for app in ("marker_calls_uptx", "marker_calls_nvtx"):
+            path = os.path.join(BUILD, "bin", app)
+            if not os.path.exists(path):
+                fail(f"no {app} to run the tool on")
+            os.remove(os.path.join(work, "my_opencl_app"))
+            os.symlink(path, os.path.join(work, "my_opencl_app"))
+            p = subprocess.run(["sh", "-ec", run_cmd], cwd=work, env=env, capture_output=True, text=True,
+                               timeout=120)
+            print(f"{app}: " + p.stdout + p.stderr)
+            if p.returncode != 0 or p.stdout != "marker_calls: 7\n" or "upti:" in p.stderr:
+                fail(f"{app} under the tool: status {p.returncode}, stdout {p.stdout!r}, stderr {p.stderr!r}")
+            if not re.search(r"^mytool: 7 marker calls, 0 OpenCL calls, 0 kernels \(0 ns on the device\)$",
+                             p.stderr, re.M):
+                fail(f"{app} makes 7 marker calls: the tool's summary is missing or wrong")
     print("PASS")
 
 
