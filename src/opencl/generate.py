@@ -285,17 +285,49 @@ def fill_payload(f, indent='    '):
     return o
 
 
+def errcode_local(f):
+    """A call that returns an object reports its status through errcode_ret: the
+    wrapper passes its own where the program passed NULL, so the status is known."""
+    if 'errcode_ret' not in [p.name for p in f.params]:
+        return []
+    return ['    cl_int err_local = CL_SUCCESS;\n',
+            '    cl_int *errp = errcode_ret != NULL ? errcode_ret : &err_local;\n']
+
+
+def call_args(f):
+    """The arguments passed on: errcode_ret replaced by errcode_local's errp."""
+    return ', '.join('errp' if p.name == 'errcode_ret' else p.name for p in f.params)
+
+
+def status_expr(f):
+    """The status of a call: its cl_int, its errcode_ret (errp), or None (no status)."""
+    if f.ret == 'cl_int':
+        return 'r'
+    if 'errcode_ret' in [p.name for p in f.params]:
+        return '*errp'
+    return None
+
+
+def exit_call(f, indent='    '):
+    """Ends the traced call with its status as result (API records, EXIT callbacks)."""
+    status = status_expr(f)
+    if status is None:
+        return f'{indent}upti_runtime_call_exit(&call);\n'
+    return f'{indent}upti_runtime_call_exit_result(&call, {status});\n'
+
+
 def gen_plain_slow(f):
     o = slow_head(f)
     o += fill_payload(f)
+    o += errcode_local(f)
     o.append('    upti_runtime_call_t call;\n')
     o.append(f'    upti_runtime_call_enter(&call, p, UPTI_TRACING_KIND_OPENCL_API, {f.op}, &payload);\n')
     if f.ret == 'void':
         o.append(f'    {call_expr(f)};\n')
     else:
-        o.append(f'    {f.ret} r = {call_expr(f)};\n')
+        o.append(f'    {f.ret} r = {call_expr(f, call_args(f))};\n')
         o.append(f'    payload.retval.{f.retfield()} = r;\n')
-    o.append('    upti_runtime_call_exit(&call);\n')
+    o.append(exit_call(f))
     if f.ret != 'void':
         o.append('    return r;\n')
     o.append('}\n\n')
@@ -326,10 +358,7 @@ def gen_command_slow(f):
     o.append('    if (p != NULL)\n')
     o.append(f'        upti_runtime_call_enter(&call, p, UPTI_TRACING_KIND_OPENCL_API, {f.op}, &payload);\n')
     names = [x.name for x in f.params]
-    has_err = 'errcode_ret' in names
-    if has_err:
-        o.append('    cl_int err_local = CL_SUCCESS;\n')
-        o.append('    cl_int *errp = errcode_ret != NULL ? errcode_ret : &err_local;\n')
+    o += errcode_local(f)
     o.append('    uocl_cmd_t *c = NULL;\n')
     o.append('    cl_event *evp = event;\n')
     o.append('    if (d != NULL) {\n')
@@ -337,7 +366,7 @@ def gen_command_slow(f):
     o.append(f'        if (c != NULL) {{\n            {describe}\n        }}\n    }}\n')
     args = ', '.join('evp' if n == 'event' else ('errp' if n == 'errcode_ret' else n) for n in names)
     o.append(f'    {f.ret} r = {call_expr(f, args)};\n')
-    status = 'r' if f.ret == 'cl_int' else '*errp'
+    status = status_expr(f)
     # Subscribers of GPU_OPERATION_DISPATCHED get the event (subscriber_hooks.c).
     o.append(f'    if (c != NULL && __builtin_expect(uocl_sub_want_events, 0) && {status} == CL_SUCCESS)\n')
     o.append('        uocl_sub_enqueued(*evp);\n')
@@ -345,7 +374,7 @@ def gen_command_slow(f):
     o.append(f'        uocl_cmd_end(c, {status});\n')
     o.append('    if (p != NULL) {\n')
     o.append(f'        payload.retval.{f.retfield()} = r;\n')
-    o.append('        upti_runtime_call_exit(&call);\n    }\n')
+    o.append(exit_call(f, '        ') + '    }\n')
     o.append('    return r;\n}\n\n')
     return ''.join(o)
 

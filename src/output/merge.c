@@ -28,7 +28,7 @@ static const merge_table k_tables[] = {
     {"info_kernel_symbol", "P:process_id I:kernel_id I:code_object_id I:runtime_context S:name_id"
                            " I:load I:unload"},
     {"api", "A:id P:process_id I:tid S:domain_id S:name_id I:correlation_id I:external_id I:start"
-            " I:end"},
+            " I:end I:result"},
     {"arg", "A:api_id I:correlation_id I:position S:type_id S:name_id I:value"},
     {"kernel_dispatch", "P:process_id I:tid I:agent_handle I:queue_handle I:runtime_context"
                         " I:kernel_id S:name_id S:operation_id I:correlation_id I:external_id"

@@ -8,7 +8,7 @@
 
 static upti_callback_tracing_record_t callback_record(const upti_runtime_call_t *call,
                                                       uint32_t ctx, upti_thread_state_t *s,
-                                                      upti_callback_phase_t phase)
+                                                      upti_callback_phase_t phase, int64_t result)
 {
     return (upti_callback_tracing_record_t){
         .size = sizeof(upti_callback_tracing_record_t),
@@ -19,6 +19,7 @@ static upti_callback_tracing_record_t callback_record(const upti_runtime_call_t 
         .operation = call->operation,
         .phase = phase,
         .payload = call->payload,
+        .result = result,
     };
 }
 
@@ -31,7 +32,7 @@ static __attribute__((noinline)) void enter_callbacks(upti_runtime_call_t *call,
     for (uint32_t i = 0; i < plan->num_callbacks; i++) {
         const upti_plan_callback_t *cb = &plan->callbacks[i];
         call->user_data[i].value = 0;
-        cb->callback(callback_record(call, cb->context, s, UPTI_CALLBACK_PHASE_ENTER), &call->user_data[i],
+        cb->callback(callback_record(call, cb->context, s, UPTI_CALLBACK_PHASE_ENTER, UPTI_API_RESULT_NONE), &call->user_data[i],
                      cb->data);
     }
     s->in_callback--;
@@ -81,7 +82,7 @@ UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_oper
         enter_slow_clock(call);
 }
 
-void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s)
+void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s, int64_t result)
 {
     const upti_operation_plan_t *plan = call->plan;
     s->current_call = call->parent;
@@ -89,7 +90,7 @@ void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s)
         s->in_callback++;
         for (uint32_t i = 0; i < plan->num_callbacks; i++) {
             const upti_plan_callback_t *cb = &plan->callbacks[i];
-            cb->callback(callback_record(call, cb->context, s, UPTI_CALLBACK_PHASE_EXIT),
+            cb->callback(callback_record(call, cb->context, s, UPTI_CALLBACK_PHASE_EXIT, result),
                          &call->user_data[i], cb->data);
         }
         s->in_callback--;
@@ -98,7 +99,8 @@ void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s)
 
 /* An API record of call into pb's buffer; r: room reserved for it there. */
 static inline void api_record(upti_buffer_tracing_api_record_t *r, const upti_runtime_call_t *call,
-                              const upti_thread_state_t *s, const upti_plan_buffer_t *pb, upti_timestamp_t end)
+                              const upti_thread_state_t *s, const upti_plan_buffer_t *pb, upti_timestamp_t end,
+                              int64_t result)
 {
     *r = (upti_buffer_tracing_api_record_t){
         .size = sizeof *r,
@@ -108,19 +110,20 @@ static inline void api_record(upti_buffer_tracing_api_record_t *r, const upti_ru
         .thread_id = call->thread_id,
         .start_timestamp = call->start_timestamp,
         .end_timestamp = end,
+        .result = result,
     };
 }
 
 /* upti_runtime_call_exit past its end time: pops the call, runs EXIT callbacks, writes
    the API records. */
-static __attribute__((noinline)) void exit_rest(upti_runtime_call_t *call, upti_timestamp_t end)
+static __attribute__((noinline)) void exit_rest(upti_runtime_call_t *call, upti_timestamp_t end, int64_t result)
 {
     const upti_operation_plan_t *plan = call->plan;
     upti_thread_state_t *s = upti_thread_state();
     if (plan->num_callbacks == 0)
         s->current_call = call->parent;
     else
-        upti_call_exit_callbacks(call, s);
+        upti_call_exit_callbacks(call, s, result);
     /* Marker integrations report their own records (upti_runtime_emit). */
     if (call->kind == UPTI_TRACING_KIND_MARKER_API)
         return;
@@ -130,25 +133,30 @@ static __attribute__((noinline)) void exit_rest(upti_runtime_call_t *call, upti_
             upti_buffer_reserve(pb->buffer, s, call->kind, sizeof *r);
         if (r == NULL)
             continue;
-        api_record(r, call, s, pb, end);
+        api_record(r, call, s, pb, end, result);
         upti_buffer_commit(pb->buffer, s);
     }
 }
 
 /* exit_rest where the clock takes its slow path. */
-static __attribute__((noinline)) void exit_slow_clock(upti_runtime_call_t *call)
+static __attribute__((noinline)) void exit_slow_clock(upti_runtime_call_t *call, int64_t result)
 {
-    exit_rest(call, upti_now_slow());
+    exit_rest(call, upti_now_slow(), result);
 }
 
 UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
+{
+    upti_runtime_call_exit_result(call, UPTI_API_RESULT_NONE);
+}
+
+UPTI_API void upti_runtime_call_exit_result(upti_runtime_call_t *call, int64_t result)
 {
     const upti_operation_plan_t *plan = call->plan;
     if (upti_unlikely(plan == NULL))
         return;
     upti_timestamp_t end;
     if (upti_unlikely(!upti_now_fast(&end))) {
-        exit_slow_clock(call);
+        exit_slow_clock(call, result);
         return;
     }
     /* Inline, without a call that needs registers saved: a call traced by one buffer only
@@ -163,12 +171,12 @@ UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
             upti_buffer_reserve_fast(b, p, call->kind, sizeof(upti_buffer_tracing_api_record_t));
         if (upti_likely(r != NULL)) {
             s->current_call = call->parent;
-            api_record(r, call, s, pb, end);
+            api_record(r, call, s, pb, end, result);
             upti_buffer_commit_producer(b, p);
             return;
         }
     }
-    exit_rest(call, end);
+    exit_rest(call, end, result);
 }
 
 static void capture_external(upti_thread_state_t *s, upti_runtime_correlation_t *out);
@@ -331,6 +339,7 @@ UPTI_API void upti_runtime_emit(const upti_runtime_record_t *record)
                 .operation = rec->operation,
                 .phase = rec->phase,
                 .payload = rec->record,
+                .result = UPTI_API_RESULT_NONE,
             };
             upti_user_data_t user_data = {0};
             cb->callback(r, &user_data, cb->data);

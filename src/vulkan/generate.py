@@ -259,7 +259,12 @@ def gen_command(c):
         o.append(f'    {call_expr(c)};\n')
     else:
         o.append(f'    {c.ret} r = {call_expr(c)};\n    payload.retval.{c.retfield()} = r;\n')
-    o.append('    upti_runtime_call_exit(&call);\n')
+    # A VkResult is the call's result in its API records and EXIT callbacks; the
+    # other return types (addresses, counts, functions) are no status: none.
+    if c.ret == 'VkResult':
+        o.append('    upti_runtime_call_exit_result(&call, r);\n')
+    else:
+        o.append('    upti_runtime_call_exit(&call);\n')
     if c.ret != 'void':
         o.append('    return r;\n')
     o.append('}\n\n')
