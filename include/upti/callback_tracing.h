@@ -22,14 +22,6 @@ typedef struct upti_callback_tracing_record_t {
     uint32_t operation;
     upti_callback_phase_t phase;
     void *payload;
-    /**
-     * At EXIT, what the call returned, as an API record's result
-     * (buffer_tracing.h): a cl_int (the errcode_ret of a call returning an
-     * object, even where the program passed NULL), a VkResult, or
-     * UPTI_API_RESULT_NONE; UPTI_API_RESULT_NONE at every other phase.
-     * Since UPTI 0.2: read it only where size covers it.
-     */
-    int64_t result;
 } upti_callback_tracing_record_t;
 
 /**

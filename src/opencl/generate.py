@@ -241,6 +241,10 @@ def gen_header(funcs):
              '    size_t size; /**< sizeof(upti_callback_tracing_opencl_api_data_t) */\n'
              '    upti_opencl_api_args_t args;\n'
              '    upti_opencl_api_retval_t retval;\n'
+             '    /** At EXIT, what the call returned as its API record\'s result (buffer_tracing.h):\n'
+             '        the cl_int, or the errcode_ret status even where the program passed NULL;\n'
+             '        UPTI_API_RESULT_NONE at ENTER and for calls without a status. Since UPTI 0.2. */\n'
+             '    int64_t result;\n'
              '} upti_callback_tracing_opencl_api_data_t;\n\n')
     o.append('UPTI_EXTERN_C_END\n\n#endif\n')
     return ''.join(o)
@@ -279,7 +283,8 @@ def slow_head(f):
 
 def fill_payload(f, indent='    '):
     o = [f'{indent}upti_callback_tracing_opencl_api_data_t payload;\n',
-         f'{indent}payload.size = sizeof payload;\n']
+         f'{indent}payload.size = sizeof payload;\n',
+         f'{indent}payload.result = UPTI_API_RESULT_NONE;\n']
     for p in f.params:
         o.append(f'{indent}payload.args.{f.name}.{p.name} = {p.name};\n')
     return o
@@ -313,7 +318,8 @@ def exit_call(f, indent='    '):
     status = status_expr(f)
     if status is None:
         return f'{indent}upti_runtime_call_exit(&call);\n'
-    return f'{indent}upti_runtime_call_exit_result(&call, {status});\n'
+    return (f'{indent}payload.result = {status};\n'
+            f'{indent}upti_runtime_call_exit_result(&call, payload.result);\n')
 
 
 def gen_plain_slow(f):

@@ -310,7 +310,7 @@ static void api_enter(frame_t *f, uint64_t corr, uint32_t op,
     }
 }
 
-/* rc: the call's result (the EXIT record's: its cl_int or errcode_ret), 0 for a call without one. */
+/* rc: the call's result (the payload's: its cl_int or errcode_ret), 0 for a call without one. */
 static void api_exit(frame_t *f, uint64_t corr, uint32_t op,
                      const upti_callback_tracing_opencl_api_data_t *pl, int32_t rc)
 {
@@ -398,7 +398,7 @@ static void api_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user_da
         frame_t *f = user_data->ptr;
         if (f == NULL)
             return;
-        int32_t rc = rec.result != UPTI_API_RESULT_NONE ? (int32_t)rec.result : 0;
+        int32_t rc = pl->result != UPTI_API_RESULT_NONE ? (int32_t)pl->result : 0;
         api_exit(f, rec.correlation_id.internal, rec.operation, pl, rc);
         t_depth--;
     }

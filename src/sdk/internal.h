@@ -251,7 +251,7 @@ void upti_write_record(struct upti_buffer *buffer, upti_thread_state_t *s, uint3
                        const upti_runtime_correlation_t *corr);
 
 /** Runs the EXIT callbacks of a call and leaves it (the caller writes the records). */
-void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s, int64_t result);
+void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s);
 
 /* ---- agents (agent.c) ---- */
 void upti_agents_init_host(void);

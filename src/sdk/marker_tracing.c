@@ -416,7 +416,7 @@ static __attribute__((noinline)) void marker_slow(const upti_operation_plan_t *p
         SET_RETVAL;                                                                             \
         e.timestamp = call.start_timestamp;                                                     \
         e.correlation_id = call.correlation_id;                                                 \
-        upti_call_exit_callbacks(&call, s, UPTI_API_RESULT_NONE);                               \
+        upti_call_exit_callbacks(&call, s);                                                     \
         e.message = MESSAGE;                                                                    \
         e.range_id = e.domain = VALUE;                                                          \
         write_marker_records_after(plan, upti_runtime_plan(g_plans, OP), s, &e);                \

@@ -8,7 +8,7 @@
 
 static upti_callback_tracing_record_t callback_record(const upti_runtime_call_t *call,
                                                       uint32_t ctx, upti_thread_state_t *s,
-                                                      upti_callback_phase_t phase, int64_t result)
+                                                      upti_callback_phase_t phase)
 {
     return (upti_callback_tracing_record_t){
         .size = sizeof(upti_callback_tracing_record_t),
@@ -19,7 +19,6 @@ static upti_callback_tracing_record_t callback_record(const upti_runtime_call_t 
         .operation = call->operation,
         .phase = phase,
         .payload = call->payload,
-        .result = result,
     };
 }
 
@@ -32,7 +31,7 @@ static __attribute__((noinline)) void enter_callbacks(upti_runtime_call_t *call,
     for (uint32_t i = 0; i < plan->num_callbacks; i++) {
         const upti_plan_callback_t *cb = &plan->callbacks[i];
         call->user_data[i].value = 0;
-        cb->callback(callback_record(call, cb->context, s, UPTI_CALLBACK_PHASE_ENTER, UPTI_API_RESULT_NONE), &call->user_data[i],
+        cb->callback(callback_record(call, cb->context, s, UPTI_CALLBACK_PHASE_ENTER), &call->user_data[i],
                      cb->data);
     }
     s->in_callback--;
@@ -82,7 +81,7 @@ UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_oper
         enter_slow_clock(call);
 }
 
-void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s, int64_t result)
+void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s)
 {
     const upti_operation_plan_t *plan = call->plan;
     s->current_call = call->parent;
@@ -90,7 +89,7 @@ void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s,
         s->in_callback++;
         for (uint32_t i = 0; i < plan->num_callbacks; i++) {
             const upti_plan_callback_t *cb = &plan->callbacks[i];
-            cb->callback(callback_record(call, cb->context, s, UPTI_CALLBACK_PHASE_EXIT, result),
+            cb->callback(callback_record(call, cb->context, s, UPTI_CALLBACK_PHASE_EXIT),
                          &call->user_data[i], cb->data);
         }
         s->in_callback--;
@@ -123,7 +122,7 @@ static __attribute__((noinline)) void exit_rest(upti_runtime_call_t *call, upti_
     if (plan->num_callbacks == 0)
         s->current_call = call->parent;
     else
-        upti_call_exit_callbacks(call, s, result);
+        upti_call_exit_callbacks(call, s);
     /* Marker integrations report their own records (upti_runtime_emit). */
     if (call->kind == UPTI_TRACING_KIND_MARKER_API)
         return;
@@ -339,7 +338,6 @@ UPTI_API void upti_runtime_emit(const upti_runtime_record_t *record)
                 .operation = rec->operation,
                 .phase = rec->phase,
                 .payload = rec->record,
-                .result = UPTI_API_RESULT_NONE,
             };
             upti_user_data_t user_data = {0};
             cb->callback(r, &user_data, cb->data);
