@@ -7,10 +7,12 @@ calls of several kinds under `upti run --sys-trace`; each call's result is check
 exactly in the database (api.result, apis.result), the CSV (api_trace Result), the
 JSON and Perfetto timelines (the slice's "result" argument) and
 `upti stats --report api_err_sum`; the program's output and exit status are the same
-as without upti.
+as without upti. The vulkan case: tests/apps/vk_results's VkResults (VK_NOT_READY,
+VK_TIMEOUT, an allocation error, VK_SUCCESS, a void call) in the database and the
+report.
 
-  test_results.py BUILD_DIR
-Exit 0 = pass, 1 = fail, 77 = skipped (no OpenCL device).
+  test_results.py BUILD_DIR opencl|vulkan
+Exit 0 = pass, 1 = fail, 77 = skipped (no OpenCL or Vulkan device).
 """
 import csv
 import json
@@ -25,7 +27,9 @@ import traceck  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
 UPTI = os.path.join(BUILD, "bin", "upti")
+CASE = sys.argv[2]
 APP = os.path.join(BUILD, "bin", "ocl_results")
+VK_APP = os.path.join(BUILD, "bin", "vk_results")
 NONE = -(1 << 63)  # UPTI_API_RESULT_NONE as stored in api.result
 
 # The calls of ocl_results.c, in order: (function, its result).
@@ -67,7 +71,47 @@ def first_calls(rows):
     return rows[i:i + len(EXPECTED)]
 
 
-def main():
+def err_report(db_path):
+    """upti stats --report api_err_sum's rows by function name."""
+    p = run([UPTI, "stats", db_path, "--report", "api_err_sum", "-f", "json"])
+    return {r["name"]: r for r in json.loads(p.stdout)["reports"][0]["rows"]}
+
+
+def case_vulkan():
+    if not os.path.exists(VK_APP):
+        print("SKIP: vk_results not built")
+        return 77
+    bare = subprocess.run([VK_APP], capture_output=True, text=True, timeout=300)
+    if bare.returncode != 0:
+        print("SKIP: no Vulkan device (%s)" % bare.stderr.strip())
+        return 77
+    alloc = int(bare.stderr.split("vkAllocateMemory: ")[1].split()[0])
+    check(alloc < 0, "vkAllocateMemory returned %d" % alloc)
+    with tempfile.TemporaryDirectory() as tmp:
+        traced = run([UPTI, "run", "--sys-trace", "-d", tmp, "-o", "v", "--", VK_APP])
+        check(traced.stdout == bare.stdout, "the program's output changed:\n%s\nvs\n%s"
+              % (traced.stdout, bare.stdout))
+        db = sqlite3.connect(os.path.join(tmp, "v.db"))
+        got = {n: [r for (r,) in db.execute("SELECT result FROM apis WHERE name = ? ORDER BY start",
+                                           (n,))]
+               for n in ("vkGetFenceStatus", "vkWaitForFences", "vkAllocateMemory", "vkResetFences",
+                         "vkDestroyFence")}
+        want = {"vkGetFenceStatus": [1], "vkWaitForFences": [2], "vkAllocateMemory": [alloc],
+                "vkResetFences": [0], "vkDestroyFence": [None]}
+        check(got == want, "apis.result: %r, expected %r" % (got, want))
+        rep = err_report(os.path.join(tmp, "v.db"))
+        check(sorted(rep) == ["vkAllocateMemory", "vkGetFenceStatus", "vkWaitForFences"],
+              "functions: %r" % sorted(rep))
+        f, w, a = rep["vkGetFenceStatus"], rep["vkWaitForFences"], rep["vkAllocateMemory"]
+        check((f["errors"], f["other"], f["results"]) == (0, 1, "VK_NOT_READY (1) x1"), "%r" % f)
+        check((w["errors"], w["other"], w["results"]) == (0, 1, "VK_TIMEOUT (2) x1"), "%r" % w)
+        check((a["num_calls"], a["errors"], a["other"]) == (1, 1, 0) and ("(%d) x1" % alloc)
+              in a["results"] and a["results"].startswith("VK_ERROR_"), "%r" % a)
+    print("PASS results")
+    return 0
+
+
+def case_opencl():
     if not os.path.exists(APP):
         print("SKIP: ocl_results not built")
         return 77
@@ -111,8 +155,7 @@ def main():
                            if s["name"].startswith("cl")])
         check(got == EXPECTED, "Perfetto: %r" % got)
 
-        p = run([UPTI, "stats", os.path.join(tmp, "r.db"), "--report", "api_err_sum", "-f", "json"])
-        rep = {r["name"]: r for r in json.loads(p.stdout)["reports"][0]["rows"]}
+        rep = err_report(os.path.join(tmp, "r.db"))
         check(sorted(rep) == ["clCreateBuffer", "clGetDeviceInfo", "clReleaseMemObject",
                               "clSetKernelArg"], "functions with errors: %r" % sorted(rep))
         cb = rep["clCreateBuffer"]
@@ -130,7 +173,7 @@ def main():
 
 if __name__ == "__main__":
     try:
-        sys.exit(main())
+        sys.exit({"opencl": case_opencl, "vulkan": case_vulkan}[CASE]())
     except Fail as e:
         print("FAIL: %s" % e)
         sys.exit(1)
