@@ -17,6 +17,7 @@ Exit 0 = pass, 1 = fail, 77 = skipped (no OpenCL or Vulkan device).
 import csv
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -75,6 +76,30 @@ def err_report(db_path):
     """upti stats --report api_err_sum's rows by function name."""
     p = run([UPTI, "stats", db_path, "--report", "api_err_sum", "-f", "json"])
     return {r["name"]: r for r in json.loads(p.stdout)["reports"][0]["rows"]}
+
+
+def check_merge_old(tmp, path):
+    """upti merge of this database and one written before api.result (the column and the views
+    dropped from a copy): the old rows' result is NULL, the new ones' kept."""
+    old = os.path.join(tmp, "old.db")
+    shutil.copy(path, old)
+    o = sqlite3.connect(old)
+    views = [n for (n,) in o.execute("SELECT name FROM sqlite_master WHERE type = 'view'")]
+    for v in views:
+        o.execute('DROP VIEW "%s"' % v)
+    o.execute("ALTER TABLE api DROP COLUMN result")
+    o.commit()
+    o.close()
+    run([UPTI, "merge", "-d", tmp, "-o", "both", path, old])
+    m = sqlite3.connect(os.path.join(tmp, "both.db"))
+    n = one(sqlite3.connect(path), "SELECT count(*) FROM api")
+    check(one(m, "SELECT count(*) FROM api") == 2 * n, "merged rows")
+    check(one(m, "SELECT count(*) FROM api WHERE result IS NULL") == n, "the old rows: NULL")
+    check(one(m, "SELECT count(*) FROM apis WHERE result = -49") == 1, "the new rows: kept")
+
+
+def one(db, sql):
+    return db.execute(sql).fetchone()[0]
 
 
 def case_vulkan():
@@ -155,6 +180,7 @@ def case_opencl():
                            if s["name"].startswith("cl")])
         check(got == EXPECTED, "Perfetto: %r" % got)
 
+        check_merge_old(tmp, os.path.join(tmp, "r.db"))
         rep = err_report(os.path.join(tmp, "r.db"))
         check(sorted(rep) == ["clCreateBuffer", "clGetDeviceInfo", "clReleaseMemObject",
                               "clSetKernelArg"], "functions with errors: %r" % sorted(rep))
