@@ -439,8 +439,8 @@ BLOCKING = ('blocking_read', 'blocking_write', 'blocking_map', 'blocking_copy')
 def gen_subscriber_tables(funcs):
     """What subscriber_hooks.c needs to know of each call: uocl_api_info[] and uocl_sub_describe()."""
     st = 'upti_opencl_api_args_t'
-    o = ['\n/* For subscribers (subscriber_hooks.c): command kind/operation, how the call\n'
-         '   reports its status, where its blocking flag is. */\n',
+    o = ['\n/* For subscribers (subscriber_hooks.c): command kind/operation, where its\n'
+         '   blocking flag is (the status comes in the payload\'s result). */\n',
          'const uocl_api_info_t uocl_api_info[UPTI_OPENCL_API_LAST] = {\n']
     for f in funcs:
         names = [p.name for p in f.params]
@@ -448,11 +448,8 @@ def gen_subscriber_tables(funcs):
         if f.name in COMMANDS:
             k, dop, _ = COMMANDS[f.name]
             kind, op = f'UPTI_TRACING_KIND_{k}', f'UPTI_{k}_{dop}'
-        ret = 'UOCL_RET_CL_INT' if f.ret == 'cl_int' else (
-            'UOCL_RET_ERRCODE' if 'errcode_ret' in names else 'UOCL_RET_NONE')
-        err = f'offsetof({st}, {f.name}.errcode_ret)' if 'errcode_ret' in names else '0'
         blk = next((f'offsetof({st}, {f.name}.{b})' for b in BLOCKING if b in names), '0')
-        o.append(f'    [{f.op}] = {{{kind}, {op}, {ret}, {err}, {blk}}},\n')
+        o.append(f'    [{f.op}] = {{{kind}, {op}, {blk}}},\n')
     o.append('};\n\n')
     o.append('void uocl_sub_describe(uint32_t op, const upti_opencl_api_args_t *a, upti_gpu_op_details_t *d)\n{\n'
              '    switch (op) {\n')
