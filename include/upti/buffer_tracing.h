@@ -23,11 +23,19 @@ typedef struct upti_record_prefix_t {
     UPTI_RECORD_PREFIX;
 } upti_record_prefix_t;
 
-/** An API call (OPENCL_API; MARKER_API uses the marker record below). */
+/** An API call (OPENCL_API, VULKAN_API; MARKER_API uses the marker record below). */
 typedef struct upti_buffer_tracing_api_record_t {
     UPTI_RECORD_PREFIX;
     upti_timestamp_t start_timestamp; /**< before the call entered the runtime */
     upti_timestamp_t end_timestamp;   /**< after it returned */
+    /**
+     * What the call returned (since UPTI 0.2; a record whose size ends
+     * before this field has none): OpenCL, the cl_int it returned, or for a
+     * call that returns an object the error it stored through errcode_ret
+     * (captured even where the program passed NULL); Vulkan, the VkResult.
+     * UPTI_API_RESULT_NONE for calls that return no status (void calls).
+     */
+    int64_t result;
 } upti_buffer_tracing_api_record_t;
 
 /**

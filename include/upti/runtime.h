@@ -82,9 +82,18 @@ UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_oper
  * Ends it: reads the end time, runs EXIT callbacks, writes API records
  * (upti_buffer_tracing_api_record_t; for MARKER_API none: a marker
  * integration emits its upti_buffer_tracing_marker_api_record_t itself with
- * upti_runtime_emit()). Set retval first.
+ * upti_runtime_emit()). Set retval first. The records' and EXIT callbacks'
+ * result is UPTI_API_RESULT_NONE: a call that returns a status ends with
+ * upti_runtime_call_exit_result().
  */
 UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call);
+
+/**
+ * upti_runtime_call_exit() of a call that returned a status: result (a
+ * cl_int, the errcode_ret of a call that returns an object, a VkResult)
+ * goes into its API records and EXIT callbacks. Since UPTI_RUNTIME_0.2.
+ */
+UPTI_API void upti_runtime_call_exit_result(upti_runtime_call_t *call, int64_t result);
 
 /**
  * Captures the correlation of call (or, if call is NULL, of the innermost

@@ -63,6 +63,14 @@ typedef enum upti_callback_phase_t {
     UPTI_CALLBACK_PHASE_LAST
 } upti_callback_phase_t;
 
+/**
+ * The result of a call that returns no status (a void call, a marker call):
+ * the value of an API record's result then, and of the OPENCL_API and
+ * VULKAN_API callback payloads' result (at ENTER always). A status (cl_int,
+ * VkResult) is never this value.
+ */
+#define UPTI_API_RESULT_NONE INT64_MIN
+
 UPTI_EXTERN_C_END
 
 #endif

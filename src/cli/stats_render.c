@@ -337,11 +337,25 @@ static void print_json(uo_buf *b, const report_def *d, const report_rows *r, rep
     uo_buf_puts(b, r->nrows ? "\n]}" : "]}");
 }
 
+/* upti_result_name(domain, value): report_result_name's, NULL where unknown. */
+static void upti_result_name(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *name = report_result_name((const char *)sqlite3_value_text(argv[0]),
+                                          sqlite3_value_int64(argv[1]));
+    if (name != NULL)
+        sqlite3_result_text(ctx, name, -1, SQLITE_STATIC);
+    else
+        sqlite3_result_null(ctx);
+}
+
 int report_print(sqlite3 *db, const report_def *const *reports, size_t n,
                  const report_options *o, FILE *out, char *err, size_t errlen)
 {
     if (sqlite3_create_function(db, "upti_sqrt", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                                upti_sqrt, NULL, NULL) != SQLITE_OK) {
+                                upti_sqrt, NULL, NULL) != SQLITE_OK ||
+        sqlite3_create_function(db, "upti_result_name", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                upti_result_name, NULL, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s", sqlite3_errmsg(db));
         return -1;
     }

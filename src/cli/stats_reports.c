@@ -205,12 +205,35 @@ static const report_col k_dev_busy_sum[] = {
     {"op_time", "Op Time (%s)", RC_TIME},  {"queues", "Queues", RC_COUNT},
     {"device", "Device", RC_TEXT},         {"pid", "PID", RC_COUNT}};
 
+/* Calls whose result (apis.result, NULL for calls without a status) is not success, per
+ * function: errors (< 0: cl_int and VkResult errors), other statuses (> 0: VK_NOT_READY,
+ * VK_TIMEOUT...), and the three most frequent results of either, named where known. */
+static const char k_err_sql[] =
+    "WITH a AS (SELECT coalesce(domain, '') AS dom, coalesce(name, '') AS fn, result FROM apis),"
+    " c AS (SELECT dom, fn, result, count(*) AS n FROM a WHERE result != 0 GROUP BY dom, fn, result),"
+    " r AS (SELECT *, row_number() OVER (PARTITION BY dom, fn ORDER BY n DESC, result) AS rn FROM c),"
+    " t AS (SELECT dom, fn, group_concat(coalesce(upti_result_name(dom, result) || ' (' || result"
+    " || ')', result) || ' x' || n, ', ') AS codes FROM (SELECT * FROM r WHERE rn <= 3"
+    " ORDER BY dom, fn, rn) GROUP BY dom, fn),"
+    " g AS (SELECT dom, fn, count(*) AS calls, coalesce(sum(result < 0), 0) AS errors,"
+    " coalesce(sum(result > 0), 0) AS other FROM a GROUP BY dom, fn)"
+    " SELECT 100.0 * g.errors / g.calls, g.calls, g.errors, g.other, t.codes, g.fn"
+    " FROM g JOIN t USING (dom, fn) ORDER BY g.errors DESC, g.other DESC, g.fn";
+
+static const report_col k_err_sum[] = {
+    {"error_pct", "Errors (%)", RC_PCT}, {"num_calls", "Num Calls", RC_COUNT},
+    {"errors", "Errors", RC_COUNT},      {"other", "Other Status", RC_COUNT},
+    {"results", "Results", RC_TEXT},     {"name", "Name", RC_NAME}};
+
 #define COLS(a) a, sizeof a / sizeof a[0]
 
 const report_def report_defs[] = {
     {"api_sum", "API Summary", "API calls per function: time, calls, avg/med/min/max/stddev",
      STATS_SQL("SELECT coalesce(name, '') AS k, '' AS k2, duration AS dur FROM apis"),
      COLS(k_api_sum), NULL},
+    {"api_err_sum", "API Error Summary",
+     "API functions that returned an error or another status: calls, errors, most frequent results",
+     k_err_sql, COLS(k_err_sum), NULL},
     {"kern_sum", "Kernel Summary", "kernels per name: device time, instances, avg/med/min/max/stddev",
      STATS_SQL("SELECT coalesce(name, '') AS k, '' AS k2, duration AS dur FROM kernels"
                " WHERE start > 0"),

@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /** How a report's column is printed. */
@@ -43,6 +44,13 @@ extern const size_t report_count;
 
 /** The report named name, or NULL. */
 const report_def *report_find(const char *name);
+
+/**
+ * The name of an API call's result value in domain ("OPENCL_API": CL_SUCCESS,
+ * CL_INVALID_VALUE...; "VULKAN_API": VK_NOT_READY...), NULL when unknown.
+ * The queries call it as upti_result_name(domain, value).
+ */
+const char *report_result_name(const char *domain, int64_t value);
 
 /** The time units of --unit. */
 typedef enum report_unit { UNIT_NS, UNIT_US, UNIT_MS, UNIT_S } report_unit;

@@ -241,6 +241,10 @@ def gen_header(funcs):
              '    size_t size; /**< sizeof(upti_callback_tracing_opencl_api_data_t) */\n'
              '    upti_opencl_api_args_t args;\n'
              '    upti_opencl_api_retval_t retval;\n'
+             '    /** At EXIT, what the call returned as its API record\'s result (buffer_tracing.h):\n'
+             '        the cl_int, or the errcode_ret status even where the program passed NULL;\n'
+             '        UPTI_API_RESULT_NONE at ENTER and for calls without a status. Since UPTI 0.2. */\n'
+             '    int64_t result;\n'
              '} upti_callback_tracing_opencl_api_data_t;\n\n')
     o.append('UPTI_EXTERN_C_END\n\n#endif\n')
     return ''.join(o)
@@ -279,23 +283,57 @@ def slow_head(f):
 
 def fill_payload(f, indent='    '):
     o = [f'{indent}upti_callback_tracing_opencl_api_data_t payload;\n',
-         f'{indent}payload.size = sizeof payload;\n']
+         f'{indent}payload.size = sizeof payload;\n',
+         f'{indent}payload.result = UPTI_API_RESULT_NONE;\n']
     for p in f.params:
         o.append(f'{indent}payload.args.{f.name}.{p.name} = {p.name};\n')
     return o
 
 
+def errcode_local(f):
+    """A call that returns an object reports its status through errcode_ret: the
+    wrapper passes its own where the program passed NULL, so the status is known."""
+    if 'errcode_ret' not in [p.name for p in f.params]:
+        return []
+    return ['    cl_int err_local = CL_SUCCESS;\n',
+            '    cl_int *errp = errcode_ret != NULL ? errcode_ret : &err_local;\n']
+
+
+def call_args(f):
+    """The arguments passed on: errcode_ret replaced by errcode_local's errp."""
+    return ', '.join('errp' if p.name == 'errcode_ret' else p.name for p in f.params)
+
+
+def status_expr(f):
+    """The status of a call: its cl_int, its errcode_ret (errp), or None (no status)."""
+    if f.ret == 'cl_int':
+        return 'r'
+    if 'errcode_ret' in [p.name for p in f.params]:
+        return '*errp'
+    return None
+
+
+def exit_call(f, indent='    '):
+    """Ends the traced call with its status as result (API records, EXIT callbacks)."""
+    status = status_expr(f)
+    if status is None:
+        return f'{indent}upti_runtime_call_exit(&call);\n'
+    return (f'{indent}payload.result = {status};\n'
+            f'{indent}upti_runtime_call_exit_result(&call, payload.result);\n')
+
+
 def gen_plain_slow(f):
     o = slow_head(f)
     o += fill_payload(f)
+    o += errcode_local(f)
     o.append('    upti_runtime_call_t call;\n')
     o.append(f'    upti_runtime_call_enter(&call, p, UPTI_TRACING_KIND_OPENCL_API, {f.op}, &payload);\n')
     if f.ret == 'void':
         o.append(f'    {call_expr(f)};\n')
     else:
-        o.append(f'    {f.ret} r = {call_expr(f)};\n')
+        o.append(f'    {f.ret} r = {call_expr(f, call_args(f))};\n')
         o.append(f'    payload.retval.{f.retfield()} = r;\n')
-    o.append('    upti_runtime_call_exit(&call);\n')
+    o.append(exit_call(f))
     if f.ret != 'void':
         o.append('    return r;\n')
     o.append('}\n\n')
@@ -326,10 +364,7 @@ def gen_command_slow(f):
     o.append('    if (p != NULL)\n')
     o.append(f'        upti_runtime_call_enter(&call, p, UPTI_TRACING_KIND_OPENCL_API, {f.op}, &payload);\n')
     names = [x.name for x in f.params]
-    has_err = 'errcode_ret' in names
-    if has_err:
-        o.append('    cl_int err_local = CL_SUCCESS;\n')
-        o.append('    cl_int *errp = errcode_ret != NULL ? errcode_ret : &err_local;\n')
+    o += errcode_local(f)
     o.append('    uocl_cmd_t *c = NULL;\n')
     o.append('    cl_event *evp = event;\n')
     o.append('    if (d != NULL) {\n')
@@ -337,7 +372,7 @@ def gen_command_slow(f):
     o.append(f'        if (c != NULL) {{\n            {describe}\n        }}\n    }}\n')
     args = ', '.join('evp' if n == 'event' else ('errp' if n == 'errcode_ret' else n) for n in names)
     o.append(f'    {f.ret} r = {call_expr(f, args)};\n')
-    status = 'r' if f.ret == 'cl_int' else '*errp'
+    status = status_expr(f)
     # Subscribers of GPU_OPERATION_DISPATCHED get the event (subscriber_hooks.c).
     o.append(f'    if (c != NULL && __builtin_expect(uocl_sub_want_events, 0) && {status} == CL_SUCCESS)\n')
     o.append('        uocl_sub_enqueued(*evp);\n')
@@ -345,7 +380,7 @@ def gen_command_slow(f):
     o.append(f'        uocl_cmd_end(c, {status});\n')
     o.append('    if (p != NULL) {\n')
     o.append(f'        payload.retval.{f.retfield()} = r;\n')
-    o.append('        upti_runtime_call_exit(&call);\n    }\n')
+    o.append(exit_call(f, '        ') + '    }\n')
     o.append('    return r;\n}\n\n')
     return ''.join(o)
 
@@ -404,8 +439,8 @@ BLOCKING = ('blocking_read', 'blocking_write', 'blocking_map', 'blocking_copy')
 def gen_subscriber_tables(funcs):
     """What subscriber_hooks.c needs to know of each call: uocl_api_info[] and uocl_sub_describe()."""
     st = 'upti_opencl_api_args_t'
-    o = ['\n/* For subscribers (subscriber_hooks.c): command kind/operation, how the call\n'
-         '   reports its status, where its blocking flag is. */\n',
+    o = ['\n/* For subscribers (subscriber_hooks.c): command kind/operation, where its\n'
+         '   blocking flag is (the status comes in the payload\'s result). */\n',
          'const uocl_api_info_t uocl_api_info[UPTI_OPENCL_API_LAST] = {\n']
     for f in funcs:
         names = [p.name for p in f.params]
@@ -413,11 +448,8 @@ def gen_subscriber_tables(funcs):
         if f.name in COMMANDS:
             k, dop, _ = COMMANDS[f.name]
             kind, op = f'UPTI_TRACING_KIND_{k}', f'UPTI_{k}_{dop}'
-        ret = 'UOCL_RET_CL_INT' if f.ret == 'cl_int' else (
-            'UOCL_RET_ERRCODE' if 'errcode_ret' in names else 'UOCL_RET_NONE')
-        err = f'offsetof({st}, {f.name}.errcode_ret)' if 'errcode_ret' in names else '0'
         blk = next((f'offsetof({st}, {f.name}.{b})' for b in BLOCKING if b in names), '0')
-        o.append(f'    [{f.op}] = {{{kind}, {op}, {ret}, {err}, {blk}}},\n')
+        o.append(f'    [{f.op}] = {{{kind}, {op}, {blk}}},\n')
     o.append('};\n\n')
     o.append('void uocl_sub_describe(uint32_t op, const upti_opencl_api_args_t *a, upti_gpu_op_details_t *d)\n{\n'
              '    switch (op) {\n')

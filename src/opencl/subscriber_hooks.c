@@ -245,23 +245,6 @@ static int is_host_sync(uint32_t op, const upti_callback_tracing_opencl_api_data
     return blocking != CL_FALSE;
 }
 
-static int32_t return_code(uint32_t op, const upti_callback_tracing_opencl_api_data_t *pl)
-{
-    const uocl_api_info_t *info = &uocl_api_info[op];
-    if (info->ret == UOCL_RET_CL_INT)
-        return pl->retval.cl_int_retval;
-    if (info->ret == UOCL_RET_ERRCODE) {
-        cl_int *errp = NULL;
-        memcpy(&errp, (const char *)&pl->args + info->errcode_off, sizeof errp);
-        if (errp != NULL)
-            return *errp;
-        void *handle = NULL;
-        memcpy(&handle, &pl->retval, sizeof handle);
-        return handle != NULL ? CL_SUCCESS : CL_INVALID_VALUE;
-    }
-    return 0;
-}
-
 static void fill_queue(upti_callback_gpu_op_data_t *d, const frame_t *f)
 {
     d->queue_handle = (uint64_t)(uintptr_t)f->queue;
@@ -327,11 +310,11 @@ static void api_enter(frame_t *f, uint64_t corr, uint32_t op,
     }
 }
 
+/* rc: the call's result (the payload's: its cl_int or errcode_ret), 0 for a call without one. */
 static void api_exit(frame_t *f, uint64_t corr, uint32_t op,
-                     const upti_callback_tracing_opencl_api_data_t *pl)
+                     const upti_callback_tracing_opencl_api_data_t *pl, int32_t rc)
 {
     uint32_t word = atomic_load(&g_domains);
-    int32_t rc = return_code(op, pl);
     upti_callback_gpu_op_data_t d = op_data(UPTI_CB_DOMAIN_DRIVER_API, UPTI_CB_PHASE_API_EXIT, corr, op);
     fill_queue(&d, f);
     d.return_code = rc;
@@ -415,7 +398,8 @@ static void api_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user_da
         frame_t *f = user_data->ptr;
         if (f == NULL)
             return;
-        api_exit(f, rec.correlation_id.internal, rec.operation, pl);
+        int32_t rc = pl->result != UPTI_API_RESULT_NONE ? (int32_t)pl->result : 0;
+        api_exit(f, rec.correlation_id.internal, rec.operation, pl, rc);
         t_depth--;
     }
 }

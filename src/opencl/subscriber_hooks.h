@@ -10,14 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { UOCL_RET_NONE = 0, UOCL_RET_CL_INT, UOCL_RET_ERRCODE };
-
 /** What subscribers need to know of one OpenCL call. */
 typedef struct uocl_api_info_t {
     uint8_t cmd_kind;      /**< KERNEL_DISPATCH / MEMORY_COPY for enqueue calls, else 0 */
     uint8_t cmd_op;        /**< its operation */
-    uint8_t ret;           /**< UOCL_RET_*: where the status is */
-    uint16_t errcode_off;  /**< offset of errcode_ret in the args union (UOCL_RET_ERRCODE) */
     uint16_t blocking_off; /**< offset of a blocking_* flag, 0 if none */
 } uocl_api_info_t;
 

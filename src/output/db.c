@@ -38,7 +38,7 @@ enum {
 static const char *const k_statements[ST_COUNT] = {
     [ST_STRING] = "INSERT INTO string(id, string) VALUES(?,?)",
     [ST_API] = "INSERT INTO api(process_id, tid, domain_id, name_id, correlation_id, external_id,"
-               " start, end) VALUES(?,?,?,?,?,?,?,?)",
+               " start, end, result) VALUES(?,?,?,?,?,?,?,?,?)",
     [ST_KERNEL] = "INSERT INTO kernel_dispatch(process_id, tid, agent_handle, queue_handle,"
                   " runtime_context, kernel_id, name_id, operation_id, correlation_id,"
                   " external_id, work_dim, grid_x, grid_y, grid_z, workgroup_x, workgroup_y,"
@@ -684,6 +684,7 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
         v[5] = (int64_t)a->correlation_id.external.value;
         v[6] = (int64_t)a->start_timestamp;
         v[7] = (int64_t)a->end_timestamp;
+        v[8] = a->result;
         int64_t api_id = uo_arg_link_add_call(&db->args, a->correlation_id.internal);
         if (row_done(db, ST_API) != 0)
             return -1;

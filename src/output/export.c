@@ -18,7 +18,7 @@ static const csv_file k_csv[] = {
     {"api_trace",
      "SELECT pid AS Process_Id, tid AS Thread_Id, domain AS Domain, name AS Function,"
      " correlation_id AS Correlation_Id, external_id AS External_Id, start AS Start_Timestamp,"
-     " end AS End_Timestamp FROM apis ORDER BY start"},
+     " end AS End_Timestamp, result AS Result FROM apis ORDER BY start"},
     {"kernel_trace",
      "SELECT pid AS Process_Id, tid AS Thread_Id, agent_handle AS Agent_Id,"
      " queue_handle AS Queue_Id, kernel_id AS Kernel_Id, name AS Kernel_Name,"

@@ -11,7 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Column kinds: I copied, P process row id (offset), S string id (remapped), A api row id (offset). */
+/* Column kinds: I copied, P process row id (offset), S string id (remapped), A api row id (offset),
+ * N copied where the input has it, else NULL (a column added since: api.result). */
 typedef struct merge_table {
     const char *name;
     const char *columns; /* "kind:name kind:name ..." */
@@ -28,7 +29,7 @@ static const merge_table k_tables[] = {
     {"info_kernel_symbol", "P:process_id I:kernel_id I:code_object_id I:runtime_context S:name_id"
                            " I:load I:unload"},
     {"api", "A:id P:process_id I:tid S:domain_id S:name_id I:correlation_id I:external_id I:start"
-            " I:end"},
+            " I:end N:result"},
     {"arg", "A:api_id I:correlation_id I:position S:type_id S:name_id I:value"},
     {"kernel_dispatch", "P:process_id I:tid I:agent_handle I:queue_handle I:runtime_context"
                         " I:kernel_id S:name_id S:operation_id I:correlation_id I:external_id"
@@ -73,6 +74,13 @@ static int copy_table(sqlite3 *db, const merge_table *t, int64_t poff, int64_t a
         case 'S':
             uo_buf_printf(&exprs, "(SELECT new FROM temp.smap WHERE old = t.\"%s\")", col);
             break;
+        case 'N': {
+            char q[256];
+            snprintf(q, sizeof q, "SELECT count(*) FROM pragma_table_info('%s', 'src') WHERE name = '%s'",
+                     t->name, col);
+            uo_buf_printf(&exprs, uo_sql_int(db, q, 0) > 0 ? "t.\"%s\"" : "NULL /* %s */", col);
+            break;
+        }
         default: uo_buf_printf(&exprs, "t.\"%s\"", col);
         }
     }

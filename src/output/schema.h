@@ -4,6 +4,10 @@
 
 #define UO_SCHEMA_VERSION "1"
 
+/* api.result of a call that returns no status: UPTI_API_RESULT_NONE (INT64_MIN), as
+ * SQL; the apis view shows NULL there. */
+#define UO_RESULT_NONE_SQL "(-9223372036854775807 - 1)"
+
 /* Tables. Times are ns on UPTI's clock (CLOCK_MONOTONIC_RAW); *_id columns
  * ending in name_id/message_id/operation_id/... reference string(id). */
 #define UO_SCHEMA_TABLES                                                                      \
@@ -30,7 +34,7 @@
     " runtime_context INTEGER, name_id INTEGER, load INTEGER, unload INTEGER);"              \
     "CREATE TABLE IF NOT EXISTS api(id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER," \
     " domain_id INTEGER, name_id INTEGER, correlation_id INTEGER, external_id INTEGER,"       \
-    " start INTEGER, end INTEGER);"                                                           \
+    " start INTEGER, end INTEGER, result INTEGER);"                                           \
     "CREATE TABLE IF NOT EXISTS arg(id INTEGER PRIMARY KEY, api_id INTEGER,"                 \
     " correlation_id INTEGER, position INTEGER, type_id INTEGER, name_id INTEGER,"           \
     " value TEXT);"                                                                           \
@@ -63,7 +67,9 @@
 #define UO_SCHEMA_VIEWS                                                                       \
     "CREATE VIEW IF NOT EXISTS apis AS SELECT a.id, p.pid, a.tid, d.string AS domain,"       \
     " n.string AS name, a.correlation_id, a.external_id, a.start, a.end,"                    \
-    " a.end - a.start AS duration FROM api a JOIN info_process p ON p.id = a.process_id"     \
+    " a.end - a.start AS duration,"                                                          \
+    " CASE WHEN a.result = " UO_RESULT_NONE_SQL " THEN NULL ELSE a.result END AS result"     \
+    " FROM api a JOIN info_process p ON p.id = a.process_id"     \
     " LEFT JOIN string d ON d.id = a.domain_id LEFT JOIN string n ON n.id = a.name_id;"      \
     "CREATE VIEW IF NOT EXISTS args AS SELECT g.id, g.api_id, p.pid, g.correlation_id,"     \
     " f.string AS function, g.position, t.string AS type, n.string AS name, g.value"         \

@@ -19,6 +19,8 @@
 #include "output.h"
 #include "safe_open.h"
 
+#include <upti/types.h>
+
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -27,10 +29,13 @@
 #define MAX_ARGS 6
 
 enum arg_name { A_CORRELATION = 1, A_GRID, A_WORKGROUP, A_BYTES, A_DIRECTION, A_KERNEL_ID,
-                A_STATUS, A_DEPTH, A_COLOR, A_PAYLOAD, A_EXTERNAL, A_COUNT };
+                A_STATUS, A_DEPTH, A_COLOR, A_PAYLOAD, A_EXTERNAL, A_RESULT, A_COUNT };
 static const char *const k_arg_names[A_COUNT] = {
     NULL, "correlation_id", "grid", "workgroup", "bytes", "direction", "kernel_id",
-    "status", "depth", "color", "payload", "external_id"};
+    "status", "depth", "color", "payload", "external_id", "result"};
+
+/* How an argument's value reads (tl_args.str): an unsigned number, a string id, a signed number. */
+enum { ARG_UINT = 0, ARG_STRING = 1, ARG_INT = 2 };
 
 typedef struct tl_args {
     int n;
@@ -216,8 +221,10 @@ static void pb_args(pb_sink *p, const tl_args *a)
     for (int i = 0; a && i < a->n; i++) {
         p->tmp.len = 0;
         pb_uint(&p->tmp, 1, (uint64_t)a->name[i]); /* name_iid */
-        if (a->str[i])
+        if (a->str[i] == ARG_STRING)
             pb_string(&p->tmp, 6, str_of(&p->base, (int64_t)a->val[i]));
+        else if (a->str[i] == ARG_INT)
+            pb_uint(&p->tmp, 4, a->val[i]); /* int_value: two's complement varint */
         else
             pb_uint(&p->tmp, 3, a->val[i]); /* uint_value */
         pb_bytes(&p->ev, 4, p->tmp.data, p->tmp.len);
@@ -458,8 +465,10 @@ static void js_args(json_sink *j, const tl_args *a)
         uo_buf_putc(b, '"');
         uo_buf_puts(b, k_arg_names[a->name[i]]);
         uo_buf_puts(b, "\":");
-        if (a->str[i])
+        if (a->str[i] == ARG_STRING)
             uo_json_string(b, str_of(&j->base, (int64_t)a->val[i]));
+        else if (a->str[i] == ARG_INT)
+            uo_buf_put_i64(b, (int64_t)a->val[i]);
         else
             uo_buf_put_u64(b, a->val[i]);
     }
@@ -910,7 +919,7 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
     /* Host events, per thread in start order (outer first). */
     if (prepare(db,
                 "SELECT process_id, tid, start, end, name_id, correlation_id, 0 AS k, external_id,"
-                " 0, 0 FROM api"
+                " 0, result FROM api"
                 " UNION ALL SELECT process_id, tid, start, end, name_id, correlation_id, 1, depth,"
                 " color, payload FROM region WHERE kind = 0"
                 " UNION ALL SELECT process_id, tid, timestamp, timestamp, message_id,"
@@ -955,6 +964,8 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
             add_arg(&a, A_CORRELATION, corr, 0);
             if (x)
                 add_arg(&a, A_EXTERNAL, x, 0);
+            if ((int64_t)payload != UPTI_API_RESULT_NONE) /* api: its result in the payload column */
+                add_arg(&a, A_RESULT, payload, ARG_INT);
             if (uo_map_find(&devcorr, flow_of(proc, corr)))
                 flow = flow_of(proc, corr);
         } else {

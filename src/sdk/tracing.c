@@ -98,7 +98,8 @@ void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s)
 
 /* An API record of call into pb's buffer; r: room reserved for it there. */
 static inline void api_record(upti_buffer_tracing_api_record_t *r, const upti_runtime_call_t *call,
-                              const upti_thread_state_t *s, const upti_plan_buffer_t *pb, upti_timestamp_t end)
+                              const upti_thread_state_t *s, const upti_plan_buffer_t *pb, upti_timestamp_t end,
+                              int64_t result)
 {
     *r = (upti_buffer_tracing_api_record_t){
         .size = sizeof *r,
@@ -108,12 +109,13 @@ static inline void api_record(upti_buffer_tracing_api_record_t *r, const upti_ru
         .thread_id = call->thread_id,
         .start_timestamp = call->start_timestamp,
         .end_timestamp = end,
+        .result = result,
     };
 }
 
 /* upti_runtime_call_exit past its end time: pops the call, runs EXIT callbacks, writes
    the API records. */
-static __attribute__((noinline)) void exit_rest(upti_runtime_call_t *call, upti_timestamp_t end)
+static __attribute__((noinline)) void exit_rest(upti_runtime_call_t *call, upti_timestamp_t end, int64_t result)
 {
     const upti_operation_plan_t *plan = call->plan;
     upti_thread_state_t *s = upti_thread_state();
@@ -130,25 +132,30 @@ static __attribute__((noinline)) void exit_rest(upti_runtime_call_t *call, upti_
             upti_buffer_reserve(pb->buffer, s, call->kind, sizeof *r);
         if (r == NULL)
             continue;
-        api_record(r, call, s, pb, end);
+        api_record(r, call, s, pb, end, result);
         upti_buffer_commit(pb->buffer, s);
     }
 }
 
 /* exit_rest where the clock takes its slow path. */
-static __attribute__((noinline)) void exit_slow_clock(upti_runtime_call_t *call)
+static __attribute__((noinline)) void exit_slow_clock(upti_runtime_call_t *call, int64_t result)
 {
-    exit_rest(call, upti_now_slow());
+    exit_rest(call, upti_now_slow(), result);
 }
 
 UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
+{
+    upti_runtime_call_exit_result(call, UPTI_API_RESULT_NONE);
+}
+
+UPTI_API void upti_runtime_call_exit_result(upti_runtime_call_t *call, int64_t result)
 {
     const upti_operation_plan_t *plan = call->plan;
     if (upti_unlikely(plan == NULL))
         return;
     upti_timestamp_t end;
     if (upti_unlikely(!upti_now_fast(&end))) {
-        exit_slow_clock(call);
+        exit_slow_clock(call, result);
         return;
     }
     /* Inline, without a call that needs registers saved: a call traced by one buffer only
@@ -163,12 +170,12 @@ UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
             upti_buffer_reserve_fast(b, p, call->kind, sizeof(upti_buffer_tracing_api_record_t));
         if (upti_likely(r != NULL)) {
             s->current_call = call->parent;
-            api_record(r, call, s, pb, end);
+            api_record(r, call, s, pb, end, result);
             upti_buffer_commit_producer(b, p);
             return;
         }
     }
-    exit_rest(call, end);
+    exit_rest(call, end, result);
 }
 
 static void capture_external(upti_thread_state_t *s, upti_runtime_correlation_t *out);

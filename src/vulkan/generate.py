@@ -261,6 +261,10 @@ def gen_header(cmds, version):
              '    size_t size; /**< sizeof(upti_callback_tracing_vulkan_api_data_t) */\n'
              '    upti_vulkan_api_args_t args;\n'
              '    upti_vulkan_api_retval_t retval;\n'
+             '    /** At EXIT, the VkResult a call returned, as its API record\'s result\n'
+             '        (buffer_tracing.h); UPTI_API_RESULT_NONE at ENTER and for calls that\n'
+             '        return no VkResult. Since UPTI 0.2. */\n'
+             '    int64_t result;\n'
              '} upti_callback_tracing_vulkan_api_data_t;\n\n')
     o.append('UPTI_EXTERN_C_END\n\n#endif\n')
     return ''.join(o)
@@ -290,7 +294,8 @@ def gen_command(c):
                    [x.decl() for x in c.params])
     # Slow path: traced.
     o.append(f'static __attribute__((noinline)) {c.ret} s_{c.name}({ps})\n{{\n')
-    o.append('    upti_callback_tracing_vulkan_api_data_t payload;\n    payload.size = sizeof payload;\n')
+    o.append('    upti_callback_tracing_vulkan_api_data_t payload;\n    payload.size = sizeof payload;\n'
+             '    payload.result = UPTI_API_RESULT_NONE;\n')
     for p in c.params:
         o.append(f'    payload.args.{c.name}.{p.name} = {p.name};\n')
     o.append('    upti_runtime_call_t call;\n')
@@ -301,7 +306,12 @@ def gen_command(c):
         o.append(f'    {call_expr(c)};\n')
     else:
         o.append(f'    {c.ret} r = {call_expr(c)};\n    payload.retval.{c.retfield()} = r;\n')
-    o.append('    upti_runtime_call_exit(&call);\n')
+    # A VkResult is the call's result in its API records and EXIT callbacks; the
+    # other return types (addresses, counts, functions) are no status: none.
+    if c.ret == 'VkResult':
+        o.append('    payload.result = r;\n    upti_runtime_call_exit_result(&call, r);\n')
+    else:
+        o.append('    upti_runtime_call_exit(&call);\n')
     if c.ret != 'void':
         o.append('    return r;\n')
     o.append('}\n\n')

@@ -104,7 +104,13 @@ def case_table():
     check('upti_runtime_plan(uocl_kernel_plans, UPTI_KERNEL_DISPATCH_TASK)' in wrappers, 'command plan')
     check('uocl_cmd_kernel(c, kernel, 1, NULL, NULL, NULL);' in wrappers, 'command description')
     check('    [UPTI_OPENCL_API_clEnqueueTask] = {UPTI_TRACING_KIND_KERNEL_DISPATCH, '
-          'UPTI_KERNEL_DISPATCH_TASK, UOCL_RET_CL_INT, 0, 0},\n' in wrappers, 'subscriber table row')
+          'UPTI_KERNEL_DISPATCH_TASK, 0},\n' in wrappers, 'subscriber table row')
+    # The result of each traced call: the cl_int returned, none for a void call.
+    check('    payload.result = r;\n    upti_runtime_call_exit_result(&call, payload.result);\n'
+          in wrappers, 'a cl_int call ends with its result')
+    check('    uocl_impl_clSVMFree(context, svm_pointer);\n    upti_runtime_call_exit(&call);\n'
+          in wrappers, 'a void call ends without one')
+    check(wrappers.count('payload.result = UPTI_API_RESULT_NONE;') == 3, 'none until the call returns')
     check('const unsigned uocl_num_entries = 3;\n' in wrappers, 'entry count')
     # Trampolines and the filled tables, one per entry.
     check(wrappers.count('*(void **)&trampolines->') == 3, 'three trampolines')

@@ -185,6 +185,19 @@ static upti_tool_configure_result_t *configure(uint32_t v, const char *s, uint32
 
 /* ---- checks ---- */
 
+/* The return_code of the last DRIVER_API EXIT of api_id (-12345 if none). */
+static int32_t last_exit_rc(uint32_t api_id)
+{
+    int32_t rc = -12345;
+    pthread_mutex_lock(&g_lock);
+    for (int i = 0; i < g_num_events; i++)
+        if (g_events[i].domain == UPTI_CB_DOMAIN_DRIVER_API && g_events[i].phase == UPTI_CB_PHASE_API_EXIT &&
+            g_events[i].api_id == api_id)
+            rc = g_events[i].rc;
+    pthread_mutex_unlock(&g_lock);
+    return rc;
+}
+
 static int count(upti_callback_domain_t d, upti_callback_phase_kind_t ph, uint32_t api_id)
 {
     int n = 0;
@@ -353,6 +366,22 @@ int main(void)
            upti_get_status_string(g_inside_flush));
     EXPECT(g_inside_enable == UPTI_STATUS_ERROR_CALLBACK_CONTEXT, "enable inside callback: %s",
            upti_get_status_string(g_inside_enable));
+
+    /* Failing calls: DRIVER_API's EXIT carries each one's status (last_exit_rc below), the
+     * errcode_ret of clCreateBuffer even where the program passed NULL. */
+    EXPECT(clSetKernelArg(k, 9, sizeof da, &da) == CL_INVALID_ARG_INDEX, "clSetKernelArg(9)");
+    EXPECT(last_exit_rc(UPTI_OPENCL_API_clSetKernelArg) == CL_INVALID_ARG_INDEX, "clSetKernelArg EXIT rc %d",
+           last_exit_rc(UPTI_OPENCL_API_clSetKernelArg));
+    EXPECT(clCreateBuffer(ctx, CL_MEM_READ_WRITE, 0, NULL, NULL) == NULL, "clCreateBuffer(0)");
+    EXPECT(last_exit_rc(UPTI_OPENCL_API_clCreateBuffer) == CL_INVALID_BUFFER_SIZE, "clCreateBuffer EXIT rc %d",
+           last_exit_rc(UPTI_OPENCL_API_clCreateBuffer));
+    EXPECT(clReleaseMemObject(NULL) == CL_INVALID_MEM_OBJECT, "clReleaseMemObject(NULL)");
+    EXPECT(last_exit_rc(UPTI_OPENCL_API_clReleaseMemObject) == CL_INVALID_MEM_OBJECT,
+           "clReleaseMemObject EXIT rc %d", last_exit_rc(UPTI_OPENCL_API_clReleaseMemObject));
+    cl_uint units = 0;
+    CHECK(clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL));
+    EXPECT(last_exit_rc(UPTI_OPENCL_API_clGetDeviceInfo) == CL_SUCCESS, "clGetDeviceInfo EXIT rc %d",
+           last_exit_rc(UPTI_OPENCL_API_clGetDeviceInfo));
 
     clReleaseMemObject(da);
     clReleaseMemObject(db);

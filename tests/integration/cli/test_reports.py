@@ -36,7 +36,7 @@ FIXTURE = os.path.join(HERE, "reports", "fixture.sql")
 GOLDEN = os.path.join(HERE, "reports", "golden")
 UPDATE = os.environ.get("UPTI_UPDATE_GOLDENS") == "1"
 
-REPORTS = ["api_sum", "kern_sum", "mem_time_sum", "mem_size_sum", "alloc_sum", "marker_sum",
+REPORTS = ["api_sum", "api_err_sum", "kern_sum", "mem_time_sum", "mem_size_sum", "alloc_sum", "marker_sum",
            "marker_gpu_proj_sum", "kern_exec_sum", "queue_busy_sum", "dev_busy_sum"]
 FORMATS = {"table": "txt", "csv": "csv", "json": "json"}
 # Option variants: (golden file, arguments after DATABASE).
@@ -153,6 +153,13 @@ def case_values(tmp):
     a = by(rows(db, "api_sum"), "name")
     check(a["clEnqueueNDRangeKernel"]["num_calls"] == 6, "NDRange calls")
     check(a['weird,"name"\n\x01é']["total_time"] == 10, "control bytes kept in JSON: %r" % list(a))
+    e = by(rows(db, "api_err_sum"), "name")
+    check(sorted(e) == ["clEnqueueNDRangeKernel", "clEnqueueWriteBuffer"], "functions with errors: %r" % list(e))
+    n = e["clEnqueueNDRangeKernel"]
+    check((n["num_calls"], n["errors"], n["other"], n["error_pct"], n["results"])
+          == (6, 3, 0, 50.0, "CL_INVALID_KERNEL (-48) x2, CL_INVALID_WORK_GROUP_SIZE (-54) x1"), "%r" % n)
+    w = e["clEnqueueWriteBuffer"]
+    check((w["num_calls"], w["errors"], w["results"]) == (2, 1, "-9999 x1"), "an unnamed code: %r" % w)
 
     t = by(rows(db, "mem_time_sum"), "direction")
     check(set(t) == {"HOST_TO_DEVICE", "DEVICE_TO_HOST"}, "timed directions: %r" % list(t))

@@ -70,7 +70,7 @@ def decode_pftrace(path):
     clock_snapshot.proto, trace_packet_defaults.proto, track_event/track_descriptor.proto,
     counter_descriptor.proto, track_event.proto)."""
     data = open(path, "rb").read()
-    tracks, names, open_ = {}, {}, {}
+    tracks, names, open_, arg_names = {}, {}, {}, {}
     slices, instants = [], []
     counters, snapshots, defaults, packet_clocks = {}, [], [], set()
     last_ts = {}
@@ -104,6 +104,9 @@ def decode_pftrace(path):
                     if inf == 2:
                         d = {k: v for k, _, v in fields(inv)}
                         names[d[1]] = d[2].decode("utf-8")  # must be valid UTF-8
+                    elif inf == 3:  # debug_annotation_names
+                        d = {k: v for k, _, v in fields(inv)}
+                        arg_names[d[1]] = d[2].decode("utf-8")
             elif pf == 60:
                 d = {}
                 for tf, _, tv in fields(pv):
@@ -152,6 +155,10 @@ def decode_pftrace(path):
                 if ew != 1:
                     fail("terminating_flow_ids must be fixed64")
                 e["flow_in"].append(evv)
+            elif ef == 4:  # DebugAnnotation: name_iid, uint_value 3, int_value 4, string 6
+                a = {k: v for k, _, v in fields(evv)}
+                value = int64(a[4]) if 4 in a else a[3] if 3 in a else a.get(6, b"").decode("utf-8")
+                e["args"][arg_names.get(a.get(1), a.get(1))] = value
         t = e.get("track")
         if t not in tracks:
             fail("event on undeclared track %r" % t)
@@ -174,7 +181,7 @@ def decode_pftrace(path):
             start, name, be = open_[t].pop()
             slices.append({"track": t, "ts": start, "end": ts, "name": name,
                            "depth": len(open_[t]), "flow_out": be["flow_out"],
-                           "flow_in": be["flow_in"]})
+                           "flow_in": be["flow_in"], "args": be["args"]})
             flows_out.update(be["flow_out"])
             flows_in.update(be["flow_in"])
         elif typ == 3:

@@ -21,20 +21,24 @@ INSERT INTO string(id, string) VALUES
  (30, 'ALLOCATE'), (31, 'FREE'), (32, 'DEVICE'), (33, 'HOST'),
  (40, 'iteration'), (41, 'inner'), (42, 'setup'), (43, 'phase é');
 
--- API calls: (id, tid, name, correlation id, start, end).
-INSERT INTO api(id, process_id, tid, domain_id, name_id, correlation_id, external_id, start, end)
-VALUES (1, 1, 100, 1, 2, 1, 0, 200, 300),
-       (2, 1, 100, 1, 3, 2, 0, 1100, 1200),
-       (3, 1, 100, 1, 3, 3, 0, 1600, 1700),
-       (4, 1, 100, 1, 3, 4, 0, 6100, 6200),
-       (5, 1, 100, 1, 3, 5, 0, 6300, 6400),
-       (6, 1, 101, 1, 3, 6, 0, 10100, 10200),
-       (7, 1, 100, 1, 4, 7, 0, 7500, 7600),
-       (8, 1, 100, 1, 2, 8, 0, 8000, 8100),
-       (9, 1, 100, 1, 5, 9, 0, 8900, 8950),
-       (10, 1, 101, 1, 6, 10, 0, 12100, 12110),
-       (11, 1, 101, 1, 5, 11, 0, 12200, 12400),
-       (12, 1, 100, 1, 3, 13, 0, 6410, 6420);
+-- API calls: (id, tid, name, correlation id, start, end, result). Results (api_err_sum):
+-- clEnqueueNDRangeKernel 6 calls, 3 errors: -48 (CL_INVALID_KERNEL) twice, -54 once;
+-- clEnqueueWriteBuffer 2 calls, 1 error: -9999 (no name); the odd name: no status
+-- (INT64_MIN, NULL in apis); the rest 0.
+INSERT INTO api(id, process_id, tid, domain_id, name_id, correlation_id, external_id, start, end,
+                result)
+VALUES (1, 1, 100, 1, 2, 1, 0, 200, 300, 0),
+       (2, 1, 100, 1, 3, 2, 0, 1100, 1200, -48),
+       (3, 1, 100, 1, 3, 3, 0, 1600, 1700, 0),
+       (4, 1, 100, 1, 3, 4, 0, 6100, 6200, -54),
+       (5, 1, 100, 1, 3, 5, 0, 6300, 6400, -48),
+       (6, 1, 101, 1, 3, 6, 0, 10100, 10200, 0),
+       (7, 1, 100, 1, 4, 7, 0, 7500, 7600, 0),
+       (8, 1, 100, 1, 2, 8, 0, 8000, 8100, -9999),
+       (9, 1, 100, 1, 5, 9, 0, 8900, 8950, 0),
+       (10, 1, 101, 1, 6, 10, 0, 12100, 12110, -9223372036854775807 - 1),
+       (11, 1, 101, 1, 5, 11, 0, 12200, 12400, 0),
+       (12, 1, 100, 1, 3, 13, 0, 6410, 6420, 0);
 
 -- Kernels: vecadd 100, 200, 600 ns (total 900, median 200, stddev sqrt(70000));
 -- saxpy 400; the long name 1000 (agent 8); reduce 300, overlapping vecadd's
