@@ -85,7 +85,8 @@ struct seen {
 /* A forked child's claim (UPTI_RING_PENDING_SUFFIX): it may still make a ring file. */
 struct pending {
     char *path;
-    int done; /* found unlocked or gone: nothing more from it */
+    int done;   /* found unlocked or gone, not a claim, or given up: nothing more from it */
+    int locked; /* locked at the last look */
 };
 
 struct collector {
@@ -373,11 +374,14 @@ static void add_pending(struct collector *collector, const char *path)
         free(copy);
         return;
     }
-    collector->pending[collector->num_pending++] = (struct pending){copy, 0};
+    collector->pending[collector->num_pending++] = (struct pending){.path = copy};
 }
 
 /* The forked children that may still make a ring file: those whose claim is
- * still locked (upti_ring_abi.h). A claim found unlocked is done, and removed. */
+ * still locked (upti_ring_abi.h). A claim found unlocked is done, and removed.
+ * Only a regular file of this user is a claim: anything else under that name
+ * (a FIFO, whose open for reading would wait for a writer for ever, a device)
+ * is said once and not waited for. */
 static int pending_alive(struct collector *collector)
 {
     int alive = 0;
@@ -385,8 +389,16 @@ static int pending_alive(struct collector *collector)
         struct pending *p = &collector->pending[i];
         if (p->done)
             continue;
-        int fd = open(p->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+        int fd = open(p->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat st;
+        if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+            uo_report("%s is not a claim (not a regular file of yours): not waited for", p->path);
+            close(fd);
+            p->done = 1;
+            continue;
+        }
+        p->locked = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+        if (p->locked) {
             alive++;
         } else {
             p->done = 1;
@@ -397,6 +409,22 @@ static int pending_alive(struct collector *collector)
             close(fd);
     }
     return alive;
+}
+
+/* opts->producer_wait_ns has passed: the claims still locked are said and kept
+ * (a process that neither records nor ends holds them; upti recover takes its
+ * ring later). */
+static void give_up_claims(struct collector *collector)
+{
+    for (size_t i = 0; i < collector->num_pending; i++) {
+        struct pending *p = &collector->pending[i];
+        if (p->done || !p->locked)
+            continue;
+        uo_report("%s is still locked after %llu s: the process that may still record holds it "
+                  "(kept: upti recover again once it has ended)", p->path,
+                  (unsigned long long)(collector->opts->producer_wait_ns / 1000000000u));
+        p->done = 1;
+    }
 }
 
 static void scan_dir(struct collector *collector)
@@ -734,6 +762,10 @@ int ur_collect(const ur_collect_opts *opts)
              * file (an `upti recover` takes the rest). */
         }
         int expired = !stopping && !waiting && waited_enough(collector);
+        if (expired && claims > 0) {
+            give_up_claims(collector);
+            claims = 0;
+        }
         long long moved = 0;
         int open_rings = 0;
         collector->starving = 0;
