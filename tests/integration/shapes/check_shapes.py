@@ -17,6 +17,10 @@
           the tool's helper collector waits for it.
   argv    a program that cuts its argument "param=x.param" in place before it
           records: info_process.command is the command line upti run started.
+  argv_wrapper  the same program started by a wrapper that execs it (sh -c 'exec APP ...',
+          same pid, the wrapper records nothing): info_process.command is the program's
+          own command line as /proc shows it when libupti is loaded (after the program's
+          edit: "param x.param"), not the wrapper's.
 """
 import os
 import shutil
@@ -147,6 +151,17 @@ def check_argv(tmp):
         fail('info_process.command %r, expected %r' % (command, '%s argv param=x.param' % APP))
 
 
+def check_argv_wrapper(tmp):
+    dbs, where = run(tmp, ['-c', 'exec %s argv param=x.param' % APP], 0, app='/bin/sh')
+    if len(dbs) != 1:
+        fail('%d databases, expected 1%s' % (len(dbs), where))
+    want = '%s argv param x.param' % APP
+    command = query(dbs[0], 'SELECT command FROM info_process')[0][0]
+    if command != want or meta(dbs[0]).get('image.1.command') != want:
+        fail('info_process.command %r, image.1.command %r, expected %r'
+             % (command, meta(dbs[0]).get('image.1.command'), want))
+
+
 def check_long_name(tmp):
     """A program named with 250 characters, the default output name (upti-%argv0%-%pid%):
     the name is shortened, said once, and the database written; nothing is kept."""
@@ -203,6 +218,7 @@ def check_kill(tmp):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         {'exec': check_exec, 'daemon': check_daemon, 'argv': check_argv,
+         'argv_wrapper': check_argv_wrapper,
          'long_name': check_long_name, 'kill': check_kill,
          'daemon_record_only': check_daemon_record_only}[CASE](tmp)
     print('PASS %s' % CASE)
