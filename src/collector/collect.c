@@ -377,11 +377,23 @@ static void add_pending(struct collector *collector, const char *path)
     collector->pending[collector->num_pending++] = (struct pending){.path = copy};
 }
 
+int ur_claim_state(const char *path)
+{
+    /* O_NONBLOCK: a FIFO's open for reading would wait for a writer for ever. */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    struct stat st;
+    int state = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+        state = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd);
+    return state;
+}
+
 /* The forked children that may still make a ring file: those whose claim is
- * still locked (upti_ring_abi.h). A claim found unlocked is done, and removed.
- * Only a regular file of this user is a claim: anything else under that name
- * (a FIFO, whose open for reading would wait for a writer for ever, a device)
- * is said once and not waited for. */
+ * still locked (upti_ring_abi.h). A claim found unlocked is done, and removed;
+ * anything else under that name is said once and not waited for. */
 static int pending_alive(struct collector *collector)
 {
     int alive = 0;
@@ -389,24 +401,17 @@ static int pending_alive(struct collector *collector)
         struct pending *p = &collector->pending[i];
         if (p->done)
             continue;
-        int fd = open(p->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        struct stat st;
-        if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
-            uo_report("%s is not a claim (not a regular file of yours): not waited for", p->path);
-            close(fd);
-            p->done = 1;
-            continue;
-        }
-        p->locked = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+        int state = ur_claim_state(p->path);
+        p->locked = state == 1;
         if (p->locked) {
             alive++;
-        } else {
-            p->done = 1;
-            if (fd >= 0 && !collector->opts->keep)
-                unlink(p->path);
+            continue;
         }
-        if (fd >= 0)
-            close(fd);
+        p->done = 1;
+        if (state < 0)
+            uo_report("%s is not a claim (not a regular file of yours): not waited for", p->path);
+        else if (!collector->opts->keep)
+            unlink(p->path);
     }
     return alive;
 }

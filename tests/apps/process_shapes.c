@@ -8,6 +8,10 @@
  *                                 the middle process exits at once) that waits until
  *                                 this program has ended and makes M marks
  *                                 "daemon:<i>"; the program exits 3
+ *   process_shapes idle_daemon    one mark "top", then a daemon (the same double fork)
+ *                                 that prints "shapes: daemon PID", closes its standard
+ *                                 streams and waits for a signal, recording nothing;
+ *                                 the program exits 3
  *   process_shapes forever        marks until killed; prints "shapes: started PID" after
  *                                 the first
  *   process_shapes argv A=B       cuts its argument at '=' in place (as option parsers
@@ -47,6 +51,7 @@ static int exec_images(long n, long m, long k)
     return 1;
 }
 
+/* m < 0: the daemon records nothing and waits for a signal (idle_daemon). */
 static int daemon_marks(long m)
 {
     uptx_mark("top"); /* the program records before it forks: the daemon inherits its tracing */
@@ -64,6 +69,14 @@ static int daemon_marks(long m)
         /* The daemon: until every writer of the pipe is gone (the program and
          * the middle process have ended), then it records. */
         close(ended[1]);
+        if (m < 0) {
+            printf("shapes: daemon %d\n", (int)getpid());
+            fflush(stdout);
+            for (int fd = 0; fd < 3; fd++)
+                close(fd);
+            for (;;)
+                pause();
+        }
         char c;
         while (read(ended[0], &c, 1) > 0)
             ;
@@ -82,6 +95,8 @@ int main(int argc, char **argv)
         return exec_images(atol(argv[2]), atol(argv[3]), argc > 4 ? atol(argv[4]) : 0);
     if (argc == 3 && strcmp(argv[1], "daemon") == 0)
         return daemon_marks(atol(argv[2]));
+    if (argc == 2 && strcmp(argv[1], "idle_daemon") == 0)
+        return daemon_marks(-1);
     if (argc == 3 && strcmp(argv[1], "argv") == 0) {
         char *eq = strchr(argv[2], '=');
         if (eq != NULL)
@@ -96,6 +111,6 @@ int main(int argc, char **argv)
         for (;;)
             marks("forever", 1000);
     }
-    fprintf(stderr, "usage: process_shapes exec N M [K] | daemon M | forever | argv A=B\n");
+    fprintf(stderr, "usage: process_shapes exec N M [K] | daemon M | idle_daemon | forever | argv A=B\n");
     return 2;
 }

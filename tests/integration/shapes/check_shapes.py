@@ -13,6 +13,10 @@
           once) and written, not kept for a recovery that could never write it.
   kill    upti run and its program SIGKILLed: the run folder alone is left (no empty
           file of upti's in TMPDIR), and nothing once `upti recover` wrote the trace.
+  daemon_idle  a daemon that never records nor ends (its claim stays locked), upti run
+          SIGKILLed while it waits for it: `upti recover --max-wait 1` of the run folder
+          says the claim is kept, writes the program's trace and keeps the ring folder
+          (with the claim); once the daemon ended, a second recovery removes both folders.
   daemon_record_only  the same daemon traced without upti run (UPTI_TRACE_RECORD_ONLY=1):
           the tool's helper collector waits for it.
   argv    a program that cuts its argument "param=x.param" in place before it
@@ -215,10 +219,67 @@ def check_kill(tmp):
             os.listdir(tmpdir), rings, 'kept' if os.path.exists(rings) else 'removed'))
 
 
+def check_daemon_idle(tmp):
+    tmpdir = os.path.join(tmp, 'tmpdir')
+    os.mkdir(tmpdir)
+    e = env()
+    e['TMPDIR'] = tmpdir
+    out = os.path.join(tmp, 'out')
+    cmd = [UPTI, 'run', '-d', out, '-o', 'i-%pid%', '--', APP, 'idle_daemon']
+    p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    daemon = 0
+    try:
+        started = False  # (the program's line and the daemon's come in either order)
+        for line in p.stdout:
+            if line.startswith('shapes: daemon started'):
+                started = True
+            elif line.startswith('shapes: daemon '):
+                daemon = int(line.split()[2])
+            if started and daemon:
+                break
+        if daemon == 0:
+            fail('no daemon pid')
+        os.kill(p.pid, signal.SIGKILL)  # (upti run waits for the daemon's claim)
+        p.wait()
+        left = os.listdir(tmpdir)
+        if len(left) != 1:
+            fail('in TMPDIR: %r' % left)
+        folder = os.path.join(tmpdir, left[0])
+        with open(os.path.join(folder, 'run.conf'), 'rb') as f:
+            conf = f.read().split(b'\0')
+        rings = conf[conf.index(b'rings') + 1].decode()
+        # (the middle process's claim, unlocked, may still be there: upti run was killed)
+        claim = os.path.join(rings, 'upti-%d-0.upti-pending' % daemon)
+        if not os.path.exists(claim):
+            fail('claims %r, expected the daemon\'s' % os.listdir(rings))
+        r = subprocess.run([UPTI, 'recover', '--max-wait', '1', folder], env=e,
+                           capture_output=True, text=True, timeout=120)
+        want = ['upti: %s is still locked after 1 s: the process that may still record holds '
+                'it (kept: upti recover again once it has ended)' % claim]
+        said = [l for l in r.stderr.splitlines() if not l.startswith('upti: wrote ')]
+        dbs = [f for f in os.listdir(out) if f.endswith('.db')]
+        if r.returncode != 0 or said != want or len(dbs) != 1:
+            fail('recover: exit %d, databases %r, stderr %r, expected %r'
+                 % (r.returncode, dbs, r.stderr, want))
+        if not os.path.exists(claim) or not os.path.isdir(folder):
+            fail('the claim (%s) or the run folder (%s) was removed though the daemon runs'
+                 % (os.path.exists(claim), os.path.isdir(folder)))
+    finally:
+        if daemon:
+            os.kill(daemon, signal.SIGKILL)
+        if p.poll() is None:
+            p.kill()
+    r = subprocess.run([UPTI, 'recover', folder], env=e, capture_output=True, text=True,
+                       timeout=120)
+    if r.returncode != 0 or os.path.exists(folder) or os.path.exists(rings):
+        fail('second recover: exit %d, %r; run folder %s, ring folder %s'
+             % (r.returncode, r.stderr, os.path.exists(folder), os.path.exists(rings)))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         {'exec': check_exec, 'daemon': check_daemon, 'argv': check_argv,
-         'argv_wrapper': check_argv_wrapper,
+         'argv_wrapper': check_argv_wrapper, 'daemon_idle': check_daemon_idle,
          'long_name': check_long_name, 'kill': check_kill,
          'daemon_record_only': check_daemon_record_only}[CASE](tmp)
     print('PASS %s' % CASE)
