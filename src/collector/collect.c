@@ -106,6 +106,7 @@ struct collector {
     int discarding;          /* the spool failed: drain without storing */
     char reason[256];        /* why (strerror of the failed write) */
     uint64_t wait_since;     /* CLOCK_MONOTONIC ns when only producers were left to wait for */
+    int told_waiting;        /* the wait without a bound (producer_wait_ns 0) was said */
     int skipped;             /* files skipped as not rings this collector reads */
     struct loss *losses;
     size_t num_losses, cap_losses;
@@ -688,6 +689,47 @@ static int waited_enough(struct collector *collector)
     return now - collector->wait_since >= collector->opts->producer_wait_ns;
 }
 
+/* How long a wait without a bound (producer_wait_ns 0: upti run waiting for
+ * the processes its program left) goes on before it is said. */
+#define SAY_WAIT_AFTER_NS (10ull * 1000 * 1000 * 1000)
+
+/* A wait without a bound, for producers and claims once the --wait-pid program
+ * ended (a daemon that neither ends nor records is waited for as long as it
+ * runs): after SAY_WAIT_AFTER_NS, says once whom it waits for and how to stop. */
+static void say_unbounded_wait(struct collector *collector)
+{
+    if (collector->told_waiting || collector->opts->producer_wait_ns != 0 ||
+        collector->opts->wait_pid <= 0)
+        return;
+    uint64_t now = monotonic_ns();
+    if (collector->wait_since == 0)
+        collector->wait_since = now;
+    if (now - collector->wait_since < SAY_WAIT_AFTER_NS)
+        return;
+    char pids[128] = "";
+    size_t n = 0, count = 0;
+    for (size_t i = 0; i < collector->num_rings; i++) {
+        const struct ring *r = &collector->rings[i];
+        if (!r->done && r->alive && n + 24 < sizeof pids)
+            n += (size_t)snprintf(pids + n, sizeof pids - n, " %lld", (long long)r->pid);
+        count += !r->done && r->alive;
+    }
+    for (size_t i = 0; i < collector->num_pending; i++) {
+        const struct pending *p = &collector->pending[i];
+        const char *base = strrchr(p->path, '/');
+        int pid = 0;
+        if (p->done || !p->locked)
+            continue;
+        count++;
+        if (sscanf(base != NULL ? base + 1 : p->path, "upti-%d-", &pid) == 1 && n + 24 < sizeof pids)
+            n += (size_t)snprintf(pids + n, sizeof pids - n, " %d", pid);
+    }
+    uo_report("the program has ended; waiting for %zu traced process%s it started (pid%s%s) to "
+              "end: Ctrl-C stops the wait, what they recorded is written and the rest kept "
+              "for upti recover", count, count == 1 ? "" : "es", count == 1 ? "" : "s", pids);
+    collector->told_waiting = 1;
+}
+
 /* Says once which process the collector waits for, and for how long at most. */
 static void announce_wait(struct collector *collector, struct ring *r)
 {
@@ -792,6 +834,8 @@ int ur_collect(const ur_collect_opts *opts)
                     announce_wait(collector, r);
             }
         }
+        if (!waiting && !stopping && (open_rings > 0 || claims > 0))
+            say_unbounded_wait(collector);
         if (open_rings == 0 && !waiting && claims == 0) {
             if (opts->dir == NULL || stopping)
                 break;

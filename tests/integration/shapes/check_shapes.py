@@ -17,6 +17,10 @@
           SIGKILLed while it waits for it: `upti recover --max-wait 1` of the run folder
           says the claim is kept, writes the program's trace and keeps the ring folder
           (with the claim); once the daemon ended, a second recovery removes both folders.
+  daemon_idle_run  the same daemon under upti run, not killed: after 10 s upti run says
+          once whom it waits for (the daemon's pid) and how to stop; SIGINT (Ctrl-C) then
+          writes the program's trace, keeps the folder for the daemon (said) and exits
+          with the program's status (3).
   daemon_record_only  the same daemon traced without upti run (UPTI_TRACE_RECORD_ONLY=1):
           the tool's helper collector waits for it.
   argv    a program that cuts its argument "param=x.param" in place before it
@@ -276,10 +280,52 @@ def check_daemon_idle(tmp):
              % (r.returncode, r.stderr, os.path.exists(folder), os.path.exists(rings)))
 
 
+def check_daemon_idle_run(tmp):
+    tmpdir = os.path.join(tmp, 'tmpdir')
+    os.mkdir(tmpdir)
+    e = env()
+    e['TMPDIR'] = tmpdir
+    out = os.path.join(tmp, 'out')
+    cmd = [UPTI, 'run', '-d', out, '-o', 'i-%pid%', '--', APP, 'idle_daemon']
+    p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    daemon = 0
+    try:
+        for line in p.stdout:
+            if line.startswith('shapes: daemon ') and not line.startswith('shapes: daemon started'):
+                daemon = int(line.split()[2])
+                break
+        first = p.stderr.readline()  # (said after 10 s of waiting; the test's timeout bounds it)
+        want = ('upti: the program has ended; waiting for 1 traced process it started (pid %d) '
+                'to end: Ctrl-C stops the wait, what they recorded is written and the rest kept '
+                'for upti recover\n' % daemon)
+        if first != want:
+            fail('first line %r, expected %r' % (first, want))
+        os.kill(p.pid, signal.SIGINT)
+        rest = p.communicate(timeout=120)[1].splitlines()
+        folder = os.path.join(tmpdir, os.listdir(tmpdir)[0]) if os.listdir(tmpdir) else None
+        dbs = [f for f in os.listdir(out) if f.endswith('.db')]
+        kept = ('upti: 1 traced process was still running when upti stopped: the rest of their '
+                'trace is kept in %s (upti recover %s)' % (folder, folder))
+        if p.returncode != 3 or len(dbs) != 1 or \
+                rest != [kept, 'upti: wrote %s' % os.path.join(out, dbs[0])]:
+            fail('after SIGINT: exit %d, databases %r, stderr %r, expected %r'
+                 % (p.returncode, dbs, rest, kept))
+    finally:
+        if daemon:
+            os.kill(daemon, signal.SIGKILL)
+        if p.poll() is None:
+            p.kill()
+    r = subprocess.run([UPTI, 'recover', folder], env=e, capture_output=True, text=True,
+                       timeout=120)
+    if r.returncode != 0 or os.listdir(tmpdir):
+        fail('recover: exit %d, %r, left %r' % (r.returncode, r.stderr, os.listdir(tmpdir)))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         {'exec': check_exec, 'daemon': check_daemon, 'argv': check_argv,
          'argv_wrapper': check_argv_wrapper, 'daemon_idle': check_daemon_idle,
+         'daemon_idle_run': check_daemon_idle_run,
          'long_name': check_long_name, 'kill': check_kill,
          'daemon_record_only': check_daemon_record_only}[CASE](tmp)
     print('PASS %s' % CASE)
