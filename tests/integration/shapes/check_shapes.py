@@ -223,7 +223,9 @@ def check_kill(tmp):
             os.listdir(tmpdir), rings, 'kept' if os.path.exists(rings) else 'removed'))
 
 
-def check_daemon_idle(tmp):
+def start_idle_daemon(tmp):
+    """upti run -- process_shapes idle_daemon, TMPDIR tmp/tmpdir, outputs in tmp/out:
+    (the upti process, TMPDIR, the environment, the output folder)."""
     tmpdir = os.path.join(tmp, 'tmpdir')
     os.mkdir(tmpdir)
     e = env()
@@ -231,6 +233,11 @@ def check_daemon_idle(tmp):
     out = os.path.join(tmp, 'out')
     cmd = [UPTI, 'run', '-d', out, '-o', 'i-%pid%', '--', APP, 'idle_daemon']
     p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return p, tmpdir, e, out
+
+
+def check_daemon_idle(tmp):
+    p, tmpdir, e, out = start_idle_daemon(tmp)
     daemon = 0
     try:
         started = False  # (the program's line and the daemon's come in either order)
@@ -281,13 +288,7 @@ def check_daemon_idle(tmp):
 
 
 def check_daemon_idle_run(tmp):
-    tmpdir = os.path.join(tmp, 'tmpdir')
-    os.mkdir(tmpdir)
-    e = env()
-    e['TMPDIR'] = tmpdir
-    out = os.path.join(tmp, 'out')
-    cmd = [UPTI, 'run', '-d', out, '-o', 'i-%pid%', '--', APP, 'idle_daemon']
-    p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p, tmpdir, e, out = start_idle_daemon(tmp)
     daemon = 0
     try:
         for line in p.stdout:
