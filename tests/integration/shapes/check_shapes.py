@@ -21,6 +21,10 @@
           once whom it waits for (the daemon's pid) and how to stop; SIGINT (Ctrl-C) then
           writes the program's trace, keeps the folder for the daemon (said) and exits
           with the program's status (3).
+  claims_polled  50 forked children that record nothing, alive while the program runs,
+          ended before it: upti run (under strace) opens each claim exactly once, after
+          the program ended (it opened them at every pass while the program ran); skipped
+          without strace or ptrace.
   daemon_record_only  the same daemon traced without upti run (UPTI_TRACE_RECORD_ONLY=1):
           the tool's helper collector waits for it.
   argv    a program that cuts its argument "param=x.param" in place before it
@@ -322,11 +326,34 @@ def check_daemon_idle_run(tmp):
         fail('recover: exit %d, %r, left %r' % (r.returncode, r.stderr, os.listdir(tmpdir)))
 
 
+def check_claims_polled(tmp):
+    n = 50
+    trace = os.path.join(tmp, 'strace.txt')
+    cmd = ['strace', '-f', '-qq', '-e', 'trace=openat', '-o', trace, UPTI, 'run', '-d', tmp,
+           '-o', 'f-%pid%', '--', APP, 'forks', str(n)]
+    try:
+        p = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=240)
+    except FileNotFoundError:
+        print('skipped: no strace')
+        sys.exit(77)
+    if p.returncode != 0 and 'ptrace' in p.stderr:
+        print('skipped: strace cannot trace here: %s' % p.stderr.strip())
+        sys.exit(77)
+    dbs = [f for f in os.listdir(tmp) if f.endswith('.db')]
+    if p.returncode != 0 or len(dbs) != 1:
+        fail('exit %d, databases %r, stderr %r' % (p.returncode, dbs, p.stderr))
+    opens = [l for l in open(trace) if '.upti-pending", O_RDONLY' in l]
+    claims = set(l.split('"')[1] for l in opens)
+    if len(claims) != n or len(opens) != n:
+        fail('%d opens of %d claims, expected each of the %d claims opened once'
+             % (len(opens), len(claims), n))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         {'exec': check_exec, 'daemon': check_daemon, 'argv': check_argv,
          'argv_wrapper': check_argv_wrapper, 'daemon_idle': check_daemon_idle,
-         'daemon_idle_run': check_daemon_idle_run,
+         'daemon_idle_run': check_daemon_idle_run, 'claims_polled': check_claims_polled,
          'long_name': check_long_name, 'kill': check_kill,
          'daemon_record_only': check_daemon_record_only}[CASE](tmp)
     print('PASS %s' % CASE)
