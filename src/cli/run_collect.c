@@ -826,7 +826,9 @@ static int convert_and_finish(void)
     return written;
 }
 
-/* Ring files left in the ring folder (processes still running when collecting stopped). */
+/* Ring files left in the ring folder (processes still running when collecting
+ * stopped), and claims still locked (forked children that may still record:
+ * the folder must stay for their ring files). */
 static int rings_left(void)
 {
     DIR *d = opendir(g_run.rings);
@@ -838,6 +840,12 @@ static int rings_left(void)
         size_t l = strlen(e->d_name);
         n += l > strlen(UPTI_RING_SUFFIX) &&
              strcmp(e->d_name + l - strlen(UPTI_RING_SUFFIX), UPTI_RING_SUFFIX) == 0;
+        if (l > strlen(UPTI_RING_PENDING_SUFFIX) &&
+            strcmp(e->d_name + l - strlen(UPTI_RING_PENDING_SUFFIX), UPTI_RING_PENDING_SUFFIX) == 0) {
+            char path[sizeof g_run.rings + 256];
+            snprintf(path, sizeof path, "%s/%s", g_run.rings, e->d_name);
+            n += ur_claim_state(path) == 1;
+        }
     }
     closedir(d);
     return n;

@@ -101,4 +101,10 @@ int ur_convert_with(const ur_convert_opts *opts);
 /** 1 if process pid is running and started at start_ticks (0: not checked). */
 int ur_process_alive(int64_t pid, uint64_t start_ticks);
 
+/** What the file at path (a forked child's claim, UPTI_RING_PENDING_SUFFIX) says:
+ *  1 locked (its process may still make a ring file), 0 unlocked or gone
+ *  (nothing more will come from it), -1 not a claim (not a regular file of this
+ *  user: a FIFO, a link, another user's file), never waited for. Never blocks. */
+int ur_claim_state(const char *path);
+
 #endif

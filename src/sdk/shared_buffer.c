@@ -104,21 +104,30 @@ __attribute__((constructor)) static void read_command_at_load(void)
     (void)upti_proc_command_line(g_command, sizeof g_command);
 }
 
+/* Whether two command lines start with the same program name (argv[0]). */
+static bool same_argv0(const char *a, const char *b)
+{
+    size_t n = strcspn(a, " ");
+    return n == strcspn(b, " ") && strncmp(a, b, n) == 0;
+}
+
 /* The command line for a ring file's header. The first ring file of the
  * process `upti run` started (UPTI_RUN_COMMAND = "PID<TAB>ARGV", set by upti
- * run in its child before the exec) has the argv upti run gave it; the files
- * of later images (an exec keeps the pid) have their own. */
+ * run in its child before the exec) has the argv upti run gave it, if this
+ * image is the program upti run started (same argv[0]): a wrapper that did not
+ * record (`sh -c 'exec app'`, `env`) passes the variable on to the image it
+ * execs, under the same pid. The files of later images have their own. */
 static void read_command(char *out, size_t cap, bool first_of_pid)
 {
     const char *launched = getenv("UPTI_RUN_COMMAND");
     char *tab = NULL;
+    if (g_command[0] == '\0')
+        (void)upti_proc_command_line(g_command, sizeof g_command); /* (loaded before /proc) */
     if (first_of_pid && launched != NULL && strtol(launched, &tab, 10) == (long)getpid() &&
-        tab != NULL && *tab == '\t') {
+        tab != NULL && *tab == '\t' && same_argv0(tab + 1, g_command)) {
         snprintf(out, cap, "%s", tab + 1);
         return;
     }
-    if (g_command[0] == '\0')
-        (void)upti_proc_command_line(g_command, sizeof g_command); /* (loaded before /proc) */
     snprintf(out, cap, "%s", g_command);
 }
 

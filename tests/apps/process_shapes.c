@@ -8,6 +8,13 @@
  *                                 the middle process exits at once) that waits until
  *                                 this program has ended and makes M marks
  *                                 "daemon:<i>"; the program exits 3
+ *   process_shapes idle_daemon    one mark "top", then a daemon (the same double fork)
+ *                                 that prints "shapes: daemon PID", closes its standard
+ *                                 streams and waits for a signal, recording nothing;
+ *                                 the program exits 3
+ *   process_shapes forks N        one mark "top", then N children that record nothing
+ *                                 and wait (each holds its claim) until the program
+ *                                 has slept 1 s; it waits for them and returns 0
  *   process_shapes forever        marks until killed; prints "shapes: started PID" after
  *                                 the first
  *   process_shapes argv A=B       cuts its argument at '=' in place (as option parsers
@@ -47,6 +54,7 @@ static int exec_images(long n, long m, long k)
     return 1;
 }
 
+/* m < 0: the daemon records nothing and waits for a signal (idle_daemon). */
 static int daemon_marks(long m)
 {
     uptx_mark("top"); /* the program records before it forks: the daemon inherits its tracing */
@@ -64,6 +72,14 @@ static int daemon_marks(long m)
         /* The daemon: until every writer of the pipe is gone (the program and
          * the middle process have ended), then it records. */
         close(ended[1]);
+        if (m < 0) {
+            printf("shapes: daemon %d\n", (int)getpid());
+            fflush(stdout);
+            for (int fd = 0; fd < 3; fd++)
+                close(fd);
+            for (;;)
+                pause();
+        }
         char c;
         while (read(ended[0], &c, 1) > 0)
             ;
@@ -76,12 +92,42 @@ static int daemon_marks(long m)
     return 3;
 }
 
+static int idle_children(long n)
+{
+    uptx_mark("top");
+    int go[2];
+    if (pipe(go) != 0)
+        return 1;
+    for (long i = 0; i < n; i++) {
+        pid_t c = fork();
+        if (c < 0)
+            return 1;
+        if (c == 0) {
+            close(go[1]);
+            char b;
+            while (read(go[0], &b, 1) > 0)
+                ;
+            _exit(0);
+        }
+    }
+    close(go[0]);
+    sleep(1); /* (a collector polling claims while the program runs would poll now) */
+    close(go[1]);
+    while (wait(NULL) > 0)
+        ;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 4 && strcmp(argv[1], "exec") == 0)
         return exec_images(atol(argv[2]), atol(argv[3]), argc > 4 ? atol(argv[4]) : 0);
     if (argc == 3 && strcmp(argv[1], "daemon") == 0)
         return daemon_marks(atol(argv[2]));
+    if (argc == 3 && strcmp(argv[1], "forks") == 0)
+        return idle_children(atol(argv[2]));
+    if (argc == 2 && strcmp(argv[1], "idle_daemon") == 0)
+        return daemon_marks(-1);
     if (argc == 3 && strcmp(argv[1], "argv") == 0) {
         char *eq = strchr(argv[2], '=');
         if (eq != NULL)
@@ -96,6 +142,6 @@ int main(int argc, char **argv)
         for (;;)
             marks("forever", 1000);
     }
-    fprintf(stderr, "usage: process_shapes exec N M [K] | daemon M | forever | argv A=B\n");
+    fprintf(stderr, "usage: process_shapes exec N M [K] | daemon M | idle_daemon | forks N | forever | argv A=B\n");
     return 2;
 }

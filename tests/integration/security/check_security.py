@@ -30,7 +30,11 @@ ring folder set by hand (UPTI_TRACE_RING_DIR, no collector): its ring stays for 
   pid_wait       a ring naming pid 1 with start time 0 is not waited for; one naming pid 1
                  with pid 1's own start time is waited for, named, at most --max-wait.
   many_rings     4,100 ring files: all collected (the collector had room for 4,096).
+  claims         a FIFO named like a claim (upti-PID-N.upti-pending) beside a ring: not
+                 opened for reading (that blocked for ever), said once, not waited for; a
+                 claim locked for ever is waited for at most --max-wait, said once, kept.
 """
+import fcntl
 import os
 import pwd
 import re
@@ -93,8 +97,9 @@ def env(tmpdir, **extra):
     return e
 
 
-def run(args, user=None, **kw):
-    return subprocess.run(as_user(user, args), capture_output=True, text=True, timeout=120, **kw)
+def run(args, user=None, timeout=120, **kw):
+    return subprocess.run(as_user(user, args), capture_output=True, text=True, timeout=timeout,
+                          **kw)
 
 
 def private_dir(parent, name, user=None, mode=0o700):
@@ -433,8 +438,50 @@ def case_many_rings(tmp):
     print('many_rings: all %d ring files collected' % n)
 
 
+def case_claims(tmp):
+    ring = one_ring(tmp, 100)
+    pid = int(os.path.basename(ring).split('-')[1])
+    db = os.path.join(os.path.dirname(ring), 'upti-counted_marks-%d.db' % pid)
+    # A FIFO: open(O_RDONLY) of it waits for a writer that never comes.
+    folder = private_dir(tmp, 'fifo')
+    shutil.copy(ring, folder)
+    fifo = os.path.join(folder, 'upti-%d-0.upti-pending' % (pid + 1))
+    os.mkfifo(fifo, 0o600)
+    try:
+        r = run([UPTI, 'recover', folder], cwd=tmp, env=env(tmp), timeout=60)
+    except subprocess.TimeoutExpired:
+        fail('upti recover of a folder with a FIFO claim did not end in 60 s')
+    want = ['upti: %s is not a claim (not a regular file of yours): not waited for' % fifo,
+            'upti: wrote %s' % db]
+    if r.returncode != 0 or r.stderr.splitlines() != want:
+        fail('recover with a FIFO claim: exit %d, %r, expected %r' % (r.returncode, r.stderr, want))
+    if len(marks(db)) != 100:
+        fail('%s: %d marks, expected 100' % (db, len(marks(db))))
+    os.remove(db)
+    # A claim held locked for ever (here by this test): waited for at most --max-wait.
+    folder = private_dir(tmp, 'locked')
+    shutil.copy(ring, folder)
+    claim = os.path.join(folder, 'upti-%d-0.upti-pending' % (pid + 1))
+    with open(claim, 'w') as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        try:
+            r = run([UPTI, 'recover', '--max-wait', '1', folder], cwd=tmp, env=env(tmp),
+                    timeout=60)
+        except subprocess.TimeoutExpired:
+            fail('upti recover --max-wait 1 with a claim locked for ever did not end in 60 s')
+    want = ['upti: %s is still locked after 1 s: the process that may still record holds it '
+            '(kept: upti recover again once it has ended)' % claim,
+            'upti: wrote %s' % db]
+    if r.returncode != 0 or r.stderr.splitlines() != want:
+        fail('recover with a locked claim: exit %d, %r, expected %r' % (r.returncode, r.stderr, want))
+    if len(marks(db)) != 100 or not os.path.exists(claim):
+        fail('%s: %d marks (expected 100), claim kept: %s' % (db, len(marks(db)),
+                                                                os.path.exists(claim)))
+    print('claims: a FIFO claim not waited for, a locked one at most --max-wait')
+
+
 def main():
-    cases = {'shared_folder': case_shared_folder, 'own_folder_writable': case_own_folder_writable,
+    cases = {'claims': case_claims, 'shared_folder': case_shared_folder, 'own_folder_writable': case_own_folder_writable,
              'recover_links': case_recover_links, 'output_name': case_output_name,
              'bad_rings': case_bad_rings, 'same_uid': case_same_uid, 'pid_wait': case_pid_wait,
              'many_rings': case_many_rings}

@@ -13,10 +13,26 @@
           once) and written, not kept for a recovery that could never write it.
   kill    upti run and its program SIGKILLed: the run folder alone is left (no empty
           file of upti's in TMPDIR), and nothing once `upti recover` wrote the trace.
+  daemon_idle  a daemon that never records nor ends (its claim stays locked), upti run
+          SIGKILLed while it waits for it: `upti recover --max-wait 1` of the run folder
+          says the claim is kept, writes the program's trace and keeps the ring folder
+          (with the claim); once the daemon ended, a second recovery removes both folders.
+  daemon_idle_run  the same daemon under upti run, not killed: after 10 s upti run says
+          once whom it waits for (the daemon's pid) and how to stop; SIGINT (Ctrl-C) then
+          writes the program's trace, keeps the folder for the daemon (said) and exits
+          with the program's status (3).
+  claims_polled  50 forked children that record nothing, alive while the program runs,
+          ended before it: upti run (under strace) opens each claim exactly once, after
+          the program ended (it opened them at every pass while the program ran); skipped
+          without strace or ptrace.
   daemon_record_only  the same daemon traced without upti run (UPTI_TRACE_RECORD_ONLY=1):
           the tool's helper collector waits for it.
   argv    a program that cuts its argument "param=x.param" in place before it
           records: info_process.command is the command line upti run started.
+  argv_wrapper  the same program started by a wrapper that execs it (sh -c 'exec APP ...',
+          same pid, the wrapper records nothing): info_process.command is the program's
+          own command line as /proc shows it when libupti is loaded (after the program's
+          edit: "param x.param"), not the wrapper's.
 """
 import os
 import shutil
@@ -147,6 +163,17 @@ def check_argv(tmp):
         fail('info_process.command %r, expected %r' % (command, '%s argv param=x.param' % APP))
 
 
+def check_argv_wrapper(tmp):
+    dbs, where = run(tmp, ['-c', 'exec %s argv param=x.param' % APP], 0, app='/bin/sh')
+    if len(dbs) != 1:
+        fail('%d databases, expected 1%s' % (len(dbs), where))
+    want = '%s argv param x.param' % APP
+    command = query(dbs[0], 'SELECT command FROM info_process')[0][0]
+    if command != want or meta(dbs[0]).get('image.1.command') != want:
+        fail('info_process.command %r, image.1.command %r, expected %r'
+             % (command, meta(dbs[0]).get('image.1.command'), want))
+
+
 def check_long_name(tmp):
     """A program named with 250 characters, the default output name (upti-%argv0%-%pid%):
     the name is shortened, said once, and the database written; nothing is kept."""
@@ -200,9 +227,133 @@ def check_kill(tmp):
             os.listdir(tmpdir), rings, 'kept' if os.path.exists(rings) else 'removed'))
 
 
+def start_idle_daemon(tmp):
+    """upti run -- process_shapes idle_daemon, TMPDIR tmp/tmpdir, outputs in tmp/out:
+    (the upti process, TMPDIR, the environment, the output folder)."""
+    tmpdir = os.path.join(tmp, 'tmpdir')
+    os.mkdir(tmpdir)
+    e = env()
+    e['TMPDIR'] = tmpdir
+    out = os.path.join(tmp, 'out')
+    cmd = [UPTI, 'run', '-d', out, '-o', 'i-%pid%', '--', APP, 'idle_daemon']
+    p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return p, tmpdir, e, out
+
+
+def check_daemon_idle(tmp):
+    p, tmpdir, e, out = start_idle_daemon(tmp)
+    daemon = 0
+    try:
+        started = False  # (the program's line and the daemon's come in either order)
+        for line in p.stdout:
+            if line.startswith('shapes: daemon started'):
+                started = True
+            elif line.startswith('shapes: daemon '):
+                daemon = int(line.split()[2])
+            if started and daemon:
+                break
+        if daemon == 0:
+            fail('no daemon pid')
+        os.kill(p.pid, signal.SIGKILL)  # (upti run waits for the daemon's claim)
+        p.wait()
+        left = os.listdir(tmpdir)
+        if len(left) != 1:
+            fail('in TMPDIR: %r' % left)
+        folder = os.path.join(tmpdir, left[0])
+        with open(os.path.join(folder, 'run.conf'), 'rb') as f:
+            conf = f.read().split(b'\0')
+        rings = conf[conf.index(b'rings') + 1].decode()
+        # (the middle process's claim, unlocked, may still be there: upti run was killed)
+        claim = os.path.join(rings, 'upti-%d-0.upti-pending' % daemon)
+        if not os.path.exists(claim):
+            fail('claims %r, expected the daemon\'s' % os.listdir(rings))
+        r = subprocess.run([UPTI, 'recover', '--max-wait', '1', folder], env=e,
+                           capture_output=True, text=True, timeout=120)
+        want = ['upti: %s is still locked after 1 s: the process that may still record holds '
+                'it (kept: upti recover again once it has ended)' % claim]
+        said = [l for l in r.stderr.splitlines() if not l.startswith('upti: wrote ')]
+        dbs = [f for f in os.listdir(out) if f.endswith('.db')]
+        if r.returncode != 0 or said != want or len(dbs) != 1:
+            fail('recover: exit %d, databases %r, stderr %r, expected %r'
+                 % (r.returncode, dbs, r.stderr, want))
+        if not os.path.exists(claim) or not os.path.isdir(folder):
+            fail('the claim (%s) or the run folder (%s) was removed though the daemon runs'
+                 % (os.path.exists(claim), os.path.isdir(folder)))
+    finally:
+        if daemon:
+            os.kill(daemon, signal.SIGKILL)
+        if p.poll() is None:
+            p.kill()
+    r = subprocess.run([UPTI, 'recover', folder], env=e, capture_output=True, text=True,
+                       timeout=120)
+    if r.returncode != 0 or os.path.exists(folder) or os.path.exists(rings):
+        fail('second recover: exit %d, %r; run folder %s, ring folder %s'
+             % (r.returncode, r.stderr, os.path.exists(folder), os.path.exists(rings)))
+
+
+def check_daemon_idle_run(tmp):
+    p, tmpdir, e, out = start_idle_daemon(tmp)
+    daemon = 0
+    try:
+        for line in p.stdout:
+            if line.startswith('shapes: daemon ') and not line.startswith('shapes: daemon started'):
+                daemon = int(line.split()[2])
+                break
+        first = p.stderr.readline()  # (said after 10 s of waiting; the test's timeout bounds it)
+        want = ('upti: the program has ended; waiting for 1 traced process it started (pid %d) '
+                'to end: Ctrl-C stops the wait, what they recorded is written and the rest kept '
+                'for upti recover\n' % daemon)
+        if first != want:
+            fail('first line %r, expected %r' % (first, want))
+        os.kill(p.pid, signal.SIGINT)
+        rest = p.communicate(timeout=120)[1].splitlines()
+        folder = os.path.join(tmpdir, os.listdir(tmpdir)[0]) if os.listdir(tmpdir) else None
+        dbs = [f for f in os.listdir(out) if f.endswith('.db')]
+        kept = ('upti: 1 traced process was still running when upti stopped: the rest of their '
+                'trace is kept in %s (upti recover %s)' % (folder, folder))
+        if p.returncode != 3 or len(dbs) != 1 or \
+                rest != [kept, 'upti: wrote %s' % os.path.join(out, dbs[0])]:
+            fail('after SIGINT: exit %d, databases %r, stderr %r, expected %r'
+                 % (p.returncode, dbs, rest, kept))
+    finally:
+        if daemon:
+            os.kill(daemon, signal.SIGKILL)
+        if p.poll() is None:
+            p.kill()
+    r = subprocess.run([UPTI, 'recover', folder], env=e, capture_output=True, text=True,
+                       timeout=120)
+    if r.returncode != 0 or os.listdir(tmpdir):
+        fail('recover: exit %d, %r, left %r' % (r.returncode, r.stderr, os.listdir(tmpdir)))
+
+
+def check_claims_polled(tmp):
+    n = 50
+    trace = os.path.join(tmp, 'strace.txt')
+    cmd = ['strace', '-f', '-qq', '-e', 'trace=openat', '-o', trace, UPTI, 'run', '-d', tmp,
+           '-o', 'f-%pid%', '--', APP, 'forks', str(n)]
+    try:
+        p = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=240)
+    except FileNotFoundError:
+        print('skipped: no strace')
+        sys.exit(77)
+    if p.returncode != 0 and 'ptrace' in p.stderr:
+        print('skipped: strace cannot trace here: %s' % p.stderr.strip())
+        sys.exit(77)
+    dbs = [f for f in os.listdir(tmp) if f.endswith('.db')]
+    if p.returncode != 0 or len(dbs) != 1:
+        fail('exit %d, databases %r, stderr %r' % (p.returncode, dbs, p.stderr))
+    opens = [l for l in open(trace) if '.upti-pending", O_RDONLY' in l]
+    claims = set(l.split('"')[1] for l in opens)
+    if len(claims) != n or len(opens) != n:
+        fail('%d opens of %d claims, expected each of the %d claims opened once'
+             % (len(opens), len(claims), n))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         {'exec': check_exec, 'daemon': check_daemon, 'argv': check_argv,
+         'argv_wrapper': check_argv_wrapper, 'daemon_idle': check_daemon_idle,
+         'daemon_idle_run': check_daemon_idle_run, 'claims_polled': check_claims_polled,
          'long_name': check_long_name, 'kill': check_kill,
          'daemon_record_only': check_daemon_record_only}[CASE](tmp)
     print('PASS %s' % CASE)
