@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A convenience over the README's two commands (sh scripts/demo.sh, sh scripts/test.sh),
 # which need no make. Everything else is CMake.
 BUILD ?= build

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Adds every immediate subdirectory of the current source dir that has a CMakeLists.txt.
 function(upti_add_all_subdirectories)
   file(GLOB children RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/*)

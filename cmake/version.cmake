@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The project's version lives in include/upti/defines.h only.
 #
 # upti_read_version(source_dir <var>): sets <var> to "major.minor.patch" read from

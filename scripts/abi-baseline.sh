@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Regenerates the ABI baselines under abi/ (abidw dumps, Debian's
 # abigail-tools), the ones the abi.abidiff.* tests compare every build with:
 #

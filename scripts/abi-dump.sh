@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The ABI dump of one library, as abi/ holds it and the abi.abidiff.* tests
 # compare it: the types of the public headers only (those no exported
 # function reaches included: the record structs tools read from buffers),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs the README's first commands in a fresh Debian 12 made by
 # `debootstrap --variant=minbase` (no compiler, no make, no cmake, no sudo),
 # as a new user would after cloning. Not part of ctest: it needs root and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs every benchmark of the build tree and prints what each reports.
 #   scripts/bench.sh [BUILD_DIR]       (default: build)
 # For each bench/<name>/: its run_bench.sh, bench_*.sh or run_*.py driver if

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # CI: builds the libFuzzer targets of tests/fuzz (clang, ASan + UBSan, with
 # coverage of the library code: -fsanitize=fuzzer-no-link) into build-fuzz
 # and runs each for UPTI_FUZZ_SECONDS (default 20). Any crash, sanitizer

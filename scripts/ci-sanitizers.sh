@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # CI: the whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 # (build-asan) and under ThreadSanitizer (build-tsan), built with clang, with
 # zero reports; then the libFuzzer targets (if built) for a bounded time each.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Installs what UPTI needs to build and test, from Debian packages only, on
 # anything from a bare Debian 12 (debootstrap --variant=minbase: no compiler,
 # no make, no cmake, no sudo) upwards:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Alike on purpose (duplicates): its tool set-up looks like the test programs'; a benchmark
  * stands alone. */
 /* bench/core/marker_overhead — cost of one uptx_range_push + uptx_range_pop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Added cost of the UPTI OpenCL layer per call, as a ratio to the same loop
  * untraced in the same run. The untraced loop calls the driver's own entry
  * (the ICD dispatch table every PoCL object starts with), bypassing the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tool for bench_opencl: UPTI_OCL_BENCH_MODE = buffer (OPENCL_API buffer
  * tracing), callback (OPENCL_API callback tracing, empty callback), kernel
  * (KERNEL_DISPATCH buffer tracing). Records are counted, nothing more. */

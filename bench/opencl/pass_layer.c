@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A do-nothing OpenCL layer: returns the loader's own table, so each call
  * costs exactly the loader's layer hop. run_bench.sh compares it with no
  * layer and with libupti-opencl to split (a) between ocl-icd and UPTI.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Usage: run_bench.sh BUILD_DIR — prints the added cost per call in each mode
 # (fastest of UPTI_OCL_BENCH_REPS alternating repetitions, default 7).
 B=${1:-build}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Alike on purpose (duplicates): its record-building loops share one shape, and synth.c's; a
  * benchmark stands alone. */
 /* bench/output/bench_db — the database writer alone (src/output/db.c): how

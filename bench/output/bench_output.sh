@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bench/output: records/s of each writer and the whole-run cost of `upti run --sys-trace`.
 #
 #   bench/output/bench_output.sh BUILD_DIR [RECORDS] [ITERATIONS]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The held-out probe of bench/run_overhead: an ocl_overhead-style OpenCL
  * program. CALLS clSetKernelArg calls split evenly over THREADS threads (each
  * its own kernel object, all released together by a barrier), then KERNELS

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """What `upti run` costs the traced program, in one command.
 
     bench/run_overhead/run_overhead.py [BUILD_DIR] [--calls N] [--threads 1,8]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The parent that bench/run_overhead puts between `upti run` (or nothing) and
  * the probe, to see the probe end as its parent does:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tool for bench_vulkan: UPTI_VK_BENCH_MODE = none (a context, nothing
  * configured), api (VULKAN_API buffer tracing), kernel (VULKAN_API and
  * KERNEL_DISPATCH buffer tracing). Records are dropped on delivery. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_vulkan MODE N REPS: time per call of Vulkan commands on lavapipe.
  *   dispatch  vkCmdDispatch recorded N times, RECORDING per recording of
  *             one command buffer (begin, bind, end and reset not timed).

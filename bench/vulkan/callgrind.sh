@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Instructions per call of bench_vulkan under callgrind (exact, unlike wall
 # times on a shared machine): the inclusive count of the loader's entry points,
 # divided by N.

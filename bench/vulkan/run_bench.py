@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Overhead of the Vulkan layer on lavapipe, bare and traced in one command:
 
   run_bench.py BUILD_DIR [N] [REPS] [ROUNDS]

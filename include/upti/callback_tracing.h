@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — callback tracing: a function called synchronously at ENTER and EXIT of each call. */
 #ifndef UPTI_CALLBACK_TRACING_H
 #define UPTI_CALLBACK_TRACING_H

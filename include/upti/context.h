@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — contexts: groups of services that a tool starts and stops together. */
 #ifndef UPTI_CONTEXT_H
 #define UPTI_CONTEXT_H

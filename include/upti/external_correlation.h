@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — external correlation ids: a tool's own id copied into records. */
 #ifndef UPTI_EXTERNAL_CORRELATION_H
 #define UPTI_EXTERNAL_CORRELATION_H

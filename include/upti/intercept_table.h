@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — raw dispatch tables of runtimes, handed to tools for chaining. */
 #ifndef UPTI_INTERCEPT_TABLE_H
 #define UPTI_INTERCEPT_TABLE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — where UPTI's messages go: one channel, with a level.
  *
  * UPTI reports what it cannot do (a tool that fails to load, a bad

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — operations and callback data of kind MARKER_API (uptx). */
 #ifndef UPTI_MARKER_H
 #define UPTI_MARKER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — the OpenCL runtime: what tools see of OpenCL calls.
  *
  * libupti-opencl.so is an OpenCL layer (OPENCL_LAYERS=/path/libupti-opencl.so).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — the interface runtime integrations (libupti-opencl, libupti-nvtx…) use to trace.
  *
  * Not for tools. A wrapper looks up the plan of its operation with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — identifiers and small value types shared by all headers. */
 #ifndef UPTI_TYPES_H
 #define UPTI_TYPES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — the Vulkan runtime: what tools see of Vulkan calls.
  *
  * libupti-vulkan.so is a Vulkan layer, VK_LAYER_UPTI_trace; its manifest

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uptx — the marker runtime's dispatch table, which UPTI and tools wrap.
  *
  * Each public uptx_* function calls through the table uptx_active points to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The application of samples/buffer_tracing: 4 threads, 1000 ranges and 10 marks each. */
 #include <uptx/uptx.h>
 

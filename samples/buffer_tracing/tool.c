@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* samples/buffer_tracing — records of marker calls written into a buffer and
  * delivered in batches on UPTI's callback thread; prints per-operation counts.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* samples/callback_api: the life of each GPU operation through UPTI's
  * subscriber callback API (<upti/callback.h>), on any OpenCL program run
  * with OPENCL_LAYERS=libupti-opencl.so. Here the program is its own. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The application of samples/callback_tracing. */
 #include <uptx/uptx.h>
 

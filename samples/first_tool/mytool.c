@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mytool.c: a complete UPTI tool in one file (docs/writing-a-tool.md).
  *
  * Counts marker calls (uptx and NVTX) and OpenCL API calls with callbacks,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The application of samples/intercept_table: three nested ranges. */
 #include <uptx/uptx.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* samples/intercept_table — chaining a function into a runtime's dispatch table, as a tool.
  *
  * libuptx calls every uptx_* function through a dispatch table

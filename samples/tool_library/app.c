@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The application of samples/tool_library: a few marker calls. */
 #include <uptx/uptx.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* samples/tool_library — a full tool library: upti_configure, initialize, finalize.
  *
  * A tool is a shared library that exports upti_configure(). UPTI finds it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the `upti` command line: one file per subcommand, dispatched by main.c. */
 #ifndef UPTI_CLI_H
 #define UPTI_CLI_H

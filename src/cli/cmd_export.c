@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* upti export: a trace database as a Perfetto timeline, Chrome JSON, CSV or OTF2. */
 #include "cli.h"
 #include "options.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* upti merge: several trace databases into one (one track group per process). */
 #include "cli.h"
 #include "files.h"

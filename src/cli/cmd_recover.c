@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* upti recover FOLDER: finishes a run whose upti was killed, or converts a ring
  * folder (run_collect.h). */
 #include "cli.h"

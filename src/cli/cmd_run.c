@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* upti run: set up the environment for libupti-trace.so, the OpenCL layer and the
  * NVTX injection, run the program, and exit with its status. */
 #include "cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* upti stats: the summary tables of a trace database. */
 #include "cli.h"
 #include "options.h"

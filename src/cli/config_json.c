@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See config_tree.h: a JSON reader (RFC 8259) that says where it stopped. */
 #include "config_tree.h"
 

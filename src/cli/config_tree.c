@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See config_tree.h. */
 #include "config_tree.h"
 

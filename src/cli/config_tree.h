@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: a configuration file read into a tree (config_json.c, config_yaml.c,
  * config_tree.c): objects keep their keys in file order, and every node its
  * line and column, for the messages of `upti run -i FILE`. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See config_tree.h: a YAML file through libyaml's event parser. */
 #include "config_tree.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See files.h. */
 #include "files.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: checks of the files a subcommand reads and writes (files.c). */
 #ifndef UPTI_CLI_FILES_H
 #define UPTI_CLI_FILES_H

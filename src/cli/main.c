@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* upti: the command-line tracer. One file per subcommand (cmd_*.c), dispatched from a table. */
 #include "cli.h"
 #include "options.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See options.h. */
 #include "options.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the one option grammar of every `upti` subcommand (no getopt: no
  * prefix abbreviations, no reordering surprises, messages that name the option). */
 #ifndef UPTI_CLI_OPTIONS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See run_capture.h. */
 #include "run_capture.h"
 

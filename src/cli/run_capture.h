@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: `upti run`'s capture options (run_capture.c): which parts of the
  * program's run are recorded (--capture-range, --capture-range-name,
  * --capture-range-end, --start-paused, --delay, --duration,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See run_collect.h. */
 #include "run_collect.h"
 #include "run_outputs.h"

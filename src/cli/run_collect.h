@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: `upti run` as the collector of the programs it runs
  * (run_collect.c). The traced processes only record, into shared rings
  * (src/common/upti_ring_abi.h) in the run's ring folder; `upti run` drains

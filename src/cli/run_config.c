@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See run_config.h. */
 #include "run_config.h"
 

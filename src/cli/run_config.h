@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: `upti run -i FILE` (run_config.c): options in a JSON or YAML
  * file, by their long names, possibly several passes ("jobs"), each value
  * checked as on the command line; and the resolved settings written back as

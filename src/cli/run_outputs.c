@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See run_outputs.h. The manifest's records are described in src/output/manifest.h. */
 #include "run_outputs.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: what `upti run` does with the outputs of the processes it traced
  * (run_outputs.c): the run manifest (src/output/manifest.h), the recovery of
  * traces whose process died without closing them, the leftovers of a writer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernel names demangled for `upti stats --demangle`: C++ (Itanium ABI) names
  * through libiberty's cplus_demangle (Debian's libiberty-dev), when upti was
  * built with it. */

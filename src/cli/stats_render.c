@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Prints the reports of `upti stats --report` as a table, CSV or JSON: every
  * query runs to its end before anything is written. */
 #include "output.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The reports of `upti stats --report`: names after `nsys stats`, each one SQL
  * query over the database's tables and views (docs/database.md) and its columns.
  * Documented in docs/cli.md; a new report is one entry of report_defs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the named reports of `upti stats --report` (after `nsys stats`):
  * one table of definitions (stats_reports.c), one renderer (stats_render.c). */
 #ifndef UPTI_CLI_STATS_REPORTS_H

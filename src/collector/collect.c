@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `upti-ring collect`: drains ring files into the spool while their
  * producers run (the consumer side of src/common/upti_ring_abi.h).
  *

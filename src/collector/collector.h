@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The collector: the process outside the traced program that drains its
  * shared rings (src/common/upti_ring_abi.h) into a spool file while it runs,
  * and converts the spool into the SQLite database afterwards.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `upti-ring convert`: the spool into one SQLite database per process,
  * through the tracing tool's own writer (src/output, uo_db_*): same schema,
  * same views, indexes built once at uo_db_close().

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ring records that are not tracing records: agents (UPTI_RING_KIND_AGENT)
  * and tools' own records (UPTI_RING_KIND_TOOL), decoded for `upti-ring convert`.
  *

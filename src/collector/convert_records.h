@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `upti-ring convert`: the ring records that are not tracing records
  * (convert_records.c): agents and tools' own records. */
 #ifndef UPTI_COLLECTOR_CONVERT_RECORDS_H

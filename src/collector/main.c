@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* upti-ring: the collector of shared rings (docs/shared-rings.md).
  *
  *   upti-ring collect SPOOL [--dir DIR] [--wait-pid PID] [--keep] [RING_FILE...]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The spool file: reading (scan), resuming (open) and appending chunks. */
 #include "spool.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The spool: the collector's own file of what it drained, in chunks.
  *
  *   file   = UR_SPOOL_MAGIC (8 bytes), then chunks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the values of `upti run`'s capture options (docs/cli.md), parsed in
  * one place for the CLI, which refuses a malformed one, and for the tool in
  * the traced program, which reads them back from UPTI_TRACE_CAPTURE_*,

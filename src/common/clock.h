@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: UPTI's clock, CLOCK_MONOTONIC_RAW in nanoseconds. */
 #ifndef UPTI_COMMON_CLOCK_H
 #define UPTI_COMMON_CLOCK_H

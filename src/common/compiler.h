@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: branch hints and attributes. */
 #ifndef UPTI_COMMON_COMPILER_H
 #define UPTI_COMMON_COMPILER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See dirs.h. */
 #include "dirs.h"
 

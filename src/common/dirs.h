@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: directories created with their parents (`upti -d a/b/c`, `-o newdir/name`). */
 #ifndef UPTI_COMMON_DIRS_H
 #define UPTI_COMMON_DIRS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See env.h. */
 #include "env.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: every UPTI_* variable with a number or a choice for its value, parsed in
  * one place with one meaning, for libupti, the OpenCL layer, the tool and `upti`. */
 #ifndef UPTI_COMMON_ENV_H

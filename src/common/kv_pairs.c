@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See kv_pairs.h. */
 #include "kv_pairs.h"
 

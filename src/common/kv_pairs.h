@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: key\0value\0 pairs, in any order: the format of a run folder's
  * run.conf (written by `upti run` and by the tool for its helper collector,
  * src/tool/collector_helper.c; read by `upti recover`, src/cli/run_collect.h

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: UPTI's messages, one line each, through one channel
  * (include/upti/log.h): stderr as "upti: <message>", or the callback a tool
  * set, above the level UPTI_LOG_LEVEL or the tool chose (default: warning).

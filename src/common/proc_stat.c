@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* /proc/<pid>/stat and /proc/self/cmdline, read one way for the SDK, the tool and the
  * collector (proc_stat.h). */
 #include "proc_stat.h"

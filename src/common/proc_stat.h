@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: what UPTI reads of /proc/<pid>/stat (the SDK stamps its ring files with
  * its own start time; the collector tells a live writer from a reused pid). */
 #ifndef UPTI_COMMON_PROC_STAT_H

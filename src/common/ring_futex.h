@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: how a LOSSLESS producer waits for room in a shared ring slot, and
  * how the collector wakes it (upti_ring_abi.h, "Full ring").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See run_folder.h. */
 #include "run_folder.h"
 

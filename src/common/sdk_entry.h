@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the entry libupti-register calls in libupti once it is loaded. */
 #ifndef UPTI_COMMON_SDK_ENTRY_H
 #define UPTI_COMMON_SDK_ENTRY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: reading a caller's struct whose first member is its size.
  *
  * A public struct grows only at its end, and its first member, size_t size,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The records of the bundled tracing tool (libupti-trace.so, src/tool) that
  * are its own, not UPTI's: written with upti_write_buffer_record() into its
  * shared buffer, read back by the collector (src/collector) that builds the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The shared ring format: how a traced process (the producer, libupti) hands
  * records to a collector in another process (src/collector) through a
  * file-backed shared mapping that outlives the producer.

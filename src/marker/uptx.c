@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libuptx: UPTI's marker runtime, built on seed 000's pattern:
  * public C function → dispatch table → implementation.
  *

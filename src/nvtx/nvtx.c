@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libupti-nvtx.so: an NVTX v3 injection library (NVTX_INJECTION64_PATH).
  *
  * NVTX calls its InitializeInjectionNvtx2() once per module that includes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The part of the NVTX v3 injection ABI that libupti-nvtx.so implements,
  * declared here so that the library builds without the CUDA toolkit.
  *

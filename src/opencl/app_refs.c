@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The application's own references to OpenCL objects (memory objects,
  * programs, kernels).
  *

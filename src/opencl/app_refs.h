@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the application's references to OpenCL objects (app_refs.c). */
 #ifndef UPTI_OPENCL_APP_REFS_H
 #define UPTI_OPENCL_APP_REFS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device commands: kernels, copies, fills, maps, markers — timed through
  * profiling events and reported as KERNEL_DISPATCH / MEMORY_COPY records.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() without exec while other threads use OpenCL: the layer's one
  * pthread_atfork registration.
  *

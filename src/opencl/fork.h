@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() without exec in the OpenCL layer: the handlers of its one
  * pthread_atfork registration (fork.c), one set per file that owns a lock.
  * The order in which prepare takes them is in fork.c. */

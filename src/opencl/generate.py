@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Generates UPTI's OpenCL layer code from opencl_api.txt.
 
 usage: generate.py [--subset] opencl_api.txt OUT_HEADER OUT_WRAPPERS_C OUT_KIND_INFO_C OUT_IMPL_H
@@ -559,7 +560,8 @@ def gen_kind_info(funcs):
 
 def gen_operations(funcs):
     """The committed golden list (src/opencl/opencl_operations.def)."""
-    o = ['/* Operation ids of OPENCL_API, fixed forever: UPTI_OPENCL_OPERATION(id, name).\n',
+    o = ['/* SPDX-License-Identifier: MIT */\n',
+         '/* Operation ids of OPENCL_API, fixed forever: UPTI_OPENCL_OPERATION(id, name).\n',
          ' * Made by `python3 src/opencl/generate.py --operations src/opencl/opencl_api.txt`;\n',
          ' * the test unit.opencl_generator.golden fails when this file and opencl_api.txt differ.\n',
          ' * libupti names OPENCL_API operations from this list (src/sdk/names.c), with or\n',

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libupti-opencl: the OpenCL layer entry points and registration with UPTI.
  *
  * Tables:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal interface of libupti-opencl: shared by the generated wrappers and
  * the hand-written parts (layer.c, commands.c, objects.c, tables.c). */
 #ifndef UPTI_OPENCL_LAYER_H

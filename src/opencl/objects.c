@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hand-written calls into the next layer for the entries that need more than
  * tracing: queues (profiling turned on behind the program's back, and hidden
  * again), events (UPTI's references hidden), synchronisation points (device

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Prints the arguments of an OpenCL call (compiled into libupti, called by
  * upti_iterate_callback_tracing_operation_args for OPENCL_API records). */
 #include "opencl_kind_info_impl.h"

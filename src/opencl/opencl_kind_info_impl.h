@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Argument descriptions of the OpenCL API, used by the generated
  * opencl_kind_info.c and printed by opencl_args.c (both inside libupti). */
 #ifndef UPTI_OPENCL_KIND_INFO_IMPL_H

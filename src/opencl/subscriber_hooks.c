@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libupti-opencl: UPTI's subscriber domains (callback.h) on OpenCL.
  *
  * The layer is UPTI's subscriber provider. When the set of enabled domains

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libupti-opencl: serving UPTI's subscribers (callback.h) on OpenCL.
  * See subscriber_hooks.c; the tables below are generated (generate.py). */
 #ifndef UPTI_OPENCL_SUBSCRIBER_HOOKS_H

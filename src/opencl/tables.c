@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tables keyed by OpenCL handles: queues and kernels.
  *
  * Open addressing with linear probing; writers take a mutex, readers do not:

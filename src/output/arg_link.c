@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Arguments linked to their call's row as they are written (arg_link.h). */
 #include "arg_link.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the arguments of an API call linked to its row as they are
  * written (db.c), so that arg.api_id is inserted with the row instead of
  * filled in afterwards.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The trace database writer: records stream into SQLite through prepared
  * statements inside big transactions; strings are interned in memory. */
 #include "arg_link.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The rows of one table, inserted UO_ROWS_BATCH at a time (db_rows.h). */
 #include "db_rows.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the rows of one table, inserted UO_ROWS_BATCH at a time (db.c).
  *
  * A row is filled in memory (uo_rows_add), and the batch goes to SQLite as

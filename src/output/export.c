@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CSV per record kind (RFC 4180), written from the database's views. */
 #include "manifest.h"
 #include "out_files.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An index of a page-written table, written as index b-tree pages (index_pages.h). */
 #include "index_pages.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the index of a page-written table (table_pages.h), written as
  * SQLite index b-tree pages too (index_pages.c).
  *

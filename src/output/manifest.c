@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See manifest.h. */
 #include "manifest.h"
 

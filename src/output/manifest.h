@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the run manifest (manifest.c). `upti run` names a private file
  * in UPTI_TRACE_MANIFEST; every traced process appends records to it, each
  * one write(2) of NUL-terminated fields (any path, newlines included, is one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A uint64 → uint64 hash map with open addressing and linear probing. */
 #include "output.h"
 

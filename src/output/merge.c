@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* upti merge: several trace databases (processes, MPI ranks) into one, each process its own group. */
 #include "out_files.h"
 #include "safe_open.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An OTF2 archive from a trace database (upti export --format otf2), written
  * through libotf2 (Debian's libotf2-trace-dev) for Score-P's tool chain:
  * Vampir, Scalasca, otf2-print.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See out_files.h: uo_claim_output. */
 #include "out_files.h"
 #include "output.h"

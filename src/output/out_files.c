@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which existing files an output of UPTI may replace (see out_files.h). */
 #include "out_files.h"
 #include "output.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: how UPTI writes and replaces its output files (out_files.c,
  * part_file.c, writer_lock.c). Nothing an output writer does may destroy a
  * file UPTI did not write, nor leave a half-written file under a final name. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: UPTI's trace writers (libupti-output.a), linked into libupti-trace.so and `upti`.
  *
  * Design: records stream into one SQLite database per process (db.c) as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Outputs are written as NAME.part and renamed to NAME once complete: a
  * writer killed half-way leaves NAME.part (which `upti run` finishes or
  * removes), never a truncated file under the final name. */

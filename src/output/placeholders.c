@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Output file names: %pid% %ppid% %hostname% %rank% %argv0% %env{NAME}% and %%. */
 #include "output.h"
 

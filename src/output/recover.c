@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Recovery of a trace database whose process died before closing it.
  *
  * libupti-trace.so commits what it has received at least every flush

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See output.h: uo_set_reporter. Where src/output's messages go: the
  * program that links it decides (the CLI prints them, the tool logs them). */
 #include "output.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See safe_open.h. */
 #include "safe_open.h"
 

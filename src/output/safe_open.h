@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Creating output files without following links planted in the output
  * directory and without writing through a file that is not ours. */
 #ifndef UPTI_OUTPUT_SAFE_OPEN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the trace database's schema (documented in docs/database.md). */
 #ifndef UPTI_OUTPUT_SCHEMA_H
 #define UPTI_OUTPUT_SCHEMA_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Small SQLite helpers shared by the readers and rewriters of a trace
  * database (merge.c, recover.c). */
 #include "output.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: SQLite's file format, what table_pages.c and index_pages.c write
  * (https://www.sqlite.org/fileformat2.html): its integers, its record
  * serial types, its b-tree page types, and the file the pages go to. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Byte buffers and the string safety of every output: UTF-8 repair, JSON, CSV and terminal escaping. */
 #include "output.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Summary tables computed with SQL: per API function, marker region, kernel and copy direction. */
 #include "output.h"
 

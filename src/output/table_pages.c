@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Rows written as SQLite table b-tree pages (table_pages.h). */
 #include "table_pages.h"
 

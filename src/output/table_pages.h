@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the rows of a bulk database's big tables written by UPTI as
  * SQLite table b-tree pages, in SQLite's file format, instead of through
  * INSERT (table_pages.c; used by db.c for uo_db_create_bulk only).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Timelines from a trace database: Perfetto protobuf and Chrome trace-event JSON.
  *
  * One driver walks the database in track order and hands tracks and events to

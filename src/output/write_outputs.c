@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The formats derived from a closed trace database: written by
  * libupti-trace.so when its process ends, and by `upti run` for a process
  * whose database it recovered (recover.c). */

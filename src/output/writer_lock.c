@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* "In use by pid N". A process writing a trace database holds an exclusive
  * flock() on it for its life (the tool's claim; `upti run` tests it before a
  * recovery). flock() rather than a POSIX lock: SQLite's own F_UNLCK of the

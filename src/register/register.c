@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libupti-register: what a runtime links to hand UPTI its dispatch tables.
  *
  * With no tool present this costs one getenv() and one dlsym() on the first

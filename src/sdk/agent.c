@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Agents: one CPU agent per NUMA node, plus the devices runtimes add. */
 #include "internal.h"
 #include "fork.h"

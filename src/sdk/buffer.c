@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Buffers: one single-producer ring per (thread, buffer), drained by a callback thread.
  *
  * Producer protocol (the calling thread, no lock): reserve space at its

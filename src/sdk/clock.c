@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI's clock: CLOCK_MONOTONIC_RAW in ns, read through the TSC where it is invariant.
  *
  * On this kind of machine clock_gettime() costs 25-30 ns and rdtsc 12-14 ns;

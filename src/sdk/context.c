@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Contexts, their services, and the per-operation plans that wrappers read. */
 #include "internal.h"
 #include "fork.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() without exec: libupti's one pthread_atfork registration. The lock
  * order and what each handler does are in fork.h. */
 #include "fork.h"

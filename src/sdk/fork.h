@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() without exec: the handlers of libupti's one pthread_atfork
  * registration (fork.c), one set per file that owns a lock.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal state of libupti shared between its files. */
 #ifndef UPTI_SDK_INTERNAL_H
 #define UPTI_SDK_INTERNAL_H

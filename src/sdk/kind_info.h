@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: what the SDK knows of each tracing kind (names, argument printers). */
 #ifndef UPTI_SDK_KIND_INFO_H
 #define UPTI_SDK_KIND_INFO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI's tracing wrappers for the uptx dispatch table (kind MARKER_API). */
 #include "internal.h"
 #include "ring.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Names of statuses, kinds, operations and phases. */
 #include "internal.h"
 

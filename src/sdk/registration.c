@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tool discovery and the configure → initialize → finalize life cycle. */
 #include "internal.h"
 #include "sdk_entry.h"

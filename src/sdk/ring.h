@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal: the producer side of buffers, inline (the consumer is in buffer.c).
  *
  * A producer reserves space for a record in its own ring, writes it, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Facts runtime integrations report about the trace as a whole
  * (upti_runtime_set_metadata), for tools to read
  * (upti_query_runtime_metadata): a small table of key/value copies. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Agents in shared buffers: every ring file holds one UPTI_RING_KIND_AGENT
  * record per agent (upti_ring_abi.h), so that a collector builds the agent
  * table of a process it only knows through its rings.

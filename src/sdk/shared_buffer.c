@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared buffers: per-thread rings in a file-backed shared mapping that a
  * collector in another process drains (src/common/upti_ring_abi.h is the
  * format, docs/shared-rings.md the design).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Subscribers (callback.h): handles, enabled domains, dispatch.
  *
  * A subscriber is a slot of a fixed table; its handle carries the slot and a

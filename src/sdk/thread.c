@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-thread state: thread id, correlation-id blocks, external correlation stacks. */
 #include "internal.h"
 #include "fork.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* upti_write_buffer_record(): a tool's own records, in order with the
  * tracing records of the thread that writes them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Traced calls (ENTER/EXIT callbacks, API records) and records reported later. */
 #include "internal.h"
 #include "ring.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See capture.h. */
 #include "capture.h"
 

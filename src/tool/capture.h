@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tool's capture windows (capture.c): when the program's records are
  * kept, under `upti run`'s options --capture-range=marker,
  * --capture-range-name, --capture-range-end, --start-paused, --delay,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See collector_helper.h. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dladdr, posix_spawn_file_actions_addclosefrom_np */

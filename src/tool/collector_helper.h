@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The helper collector of a program traced without `upti run`
  * (collector_helper.c): with UPTI_TRACE_RECORD_ONLY=1 and no
  * UPTI_TRACE_RING_DIR, the tool starts `upti recover --wait-pid PID

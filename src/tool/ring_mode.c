@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See ring_mode.h. */
 #include "ring_mode.h"
 

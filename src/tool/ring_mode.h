@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tool's record-only mode (ring_mode.c): under `upti run`, which sets
  * UPTI_TRACE_RING_DIR (or with UPTI_TRACE_RECORD_ONLY=1 and a helper
  * collector, collector_helper.h), the program only records. Its records go to a shared

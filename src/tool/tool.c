@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libupti-trace.so: the bundled tracing tool behind `upti run`.
  *
  * A client of UPTI's public API only. Configured by environment variables

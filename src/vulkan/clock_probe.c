@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A device's clock measured by the layer, for devices without
  * VK_EXT_calibrated_timestamps (device_clock.c).
  *

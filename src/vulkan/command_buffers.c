@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Command buffers followed by the layer, and the device operations recorded
  * into them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A Vulkan device's clock: its timestamp properties, and the mapping of its
  * ticks onto UPTI's clock.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device times of Vulkan operations: what the files that time them share.
  *
  *   device_clock.c     a device's timestamp properties; device ticks -> UPTI's clock

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* How the layer times the command buffers of a queue family: a pure function
  * of the family's properties, apart so that the unit tests reach it without
  * a Vulkan device (tests/unit/test_vk_families.c). */

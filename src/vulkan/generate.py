@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Generates UPTI's Vulkan layer code from the Vulkan registry (vk.xml).
 
 usage: generate.py vk.xml vulkan_operations.txt OUT_HEADER OUT_WRAPPERS_C OUT_KIND_INFO_C

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See handle_map.h. */
 #include "handle_map.h"
 

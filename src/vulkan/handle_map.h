@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A map from Vulkan handles to the layer's state of them: open addressing
  * with linear probing, at most half full, backward-shift deletion (no
  * tombstones). Handles are 64-bit (dispatchable ones are pointers,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Images and the bytes their copies move: the texel size of each image's
  * format (uncompressed color, depth and stencil formats of Vulkan 1.0; 0 for
  * the others: compressed, multi-planar, extension formats), followed from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* VK_EXT_debug_utils labels as marker ranges (MARKER_API RANGE_START /
  * RANGE_STOP records, message = the label's name, range ids of their own).
  *

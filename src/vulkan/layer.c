@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libupti-vulkan: the Vulkan layer VK_LAYER_UPTI_trace, its loader
  * interface and its registration with UPTI.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal interface of libupti-vulkan: shared by the generated wrappers
  * (vulkan_wrappers.c) and the hand-written layer (layer.c, objects.c). */
 #ifndef UPTI_VULKAN_LAYER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device memory of Vulkan programs: MEMORY_ALLOCATION records for
  * vkAllocateMemory (ALLOCATE) and vkFreeMemory (FREE, with the size it had). */
 #include "devtime.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Dispatchable objects of libupti-vulkan, keyed on the loader's dispatch
  * pointer.
  *

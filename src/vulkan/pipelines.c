@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shader modules, compute pipelines and object names: the names dispatch
  * records carry, and CODE_OBJECT records.
  *

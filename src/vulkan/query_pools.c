@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The layer's timestamp query pools (command_buffers.c records into them),
  * where their times are read from, and the program's command pools' queue
  * families, which decide how.

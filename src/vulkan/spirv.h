@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Names read from a SPIR-V module (spirv.c). */
 #ifndef UPTI_VULKAN_SPIRV_H
 #define UPTI_VULKAN_SPIRV_H

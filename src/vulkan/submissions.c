@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Submissions of instrumented command buffers, their completion and the
  * KERNEL_DISPATCH / MEMORY_COPY records.
  *

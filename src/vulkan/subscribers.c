@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI's subscriber domains (callback.h) on Vulkan.
  *
  * The layer is a subscriber provider. When the enabled domains change it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI's subscriber domains (callback.h) on Vulkan (subscribers.c). */
 #ifndef UPTI_VULKAN_SUBSCRIBERS_H
 #define UPTI_VULKAN_SUBSCRIBERS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The mapping of a Vulkan device's timestamp ticks onto UPTI's clock: pure
  * arithmetic, without Vulkan calls (unit-tested on its own).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The vkCmd* commands the layer brackets with timestamps (command_buffers.c):
  * dispatches (KERNEL_DISPATCH), and copies, fills, updates and pipeline
  * barriers (MEMORY_COPY) with their direction and bytes.

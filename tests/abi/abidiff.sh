@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # abi.abidiff.<lib>: the built library against its committed baseline.
 #
 #   abidiff.sh ABIDIFF ABI_DUMP_SH BASELINE LIBRARY HEADERS_DIR

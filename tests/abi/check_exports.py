@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """`nm -D --defined-only LIBRARY` equals VERSION_SCRIPT.
 
   check_exports.py NM VERSION_SCRIPT LIBRARY

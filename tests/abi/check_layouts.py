@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Every struct, union and enum of the previous release's headers keeps its
 layout and values in today's headers.
 

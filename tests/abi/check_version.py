@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The configure fails when include/upti/defines.h and the version scripts
 disagree (cmake/version.cmake), and passes on this tree.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A tool and program built against the previous release's headers
  * (tests/abi/previous/include, UPTI 0.1.0 as released, and nothing of
  * today's include/), linked against and run with today's libraries: what

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cmake -DSOURCE_DIR=<tree> -P version_check.cmake: the configure's version
 # checks (cmake/version.cmake) on a tree, for tests/abi/check_version.py.
 include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/version.cmake)

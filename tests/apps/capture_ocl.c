@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Alike on purpose (duplicates): each OpenCL test app is a standalone program with the usual
  * platform/device/queue set-up, spelled out so that the API records a test counts are the calls
  * read here. */

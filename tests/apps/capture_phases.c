@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A uptx program that stamps its own phases, for the capture-window tests of
  * `upti run` (tests/integration/cli/test_capture.py). Every record it makes
  * is a uptx call whose text says where it was made, so a test counts exactly

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A program whose every completed call is known to its killer, for the exact
  * crash tests of `upti run` (tests/integration/crash, run_* cases).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared helpers of the OpenCL test programs: first device of the first
  * platform, a program built from source, and a CHECK that prints the failing
  * call and exits. Programs print only deterministic text. */

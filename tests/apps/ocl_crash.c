@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Alike on purpose (duplicates): each OpenCL test app is a standalone program with the usual
  * platform/device/queue set-up. */
 /* A program that dies in the middle of its work, for the crash-safe trace

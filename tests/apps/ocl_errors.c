@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Deliberate errors and what the program can observe of UPTI's changes:
  * return codes must be the same with and without the layer. */
 #include "ocl_common.h"

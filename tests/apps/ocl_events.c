@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Event patterns of real programs (pyopencl's event callbacks, hashcat's
  * clean-up at exit), each with an exact count of what UPTI must record:
  *   1. a kernel with three callbacks on each of CL_SUBMITTED, CL_RUNNING and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Releases OpenCL objects in every legal order.
  *
  *   ocl_release_order pairs            every chain of parent and children

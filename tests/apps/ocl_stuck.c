@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ocl_stuck: ends with commands that can never run. Three kernels and a read
  * wait for a user event that is never set; the program flushes and returns
  * without waiting (what a program that fails, or forgets clFinish, does).

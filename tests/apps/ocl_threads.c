@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Several threads, each with several queues (and its own context), each
  * queue running a chain of kernels then a read. Exact counts:
  * THREADS*QUEUES*KERNELS kernels, THREADS*QUEUES writes and reads. */

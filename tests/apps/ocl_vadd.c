@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Vector addition: 2 writes, 1 kernel, 1 read, on one in-order queue. */
 #include "ocl_common.h"
 

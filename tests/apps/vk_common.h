@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared set-up of the Vulkan test programs (plain Vulkan, no UPTI): the
  * first CPU device (lavapipe), its compute queue family, buffers, a compute
  * pipeline over storage buffers, one-shot submissions. Every failure exits

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #version 450
 // vk_compute's kernel: out[i] = in[i] * 2 + i.
 layout(local_size_x = 64) in;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vk_copies: every Vulkan copy kind once (plain Vulkan, no UPTI), for the
  * Vulkan tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vk_inflight: many submissions in flight on one queue (plain Vulkan, no
  * UPTI), for the Vulkan layer's test vulkan.inflight (check_inflight.py).
  *

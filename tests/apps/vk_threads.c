@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vk_threads: several threads recording and submitting Vulkan work to
  * several queues (plain Vulkan, no UPTI), for the Vulkan tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vk_vadd: a plain Vulkan vector add (no UPTI) for the Vulkan tests.
  *
  *   vk_vadd

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #version 450
 // vk_vadd's kernel: c[i] = a[i] + b[i].
 layout(local_size_x = 64) in;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer: the `upti` option parser (src/cli/options.c, through stats,
  * export, merge and help: every option, -d/-o/-f, format lists), argv made
  * from the input (NUL-separated).

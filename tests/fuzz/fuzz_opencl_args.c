@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer: the OpenCL argument printer, through the public
  * upti_iterate_callback_tracing_operation_args(). The input chooses the
  * operation, the phase and every byte of the arguments; pointer arguments

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer: uo_expand_placeholders() on any pattern. */
 #include "output.h"
 

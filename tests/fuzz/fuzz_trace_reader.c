@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer: what `upti stats` and `upti export` do, on any file given as a
  * trace database: an error message, never a crash. Seed it with a real trace
  * (scripts/ci-sanitizers.sh makes one with a small page size). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* API records written by upti_runtime_call_exit, in its inline case (one buffer, room
  * in the thread's region) and out of it: through a 4096-byte LOSSLESS region that
  * wraps many times, into two contexts' buffers for an operation both trace, and with

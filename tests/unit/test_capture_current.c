@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* upti_runtime_capture_current: inside a traced call, the call's correlation
  * id and the start time of its API record (exactly); outside any call, no
  * internal id and the time now (between two reads of UPTI's clock); inside a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* src/common/capture_spec.c: the values of upti run's capture options, each
  * accepted form and the malformed ones, with exact results. */
 #include "capture_spec.h"

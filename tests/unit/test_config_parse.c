@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* src/cli/config_json.c, config_yaml.c: `upti run -i`'s readers build the
  * exact tree (types, texts, keys, lines and columns), refuse bad input with
  * "LINE:COL: what", and survive every truncation and one-byte change of

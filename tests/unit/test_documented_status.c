@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The status codes the public headers document for bad arguments, unknown
  * ids and calls outside a tool's initialize, as the library returns them
  * (a process with no tool: nothing here configures one). Each check names

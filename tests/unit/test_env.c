@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* src/common/env.c: every UPTI_* variable with a number or a choice parsed one
  * way; a bad value gives exactly one "upti:" line naming the variable, its
  * accepted forms and the default used, and the default. The caller's UPTI_*

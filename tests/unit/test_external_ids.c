@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* upti_runtime_correlation_t holds the external ids of 4 contexts: with 6
  * contexts that pushed one on the thread, a captured correlation carries the
  * first 4 (by context index) with their exact values, and UPTI says once, as

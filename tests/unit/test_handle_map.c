@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* src/vulkan/handle_map.c: the Vulkan layer's handle -> state map, checked
  * against a plain array through random puts, replacements and removals,
  * with keys chosen to collide (aligned pointers, small counters, keys that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* src/common/kv_pairs.c: key\0value\0 pairs as run.conf holds them: written and
  * read back, NULL values skipped, and a list cut anywhere never read past. */
 #include "kv_pairs.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The paths of libupti that hold two locks at once (the order is written in
  * src/sdk/internal.h), run at the same time from several threads. Under
  * ThreadSanitizer (scripts/ci-sanitizers.sh tsan, detect_deadlocks=1) a lock

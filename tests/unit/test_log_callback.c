@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* upti_set_log_callback: libupti's own messages (a tool skipped, the tools
  * configured) and a runtime library's (upti_runtime_warn) reach the tool's
  * callback with their level, below the level are dropped, and none of them

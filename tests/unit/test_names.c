@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Names and basics of libupti that need no tool: status strings, kind and
  * operation names (by id and by iteration), phase names, timestamps, thread
  * ids, the version, and the host agents. */

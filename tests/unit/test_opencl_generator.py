@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Unit tests of the OpenCL generator (src/opencl/generate.py), one named case per run:
 
   test_opencl_generator.py SRC_DIR golden   the committed operation ids equal opencl_api.txt's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* src/output/placeholders.c: each placeholder expands; %% is a literal '%';
  * an unknown one (%foo%, a lone '%') is refused with a message that names it
  * and lists the known ones. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* src/common/ring_futex.h: a producer waiting for room sleeps on the low half
  * of a slot's tail; the collector's wake after moving tail ends the wait. The
  * waits here have a 60 s timeout, more than this test's ctest limit: a wake

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* upti_runtime_set_metadata / upti_query_runtime_metadata: keys need a '.'
  * and fit their limits, a key set again keeps its place with the new value,
  * at most 32 keys. */

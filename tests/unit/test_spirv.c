@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The SPIR-V name reader of the Vulkan layer (src/vulkan/spirv.c): entry
  * points and the source file of well-formed modules, in either byte order;
  * malformed modules (truncated, a zero or oversized word count, a string

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Structs that grow: every public struct UPTI reads is read by its size
  * (src/common/struct_size.h). A smaller one gets defaults for the fields it
  * does not have, a larger one is accepted when the fields UPTI does not know

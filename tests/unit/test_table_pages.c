@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* src/output/table_pages.c and index_pages.c: rows and index entries written
  * as SQLite b-tree pages by UPTI, read back by SQLite.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* <uptx/uptx.h>'s dispatch through a table of another release's size: each
  * entry is used if the table's size reaches it (offsetof + sizeof of the
  * entry), else the call takes the no-tool path; the same rule in UPTI's

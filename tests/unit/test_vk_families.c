@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* src/vulkan/family_queries.h: how the Vulkan layer times the command
  * buffers of a queue family. A graphics or compute family: queries reset and
  * copied by commands recorded into them; a transfer (or video) family: reset

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* upti_unit_tests: the driver of the unit tests. Each case runs in a process
  * of its own (a process configures UPTI's tools once):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The unit tests' cases (one file each, test_*.c), run by one driver
  * (unit_tests.c). A case returns 0 when every check passed. sub is the part of
  * the case's name after its first dot ("wrap" for buffers.wrap), "" if none. */

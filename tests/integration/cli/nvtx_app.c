@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An NVTX v3 program for the NVTX capture test: every kind of annotation once.
  * Expected records are checked by test_cli.py (case nvtx). */
 #include <nvtx3/nvToolsExt.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """`upti run -i FILE` and --output-config (docs/cli.md, "Options in a file").
 
   test_config.py BUILD_DIR CASE

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The `upti` command line: one option grammar for every subcommand, output
 directories, option errors, placeholders and the UPTI_* variables.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """`upti stats --report`: every report in every format against its golden file,
 on a database built from a committed SQL fixture (reports/fixture.sql).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Readers and validators of upti's outputs, for the tests and bench/output.
 
   traceck.py pftrace FILE   decode a Perfetto protobuf trace and check its structure

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A small traced program for the CLI tests (uptx markers only; no OpenCL needed).
  *
  *   uptx_app [--iterations N] [--threads T] [--nasty] [--exit N]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A tool that wraps uptx_range_push through the intercept table and prints
  * when its wrapper is entered and left. Built twice: into prog_chain itself
  * (CHAIN_NAME "chain0", configured with upti_force_configure, priority 0) and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Checks what a library exports (nm -D --defined-only) against its rule:
 #   check_exports.sh LIBRARY PREFIX_REGEX [REQUIRED_SYMBOL...]
 # Every defined dynamic symbol (version nodes excluded) must match

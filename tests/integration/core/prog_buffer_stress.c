@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Alike on purpose (duplicates): its tool set-up and worker threads look like the other test
  * programs' (stress_opencl.c, prog_flush_interval.c); each test program is built and run
  * alone. */

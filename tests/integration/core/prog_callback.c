@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Callback tracing of the marker API, checked call by call:
  *  - context A (every operation): an ENTER and an EXIT per uptx call, adjacent,
  *    in call order, with the user-data slot carried from ENTER to EXIT, the

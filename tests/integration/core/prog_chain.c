@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Alike on purpose (duplicates): its tool set-up looks like prog_force_marks.c's; each test
  * program stands alone. */
 /* Intercept-table chaining with two tools: chain0 (built in, forced,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Contexts switched from inside marker callbacks, as capture windows do
  * (src/tool/capture.c), checked record by record:
  *  - a control context's callbacks start the recording context R at the

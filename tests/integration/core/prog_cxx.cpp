@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // uptx.h used from C++ with no tool: the inline functions (or, built with
 // UPTX_NO_INLINE, libuptx.so's exported ones) return what the marker API
 // promises, and the header compiles cleanly as C++.

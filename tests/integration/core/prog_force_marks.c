@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A tool built into the program and configured with upti_force_configure()
  * before any runtime registers (tool_generic.c compiled in with
  * TOOL_NO_EXPORT, TOOL_ID f), then three uptx calls. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A marker application: three uptx calls between two lines of output.
  * Built plain (tools come from LD_PRELOAD or UPTI_TOOL_LIBRARIES), linked
  * with two tool libraries (LINKED_TOOLS), or with a tool in the executable

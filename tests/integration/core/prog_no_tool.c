@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A marker application run with no tool (no upti_configure anywhere, no
  * UPTI_TOOL_LIBRARIES): after many uptx calls libupti.so is not mapped, no
  * thread was started and every call returned what the marker API promises.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs a test program and compares what it did with what it must do:
 #   run_golden.sh EXPECTED_STDOUT [--upti-lines N] [--upti-line-contains TEXT]... -- CMD ARGS...
 # Passes only if CMD exits 0, its stdout equals EXPECTED_STDOUT exactly, stderr

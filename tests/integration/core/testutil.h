@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the core integration tests: unbuffered output and checks. */
 #ifndef UPTI_TEST_UTIL_H
 #define UPTI_TEST_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A test tool whose behaviour is chosen at compile time. It prints every step
  * of its life on stdout (one line each), so a test compares the whole output
  * with a golden file:

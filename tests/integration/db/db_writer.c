@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The database writer's batching and its bulk mode (src/output/db.c, db_rows.c).
  *
  *   db_writer DIR CASE

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """docs/cli.md documents every option of every upti command.
 
   check_cli_options.py SOURCE_DIR UPTI

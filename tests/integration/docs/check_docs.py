@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The documentation says what the code does.
 
   check_docs.py SOURCE_DIR CASE [BUILD_DIR [C_COMPILER]]
@@ -299,8 +300,44 @@ def code_samples_build():
     print(f"PASS: {checked} code blocks")
 
 
+# Source files by name: the SPDX line is one of their first three lines.
+SOURCE_SUFFIXES = (".c", ".h", ".cpp", ".def", ".map", ".comp", ".py", ".sh", ".cmake",
+                   ".txt", ".in", ".supp")
+SOURCE_NAMES = ("Makefile", "CMakeLists.txt")
+
+
+def license_in_every_source():
+    text = read("LICENSE")
+    if not text.startswith("MIT License") or "Permission is hereby granted" not in text:
+        fail("LICENSE is not the MIT license text")
+    missing, checked = [], 0
+    paths = [os.path.join(SRC, ".ci", "run")]
+    for top, dirs, names in os.walk(SRC):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "build")))
+        paths += [os.path.join(top, n) for n in names]
+    for path in sorted(paths):
+        rel = os.path.relpath(path, SRC)
+        name = os.path.basename(rel)
+        # Expected outputs and JSON (which has no comments) are data, not source.
+        if "/golden/" in rel or name.endswith(".json.in"):
+            continue
+        if not (name.endswith(SOURCE_SUFFIXES) or name in SOURCE_NAMES or rel == ".ci/run"):
+            continue
+        checked += 1
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = "".join(f.readline() for _ in range(3))
+        if "SPDX-License-Identifier: MIT" not in head:
+            missing.append(rel)
+    if checked < 300:
+        fail(f"found only {checked} source files: the scan is broken")
+    if missing:
+        fail(f"{len(missing)} source files without an SPDX line:\n  " + "\n  ".join(missing))
+    print(f"PASS: {checked} source files")
+
+
 {"writing_a_tool_builds_and_runs": writing_a_tool_builds_and_runs,
  "code_samples_build": code_samples_build,
  "database_metadata_keys": database_metadata_keys,
  "index_lists_every_page": index_lists_every_page,
- "no_internal_history": no_internal_history}[CASE]()
+ "no_internal_history": no_internal_history,
+ "license_in_every_source": license_in_every_source}[CASE]()

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Fault cases: check_faults.py BUILD CASE. Exit 0 pass, 1 fail, 77 skipped.
 
 Each case runs fault_app (exit status 7, "app: done") or `upti run` on it with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The traced program of the fault tests: a few uptx ranges (in threads too),
  * optionally OpenCL calls, "app: done" on stdout, and exit status 7 (its own,
  * which every fault must leave untouched).

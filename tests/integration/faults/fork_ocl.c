@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() without exec while another thread enqueues OpenCL kernels.
  *
  * A worker thread enqueues kernels (clFinish every 16) until main has forked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() without exec while 4 threads spam uptx: the child must not deadlock
  * (on a lock another thread held at the fork, or on buffers whose consumer
  * thread did not survive it) and keeps calling uptx; each child exits 0 and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Marks texts of the lengths given: fault_marker_text LEN... Each text is
  * LEN bytes of 'a'..'z' repeating (byte i is 'a' + i % 26). Prints
  * "app: done" and exits 7. */

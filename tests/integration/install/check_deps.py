@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """What a new user on a bare Debian 12 meets: scripts/install-deps.sh and the
 README's first commands.
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Installs UPTI, then builds and runs code against the installed tree the ways
 # users do: find_package(upti), pkg-config upti and uptx, and the installed
 # upti command.

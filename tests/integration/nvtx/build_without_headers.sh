@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # nvtx.builds_without_cuda_headers: libupti-nvtx's source compiles with only
 # UPTI's own headers and the C library (no CUDA toolkit on the include path),
 # and includes no NVTX header.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Alike on purpose (duplicates): it checks each NVTX entry the same way; the checks are a
  * list. */
 /* nvtx.injection_abi: the injection ABI that src/nvtx/nvtx_injection.h declares

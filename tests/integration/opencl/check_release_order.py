@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Release order: check_release_order.py BUILD CASE. Exit 0 pass, 1 fail.
 
 tests/apps/ocl_release_order releases OpenCL objects in every legal order

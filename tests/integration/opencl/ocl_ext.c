@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Extension functions through clGetExtensionFunctionAddress(ForPlatform):
  * cl_ext_device_fission's clRetainDeviceEXT / clReleaseDeviceEXT are dispatch
  * slots, so calls through the returned pointers are traced. */

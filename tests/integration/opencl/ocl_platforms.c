@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Vector addition on the first device of every platform (2 writes, 1 kernel,
  * 1 read each). OpenCL 1.2 platforms get clCreateCommandQueue: oclgrind 21.10
  * is one, and the 2.0+ slots of its dispatch table point back into the

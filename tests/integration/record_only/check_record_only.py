@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 # Alike on purpose (duplicates): its side-channel check follows check_crash.py's run_* cases
 # (counted_marks, calls completed per thread); each suite stands alone.
 """A program traced through UPTI_TOOL_LIBRARIES alone, record-only (UPTI_TRACE_RECORD_ONLY=1):

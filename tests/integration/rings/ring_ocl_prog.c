@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An OpenCL program for the shared-ring agent tests (check_rings.py
  * ocl_agents, ocl_fork), traced by ring_ocl_tool through the UPTI layer:
  *

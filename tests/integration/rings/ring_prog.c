@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Alike on purpose (duplicates): its tool set-up looks like the other test programs' and the
  * benchmarks'; it stands alone. */
 /* A traced program whose tool (in the executable, upti_force_configure)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Alike on purpose (duplicates): its tool set-up and its phases look like the core
  * programs'; it stands alone. */
 /* OpenCL tracing under load, through the real layer (OPENCL_LAYERS=libupti-opencl.so):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # compare_outputs.sh LAYER TOOL WORKDIR PROGRAM [ARGS...]
 # Runs an OpenCL program we did not write without and with the UPTI layer
 # (OPENCL_LAYERS) and the bundled tracing tool (UPTI_TOOL_LIBRARIES), and

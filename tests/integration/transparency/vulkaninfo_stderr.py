@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """vulkaninfo (Debian's vulkan-tools), a Vulkan program we did not write, under `upti run`:
 the same exit status and the same standard error as without it (but upti's own "upti:"
 lines), with XDG_RUNTIME_DIR unset, where Mesa's device selection layer prints a line at each

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Runs vk_inflight (many submissions in flight on one queue) without and with
 UPTI's Vulkan layer and asserts on what the test tool (vk_tool.c) recorded.
 Exit 0: pass, 1: fail, 77: skipped (no Vulkan device).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The Vulkan layer's own commands under the Khronos validation layer.
 
   check_validation.py --layer-dir DIR --tool TOOL --workdir DIR [--sanitizer NAME] -- APP [ARGS...]

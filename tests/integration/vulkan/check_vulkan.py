@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Runs vk_compute without and with UPTI's Vulkan layer and asserts on what
 the test tool recorded (vk_tool.c writes one line per record or callback),
 or on the database `upti run` wrote.

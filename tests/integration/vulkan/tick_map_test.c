@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The arithmetic that maps a Vulkan device's timestamp ticks onto UPTI's
  * clock (src/vulkan/tick_map.h): scaling by timestampPeriod, counters of
  * fewer than 64 valid bits that wrap, a measured (bracketed) reference and

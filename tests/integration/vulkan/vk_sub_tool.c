@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test tool for the Vulkan layer's subscriber domains (callback.h): public
  * API only. Subscribes to every DRIVER_* domain in initialize and writes one
  * line per notification to $UPTI_VK_TEST_OUT (check_vulkan.py, case

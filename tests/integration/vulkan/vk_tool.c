@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test tool for the Vulkan layer: public API only. Writes one line per
  * record or callback it sees to $UPTI_VK_TEST_OUT; check_vulkan.py asserts
  * on them. Built twice: plain, and with CHAIN (replaces vkCmdDispatch through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include <uptx/uptx.h>
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A runtime linking only libupti-register: with no tool, registration succeeds. */
 #include <upti/register.h>
 

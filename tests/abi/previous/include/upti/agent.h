@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — agents: the host CPUs and the devices runtimes report. */
 #ifndef UPTI_AGENT_H
 #define UPTI_AGENT_H

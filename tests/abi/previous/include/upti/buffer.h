@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — buffers: where records are stored until an internal thread delivers them.
  *
  * Each producing thread writes into its own region of the buffer without a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — buffer tracing: records of calls and device operations written into buffers. */
 #ifndef UPTI_BUFFER_TRACING_H
 #define UPTI_BUFFER_TRACING_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — subscriber callback API: the life of every GPU operation (appended,
  * dispatched, completed), driver calls, host synchronisation, modules, and
  * UPTI's own threads and events, delivered synchronously to subscribers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — common macros for the public headers. */
 #ifndef UPTI_DEFINES_H
 #define UPTI_DEFINES_H

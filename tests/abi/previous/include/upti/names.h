@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — names of kinds and operations, clocks and thread ids. */
 #ifndef UPTI_NAMES_H
 #define UPTI_NAMES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libupti-register — what a runtime links to hand UPTI its dispatch tables.
  *
  * Cheap when no tool is present: one getenv("UPTI_TOOL_LIBRARIES") and one

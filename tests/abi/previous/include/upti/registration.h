@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — how a tool library is found, configured, initialized and finalized.
  *
  * A tool exports upti_configure(). UPTI calls it when the first runtime

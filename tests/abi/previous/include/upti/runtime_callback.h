@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — what runtime integrations use to serve subscribers (callback.h).
  *
  * Not for tools. A runtime registers a provider; UPTI calls its

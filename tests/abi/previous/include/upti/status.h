@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — status codes returned by every public function. */
 #ifndef UPTI_STATUS_H
 #define UPTI_STATUS_H

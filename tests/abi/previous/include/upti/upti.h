@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UPTI — the whole public API for tools. */
 #ifndef UPTI_H
 #define UPTI_H

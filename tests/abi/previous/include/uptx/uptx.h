@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uptx — UPTI's marker API for applications: ranges, marks, thread and category names.
  *
  * Link -luptx. With a UPTI tool present, calls are traced as kind

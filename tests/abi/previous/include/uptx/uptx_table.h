@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uptx — the marker runtime's dispatch table (seed 000's pattern).
  *
  * Each public uptx_* function calls through the table uptx_active points to
