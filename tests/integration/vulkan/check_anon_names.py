@@ -15,6 +15,8 @@ import sqlite3
 import subprocess
 import sys
 
+from check_vulkan import icd_libraries
+
 SKIP = 77
 
 
@@ -37,6 +39,10 @@ def main():
     # Mesa's device-select layer off, as in check_vulkan.py.
     env = {k: v for k, v in os.environ.items() if not k.startswith(('UPTI_', 'VK_'))}
     env['NODEVICE_SELECT'] = '1'
+    if 'detect_leaks=1' in os.environ.get('ASAN_OPTIONS', ''):
+        # As check_vulkan.py: the driver preloaded stays mapped, its globals stay roots for
+        # LeakSanitizer (unloaded, its allocations read as leaks of an unknown module).
+        env['LD_PRELOAD'] = ' '.join(filter(None, [os.environ.get('LD_PRELOAD'), *icd_libraries()]))
     rc0, out0, err0 = run([a.app], env)
     if rc0 == SKIP:
         print('SKIP: ' + err0)
