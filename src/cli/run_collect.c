@@ -350,7 +350,8 @@ int run_collect_start(pid_t program)
 
 void run_collect_stop(void)
 {
-    g_run.stop = 1;
+    /* From the main thread (a signal forwarded), read by the collector's thread. */
+    __atomic_store_n(&g_run.stop, 1, __ATOMIC_RELEASE);
 }
 
 /* ---- naming and writing the outputs ---- */

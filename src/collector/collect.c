@@ -860,7 +860,7 @@ int ur_collect(const ur_collect_opts *opts)
     for (;;) {
         /* Whether the producers were alive before this pass: a pass that starts
          * after a producer ended sees all it committed. */
-        int stopping = opts->stop != NULL && *opts->stop;
+        int stopping = opts->stop != NULL && __atomic_load_n(opts->stop, __ATOMIC_ACQUIRE);
         int waiting =
             !stopping && opts->wait_pid > 0 && alive_by(collector->wait_pidfd, opts->wait_pid, 0);
         if (opts->dir != NULL && (pass % 8 == 0 || !waiting))

@@ -469,7 +469,8 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
     p->local_head = p->pending_head = p->cached_tail = p->wake_check = head;
     atomic_store(&p->orphaned, false);
     atomic_store(&p->starving, false);
-    slot->stalled_at = 0;
+    /* (atomic: the slot's previous owner, another thread, wrote it last) */
+    __atomic_store_n(&slot->stalled_at, 0, __ATOMIC_RELAXED);
     s->producers[b->index] = p;
     /* The slot is empty (fresh, or drained before it was claimed): this fits. */
     upti_ring_thread_t *t = upti_buffer_reserve(b, s, UPTI_RING_KIND_THREAD, sizeof *t);
@@ -503,7 +504,7 @@ bool upti_shared_wait_for_room(struct upti_producer *p, size_t need)
     struct upti_shared_ring *r = p->buffer->shared;
     upti_ring_slot_t *slot = (upti_ring_slot_t *)p;
     uint64_t last_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
-    if (slot->stalled_at == last_tail + 1)
+    if (__atomic_load_n(&slot->stalled_at, __ATOMIC_RELAXED) == last_tail + 1)
         return false; /* gave up at this tail already: the collector has not moved since */
     uint64_t started = mono_ns();
     uint64_t deadline = started + r->full_wait_ns;
@@ -522,7 +523,7 @@ bool upti_shared_wait_for_room(struct upti_producer *p, size_t need)
             last_tail = tail;
             deadline = now + r->full_wait_ns;
         } else if (now >= deadline || atomic_load(&p->buffer->destroyed)) {
-            slot->stalled_at = tail + 1;
+            __atomic_store_n(&slot->stalled_at, tail + 1, __ATOMIC_RELAXED);
             break;
         }
         /* Until the collector moves tail (it wakes a starving slot), or 1 ms. */

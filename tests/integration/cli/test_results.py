@@ -17,6 +17,7 @@ Exit 0 = pass, 1 = fail, 77 = skipped (no OpenCL or Vulkan device).
 import csv
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -103,21 +104,23 @@ def one(db, sql):
 
 
 def case_vulkan():
-    if "ASAN_OPTIONS" not in os.environ:
+    if "ASAN_OPTIONS" not in os.environ and "TSAN_OPTIONS" not in os.environ:
         return vulkan_results()
     # The driver's own allocation of 2^62 bytes fails bare; ASan would abort on it instead.
     # Allowed to fail, ASan warns: the warnings go to a folder of this case's (a file in the
     # build's report folder fails CI), where nothing else may be.
     with tempfile.TemporaryDirectory() as logs:
-        os.environ["ASAN_OPTIONS"] += (":allocator_may_return_null=1:log_path="
-                                       + os.path.join(logs, "asan"))
+        for tool in ("ASAN", "TSAN"):
+            if tool + "_OPTIONS" in os.environ:
+                os.environ[tool + "_OPTIONS"] += (":allocator_may_return_null=1:log_path="
+                                                  + os.path.join(logs, tool.lower()))
         if "UBSAN_OPTIONS" in os.environ:  # (a combined runtime logs through UBSan's path)
             os.environ["UBSAN_OPTIONS"] += ":log_path=" + os.path.join(logs, "ubsan")
         rc = vulkan_results()
         said = [line for name in sorted(os.listdir(logs))
                 for line in open(os.path.join(logs, name)).read().splitlines() if line.strip()]
         other = [line for line in said
-                 if "WARNING: AddressSanitizer failed to allocate 0x4000000000000000" not in line]
+                 if not re.search(r"WARNING: (Address|Thread)Sanitizer failed to allocate 0x4000000000000000", line)]
         check(not other, "sanitizer reports:\n" + "\n".join(other))
         return rc
 
