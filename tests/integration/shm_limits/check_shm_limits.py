@@ -139,8 +139,8 @@ def case_shm(tmp, size, threads, n):
     if slots >= threads + 1 and with_marks != threads:
         fail('%d rings for %d threads, but only %d threads have marks%s'
              % (slots, threads, with_marks, where))
-    if with_marks > slots:
-        fail('%d threads have marks, with %d rings%s' % (with_marks, slots, where))
+    # (More threads than rings may have marks: a thread that exited leaves its slot to a
+    # later one once the collector emptied it, as under ThreadSanitizer's slow threads.)
     print('%s: rings of %d KiB for %d threads; %d marks written, %d dropped, %d threads with '
           'marks; status and output as untraced' % (CASE, kib, slots, sum(per_thread), dropped,
                                                    with_marks))
