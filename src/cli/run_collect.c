@@ -230,14 +230,7 @@ void run_collect_discard(void)
  * collector counted them as it discarded them). */
 static void add_not_stored(int64_t pid, uint64_t records)
 {
-    for (size_t i = 0; i < g_run.num_losses; i++) {
-        if (g_run.losses[i].pid == pid) {
-            g_run.losses[i].records += records;
-            return;
-        }
-    }
-    if (uo_grow(&g_run.losses, &g_run.cap_losses, g_run.num_losses + 1, sizeof *g_run.losses, 8) == 0)
-        g_run.losses[g_run.num_losses++] = (ur_loss){pid, records};
+    ur_loss_add(&g_run.losses, &g_run.num_losses, &g_run.cap_losses, pid, records);
 }
 
 /* A file beside the rings (see NOT_STORED_FILE), written whole or not at all. */
@@ -839,11 +832,8 @@ static int rings_left(void)
         return 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        size_t l = strlen(e->d_name);
-        n += l > strlen(UPTI_RING_SUFFIX) &&
-             strcmp(e->d_name + l - strlen(UPTI_RING_SUFFIX), UPTI_RING_SUFFIX) == 0;
-        if (l > strlen(UPTI_RING_PENDING_SUFFIX) &&
-            strcmp(e->d_name + l - strlen(UPTI_RING_PENDING_SUFFIX), UPTI_RING_PENDING_SUFFIX) == 0) {
+        n += ur_name_has_suffix(e->d_name, UPTI_RING_SUFFIX);
+        if (ur_name_has_suffix(e->d_name, UPTI_RING_PENDING_SUFFIX)) {
             char path[sizeof g_run.rings + 256];
             snprintf(path, sizeof path, "%s/%s", g_run.rings, e->d_name);
             n += ur_claim_state(path) == 1;
@@ -911,10 +901,8 @@ static int is_ring_folder(const char *folder)
     int found = 0;
     struct dirent *e;
     while (!found && (e = readdir(d)) != NULL) {
-        size_t l = strlen(e->d_name);
         found = strcmp(e->d_name, RECOVER_SPOOL) == 0 ||
-                (l > strlen(UPTI_RING_SUFFIX) &&
-                 strcmp(e->d_name + l - strlen(UPTI_RING_SUFFIX), UPTI_RING_SUFFIX) == 0);
+                ur_name_has_suffix(e->d_name, UPTI_RING_SUFFIX);
     }
     closedir(d);
     return found;

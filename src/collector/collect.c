@@ -16,6 +16,7 @@
  * held before the failure stays whole and is converted as usual.
  */
 #include "collector.h"
+#include "clock.h"
 #include "output.h"
 #include "private_dir.h"
 #include "proc_stat.h"
@@ -69,12 +70,6 @@ struct ring {
     int pidfd;               /* the producer's pidfd, -1 if none (then /proc is read) */
 };
 
-/* Records a process lost because the spool could not be written. */
-struct loss {
-    int64_t pid;
-    uint64_t records;
-};
-
 /* What a resumed spool already holds, per ring uid (known before the files are opened). */
 struct seen {
     uint64_t uid;
@@ -109,7 +104,7 @@ struct collector {
     uint64_t wait_since;     /* CLOCK_MONOTONIC ns when only producers were left to wait for */
     int told_waiting;        /* the wait without a bound (producer_wait_ns 0) was said */
     int skipped;             /* files skipped as not rings this collector reads */
-    struct loss *losses;
+    ur_loss *losses;         /* records lost because the spool could not be written */
     size_t num_losses, cap_losses;
     struct pending *pending;
     size_t num_pending, cap_pending;
@@ -359,12 +354,6 @@ static int add_ring(struct collector *collector, int dirfd, const char *name, co
     return 1;
 }
 
-static int has_suffix(const char *name, const char *suffix)
-{
-    size_t n = strlen(name), k = strlen(suffix);
-    return n > k && strcmp(name + n - k, suffix) == 0;
-}
-
 static void add_pending(struct collector *collector, const char *path)
 {
     for (size_t i = 0; i < collector->num_pending; i++)
@@ -448,8 +437,8 @@ static void scan_dir(struct collector *collector)
     rewinddir(d);
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        int ring = has_suffix(e->d_name, UPTI_RING_SUFFIX);
-        if (!ring && !has_suffix(e->d_name, UPTI_RING_PENDING_SUFFIX))
+        int ring = ur_name_has_suffix(e->d_name, UPTI_RING_SUFFIX);
+        if (!ring && !ur_name_has_suffix(e->d_name, UPTI_RING_PENDING_SUFFIX))
             continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", collector->opts->dir, e->d_name);
@@ -480,20 +469,23 @@ static void spool_failed(struct collector *collector)
     collector->discarding = 1;
 }
 
-static void add_loss(struct collector *collector, int64_t pid, uint64_t records)
+void ur_loss_add(ur_loss **list, size_t *num, size_t *cap, int64_t pid, uint64_t records)
 {
     if (records == 0)
         return;
-    for (size_t i = 0; i < collector->num_losses; i++) {
-        if (collector->losses[i].pid == pid) {
-            collector->losses[i].records += records;
+    for (size_t i = 0; i < *num; i++) {
+        if ((*list)[i].pid == pid) {
+            (*list)[i].records += records;
             return;
         }
     }
-    if (uo_grow(&collector->losses, &collector->cap_losses, collector->num_losses + 1,
-                sizeof *collector->losses, 8) != 0)
-        return;
-    collector->losses[collector->num_losses++] = (struct loss){pid, records};
+    if (uo_grow(list, cap, *num + 1, sizeof **list, 8) == 0)
+        (*list)[(*num)++] = (ur_loss){pid, records};
+}
+
+static void add_loss(struct collector *collector, int64_t pid, uint64_t records)
+{
+    ur_loss_add(&collector->losses, &collector->num_losses, &collector->cap_losses, pid, records);
 }
 
 /* The records in [tail, head) of a slot: its tracing records (what the
@@ -738,20 +730,13 @@ static void close_ring(struct collector *collector, struct ring *r, int keep)
         unlink(r->path);
 }
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* opts->producer_wait_ns: whether the producers still running have been
  * waited for that long (counted from the first pass with nothing else to wait for). */
 static int waited_enough(struct collector *collector)
 {
     if (collector->opts->producer_wait_ns == 0)
         return 0;
-    uint64_t now = monotonic_ns();
+    uint64_t now = upti_clock_now();
     if (collector->wait_since == 0)
         collector->wait_since = now;
     return now - collector->wait_since >= collector->opts->producer_wait_ns;
@@ -769,7 +754,7 @@ static void say_unbounded_wait(struct collector *collector)
     if (collector->told_waiting || collector->opts->producer_wait_ns != 0 ||
         collector->opts->wait_pid <= 0)
         return;
-    uint64_t now = monotonic_ns();
+    uint64_t now = upti_clock_now();
     if (collector->wait_since == 0)
         collector->wait_since = now;
     if (now - collector->wait_since < SAY_WAIT_AFTER_NS)

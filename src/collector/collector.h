@@ -16,6 +16,7 @@
 #include "output.h"
 
 #include <stdint.h>
+#include <string.h>
 
 /** What `upti-ring collect` does. */
 typedef struct ur_collect_opts {
@@ -74,6 +75,19 @@ typedef struct ur_loss {
     int64_t pid;
     uint64_t records;
 } ur_loss;
+
+/**
+ * Adds records to pid's entry of the list (*list, *num of *cap), made if
+ * missing; nothing for 0 records or when memory is short.
+ */
+void ur_loss_add(ur_loss **list, size_t *num, size_t *cap, int64_t pid, uint64_t records);
+
+/** Whether a file name in a ring folder is a NAME + suffix (UPTI_RING_SUFFIX, ...) with a NAME. */
+static inline int ur_name_has_suffix(const char *name, const char *suffix)
+{
+    size_t n = strlen(name), k = strlen(suffix);
+    return n > k && strcmp(name + n - k, suffix) == 0;
+}
 
 /** What ur_convert_with() does: ur_convert, and more. */
 typedef struct ur_convert_opts {
