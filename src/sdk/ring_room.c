@@ -17,10 +17,15 @@
  * record may take half a slot, and the bundled tool's records reach 4 KiB. */
 #define SMALL_SLOT ((size_t)16 << 10)
 
-size_t upti_ring_file_bytes(uint32_t slots, size_t slot_size)
+size_t upti_ring_data_start(uint32_t slots)
 {
     size_t blocks = ((size_t)slots * UPTI_RING_SLOT_BYTES + PAGE - 1) & ~(size_t)(PAGE - 1);
-    return UPTI_RING_HEADER_BYTES + blocks + (size_t)slots * slot_size;
+    return UPTI_RING_HEADER_BYTES + blocks;
+}
+
+size_t upti_ring_file_bytes(uint32_t slots, size_t slot_size)
+{
+    return upti_ring_data_start(slots) + (size_t)slots * slot_size;
 }
 
 /* The most slots of slot_size that fit in budget (0 if not one). */

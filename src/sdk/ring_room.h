@@ -17,6 +17,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/** Where the slots' data starts in a ring file of slots slots: after the header
+ *  and the slots' control blocks, rounded up to a page. */
+size_t upti_ring_data_start(uint32_t slots);
+
 /** Bytes of a ring file of slots slots of slot_size data bytes each. */
 size_t upti_ring_file_bytes(uint32_t slots, size_t slot_size);
 

@@ -55,6 +55,12 @@ _Static_assert(sizeof(size_t) == sizeof(uint64_t), "positions are 64-bit");
  * rings are the room for bursts, touched only when the collector falls behind. */
 #define HOT_BYTES ((size_t)1 << 20)
 
+/* Where a producer's writing goes back to the ring's start while the collector keeps up. */
+static inline size_t hot_limit(const struct upti_producer *p)
+{
+    return p->size < HOT_BYTES ? p->size : HOT_BYTES;
+}
+
 struct upti_shared_ring {
     char path[PATH_MAX];
     char dir[PATH_MAX - 128]; /* where a forked child creates its own file */
@@ -138,7 +144,7 @@ static void auto_name(struct upti_shared_ring *r, uint32_t n);
  * the first upti-PID-N.upti-ring that does not exist yet). Returns 0 or an errno. */
 static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool automatic)
 {
-    size_t slots_bytes = ((size_t)r->max_slots * UPTI_RING_SLOT_BYTES + PAGE - 1) & ~(size_t)(PAGE - 1);
+    size_t data = upti_ring_data_start(r->max_slots);
     size_t size = upti_ring_file_bytes(r->max_slots, r->slot_size);
     int fd = -1;
     bool first_of_pid = true;
@@ -177,7 +183,7 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool au
     struct stat st;
     int e = fstat(fd, &st) != 0
                 ? errno
-                : upti_ring_room_reserve_fd(fd, 0, UPTI_RING_HEADER_BYTES + slots_bytes);
+                : upti_ring_room_reserve_fd(fd, 0, data);
     void *map = e != 0 ? MAP_FAILED : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (e == 0 && map == MAP_FAILED)
         e = errno;
@@ -213,7 +219,6 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool au
     h->wall_start = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
     gethostname(h->hostname, sizeof h->hostname - 1);
     read_command(h->command, sizeof h->command, first_of_pid);
-    size_t data = UPTI_RING_HEADER_BYTES + slots_bytes;
     for (uint32_t i = 0; i < r->max_slots; i++)
         upti_ring_slot(map, i)->data_offset = data + (size_t)i * r->slot_size;
     atomic_store_explicit(&h->state, UPTI_RING_STATE_LIVE, memory_order_release);
@@ -463,7 +468,7 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
     size_t head = atomic_load_explicit(&p->head, memory_order_relaxed);
     p->data = (uint8_t *)r->map + slot->data_offset;
     p->size = r->slot_size;
-    p->limit = p->size < HOT_BYTES ? p->size : HOT_BYTES;
+    p->limit = hot_limit(p);
     p->buffer = b;
     p->tid = s->tid;
     p->local_head = p->pending_head = p->cached_tail = p->wake_check = head;
@@ -490,7 +495,7 @@ bool upti_shared_past_limit(struct upti_producer *p, size_t pos, size_t len)
      * half of this lap's room there. Every page past HOT_BYTES written would be a page
      * fault and resident memory more for the program. */
     if (p->local_head - p->cached_tail + len <= pos / 2) {
-        p->limit = p->size < HOT_BYTES ? p->size : HOT_BYTES;
+        p->limit = hot_limit(p);
         return true;
     }
     /* Further on, a MiB at a time: as far as the collector lags, twice, no further. */
