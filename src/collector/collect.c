@@ -304,16 +304,17 @@ static int add_ring(struct collector *collector, int dirfd, const char *name, co
         return 0;
     }
     char why[256];
-    if (ur_ring_check(map, (uint64_t)st.st_size, why, sizeof why) != 0) {
+    upti_ring_header_t checked;
+    if (ur_ring_check(map, (uint64_t)st.st_size, &checked, why, sizeof why) != 0) {
         munmap(map, (size_t)st.st_size);
         return skip_file(collector, path, why);
     }
-    uint64_t uid = unique_uid(collector, h->uid, path);
+    uint64_t uid = unique_uid(collector, checked.uid, path);
     if (uid == 0) {
         munmap(map, (size_t)st.st_size);
         return skip_file(collector, path, "its uid is another file's");
     }
-    uint32_t max_slots = h->max_slots;
+    uint32_t max_slots = checked.max_slots;
     uint64_t *resume_pos = calloc(max_slots, sizeof *resume_pos);
     uint64_t *dropped_seen = calloc(max_slots, sizeof *dropped_seen);
     struct ring *r = resume_pos != NULL && dropped_seen != NULL ? new_ring(collector, path) : NULL;
@@ -326,13 +327,13 @@ static int add_ring(struct collector *collector, int dirfd, const char *name, co
     if (!collector->told_first_ring && collector->opts->first_ring != NULL)
         collector->opts->first_ring(collector->opts->first_ring_arg);
     collector->told_first_ring = 1;
-    if (uid != h->uid)
+    if (uid != checked.uid)
         uo_report("%s has the ring uid of another file (a copy?): collected as a process of "
                   "its own", path);
     *r = (struct ring){.path = r->path, .uid = uid, .hdr = h, .map = map,
                        .map_size = (size_t)st.st_size, .max_slots = max_slots,
-                       .slot_size = h->slot_size, .pid = h->pid,
-                       .start_ticks = h->proc_start_ticks, .resume_pos = resume_pos,
+                       .slot_size = checked.slot_size, .pid = checked.pid,
+                       .start_ticks = checked.proc_start_ticks, .resume_pos = resume_pos,
                        .dropped_seen = dropped_seen, .pidfd = -1};
     /* Its producer is the process of that pid only if it started when the ring
      * says (a ring naming pid 1, or a pid reused since, is not waited for). */

@@ -8,10 +8,13 @@
 #include "upti_ring_abi.h"
 
 #include <stdio.h>
+#include <string.h>
 
-int ur_ring_check(const void *map, uint64_t size, char *why, size_t why_len)
+int ur_ring_check(const void *map, uint64_t size, upti_ring_header_t *checked, char *why,
+                  size_t why_len)
 {
-    const upti_ring_header_t *h = map;
+    memcpy(checked, map, sizeof *checked);
+    const upti_ring_header_t *h = checked;
     if (h->version != UPTI_RING_VERSION || h->header_bytes != UPTI_RING_HEADER_BYTES ||
         h->slot_bytes != UPTI_RING_SLOT_BYTES) {
         snprintf(why, why_len, "version %u, header %u bytes, slot %u bytes: not this format",

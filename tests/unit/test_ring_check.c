@@ -27,7 +27,8 @@ static const char *reason(const uint8_t *file)
 {
     static char why[256];
     why[0] = '\0';
-    if (ur_ring_check(file, SIZE, why, sizeof why) == 0 && why[0] == '\0')
+    upti_ring_header_t checked;
+    if (ur_ring_check(file, SIZE, &checked, why, sizeof why) == 0 && why[0] == '\0')
         return "";
     return why;
 }
