@@ -161,17 +161,12 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool au
             first_of_pid = n == 0;
         }
     } else {
-        /* A named file that exists is reused only if it is a regular file of
-         * this user with one link. */
-        fd = upti_open_file(r->path, O_RDWR | O_CREAT, 0600, 0);
+        /* A named file that exists is reused (emptied) only if it is a regular
+         * file of this user with one link. */
+        fd = upti_open_file(r->path, O_RDWR | O_CREAT | O_TRUNC, 0600, 0);
     }
     if (fd < 0)
         return errno;
-    if (!automatic && ftruncate(fd, 0) != 0) {
-        int e = errno;
-        close(fd);
-        return e;
-    }
     if (ftruncate(fd, (off_t)size) != 0) {
         int e = errno;
         close(fd);
