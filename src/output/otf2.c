@@ -53,9 +53,7 @@ static const char *fitting(const char *s, char **owned)
     size_t len = strnlen(s, OTF2_STRING_MAX + 1);
     if (len <= OTF2_STRING_MAX)
         return s;
-    size_t whole = strlen(s), keep = OTF2_STRING_MAX;
-    while (keep > 0 && ((unsigned char)s[keep] & 0xc0) == 0x80)
-        keep--;
+    size_t whole = strlen(s), keep = uo_utf8_cut(s, OTF2_STRING_MAX);
     *owned = malloc(keep + 48);
     if (*owned == NULL)
         return NULL;

@@ -112,10 +112,7 @@ int uo_shorten_base(char *base)
     size_t n = strlen(name);
     if (n <= UO_BASE_NAME_MAX)
         return 0;
-    n = UO_BASE_NAME_MAX;
-    while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
-        n--; /* (not inside a character) */
-    name[n] = '\0';
+    name[uo_utf8_cut(name, UO_BASE_NAME_MAX)] = '\0';
     return 1;
 }
 

@@ -58,6 +58,9 @@ void uo_buf_flush(uo_buf *b, size_t threshold);
 
 /** 1 if s[0..n) is valid UTF-8 (no overlongs, no surrogates). */
 int uo_utf8_valid(const char *s, size_t n);
+/** Where to cut s (longer than n bytes) to keep at most n bytes: n, or less,
+ *  so that the cut does not fall inside a UTF-8 character. */
+size_t uo_utf8_cut(const char *s, size_t n);
 /**
  * s as valid UTF-8: each byte of an invalid sequence becomes U+FFFD.
  * Returns s itself when already valid, else a malloc'd string (*owned = 1).

@@ -111,6 +111,13 @@ void uo_buf_flush(uo_buf *b, size_t threshold)
     b->len = 0;
 }
 
+size_t uo_utf8_cut(const char *s, size_t n)
+{
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--; /* s[n] continues a character: cut before it starts */
+    return n;
+}
+
 /* Length of the valid UTF-8 sequence at s (n bytes left), or 0 if invalid. */
 static size_t utf8_seq(const unsigned char *s, size_t n)
 {
