@@ -17,6 +17,7 @@
  */
 #include "collector.h"
 #include "clock.h"
+#include "fnv1a.h"
 #include "output.h"
 #include "private_dir.h"
 #include "proc_stat.h"
@@ -263,10 +264,7 @@ static uint64_t unique_uid(const struct collector *collector, uint64_t uid, cons
             taken = collector->rings[i].max_slots != 0 && collector->rings[i].uid == uid;
         if (!taken)
             return uid;
-        uint64_t h = 1469598103934665603ull ^ (uint64_t)round; /* FNV-1a of the name */
-        for (const char *c = name; *c != '\0'; c++)
-            h = (h ^ (uint8_t)*c) * 1099511628211ull;
-        uid ^= h;
+        uid ^= upti_fnv1a64(UPTI_FNV1A64_BASIS ^ (uint64_t)round, name);
     }
     return 0;
 }

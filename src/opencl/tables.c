@@ -9,6 +9,7 @@
  * sees a half-written overwrite.
  */
 #include "layer.h"
+#include "fnv1a.h"
 #include "fork.h"
 
 #include <pthread.h>
@@ -159,10 +160,7 @@ const char *uocl_intern(const char *s)
 {
     if (s == NULL)
         s = "";
-    uint64_t h = 1469598103934665603ull;
-    for (const char *p = s; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    size_t b = h & (INTERN_BUCKETS - 1);
+    size_t b = upti_fnv1a64(UPTI_FNV1A64_BASIS, s) & (INTERN_BUCKETS - 1);
     pthread_mutex_lock(&g_intern_lock);
     intern_node_t *n = g_intern[b];
     while (n != NULL && strcmp(n->text, s) != 0)

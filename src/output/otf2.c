@@ -16,6 +16,7 @@
  * process's wall-clock start. Rows with an unknown start (0) are left out,
  * and so are marks (instants have no OTF2 region events).
  */
+#include "fnv1a.h"
 #include "manifest.h"
 #include "output.h"
 
@@ -62,13 +63,6 @@ static const char *fitting(const char *s, char **owned)
     return *owned;
 }
 
-static uint64_t fnv(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
 
 static uint32_t str_id_of(string_table *t, const char *s);
 
@@ -97,7 +91,7 @@ static uint32_t str_id_of(string_table *t, const char *s)
         if (slot == NULL)
             return UINT32_MAX;
         for (size_t i = 0; i < t->n; i++) {
-            size_t j = fnv(t->text[i]) & (nslot - 1);
+            size_t j = upti_fnv1a64(UPTI_FNV1A64_BASIS, t->text[i]) & (nslot - 1);
             while (slot[j])
                 j = (j + 1) & (nslot - 1);
             slot[j] = (uint32_t)i + 1;
@@ -106,7 +100,7 @@ static uint32_t str_id_of(string_table *t, const char *s)
         t->slot = slot;
         t->nslot = nslot;
     }
-    size_t j = fnv(s) & (t->nslot - 1);
+    size_t j = upti_fnv1a64(UPTI_FNV1A64_BASIS, s) & (t->nslot - 1);
     for (; t->slot[j]; j = (j + 1) & (t->nslot - 1))
         if (strcmp(t->text[t->slot[j] - 1], s) == 0)
             return t->slot[j] - 1;
