@@ -74,6 +74,9 @@ struct upti_shared_ring {
     ino_t ino;
     /* No storage could be had for a slot of this file: slots never used stay so. */
     _Atomic bool room_exhausted;
+    /* A thread waited full_wait_ns for a slot a thread left to be drained, in vain: threads
+     * without a slot drop at once until a left slot is taken again (wait_for_left_slot). */
+    _Atomic bool left_wait_stalled;
     /* A forked child's file is created at its first record (a child that
      * execs at once leaves none); the lock orders the child's threads. */
     bool file_pending;
@@ -377,18 +380,27 @@ static bool claim_slot(struct upti_shared_ring *r, uint32_t i, upti_thread_id_t 
     upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
     uint64_t owner = atomic_load_explicit(&slot->owner, memory_order_acquire);
     if (owner != 0) {
+        /* A slot its thread left, once drained. Clearing the orphan flag is the claim:
+         * a compare-exchange on the owner word alone let a second thread take the slot
+         * from the first claimant before that one had cleared the flag, and both wrote
+         * one ring. */
         struct upti_producer *old = (struct upti_producer *)slot;
+        bool orphaned = true;
         if (!atomic_load(&old->orphaned) ||
             atomic_load_explicit(&slot->head, memory_order_relaxed) !=
-                atomic_load_explicit(&slot->tail, memory_order_acquire))
+                atomic_load_explicit(&slot->tail, memory_order_acquire) ||
+            !atomic_compare_exchange_strong(&old->orphaned, &orphaned, false))
             return false;
+        atomic_store_explicit(&slot->owner, tid, memory_order_release);
+        atomic_store_explicit(&r->left_wait_stalled, false, memory_order_relaxed);
+        return true;
     } else if (atomic_load_explicit(&r->room_exhausted, memory_order_relaxed)) {
         return false;
     }
+    /* A slot used for the first time: the owner word is the claim. */
     if (!atomic_compare_exchange_strong(&slot->owner, &owner, tid))
         return false;
-    /* A slot that had an owner has had its storage since. */
-    return owner != 0 || reserve_slot(r, slot);
+    return reserve_slot(r, slot);
 }
 
 /* The path of this process's claim in r->dir (UPTI_RING_PENDING_SUFFIX); tmp: the
@@ -446,17 +458,85 @@ static bool create_child_file(struct upti_buffer *b, struct upti_shared_ring *r)
     return ok;
 }
 
+/* Adds a wait that began at `started` (mono_ns) to the slot's counts, which the collector
+ * reports; relaxed: only the slot's thread writes them. */
+static void count_wait(upti_ring_slot_t *slot, uint64_t started)
+{
+    atomic_store_explicit(&slot->waits, atomic_load_explicit(&slot->waits, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&slot->wait_ns,
+                          atomic_load_explicit(&slot->wait_ns, memory_order_relaxed) +
+                              (mono_ns() - started),
+                          memory_order_relaxed);
+}
+
+/* No slot was free. Where a slot that a thread left still holds records, the collector
+ * frees it once it has drained them: a thread of a LOSSLESS buffer waits for that, as for
+ * room in its full ring, rather than drop its record. Without the wait, a program whose
+ * threads outnumber the slots lost the records its main thread writes at exit (the
+ * bundled tool's "finalized": the run was then reported as not closed). True when a left
+ * slot is drained (claim it); false when every slot is a live thread's, or nothing was
+ * drained for full_wait_ns (and then no thread waits again until a left slot is taken). */
+static bool wait_for_left_slot(struct upti_shared_ring *r)
+{
+    if (atomic_load_explicit(&r->left_wait_stalled, memory_order_relaxed))
+        return false;
+    uint64_t deadline = mono_ns() + r->full_wait_ns;
+    for (;;) {
+        upti_ring_slot_t *left = NULL;
+        for (uint32_t i = 0; i < r->max_slots; i++) {
+            upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
+            if (atomic_load_explicit(&slot->owner, memory_order_acquire) == 0 ||
+                !atomic_load(&((struct upti_producer *)slot)->orphaned))
+                continue;
+            left = slot;
+            if (atomic_load_explicit(&slot->head, memory_order_relaxed) ==
+                atomic_load_explicit(&slot->tail, memory_order_acquire))
+                return true;
+        }
+        uint64_t now = mono_ns();
+        if (left == NULL)
+            return false;
+        if (now >= deadline) {
+            atomic_store_explicit(&r->left_wait_stalled, true, memory_order_relaxed);
+            return false;
+        }
+        /* starving: the collector wakes this slot's tail when it moves it (give_back);
+         * starving before tail, as in upti_shared_wait_for_room. */
+        struct upti_producer *p = (struct upti_producer *)left;
+        atomic_store(&p->starving, true);
+        atomic_thread_fence(memory_order_seq_cst);
+        uint64_t tail = atomic_load_explicit(&p->tail, memory_order_acquire);
+        if (atomic_load_explicit(&p->head, memory_order_relaxed) != tail) {
+            uint64_t rest = deadline - now;
+            upti_ring_futex_wait(&p->tail, tail, rest < 1000000u ? rest : 1000000u);
+        }
+    }
+}
+
 struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_thread_state_t *s)
 {
     struct upti_shared_ring *r = b->shared;
     if (__atomic_load_n(&r->hdr, __ATOMIC_ACQUIRE) == NULL && !create_child_file(b, r))
         return NULL;
-    uint32_t i = 0;
-    while (i < r->max_slots && !claim_slot(r, i, s->tid))
-        i++;
-    if (i == r->max_slots) {
-        atomic_fetch_add_explicit(&r->hdr->no_slot_drops, 1, memory_order_relaxed);
-        return NULL;
+    uint64_t waited_from = 0;
+    uint32_t i;
+    for (;;) {
+        i = 0;
+        while (i < r->max_slots && !claim_slot(r, i, s->tid))
+            i++;
+        if (i < r->max_slots)
+            break;
+        if (b->policy != UPTI_BUFFER_POLICY_LOSSLESS || atomic_load(&b->destroyed)) {
+            atomic_fetch_add_explicit(&r->hdr->no_slot_drops, 1, memory_order_relaxed);
+            return NULL;
+        }
+        if (waited_from == 0)
+            waited_from = mono_ns();
+        if (!wait_for_left_slot(r)) {
+            atomic_fetch_add_explicit(&r->hdr->no_slot_drops, 1, memory_order_relaxed);
+            return NULL;
+        }
     }
     upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
     struct upti_producer *p = (struct upti_producer *)slot;
@@ -467,10 +547,11 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
     p->buffer = b;
     p->tid = s->tid;
     p->local_head = p->pending_head = p->cached_tail = p->wake_check = head;
-    atomic_store(&p->orphaned, false);
     atomic_store(&p->starving, false);
     /* (atomic: the slot's previous owner, another thread, wrote it last) */
     __atomic_store_n(&slot->stalled_at, 0, __ATOMIC_RELAXED);
+    if (waited_from != 0)
+        count_wait(slot, waited_from);
     s->producers[b->index] = p;
     /* The slot is empty (fresh, or drained before it was claimed): this fits. */
     upti_ring_thread_t *t = upti_buffer_reserve(b, s, UPTI_RING_KIND_THREAD, sizeof *t);
@@ -531,13 +612,7 @@ bool upti_shared_wait_for_room(struct upti_producer *p, size_t need)
         upti_ring_futex_wait(&p->tail, tail, left < 1000000u ? left : 1000000u);
     }
     atomic_store(&p->starving, false);
-    /* Counted for the collector to report; relaxed: only this thread writes them. */
-    atomic_store_explicit(&slot->waits, atomic_load_explicit(&slot->waits, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-    atomic_store_explicit(&slot->wait_ns,
-                          atomic_load_explicit(&slot->wait_ns, memory_order_relaxed) +
-                              (mono_ns() - started),
-                          memory_order_relaxed);
+    count_wait(slot, started);
     return ok;
 }
 

@@ -28,6 +28,12 @@ the end-of-run line names the same drop count.
   big_ring       `upti run` with 8 rings of 64 MiB, 2 x 200,000 marks: every mark
                  once, none dropped (the collector skips the rest of a ring a producer left
                  early, and reads what came before and after it).
+  slot_churn     150 rounds of 8 new threads each on 4 rings (UPTI_TRACE_RING_SLOTS): each
+                 round's threads take the rings the last round's left, all at once. Each
+                 mark once or counted dropped, and each thread's marks are its last ones, in
+                 order: two threads never share a ring (they once could, when both saw the
+                 same left ring free). The run is closed (metadata finalized): the main
+                 thread's last records wait for a ring rather than be dropped.
 The /dev/shm cases need root and unshare; they skip where either is missing.
 """
 import os
@@ -83,10 +89,11 @@ def run(cmd, tmp, preexec=None, **extra):
     return p.returncode, p.stdout, p.stderr
 
 
-def check(tmp, wrap, threads, n, preexec=None, **extra):
-    """Runs many_marks untraced and traced through wrap; returns (marks per thread, dropped,
-    the upti: lines other than "wrote")."""
-    app = [APP, str(threads), str(n)]
+def check(tmp, wrap, threads, n, preexec=None, rounds=1, **extra):
+    """Runs many_marks untraced and traced through wrap; returns (the marks of each thread,
+    by number, as a list of their i; dropped; the upti: lines other than "wrote")."""
+    app = [APP, str(threads), str(n)] + ([str(rounds)] if rounds != 1 else [])
+    threads *= rounds
     rc0, out0, err0 = run(wrap(app), tmp, preexec)
     if rc0 != 0 or err0 != '':
         fail('untraced: status %d, stderr %r' % (rc0, err0))
@@ -106,9 +113,10 @@ def check(tmp, wrap, threads, n, preexec=None, **extra):
              % (threads * n, len(rows), dropped, where))
     if len(set(rows)) != len(rows):
         fail('%d marks are in the database twice%s' % (len(rows) - len(set(rows)), where))
-    per_thread = [0] * threads
+    per_thread = [[] for _ in range(threads)]
     for m in rows:
-        per_thread[int(m.split(':')[0])] += 1
+        t, i = m.split(':')
+        per_thread[int(t)].append(int(i))
     lines = [l for l in err.splitlines() if not l.startswith('upti: wrote ')]
     # One line per reason (a full ring; no free slot): together, every drop.
     said = [l for l in lines if 'records were dropped' in l]
@@ -135,15 +143,15 @@ def case_shm(tmp, size, threads, n):
     budget = int(size[:-1]) * 1024 * 1024 // 2
     if 4096 + slots * 384 + slots * kib * 1024 > budget:
         fail('rings of %d KiB for %d threads do not fit in %d bytes%s' % (kib, slots, budget, where))
-    with_marks = sum(1 for c in per_thread if c > 0)
+    with_marks = sum(1 for c in per_thread if c)
     if slots >= threads + 1 and with_marks != threads:
         fail('%d rings for %d threads, but only %d threads have marks%s'
              % (slots, threads, with_marks, where))
     # (More threads than rings may have marks: a thread that exited leaves its slot to a
     # later one once the collector emptied it, as under ThreadSanitizer's slow threads.)
     print('%s: rings of %d KiB for %d threads; %d marks written, %d dropped, %d threads with '
-          'marks; status and output as untraced' % (CASE, kib, slots, sum(per_thread), dropped,
-                                                   with_marks))
+          'marks; status and output as untraced' % (CASE, kib, slots, sum(map(len, per_thread)),
+                                                   dropped, with_marks))
 
 
 def case_shm_readonly(tmp):
@@ -151,7 +159,7 @@ def case_shm_readonly(tmp):
     per_thread, dropped, lines, where = check(tmp, lambda c: in_namespace('ro,size=1m', c), 8, 5000)
     if dropped != 0 or lines:
         fail('%d dropped, lines %r%s' % (dropped, lines, where))
-    print('shm_readonly: all %d marks, status and output as untraced' % sum(per_thread))
+    print('shm_readonly: all %d marks, status and output as untraced' % sum(map(len, per_thread)))
 
 
 def case_address_space(tmp):
@@ -162,8 +170,8 @@ def case_address_space(tmp):
 
     per_thread, dropped, lines, where = check(tmp, lambda c: c, 8, 10000, preexec)
     kib, slots = sized_line(lines, where)
-    if dropped != 0 or per_thread != [10000] * 8:
-        fail('marks per thread %r, %d dropped%s' % (per_thread, dropped, where))
+    if dropped != 0 or list(map(len, per_thread)) != [10000] * 8:
+        fail('marks per thread %r, %d dropped%s' % (list(map(len, per_thread)), dropped, where))
     print('address_space: rings of %d KiB for %d threads; all 80,000 marks' % (kib, slots))
 
 
@@ -188,9 +196,36 @@ def case_hot_window(tmp):
 def case_big_ring(tmp):
     per_thread, dropped, lines, where = check(tmp, lambda c: c, 2, 200000,
                                               UPTI_TRACE_BUFFER_SIZE='64m', UPTI_TRACE_RING_SLOTS='8')
-    if dropped != 0 or per_thread != [200000] * 2 or lines:
-        fail('marks per thread %r, %d dropped, lines %r%s' % (per_thread, dropped, lines, where))
+    if dropped != 0 or list(map(len, per_thread)) != [200000] * 2 or lines:
+        fail('marks per thread %r, %d dropped, lines %r%s'
+             % (list(map(len, per_thread)), dropped, lines, where))
     print('big_ring: all 400,000 marks once')
+
+
+def case_slot_churn(tmp):
+    threads, n, rounds, slots = 8, 200, 150, 4
+    per_thread, dropped, lines, where = check(tmp, lambda c: c, threads, n, rounds=rounds,
+                                              UPTI_TRACE_RING_SLOTS=str(slots))
+    # A thread that found no free ring at a mark drops it and looks again at the next; once
+    # it has one it keeps it: what it wrote is its last marks, in order.
+    for t, marks in enumerate(per_thread):
+        if marks and sorted(marks) != list(range(n - len(marks), n)):
+            fail('thread %d wrote marks %r..., expected its last %d in order%s'
+                 % (t, sorted(marks)[:10], len(marks), where))
+    # The main thread's records at exit (the bundled tool's "finalized") found a ring: it
+    # waits for one the last threads left, rather than drop them (the run was reported
+    # "ended: exited with status 0", not closed, and 2 records more than marks were dropped).
+    con = sqlite3.connect('file:%s?mode=ro' % os.path.join(tmp, 'out', 'c.db'), uri=True)
+    meta = dict(con.execute("SELECT key, value FROM metadata WHERE key IN ('finalized', 'ended')"))
+    con.close()
+    if meta != {'finalized': '1'}:
+        fail('metadata %r, expected finalized=1 and no ended%s' % (meta, where))
+    with_marks = sum(1 for m in per_thread if m)
+    if with_marks < rounds:
+        fail('only %d of %d threads have marks: the rings were not reused%s'
+             % (with_marks, threads * rounds, where))
+    print('slot_churn: %d rounds of %d threads on %d rings: %d threads with marks, %d marks, '
+          '%d dropped' % (rounds, threads, slots, with_marks, sum(map(len, per_thread)), dropped))
 
 
 def main():
@@ -211,6 +246,8 @@ def main():
             case_hot_window(tmp)
         elif CASE == 'big_ring':
             case_big_ring(tmp)
+        elif CASE == 'slot_churn':
+            case_slot_churn(tmp)
         else:
             fail('unknown case')
     finally:
