@@ -23,6 +23,7 @@
 #include "proc_stat.h"
 #include "ring_check.h"
 #include "ring_futex.h"
+#include "ring_guard.h"
 #include "spool.h"
 #include "upti_ring_abi.h"
 
@@ -288,6 +289,29 @@ static uint64_t unique_uid(const struct collector *collector, uint64_t uid, cons
     return 0;
 }
 
+static void ring_cut(struct ring *r);
+
+/* The header of a ring file just mapped, checked (ring_check.h) into *checked. 0: a ring;
+ * 1: not yet one (being created); -1: not a ring this collector reads (why says why). */
+static int check_mapped(void *map, size_t size, upti_ring_header_t *checked, char *why,
+                        size_t cap)
+{
+    upti_ring_header_t *h = map;
+    ur_guard g;
+    if (UR_GUARD_ENTER(g, map, size) != 0) {
+        snprintf(why, cap, "it was cut short while being read");
+        return -1;
+    }
+    int rc = 0;
+    if (h->magic != UPTI_RING_MAGIC ||
+        atomic_load_explicit(&h->state, memory_order_acquire) == UPTI_RING_STATE_CREATING)
+        rc = 1;
+    else if (ur_ring_check(map, (uint64_t)size, checked, why, cap) != 0)
+        rc = -1;
+    ur_guard_leave(&g);
+    return rc;
+}
+
 /* Opens the ring file name in dirfd (dirfd -1: the path as given), maps it and
  * checks its header (ring_check.h). 1: added; 0: not (yet) a ring: the next scan
  * looks again; -1: skipped for good (said). */
@@ -315,16 +339,12 @@ static int add_ring(struct collector *collector, int dirfd, const char *name, co
     if (map == MAP_FAILED)
         return 0;
     upti_ring_header_t *h = map;
-    if (h->magic != UPTI_RING_MAGIC ||
-        atomic_load_explicit(&h->state, memory_order_acquire) == UPTI_RING_STATE_CREATING) {
-        munmap(map, (size_t)st.st_size); /* being created: the next scan takes it */
-        return 0;
-    }
     char why[256];
     upti_ring_header_t checked;
-    if (ur_ring_check(map, (uint64_t)st.st_size, &checked, why, sizeof why) != 0) {
-        munmap(map, (size_t)st.st_size);
-        return skip_file(collector, path, why);
+    int check = check_mapped(map, (size_t)st.st_size, &checked, why, sizeof why);
+    if (check != 0) {
+        munmap(map, (size_t)st.st_size); /* 1: being created, the next scan takes it */
+        return check < 0 ? skip_file(collector, path, why) : 0;
     }
     uint64_t uid = unique_uid(collector, checked.uid, path);
     if (uid == 0) {
@@ -368,7 +388,13 @@ static int add_ring(struct collector *collector, int dirfd, const char *name, co
         r->no_slot_seen = s->dropped;
         r->process_written = s->process;
     }
+    ur_guard g;
+    if (UR_GUARD_ENTER(g, map, r->map_size) != 0) {
+        ring_cut(r);
+        return 1;
+    }
     atomic_store(&h->collector_pid, (int64_t)getpid());
+    ur_guard_leave(&g);
     return 1;
 }
 
@@ -655,6 +681,8 @@ static long long drain_slot(struct collector *collector, struct ring *r, uint32_
         ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DATA, n, r->uid, i, 0, tail, head, dropped,
                         slot->producer_base};
         if (ur_spool_append(collector->fd, &c, iov, pieces) != 0) {
+            if (errno == EFAULT)
+                ur_guard_fault(); /* the ring's file was cut short: as a SIGBUS (drain_guarded) */
             spool_failed(collector);
             moved += (long long)n;
             discard_slot(collector, r, i, tail, head, dropped);
@@ -676,6 +704,23 @@ static long long drain_slot(struct collector *collector, struct ring *r, uint32_
         r->dropped_seen[i] = dropped;
     }
     return moved;
+}
+
+/* The file of ring r was cut short while the collector read it (truncated by its
+ * program or another process of the user): reading on would fault again. What the spool
+ * has of it stays; the rest is lost, said once. The file is left as it is. */
+static void ring_cut(struct ring *r)
+{
+    uo_report("%s was cut short while being read (by its program or another process of "
+              "yours): what it held past what was collected is lost", r->path);
+    munmap(r->map, r->map_size);
+    r->map = NULL;
+    r->hdr = NULL;
+    r->done = 1;
+    r->alive = 0;
+    if (r->pidfd >= 0)
+        close(r->pidfd);
+    r->pidfd = -1;
 }
 
 /* Appends what ring r's slots committed since the last pass (or, once the
@@ -732,11 +777,38 @@ static void note_waits(struct collector *collector, struct ring *r)
     }
 }
 
+/* The last reads of a ring's header and slots, before it is unmapped. */
+static void close_mapped(struct collector *collector, struct ring *r)
+{
+    ur_guard g;
+    if (UR_GUARD_ENTER(g, r->map, r->map_size) != 0) {
+        uo_report("%s was cut short while being read (by its program or another process "
+                  "of yours): its counts of waits are lost", r->path);
+        return;
+    }
+    note_waits(collector, r);
+    atomic_store(&r->hdr->collector_pid, 0);
+    ur_guard_leave(&g);
+}
+
+/* drain_ring() under a guard (ring_guard.h): a ring whose file is cut short meanwhile
+ * is given up (ring_cut), not a SIGBUS that ends the collector and every trace it holds. */
+static long long drain_guarded(struct collector *collector, struct ring *r)
+{
+    ur_guard g;
+    if (UR_GUARD_ENTER(g, r->map, r->map_size) != 0) {
+        ring_cut(r);
+        return 0;
+    }
+    long long moved = drain_ring(collector, r);
+    ur_guard_leave(&g);
+    return moved;
+}
+
 static void close_ring(struct collector *collector, struct ring *r, int keep)
 {
     if (r->map != NULL) {
-        note_waits(collector, r);
-        atomic_store(&r->hdr->collector_pid, 0);
+        close_mapped(collector, r);
         munmap(r->map, r->map_size);
     }
     r->map = NULL;
@@ -894,7 +966,9 @@ int ur_collect(const ur_collect_opts *opts)
             struct ring *r = &collector->rings[i];
             if (r->done)
                 continue;
-            moved += drain_ring(collector, r);
+            moved += drain_guarded(collector, r);
+            if (r->done)
+                continue; /* cut short (ring_cut) */
             if (!r->alive || stopping || expired) {
                 if (r->alive && expired)
                     uo_report("pid %lld still runs after %llu s: %s is kept (upti recover "

@@ -146,6 +146,18 @@ fail:;
     return -1;
 }
 
+/* A piece could not be read (EFAULT: a ring file cut short under the mapping it is
+ * written from): the `written` bytes of the chunk already in the spool are taken out
+ * again, so that the spool stays whole for the next chunk. -1, errno EFAULT. */
+static int unwrite(int fd, size_t written)
+{
+    off_t end = lseek(fd, 0, SEEK_CUR);
+    if (end >= (off_t)written && ftruncate(fd, end - (off_t)written) == 0)
+        lseek(fd, end - (off_t)written, SEEK_SET);
+    errno = EFAULT;
+    return -1;
+}
+
 int ur_spool_append(int fd, const ur_chunk_t *c, const struct iovec *pieces, int n)
 {
     struct iovec iov[4];
@@ -161,8 +173,8 @@ int ur_spool_append(int fd, const ur_chunk_t *c, const struct iovec *pieces, int
     if (w == (ssize_t)total)
         return 0;
     if (w < 0)
-        return -1;
-    size_t done = (size_t)w;
+        return errno == EFAULT ? unwrite(fd, 0) : -1;
+    size_t written = (size_t)w, done = written;
     for (int i = 0; i < cnt; i++) {
         if (done >= iov[i].iov_len) {
             done -= iov[i].iov_len;
@@ -176,10 +188,11 @@ int ur_spool_append(int fd, const ur_chunk_t *c, const struct iovec *pieces, int
             if (k < 0) {
                 if (errno == EINTR)
                     continue;
-                return -1;
+                return errno == EFAULT ? unwrite(fd, written) : -1;
             }
             p += k;
             left -= (size_t)k;
+            written += (size_t)k;
         }
     }
     return 0;

@@ -59,7 +59,8 @@ int ur_spool_read(int fd, ur_chunk_fn fn, void *arg, size_t *end);
  */
 int ur_spool_open(const char *path, ur_chunk_fn fn, void *arg);
 
-/** Appends one chunk (header then the pieces). Returns 0 or -1 (errno). */
+/** Appends one chunk (header then the pieces). Returns 0 or -1 (errno). With errno
+ *  EFAULT (a piece could not be read) the spool is left as it was before the call. */
 int ur_spool_append(int fd, const ur_chunk_t *c, const struct iovec *pieces, int n);
 
 #endif

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "../integration/core/testutil.h"
@@ -120,6 +122,44 @@ UNIT_TEST(spool)
     CHECK_EQ_U64(s.chunks, 1001);
     CHECK_EQ_U64(s.last_pos_end, pos + 16);
     CHECK(s.payload_ok);
+
+    /* A piece that cannot be read (a ring file cut short under its mapping: EFAULT from
+     * writev, or from the write of the rest after a partial one): -1, errno EFAULT, and the
+     * spool as it was, so that the next chunk follows the last whole one. */
+    char ringpath[256];
+    snprintf(ringpath, sizeof ringpath, "%s/cut.upti-ring", dir);
+    int ring = open(ringpath, O_CREAT | O_RDWR, 0600);
+    CHECK(ring >= 0 && ftruncate(ring, 3 * 4096) == 0);
+    uint8_t *ringmap = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, ring, 0);
+    CHECK(ringmap != MAP_FAILED);
+    memset(ringmap, 3, 3 * 4096);
+    CHECK(ftruncate(ring, 4096) == 0); /* the last two pages are gone */
+    fd = ur_spool_open(path, NULL, NULL);
+    CHECK(fd >= 0);
+    for (int partial = 0; partial < 2; partial++) {
+        /* partial 0: the only piece starts in the cut pages; 1: the first page is written
+         * before the fault, then taken out again. */
+        struct iovec piece = {ringmap + (partial ? 0 : 4096), 2 * 4096};
+        ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DATA, 2 * 4096, 1, 3, 0, pos, pos + 2 * 4096, 0, 0};
+        errno = 0;
+        CHECK(ur_spool_append(fd, &c, &piece, 1) == -1);
+        CHECK(errno == EFAULT);
+        CHECK_EQ_U64((uint64_t)size_of(path), (uint64_t)whole + 64 + 16);
+    }
+    CHECK(append(fd, 3, 16, pos + 16) == 0);
+    close(fd);
+    munmap(ringmap, 3 * 4096);
+    close(ring);
+    unlink(ringpath);
+    memset(&s, 0, sizeof s);
+    s.payload_ok = 1;
+    fd = open(path, O_RDONLY);
+    CHECK(ur_spool_read(fd, on_chunk, &s, &end) == 0);
+    close(fd);
+    CHECK_EQ_U64(s.chunks, 1002);
+    CHECK_EQ_U64(s.last_pos_end, pos + 32);
+    CHECK(s.payload_ok);
+    CHECK_EQ_U64(end, (uint64_t)whole + 2 * (64 + 16));
 
     /* A file that is not a spool: *end is 0, and ur_spool_open refuses it untouched. */
     char other[256];

@@ -849,6 +849,64 @@ def case_ocl(root, fork):
             fail("%s: the %s's metadata %s" % (label, who, meta))
 
 
+def case_cut_short(root):
+    """A ring file truncated while the collector holds it mapped (by its program, or any
+    process of the user's): the collector says so once and goes on, not killed by SIGBUS
+    with every other process's trace. Program A marks until its ring is cut to 0 bytes
+    under it; program B, beside it in the
+    same folder, is collected whole, and A's database holds a prefix of its marks. (A is
+    stopped before the cut and killed after it: its own next mark would fault too.)"""
+    work = tempfile.mkdtemp(dir=root)
+    prog_a = start_prog(work, "kill", 10 ** 9, extra=PATIENT)
+    n = 20000
+    prog_b = subprocess.Popen([PROG, "return", work, os.path.join(work, "counter_b"), str(n)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(PATIENT))
+    coll = start_collector(work, prog_b.pid)
+    counter = os.path.join(work, "counter")
+    ring_a = []
+    deadline = time.time() + 30
+    while time.time() < deadline:  # A has made some marks, and the collector mapped its ring
+        ring_a = glob.glob(os.path.join(work, "upti-%d-*.upti-ring" % prog_a.pid))
+        if len(ring_a) == 1 and os.path.exists(counter) and os.path.getsize(counter) >= 8 and \
+                counters(counter, 1)[0] > 1000:
+            with open(ring_a[0], "rb") as f:
+                collector_pid = int.from_bytes(f.read(128)[120:128], "little")  # in the header
+            if collector_pid == coll.pid:
+                break
+        time.sleep(0.001)
+    else:
+        fail("cut_short: program A's ring file %s was not mapped by the collector" % ring_a)
+        prog_a.kill()
+        return
+    prog_a.send_signal(signal.SIGSTOP)
+    os.truncate(ring_a[0], 0)
+    prog_a.kill()
+    rc_a, _o, _e = finish(prog_a, "cut_short: program A")
+    rc_b, _o, err_b = finish(prog_b, "cut_short: program B")
+    crc, _co, cerr = finish(coll, "cut_short: the collector")
+    said = "upti: %s was cut short while being read (by its program or another process of " \
+           "yours): what it held past what was collected is lost\n" % ring_a[0]
+    if rc_a != -signal.SIGKILL or rc_b != 0 or crc != 0 or cerr != said:
+        fail("cut_short: A exited %s (expected SIGKILL), B %s, the collector %s (expected 0), "
+             "said %r, expected %r; B: %s" % (rc_a, rc_b, crc, cerr, said, err_b.strip()))
+        return
+    dbs = convert(work)
+    by_pid = {}
+    for db in dbs:
+        rows, meta, pid = db_marks(db)
+        by_pid[pid[0]] = (by_prefix(rows), meta)
+    # (A has no database when the cut came before the collector's first read of its ring.)
+    if prog_b.pid not in by_pid or not set(by_pid) <= {prog_a.pid, prog_b.pid}:
+        fail("cut_short: databases of %s, expected B %d and maybe A %d" %
+             (sorted(by_pid), prog_b.pid, prog_a.pid))
+        return
+    check_thread("cut_short B", by_pid[prog_b.pid][0].get("0", []), "0", n, False)
+    got_a = by_pid.get(prog_a.pid, ({}, {}))[0].get("0", [])
+    # What the collector had taken before the cut: A's first marks, in order (the last one
+    # may be a call stopped after its record, before its count).
+    check_thread("cut_short A", got_a, "0", len(got_a), False, total=counters(counter, 1)[0] + 1)
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="upti-rings-") as root:
         if CASE == "kill":
@@ -867,6 +925,8 @@ def main():
             case_full_discard(root)
         elif CASE == "full_lossless":
             case_full_lossless(root)
+        elif CASE == "cut_short":
+            case_cut_short(root)
         elif CASE == "fork":
             case_fork(root)
         elif CASE == "threads_slots":
