@@ -13,6 +13,7 @@
 #include "kv_pairs.h"
 #include "private_dir.h"
 #include "run_folder.h"
+#include "safe_open.h"
 #include "upti_ring_abi.h"
 
 #include <dirent.h>
@@ -540,7 +541,10 @@ static int move_file(const char *src, const char *dst)
         return -1;
     int in = open(src, O_RDONLY | O_CLOEXEC);
     char *part = uo_part_path(dst);
-    int out = part != NULL ? open(part, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644) : -1;
+    /* Created new (uo_open_new): a DST.part left behind that is a link, or a second name
+     * of another file (a hard link), is refused, not written through (O_TRUNC on a hard
+     * link once overwrote the other file with the database). */
+    int out = part != NULL ? uo_open_new(part) : -1;
     int ok = in >= 0 && out >= 0;
     char buf[1 << 16];
     ssize_t n;
@@ -672,13 +676,14 @@ static void write_config_file(const char *base, int pid)
             return;
     }
     char *part = uo_part_path(path);
-    FILE *f = part != NULL ? fopen(part, "we") : NULL;
+    FILE *f = part != NULL ? uo_fopen_new(part, "w") : NULL;
     char err[256];
     int ok = f != NULL && fputs(g_run.config, f) >= 0;
     if (f != NULL && fclose(f) != 0)
         ok = 0;
     if (part == NULL || f == NULL || uo_part_finish(part, path, ok, err, sizeof err) != 0)
-        fprintf(stderr, "upti: cannot write %s: %s\n", path, f == NULL ? strerror(errno) : err);
+        fprintf(stderr, "upti: cannot write %s: %s\n", path,
+                f == NULL ? uo_open_new_reason(errno) : err);
     else
         uo_note_written(path);
     free(part);

@@ -30,6 +30,9 @@ ring folder set by hand (UPTI_TRACE_RING_DIR, no collector): its ring stays for 
   pid_wait       a ring naming pid 1 with start time 0 is not waited for; one naming pid 1
                  with pid 1's own start time is waited for, named, at most --max-wait.
   many_rings     4,100 ring files: all collected (the collector had room for 4,096).
+  part_links     NAME.part left in the output folder as a hard link to another file, or
+                 a symbolic link: not written through (the run folder on /dev/shm, the
+                 output folder elsewhere: the database is copied through c.db.part).
   claims         a FIFO named like a claim (upti-PID-N.upti-pending) beside a ring: not
                  opened for reading (that blocked for ever), said once, not waited for; a
                  claim locked for ever is waited for at most --max-wait, said once, kept.
@@ -480,8 +483,50 @@ def case_claims(tmp):
     print('claims: a FIFO claim not waited for, a locked one at most --max-wait')
 
 
+def case_part_links(tmp):
+    """Output names upti writes through NAME.part (a copy across file systems: the run
+    folder in $TMPDIR on another one than the output folder): a NAME.part left there that
+    is a second name of another file (a hard link) or a symbolic link is not written
+    through. Before, O_TRUNC on c.db.part overwrote the linked file with the database."""
+    shm = tempfile.mkdtemp(prefix='upti-part-links-', dir='/dev/shm')
+    try:
+        if os.stat(shm).st_dev == os.stat(tmp).st_dev:
+            print('SKIP: /dev/shm and %s are one file system: no copy through .part' % tmp)
+            sys.exit(SKIP)
+        out = private_dir(tmp, 'out')
+        precious = os.path.join(tmp, 'precious')
+        with open(precious, 'w') as f:
+            f.write('precious\n')
+        os.link(precious, os.path.join(out, 'c.db.part'))
+        os.symlink(precious, os.path.join(out, 'c_config.json.part'))
+        e = {k: v for k, v in os.environ.items() if not k.startswith(('UPTI_', 'OPENCL_LAYERS'))}
+        e['TMPDIR'] = shm
+        cmd = [UPTI, 'run', '--marker-trace', '--output-config', '-d', out, '-o', 'c', '--',
+               APP, 'run', os.path.join(tmp, 'counter'), '40', '1']
+        r = run(cmd, env=e, cwd=tmp)
+        with open(precious) as f:
+            kept = f.read()
+        if r.returncode != 0 or kept != 'precious\n' or os.stat(precious).st_nlink != 1:
+            fail('part_links: exit %d, the linked file holds %r (%d names); stderr %r'
+                 % (r.returncode, kept[:20], os.stat(precious).st_nlink, r.stderr))
+        kept_in = re.search(r'stays in (\S+)\n', r.stderr)
+        if 'upti: cannot write %s/c.db (File exists)' % out not in r.stderr or kept_in is None:
+            fail('part_links: stderr %r' % r.stderr)
+            return
+        # The planted name is gone: `upti recover` of the kept folder writes the outputs.
+        r = run([UPTI, 'recover', os.path.dirname(kept_in.group(1))], env=e, cwd=tmp)
+        if r.returncode != 0 or len(marks(os.path.join(out, 'c.db'))) != 40:
+            fail('part_links: recover exit %d, stderr %r' % (r.returncode, r.stderr))
+        with open(precious) as f:
+            if f.read() != 'precious\n':
+                fail('part_links: the linked file was written through by recover')
+        print('part_links: the linked file kept, the trace kept and recovered')
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
+
+
 def main():
-    cases = {'claims': case_claims, 'shared_folder': case_shared_folder, 'own_folder_writable': case_own_folder_writable,
+    cases = {'part_links': case_part_links, 'claims': case_claims, 'shared_folder': case_shared_folder, 'own_folder_writable': case_own_folder_writable,
              'recover_links': case_recover_links, 'output_name': case_output_name,
              'bad_rings': case_bad_rings, 'same_uid': case_same_uid, 'pid_wait': case_pid_wait,
              'many_rings': case_many_rings}
