@@ -122,10 +122,11 @@ int cmd_export(int argc, char **argv)
     if (db == NULL)
         return cli_error("%s", err);
     char *base = export_base(&o, input);
-    if (base == NULL || cli_make_output_dir(base, 0) != 0) {
+    int dir_rc = base != NULL ? cli_make_output_dir(base, 0) : 0;
+    if (base == NULL || dir_rc != 0) {
         sqlite3_close(db);
         free(base);
-        return base == NULL ? cli_error("out of memory") : 1;
+        return base == NULL ? cli_error("out of memory") : dir_rc;
     }
     size_t len = strlen(base) + 32;
     char *path = malloc(len);

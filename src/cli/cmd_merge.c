@@ -103,9 +103,7 @@ int cmd_merge(int argc, char **argv)
         rc = cli_usage_error("merge",
                              "the output's working file %s is the input %s (choose another -o)",
                              part, inputs[same_part]);
-    } else if (cli_make_output_dir(base, 0) != 0) {
-        rc = 1;
-    } else {
+    } else if ((rc = cli_make_output_dir(base, 0)) == 0) {
         /* Without db in the formats the merge is the working file NAME.db.part,
          * removed once the others are written: a NAME.db already there stays. */
         const char *merged = (formats & UO_FORMAT_DB) ? path : part;

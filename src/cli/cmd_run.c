@@ -609,9 +609,10 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
         return cli_usage_error("run", "missing PROGRAM (upti run [options] -- PROGRAM [ARGS...])");
     }
     /* The directories before the first placeholder; the traced processes make the rest. */
-    if (cli_make_output_dir(pattern, 1) != 0) {
+    int dir_rc = cli_make_output_dir(pattern, 1);
+    if (dir_rc != 0) {
         free(pattern);
-        return 1;
+        return dir_rc;
     }
 
     check_environment();

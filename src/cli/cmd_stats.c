@@ -276,12 +276,11 @@ int cmd_stats(int argc, char **argv)
     char *path = stats_path(&o, input, bits == FMT_JSON ? "json" : bits == FMT_CSV ? "csv" : "txt");
     FILE *out = stdout;
     if (path != NULL) {
-        if (cli_make_output_dir(path, 0) != 0)
-            rc = 1;
-        else if (!o.force && !stats_file_is_replaceable(path))
+        rc = cli_make_output_dir(path, 0);
+        if (rc == 0 && !o.force && !stats_file_is_replaceable(path))
             rc = cli_error("%s exists and was not written by upti: not replaced (choose another -o, "
                            "or --force-overwrite)", path);
-        else if ((out = uo_fopen_new(path, "w")) == NULL)
+        else if (rc == 0 && (out = uo_fopen_new(path, "w")) == NULL)
             rc = cli_error("cannot write %s: %s", path, uo_open_new_reason(errno));
         if (rc != 0) {
             sqlite3_close(db);

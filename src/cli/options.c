@@ -6,8 +6,10 @@
 #include "dirs.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void cli_printable(const char *s, char *out, size_t len)
 {
@@ -261,17 +263,34 @@ char *cli_output_base(const char *dir, const char *name, const char *const *exts
     return base;
 }
 
+/* 1 if dir, or a folder above it (symbolic links resolved), may be written by anyone and
+ * is not sticky: then anyone may rename or replace what is in it, the outputs once written
+ * or the folder that holds them. The first such folder goes to out (PATH_MAX). A sticky
+ * folder (/tmp) is fine: only a file's owner may remove or rename it there. A folder only
+ * its group may write (a project's) is the group's choice. */
+static int writable_by_anyone(const char *dir, char *out)
+{
+    if (realpath(dir, out) == NULL)
+        return 0;
+    for (;;) {
+        struct stat st;
+        if (stat(out[0] != '\0' ? out : "/", &st) == 0 && (st.st_mode & S_IWOTH) &&
+            !(st.st_mode & S_ISVTX))
+            return 1;
+        char *slash = strrchr(out, '/');
+        if (slash == NULL || out[0] == '\0')
+            return 0;
+        *slash = '\0';
+    }
+}
+
 int cli_make_output_dir(const char *base, int placeholders)
 {
-    char *dir = strdup(base);
+    /* (No folder in base: the current one.) */
+    char *dir = strchr(base, '/') != NULL ? strdup(base) : strdup("./");
     if (dir == NULL)
         return cli_error("out of memory");
-    char *end = strrchr(dir, '/');
-    if (end == NULL) {
-        free(dir);
-        return 0;
-    }
-    *end = '\0';
+    *strrchr(dir, '/') = '\0';
     /* Up to the component before the first placeholder. */
     char *pct = placeholders ? strchr(dir, '%') : NULL;
     if (pct != NULL) {
@@ -280,10 +299,17 @@ int cli_make_output_dir(const char *base, int placeholders)
         *pct = '\0';
     }
     int rc = 0;
+    char shown[1024];
+    cli_printable(dir, shown, sizeof shown);
+    char open_to_all[PATH_MAX];
     if (dir[0] != '\0' && upti_mkdirs(dir) != 0) {
-        char shown[1024];
-        cli_printable(dir, shown, sizeof shown);
         rc = cli_error("cannot create the directory %s: %s", shown, strerror(errno));
+    } else if (writable_by_anyone(dir[0] != '\0' ? dir : "/", open_to_all)) {
+        cli_printable(open_to_all, shown, sizeof shown);
+        cli_error("the output folder's path goes through %s, which anyone may write and which "
+                  "is not sticky: another user could replace the outputs; choose a folder of "
+                  "yours (or chmod +t it)", shown);
+        rc = 2;
     }
     free(dir);
     return rc;

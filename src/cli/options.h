@@ -90,7 +90,8 @@ int cli_check_output_options(const char *command, const char *dir, const char *n
 /**
  * Creates, with its parents, the directory that will hold base's files. With
  * placeholders, a component with a '%' and what follows it are left to the
- * traced process, which expands them first. 0, or 1 after one line.
+ * traced process, which expands them first. 0; or after one line, 1 (it cannot be
+ * created) or 2 (it exists and anyone may write it, without the sticky bit).
  */
 int cli_make_output_dir(const char *base, int placeholders);
 

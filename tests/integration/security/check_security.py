@@ -30,6 +30,8 @@ ring folder set by hand (UPTI_TRACE_RING_DIR, no collector): its ring stays for 
   pid_wait       a ring naming pid 1 with start time 0 is not waited for; one naming pid 1
                  with pid 1's own start time is waited for, named, at most --max-wait.
   many_rings     4,100 ring files: all collected (the collector had room for 4,096).
+  output_folder  `upti run -d` under a folder anyone may write (0777): exit 2, one line, the
+                 program not run; under a sticky (1777) or group-writable (0775) one: written.
   part_links     NAME.part left in the output folder as a hard link to another file, or
                  a symbolic link: not written through (the run folder on /dev/shm, the
                  output folder elsewhere: the database is copied through c.db.part).
@@ -525,8 +527,37 @@ def case_part_links(tmp):
         shutil.rmtree(shm, ignore_errors=True)
 
 
+def case_output_folder(tmp):
+    """An output folder whose path goes through a folder anyone may write, without the
+    sticky bit: refused before the program starts (exit 2, one line naming that folder).
+    Sticky (like /tmp), or writable by the group only: the trace is written."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith(('UPTI_', 'OPENCL_LAYERS'))}
+    for mode, refused in ((0o777, True), (0o1777, False), (0o775, False)):
+        top = os.path.join(tmp, 'open-%o' % mode)
+        os.mkdir(top)
+        os.chmod(top, mode)
+        for out, cwd in ((os.path.join(top, 'out'), tmp), (top, tmp), (None, top)):
+            args = (['-d', out] if out else []) + ['-o', 'c']
+            r = run([UPTI, 'run', '--marker-trace'] + args + ['--', APP, 'run',
+                    os.path.join(tmp, 'counter'), '5', '1'], env=e, cwd=cwd)
+            db = os.path.join(out or top, 'c.db')
+            said = ('upti: the output folder\'s path goes through %s, which anyone may write '
+                    'and which is not sticky: another user could replace the outputs; choose '
+                    'a folder of yours (or chmod +t it)\n' % top)
+            if refused and (r.returncode != 2 or r.stderr != said or r.stdout != '' or
+                            os.path.exists(db)):
+                fail('output_folder %o %s: exit %d, stdout %r, stderr %r, expected exit 2 and %r'
+                     % (mode, args, r.returncode, r.stdout, r.stderr, said))
+            if not refused and (r.returncode != 0 or len(marks(db)) != 5):
+                fail('output_folder %o %s: exit %d, stderr %r' % (mode, args, r.returncode,
+                                                                  r.stderr))
+            if os.path.exists(db):
+                os.unlink(db)
+    print('output_folder: refused under a folder anyone may write; sticky or group: written')
+
+
 def main():
-    cases = {'part_links': case_part_links, 'claims': case_claims, 'shared_folder': case_shared_folder, 'own_folder_writable': case_own_folder_writable,
+    cases = {'output_folder': case_output_folder, 'part_links': case_part_links, 'claims': case_claims, 'shared_folder': case_shared_folder, 'own_folder_writable': case_own_folder_writable,
              'recover_links': case_recover_links, 'output_name': case_output_name,
              'bad_rings': case_bad_rings, 'same_uid': case_same_uid, 'pid_wait': case_pid_wait,
              'many_rings': case_many_rings}
