@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void cli_printable(const char *s, char *out, size_t len)
 {
@@ -263,25 +264,55 @@ char *cli_output_base(const char *dir, const char *name, const char *const *exts
     return base;
 }
 
-/* 1 if dir, or a folder above it (symbolic links resolved), may be written by anyone and
- * is not sticky: then anyone may rename or replace what is in it, the outputs once written
- * or the folder that holds them. The first such folder goes to out (PATH_MAX). A sticky
- * folder (/tmp) is fine: only a file's owner may remove or rename it there. A folder only
- * its group may write (a project's) is the group's choice. */
-static int writable_by_anyone(const char *dir, char *out)
+/* 1 if the absolute path, or a folder above it, may be written by anyone and is not
+ * sticky; path is cut down to that folder. */
+static int open_folder_on(char *path)
 {
-    if (realpath(dir, out) == NULL)
-        return 0;
     for (;;) {
         struct stat st;
-        if (stat(out[0] != '\0' ? out : "/", &st) == 0 && (st.st_mode & S_IWOTH) &&
-            !(st.st_mode & S_ISVTX))
+        if (stat(path[0] != '\0' ? path : "/", &st) == 0 && (st.st_mode & S_IWOTH) &&
+            !(st.st_mode & S_ISVTX)) {
+            if (path[0] == '\0')
+                strcpy(path, "/");
             return 1;
-        char *slash = strrchr(out, '/');
-        if (slash == NULL || out[0] == '\0')
+        }
+        char *slash = strrchr(path, '/');
+        if (slash == NULL || path[0] == '\0')
             return 0;
         *slash = '\0';
     }
+}
+
+/* 1 if dir, or a folder above it, may be written by anyone and is not sticky: then anyone
+ * may rename or replace what is in it, the outputs once written or the folder that holds
+ * them. Both the path as written (a link in such a folder can be swapped too) and the path
+ * with its links resolved are walked; one that cannot be read counts as such a folder.
+ * The first such folder goes to out (PATH_MAX). A sticky folder (/tmp) is fine: only a
+ * file's owner may remove or rename it there. A folder only its group may write (a
+ * project's) is the group's choice. */
+static int writable_by_anyone(const char *dir, char *out)
+{
+    char cwd[PATH_MAX] = "";
+    if (dir[0] != '/' && getcwd(cwd, sizeof cwd) == NULL) {
+        snprintf(out, PATH_MAX, "%s", ".");
+        return 1;
+    }
+    if (strlen(cwd) + 1 + strlen(dir) >= PATH_MAX) {
+        snprintf(out, PATH_MAX, "%s", dir);
+        return 1;
+    }
+    size_t n = strlen(cwd);
+    memcpy(out, cwd, n);
+    if (n > 0 && strcmp(dir, ".") != 0)
+        out[n++] = '/';
+    strcpy(out + n, strcmp(dir, ".") != 0 ? dir : ""); /* (the lengths were checked) */
+    if (open_folder_on(out))
+        return 1;
+    if (realpath(dir, out) == NULL) {
+        snprintf(out, PATH_MAX, "%s", dir);
+        return 1;
+    }
+    return open_folder_on(out);
 }
 
 int cli_make_output_dir(const char *base, int placeholders)
@@ -304,7 +335,8 @@ int cli_make_output_dir(const char *base, int placeholders)
     char open_to_all[PATH_MAX];
     if (dir[0] != '\0' && upti_mkdirs(dir) != 0) {
         rc = cli_error("cannot create the directory %s: %s", shown, strerror(errno));
-    } else if (writable_by_anyone(dir[0] != '\0' ? dir : "/", open_to_all)) {
+    } else if (writable_by_anyone(dir[0] != '\0' ? dir : base[0] == '/' ? "/" : ".",
+                                  open_to_all)) {
         cli_printable(open_to_all, shown, sizeof shown);
         cli_error("the output folder's path goes through %s, which anyone may write and which "
                   "is not sticky: another user could replace the outputs; choose a folder of "

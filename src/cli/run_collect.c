@@ -532,6 +532,19 @@ static char *output_base(const converted *c)
     return base;
 }
 
+/* A new file at part (an output's NAME.part), O_EXCL and O_NOFOLLOW (uo_open_new). A
+ * NAME.part left there that uo_open_new will not replace (a symbolic link, a second name
+ * of another file, another user's) is only a name: removed, which never touches what it
+ * links to, and made again. One that another upti is writing (EBUSY) is left to it.
+ * O_TRUNC on a hard link once overwrote the other file with the database. */
+static int open_part(const char *part)
+{
+    int fd = uo_open_new(part);
+    if (fd < 0 && (errno == EEXIST || errno == ELOOP) && unlink(part) == 0)
+        fd = uo_open_new(part);
+    return fd;
+}
+
 /* Moves the converted database to dst (a rename, or a copy across file systems). */
 static int move_file(const char *src, const char *dst)
 {
@@ -541,10 +554,7 @@ static int move_file(const char *src, const char *dst)
         return -1;
     int in = open(src, O_RDONLY | O_CLOEXEC);
     char *part = uo_part_path(dst);
-    /* Created new (uo_open_new): a DST.part left behind that is a link, or a second name
-     * of another file (a hard link), is refused, not written through (O_TRUNC on a hard
-     * link once overwrote the other file with the database). */
-    int out = part != NULL ? uo_open_new(part) : -1;
+    int out = part != NULL ? open_part(part) : -1;
     int ok = in >= 0 && out >= 0;
     char buf[1 << 16];
     ssize_t n;
@@ -557,10 +567,15 @@ static int move_file(const char *src, const char *dst)
     if (out >= 0 && close(out) != 0)
         ok = 0;
     char err[256];
-    int rc = part != NULL && uo_part_finish(part, dst, ok, err, sizeof err) == 0 ? 0 : -1;
+    int e = errno;
+    /* (A DST.part that could not be opened is not this run's to remove: another upti
+     * may be writing it.) */
+    int rc = out >= 0 && uo_part_finish(part, dst, ok, err, sizeof err) == 0 ? 0 : -1;
     free(part);
     if (rc == 0)
         unlink(src);
+    else if (out < 0)
+        errno = e;
     return rc;
 }
 
@@ -676,7 +691,10 @@ static void write_config_file(const char *base, int pid)
             return;
     }
     char *part = uo_part_path(path);
-    FILE *f = part != NULL ? uo_fopen_new(part, "w") : NULL;
+    int fd = part != NULL ? open_part(part) : -1;
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (fd >= 0 && f == NULL)
+        close(fd);
     char err[256];
     int ok = f != NULL && fputs(g_run.config, f) >= 0;
     if (f != NULL && fclose(f) != 0)

@@ -62,6 +62,7 @@ struct ring {
     uint64_t slot_size;
     int64_t pid;
     uint64_t start_ticks;
+    char command[64];        /* its first word, for the line saying it is waited for */
     int alive;               /* its producer ran at the start of this pass */
     int announced;           /* said that the collector waits for its producer */
     uint64_t *resume_pos;    /* per slot: where the spool ends for it */
@@ -289,19 +290,19 @@ static uint64_t unique_uid(const struct collector *collector, uint64_t uid, cons
     return 0;
 }
 
-static void ring_cut(struct ring *r);
+static void ring_cut(struct collector *collector, struct ring *r);
 
 /* The header of a ring file just mapped, checked (ring_check.h) into *checked. 0: a ring;
- * 1: not yet one (being created); -1: not a ring this collector reads (why says why). */
+ * 1: not yet one (being created, or cut short while read); -1: not a ring this collector
+ * reads (why says why). */
 static int check_mapped(void *map, size_t size, upti_ring_header_t *checked, char *why,
                         size_t cap)
 {
     upti_ring_header_t *h = map;
     ur_guard g;
-    if (UR_GUARD_ENTER(g, map, size) != 0) {
-        snprintf(why, cap, "it was cut short while being read");
-        return -1;
-    }
+    ur_guard_push(&g, map, size);
+    if (sigsetjmp(g.env, 0) != 0)
+        return 1; /* cut short meanwhile: the next scan looks at it again */
     int rc = 0;
     if (h->magic != UPTI_RING_MAGIC ||
         atomic_load_explicit(&h->state, memory_order_acquire) == UPTI_RING_STATE_CREATING)
@@ -372,6 +373,9 @@ static int add_ring(struct collector *collector, int dirfd, const char *name, co
                        .slot_size = checked.slot_size, .pid = checked.pid,
                        .start_ticks = checked.proc_start_ticks, .resume_pos = resume_pos,
                        .dropped_seen = dropped_seen, .pidfd = -1};
+    memcpy(r->command, checked.command, sizeof r->command - 1);
+    r->command[sizeof r->command - 1] = '\0';
+    r->command[strcspn(r->command, " ")] = '\0';
     /* Its producer is the process of that pid only if it started when the ring
      * says (a ring naming pid 1, or a pid reused since, is not waited for). */
     if (r->start_ticks != 0)
@@ -389,8 +393,9 @@ static int add_ring(struct collector *collector, int dirfd, const char *name, co
         r->process_written = s->process;
     }
     ur_guard g;
-    if (UR_GUARD_ENTER(g, map, r->map_size) != 0) {
-        ring_cut(r);
+    ur_guard_push(&g, map, r->map_size);
+    if (sigsetjmp(g.env, 0) != 0) {
+        ring_cut(collector, r);
         return 1;
     }
     atomic_store(&h->collector_pid, (int64_t)getpid());
@@ -708,11 +713,14 @@ static long long drain_slot(struct collector *collector, struct ring *r, uint32_
 
 /* The file of ring r was cut short while the collector read it (truncated by its
  * program or another process of the user): reading on would fault again. What the spool
- * has of it stays; the rest is lost, said once. The file is left as it is. */
-static void ring_cut(struct ring *r)
+ * has of it stays; the rest is lost, said once. The file is removed unless kept
+ * (opts->keep), as a ring whose producer ended. */
+static void ring_cut(struct collector *collector, struct ring *r)
 {
     uo_report("%s was cut short while being read (by its program or another process of "
               "yours): what it held past what was collected is lost", r->path);
+    if (!collector->opts->keep)
+        unlink(r->path); /* nothing more can be read from it (else upti run keeps its folder) */
     munmap(r->map, r->map_size);
     r->map = NULL;
     r->hdr = NULL;
@@ -781,7 +789,8 @@ static void note_waits(struct collector *collector, struct ring *r)
 static void close_mapped(struct collector *collector, struct ring *r)
 {
     ur_guard g;
-    if (UR_GUARD_ENTER(g, r->map, r->map_size) != 0) {
+    ur_guard_push(&g, r->map, r->map_size);
+    if (sigsetjmp(g.env, 0) != 0) {
         uo_report("%s was cut short while being read (by its program or another process "
                   "of yours): its counts of waits are lost", r->path);
         return;
@@ -796,8 +805,9 @@ static void close_mapped(struct collector *collector, struct ring *r)
 static long long drain_guarded(struct collector *collector, struct ring *r)
 {
     ur_guard g;
-    if (UR_GUARD_ENTER(g, r->map, r->map_size) != 0) {
-        ring_cut(r);
+    ur_guard_push(&g, r->map, r->map_size);
+    if (sigsetjmp(g.env, 0) != 0) {
+        ring_cut(collector, r);
         return 0;
     }
     long long moved = drain_ring(collector, r);
@@ -876,13 +886,8 @@ static void say_unbounded_wait(struct collector *collector)
 /* Says once which process the collector waits for, and for how long at most. */
 static void announce_wait(struct collector *collector, struct ring *r)
 {
-    char command[64];
-    /* (the header is shared: a copy, cut and terminated here) */
-    memcpy(command, r->hdr->command, sizeof command - 1);
-    command[sizeof command - 1] = '\0';
-    command[strcspn(command, " ")] = '\0';
     uo_report("waiting for pid %lld (%s, started at tick %llu, as its ring says) to end: it "
-              "writes to %s (at most %llu s)", (long long)r->pid, command,
+              "writes to %s (at most %llu s)", (long long)r->pid, r->command,
               (unsigned long long)r->start_ticks, r->path,
               (unsigned long long)(collector->opts->producer_wait_ns / 1000000000u));
     r->announced = 1;

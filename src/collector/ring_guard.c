@@ -15,8 +15,8 @@ static void on_sigbus(int sig, siginfo_t *info, void *context)
 {
     (void)context;
     ur_guard *g = t_guard;
-    const char *at = info->si_addr;
-    if (g != NULL && at >= g->lo && (size_t)(at - g->lo) < g->len) {
+    const char *at = info->si_code > 0 ? info->si_addr : NULL; /* a fault, not kill(2) */
+    if (g != NULL && at != NULL && at >= g->lo && (size_t)(at - g->lo) < g->len) {
         t_guard = g->prev;
         siglongjmp(g->env, 1);
     }

@@ -10,12 +10,14 @@
  * would have been without the guard (the previous disposition).
  *
  *   ur_guard g;
- *   if (UR_GUARD_ENTER(g, map, size) != 0) { ... the file was cut short ...; return; }
+ *   ur_guard_push(&g, map, size);
+ *   if (sigsetjmp(g.env, 0) != 0) { ... the file was cut short ...; return; }
  *   ... reads of map ...
  *   ur_guard_leave(&g);
  *
- * Guards nest, per thread. Enter a guard in a function of its own, whose locals
- * are not changed between the enter and a fault (setjmp's rule).
+ * (sigsetjmp in the whole controlling expression of the if, as C allows it.) Guards
+ * nest, per thread. Enter a guard in a function of its own, whose locals are not
+ * changed between the sigsetjmp and a fault (setjmp's rule).
  */
 #ifndef UPTI_COLLECTOR_RING_GUARD_H
 #define UPTI_COLLECTOR_RING_GUARD_H
@@ -31,11 +33,9 @@ typedef struct ur_guard {
 } ur_guard;
 
 /** Makes g the thread's innermost guard, over [map, map + len); installs the SIGBUS
- *  handler at the first call. Use UR_GUARD_ENTER, which then saves the place to jump back to. */
+ *  handler at the first call. Then sigsetjmp(g.env, 0): nonzero when a read of the
+ *  mapping faulted (the guard was left). */
 void ur_guard_push(ur_guard *g, const void *map, size_t len);
-
-/** 0 when entered; nonzero when a read of the mapping faulted (the guard was left). */
-#define UR_GUARD_ENTER(g, map, len) (ur_guard_push(&(g), (map), (len)), sigsetjmp((g).env, 0))
 
 /** Leaves the thread's innermost guard, g. */
 void ur_guard_leave(ur_guard *g);

@@ -148,12 +148,17 @@ fail:;
 
 /* A piece could not be read (EFAULT: a ring file cut short under the mapping it is
  * written from): the `written` bytes of the chunk already in the spool are taken out
- * again, so that the spool stays whole for the next chunk. -1, errno EFAULT. */
+ * again, so that the spool stays whole for the next chunk (the spool is written only at
+ * its end: the position is there). -1, errno EFAULT; EIO if they could not be taken out
+ * (then the spool cannot take another chunk). */
 static int unwrite(int fd, size_t written)
 {
     off_t end = lseek(fd, 0, SEEK_CUR);
-    if (end >= (off_t)written && ftruncate(fd, end - (off_t)written) == 0)
-        lseek(fd, end - (off_t)written, SEEK_SET);
+    if (end < (off_t)written || ftruncate(fd, end - (off_t)written) != 0 ||
+        lseek(fd, end - (off_t)written, SEEK_SET) < 0) {
+        errno = EIO;
+        return -1;
+    }
     errno = EFAULT;
     return -1;
 }

@@ -9,7 +9,9 @@
 
 static int make_one(const char *path)
 {
-    if (mkdir(path, 0777) == 0)
+    /* Never writable by others, whatever the umask (000 in some containers): an output
+     * folder anyone may write is refused (cli_make_output_dir). The group as the umask says. */
+    if (mkdir(path, 0775) == 0)
         return 0;
     int err = errno;
     struct stat sb;

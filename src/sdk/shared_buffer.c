@@ -193,6 +193,7 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool au
     r->dev = st.st_dev;
     r->ino = st.st_ino;
     atomic_store(&r->room_exhausted, false);
+    atomic_store(&r->left_wait_stalled, false); /* (a forked child's new file) */
     r->map = map;
     r->map_size = size;
     upti_ring_header_t *h = map;
@@ -391,6 +392,13 @@ static bool claim_slot(struct upti_shared_ring *r, uint32_t i, upti_thread_id_t 
                 atomic_load_explicit(&slot->tail, memory_order_acquire) ||
             !atomic_compare_exchange_strong(&old->orphaned, &orphaned, false))
             return false;
+        /* Empty when looked at, but another thread may have taken the slot since, written
+         * and left it again (the flag set anew): it must be empty now, or it goes back. */
+        if (atomic_load_explicit(&slot->head, memory_order_relaxed) !=
+            atomic_load_explicit(&slot->tail, memory_order_acquire)) {
+            atomic_store(&old->orphaned, true);
+            return false;
+        }
         atomic_store_explicit(&slot->owner, tid, memory_order_release);
         atomic_store_explicit(&r->left_wait_stalled, false, memory_order_relaxed);
         return true;
@@ -475,42 +483,43 @@ static void count_wait(upti_ring_slot_t *slot, uint64_t started)
  * room in its full ring, rather than drop its record. Without the wait, a program whose
  * threads outnumber the slots lost the records its main thread writes at exit (the
  * bundled tool's "finalized": the run was then reported as not closed). True when a left
- * slot is drained (claim it); false when every slot is a live thread's, or nothing was
- * drained for full_wait_ns (and then no thread waits again until a left slot is taken). */
-static bool wait_for_left_slot(struct upti_shared_ring *r)
+ * slot is drained (claim it; *waited says whether it slept); false when every slot is a
+ * live thread's, the buffer was destroyed, or the collector moved no left slot's tail for
+ * full_wait_ns (and then no thread waits again until a left slot is taken). The wait
+ * polls (the slot's `starving` is its owner's, whom the collector wakes): a left slot is
+ * drained at the collector's next pass. */
+static bool wait_for_left_slot(struct upti_buffer *b, struct upti_shared_ring *r, bool *waited)
 {
     if (atomic_load_explicit(&r->left_wait_stalled, memory_order_relaxed))
         return false;
-    uint64_t deadline = mono_ns() + r->full_wait_ns;
-    for (;;) {
+    uint64_t deadline = mono_ns() + r->full_wait_ns, progress = 0;
+    for (bool first = true;; first = false) {
         upti_ring_slot_t *left = NULL;
+        uint64_t tails = 0;
         for (uint32_t i = 0; i < r->max_slots; i++) {
             upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
             if (atomic_load_explicit(&slot->owner, memory_order_acquire) == 0 ||
                 !atomic_load(&((struct upti_producer *)slot)->orphaned))
                 continue;
-            left = slot;
-            if (atomic_load_explicit(&slot->head, memory_order_relaxed) ==
-                atomic_load_explicit(&slot->tail, memory_order_acquire))
+            uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_acquire);
+            if (atomic_load_explicit(&slot->head, memory_order_relaxed) == tail)
                 return true;
+            left = slot;
+            tails += tail;
         }
         uint64_t now = mono_ns();
-        if (left == NULL)
+        if (left == NULL || atomic_load(&b->destroyed))
             return false;
-        if (now >= deadline) {
+        if (first || tails != progress) {
+            progress = tails; /* the collector moves: as long as it does */
+            deadline = now + r->full_wait_ns;
+        } else if (now >= deadline) {
             atomic_store_explicit(&r->left_wait_stalled, true, memory_order_relaxed);
             return false;
         }
-        /* starving: the collector wakes this slot's tail when it moves it (give_back);
-         * starving before tail, as in upti_shared_wait_for_room. */
-        struct upti_producer *p = (struct upti_producer *)left;
-        atomic_store(&p->starving, true);
-        atomic_thread_fence(memory_order_seq_cst);
-        uint64_t tail = atomic_load_explicit(&p->tail, memory_order_acquire);
-        if (atomic_load_explicit(&p->head, memory_order_relaxed) != tail) {
-            uint64_t rest = deadline - now;
-            upti_ring_futex_wait(&p->tail, tail, rest < 1000000u ? rest : 1000000u);
-        }
+        *waited = true;
+        struct timespec pause = {0, 200 * 1000};
+        nanosleep(&pause, NULL);
     }
 }
 
@@ -520,6 +529,7 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
     if (__atomic_load_n(&r->hdr, __ATOMIC_ACQUIRE) == NULL && !create_child_file(b, r))
         return NULL;
     uint64_t waited_from = 0;
+    bool waited = false;
     uint32_t i;
     for (;;) {
         i = 0;
@@ -533,7 +543,7 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
         }
         if (waited_from == 0)
             waited_from = mono_ns();
-        if (!wait_for_left_slot(r)) {
+        if (!wait_for_left_slot(b, r, &waited)) {
             atomic_fetch_add_explicit(&r->hdr->no_slot_drops, 1, memory_order_relaxed);
             return NULL;
         }
@@ -550,7 +560,7 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
     atomic_store(&p->starving, false);
     /* (atomic: the slot's previous owner, another thread, wrote it last) */
     __atomic_store_n(&slot->stalled_at, 0, __ATOMIC_RELAXED);
-    if (waited_from != 0)
+    if (waited)
         count_wait(slot, waited_from);
     s->producers[b->index] = p;
     /* The slot is empty (fresh, or drained before it was claimed): this fits. */

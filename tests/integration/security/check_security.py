@@ -489,7 +489,8 @@ def case_part_links(tmp):
     """Output names upti writes through NAME.part (a copy across file systems: the run
     folder in $TMPDIR on another one than the output folder): a NAME.part left there that
     is a second name of another file (a hard link) or a symbolic link is not written
-    through. Before, O_TRUNC on c.db.part overwrote the linked file with the database."""
+    through: the name is removed and made anew. Before, O_TRUNC on c.db.part overwrote
+    the linked file with the database, and the config's .part followed the link."""
     shm = tempfile.mkdtemp(prefix='upti-part-links-', dir='/dev/shm')
     try:
         if os.stat(shm).st_dev == os.stat(tmp).st_dev:
@@ -508,21 +509,16 @@ def case_part_links(tmp):
         r = run(cmd, env=e, cwd=tmp)
         with open(precious) as f:
             kept = f.read()
-        if r.returncode != 0 or kept != 'precious\n' or os.stat(precious).st_nlink != 1:
-            fail('part_links: exit %d, the linked file holds %r (%d names); stderr %r'
-                 % (r.returncode, kept[:20], os.stat(precious).st_nlink, r.stderr))
-        kept_in = re.search(r'stays in (\S+)\n', r.stderr)
-        if 'upti: cannot write %s/c.db (File exists)' % out not in r.stderr or kept_in is None:
-            fail('part_links: stderr %r' % r.stderr)
-            return
-        # The planted name is gone: `upti recover` of the kept folder writes the outputs.
-        r = run([UPTI, 'recover', os.path.dirname(kept_in.group(1))], env=e, cwd=tmp)
-        if r.returncode != 0 or len(marks(os.path.join(out, 'c.db'))) != 40:
-            fail('part_links: recover exit %d, stderr %r' % (r.returncode, r.stderr))
-        with open(precious) as f:
-            if f.read() != 'precious\n':
-                fail('part_links: the linked file was written through by recover')
-        print('part_links: the linked file kept, the trace kept and recovered')
+        said = 'upti: wrote %s/c.db\nupti: wrote %s/c_config.json\n' % (out, out)
+        if r.returncode != 0 or kept != 'precious\n' or os.stat(precious).st_nlink != 1 or \
+                r.stderr != said:
+            fail('part_links: exit %d, the linked file holds %r (%d names); stderr %r, '
+                 'expected %r' % (r.returncode, kept[:20], os.stat(precious).st_nlink,
+                                  r.stderr, said))
+        if len(marks(os.path.join(out, 'c.db'))) != 40 or \
+                sorted(os.listdir(out)) != ['c.db', 'c_config.json']:
+            fail('part_links: the output folder holds %s' % sorted(os.listdir(out)))
+        print('part_links: the linked file kept; c.db and c_config.json written')
     finally:
         shutil.rmtree(shm, ignore_errors=True)
 
@@ -553,7 +549,31 @@ def case_output_folder(tmp):
                                                                   r.stderr))
             if os.path.exists(db):
                 os.unlink(db)
-    print('output_folder: refused under a folder anyone may write; sticky or group: written')
+    # Through a link that sits in such a folder (the link can be swapped), and with a
+    # placeholder in the first folder of -o: refused too. A folder upti makes under umask
+    # 000 is not writable by others (0775): written.
+    top = os.path.join(tmp, 'open-777')
+    mine = private_dir(tmp, 'mine')
+    os.symlink(mine, os.path.join(top, 'link'))
+    said = ('upti: the output folder\'s path goes through %s, which anyone may write and which '
+            'is not sticky: another user could replace the outputs; choose a folder of yours '
+            '(or chmod +t it)\n' % top)
+    for args, cwd in ((['-d', os.path.join(top, 'link')], tmp), (['-o', 'x%pid%/c'], top)):
+        r = run([UPTI, 'run', '--marker-trace'] + args + ['--', APP, 'run',
+                os.path.join(tmp, 'counter'), '5', '1'], env=e, cwd=cwd)
+        if r.returncode != 2 or r.stderr != said or os.listdir(mine):
+            fail('output_folder %s: exit %d, stderr %r, expected exit 2 and %r'
+                 % (args, r.returncode, r.stderr, said))
+    new = os.path.join(mine, 'new', 'sub')
+    r = run([UPTI, 'run', '--marker-trace', '-o', os.path.join(new, 'c'), '--', APP, 'run',
+             os.path.join(tmp, 'counter'), '5', '1'], env=e, cwd=tmp,
+            preexec_fn=lambda: os.umask(0))
+    modes = [os.stat(d).st_mode & 0o7777 for d in (os.path.dirname(new), new)]
+    if r.returncode != 0 or modes != [0o775, 0o775] or len(marks(os.path.join(new, 'c.db'))) != 5:
+        fail('output_folder umask 000: exit %d, folders %s, stderr %r'
+             % (r.returncode, [oct(m) for m in modes], r.stderr))
+    print('output_folder: refused under a folder anyone may write (also through a link, and '
+          'with a placeholder); sticky or group: written; made 0775 under umask 000')
 
 
 def main():
