@@ -43,8 +43,10 @@ cmds=$(awk '/^```sh$/ { inblock = 1; next } inblock && /^```/ { exit } inblock' 
 
 mount -t proc proc "$root/proc"
 mount --bind /sys "$root/sys"
-mount --bind /dev "$root/dev"
-cleanup() { umount "$root/dev" "$root/sys" "$root/proc" 2>/dev/null || true; }
+# --rbind: /dev/shm (a tmpfs all users may write, as on a booted system) comes along.
+mount --rbind /dev "$root/dev"
+mount --make-rslave "$root/dev"
+cleanup() { umount -R "$root/dev" 2>/dev/null; umount "$root/sys" "$root/proc" 2>/dev/null || true; }
 trap cleanup EXIT
 
 printf '%s\n' "$cmds" | while IFS= read -r cmd; do

@@ -128,6 +128,11 @@ def writing_a_tool_builds_and_runs():
         # The marker calls it says it counts, of each runtime: 7 calls (marker_calls.c) each.
         for app in ("marker_calls_uptx", "marker_calls_nvtx"):
             path = os.path.join(BUILD, "bin", app)
+            if app == "marker_calls_nvtx" and not os.path.exists(path):
+                # Built only where the NVTX v3 headers are (the CUDA toolkit; no Debian
+                # package has them), as the nvtx.* tests that skip without them.
+                print("no NVTX v3 headers: the NVTX program was not built; its part skipped")
+                continue
             if not os.path.exists(path):
                 fail(f"no {app} to run the tool on")
             os.remove(os.path.join(work, "my_opencl_app"))
