@@ -711,26 +711,6 @@ static long long drain_slot(struct collector *collector, struct ring *r, uint32_
     return moved;
 }
 
-/* The file of ring r was cut short while the collector read it (truncated by its
- * program or another process of the user): reading on would fault again. What the spool
- * has of it stays; the rest is lost, said once. The file is removed unless kept
- * (opts->keep), as a ring whose producer ended. */
-static void ring_cut(struct collector *collector, struct ring *r)
-{
-    uo_report("%s was cut short while being read (by its program or another process of "
-              "yours): what it held past what was collected is lost", r->path);
-    if (!collector->opts->keep)
-        unlink(r->path); /* nothing more can be read from it (else upti run keeps its folder) */
-    munmap(r->map, r->map_size);
-    r->map = NULL;
-    r->hdr = NULL;
-    r->done = 1;
-    r->alive = 0;
-    if (r->pidfd >= 0)
-        close(r->pidfd);
-    r->pidfd = -1;
-}
-
 /* Appends what ring r's slots committed since the last pass (or, once the
  * spool failed, counts and discards it). Returns records' bytes moved. */
 static long long drain_ring(struct collector *collector, struct ring *r)
@@ -828,6 +808,21 @@ static void close_ring(struct collector *collector, struct ring *r, int keep)
     r->pidfd = -1;
     if (!keep)
         unlink(r->path);
+}
+
+/* The file of ring r was cut short while the collector read it (truncated by its
+ * program or another process of the user): reading on would fault again. What the spool
+ * has of it stays; the rest is lost, said once. Closed as a ring whose producer ended
+ * (unmapped first: nothing more is read from it), its file removed unless kept. */
+static void ring_cut(struct collector *collector, struct ring *r)
+{
+    uo_report("%s was cut short while being read (by its program or another process of "
+              "yours): what it held past what was collected is lost", r->path);
+    munmap(r->map, r->map_size);
+    r->map = NULL;
+    r->done = 1;
+    r->alive = 0;
+    close_ring(collector, r, collector->opts->keep);
 }
 
 /* opts->producer_wait_ns: whether the producers still running have been
