@@ -51,6 +51,18 @@ static int append(int fd, uint32_t slot, size_t bytes, uint64_t pos)
     return rc;
 }
 
+/* Reads the spool at path whole: what on_chunk saw into *s (reset first), where its last
+ * whole chunk ends into *end. ur_spool_read's status. */
+static int read_back(const char *path, struct seen *s, size_t *end)
+{
+    memset(s, 0, sizeof *s);
+    s->payload_ok = 1;
+    int fd = open(path, O_RDONLY);
+    int rc = ur_spool_read(fd, on_chunk, s, end);
+    close(fd);
+    return rc;
+}
+
 static off_t size_of(const char *path)
 {
     struct stat st;
@@ -78,11 +90,9 @@ UNIT_TEST(spool)
     off_t whole = size_of(path);
     CHECK_EQ_U64((uint64_t)whole, 8 + 1000 * 64 + want_bytes);
 
-    struct seen s = {.payload_ok = 1};
+    struct seen s;
     size_t end = 0;
-    fd = open(path, O_RDONLY);
-    CHECK(ur_spool_read(fd, on_chunk, &s, &end) == 0);
-    close(fd);
+    CHECK(read_back(path, &s, &end) == 0);
     CHECK_EQ_U64(s.chunks, 1000);
     CHECK_EQ_U64(s.payload_bytes, want_bytes);
     CHECK_EQ_U64(s.last_pos_end, pos);
@@ -96,11 +106,7 @@ UNIT_TEST(spool)
     CHECK(write(fd, "partial!", 8) == 8);
     close(fd);
     CHECK_EQ_U64((uint64_t)size_of(path), (uint64_t)whole + 72);
-    memset(&s, 0, sizeof s);
-    s.payload_ok = 1;
-    fd = open(path, O_RDONLY);
-    CHECK(ur_spool_read(fd, on_chunk, &s, &end) == 0);
-    close(fd);
+    CHECK(read_back(path, &s, &end) == 0);
     CHECK_EQ_U64(s.chunks, 1000);
     CHECK_EQ_U64(end, (uint64_t)whole);
     CHECK_EQ_U64((uint64_t)size_of(path), (uint64_t)whole + 72); /* reading never cuts */
@@ -114,11 +120,7 @@ UNIT_TEST(spool)
     CHECK_EQ_U64((uint64_t)size_of(path), (uint64_t)whole);
     CHECK(append(fd, 3, 16, pos) == 0);
     close(fd);
-    memset(&s, 0, sizeof s);
-    s.payload_ok = 1;
-    fd = open(path, O_RDONLY);
-    CHECK(ur_spool_read(fd, on_chunk, &s, &end) == 0);
-    close(fd);
+    CHECK(read_back(path, &s, &end) == 0);
     CHECK_EQ_U64(s.chunks, 1001);
     CHECK_EQ_U64(s.last_pos_end, pos + 16);
     CHECK(s.payload_ok);
@@ -151,11 +153,7 @@ UNIT_TEST(spool)
     munmap(ringmap, 3 * 4096);
     close(ring);
     unlink(ringpath);
-    memset(&s, 0, sizeof s);
-    s.payload_ok = 1;
-    fd = open(path, O_RDONLY);
-    CHECK(ur_spool_read(fd, on_chunk, &s, &end) == 0);
-    close(fd);
+    CHECK(read_back(path, &s, &end) == 0);
     CHECK_EQ_U64(s.chunks, 1002);
     CHECK_EQ_U64(s.last_pos_end, pos + 32);
     CHECK(s.payload_ok);
