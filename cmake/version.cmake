@@ -4,7 +4,7 @@
 # upti_read_version(source_dir <var>): sets <var> to "major.minor.patch" read from
 # defines.h (called before project(), which takes it as its VERSION).
 # upti_check_version_scripts(source_dir version): fails the configure unless every version node
-# of every src/*/lib*.map is named <PREFIX>_<major>.<minor> with a version no
+# of every src/program/*/lib*.map is named <PREFIX>_<major>.<minor> with a version no
 # newer than the project's, and the newest UPTI_ node of libupti.map is the
 # project's <major>.<minor>: a release that adds symbols adds a node, and the
 # version and the node change together.
@@ -28,7 +28,7 @@ endfunction()
 function(upti_check_version_scripts source_dir version)
   string(REGEX REPLACE "^([0-9]+\\.[0-9]+).*" "\\1" project_mm "${version}")
   set(PROJECT_VERSION ${version})
-  file(GLOB maps ${source_dir}/src/*/lib*.map)
+  file(GLOB maps ${source_dir}/src/program/*/lib*.map)
   foreach(map ${maps})
     file(READ ${map} text)
     string(REGEX REPLACE "/\\*([^*]|\\*+[^*/])*\\*+/" "" text "${text}")
@@ -55,7 +55,7 @@ function(upti_check_version_scripts source_dir version)
     endforeach()
   endforeach()
   if(NOT newest STREQUAL project_mm)
-    message(FATAL_ERROR "upti: the newest UPTI_ node of src/sdk/libupti.map is UPTI_${newest}, "
+    message(FATAL_ERROR "upti: the newest UPTI_ node of src/program/sdk/libupti.map is UPTI_${newest}, "
                         "the version in include/upti/defines.h is ${PROJECT_VERSION}: "
                         "they must agree (UPTI_${project_mm})")
   endif()

@@ -6,7 +6,7 @@
 #   sh scripts/abi-baseline.sh
 #
 # Run it only when a release changes the interface on purpose: after adding
-# a version node for the symbols it adds (src/*/lib*.map) and the version in
+# a version node for the symbols it adds (src/program/*/lib*.map) and the version in
 # include/upti/defines.h, or when an incompatible change comes with a new
 # major version. Commit abi/ with that change; review shows its diff.
 #

@@ -103,7 +103,7 @@ for step in $steps; do
         # die_after_fork=0: a forked child restarts UPTI's delivery thread
         # (tests/integration/faults fork cases); TSan would kill it otherwise.
         # detect_deadlocks=1 (the default, written down): a lock taken against the
-        # order of src/sdk/internal.h is reported (tests/unit/test_lock_order.c).
+        # order of src/program/sdk/internal.h is reported (tests/unit/test_lock_order.c).
         export TSAN_OPTIONS="halt_on_error=1:detect_deadlocks=1:second_deadlock_stack=1:die_after_fork=0:log_path=$ROOT/build-tsan/sanitizer-reports/tsan:suppressions=$SUPP/tsan.supp"
         export UPTI_TEST_SCALE=${UPTI_TEST_SCALE_TSAN:-20}
         run_suite build-tsan thread

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Alike on purpose (duplicates): its record-building loops share one shape, and synth.c's; a
  * benchmark stands alone. */
-/* bench/output/bench_db — the database writer alone (src/output/db.c): how
+/* bench/output/bench_db — the database writer alone (src/collector/output/db.c): how
  * many records per second go into SQLite, in the two ways it is used.
  *
  *   bench_db [RECORDS [DIR [ONLY]]]   (default 1000000 records, DIR $TMPDIR or /tmp)

@@ -144,7 +144,7 @@ UPTI_API upti_status_t upti_destroy_buffer(upti_buffer_id_t buffer_id);
 /**
  * Creates a shared buffer: records that survive their process. Each
  * producing thread's region is a ring in a file-backed shared mapping
- * (format: src/common/upti_ring_abi.h, docs/shared-rings.md) that a
+ * (format: include/upti/ring.h, docs/shared-rings.md) that a
  * collector in another process drains (`upti-ring collect`); a record is
  * there as soon as the call that made it returns, so a process killed at any
  * moment (SIGKILL, a crash, _exit) loses none of the records it committed.

@@ -8,7 +8,7 @@
 
 /* The project's version, stated here only: CMake reads it from this file
  * (cmake/version.cmake), and the configure fails unless the newest node of
- * src/sdk/libupti.map is UPTI_<major>.<minor>. */
+ * src/program/sdk/libupti.map is UPTI_<major>.<minor>. */
 #define UPTI_VERSION_MAJOR 0
 #define UPTI_VERSION_MINOR 2
 #define UPTI_VERSION_PATCH 0

@@ -118,7 +118,7 @@ UPTX_API extern uint64_t uptx_next_range_id;
 #define UPTX_TRACED_(t) __builtin_expect((t) != NULL, 0)
 
 /* What the functions with a result do without a tool, written once: the inline
- * bodies below and libuptx's own implementation (src/marker/uptx.c, the table a
+ * bodies below and libuptx's own implementation (src/program/marker/uptx.c, the table a
  * tool's wrappers call into) both use these. Not part of the API. The others
  * do nothing without a tool. */
 static inline int uptx_untraced_range_push_(const char *message)

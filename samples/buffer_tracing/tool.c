@@ -9,7 +9,7 @@
  * region is full; a DISCARD buffer drops the record and reports the count.
  *
  * Alike on purpose: a sample is a whole tool in one file, to be read and copied;
- * its buffer and callback code looks like src/tool's, which it must not depend on.
+ * its buffer and callback code looks like src/program/recorder's, which it must not depend on.
  */
 #include <upti/upti.h>
 

@@ -3,6 +3,7 @@
  * NVTX injection, run the program, and exit with its status. */
 #include "cli.h"
 #include "env.h"
+#include "host_cpus.h"
 #include "log.h"
 #include "options.h"
 #include "out_files.h"
@@ -258,26 +259,24 @@ static int list_cb_kind(upti_tracing_kind_t kind, void *data)
     return 0;
 }
 
-static upti_status_t list_agents(const upti_agent_t **agents, size_t n, void *data)
+static void list_agents(const upti_agent_t *agents, size_t n)
 {
-    (void)data;
     printf("agents:\n");
     if (n <= 1)
         printf("  (devices appear once a runtime registers: 'upti run -L -- PROGRAM' prints,\n"
                "   at the end of each traced process, the agents it saw)\n");
     for (size_t i = 0; i < n; i++)
-        printf("  %llu %s %s: %s (%s)\n", (unsigned long long)agents[i]->id.handle,
-               agents[i]->runtime ? agents[i]->runtime : "?",
-               agents[i]->type == UPTI_AGENT_TYPE_CPU ? "CPU"
-               : agents[i]->type == UPTI_AGENT_TYPE_GPU ? "GPU"
-                                                        : "ACCELERATOR",
-               agents[i]->name ? agents[i]->name : "?", agents[i]->vendor ? agents[i]->vendor : "");
-    return UPTI_STATUS_SUCCESS;
+        printf("  %zu %s %s: %s (%s)\n", i + 1, agents[i].runtime ? agents[i].runtime : "?",
+               agents[i].type == UPTI_AGENT_TYPE_CPU ? "CPU"
+               : agents[i].type == UPTI_AGENT_TYPE_GPU ? "GPU"
+                                                       : "ACCELERATOR",
+               agents[i].name ? agents[i].name : "?", agents[i].vendor ? agents[i].vendor : "");
 }
 
-/* -L: what libupti knows, through its public API (libupti is linked by `upti`).
- * With a PROGRAM (agents = 0), the tool in each traced process prints the
- * agents that process saw when it ends (UPTI_TRACE_LIST). */
+/* -L: the kinds and operations UPTI knows (the names library, src/names) and,
+ * without a PROGRAM, the host's CPU agents, those libupti starts with. With a
+ * PROGRAM (agents = 0), the tool in each traced process prints the agents that
+ * process saw when it ends (UPTI_TRACE_LIST). */
 static int list_kinds(int agents)
 {
     printf("tracing kinds and operations:\n");
@@ -287,8 +286,8 @@ static int list_kinds(int agents)
         printf("agents: listed on stderr by each traced process when it ends\n");
         return 0;
     }
-    if (upti_query_available_agents(list_agents, NULL) != UPTI_STATUS_SUCCESS)
-        printf("agents: run a program (upti run -L -- PROGRAM) to list its devices\n");
+    upti_agent_t host[64];
+    list_agents(host, upti_host_cpu_agents(host, 64));
     return 0;
 }
 
@@ -317,14 +316,13 @@ static void check_environment(void)
         char *using = strstr(msg, ": using ");
         if (using != NULL && run_default(id) != NULL)
             snprintf(using, sizeof msg - (size_t)(using - msg), ": using %s", run_default(id));
-        if (id != UPTI_ENV_CLOCK) /* libupti, loaded by upti itself, has said this one */
-            fprintf(stderr, "upti: %s\n", msg);
+        fprintf(stderr, "upti: %s\n", msg);
         unsetenv(upti_env_name((upti_env_id)id));
     }
 }
 
 /* UPTI_RUN_COMMAND=PID<TAB>ARGV: the command line upti run starts, which the
- * program's ring file records (src/sdk/shared_buffer.c) instead of
+ * program's ring file records (src/program/sdk/shared_buffer.c) instead of
  * /proc/PID/cmdline, which shows the edits a program makes to its argv. The
  * PID is twelve zeros here: launched_command_pid writes the child's in place
  * (after the fork: no allocation). malloc'd for putenv, or NULL. */

@@ -4,7 +4,7 @@
  * --capture-range-end, --start-paused, --delay, --duration,
  * --collection-period) and which executions of each kernel are kept
  * (--kernel-iteration-range). Checked here, handed to the tool in the program
- * (src/tool/capture.c) through UPTI_TRACE_* variables; the kernel iterations
+ * (src/program/recorder/capture.c) through UPTI_TRACE_* variables; the kernel iterations
  * are applied by the collector (run_collect.c) as it builds the databases. */
 #ifndef UPTI_CLI_RUN_CAPTURE_H
 #define UPTI_CLI_RUN_CAPTURE_H

@@ -14,7 +14,7 @@
 #include "private_dir.h"
 #include "run_folder.h"
 #include "safe_open.h"
-#include "upti_ring_abi.h"
+#include <upti/ring.h>
 
 #include <dirent.h>
 #include <upti/upti.h>
@@ -88,7 +88,7 @@ static struct {
 #define STATUS_FILE "status"
 
 /* The output name of a process traced without `upti run` that did not say its own
- * (the tool's default, src/tool/tool.c). */
+ * (the tool's default, src/program/recorder/tool.c). */
 #define DEFAULT_PATTERN "upti-%argv0%-%pid%"
 
 /* ---- run.conf: key\0value\0 pairs (kv_pairs.h) ---- */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal: `upti run` as the collector of the programs it runs
  * (run_collect.c). The traced processes only record, into shared rings
- * (src/common/upti_ring_abi.h) in the run's ring folder; `upti run` drains
- * them into its spool while they run (src/collector), and after they ended
+ * (include/upti/ring.h) in the run's ring folder; `upti run` drains
+ * them into its spool while they run (src/collector/collect), and after they ended
  * converts the spool into each process's database and other outputs, named
  * from the output pattern with each process's own values.
  *

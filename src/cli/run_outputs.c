@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* See run_outputs.h. The manifest's records are described in src/output/manifest.h. */
+/* See run_outputs.h. The manifest's records are described in src/collector/output/manifest.h. */
 #include "run_outputs.h"
 
 #include "manifest.h"

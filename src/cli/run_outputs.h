@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal: what `upti run` does with the outputs of the processes it traced
- * (run_outputs.c): the run manifest (src/output/manifest.h), the recovery of
+ * (run_outputs.c): the run manifest (src/collector/output/manifest.h), the recovery of
  * traces whose process died without closing them, the leftovers of a writer
  * killed half-way, and the closing "upti: wrote PATH" lines. */
 #ifndef UPTI_CLI_RUN_OUTPUTS_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal: key\0value\0 pairs, in any order: the format of a run folder's
  * run.conf (written by `upti run` and by the tool for its helper collector,
- * src/tool/collector_helper.c; read by `upti recover`, src/cli/run_collect.h
+ * src/program/recorder/collector_helper.c; read by `upti recover`, src/cli/run_collect.h
  * names the keys) and of the metadata `upti run` reads back from a database. */
 #ifndef UPTI_COMMON_KV_PAIRS_H
 #define UPTI_COMMON_KV_PAIRS_H

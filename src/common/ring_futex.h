@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal: how a LOSSLESS producer waits for room in a shared ring slot, and
- * how the collector wakes it (upti_ring_abi.h, "Full ring").
+ * how the collector wakes it (upti/ring.h, "Full ring").
  *
  * The producer, finding no room, sets slot->starving and sleeps in
  * FUTEX_WAIT on the low 32 bits of slot->tail, expecting the value it last

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal: the folders of a run whose program only records (docs/shared-rings.md):
  * made alike by `upti run` (src/cli/run_collect.c) and by the tool for its helper
- * collector (src/tool/collector_helper.c). */
+ * collector (src/program/recorder/collector_helper.c). */
 #ifndef UPTI_COMMON_RUN_FOLDER_H
 #define UPTI_COMMON_RUN_FOLDER_H
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The records of the bundled tracing tool (libupti-trace.so, src/tool) that
+/* The records of the bundled tracing tool (libupti-trace.so, src/program/recorder) that
  * are its own, not UPTI's: written with upti_write_buffer_record() into its
- * shared buffer, read back by the collector (src/collector) that builds the
+ * shared buffer, read back by the collector (src/collector/collect) that builds the
  * database. Both sides include this header; it is their whole contract.
  *
  * Every payload is 8-byte aligned; strings are NUL-terminated and their

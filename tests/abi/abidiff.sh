@@ -46,7 +46,7 @@ fi
 if [ $((rc & 8)) -ne 0 ] ||
     printf '%s\n' "$out" | grep -Eq 'summary:.*(^|[^0-9])[1-9][0-9]* ([Rr]emoved|[Cc]hanged)'; then
     echo "abidiff: $lib breaks the ABI of $baseline (exit $rc): keep the old interface, or"
-    echo "abidiff: add a version node (src/*/lib*.map, defines.h) and run sh scripts/abi-baseline.sh"
+    echo "abidiff: add a version node (src/program/*/lib*.map, defines.h) and run sh scripts/abi-baseline.sh"
     exit 1
 fi
 if [ $((rc & 4)) -ne 0 ]; then

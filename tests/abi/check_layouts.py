@@ -31,7 +31,7 @@ import sys
 CC, PREV, CUR, WORK = sys.argv[1:5]
 PREV, CUR = os.path.abspath(PREV), os.path.abspath(CUR)
 HEADERS = ["upti/upti.h", "upti/runtime.h", "upti/runtime_callback.h", "upti/register.h",
-           "uptx/uptx.h", "uptx/uptx_table.h"]
+           "upti/ring.h", "uptx/uptx.h", "uptx/uptx_table.h"]
 
 
 def public_text(include):

@@ -5,7 +5,7 @@ disagree (cmake/version.cmake), and passes on this tree.
 
   check_version.py CMAKE SOURCE_DIR
 
-Copies defines.h and every src/*/lib*.map into a scratch tree and runs the
+Copies defines.h and every src/program/*/lib*.map into a scratch tree and runs the
 configure's check on it as it is (passes), with defines.h's minor version
 bumped and no new node (fails, naming both), with a node newer than the
 version (fails), and with a node that is not <PREFIX>_<major>.<minor>
@@ -29,8 +29,8 @@ def tree(tmp):
         shutil.rmtree(tmp)
     os.makedirs(os.path.join(tmp, "include", "upti"))
     shutil.copy(os.path.join(SRC, "include", "upti", "defines.h"), os.path.join(tmp, "include", "upti"))
-    for m in glob.glob(os.path.join(SRC, "src", "*", "lib*.map")):
-        d = os.path.join(tmp, "src", os.path.basename(os.path.dirname(m)))
+    for m in glob.glob(os.path.join(SRC, "src", "program", "*", "lib*.map")):
+        d = os.path.join(tmp, "src", "program", os.path.basename(os.path.dirname(m)))
         os.makedirs(d, exist_ok=True)
         shutil.copy(m, d)
     return tmp
@@ -69,13 +69,13 @@ with tempfile.TemporaryDirectory() as base:
            [f"UPTI_{major}.{minor}", f"{major}.{minor + 1}.", "defines.h"])
 
     t = tree(os.path.join(base, "t"))
-    libupti = os.path.join(t, "src", "sdk", "libupti.map")
+    libupti = os.path.join(t, "src", "program", "sdk", "libupti.map")
     with open(libupti, "a") as f:
         f.write(f"\nUPTI_{major}.{minor + 1} {{\n    global:\n        upti_future;\n}} UPTI_{major}.{minor};\n")
     expect("node newer than the version", t, False, [f"UPTI_{major}.{minor + 1}", "newer"])
 
     t = tree(os.path.join(base, "t"))
-    marker = os.path.join(t, "src", "marker", "libuptx.map")
+    marker = os.path.join(t, "src", "program", "marker", "libuptx.map")
     edit(marker, r"UPTX_\d+\.\d+", "UPTX_NEXT")
     expect("node not <PREFIX>_<major>.<minor>", t, False, ["UPTX_NEXT"])
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* libFuzzer: the spool's readers (src/collector/spool.c, convert.c) on a spool
+/* libFuzzer: the spool's readers (src/collector/collect/spool.c, convert.c) on a spool
  * a killed collector or another program left (issue 20, section 3): resuming
  * it (ur_spool_open: read whole, cut after the last whole chunk) and
  * converting it into databases. A message, never a crash or a read past a

@@ -5,7 +5,7 @@
 #ifndef UPTI_TESTS_RING_TEMPLATE_H
 #define UPTI_TESTS_RING_TEMPLATE_H
 
-#include "upti_ring_abi.h"
+#include <upti/ring.h>
 
 #include <dirent.h>
 #include <stdint.h>

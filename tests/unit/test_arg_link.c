@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* src/output/arg_link.c: arguments that wait for their call keep their values
+/* src/collector/output/arg_link.c: arguments that wait for their call keep their values
  * (copied into one buffer) and come out with the call's api id, in the order
  * they came; an argument whose call never comes keeps its value while
  * thousands of others wait and leave around it, in a buffer that stays small

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* src/output's one error channel: a database keeps its first error
+/* src/collector/output's one error channel: a database keeps its first error
  * (uo_db_error) and reports it once, through the reporter its program set
  * (uo_set_reporter), however many calls fail after it; uo_db_close then
  * fails without a second report. An error of uo_db_create is its err only. */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* src/vulkan/handle_map.c: the Vulkan layer's handle -> state map, checked
+/* src/program/vulkan/handle_map.c: the Vulkan layer's handle -> state map, checked
  * against a plain array through random puts, replacements and removals,
  * with keys chosen to collide (aligned pointers, small counters, keys that
  * share a home slot) so that probe runs wrap around the table and removals
  * shift keys back across the wrap. */
-#include "../../src/vulkan/handle_map.h"
+#include "../../src/program/vulkan/handle_map.h"
 
 #include "../integration/core/testutil.h"
 #include "unit_tests.h"

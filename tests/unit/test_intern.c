@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* src/output/db.c uo_db_intern(): one id per distinct string (ids 1, 2, 3... in
+/* src/collector/output/db.c uo_db_intern(): one id per distinct string (ids 1, 2, 3... in
  * first-seen order), the same id for the same bytes however often and however
  * far the table has grown, 0 for NULL; the string table of the closed database
  * holds each string once, invalid UTF-8 replaced by U+FFFD. */

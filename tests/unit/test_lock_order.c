@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The paths of libupti that hold two locks at once (the order is written in
- * src/sdk/internal.h), run at the same time from several threads. Under
+ * src/program/sdk/internal.h), run at the same time from several threads. Under
  * ThreadSanitizer (scripts/ci-sanitizers.sh tsan, detect_deadlocks=1) a lock
  * taken against that order anywhere is reported even if this run does not
  * deadlock; in any build the test asserts that nothing was lost:

@@ -117,7 +117,7 @@ static void test_kind_and_operation_names(void)
         CHECK_STATUS(upti_iterate_tracing_kind_operations((upti_tracing_kind_t)k, on_operation, &ops),
                      UPTI_STATUS_SUCCESS);
         if (k == UPTI_TRACING_KIND_OPENCL_API) {
-            /* Named from src/opencl/opencl_operations.def, with or without OpenCL
+            /* Named from src/names/opencl/opencl_operations.def, with or without OpenCL
              * headers on the build machine: all 149 entries of the ICD table. */
             CHECK_EQ_U64(ops.n, 149);
         } else if (k == UPTI_TRACING_KIND_VULKAN_API) {
@@ -283,7 +283,7 @@ static void test_agents(void)
     CHECK_STATUS(upti_query_available_agents(NULL, NULL), UPTI_STATUS_ERROR_INVALID_ARGUMENT);
 }
 
-/* OPENCL_API ids are fixed forever (src/opencl/opencl_operations.def). */
+/* OPENCL_API ids are fixed forever (src/names/opencl/opencl_operations.def). */
 static void test_opencl_operation_ids(void)
 {
     static const struct { uint32_t id; const char *name; } fixed[] = {

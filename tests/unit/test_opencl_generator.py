@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Unit tests of the OpenCL generator (src/opencl/generate.py), one named case per run:
+"""Unit tests of the OpenCL generator (src/names/opencl/generate.py), one named case per run:
 
   test_opencl_generator.py SRC_DIR golden   the committed operation ids equal opencl_api.txt's
   test_opencl_generator.py SRC_DIR table    a small table in, the expected wrappers out
@@ -12,9 +12,9 @@ import sys
 import tempfile
 
 SRC = sys.argv[1]
-GEN = os.path.join(SRC, 'src', 'opencl', 'generate.py')
-API = os.path.join(SRC, 'src', 'opencl', 'opencl_api.txt')
-GOLDEN = os.path.join(SRC, 'src', 'opencl', 'opencl_operations.def')
+GEN = os.path.join(SRC, 'src', 'names', 'opencl', 'generate.py')
+API = os.path.join(SRC, 'src', 'names', 'opencl', 'opencl_api.txt')
+GOLDEN = os.path.join(SRC, 'src', 'names', 'opencl', 'opencl_operations.def')
 
 
 def fail(msg):
@@ -39,14 +39,14 @@ def case_golden():
     if r.stdout != golden:
         import difflib
         diff = difflib.unified_diff(golden.splitlines(True), r.stdout.splitlines(True),
-                                    'src/opencl/opencl_operations.def (committed)',
-                                    'generated from src/opencl/opencl_api.txt')
+                                    'src/names/opencl/opencl_operations.def (committed)',
+                                    'generated from src/names/opencl/opencl_api.txt')
         sys.stdout.writelines(diff)
         fail('the OPENCL_API operation ids differ from the committed list. Ids are part of the ABI: '
              'an existing entry must keep its slot and id, a new entry goes at the end. If the change '
              'is an intended addition, update the golden copy with\n'
-             '  python3 src/opencl/generate.py --operations src/opencl/opencl_api.txt '
-             '> src/opencl/opencl_operations.def\nand commit it with the change.')
+             '  python3 src/names/opencl/generate.py --operations src/names/opencl/opencl_api.txt '
+             '> src/names/opencl/opencl_operations.def\nand commit it with the change.')
     ids = [int(line.split('(')[1].split(',')[0]) for line in golden.splitlines()
            if line.startswith('UPTI_OPENCL_OPERATION(')]
     check(ids == list(range(1, len(ids) + 1)), 'golden ids are not 1..N')

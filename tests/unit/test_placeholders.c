@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* src/output/placeholders.c: each placeholder expands; %% is a literal '%';
+/* src/collector/output/placeholders.c: each placeholder expands; %% is a literal '%';
  * an unknown one (%foo%, a lone '%') is refused with a message that names it
  * and lists the known ones. */
 #include "output.h"

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* src/collector/ring_check.c: a ring file's header is checked against the
+/* src/collector/collect/ring_check.c: a ring file's header is checked against the
  * file's size before anything of it is used (docs/reliability.md, "Files a
  * killed or hostile process left"). Each field a killed or hostile producer
  * could leave wrong, alone, with the exact reason; sums that overflow 64 bits
  * included (they passed the collector's old check and it read past the file). */
 #include "ring_check.h"
-#include "upti_ring_abi.h"
+#include <upti/ring.h>
 
 #include <stdio.h>
 #include <stdlib.h>

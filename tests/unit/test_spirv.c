@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The SPIR-V name reader of the Vulkan layer (src/vulkan/spirv.c): entry
+/* The SPIR-V name reader of the Vulkan layer (src/program/vulkan/spirv.c): entry
  * points and the source file of well-formed modules, in either byte order;
  * malformed modules (truncated, a zero or oversized word count, a string
  * without its NUL, not SPIR-V) yield what came before the fault and never a
  * read outside the module (run under ASan by the sanitizer script). */
-#include "../../src/vulkan/spirv.h"
+#include "../../src/program/vulkan/spirv.h"
 
 #include <stdio.h>
 #include <stdlib.h>

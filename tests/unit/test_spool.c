@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Alike on purpose (duplicates): its cases share one shape. */
-/* src/collector/spool.c: the collector's spool is read in blocks, not mapped.
+/* src/collector/collect/spool.c: the collector's spool is read in blocks, not mapped.
  * Exact chunk counts and payloads across block boundaries, a chunk larger than
  * the read block, an incomplete last chunk (cut off by ur_spool_open, never
  * by a read that failed), a file that is not a spool, and appending after a

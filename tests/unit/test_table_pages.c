@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* src/output/table_pages.c and index_pages.c: rows and index entries written
+/* src/collector/output/table_pages.c and index_pages.c: rows and index entries written
  * as SQLite b-tree pages by UPTI, read back by SQLite.
  *
  * 512-byte pages (about 20 rows a leaf) so that a few thousand rows make

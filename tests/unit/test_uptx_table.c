@@ -2,7 +2,7 @@
 /* <uptx/uptx.h>'s dispatch through a table of another release's size: each
  * entry is used if the table's size reaches it (offsetof + sizeof of the
  * entry), else the call takes the no-tool path; the same rule in UPTI's
- * wrapper installation (src/sdk/marker_tracing.c). One process per case:
+ * wrapper installation (src/program/sdk/marker_tracing.c). One process per case:
  *   uptx_table.header  the inline functions and libuptx's exported ones
  *                      with a version-1 table, one that ends between the
  *                      two profiler entries, a whole one and a larger one

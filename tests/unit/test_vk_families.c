@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* src/vulkan/family_queries.h: how the Vulkan layer times the command
+/* src/program/vulkan/family_queries.h: how the Vulkan layer times the command
  * buffers of a queue family. A graphics or compute family: queries reset and
  * copied by commands recorded into them; a transfer (or video) family: reset
  * from the host and read with vkGetQueryPoolResults; a family whose
  * timestampValidBits is 0: no timestamps at all (writing one there is
  * invalid, VUID-vkCmdWriteTimestamp-timestampValidBits-00829), whatever its
  * flags; a pool the layer did not see: graphics or compute. */
-#include "../../src/vulkan/family_queries.h"
+#include "../../src/program/vulkan/family_queries.h"
 
 #include "../integration/core/testutil.h"
 #include "unit_tests.h"

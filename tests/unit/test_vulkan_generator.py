@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The Vulkan generator's operation ids (src/vulkan/generate.py) come from the
-committed table src/vulkan/vulkan_operations.txt, whatever vk.xml it reads.
+"""The Vulkan generator's operation ids (src/names/vulkan/generate.py) come from the
+committed table src/names/vulkan/vulkan_operations.txt, whatever vk.xml it reads.
 
   test_vulkan_generator.py SOURCE_DIR VK_XML CASE
 
@@ -19,8 +19,8 @@ import sys
 import tempfile
 
 SRC, VK_XML, CASE = sys.argv[1:4]
-GEN = os.path.join(SRC, 'src', 'vulkan', 'generate.py')
-TABLE = os.path.join(SRC, 'src', 'vulkan', 'vulkan_operations.txt')
+GEN = os.path.join(SRC, 'src', 'names', 'vulkan', 'generate.py')
+TABLE = os.path.join(SRC, 'src', 'names', 'vulkan', 'vulkan_operations.txt')
 
 
 def fail(msg):

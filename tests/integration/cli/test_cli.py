@@ -63,7 +63,7 @@ def run(args, env=None, expect=0):
 def db_of(path):
     """The database at path, after SQLite's own check of every page, row and
     index entry (the collector writes the big tables as pages itself:
-    src/output/table_pages.h)."""
+    src/collector/output/table_pages.h)."""
     db = sqlite3.connect(path)
     check(db.execute("PRAGMA integrity_check").fetchall() == [("ok",)],
           "%s: PRAGMA integrity_check: %r" % (path, db.execute("PRAGMA integrity_check").fetchall()[:5]))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Contexts switched from inside marker callbacks, as capture windows do
- * (src/tool/capture.c), checked record by record:
+ * (src/program/recorder/capture.c), checked record by record:
  *  - a control context's callbacks start the recording context R at the
  *    push of range "open" and at uptx_profiler_resume, and stop it at the
  *    pop and at uptx_profiler_pause;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The database writer's batching and its bulk mode (src/output/db.c, db_rows.c).
+/* The database writer's batching and its bulk mode (src/collector/output/db.c, db_rows.c).
  *
  *   db_writer DIR CASE
  *

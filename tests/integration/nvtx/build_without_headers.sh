@@ -13,13 +13,13 @@ for d in $3; do incs="$incs -I$d"; done
 unset IFS
 # shellcheck disable=SC2086
 deps=$("$cc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -M $incs \
-       "$src/src/nvtx/nvtx.c") || { echo "FAIL: src/nvtx/nvtx.c does not compile without the CUDA toolkit"; exit 1; }
+       "$src/src/program/nvtx/nvtx.c") || { echo "FAIL: src/program/nvtx/nvtx.c does not compile without the CUDA toolkit"; exit 1; }
 if printf '%s\n' "$deps" | grep -q 'nvtx3/'; then
-    echo "FAIL: src/nvtx/nvtx.c includes NVTX headers:"
+    echo "FAIL: src/program/nvtx/nvtx.c includes NVTX headers:"
     printf '%s\n' "$deps" | tr ' ' '\n' | grep 'nvtx3/'
     exit 1
 fi
 # shellcheck disable=SC2086
 "$cc" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fsyntax-only $incs \
-    "$src/src/nvtx/nvtx.c"
+    "$src/src/program/nvtx/nvtx.c"
 echo "PASS: nvtx.c compiles with UPTI's own declaration of the NVTX injection ABI"

@@ -449,7 +449,7 @@ def case_api(root):
 
 
 def spool_chunks(data):
-    """(offset of the header, type, payload bytes) of each chunk (src/collector/spool.h)."""
+    """(offset of the header, type, payload bytes) of each chunk (src/collector/collect/spool.h)."""
     off, out = 8, []
     while off + 64 <= len(data):
         magic, ctype, nbytes = struct.unpack_from("<IIQ", data, off)

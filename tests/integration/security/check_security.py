@@ -58,7 +58,7 @@ RING = os.path.join(BUILD, 'bin', 'upti-ring')
 APP = os.path.join(BUILD, 'bin', 'counted_marks')
 TOOL = os.path.join(BUILD, 'lib', 'libupti-trace.so')
 VICTIM, ATTACKER = 'upti_victim', 'upti_attacker'
-# Ring header offsets (src/common/upti_ring_abi.h).
+# Ring header offsets (include/upti/ring.h).
 MAX_SLOTS, SLOT_SIZE, UID, PID, START = 20, 24, 56, 64, 80
 SLOTS, SLOT_BYTES, DATA_OFFSET = 4096, 384, 328
 
@@ -434,7 +434,7 @@ def case_many_rings(tmp):
         fail('collect: exit %d, %r' % (r.returncode, r.stderr[:500]))
     if os.listdir(folder):
         fail('%d ring files left' % len(os.listdir(folder)))
-    # The spool's PROCESS chunks (src/collector/spool.h): one per ring collected, its uid.
+    # The spool's PROCESS chunks (src/collector/collect/spool.h): one per ring collected, its uid.
     data, off, uids = open(spool, 'rb').read(), 8, []
     while off + 64 <= len(data):
         magic, ctype, nbytes, uid = struct.unpack_from('<IIQQ', data, off)

@@ -15,7 +15,7 @@
 #include <upti/upti.h>
 #include <uptx/uptx.h>
 
-#include "upti_ring_abi.h"
+#include <upti/ring.h>
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -293,7 +293,7 @@ MANY_DISPATCHES = 1000
 
 def shared_starts(n, host_reset=False):
     """Which of n timed operations recorded one after the other, with nothing between them, share
-    the end timestamp of the one before as their start (src/vulkan/command_buffers.c): all but the
+    the end timestamp of the one before as their start (src/program/vulkan/command_buffers.c): all but the
     first of a recording, of each of the layer's query pools (512 queries) and of each run of 128
     queries the command buffer resets (none: host_reset, reset from the host)."""
     first = 512 if host_reset else 0

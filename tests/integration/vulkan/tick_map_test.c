@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The arithmetic that maps a Vulkan device's timestamp ticks onto UPTI's
- * clock (src/vulkan/tick_map.h): scaling by timestampPeriod, counters of
+ * clock (src/program/vulkan/tick_map.h): scaling by timestampPeriod, counters of
  * fewer than 64 valid bits that wrap, a measured (bracketed) reference and
  * its error bound. Exit 0 if every check holds; one line per failure. */
 #include "tick_map.h"

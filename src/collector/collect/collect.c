@@ -1,0 +1,1049 @@
+/* SPDX-License-Identifier: MIT */
+/* `upti-ring collect`: drains ring files into the spool while their
+ * producers run (the consumer side of include/upti/ring.h).
+ *
+ * For each slot: load-acquire head, append [tail, head) to the spool as one
+ * DATA chunk (straight from the mapping), then store-release tail. A
+ * collector killed between the append and the tail store finds, when started
+ * again, chunks in the spool that go past the slot's tail: it moves the tail
+ * there first (resume_pos), so nothing is appended twice.
+ *
+ * A spool that cannot be written (a full disk, a file size limit, an I/O
+ * error, or one that cannot even be opened) never makes a producer wait: the
+ * collector says so once, then goes on draining every ring without storing,
+ * counting the records it discards (discard_slot), and reports the count per
+ * producer process at the end (ur_collect_opts.discarded). What the spool
+ * held before the failure stays whole and is converted as usual.
+ */
+#include "collector.h"
+#include "clock.h"
+#include "fnv1a.h"
+#include "output.h"
+#include "private_dir.h"
+#include "proc_stat.h"
+#include "ring_check.h"
+#include "ring_futex.h"
+#include "ring_guard.h"
+#include "spool.h"
+#include <upti/ring.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A pass that moved less than this pauses BUSY_PAUSE_NS before the next one. */
+#define BUSY_BATCH_BYTES (256u << 10)
+#define BUSY_PAUSE_NS (100u * 1000u)
+#define BUSY_PAUSE_MIN_NS (10u * 1000u)
+/* The pause while the only processes left are forked children yet to record (claims). */
+#define CLAIM_POLL_NS (10u * 1000u * 1000u)
+
+struct ring {
+    char *path;
+    uint64_t uid;            /* in the spool: the header's, or one of its own (unique_uid) */
+    upti_ring_header_t *hdr;
+    void *map;
+    size_t map_size;
+    /* Copied from the header once it was checked (ring_check.h): the file is
+     * shared, and what is used after the check must be what was checked. */
+    uint32_t max_slots;
+    uint64_t slot_size;
+    int64_t pid;
+    uint64_t start_ticks;
+    char command[64];        /* its first word, for the line saying it is waited for */
+    int alive;               /* its producer ran at the start of this pass */
+    int announced;           /* said that the collector waits for its producer */
+    uint64_t *resume_pos;    /* per slot: where the spool ends for it */
+    uint64_t *dropped_seen;  /* per slot: the last drop count in the spool */
+    uint64_t no_slot_seen;
+    int process_written;     /* the PROCESS chunk is in the spool */
+    int done;                /* the producer ended and the rings are empty */
+    int pidfd;               /* the producer's pidfd, -1 if none (then /proc is read) */
+};
+
+/* What a resumed spool already holds, per ring uid (known before the files are opened). */
+struct seen {
+    uint64_t uid;
+    uint32_t slot;
+    uint64_t pos_end, dropped;
+    int process;
+};
+
+/* A forked child's claim (UPTI_RING_PENDING_SUFFIX): it may still make a ring file. */
+struct pending {
+    char *path;
+    int done;   /* found unlocked or gone, not a claim, or given up: nothing more from it */
+    int locked; /* locked at the last look */
+};
+
+struct collector {
+    const ur_collect_opts *opts;
+    long crash_after; /* tests: SIGKILL itself after this many DATA chunks, before their tail store */
+    int fd;
+    struct ring *rings;      /* every file seen, as many as there are */
+    size_t num_rings, cap_rings;
+    uo_map by_path;          /* hash of a ring's path -> its index in rings (known_path) */
+    int dirfd;               /* opts->dir, -1 until opened */
+    struct seen *seen;
+    size_t num_seen, cap_seen;
+    int wait_pidfd;          /* opts->wait_pid's pidfd, -1 if none */
+    int starving;            /* a producer waited for room during this pass */
+    uint64_t pause_ns;       /* the busy pause now (BUSY_PAUSE_MIN_NS..BUSY_PAUSE_NS) */
+    uint64_t idle_passes;    /* passes in a row that moved nothing and found nobody waiting */
+    int told_first_ring;     /* opts->first_ring was called */
+    int discarding;          /* the spool failed: drain without storing */
+    char reason[256];        /* why (strerror of the failed write) */
+    uint64_t wait_since;     /* CLOCK_MONOTONIC ns when only producers were left to wait for */
+    int told_waiting;        /* the wait without a bound (producer_wait_ns 0) was said */
+    int skipped;             /* files skipped as not rings this collector reads */
+    ur_loss *losses;         /* records lost because the spool could not be written */
+    size_t num_losses, cap_losses;
+    struct pending *pending;
+    size_t num_pending, cap_pending;
+};
+
+int ur_process_alive(int64_t pid, uint64_t start_ticks)
+{
+    char state;
+    uint64_t ticks;
+    if (pid <= 0 || upti_proc_stat(pid, &state, &ticks) != 0)
+        return 0;
+    if (state == 'Z' || state == 'X' || state == 'x')
+        return 0; /* a zombie has ended: its memory is gone */
+    return start_ticks == 0 || ticks == start_ticks;
+}
+
+/* A pidfd of the live process pid that started at start_ticks (0: any), or -1
+ * (none: it has ended, or pidfds are not available). Checking liveness every
+ * pass through a pidfd is one poll() instead of reading /proc/PID/stat (tens
+ * of microseconds on some machines, twice a pass). The check after the open
+ * makes sure the pidfd is that process's, not one that took over its pid. */
+static int open_pidfd(int64_t pid, uint64_t start_ticks)
+{
+#ifdef SYS_pidfd_open
+    if (pid <= 0 || !ur_process_alive(pid, start_ticks))
+        return -1;
+    int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+    if (fd >= 0 && !ur_process_alive(pid, start_ticks)) {
+        close(fd);
+        return -1;
+    }
+    return fd; /* close-on-exec: pidfd_open always sets it */
+#else
+    (void)pid;
+    (void)start_ticks;
+    return -1;
+#endif
+}
+
+/* Whether the process behind pidfd (or, without one, pid started at start_ticks) runs:
+ * a pidfd becomes readable when its process has ended (a zombie included). */
+static int alive_by(int pidfd, int64_t pid, uint64_t start_ticks)
+{
+    if (pidfd < 0)
+        return ur_process_alive(pid, start_ticks);
+    struct pollfd p = {pidfd, POLLIN, 0};
+    int n;
+    do
+        n = poll(&p, 1, 0);
+    while (n < 0 && errno == EINTR);
+    return n == 0;
+}
+
+/* The pause of an idle pass: opts->poll_ns, lengthened the longer nothing
+ * came (by poll_ns per IDLE_STEP passes, up to IDLE_MAX_FACTOR times poll_ns):
+ * a program that traces nothing for a while, or nothing at all, is not
+ * polled 2,000 times a second (30 ms of CPU per second at 0.5 ms, taken from
+ * the program on a busy machine). The first pass that moves anything goes
+ * back to the short pauses. */
+#define IDLE_STEP 64u
+#define IDLE_MAX_FACTOR 4u
+static uint64_t idle_pause_ns(uint64_t poll_ns, uint64_t idle_passes)
+{
+    uint64_t factor = 1 + idle_passes / IDLE_STEP;
+    return poll_ns * (factor < IDLE_MAX_FACTOR ? factor : IDLE_MAX_FACTOR);
+}
+
+/* Sleeps ns, or less: while the program is awaited, until it ends (its pidfd
+ * becomes readable), so that its last records are taken at once. */
+static void pause_pass(const struct collector *c, int waiting, uint64_t ns)
+{
+    struct timespec pause = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    if (waiting && c->wait_pidfd >= 0) {
+        struct pollfd p = {c->wait_pidfd, POLLIN, 0};
+        ppoll(&p, 1, &pause, NULL);
+    } else {
+        nanosleep(&pause, NULL);
+    }
+}
+
+static void remember(void *arg, const ur_chunk_t *c, const uint8_t *payload)
+{
+    (void)payload;
+    struct collector *collector = arg;
+    struct seen *s = NULL;
+    for (size_t i = 0; i < collector->num_seen; i++)
+        if (collector->seen[i].uid == c->ring_uid && collector->seen[i].slot == c->slot)
+            s = &collector->seen[i];
+    if (s == NULL) {
+        if (uo_grow(&collector->seen, &collector->cap_seen, collector->num_seen + 1,
+                    sizeof *collector->seen, 64) != 0)
+            return;
+        s = &collector->seen[collector->num_seen++];
+        *s = (struct seen){c->ring_uid, c->slot, 0, 0, 0};
+    }
+    if (c->type == UR_CHUNK_PROCESS)
+        s->process = 1;
+    if (c->type == UR_CHUNK_DATA && c->pos_end > s->pos_end)
+        s->pos_end = c->pos_end;
+    if ((c->type == UR_CHUNK_DATA || c->type == UR_CHUNK_DROPS) && c->dropped > s->dropped)
+        s->dropped = c->dropped;
+}
+
+static const struct seen *find_seen(const struct collector *collector, uint64_t uid, uint32_t slot)
+{
+    for (size_t i = 0; i < collector->num_seen; i++)
+        if (collector->seen[i].uid == uid && collector->seen[i].slot == slot)
+            return &collector->seen[i];
+    return NULL;
+}
+
+/* Whether path is one of collector->rings already: found by the hash of its
+ * name (a scan sees every file of the folder again, and a folder may hold
+ * thousands), compared whole; two paths of one hash (never seen) are told
+ * apart by a look at every ring. */
+static int known_path(const struct collector *collector, const char *path)
+{
+    const uint64_t *i = uo_map_find(&collector->by_path, upti_fnv1a64(UPTI_FNV1A64_BASIS, path));
+    if (i == NULL)
+        return 0;
+    if (strcmp(collector->rings[*i].path, path) == 0)
+        return 1;
+    for (size_t k = 0; k < collector->num_rings; k++)
+        if (strcmp(collector->rings[k].path, path) == 0)
+            return 1;
+    return 0;
+}
+
+/* A new entry for path in collector->rings (zeroed but path), or NULL. */
+static struct ring *new_ring(struct collector *collector, const char *path)
+{
+    if (uo_grow(&collector->rings, &collector->cap_rings, collector->num_rings + 1,
+                sizeof *collector->rings, 64) != 0)
+        return NULL;
+    char *copy = strdup(path);
+    if (copy == NULL)
+        return NULL;
+    int inserted = 0;
+    uint64_t *index = uo_map_insert(&collector->by_path, upti_fnv1a64(UPTI_FNV1A64_BASIS, path),
+                                    &inserted);
+    if (index == NULL) {
+        free(copy);
+        return NULL;
+    }
+    if (inserted)
+        *index = collector->num_rings;
+    struct ring *r = &collector->rings[collector->num_rings++];
+    *r = (struct ring){.path = copy, .pidfd = -1};
+    return r;
+}
+
+/* A file that is not (or no longer) a ring this collector reads: said once,
+ * remembered so that the next scans pass it by. -1. */
+static int skip_file(struct collector *collector, const char *path, const char *why)
+{
+    uo_report("%s is not a ring file this collector reads (%s): skipped", path, why);
+    struct ring *r = new_ring(collector, path);
+    if (r != NULL)
+        r->done = 1;
+    collector->skipped++;
+    return -1;
+}
+
+/* The spool's uid for a ring whose header uid another file of this collection
+ * has already (a copied or forged file): one derived from its name, so that
+ * each file is a process of its own, and a collector resumed on the same files
+ * derives the same one. */
+static uint64_t unique_uid(const struct collector *collector, uint64_t uid, const char *path)
+{
+    const char *name = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
+    for (int round = 0; round < 64; round++) {
+        int taken = 0;
+        for (size_t i = 0; i < collector->num_rings && !taken; i++)
+            taken = collector->rings[i].max_slots != 0 && collector->rings[i].uid == uid;
+        if (!taken)
+            return uid;
+        uid ^= upti_fnv1a64(UPTI_FNV1A64_BASIS ^ (uint64_t)round, name);
+    }
+    return 0;
+}
+
+static void ring_cut(struct collector *collector, struct ring *r);
+
+/* The header of a ring file just mapped, checked (ring_check.h) into *checked. 0: a ring;
+ * 1: not yet one (being created, or cut short while read); -1: not a ring this collector
+ * reads (why says why). */
+static int check_mapped(void *map, size_t size, upti_ring_header_t *checked, char *why,
+                        size_t cap)
+{
+    upti_ring_header_t *h = map;
+    ur_guard g;
+    ur_guard_push(&g, map, size);
+    if (sigsetjmp(g.env, 0) != 0)
+        return 1; /* cut short meanwhile: the next scan looks at it again */
+    int rc = 0;
+    if (h->magic != UPTI_RING_MAGIC ||
+        atomic_load_explicit(&h->state, memory_order_acquire) == UPTI_RING_STATE_CREATING)
+        rc = 1;
+    else if (ur_ring_check(map, (uint64_t)size, checked, why, cap) != 0)
+        rc = -1;
+    ur_guard_leave(&g);
+    return rc;
+}
+
+/* Opens the ring file name in dirfd (dirfd -1: the path as given), maps it and
+ * checks its header (ring_check.h). 1: added; 0: not (yet) a ring: the next scan
+ * looks again; -1: skipped for good (said). */
+static int add_ring(struct collector *collector, int dirfd, const char *name, const char *path)
+{
+    if (known_path(collector, path))
+        return 0;
+    /* Never through a symbolic link, never a FIFO or a device, only a file of the caller. */
+    int fd = dirfd >= 0 ? upti_open_in_dir(dirfd, name, O_RDWR, 0, 0)
+                        : upti_open_file(path, O_RDWR, 0, 0);
+    if (fd < 0) {
+        if (errno == ELOOP || errno == EPERM)
+            return skip_file(collector, path, errno == ELOOP ? "a symbolic link"
+                                                              : "not a regular file of yours");
+        return 0;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < UPTI_RING_HEADER_BYTES ||
+        (uint64_t)st.st_size > SIZE_MAX) {
+        close(fd);
+        return 0;
+    }
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return 0;
+    upti_ring_header_t *h = map;
+    char why[256];
+    upti_ring_header_t checked;
+    int check = check_mapped(map, (size_t)st.st_size, &checked, why, sizeof why);
+    if (check != 0) {
+        munmap(map, (size_t)st.st_size); /* 1: being created, the next scan takes it */
+        return check < 0 ? skip_file(collector, path, why) : 0;
+    }
+    uint64_t uid = unique_uid(collector, checked.uid, path);
+    if (uid == 0) {
+        munmap(map, (size_t)st.st_size);
+        return skip_file(collector, path, "its uid is another file's");
+    }
+    uint32_t max_slots = checked.max_slots;
+    uint64_t *resume_pos = calloc(max_slots, sizeof *resume_pos);
+    uint64_t *dropped_seen = calloc(max_slots, sizeof *dropped_seen);
+    struct ring *r = resume_pos != NULL && dropped_seen != NULL ? new_ring(collector, path) : NULL;
+    if (r == NULL) {
+        free(resume_pos);
+        free(dropped_seen);
+        munmap(map, (size_t)st.st_size);
+        return 0;
+    }
+    if (!collector->told_first_ring && collector->opts->first_ring != NULL)
+        collector->opts->first_ring(collector->opts->first_ring_arg);
+    collector->told_first_ring = 1;
+    if (uid != checked.uid)
+        uo_report("%s has the ring uid of another file (a copy?): collected as a process of "
+                  "its own", path);
+    *r = (struct ring){.path = r->path, .uid = uid, .hdr = h, .map = map,
+                       .map_size = (size_t)st.st_size, .max_slots = max_slots,
+                       .slot_size = checked.slot_size, .pid = checked.pid,
+                       .start_ticks = checked.proc_start_ticks, .resume_pos = resume_pos,
+                       .dropped_seen = dropped_seen, .pidfd = -1};
+    memcpy(r->command, checked.command, sizeof r->command - 1);
+    r->command[sizeof r->command - 1] = '\0';
+    r->command[strcspn(r->command, " ")] = '\0';
+    /* Its producer is the process of that pid only if it started when the ring
+     * says (a ring naming pid 1, or a pid reused since, is not waited for). */
+    if (r->start_ticks != 0)
+        r->pidfd = open_pidfd(r->pid, r->start_ticks);
+    for (uint32_t i = 0; i < max_slots; i++) {
+        const struct seen *s = find_seen(collector, r->uid, i);
+        if (s != NULL) {
+            r->resume_pos[i] = s->pos_end;
+            r->dropped_seen[i] = s->dropped;
+        }
+    }
+    const struct seen *s = find_seen(collector, r->uid, UR_NO_SLOT);
+    if (s != NULL) {
+        r->no_slot_seen = s->dropped;
+        r->process_written = s->process;
+    }
+    ur_guard g;
+    ur_guard_push(&g, map, r->map_size);
+    if (sigsetjmp(g.env, 0) != 0) {
+        ring_cut(collector, r);
+        return 1;
+    }
+    atomic_store(&h->collector_pid, (int64_t)getpid());
+    ur_guard_leave(&g);
+    return 1;
+}
+
+static void add_pending(struct collector *collector, const char *path)
+{
+    for (size_t i = 0; i < collector->num_pending; i++)
+        if (strcmp(collector->pending[i].path, path) == 0)
+            return;
+    char *copy = strdup(path);
+    if (copy == NULL || uo_grow(&collector->pending, &collector->cap_pending,
+                                collector->num_pending + 1, sizeof *collector->pending, 16) != 0) {
+        free(copy);
+        return;
+    }
+    collector->pending[collector->num_pending++] = (struct pending){.path = copy};
+}
+
+int ur_claim_state(const char *path)
+{
+    /* O_NONBLOCK: a FIFO's open for reading would wait for a writer for ever. */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    struct stat st;
+    int state = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+        state = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd);
+    return state;
+}
+
+/* The forked children that may still make a ring file: those whose claim is
+ * still locked (upti/ring.h). A claim found unlocked is done, and removed;
+ * anything else under that name is said once and not waited for. */
+static int pending_alive(struct collector *collector)
+{
+    int alive = 0;
+    for (size_t i = 0; i < collector->num_pending; i++) {
+        struct pending *p = &collector->pending[i];
+        if (p->done)
+            continue;
+        int state = ur_claim_state(p->path);
+        p->locked = state == 1;
+        if (p->locked) {
+            alive++;
+            continue;
+        }
+        p->done = 1;
+        if (state < 0)
+            uo_report("%s is not a claim (not a regular file of yours): not waited for", p->path);
+        else if (!collector->opts->keep)
+            unlink(p->path);
+    }
+    return alive;
+}
+
+/* opts->producer_wait_ns has passed: the claims still locked are said and kept
+ * (a process that neither records nor ends holds them; upti recover takes its
+ * ring later). */
+static void give_up_claims(struct collector *collector)
+{
+    for (size_t i = 0; i < collector->num_pending; i++) {
+        struct pending *p = &collector->pending[i];
+        if (p->done || !p->locked)
+            continue;
+        uo_report("%s is still locked after %llu s: the process that may still record holds it "
+                  "(kept: upti recover again once it has ended)", p->path,
+                  (unsigned long long)(collector->opts->producer_wait_ns / 1000000000u));
+        p->done = 1;
+    }
+}
+
+static void scan_dir(struct collector *collector)
+{
+    if (collector->dirfd < 0)
+        collector->dirfd = open(collector->opts->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = collector->dirfd >= 0 ? dup(collector->dirfd) : -1;
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    rewinddir(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int ring = ur_name_has_suffix(e->d_name, UPTI_RING_SUFFIX);
+        if (!ring && !ur_name_has_suffix(e->d_name, UPTI_RING_PENDING_SUFFIX))
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", collector->opts->dir, e->d_name);
+        if (ring)
+            add_ring(collector, collector->dirfd, e->d_name, path);
+        else
+            add_pending(collector, path);
+    }
+    closedir(d);
+}
+
+/* Reports "WHAT PATH: strerror(errno)"; returns -1. */
+static int report_errno(const char *what, const char *path)
+{
+    uo_report("%s %s: %s", what, path, strerror(errno));
+    return -1;
+}
+
+/* The spool cannot be written (errno): say so once; from now on every ring is
+ * drained without storing. */
+static void spool_failed(struct collector *collector)
+{
+    if (collector->discarding)
+        return;
+    snprintf(collector->reason, sizeof collector->reason, "%s", strerror(errno));
+    uo_report("cannot write the spool %s: %s: the records the rings still hold are counted and "
+              "discarded", collector->opts->spool, collector->reason);
+    collector->discarding = 1;
+}
+
+void ur_loss_add(ur_loss **list, size_t *num, size_t *cap, int64_t pid, uint64_t records)
+{
+    if (records == 0)
+        return;
+    for (size_t i = 0; i < *num; i++) {
+        if ((*list)[i].pid == pid) {
+            (*list)[i].records += records;
+            return;
+        }
+    }
+    if (uo_grow(list, cap, *num + 1, sizeof **list, 8) == 0)
+        (*list)[(*num)++] = (ur_loss){pid, records};
+}
+
+static void add_loss(struct collector *collector, int64_t pid, uint64_t records)
+{
+    ur_loss_add(&collector->losses, &collector->num_losses, &collector->cap_losses, pid, records);
+}
+
+/* The records in [tail, head) of a slot: its tracing records (what the
+ * converter counts as records: upti_tracing_kind_t values and compact
+ * markers), not padding, THREAD, AGENT or TOOL records. A header that cannot
+ * be framed ends the count (the rest is corrupt). */
+static uint64_t count_records(const uint8_t *data, uint64_t mask, uint64_t tail, uint64_t head)
+{
+    uint64_t n = 0;
+    for (uint64_t pos = tail; pos < head;) {
+        upti_ring_record_header_t h;
+        if (head - pos < sizeof h || (pos & mask) + sizeof h > mask + 1)
+            break;
+        memcpy(&h, data + (pos & mask), sizeof h);
+        if (h.len < sizeof h || h.len % 8 != 0 || h.len > head - pos)
+            break;
+        if (h.kind != UPTI_RING_KIND_PADDING && h.kind != UPTI_RING_KIND_THREAD &&
+            h.kind != UPTI_RING_KIND_AGENT && h.kind != UPTI_RING_KIND_TOOL)
+            n++;
+        pos += h.len;
+    }
+    return n;
+}
+
+/* Moves the slot's tail to head (the space is free again), waking its producer
+ * if it waits for room. The fence orders the tail store before the starving
+ * load, as the producer's orders its starving store before its tail load:
+ * one of the two sees the other (ring_futex.h). */
+static void give_back(upti_ring_slot_t *slot, uint64_t head)
+{
+    atomic_store_explicit(&slot->tail, head, memory_order_release);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&slot->starving, memory_order_relaxed))
+        upti_ring_futex_wake(&slot->tail);
+}
+
+/* tail, or past the padding record there when it reaches the ring's end and is
+ * committed: a producer goes back to its ring's start early (while the collector
+ * keeps up it writes only the ring's first part) and pads the rest, which holds
+ * nothing and whose pages it may never have written: not read, not stored. */
+static uint64_t skip_padding(const struct ring *r, const upti_ring_slot_t *slot, uint64_t tail,
+                             uint64_t head)
+{
+    uint64_t size = r->slot_size, rest = size - (tail & (size - 1));
+    uint64_t offset = slot->data_offset; /* read once: what is used is what was checked */
+    if (head - tail < rest || head - tail > size || rest < sizeof(upti_ring_record_header_t) ||
+        !ur_span_fits(offset, size, r->map_size))
+        return tail;
+    upti_ring_record_header_t h;
+    memcpy(&h, (const uint8_t *)r->map + offset + (tail & (size - 1)), sizeof h);
+    return h.kind == UPTI_RING_KIND_PADDING && h.len == rest ? tail + rest : tail;
+}
+
+/* head, or where a padding record that ends a lap early starts, when [tail, head)
+ * reaches the ring's end: the records there are walked (once per lap) to find it,
+ * so that what follows it is not read. */
+static uint64_t lap_end(const struct ring *r, const upti_ring_slot_t *slot, uint64_t tail,
+                        uint64_t head)
+{
+    uint64_t size = r->slot_size, mask = size - 1;
+    uint64_t offset = slot->data_offset; /* read once: what is used is what was checked */
+    if (head - tail > size || (tail & mask) + (head - tail) < size ||
+        !ur_span_fits(offset, size, r->map_size))
+        return head;
+    const uint8_t *data = (const uint8_t *)r->map + offset;
+    for (uint64_t pos = tail; pos < head;) {
+        upti_ring_record_header_t h;
+        uint64_t rest = size - (pos & mask);
+        if ((pos > tail && rest == size) || rest < sizeof h || head - pos < sizeof h)
+            break; /* a lap that ended with a record, not a padding */
+        memcpy(&h, data + (pos & mask), sizeof h);
+        if (h.len < sizeof h || h.len % 8 != 0 || h.len > head - pos || h.len > rest)
+            break; /* malformed: read as it is, the converter counts it */
+        if (h.kind == UPTI_RING_KIND_PADDING && h.len == rest)
+            return pos > tail ? pos : head; /* at tail: skip_padding's */
+        pos += h.len;
+    }
+    return head;
+}
+
+/* Discard mode: counts slot i's records in [tail, head) and the drops its
+ * producer made since the spool last stored its count, and gives the space
+ * back. */
+static void discard_slot(struct collector *collector, struct ring *r, uint32_t i, uint64_t tail,
+                         uint64_t head, uint64_t dropped)
+{
+    upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
+    uint64_t size = r->slot_size, lost = 0, offset = slot->data_offset;
+    if (head != tail && head - tail <= size && ur_span_fits(offset, size, r->map_size))
+        lost = count_records((const uint8_t *)r->map + offset, size - 1, tail, head);
+    lost += dropped - r->dropped_seen[i];
+    r->dropped_seen[i] = dropped;
+    r->resume_pos[i] = head;
+    give_back(slot, head);
+    add_loss(collector, r->pid, lost);
+}
+
+/* Drains slot i of ring r (see drain_ring). Returns records' bytes moved; *again is set
+ * when it stopped at a padding record that ends a lap early (lap_end): the rest is read by
+ * a second call, past it. */
+static long long drain_slot(struct collector *collector, struct ring *r, uint32_t i, int *again)
+{
+    long long moved = 0;
+    uint64_t size = r->slot_size, mask = size - 1;
+    upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
+    uint64_t head = atomic_load_explicit(&slot->head, memory_order_acquire);
+    uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
+    if (r->resume_pos[i] > tail && r->resume_pos[i] <= head) {
+        tail = r->resume_pos[i]; /* appended by a collector killed before its tail store */
+        give_back(slot, tail);   /* its producer may sleep waiting for that room */
+    }
+    uint64_t skipped = skip_padding(r, slot, tail, head);
+    if (skipped != tail) {
+        tail = skipped;
+        if (r->resume_pos[i] < tail)
+            r->resume_pos[i] = tail;
+        give_back(slot, tail);
+    }
+    uint64_t clip = lap_end(r, slot, tail, head);
+    *again = clip != head;
+    head = clip;
+    uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed);
+    collector->starving |= atomic_load_explicit(&slot->starving, memory_order_relaxed) != 0;
+    if (collector->discarding) {
+        moved += (long long)(head - tail);
+        discard_slot(collector, r, i, tail, head, dropped);
+        return moved;
+    }
+    if (head != tail) {
+        /* Read once: the file is shared, and what is used is what was checked. */
+        uint64_t offset = slot->data_offset;
+        if (head - tail > size || !ur_span_fits(offset, size, r->map_size)) {
+            uo_report("%s: slot %u is corrupt (head %llu, tail %llu): skipped", r->path, i,
+                      (unsigned long long)head, (unsigned long long)tail);
+            give_back(slot, head);
+            return moved;
+        }
+        const uint8_t *data = (const uint8_t *)r->map + offset;
+        uint64_t a = tail & mask, n = head - tail;
+        struct iovec iov[2];
+        int pieces = 1;
+        if (a + n <= size) {
+            iov[0] = (struct iovec){(void *)(data + a), n};
+        } else {
+            iov[0] = (struct iovec){(void *)(data + a), size - a};
+            iov[1] = (struct iovec){(void *)data, n - (size - a)};
+            pieces = 2;
+        }
+        ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DATA, n, r->uid, i, 0, tail, head, dropped,
+                        slot->producer_base};
+        if (ur_spool_append(collector->fd, &c, iov, pieces) != 0) {
+            if (errno == EFAULT)
+                ur_guard_fault(); /* the ring's file was cut short: as a SIGBUS (drain_guarded) */
+            spool_failed(collector);
+            moved += (long long)n;
+            discard_slot(collector, r, i, tail, head, dropped);
+            return moved;
+        }
+        if (collector->crash_after > 0 && --collector->crash_after == 0)
+            raise(SIGKILL); /* the worst moment: appended, tail not yet moved */
+        r->resume_pos[i] = head;
+        r->dropped_seen[i] = dropped;
+        give_back(slot, head);
+        moved += (long long)n;
+    } else if (dropped != r->dropped_seen[i]) {
+        ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DROPS, 0, r->uid, i, 0, 0, 0, dropped, 0};
+        if (ur_spool_append(collector->fd, &c, NULL, 0) != 0) {
+            spool_failed(collector);
+            discard_slot(collector, r, i, tail, head, dropped);
+            return moved;
+        }
+        r->dropped_seen[i] = dropped;
+    }
+    return moved;
+}
+
+/* Appends what ring r's slots committed since the last pass (or, once the
+ * spool failed, counts and discards it). Returns records' bytes moved. */
+static long long drain_ring(struct collector *collector, struct ring *r)
+{
+    upti_ring_header_t *h = r->hdr;
+    long long moved = 0;
+    if (!r->process_written && !collector->discarding) {
+        ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_PROCESS, sizeof *h, r->uid, UR_NO_SLOT, 0, 0, 0, 0, 0};
+        c.bytes = (sizeof *h + 7) & ~(uint64_t)7;
+        upti_ring_header_t copy;
+        memcpy(&copy, h, sizeof copy);
+        copy.max_slots = r->max_slots; /* what was checked, whatever the file says now */
+        copy.slot_size = r->slot_size;
+        copy.pid = r->pid;
+        struct iovec iov[2] = {{&copy, sizeof copy}, {(void *)"\0\0\0\0\0\0\0", c.bytes - sizeof copy}};
+        if (ur_spool_append(collector->fd, &c, iov, 2) != 0)
+            spool_failed(collector);
+        else
+            r->process_written = 1;
+    }
+    for (uint32_t i = 0; i < r->max_slots; i++) {
+        int again = 0;
+        moved += drain_slot(collector, r, i, &again);
+        if (again)
+            moved += drain_slot(collector, r, i, &again);
+    }
+    uint64_t no_slot = atomic_load_explicit(&h->no_slot_drops, memory_order_relaxed);
+    if (no_slot != r->no_slot_seen) {
+        ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DROPS, 0, r->uid, UR_NO_SLOT, 0, 0, 0, no_slot, 0};
+        if (collector->discarding || ur_spool_append(collector->fd, &c, NULL, 0) != 0) {
+            spool_failed(collector);
+            add_loss(collector, r->pid, no_slot - r->no_slot_seen);
+        }
+        r->no_slot_seen = no_slot;
+    }
+    return moved;
+}
+
+/* The program's waits for room in r, per slot, into the spool (the ring's counts only grow:
+ * a later collector that writes them again for a kept file gives the converter the same). */
+static void note_waits(struct collector *collector, struct ring *r)
+{
+    for (uint32_t i = 0; i < r->max_slots && !collector->discarding; i++) {
+        upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
+        uint64_t waits = atomic_load_explicit(&slot->waits, memory_order_relaxed);
+        if (waits == 0)
+            continue;
+        uint64_t ns = atomic_load_explicit(&slot->wait_ns, memory_order_relaxed);
+        ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_WAITS, 0, r->uid, i, 0, waits, ns, 0, 0};
+        if (ur_spool_append(collector->fd, &c, NULL, 0) != 0)
+            spool_failed(collector);
+    }
+}
+
+/* The last reads of a ring's header and slots, before it is unmapped. */
+static void close_mapped(struct collector *collector, struct ring *r)
+{
+    ur_guard g;
+    ur_guard_push(&g, r->map, r->map_size);
+    if (sigsetjmp(g.env, 0) != 0) {
+        uo_report("%s was cut short while being read (by its program or another process "
+                  "of yours): its counts of waits are lost", r->path);
+        return;
+    }
+    note_waits(collector, r);
+    atomic_store(&r->hdr->collector_pid, 0);
+    ur_guard_leave(&g);
+}
+
+/* drain_ring() under a guard (ring_guard.h): a ring whose file is cut short meanwhile
+ * is given up (ring_cut), not a SIGBUS that ends the collector and every trace it holds. */
+static long long drain_guarded(struct collector *collector, struct ring *r)
+{
+    ur_guard g;
+    ur_guard_push(&g, r->map, r->map_size);
+    if (sigsetjmp(g.env, 0) != 0) {
+        ring_cut(collector, r);
+        return 0;
+    }
+    long long moved = drain_ring(collector, r);
+    ur_guard_leave(&g);
+    return moved;
+}
+
+static void close_ring(struct collector *collector, struct ring *r, int keep)
+{
+    if (r->map != NULL) {
+        close_mapped(collector, r);
+        munmap(r->map, r->map_size);
+    }
+    r->map = NULL;
+    r->hdr = NULL;
+    if (r->pidfd >= 0)
+        close(r->pidfd);
+    r->pidfd = -1;
+    if (!keep)
+        unlink(r->path);
+}
+
+/* The file of ring r was cut short while the collector read it (truncated by its
+ * program or another process of the user): reading on would fault again. What the spool
+ * has of it stays; the rest is lost, said once. Closed as a ring whose producer ended
+ * (unmapped first: nothing more is read from it), its file removed unless kept. */
+static void ring_cut(struct collector *collector, struct ring *r)
+{
+    uo_report("%s was cut short while being read (by its program or another process of "
+              "yours): what it held past what was collected is lost", r->path);
+    munmap(r->map, r->map_size);
+    r->map = NULL;
+    r->done = 1;
+    r->alive = 0;
+    close_ring(collector, r, collector->opts->keep);
+}
+
+/* opts->producer_wait_ns: whether the producers still running have been
+ * waited for that long (counted from the first pass with nothing else to wait for). */
+static int waited_enough(struct collector *collector)
+{
+    if (collector->opts->producer_wait_ns == 0)
+        return 0;
+    uint64_t now = upti_clock_now();
+    if (collector->wait_since == 0)
+        collector->wait_since = now;
+    return now - collector->wait_since >= collector->opts->producer_wait_ns;
+}
+
+/* How long a wait without a bound (producer_wait_ns 0: upti run waiting for
+ * the processes its program left) goes on before it is said. */
+#define SAY_WAIT_AFTER_NS (10ull * 1000 * 1000 * 1000)
+
+/* A wait without a bound, for producers and claims once the --wait-pid program
+ * ended (a daemon that neither ends nor records is waited for as long as it
+ * runs): after SAY_WAIT_AFTER_NS, says once whom it waits for and how to stop. */
+static void say_unbounded_wait(struct collector *collector)
+{
+    if (collector->told_waiting || collector->opts->producer_wait_ns != 0 ||
+        collector->opts->wait_pid <= 0)
+        return;
+    uint64_t now = upti_clock_now();
+    if (collector->wait_since == 0)
+        collector->wait_since = now;
+    if (now - collector->wait_since < SAY_WAIT_AFTER_NS)
+        return;
+    char pids[128] = "";
+    size_t n = 0, count = 0;
+    for (size_t i = 0; i < collector->num_rings; i++) {
+        const struct ring *r = &collector->rings[i];
+        if (!r->done && r->alive && n + 24 < sizeof pids)
+            n += (size_t)snprintf(pids + n, sizeof pids - n, " %lld", (long long)r->pid);
+        count += !r->done && r->alive;
+    }
+    for (size_t i = 0; i < collector->num_pending; i++) {
+        const struct pending *p = &collector->pending[i];
+        const char *base = strrchr(p->path, '/');
+        int pid = 0;
+        if (p->done || !p->locked)
+            continue;
+        count++;
+        if (sscanf(base != NULL ? base + 1 : p->path, "upti-%d-", &pid) == 1 && n + 24 < sizeof pids)
+            n += (size_t)snprintf(pids + n, sizeof pids - n, " %d", pid);
+    }
+    uo_report("the program has ended; waiting for %zu traced process%s it started (pid%s%s) to "
+              "end: Ctrl-C stops the wait, what they recorded is written and the rest kept "
+              "for upti recover", count, count == 1 ? "" : "es", count == 1 ? "" : "s", pids);
+    collector->told_waiting = 1;
+}
+
+/* Says once which process the collector waits for, and for how long at most. */
+static void announce_wait(struct collector *collector, struct ring *r)
+{
+    uo_report("waiting for pid %lld (%s, started at tick %llu, as its ring says) to end: it "
+              "writes to %s (at most %llu s)", (long long)r->pid, r->command,
+              (unsigned long long)r->start_ticks, r->path,
+              (unsigned long long)(collector->opts->producer_wait_ns / 1000000000u));
+    r->announced = 1;
+}
+
+/* UPTI_RING_TEST_CRASH_AFTER_CHUNKS, for UPTI's own tests (rings.collector_kill):
+ * honoured only by a program of the build tree (UPTI_BUILD_BIN_DIR, set by
+ * CMake). An installed upti, whatever its environment, never kills itself. */
+static long test_crash_after(void)
+{
+    const char *v = getenv("UPTI_RING_TEST_CRASH_AFTER_CHUNKS");
+#ifdef UPTI_BUILD_BIN_DIR
+    char exe[4096];
+    ssize_t n = v != NULL ? readlink("/proc/self/exe", exe, sizeof exe - 1) : -1;
+    if (n <= 0)
+        return 0;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash == NULL)
+        return 0;
+    *slash = '\0';
+    return strcmp(exe, UPTI_BUILD_BIN_DIR) == 0 ? atol(v) : 0;
+#else
+    (void)v;
+    return 0;
+#endif
+}
+
+int ur_collect(const ur_collect_opts *opts)
+{
+    struct collector *collector = calloc(1, sizeof *collector);
+    if (collector == NULL)
+        return 1;
+    collector->opts = opts;
+    collector->pause_ns = BUSY_PAUSE_NS;
+    /* This thread's sleeps end on time (the default slack of 50 us would double the
+     * 100 us busy pause, and the program's rings fill meanwhile). */
+    (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    collector->wait_pidfd = open_pidfd(opts->wait_pid, 0);
+    collector->crash_after = test_crash_after();
+    collector->fd = ur_spool_open(opts->spool, remember, collector);
+    if (collector->fd < 0)
+        spool_failed(collector); /* the rings are drained all the same */
+    collector->dirfd = -1;
+    for (int i = 0; i < opts->num_files; i++)
+        if (add_ring(collector, -1, NULL, opts->files[i]) == 0)
+            uo_report("%s is not a ring file: skipped", opts->files[i]);
+    int rc = 0;
+    uint64_t pass = 0;
+    for (;;) {
+        /* Whether the producers were alive before this pass: a pass that starts
+         * after a producer ended sees all it committed. */
+        int stopping = opts->stop != NULL && __atomic_load_n(opts->stop, __ATOMIC_ACQUIRE);
+        int waiting =
+            !stopping && opts->wait_pid > 0 && alive_by(collector->wait_pidfd, opts->wait_pid, 0);
+        if (opts->dir != NULL && (pass % 8 == 0 || !waiting))
+            scan_dir(collector);
+        pass++;
+        /* Checked before the rings: a child's claim goes after its ring file exists.
+         * Only once the --wait-pid program ended: until then the claims decide
+         * nothing (a program with 1,000 idle forked children cost the collector
+         * 3,000 system calls a pass, 4 s of CPU over 10 s). */
+        int claims = stopping || waiting ? 0 : pending_alive(collector);
+        for (size_t i = 0; i < collector->num_rings; i++) {
+            struct ring *r = &collector->rings[i];
+            /* A producer whose start time is unknown is not waited for. */
+            r->alive = !r->done && r->start_ticks != 0 &&
+                       alive_by(r->pidfd, r->pid, r->start_ticks);
+            /* A producer still running when collecting is stopped keeps its
+             * file (an `upti recover` takes the rest). */
+        }
+        int expired = !stopping && !waiting && waited_enough(collector);
+        if (expired && claims > 0) {
+            give_up_claims(collector);
+            claims = 0;
+        }
+        long long moved = 0;
+        int open_rings = 0;
+        collector->starving = 0;
+        for (size_t i = 0; i < collector->num_rings; i++) {
+            struct ring *r = &collector->rings[i];
+            if (r->done)
+                continue;
+            moved += drain_guarded(collector, r);
+            if (r->done)
+                continue; /* cut short (ring_cut) */
+            if (!r->alive || stopping || expired) {
+                if (r->alive && expired)
+                    uo_report("pid %lld still runs after %llu s: %s is kept (upti recover "
+                              "again once it has ended)", (long long)r->pid,
+                              (unsigned long long)(opts->producer_wait_ns / 1000000000u), r->path);
+                r->done = 1; /* ended before this pass, which took the rest */
+                close_ring(collector, r, opts->keep || r->alive);
+            } else {
+                open_rings++;
+                if (opts->producer_wait_ns > 0 && !waiting && !r->announced)
+                    announce_wait(collector, r);
+            }
+        }
+        if (!waiting && !stopping && (open_rings > 0 || claims > 0))
+            say_unbounded_wait(collector);
+        if (open_rings == 0 && !waiting && claims == 0) {
+            if (opts->dir == NULL || stopping)
+                break;
+            size_t before = collector->num_rings;
+            size_t claims_before = collector->num_pending;
+            scan_dir(collector); /* a child's file or claim that appeared meanwhile */
+            if (collector->num_rings == before && collector->num_pending == claims_before)
+                break;
+            continue;
+        }
+        /* Idle (nothing moved, nobody waits): poll_ns. Busy: a pause all the
+         * same, so that each pass takes a batch (fewer system calls, and the
+         * program's threads keep the CPU), unless the pass took a full batch.
+         * A producer that waited for room means the pause was too long for
+         * its pace: it halves (down to BUSY_PAUSE_MIN_NS), and grows back
+         * while nobody waits. Never a pass straight after another for a
+         * starving producer: the pass emptied its slot and woke it, and a
+         * pass that finds nothing new only takes the CPU it needs. */
+        if (collector->starving)
+            collector->pause_ns = collector->pause_ns / 2 > BUSY_PAUSE_MIN_NS
+                                      ? collector->pause_ns / 2
+                                      : BUSY_PAUSE_MIN_NS;
+        else if (collector->pause_ns < BUSY_PAUSE_NS)
+            collector->pause_ns += collector->pause_ns / 8 + 1;
+        int idle = moved == 0 && !collector->starving;
+        collector->idle_passes = idle ? collector->idle_passes + 1 : 0;
+        if (moved < BUSY_BATCH_BYTES) {
+            uint64_t ns = idle ? idle_pause_ns(opts->poll_ns, collector->idle_passes - 1)
+                               : collector->pause_ns;
+            if (open_rings == 0 && !waiting && claims > 0)
+                ns = CLAIM_POLL_NS; /* only a daemon that has not recorded yet: no hurry */
+            pause_pass(collector, waiting, ns);
+        }
+    }
+    for (size_t i = 0; i < collector->num_rings; i++) {
+        if (collector->rings[i].map != NULL)
+            close_ring(collector, &collector->rings[i], 1);
+        free(collector->rings[i].path);
+        free(collector->rings[i].resume_pos);
+        free(collector->rings[i].dropped_seen);
+    }
+    if (collector->fd >= 0 && close(collector->fd) != 0 && !collector->discarding)
+        rc = report_errno("cannot write the spool", opts->spool) != 0;
+    if (opts->discarded != NULL)
+        for (size_t i = 0; i < collector->num_losses; i++)
+            opts->discarded(opts->discarded_arg, collector->losses[i].pid,
+                            collector->losses[i].records, collector->reason);
+    if (collector->wait_pidfd >= 0)
+        close(collector->wait_pidfd);
+    if (collector->dirfd >= 0)
+        close(collector->dirfd);
+    if (opts->skipped != NULL)
+        *opts->skipped = collector->skipped;
+    free(collector->rings);
+    uo_map_free(&collector->by_path);
+    for (size_t i = 0; i < collector->num_pending; i++)
+        free(collector->pending[i].path);
+    free(collector->pending);
+    free(collector->losses);
+    free(collector->seen);
+    free(collector);
+    return rc;
+}

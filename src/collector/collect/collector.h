@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* The collector: the process outside the traced program that drains its
+ * shared rings (include/upti/ring.h) into a spool file while it runs,
+ * and converts the spool into the SQLite database afterwards.
+ *
+ *   ring files --(collect.c, while the program runs)--> spool --(convert.c)--> <prefix>-<pid>.db
+ *
+ * The spool (spool.h) is the collector's compact form: the ring records
+ * appended as they were read, in chunks; cheap to append, and enough to
+ * resume: a collector killed and started again continues where the spool
+ * ends, without losing or repeating a record.
+ */
+#ifndef UPTI_COLLECTOR_H
+#define UPTI_COLLECTOR_H
+
+#include "output.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/** What `upti-ring collect` does. */
+typedef struct ur_collect_opts {
+    const char *spool;    /**< the spool file: created, or resumed if it exists */
+    const char *dir;      /**< a folder scanned for *.upti-ring files, or NULL */
+    const char **files;   /**< ring files named on the command line */
+    int num_files;
+    int64_t wait_pid;     /**< keep collecting until this process has ended (0: none) */
+    int keep;             /**< 1: leave drained ring files in place (default: remove them) */
+    uint64_t poll_ns;     /**< pause when no ring had anything new */
+    /** Once wait_pid (if any) has ended: how long to wait at most for the
+     *  producers still running (ns; each is named once, uo_report), after
+     *  which their files are kept and said. 0: as long as they run. A producer
+     *  is only waited for when its pid runs and started at the time its ring
+     *  names (proc_start_ticks). */
+    uint64_t producer_wait_ns;
+    /** If not NULL: set to the number of ring files skipped (not rings this
+     *  collector reads, each said once): they stay where they are. */
+    int *skipped;
+    /** Set (to non-zero, e.g. by a signal handler) to end collecting: one last
+     *  pass over every ring, then return, producers alive or not. NULL: never. */
+    const volatile int *stop;
+    /** Once the spool could not be written (or opened), the rings are drained
+     *  without storing: at the end, called once per producer process that
+     *  lost records that way, with their number (tracing records: not
+     *  padding, THREAD, AGENT or TOOL records; plus the records its producer
+     *  dropped whose count the spool could not store) and the reason
+     *  (strerror). NULL: not reported. */
+    void (*discarded)(void *arg, int64_t pid, uint64_t records, const char *reason);
+    void *discarded_arg;
+    /** Called once, from the collecting thread, when the first ring file is
+     *  added (a process will have a trace). NULL: not called. */
+    void (*first_ring)(void *arg);
+    void *first_ring_arg;
+} ur_collect_opts;
+
+/**
+ * Drains ring files into the spool until every producer whose file it found
+ * has ended (and wait_pid too), and its rings are empty. A spool that cannot
+ * be written is reported once (uo_set_reporter: the program prints it) and
+ * the rest is counted and discarded (opts->discarded): producers never wait
+ * on it. A ring file that cannot be read is reported and skipped. Returns 0,
+ * or 1 if the spool could not be closed cleanly (reported).
+ */
+int ur_collect(const ur_collect_opts *opts);
+
+/**
+ * Converts a spool into one database per traced process, named
+ * <prefix>-<pid>.db; prints each path on stdout, and with stats a last line
+ * "converted N records, D dropped, P processes". Returns 0 or 1.
+ */
+int ur_convert(const char *spool, const char *prefix, int stats);
+
+/** Records a process lost because its collector could not store them (ur_collect_opts.discarded). */
+typedef struct ur_loss {
+    int64_t pid;
+    uint64_t records;
+} ur_loss;
+
+/**
+ * Adds records to pid's entry of the list (*list, *num of *cap), made if
+ * missing; nothing for 0 records or when memory is short.
+ */
+void ur_loss_add(ur_loss **list, size_t *num, size_t *cap, int64_t pid, uint64_t records);
+
+/** Whether a file name in a ring folder is a NAME + suffix (UPTI_RING_SUFFIX, ...) with a NAME. */
+static inline int ur_name_has_suffix(const char *name, const char *suffix)
+{
+    size_t n = strlen(name), k = strlen(suffix);
+    return n > k && strcmp(name + n - k, suffix) == 0;
+}
+
+/** What ur_convert_with() does: ur_convert, and more. */
+typedef struct ur_convert_opts {
+    const char *spool;   /**< the spool file */
+    const char *prefix;  /**< databases are <prefix>-<pid>.db */
+    int stats;           /**< the closing "converted ..." line on stdout */
+    int quiet;           /**< 1: do not print each database's path on stdout */
+    /** Applied to every process's database (uo_db_set_kernel_filter), or NULL. */
+    uo_kernel_filter_fn kernel_filter;
+    void *kernel_filter_data;
+    /** --kernel-iteration-range of every process's database (uo_db_set_kernel_iterations), or NULL. */
+    const upti_iteration_range *kernel_iterations;
+    /** Called once per database after it is closed: its path, its process,
+     *  and complete = 1 (0: it could not be completed). NULL: none. */
+    void (*converted)(void *arg, const char *db_path, int64_t pid, int complete);
+    void *arg;
+    /** Records not stored, per process: each database says its sum
+     *  (metadata records_not_stored). */
+    const ur_loss *losses;
+    size_t num_losses;
+} ur_convert_opts;
+
+/** ur_convert with options. Returns 0 or 1. */
+int ur_convert_with(const ur_convert_opts *opts);
+
+/** 1 if process pid is running and started at start_ticks (0: not checked). */
+int ur_process_alive(int64_t pid, uint64_t start_ticks);
+
+/** What the file at path (a forked child's claim, UPTI_RING_PENDING_SUFFIX) says:
+ *  1 locked (its process may still make a ring file), 0 unlocked or gone
+ *  (nothing more will come from it), -1 not a claim (not a regular file of this
+ *  user: a FIFO, a link, another user's file), never waited for. Never blocks. */
+int ur_claim_state(const char *path);
+
+#endif

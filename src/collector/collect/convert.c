@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: MIT */
+/* `upti-ring convert`: the spool into one SQLite database per process,
+ * through the tracing tool's own writer (src/collector/output, uo_db_*): same schema,
+ * same views, indexes built once at uo_db_close().
+ *
+ * Records are checked before use: a record whose length or string does not
+ * fit its chunk is counted as malformed and skipped, never read past.
+ * Agents and tools' own records: convert_records.c.
+ *
+ * Each database is committed every COMMIT_RECORDS records: a database that
+ * cannot be completed (a full disk, a file size limit) still holds what its
+ * last commit stored, and the message says how many records that is and how
+ * many were lost, both counted (uo_db_committed_records).
+ */
+#include "collector.h"
+#include "convert_records.h"
+#include "output.h"
+#include "spool.h"
+#include <upti/ring.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <upti/upti.h>
+
+#define COMMIT_RECORDS 16384u
+
+/* One ring file (one uid). The ring files of one process (its pid and start
+ * time: an exec keeps both, and each image of the program makes its own file)
+ * go into one database, that of the first of them in the spool, its owner:
+ * owner's db, path, records, malformed, end, tool_skipped and db_failed are
+ * the process's. */
+struct proc {
+    uint64_t uid;
+    upti_ring_header_t hdr;
+    size_t owner;       /* index of the process's first ring file (itself if first) */
+    uo_db *db;
+    char *path;
+    uint64_t *tid;      /* per slot: the thread of its records (THREAD records) */
+    uint64_t *dropped;  /* per slot: the last drop count */
+    uint64_t *waits, *wait_ns; /* per slot: the program's waits for room (WAITS chunks) */
+    uint64_t no_slot_drops;
+    uint64_t records, malformed, end;
+    uint64_t tool_skipped; /* tool records not the converter's to apply */
+    int db_failed;      /* its database failed: the rest is only counted (records) */
+};
+
+struct converter {
+    const ur_convert_opts *opts;
+    const char *prefix;
+    struct proc *procs;
+    size_t num_procs, cap_procs;
+    uint64_t records, next_progress;
+    int progress; /* stderr is a terminal */
+    int error;
+    uint64_t spool_bytes; /* the spool's size: a bound on each process's records */
+};
+
+static struct proc *find_proc(struct converter *v, uint64_t uid)
+{
+    for (size_t i = 0; i < v->num_procs; i++)
+        if (v->procs[i].uid == uid)
+            return &v->procs[i];
+    return NULL;
+}
+
+static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *payload)
+{
+    if (find_proc(v, c->ring_uid) != NULL || c->bytes < sizeof(upti_ring_header_t))
+        return;
+    if (v->num_procs == v->cap_procs) {
+        size_t cap = v->cap_procs ? 2 * v->cap_procs : 8;
+        struct proc *n = realloc(v->procs, cap * sizeof *n);
+        if (n == NULL) {
+            v->error = 1;
+            return;
+        }
+        v->procs = n;
+        v->cap_procs = cap;
+    }
+    struct proc *p = &v->procs[v->num_procs];
+    memset(p, 0, sizeof *p);
+    p->uid = c->ring_uid;
+    memcpy(&p->hdr, payload, sizeof p->hdr);
+    p->hdr.hostname[sizeof p->hdr.hostname - 1] = '\0';
+    p->hdr.command[sizeof p->hdr.command - 1] = '\0';
+    if (p->hdr.max_slots == 0 || p->hdr.max_slots > 65536 ||
+        (p->hdr.slot_size & (p->hdr.slot_size - 1)) != 0)
+        return;
+    p->tid = calloc(p->hdr.max_slots, sizeof *p->tid);
+    p->dropped = calloc(p->hdr.max_slots, sizeof *p->dropped);
+    p->waits = calloc(2 * (size_t)p->hdr.max_slots, sizeof *p->waits);
+    p->owner = v->num_procs;
+    for (size_t i = 0; i < v->num_procs && p->owner == v->num_procs; i++)
+        if (v->procs[i].owner == i && v->procs[i].hdr.pid == p->hdr.pid &&
+            v->procs[i].hdr.proc_start_ticks == p->hdr.proc_start_ticks)
+            p->owner = i; /* another image of a process already seen (exec) */
+    if (p->owner != v->num_procs && p->tid != NULL && p->dropped != NULL && p->waits != NULL) {
+        p->wait_ns = p->waits + p->hdr.max_slots;
+        v->num_procs++;
+        return;
+    }
+    size_t len = strlen(v->prefix) + 64;
+    p->path = malloc(len);
+    if (p->tid == NULL || p->dropped == NULL || p->waits == NULL || p->path == NULL) {
+        free(p->tid);
+        free(p->dropped);
+        free(p->waits);
+        free(p->path);
+        v->error = 1;
+        return;
+    }
+    /* Two processes of one pid (a reused pid): the later gets its uid too. */
+    int dup = 0;
+    for (size_t i = 0; i < v->num_procs; i++)
+        dup |= v->procs[i].owner == i && v->procs[i].hdr.pid == p->hdr.pid;
+    if (dup)
+        snprintf(p->path, len, "%s-%lld-%016llx.db", v->prefix, (long long)p->hdr.pid,
+                 (unsigned long long)p->uid);
+    else
+        snprintf(p->path, len, "%s-%lld.db", v->prefix, (long long)p->hdr.pid);
+    uo_process_info info = {p->hdr.pid,         p->hdr.ppid,        -1, p->hdr.hostname,
+                            p->hdr.command,     p->hdr.clock_start, p->hdr.wall_start};
+    char err[512];
+    p->db = uo_db_create_bulk_sized(p->path, &info, uo_upti_operation_name, v->spool_bytes, err,
+                                    sizeof err);
+    if (p->db == NULL) {
+        uo_report("%s", err);
+        free(p->tid);
+        free(p->dropped);
+        free(p->waits);
+        free(p->path);
+        v->error = 1;
+        return;
+    }
+    p->wait_ns = p->waits + p->hdr.max_slots;
+    uo_db_set_metadata(p->db, "source", "shared-ring");
+    if (v->opts->kernel_filter != NULL)
+        uo_db_set_kernel_filter(p->db, v->opts->kernel_filter, v->opts->kernel_filter_data);
+    uo_db_set_kernel_iterations(p->db, v->opts->kernel_iterations);
+    p->end = p->hdr.clock_start;
+    v->num_procs++;
+}
+
+/* The record's last timestamp (the process's end is the latest). */
+static uint64_t record_time(uint32_t kind, const void *rec)
+{
+    switch (kind) {
+    case UPTI_TRACING_KIND_OPENCL_API:
+    case UPTI_TRACING_KIND_VULKAN_API:
+        return ((const upti_buffer_tracing_api_record_t *)rec)->end_timestamp;
+    case UPTI_TRACING_KIND_MARKER_API:
+        return ((const upti_buffer_tracing_marker_api_record_t *)rec)->end_timestamp;
+    case UPTI_TRACING_KIND_KERNEL_DISPATCH:
+        return ((const upti_buffer_tracing_kernel_dispatch_record_t *)rec)->end_timestamp;
+    case UPTI_TRACING_KIND_MEMORY_COPY:
+        return ((const upti_buffer_tracing_memory_copy_record_t *)rec)->end_timestamp;
+    case UPTI_TRACING_KIND_MEMORY_ALLOCATION:
+        return ((const upti_buffer_tracing_memory_allocation_record_t *)rec)->timestamp;
+    case UPTI_TRACING_KIND_CODE_OBJECT:
+        return ((const upti_buffer_tracing_code_object_record_t *)rec)->timestamp;
+    default:
+        return 0;
+    }
+}
+
+/* Alike on purpose: a case per kind, each naming its struct; the cases are data. */
+/* sizeof the public struct of kind and the offset of its string pointer (0: none). */
+static size_t kind_layout(uint32_t kind, size_t *string_offset)
+{
+    *string_offset = 0;
+    switch (kind) {
+    case UPTI_TRACING_KIND_OPENCL_API:
+    case UPTI_TRACING_KIND_VULKAN_API:
+        return sizeof(upti_buffer_tracing_api_record_t);
+    case UPTI_TRACING_KIND_MARKER_API:
+        *string_offset = offsetof(upti_buffer_tracing_marker_api_record_t, message);
+        return sizeof(upti_buffer_tracing_marker_api_record_t);
+    case UPTI_TRACING_KIND_KERNEL_DISPATCH:
+        *string_offset = offsetof(upti_buffer_tracing_kernel_dispatch_record_t, kernel_name);
+        return sizeof(upti_buffer_tracing_kernel_dispatch_record_t);
+    case UPTI_TRACING_KIND_MEMORY_COPY:
+        return sizeof(upti_buffer_tracing_memory_copy_record_t);
+    case UPTI_TRACING_KIND_MEMORY_ALLOCATION:
+        return sizeof(upti_buffer_tracing_memory_allocation_record_t);
+    case UPTI_TRACING_KIND_CODE_OBJECT:
+        *string_offset = offsetof(upti_buffer_tracing_code_object_record_t, name);
+        return sizeof(upti_buffer_tracing_code_object_record_t);
+    default:
+        return 0;
+    }
+}
+
+/* The text at [s, end) if NUL-terminated there, else NULL. */
+static const char *text_in(const char *s, const char *end)
+{
+    return s < end && memchr(s, '\0', (size_t)(end - s)) != NULL ? s : NULL;
+}
+
+/* One ring record (header at r, len bytes, at ring position pos) into p's database.
+ * Returns UR_RECORD_DONE, UR_RECORD_MALFORMED or UR_RECORD_DB_ERROR. */
+static int convert_record(struct proc *ring, struct proc *p, const ur_chunk_t *c,
+                          const uint8_t *r, uint32_t len, uint64_t pos)
+{
+    const upti_ring_record_header_t *h = (const upti_ring_record_header_t *)r;
+    const uint8_t *body = r + sizeof *h, *end = r + len;
+    size_t body_len = len - sizeof *h;
+    union {
+        upti_buffer_tracing_api_record_t api;
+        upti_buffer_tracing_marker_api_record_t marker;
+        upti_buffer_tracing_kernel_dispatch_record_t kernel;
+        upti_buffer_tracing_memory_copy_record_t copy;
+        upti_buffer_tracing_memory_allocation_record_t alloc;
+        upti_buffer_tracing_code_object_record_t code;
+    } u;
+    uint32_t kind = h->kind;
+    if (kind == UPTI_RING_KIND_PADDING)
+        return 0;
+    if (kind == UPTI_RING_KIND_THREAD) {
+        if (body_len < sizeof(upti_ring_thread_t))
+            return -1;
+        upti_ring_thread_t t;
+        memcpy(&t, body, sizeof t);
+        ring->tid[c->slot] = t.tid;
+        return 0;
+    }
+    if (kind == UPTI_RING_KIND_AGENT)
+        return ur_convert_agent(p->db, body, body_len);
+    if (kind == UPTI_RING_KIND_TOOL) {
+        int rc = ur_convert_tool(p->db, body, body_len);
+        if (rc == UR_RECORD_SKIPPED)
+            p->tool_skipped++;
+        return rc == UR_RECORD_SKIPPED ? 0 : rc;
+    }
+    if (kind == UPTI_RING_KIND_COMPACT_MARKER) {
+        upti_ring_compact_marker_t m;
+        if (body_len < sizeof m)
+            return -1;
+        memcpy(&m, body, sizeof m);
+        const char *msg = NULL;
+        if (m.has_message && (msg = text_in((const char *)body + sizeof m, (const char *)end)) == NULL)
+            return -1;
+        int category = m.operation == UPTI_MARKER_API_NAME_CATEGORY;
+        u.marker = (upti_buffer_tracing_marker_api_record_t){
+            .size = sizeof u.marker,
+            .kind = UPTI_TRACING_KIND_MARKER_API,
+            .operation = m.operation,
+            .correlation_id = {m.correlation_id, {m.external}},
+            .thread_id = ring->tid[c->slot],
+            .start_timestamp = m.timestamp,
+            .end_timestamp = m.timestamp,
+            .range_id = category ? 0 : m.value,
+            .domain = category ? m.value : 0,
+            .message = msg,
+        };
+        kind = UPTI_TRACING_KIND_MARKER_API;
+    } else {
+        size_t string_offset;
+        size_t size = kind_layout(kind, &string_offset);
+        upti_record_prefix_t prefix;
+        if (size == 0 || body_len < size)
+            return -1;
+        memcpy(&prefix, body, sizeof prefix);
+        if (prefix.size != size || prefix.kind != kind)
+            return -1;
+        memcpy(&u, body, size);
+        if (string_offset != 0) {
+            uint64_t addr;
+            memcpy(&addr, (const uint8_t *)&u + string_offset, sizeof addr);
+            const char *s = NULL;
+            if (addr != 0) {
+                /* The producer's address of the copy inside this record. */
+                uint64_t at = c->producer_base + (pos & (ring->hdr.slot_size - 1));
+                if (addr < at + sizeof *h + size || addr >= at + len)
+                    return -1;
+                s = text_in((const char *)r + (addr - at), (const char *)end);
+                if (s == NULL)
+                    return -1;
+            }
+            memcpy((uint8_t *)&u + string_offset, &s, sizeof s);
+        }
+    }
+    uint64_t t = record_time(kind, &u);
+    if (t > p->end)
+        p->end = t;
+    p->records++;
+    return uo_db_add_record(p->db, kind, &u) == 0 ? 0 : -2;
+}
+
+/* The drops counted so far for process `owner` (the index of its first ring
+ * file), over all its ring files: those of full rings, and those of threads
+ * that found no free slot (*no_slot, if not NULL). */
+static uint64_t proc_drops(const struct converter *v, size_t owner, uint64_t *no_slot)
+{
+    uint64_t full = 0, slotless = 0;
+    for (size_t i = owner; i < v->num_procs; i++) {
+        const struct proc *r = &v->procs[i];
+        if (r->owner != owner)
+            continue;
+        slotless += r->no_slot_drops;
+        for (uint32_t s = 0; s < r->hdr.max_slots; s++)
+            full += r->dropped[s];
+    }
+    if (no_slot != NULL)
+        *no_slot = slotless;
+    return full + slotless;
+}
+
+/* Commits what process owner's database holds so far (its counts as of now in metadata). */
+static void commit_proc(struct converter *v, size_t owner)
+{
+    struct proc *p = &v->procs[owner];
+    uo_db_set_tally(p->db, p->records, proc_drops(v, owner, NULL));
+    uo_db_checkpoint(p->db, p->end, 0);
+}
+
+static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
+{
+    struct converter *v = arg;
+    if (v->error)
+        return;
+    if (c->type == UR_CHUNK_PROCESS) {
+        open_proc(v, c, payload);
+        return;
+    }
+    struct proc *p = find_proc(v, c->ring_uid);
+    if (p == NULL)
+        return;
+    if (c->type == UR_CHUNK_DROPS || c->type == UR_CHUNK_DATA) {
+        if (c->slot == UR_NO_SLOT)
+            p->no_slot_drops = c->dropped > p->no_slot_drops ? c->dropped : p->no_slot_drops;
+        else if (c->slot < p->hdr.max_slots && c->dropped > p->dropped[c->slot])
+            p->dropped[c->slot] = c->dropped;
+    }
+    if (c->type == UR_CHUNK_WAITS && c->slot < p->hdr.max_slots && c->pos_begin >= p->waits[c->slot]) {
+        p->waits[c->slot] = c->pos_begin;
+        p->wait_ns[c->slot] = c->pos_end;
+    }
+    if (c->type != UR_CHUNK_DATA || c->slot >= p->hdr.max_slots)
+        return;
+    struct proc *ring = p;
+    size_t owner = ring->owner;
+    p = &v->procs[owner];
+    uint64_t off = 0;
+    while (off + sizeof(upti_ring_record_header_t) <= c->bytes) {
+        upti_ring_record_header_t h;
+        memcpy(&h, payload + off, sizeof h);
+        if (h.len < sizeof h || h.len % 8 != 0 || h.len > c->bytes - off) {
+            p->malformed++; /* the rest of the chunk cannot be framed */
+            break;
+        }
+        if (p->db_failed) {
+            /* Counted, not converted: records the database could not take. */
+            p->records += h.kind != UPTI_RING_KIND_PADDING && h.kind != UPTI_RING_KIND_THREAD &&
+                          h.kind != UPTI_RING_KIND_AGENT && h.kind != UPTI_RING_KIND_TOOL;
+            off += h.len;
+            continue;
+        }
+        int rc = convert_record(ring, p, c, payload + off, h.len, c->pos_begin + off);
+        if (rc == UR_RECORD_MALFORMED)
+            p->malformed++;
+        else if (rc == UR_RECORD_DB_ERROR)
+            p->db_failed = 1;
+        else if (p->records % COMMIT_RECORDS == 0 && p->records > 0 && h.kind != UPTI_RING_KIND_PADDING)
+            commit_proc(v, owner);
+        off += h.len;
+        /* The progress line: only on a terminal (isatty), redrawn in place;
+         * messages go through uo_report, this display does not. */
+        if (++v->records >= v->next_progress && v->progress) {
+            fprintf(stderr, "\rupti: converted %llu records", (unsigned long long)v->records);
+            v->next_progress = v->records + 1000000;
+        }
+    }
+}
+
+static void set_metadata_count(uo_db *db, const char *key, uint64_t n)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%llu", (unsigned long long)n);
+    uo_db_set_metadata(db, key, text);
+}
+
+/* The images of process owner (each ring file: an exec keeps the pid and its
+ * start time, and the program after it makes its own file), in the order
+ * they started: metadata "images" = their number, "image.K.command",
+ * "image.K.start" (ns, UPTI's clock) and "image.K.wall_start" (ns since the
+ * epoch), K from 1. info_process has the first one's command and start. */
+static void write_images(struct converter *v, size_t owner)
+{
+    struct proc *o = &v->procs[owner];
+    size_t count = 0;
+    const struct proc *first = o;
+    for (size_t i = owner; i < v->num_procs; i++) {
+        if (v->procs[i].owner != owner)
+            continue;
+        count++;
+        if (v->procs[i].hdr.clock_start < first->hdr.clock_start)
+            first = &v->procs[i];
+    }
+    set_metadata_count(o->db, "images", count);
+    if (first != o)
+        uo_db_set_process_start(o->db, first->hdr.command, first->hdr.clock_start,
+                                first->hdr.wall_start);
+    uint64_t after = 0; /* the start of the image written last */
+    for (size_t k = 1; k <= count; k++) {
+        const struct proc *next = NULL;
+        for (size_t i = owner; i < v->num_procs; i++) {
+            const struct proc *r = &v->procs[i];
+            if (r->owner == owner && (k == 1 || r->hdr.clock_start > after) &&
+                (next == NULL || r->hdr.clock_start < next->hdr.clock_start))
+                next = r;
+        }
+        if (next == NULL)
+            break;
+        after = next->hdr.clock_start;
+        char key[48];
+        snprintf(key, sizeof key, "image.%zu.command", k);
+        uo_db_set_metadata(o->db, key, next->hdr.command);
+        snprintf(key, sizeof key, "image.%zu.start", k);
+        set_metadata_count(o->db, key, next->hdr.clock_start);
+        snprintf(key, sizeof key, "image.%zu.wall_start", k);
+        set_metadata_count(o->db, key, next->hdr.wall_start);
+    }
+}
+
+/* Closes p's database; *held: the records its last successful commit stored;
+ * *filtered: those the kernel filter left out (neither held nor lost). */
+static int close_proc(struct proc *p, uint64_t *held, uint64_t *filtered)
+{
+    /* uo_db_close frees the handle: its count is read through a last commit
+     * first (which fails, as close would, on a full disk). */
+    uo_db_checkpoint(p->db, p->end, 0);
+    *held = uo_db_committed_records(p->db);
+    *filtered = uo_db_filtered_records(p->db);
+    int rc = uo_db_close(p->db, p->end);
+    if (rc == 0)
+        *held = p->records - *filtered;
+    return rc;
+}
+
+int ur_convert(const char *spool, const char *prefix, int stats)
+{
+    ur_convert_opts o = {.spool = spool, .prefix = prefix, .stats = stats};
+    return ur_convert_with(&o);
+}
+
+/* Every process's database is open until the spool is read through, with
+ * two descriptors (SQLite's file and the spool of its pages, table_pages.h):
+ * a job of 500 processes passes the usual soft limit of 1,024, and the
+ * databases past it could not be created. The soft limit is raised to the
+ * hard one (the traced programs have ended or keep their own), and set
+ * back at the end (a next pass of `upti run -i` starts its program with the
+ * limit it was given). *was: the limit before. */
+static void raise_fd_limit(struct rlimit *was)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_NOFILE, &r) != 0) {
+        was->rlim_cur = RLIM_INFINITY; /* (nothing to set back) */
+        return;
+    }
+    *was = r;
+    if (r.rlim_cur >= r.rlim_max)
+        return;
+    rlim_t want = r.rlim_max;
+    r.rlim_cur = want;
+    if (setrlimit(RLIMIT_NOFILE, &r) != 0 && want > 65536) {
+        r.rlim_cur = 65536; /* (above fs.nr_open: EPERM) */
+        setrlimit(RLIMIT_NOFILE, &r);
+    }
+}
+
+static int convert(const ur_convert_opts *opts);
+
+int ur_convert_with(const ur_convert_opts *opts)
+{
+    struct rlimit was;
+    raise_fd_limit(&was);
+    int rc = convert(opts);
+    if (was.rlim_cur != RLIM_INFINITY)
+        setrlimit(RLIMIT_NOFILE, &was); /* (every database is closed) */
+    return rc;
+}
+
+static int convert(const ur_convert_opts *opts)
+{
+    const char *spool = opts->spool, *prefix = opts->prefix;
+    int stats = opts->stats;
+    int fd = open(spool, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        uo_report("cannot open %s: %s", spool, strerror(errno));
+        return 1;
+    }
+    struct converter v = {.opts = opts, .prefix = prefix, .next_progress = 1000000, .progress = isatty(2)};
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size > 0)
+        v.spool_bytes = (uint64_t)st.st_size;
+    size_t used = 0;
+    int read_rc = ur_spool_read(fd, on_chunk, &v, &used);
+    int read_errno = errno;
+    close(fd);
+    if (v.progress && v.records >= 1000000)
+        fprintf(stderr, "\n");
+    int rc = used == 0 || v.error || read_rc != 0;
+    if (read_rc != 0)
+        uo_report("cannot read %s: %s", spool, strerror(read_errno));
+    else if (used == 0)
+        uo_report("%s is not a spool", spool);
+    uint64_t all_records = 0, all_drops = 0;
+    size_t num_processes = 0;
+    for (size_t i = 0; i < v.num_procs; i++) {
+        struct proc *p = &v.procs[i];
+        if (p->owner != i)
+            continue; /* another image of a process: its counts are the owner's */
+        num_processes++;
+        uint64_t no_slot = 0, drops = proc_drops(&v, i, &no_slot);
+        all_records += p->records;
+        all_drops += drops;
+        uint64_t not_stored = 0;
+        for (size_t k = 0; k < opts->num_losses; k++)
+            if (opts->losses[k].pid == p->hdr.pid)
+                not_stored += opts->losses[k].records;
+        uo_db_set_tally(p->db, p->records, drops);
+        set_metadata_count(p->db, "records_malformed", p->malformed);
+        set_metadata_count(p->db, "tool_records_skipped", p->tool_skipped);
+        set_metadata_count(p->db, "records_dropped_no_slot", no_slot);
+        set_metadata_count(p->db, "records_not_stored", not_stored);
+        uint64_t waits = 0, wait_ns = 0;
+        for (size_t r = i; r < v.num_procs; r++) {
+            if (v.procs[r].owner != i)
+                continue;
+            for (uint32_t s = 0; s < v.procs[r].hdr.max_slots; s++) {
+                waits += v.procs[r].waits[s];
+                wait_ns += v.procs[r].wait_ns[s];
+            }
+        }
+        set_metadata_count(p->db, "ring_waits", waits);
+        set_metadata_count(p->db, "ring_wait_ns", wait_ns);
+        write_images(&v, i);
+        if (drops > no_slot)
+            uo_report("process %lld: %llu records were dropped (ring full)",
+                    (long long)p->hdr.pid, (unsigned long long)(drops - no_slot));
+        if (no_slot != 0)
+            uo_report("process %lld: %llu records were dropped (a thread found no free slot: "
+                      "UPTI_TRACE_RING_SLOTS)", (long long)p->hdr.pid, (unsigned long long)no_slot);
+        if (p->malformed != 0)
+            uo_report("process %lld: %llu malformed records skipped",
+                    (long long)p->hdr.pid, (unsigned long long)p->malformed);
+        uint64_t held = 0, filtered = 0;
+        int complete = close_proc(p, &held, &filtered) == 0;
+        if (!complete) {
+            /* Written after the fact (no journal, one commit): a database
+             * that cannot be completed holds nothing; the spool still has
+             * every record it was given. */
+            (void)held;
+            uo_report("pid %lld: its database could not be completed: the %llu "
+                            "records of the spool are not in a database",
+                    (long long)p->hdr.pid, (unsigned long long)(p->records - filtered));
+            rc = 1;
+        } else if (!opts->quiet) {
+            printf("%s\n", p->path);
+        }
+        if (opts->converted != NULL)
+            opts->converted(opts->arg, p->path, p->hdr.pid, complete);
+        free(p->path);
+    }
+    for (size_t i = 0; i < v.num_procs; i++) {
+        free(v.procs[i].tid);
+        free(v.procs[i].dropped);
+        free(v.procs[i].waits);
+    }
+    if (stats)
+        printf("converted %llu records, %llu dropped, %zu processes\n",
+               (unsigned long long)all_records, (unsigned long long)all_drops, num_processes);
+    free(v.procs);
+    return rc;
+}

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/* The ring records that are not tracing records: agents (UPTI_RING_KIND_AGENT)
+ * and tools' own records (UPTI_RING_KIND_TOOL), decoded for `upti-ring convert`.
+ *
+ * Every length is checked against the record before anything is read: a
+ * string must lie inside its record and end exactly where its length says.
+ * Tool records of the bundled tracing tool (trace_tool_records.h) become
+ * arg rows and metadata; other tools' kinds are not the converter's to read.
+ */
+#include "convert_records.h"
+#include "trace_tool_records.h"
+#include <upti/ring.h>
+
+#include <string.h>
+
+/* Metadata the converter and the database writer set themselves: a tool record
+ * naming one of these is skipped, never applied. */
+static const char *const k_owned_keys[] = {
+    "source",          "records_malformed", "tool_records_skipped", "records_received",
+    "records_written", "records_dropped",   "records_filtered",     "committed",
+    "schema_version",  "writer",            "clock",                "ended",
+    "images",          "records_not_stored", "records_dropped_no_slot", "ring_waits",
+    "ring_wait_ns",
+};
+
+/* The string of len bytes (its NUL included) at s, if it ends exactly there; else NULL. */
+static const char *exact_string(const uint8_t *s, size_t len)
+{
+    if (len == 0 || memchr(s, '\0', len) != (const void *)(s + len - 1))
+        return NULL;
+    return (const char *)s;
+}
+
+int ur_convert_agent(uo_db *db, const uint8_t *body, size_t body_len)
+{
+    upti_ring_agent_t r;
+    if (body_len < sizeof r)
+        return UR_RECORD_MALFORMED;
+    memcpy(&r, body, sizeof r);
+    const uint8_t *s = body + sizeof r;
+    size_t left = body_len - sizeof r;
+    const uint16_t lens[4] = {r.runtime_len, r.name_len, r.vendor_len, r.driver_version_len};
+    const char *text[4];
+    for (int i = 0; i < 4; i++) {
+        if (lens[i] > left || (text[i] = exact_string(s, lens[i])) == NULL)
+            return UR_RECORD_MALFORMED;
+        s += lens[i];
+        left -= lens[i];
+    }
+    if (left >= 8) /* more than the padding to 8 bytes */
+        return UR_RECORD_MALFORMED;
+    upti_agent_t a = {
+        .size = sizeof a,
+        .id = {r.id},
+        .type = (upti_agent_type_t)r.type,
+        .runtime = text[0],
+        .name = text[1],
+        .vendor = text[2],
+        .driver_version = text[3],
+        .compute_units = r.compute_units,
+        .global_memory_bytes = r.global_memory_bytes,
+        .runtime_handle = r.runtime_handle,
+        .node_id = r.node_id,
+    };
+    return uo_db_add_agent(db, &a) == 0 ? UR_RECORD_DONE : UR_RECORD_DB_ERROR;
+}
+
+/* Alike on purpose with ur_convert_agent(): both read a fixed header and then its
+ * length-prefixed strings; the header types and string counts differ. */
+/* UPTI_TRACE_RECORD_ARG: trace_tool_arg_t, then type, name, value. */
+static int convert_arg(uo_db *db, const uint8_t *data, size_t size)
+{
+    trace_tool_arg_t a;
+    if (size < sizeof a)
+        return UR_RECORD_MALFORMED;
+    memcpy(&a, data, sizeof a);
+    const uint8_t *s = data + sizeof a;
+    size_t left = size - sizeof a;
+    const uint32_t lens[3] = {a.type_len, a.name_len, a.value_len};
+    const char *text[3];
+    for (int i = 0; i < 3; i++) {
+        if (lens[i] > left || (text[i] = exact_string(s, lens[i])) == NULL)
+            return UR_RECORD_MALFORMED;
+        s += lens[i];
+        left -= lens[i];
+    }
+    if (left != 0)
+        return UR_RECORD_MALFORMED;
+    return uo_db_add_arg(db, a.correlation_id, a.position, text[0], text[1], text[2]) == 0
+               ? UR_RECORD_DONE
+               : UR_RECORD_DB_ERROR;
+}
+
+/* UPTI_TRACE_RECORD_METADATA: key, then value, filling the data exactly. */
+static int convert_metadata(uo_db *db, const uint8_t *data, size_t size)
+{
+    const uint8_t *nul = size > 0 ? memchr(data, '\0', size) : NULL;
+    if (nul == NULL || nul == data) /* no key, or an empty one */
+        return UR_RECORD_MALFORMED;
+    size_t key_len = (size_t)(nul - data) + 1;
+    const char *key = (const char *)data;
+    const char *value = exact_string(data + key_len, size - key_len);
+    if (value == NULL)
+        return UR_RECORD_MALFORMED;
+    for (size_t i = 0; i < sizeof k_owned_keys / sizeof k_owned_keys[0]; i++)
+        if (strcmp(key, k_owned_keys[i]) == 0)
+            return UR_RECORD_SKIPPED;
+    if (strncmp(key, "image.", 6) == 0) /* image.K.*: the converter's (convert.c) */
+        return UR_RECORD_SKIPPED;
+    return uo_db_set_metadata(db, key, value) == 0 ? UR_RECORD_DONE : UR_RECORD_DB_ERROR;
+}
+
+int ur_convert_tool(uo_db *db, const uint8_t *body, size_t body_len)
+{
+    upti_ring_tool_t t;
+    if (body_len < sizeof t)
+        return UR_RECORD_MALFORMED;
+    memcpy(&t, body, sizeof t);
+    /* The data fills the record, padded to 8 bytes. */
+    if (t.size > body_len - sizeof t || body_len - sizeof t - t.size >= 8)
+        return UR_RECORD_MALFORMED;
+    const uint8_t *data = body + sizeof t;
+    switch (t.kind) {
+    case UPTI_TRACE_RECORD_ARG:
+        return convert_arg(db, data, t.size);
+    case UPTI_TRACE_RECORD_METADATA:
+        return convert_metadata(db, data, t.size);
+    default:
+        return UR_RECORD_SKIPPED;
+    }
+}

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal: UPTI's trace writers (libupti-output.a), linked into libupti-trace.so and `upti`.
+ *
+ * Design: records stream into one SQLite database per process (db.c) as the
+ * tool drains its buffers; nothing is kept in memory but interned strings
+ * and small per-thread state. Every other format — Perfetto protobuf, Chrome
+ * JSON, CSV, summary tables — is produced from a closed database (export.c,
+ * timeline.c, summary.c), by the tool at finalize and by `upti export`.
+ * docs/database.md documents the schema.
+ */
+#ifndef UPTI_OUTPUT_H
+#define UPTI_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <upti/agent.h>
+#include <upti/buffer_tracing.h>
+#include <upti/marker.h>
+
+#include "capture_spec.h"
+
+/* ---- byte buffers and safe strings (str.c) ---- */
+
+/**
+ * Makes the array at *array (elements of elem bytes, *cap of them) hold at
+ * least need elements: doubles from first. On failure returns -1 and leaves
+ * *array and *cap as they were.
+ */
+int uo_grow_slow(void *array, size_t *cap, size_t need, size_t elem, size_t first);
+static inline int uo_grow(void *array, size_t *cap, size_t need, size_t elem, size_t first)
+{
+    return need <= *cap ? 0 : uo_grow_slow(array, cap, need, elem, first);
+}
+
+/** A growable byte buffer; when out is set, uo_buf_flush() writes it there. */
+typedef struct uo_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+    FILE *out;
+    int error; /**< set once a write or an allocation failed */
+} uo_buf;
+
+void uo_buf_init(uo_buf *b, FILE *out);
+void uo_buf_free(uo_buf *b);
+/** Makes room for n more bytes; returns a pointer to them (or NULL and sets error). */
+char *uo_buf_reserve(uo_buf *b, size_t n);
+void uo_buf_put(uo_buf *b, const void *p, size_t n);
+void uo_buf_puts(uo_buf *b, const char *s);
+void uo_buf_putc(uo_buf *b, char c);
+void uo_buf_printf(uo_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void uo_buf_put_u64(uo_buf *b, uint64_t v);
+void uo_buf_put_i64(uo_buf *b, int64_t v);
+/** Writes the buffered bytes to out when more than threshold are held (0: always). */
+void uo_buf_flush(uo_buf *b, size_t threshold);
+
+/** 1 if s[0..n) is valid UTF-8 (no overlongs, no surrogates). */
+int uo_utf8_valid(const char *s, size_t n);
+/** Where to cut s (longer than n bytes) to keep at most n bytes: n, or less,
+ *  so that the cut does not fall inside a UTF-8 character. */
+size_t uo_utf8_cut(const char *s, size_t n);
+/**
+ * s as valid UTF-8: each byte of an invalid sequence becomes U+FFFD.
+ * Returns s itself when already valid, else a malloc'd string (*owned = 1).
+ */
+const char *uo_utf8_sanitize(const char *s, int *owned);
+/** Appends s as a JSON string literal with its quotes (s must be valid UTF-8). */
+void uo_json_string(uo_buf *b, const char *s);
+/** Appends s as one CSV field (RFC 4180): quoted when it holds , " CR LF or a control byte. */
+void uo_csv_field(uo_buf *b, const char *s);
+/** Appends s for a terminal: control bytes as \n, \t, \xHH. A string of more than
+ *  max_chars characters (0: no limit) is cut between characters to max_chars - 3 of
+ *  them and "...": max_chars in all (escapes widen it). */
+void uo_text_escape(uo_buf *b, const char *s, size_t max_chars);
+
+/* ---- hash maps (map.c) ---- */
+
+/** uint64 → uint64 map, open addressing. Any key value is allowed. */
+typedef struct uo_map {
+    uint64_t *keys;
+    uint64_t *vals;
+    uint8_t *used;
+    size_t cap;
+    size_t count;
+} uo_map;
+
+void uo_map_init(uo_map *m);
+void uo_map_free(uo_map *m);
+/** Pointer to the value of key, or NULL. */
+uint64_t *uo_map_find(const uo_map *m, uint64_t key);
+/** Pointer to the value of key, inserted as 0 if absent (*inserted = 1); NULL on ENOMEM. */
+uint64_t *uo_map_insert(uo_map *m, uint64_t key, int *inserted);
+int uo_map_remove(uo_map *m, uint64_t key);
+uint64_t uo_hash64(uint64_t x);
+
+/* ---- messages (report.c) ---- */
+
+/**
+ * Receives one message of src/collector/output: a problem that no return value carries
+ * whole (a database's first error, which may come from any call; a format
+ * uo_write_outputs could not write; an output written under another name).
+ * message has no "upti: " prefix and no newline.
+ */
+typedef void (*uo_report_fn)(void *data, const char *message);
+/**
+ * Where src/collector/output's messages go: the program that links it decides (the
+ * CLI and upti-ring print them on stderr, libupti-trace.so logs them with
+ * upti_log). NULL (the default): nowhere; a database still keeps its first
+ * error (uo_db_error). Set it before any output is written.
+ */
+void uo_set_reporter(uo_report_fn fn, void *data);
+/** A uo_report_fn that prints "upti: <message>" on stderr. */
+void uo_report_to_stderr(void *data, const char *message);
+/** Formats a message and passes it to the reporter (internal to src/collector/output). */
+void uo_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- the database writer (db.c) ---- */
+
+typedef struct uo_db uo_db;
+
+/** What describes the traced process. Strings may be NULL. */
+typedef struct uo_process_info {
+    int64_t pid, ppid;
+    int64_t rank; /**< -1 if none */
+    const char *hostname;
+    const char *command; /**< the command line, arguments separated by spaces */
+    uint64_t start;      /**< ns, UPTI's clock */
+    uint64_t wall_start; /**< ns since the epoch when it started */
+} uo_process_info;
+
+/** Resolves the name of (kind, operation); may return NULL. */
+typedef const char *(*uo_op_name_fn)(uint32_t kind, uint32_t operation);
+/** The uo_op_name_fn of libupti's name table (upti_get_tracing_operation_name). */
+const char *uo_upti_operation_name(uint32_t kind, uint32_t operation);
+
+/**
+ * Creates (truncating) the database at path and its schema, and starts the
+ * first transaction. err receives a message on failure (NULL returned).
+ */
+uo_db *uo_db_create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
+                    char *err, size_t errlen);
+/**
+ * uo_db_create for a database written after the fact, from records kept
+ * elsewhere (`upti-ring convert`): the fastest settings, no crash safety.
+ * No rollback journal and no commit before uo_db_close(); the file is
+ * written as path.part and renamed to path only once uo_db_close() has
+ * completed it. A writer killed before leaves path.part (never a partial
+ * file under path, nor a file to recover: convert again).
+ */
+uo_db *uo_db_create_bulk(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
+                         char *err, size_t errlen);
+/**
+ * uo_db_create_bulk for a database whose records take at most source_bytes
+ * where they are kept (0: unknown). Below UO_DB_SMALL_SOURCE_BYTES its pages
+ * are 4 KiB instead of 64 KiB: the empty schema is then about 100 KB instead
+ * of 1.4 MB, written and zeroed once per traced process.
+ */
+#define UO_DB_SMALL_SOURCE_BYTES (4u << 20)
+uo_db *uo_db_create_bulk_sized(const char *path, const uo_process_info *proc,
+                               uo_op_name_fn op_name, uint64_t source_bytes, char *err,
+                               size_t errlen);
+/**
+ * Makes the empty database (schema, 4 KiB pages) that uo_db_create_bulk_sized
+ * copies for a small trace instead of creating the schema: `upti run` makes it
+ * while the program runs. 0, or -1 (nothing left at path).
+ */
+int uo_db_make_template(const char *path);
+/** The template the small bulk databases of this process start from (NULL: none). */
+void uo_db_use_template(const char *path);
+/** Sets metadata(key, value). */
+int uo_db_set_metadata(uo_db *db, const char *key, const char *value);
+/** Sets the process's command line and start (ns, UPTI's clock; wall_start: ns since the
+ *  epoch) in info_process: those of the first image of a program that exec'd. 0 or -1. */
+int uo_db_set_process_start(uo_db *db, const char *command, uint64_t start, uint64_t wall_start);
+/** Interns s (sanitized to UTF-8); returns its string id (> 0), or 0 for NULL. */
+int64_t uo_db_intern(uo_db *db, const char *s);
+/** Text of an interned id (valid while db is open). */
+const char *uo_db_string(uo_db *db, int64_t id);
+
+/** Appends one buffer record of any tracing kind. Returns 0 or -1 on a database error. */
+int uo_db_add_record(uo_db *db, uint32_t kind, const void *record);
+/**
+ * Appends one argument of the API call with this correlation id (arg table;
+ * api_id is joined from the api rows when the database is closed).
+ */
+int uo_db_add_arg(uo_db *db, uint64_t correlation_id, uint32_t position, const char *type,
+                  const char *name, const char *value);
+/**
+ * Commits the current transaction if it holds rows and more than min_ns passed
+ * since the last (a bulk database: never; it commits once, at uo_db_close).
+ */
+void uo_db_checkpoint(uo_db *db, uint64_t now, uint64_t min_ns);
+/** Adds an agent row. */
+int uo_db_add_agent(uo_db *db, const upti_agent_t *agent);
+/** Names a thread (later names win). */
+void uo_db_name_thread(uo_db *db, uint64_t tid, const char *name);
+/**
+ * Closes open regions at end, writes thread rows, the process end time,
+ * indexes; closes and frees db. Returns 0, or -1 if the file is not complete
+ * (its first error was reported: uo_set_reporter).
+ */
+int uo_db_close(uo_db *db, uint64_t end);
+/**
+ * Finishes the database of a process that died before uo_db_close (SIGKILL,
+ * a crash, _exit): rolls back its unfinished transaction (SQLite's journal),
+ * adds the thread rows and the process end (its last record), the indexes,
+ * and metadata 'ended' = reason. *committed receives the time of its last
+ * commit (0 if unknown). Returns 1 if recovered, 0 if it was complete, -1 on
+ * error (message in err).
+ */
+int uo_db_recover(const char *path, const char *reason, uint64_t *committed, char *err, size_t errlen);
+/**
+ * The first error of db ("database PATH: message"), or NULL while it has had
+ * none. It is also reported (uo_set_reporter) once, when it happens; an error
+ * of uo_db_create is its err instead. After an error db writes nothing more.
+ */
+const char *uo_db_error(const uo_db *db);
+/** Abandons the handle without touching the file (a forked child). */
+void uo_db_abandon(uo_db *db);
+/** The tool's counts of buffer records received and dropped, stored as metadata at each commit. */
+void uo_db_set_tally(uo_db *db, uint64_t received, uint64_t dropped);
+/** Buffer records stored by the last successful commit (what the file holds). */
+uint64_t uo_db_committed_records(const uo_db *db);
+/** Kernel dispatches dropped by the kernel filter (neither written nor lost). */
+uint64_t uo_db_filtered_records(const uo_db *db);
+/** Records written so far (all tables). */
+uint64_t uo_db_row_count(const uo_db *db);
+/** A kernel-name filter: return 0 to drop the dispatch. name_id is the interned name. */
+typedef int (*uo_kernel_filter_fn)(void *data, int64_t name_id, const char *name);
+void uo_db_set_kernel_filter(uo_db *db, uo_kernel_filter_fn fn, void *data);
+/**
+ * --kernel-iteration-range: of each kernel name's dispatches that pass the
+ * name filter, only the executions in range (counted from 1, in the order
+ * the records are added) are kept; the others count as filtered. range must
+ * outlive db; NULL: all.
+ */
+void uo_db_set_kernel_iterations(uo_db *db, const upti_iteration_range *range);
+
+/* ---- readers of a closed database (export.c, timeline.c, summary.c, merge.c) ---- */
+
+typedef struct sqlite3 sqlite3;
+
+/** Opens a database read-only (read-write if writable); NULL with a message in err. */
+sqlite3 *uo_open(const char *path, int writable, char *err, size_t errlen);
+/** Runs sql (any number of statements); 0, or -1 with SQLite's message in err. */
+int uo_sql_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
+/** The integer in the first column of sql's first row; fallback if none, NULL or an error. */
+int64_t uo_sql_int(sqlite3 *db, const char *sql, int64_t fallback);
+
+/** Writes the Perfetto protobuf timeline. Returns 0 or -1 (message in err). */
+int uo_export_pftrace(sqlite3 *db, const char *path, char *err, size_t errlen);
+/**
+ * Writes the OTF2 archive dir/name.otf2 (anchor), dir/name.def and dir/name/
+ * (events) through libotf2: one location group per process (MPI rank) and per
+ * device of a process, one location per thread, start/stop range lane and
+ * device queue lane, one region per (kind, name). Built only with libotf2
+ * (UPTI_HAVE_OTF2, target upti-output-otf2). An archive already there is
+ * replaced if UPTI wrote it (its creator); otherwise -1. Returns 0 or -1
+ * (message in err).
+ */
+int uo_export_otf2(sqlite3 *db, const char *dir, const char *name, char *err, size_t errlen);
+/** Writes the Chrome trace-event JSON timeline (ui.perfetto.dev and chrome://tracing open it). */
+int uo_export_json(sqlite3 *db, const char *path, char *err, size_t errlen);
+/**
+ * Writes one CSV per record kind: <prefix>_api_trace.csv, _kernel_trace.csv,
+ * _memory_copy_trace.csv, _memory_allocation_trace.csv, _marker_api_trace.csv,
+ * _region_trace.csv; kinds with no rows are skipped unless all_files.
+ * *files receives the number written.
+ */
+int uo_export_csv(sqlite3 *db, const char *prefix, int all_files, int *files, char *err,
+                  size_t errlen);
+/** uo_summary's flags. */
+enum {
+    UO_SUMMARY_CSV = 1,       /**< CSV instead of text tables */
+    UO_SUMMARY_FULL_NAMES = 2 /**< text: names whole (default: cut to 48 characters) */
+};
+/** Prints the summary tables (text) or writes them as CSV (flags: UO_SUMMARY_*). */
+int uo_summary(sqlite3 *db, FILE *out, int flags, char *err, size_t errlen);
+/**
+ * 1 when head (the first bytes of a file, NUL-terminated) begins as
+ * uo_summary()'s text: a file `upti stats -o` may replace.
+ */
+int uo_summary_text_is_ours(const char *head);
+/** Output formats (bits of uo_write_outputs' formats). */
+enum { UO_FORMAT_DB = 1, UO_FORMAT_PFTRACE = 2, UO_FORMAT_JSON = 4, UO_FORMAT_CSV = 8 };
+/**
+ * Writes the formats other than db of the closed database db_path next to it
+ * (<base>.pftrace, <base>.json, <base>_*.csv) and, if stats, the summary on
+ * stderr (headed with pid) and, with csv, <base>_stats.csv. Each problem is
+ * reported (uo_set_reporter), once. Returns 0, or -1 if something was not written.
+ */
+int uo_write_outputs(const char *db_path, const char *base, unsigned formats, int stats, int pid);
+
+/** Merges the inputs into a new database at out_path (truncated). */
+int uo_merge(const char *out_path, const char *const *inputs, int n, char *err, size_t errlen);
+
+/** The placeholders uo_expand_placeholders knows, as an error message lists them. */
+#define UO_PLACEHOLDERS_KNOWN "%pid% %ppid% %hostname% %rank% %argv0% %env{NAME}% %%"
+
+/**
+ * Expands %pid% %ppid% %hostname% %rank% %argv0% %env{NAME}% and %% (a literal
+ * '%'); returns malloc'd text. A '%' that starts none of them (%foo%, a lone
+ * '%') is an error: NULL, and err says "unknown placeholder '%foo%' (known:
+ * ...)". NULL with err empty: out of memory.
+ */
+char *uo_expand_placeholders(const char *pattern, char *err, size_t errlen);
+
+/** What the placeholders stand for (uo_expand_placeholders takes the calling process's). */
+typedef struct uo_placeholder_values {
+    long long pid, ppid;
+    const char *hostname, *rank, *argv0; /**< NULL: "unknown", "0", "" */
+    /** %env{NAME}%: the value, or NULL for an empty expansion. */
+    const char *(*getenv)(void *data, const char *name);
+    void *getenv_data;
+} uo_placeholder_values;
+
+/** uo_expand_placeholders with the values given (the collector names another process's outputs). */
+char *uo_expand_placeholders_with(const char *pattern, const uo_placeholder_values *values,
+                                  char *err, size_t errlen);
+
+/** The MPI rank of this process from the launchers' variables (OMPI_COMM_WORLD_RANK,
+ *  PMI_RANK, PMIX_RANK, SLURM_PROCID, MPI_LOCALRANKID), or "0". */
+const char *uo_rank_string(void);
+
+/** The basename of this program (/proc/self/cmdline's first entry) into out[0..n). */
+void uo_argv0_string(char *out, size_t n);
+
+#endif
