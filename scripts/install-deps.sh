@@ -22,6 +22,8 @@ set -eu
 # otf2-print, with which the tests read the export back.
 # libyaml-dev: libyaml, which reads the YAML files of upti run -i.
 # abigail-tools: abidw and abidiff, which check the libraries' ABI (tests/abi).
+# binutils: readelf and nm, with which the tests read the libraries' dynamic
+# sections and symbols (security.runpath, abi.exports).
 # One package per line; tests/integration/install/check_deps.py checks that
 # every tool and library the build and the tests use is here.
 PACKAGES="
@@ -48,6 +50,7 @@ libotf2-trace-dev
 otf2-tools
 libyaml-dev
 abigail-tools
+binutils
 "
 
 missing=""

@@ -35,6 +35,12 @@ ring folder set by hand (UPTI_TRACE_RING_DIR, no collector): its ring stays for 
   part_links     NAME.part left in the output folder as a hard link to another file, or
                  a symbolic link: not written through (the run folder on /dev/shm, the
                  output folder elsewhere: the database is copied through c.db.part).
+  runpath        every program and library of the build tree (and so what `make install`
+                 copies): no RUNPATH or RPATH entry that is empty or relative (not
+                 $ORIGIN-based), which the loader would search from the working directory:
+                 a libsqlite3.so.0 in the folder `upti` is run from would be loaded. And
+                 `upti run` from a folder holding fake libupti.so.0, libsqlite3.so.0 and
+                 libc.so.6 traces its program.
   claims         a FIFO named like a claim (upti-PID-N.upti-pending) beside a ring: not
                  opened for reading (that blocked for ever), said once, not waited for; a
                  claim locked for ever is waited for at most --max-wait, said once, kept.
@@ -581,8 +587,41 @@ def case_output_folder(tmp):
           'with a placeholder); sticky or group: written; made 0775 under umask 000')
 
 
+def case_runpath(tmp):
+    bad = []
+    files = [os.path.join(BUILD, 'bin', f) for f in sorted(os.listdir(os.path.join(BUILD, 'bin')))]
+    files += [os.path.join(BUILD, 'lib', f) for f in sorted(os.listdir(os.path.join(BUILD, 'lib')))
+              if '.so' in f]
+    checked = 0
+    for f in files:
+        if not os.path.isfile(f) or os.path.islink(f) or open(f, 'rb').read(4) != b'\x7fELF':
+            continue
+        out = subprocess.run(['readelf', '-d', f], capture_output=True, text=True).stdout
+        checked += 1
+        for m in re.finditer(r'\((?:RUNPATH|RPATH)\)\s+Library r(?:un)?path: \[(.*)\]', out):
+            for entry in m.group(1).split(':'):
+                if entry == '' or not (entry.startswith('/') or entry.startswith('$ORIGIN')):
+                    bad.append('%s: %r in %r' % (os.path.relpath(f, BUILD), entry, m.group(1)))
+                    break
+    # Fake libraries in the working folder are not what upti or the traced program load.
+    for name in ('libupti.so.0', 'libsqlite3.so.0', 'libc.so.6'):
+        with open(os.path.join(tmp, name), 'wb') as f:
+            f.write(b'not a library')
+    e = {k: v for k, v in os.environ.items() if not k.startswith(('UPTI_', 'OPENCL_LAYERS'))}
+    r = run([UPTI, 'run', '--marker-trace', '-d', tmp, '-o', 'r', '--', APP, 'run',
+             os.path.join(tmp, 'counter'), '3', '1'], env=e, cwd=tmp)
+    if r.returncode != 0 or len(marks(os.path.join(tmp, 'r.db'))) != 3:
+        bad.append('upti run from a folder with fake libraries: exit %d, stderr %r'
+                   % (r.returncode, r.stderr))
+    if bad:
+        fail('runpath: %d files search a relative folder (the working directory):\n  %s'
+             % (len(bad), '\n  '.join(bad[:20])))
+    print('runpath: %d files, no relative RUNPATH entry; fake libraries in the working '
+          'folder are not loaded' % checked)
+
+
 def main():
-    cases = {'output_folder': case_output_folder, 'part_links': case_part_links, 'claims': case_claims, 'shared_folder': case_shared_folder, 'own_folder_writable': case_own_folder_writable,
+    cases = {'runpath': case_runpath, 'output_folder': case_output_folder, 'part_links': case_part_links, 'claims': case_claims, 'shared_folder': case_shared_folder, 'own_folder_writable': case_own_folder_writable,
              'recover_links': case_recover_links, 'output_name': case_output_name,
              'bad_rings': case_bad_rings, 'same_uid': case_same_uid, 'pid_wait': case_pid_wait,
              'many_rings': case_many_rings}
