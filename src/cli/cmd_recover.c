@@ -36,7 +36,7 @@ void cmd_recover_help(FILE *out)
             "                  still running (named as they are waited for; default 60, 0: as\n"
             "                  long as they run); their rings then stay in FOLDER\n"
             "  --background    return at once; a process of its own session does the work\n"
-            "                  (what UPTI_TRACE_RECORD_ONLY=1 starts beside a program)\n"
+            "                  (what libupti-trace.so starts beside a program without upti run)\n"
             "\n"
             "example: upti recover /tmp/upti-collect-Ab12Cd\n");
 }

@@ -296,7 +296,6 @@ static int list_kinds(int agents)
 static const char *run_default(int id)
 {
     switch (id) {
-    case UPTI_ENV_TRACE_BUFFER_SIZE: return "1 MiB";     /* ring_mode.c */
     case UPTI_ENV_RING_FULL_WAIT_MS: return "1 s";       /* run_collect_begin() */
     default: return NULL;
     }
@@ -746,8 +745,6 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
         for (int i = 0; i < NUM_HANDLED; i++)
             sigaction(handled[i], &old_actions[i], NULL);
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
-        /* The program's processes only record (UPTI_TRACE_RING_DIR). */
-        unsetenv("UPTI_TRACE_MANIFEST");
         if (launched != NULL)
             launched_command_pid(launched);
         execvp(program[0], program);

@@ -71,6 +71,7 @@ static struct {
     size_t num_dbs, cap_dbs;
     int status, have_status; /* the program's wait status */
     int recovering;          /* upti recover */
+    int quiet;               /* run.conf "quiet": the helper of a program, which shares its stderr */
     int kept;                /* a converted database could not be placed: keep the folder */
     char **bases; /* the output names this run wrote */
     size_t num_bases;
@@ -516,6 +517,15 @@ static char *output_base(const converted *c)
         pattern = DEFAULT_PATTERN;
     char err[256];
     char *base = uo_expand_placeholders_with(pattern, &v, err, sizeof err);
+    if (base == NULL && err[0] != '\0' && strcmp(pattern, DEFAULT_PATTERN) != 0) {
+        /* The program's UPTI_TRACE_OUTPUT (`upti run` checks its own -o before it
+         * starts): said once per run, and the default name used. */
+        static int said;
+        if (!said++)
+            fprintf(stderr, "upti: UPTI_TRACE_OUTPUT='%.200s': %s: using %s\n", pattern, err,
+                    DEFAULT_PATTERN);
+        base = uo_expand_placeholders_with(DEFAULT_PATTERN, &v, err, sizeof err);
+    }
     if (base != NULL && g_run.bare)
         base = inside_output_folder(base, c->pid);
     if (base == NULL) {
@@ -951,6 +961,8 @@ static int read_conf(const char *folder, const char *conf, size_t len)
     g_run.config = dup_or_null(upti_kv_get(conf, len, "config"));
     const char *output_config = upti_kv_get(conf, len, "output_config");
     g_run.output_config = output_config != NULL && strcmp(output_config, "1") == 0;
+    const char *quiet = upti_kv_get(conf, len, "quiet");
+    g_run.quiet = quiet != NULL && strcmp(quiet, "1") == 0;
     return 0;
 }
 
@@ -1062,6 +1074,10 @@ int run_collect_recover(const char *folder, pid_t wait_pid, int background, unsi
     close(spool_fd);
     if (background && detach() != 0)
         return 1;
+    /* The helper a program started (in the background, on the program's stderr) says
+     * no "wrote" line; `upti recover` of its folder by hand says what it wrote. */
+    if (background && g_run.quiet)
+        run_outputs_quiet();
     g_run.recovering = 1;
     g_run.program = wait_pid;
     int skipped = 0;

@@ -32,7 +32,6 @@ int run_outputs_begin(void)
     }
     if (fd < 0) {
         g_manifest[0] = '\0';
-        unsetenv("UPTI_TRACE_MANIFEST");
         fprintf(stderr, "upti: cannot create a run manifest (%s): the traces of processes that "
                         "die without closing them will not be recovered\n", strerror(errno));
         return -1;
@@ -44,7 +43,6 @@ int run_outputs_begin(void)
     fcntl(fd, F_SETFL, O_APPEND);
     g_manifest_fd = fd;
     uo_manifest_set_fd(fd);
-    unsetenv("UPTI_TRACE_MANIFEST");
     return 0;
 }
 
@@ -337,6 +335,14 @@ static void say_path(const char *prefix, const char *path)
     uo_buf_free(&b);
 }
 
+/* run_outputs_quiet(): no closing lines. */
+static int g_quiet;
+
+void run_outputs_quiet(void)
+{
+    g_quiet = 1;
+}
+
 void run_outputs_end(pid_t top, int status, int stats, int traced_elsewhere)
 {
     if (g_manifest[0] == '\0')
@@ -368,11 +374,14 @@ void run_outputs_end(pid_t top, int status, int stats, int traced_elsewhere)
         struct stat st;
         if (again || stat(m.f[i + 1], &st) != 0)
             continue;
-        say_path("upti: wrote ", m.f[i + 1]);
+        if (!g_quiet)
+            say_path("upti: wrote ", m.f[i + 1]);
         said++;
     }
     free_fields(&m);
-    if (!traced)
+    if (g_quiet)
+        ;
+    else if (!traced)
         fprintf(stderr, "upti: no OpenCL, uptx or NVTX use seen: no trace written\n");
     else if (said == 0 && traced_elsewhere >= 0)
         fprintf(stderr, "upti: nothing was recorded: no trace written\n");

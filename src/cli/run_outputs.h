@@ -8,10 +8,16 @@
 
 #include <sys/types.h>
 
-/** Creates the run's manifest and names it in UPTI_TRACE_MANIFEST. 0, or -1 (said on stderr). */
+/** Creates the run's manifest (a private, unlinked file). 0, or -1 (said on stderr). */
 int run_outputs_begin(void);
 /** Removes the manifest (the program never ran). */
 void run_outputs_discard(void);
+/** The helper collector of a program traced without `upti run` (run.conf
+ *  "quiet"): run_outputs_end() prints no closing line ("upti: wrote PATH", "no
+ *  trace written"): the program's stderr, which the helper shares, stays the
+ *  program's own. Errors are still said. */
+void run_outputs_quiet(void);
+
 /**
  * Once the program (pid top, wait status) has ended: recovers the databases
  * its processes left open, finishes or removes half-written outputs (saying

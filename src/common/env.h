@@ -9,9 +9,7 @@
 
 /** The variables read through upti_env_get (docs/cli.md lists them all). */
 typedef enum upti_env_id {
-    UPTI_ENV_TRACE_FLUSH_MS,     /**< duration in ms: digits, optional "ms" or "s"; default 50 */
-    UPTI_ENV_TRACE_BUFFER_SIZE,  /**< bytes: digits, optional k, m or g; default 4 MiB */
-    UPTI_ENV_TRACE_SIGNALS,      /**< switch 0 or 1; default 1 */
+    UPTI_ENV_TRACE_BUFFER_SIZE,  /**< bytes: digits, optional k, m or g; default 1 MiB */
     UPTI_ENV_TRACE_STATS,        /**< switch 0 or 1; default 0 */
     UPTI_ENV_TRACE_ARGS,         /**< switch 0 or 1; default 0 */
     UPTI_ENV_TRACE_LIST,         /**< switch 0 or 1; default 0 */
@@ -19,7 +17,6 @@ typedef enum upti_env_id {
     UPTI_ENV_CLOCK,              /**< UPTI_ENV_CLOCK_TSC (default) or _GETTIME */
     UPTI_ENV_RING_FULL_WAIT_MS,  /**< duration in ms a LOSSLESS shared ring waits for its collector; default 50 */
     UPTI_ENV_TRACE_RING_SLOTS,   /**< threads recording at once into upti run's rings (1..65536); default 256 */
-    UPTI_ENV_TRACE_RECORD_ONLY,  /**< switch 0 or 1; default 0: without `upti run`, a helper collector builds the database */
     UPTI_ENV_LOG_LEVEL,          /**< upti_log_level_t: none, error, warning (default), info or debug */
     UPTI_ENV_VK_DISABLE_CALIBRATED,      /**< switch 0 or 1; default 0 (1: the Vulkan layer measures device clocks) */
     UPTI_ENV_VK_CLOCK_PROBE_INTERVAL_MS, /**< duration in ms between measurements of a Vulkan device clock; default 100 */
@@ -36,7 +33,7 @@ enum { UPTI_ENV_CLOCK_TSC = 0, UPTI_ENV_CLOCK_GETTIME = 1 };
 enum { UPTI_ENV_VK_TIMESTAMPS_AUTO = 0, UPTI_ENV_VK_TIMESTAMPS_PAIRS = 1 };
 enum { UPTI_ENV_VK_QUERIES_AUTO = 0, UPTI_ENV_VK_QUERIES_COPY = 1, UPTI_ENV_VK_QUERIES_READ = 2, UPTI_ENV_VK_QUERIES_HOST = 3 };
 
-/** The variable's name, e.g. "UPTI_TRACE_FLUSH_MS". */
+/** The variable's name, e.g. "UPTI_RING_FULL_WAIT_MS". */
 const char *upti_env_name(upti_env_id id);
 
 /**

@@ -57,3 +57,34 @@ int upti_proc_command_line(char *out, size_t cap)
     out[n] = '\0';
     return 0;
 }
+
+void upti_proc_argv0(char *out, size_t n)
+{
+    char buf[4096];
+    out[0] = '\0';
+    FILE *f = fopen("/proc/self/cmdline", "re");
+    if (f == NULL)
+        return;
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = '\0';
+    const char *slash = strrchr(buf, '/');
+    const char *base = slash ? slash + 1 : buf;
+    size_t len = strlen(base);
+    if (len >= n)
+        len = n - 1;
+    memcpy(out, base, len);
+    out[len] = '\0';
+}
+
+const char *upti_proc_mpi_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                       "SLURM_PROCID", "MPI_LOCALRANKID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v != NULL && v[0] != '\0')
+            return v;
+    }
+    return NULL;
+}

@@ -93,8 +93,8 @@ static void bad(upti_env_id id, const char *value, uint64_t def, const char *wan
     unsetenv(upti_env_name(id));
 }
 
-#define FLUSH_FORMS "is not a duration (digits with an optional ms or s suffix, 1 ms to 3600 s): using 50 ms\n"
-#define SIZE_FORMS "is not a size in bytes (digits with an optional k, m or g suffix, 4 KiB to 1 GiB): using 4 MiB\n"
+#define DURATION_FORMS "is not a duration (digits with an optional ms or s suffix, 1 ms to 3600 s): using 50 ms\n"
+#define SIZE_FORMS "is not a size in bytes (digits with an optional k, m or g suffix, 4 KiB to 1 GiB): using 1 MiB\n"
 
 UNIT_TEST(env)
 {
@@ -120,22 +120,22 @@ UNIT_TEST(env)
     CHECK(upti_parse_size("17179869184g", &n) == -1);
 
     /* Unset and empty: the default, silently. */
-    good(UPTI_ENV_TRACE_FLUSH_MS, NULL, 50);
-    good(UPTI_ENV_TRACE_FLUSH_MS, "", 50);
-    good(UPTI_ENV_TRACE_FLUSH_MS, "10", 10);
-    good(UPTI_ENV_TRACE_FLUSH_MS, "250ms", 250);
-    good(UPTI_ENV_TRACE_FLUSH_MS, "2s", 2000);
-    good(UPTI_ENV_TRACE_FLUSH_MS, "3600s", 3600000);
+    good(UPTI_ENV_RING_FULL_WAIT_MS, NULL, 50);
+    good(UPTI_ENV_RING_FULL_WAIT_MS, "", 50);
+    good(UPTI_ENV_RING_FULL_WAIT_MS, "10", 10);
+    good(UPTI_ENV_RING_FULL_WAIT_MS, "250ms", 250);
+    good(UPTI_ENV_RING_FULL_WAIT_MS, "2s", 2000);
+    good(UPTI_ENV_RING_FULL_WAIT_MS, "3600s", 3600000);
     /* 10k is not 10,240 ms (a size) nor 10 ms (strtol): it is refused. */
-    bad(UPTI_ENV_TRACE_FLUSH_MS, "10k", 50, "upti: UPTI_TRACE_FLUSH_MS='10k' " FLUSH_FORMS);
-    bad(UPTI_ENV_TRACE_FLUSH_MS, "0", 50, "upti: UPTI_TRACE_FLUSH_MS='0' " FLUSH_FORMS);
-    bad(UPTI_ENV_TRACE_FLUSH_MS, "3601s", 50, "upti: UPTI_TRACE_FLUSH_MS='3601s' " FLUSH_FORMS);
-    good(UPTI_ENV_TRACE_BUFFER_SIZE, NULL, 4u << 20);
+    bad(UPTI_ENV_RING_FULL_WAIT_MS, "10k", 50, "upti: UPTI_RING_FULL_WAIT_MS='10k' " DURATION_FORMS);
+    bad(UPTI_ENV_RING_FULL_WAIT_MS, "0", 50, "upti: UPTI_RING_FULL_WAIT_MS='0' " DURATION_FORMS);
+    bad(UPTI_ENV_RING_FULL_WAIT_MS, "3601s", 50, "upti: UPTI_RING_FULL_WAIT_MS='3601s' " DURATION_FORMS);
+    good(UPTI_ENV_TRACE_BUFFER_SIZE, NULL, 1u << 20);
     good(UPTI_ENV_TRACE_BUFFER_SIZE, "64k", 65536);
     good(UPTI_ENV_TRACE_BUFFER_SIZE, "1G", 1u << 30);
-    bad(UPTI_ENV_TRACE_BUFFER_SIZE, "12q", 4u << 20, "upti: UPTI_TRACE_BUFFER_SIZE='12q' " SIZE_FORMS);
-    bad(UPTI_ENV_TRACE_BUFFER_SIZE, "100", 4u << 20, "upti: UPTI_TRACE_BUFFER_SIZE='100' " SIZE_FORMS);
-    bad(UPTI_ENV_TRACE_BUFFER_SIZE, "2g", 4u << 20, "upti: UPTI_TRACE_BUFFER_SIZE='2g' " SIZE_FORMS);
+    bad(UPTI_ENV_TRACE_BUFFER_SIZE, "12q", 1u << 20, "upti: UPTI_TRACE_BUFFER_SIZE='12q' " SIZE_FORMS);
+    bad(UPTI_ENV_TRACE_BUFFER_SIZE, "100", 1u << 20, "upti: UPTI_TRACE_BUFFER_SIZE='100' " SIZE_FORMS);
+    bad(UPTI_ENV_TRACE_BUFFER_SIZE, "2g", 1u << 20, "upti: UPTI_TRACE_BUFFER_SIZE='2g' " SIZE_FORMS);
     /* A count of ring slots: digits, not a size in bytes. */
     good(UPTI_ENV_TRACE_RING_SLOTS, NULL, 256);
     good(UPTI_ENV_TRACE_RING_SLOTS, "1", 1);
@@ -145,20 +145,17 @@ UNIT_TEST(env)
     bad(UPTI_ENV_TRACE_RING_SLOTS, "64k", 256,
         "upti: UPTI_TRACE_RING_SLOTS='64k' is not a count (digits, 1 to 65536): using 256\n");
     /* Switches: 0 or 1. */
-    good(UPTI_ENV_TRACE_SIGNALS, NULL, 1);
-    good(UPTI_ENV_TRACE_SIGNALS, "0", 0);
-    good(UPTI_ENV_TRACE_SIGNALS, "1", 1);
-    bad(UPTI_ENV_TRACE_SIGNALS, "maybe", 1, "upti: UPTI_TRACE_SIGNALS='maybe' is neither 0 nor 1: using 1\n");
-    bad(UPTI_ENV_TRACE_SIGNALS, "00", 1, "upti: UPTI_TRACE_SIGNALS='00' is neither 0 nor 1: using 1\n");
+    good(UPTI_ENV_TRACE_ARGS, NULL, 0);
+    good(UPTI_ENV_TRACE_ARGS, "0", 0);
+    bad(UPTI_ENV_TRACE_ARGS, "maybe", 0, "upti: UPTI_TRACE_ARGS='maybe' is neither 0 nor 1: using 0\n");
+    bad(UPTI_ENV_TRACE_ARGS, "00", 0, "upti: UPTI_TRACE_ARGS='00' is neither 0 nor 1: using 0\n");
     good(UPTI_ENV_TRACE_STATS, NULL, 0);
     good(UPTI_ENV_TRACE_STATS, "1", 1);
     bad(UPTI_ENV_TRACE_STATS, "yes", 0, "upti: UPTI_TRACE_STATS='yes' is neither 0 nor 1: using 0\n");
     good(UPTI_ENV_TRACE_ARGS, "1", 1);
     good(UPTI_ENV_TRACE_LIST, "0", 0);
-    good(UPTI_ENV_TRACE_RECORD_ONLY, NULL, 0);
-    good(UPTI_ENV_TRACE_RECORD_ONLY, "1", 1);
-    bad(UPTI_ENV_TRACE_RECORD_ONLY, "on", 0,
-        "upti: UPTI_TRACE_RECORD_ONLY='on' is neither 0 nor 1: using 0\n");
+    good(UPTI_ENV_TRACE_LIST, "1", 1);
+    bad(UPTI_ENV_TRACE_LIST, "on", 0, "upti: UPTI_TRACE_LIST='on' is neither 0 nor 1: using 0\n");
     /* Choices. */
     good(UPTI_ENV_OPENCL_COMPLETION, NULL, UPTI_ENV_COMPLETION_POLL);
     good(UPTI_ENV_OPENCL_COMPLETION, "poll", UPTI_ENV_COMPLETION_POLL);
@@ -170,13 +167,13 @@ UNIT_TEST(env)
     bad(UPTI_ENV_CLOCK, "rdtsc", UPTI_ENV_CLOCK_TSC,
         "upti: UPTI_CLOCK='rdtsc' is not one of tsc, gettime: using tsc\n");
     /* The value is data: control bytes are not echoed, long values are cut. */
-    bad(UPTI_ENV_TRACE_SIGNALS, "a\nb\033c", 1, "upti: UPTI_TRACE_SIGNALS='a?b?c' is neither 0 nor 1: using 1\n");
+    bad(UPTI_ENV_TRACE_STATS, "a\nb\033c", 0, "upti: UPTI_TRACE_STATS='a?b?c' is neither 0 nor 1: using 0\n");
     char longv[200];
     memset(longv, '7', sizeof longv - 1);
     longv[sizeof longv - 1] = '\0';
     char want[512];
-    snprintf(want, sizeof want, "upti: UPTI_TRACE_FLUSH_MS='%.64s...' " FLUSH_FORMS, longv);
-    bad(UPTI_ENV_TRACE_FLUSH_MS, longv, 50, want);
+    snprintf(want, sizeof want, "upti: UPTI_RING_FULL_WAIT_MS='%.64s...' " DURATION_FORMS, longv);
+    bad(UPTI_ENV_RING_FULL_WAIT_MS, longv, 50, want);
     /* Every variable has its name; nothing past the table. */
     for (int id = 0; id < UPTI_ENV_COUNT; id++)
         CHECK(upti_env_name((upti_env_id)id) != NULL &&

@@ -2,7 +2,6 @@
 /* See manifest.h. */
 #include "manifest.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,8 +16,7 @@ void uo_manifest_set_fd(int fd)
 
 int uo_manifest_add(const char *const *fields, size_t n)
 {
-    const char *manifest = getenv("UPTI_TRACE_MANIFEST");
-    if (g_manifest_fd < 0 && (manifest == NULL || manifest[0] == '\0'))
+    if (g_manifest_fd < 0)
         return 0;
     size_t len = 0;
     for (size_t i = 0; i < n; i++)
@@ -32,15 +30,8 @@ int uo_manifest_add(const char *const *fields, size_t n)
         memcpy(rec + at, fields[i], k);
         at += k;
     }
-    /* One write with O_APPEND: records of concurrent processes never interleave. */
-    int fd = g_manifest_fd >= 0 ? g_manifest_fd
-                                : open(manifest, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-    int rc = -1;
-    if (fd >= 0) {
-        rc = write(fd, rec, len) == (ssize_t)len ? 0 : -1;
-        if (fd != g_manifest_fd)
-            close(fd);
-    }
+    /* One write with O_APPEND: the records of upti's threads never interleave. */
+    int rc = write(g_manifest_fd, rec, len) == (ssize_t)len ? 0 : -1;
     free(rec);
     return rc;
 }

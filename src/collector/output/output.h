@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal: UPTI's trace writers (libupti-output.a), linked into libupti-trace.so and `upti`.
+/* Internal: UPTI's trace writers (libupti-output.a), linked into `upti` and `upti-ring`
+ * (the collector side: the traced program only records).
  *
  * Design: records stream into one SQLite database per process (db.c) as the
- * tool drains its buffers; nothing is kept in memory but interned strings
+ * collector converts its spool; nothing is kept in memory but interned strings
  * and small per-thread state. Every other format — Perfetto protobuf, Chrome
  * JSON, CSV, summary tables — is produced from a closed database (export.c,
- * timeline.c, summary.c), by the tool at finalize and by `upti export`.
+ * timeline.c, summary.c), by the collector and by `upti export`.
  * docs/database.md documents the schema.
  */
 #ifndef UPTI_OUTPUT_H
@@ -20,6 +21,7 @@
 #include <upti/marker.h>
 
 #include "capture_spec.h"
+#include "output_formats.h"
 
 /* ---- byte buffers and safe strings (str.c) ---- */
 
@@ -106,8 +108,7 @@ uint64_t uo_hash64(uint64_t x);
 typedef void (*uo_report_fn)(void *data, const char *message);
 /**
  * Where src/collector/output's messages go: the program that links it decides (the
- * CLI and upti-ring print them on stderr, libupti-trace.so logs them with
- * upti_log). NULL (the default): nowhere; a database still keeps its first
+ * CLI and upti-ring print them on stderr). NULL (the default): nowhere; a database still keeps its first
  * error (uo_db_error). Set it before any output is written.
  */
 void uo_set_reporter(uo_report_fn fn, void *data);
@@ -284,7 +285,12 @@ int uo_summary(sqlite3 *db, FILE *out, int flags, char *err, size_t errlen);
  */
 int uo_summary_text_is_ours(const char *head);
 /** Output formats (bits of uo_write_outputs' formats). */
-enum { UO_FORMAT_DB = 1, UO_FORMAT_PFTRACE = 2, UO_FORMAT_JSON = 4, UO_FORMAT_CSV = 8 };
+enum {
+    UO_FORMAT_DB = UPTI_FORMAT_DB,
+    UO_FORMAT_PFTRACE = UPTI_FORMAT_PFTRACE,
+    UO_FORMAT_JSON = UPTI_FORMAT_JSON,
+    UO_FORMAT_CSV = UPTI_FORMAT_CSV,
+};
 /**
  * Writes the formats other than db of the closed database db_path next to it
  * (<base>.pftrace, <base>.json, <base>_*.csv) and, if stats, the summary on
@@ -324,7 +330,5 @@ char *uo_expand_placeholders_with(const char *pattern, const uo_placeholder_valu
  *  PMI_RANK, PMIX_RANK, SLURM_PROCID, MPI_LOCALRANKID), or "0". */
 const char *uo_rank_string(void);
 
-/** The basename of this program (/proc/self/cmdline's first entry) into out[0..n). */
-void uo_argv0_string(char *out, size_t n);
 
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Output file names: %pid% %ppid% %hostname% %rank% %argv0% %env{NAME}% and %%. */
 #include "output.h"
+#include "proc_stat.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,34 +9,8 @@
 
 const char *uo_rank_string(void)
 {
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                                       "SLURM_PROCID", "MPI_LOCALRANKID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v != NULL && v[0] != '\0')
-            return v;
-    }
-    return "0";
-}
-
-/* Basename of the running program, from /proc/self/cmdline's first entry. */
-void uo_argv0_string(char *out, size_t n)
-{
-    char buf[4096];
-    out[0] = '\0';
-    FILE *f = fopen("/proc/self/cmdline", "r");
-    if (f == NULL)
-        return;
-    size_t got = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[got] = '\0';
-    const char *slash = strrchr(buf, '/');
-    const char *base = slash ? slash + 1 : buf;
-    size_t len = strlen(base);
-    if (len >= n)
-        len = n - 1;
-    memcpy(out, base, len);
-    out[len] = '\0';
+    const char *rank = upti_proc_mpi_rank();
+    return rank != NULL ? rank : "0";
 }
 
 /* Appends text, turning '/' into '_' so one placeholder stays one component,
@@ -81,7 +56,7 @@ char *uo_expand_placeholders(const char *pattern, char *err, size_t errlen)
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
     char a[1024];
-    uo_argv0_string(a, sizeof a);
+    upti_proc_argv0(a, sizeof a);
     uo_placeholder_values v = {getpid(), getppid(), host, uo_rank_string(), a, own_env, NULL};
     return uo_expand_placeholders_with(pattern, &v, err, errlen);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The formats derived from a closed trace database: written by
- * libupti-trace.so when its process ends, and by `upti run` for a process
- * whose database it recovered (recover.c). */
+/* The formats derived from a closed trace database, written by the collector
+ * (`upti run`, `upti recover`, the helper collector) once it converted a
+ * process's records. */
 #include "out_files.h"
 #include "output.h"
 

@@ -33,8 +33,7 @@ extern char **environ;
 static const char *const k_not_inherited[] = {
     "UPTI_TOOL_LIBRARIES=", "OPENCL_LAYERS=",         "LD_PRELOAD=",
     "LD_AUDIT=",            "NVTX_INJECTION64_PATH=", "VK_INSTANCE_LAYERS=",
-    "UPTI_VULKAN_LAYER=",   "UPTI_TRACE_RING_DIR=",   "UPTI_TRACE_RECORD_ONLY=",
-    "UPTI_TRACE_MANIFEST="};
+    "UPTI_VULKAN_LAYER=",   "UPTI_TRACE_RING_DIR="};
 
 #ifndef UPTI_TOOL_BIN_FROM_LIB
 #define UPTI_TOOL_BIN_FROM_LIB "../bin"
@@ -90,7 +89,9 @@ static int write_conf(const char *folder, const char *rings, const ut_helper_con
     int rc = upti_kv_put(f, "rings", rings) | upti_kv_put(f, "pattern", c->pattern) |
              upti_kv_put(f, "formats", formats) | upti_kv_put(f, "stats", c->stats ? "1" : "0") |
              upti_kv_put(f, "include", c->include) | upti_kv_put(f, "exclude", c->exclude) |
-             upti_kv_put(f, "iterations", c->iterations);
+             upti_kv_put(f, "iterations", c->iterations) |
+             /* The program's stderr is the helper's: no "upti: wrote" lines on it. */
+             upti_kv_put(f, "quiet", "1");
     if (fclose(f) != 0)
         rc = -1;
     return rc;
@@ -183,34 +184,32 @@ static int spawn_helper(const char *upti, const char *folder)
 int ut_helper_start(const ut_helper_conf *conf, char *rings, size_t len)
 {
     char upti[PATH_MAX], folder[PATH_MAX - 64];
-    int e = find_collector(upti, sizeof upti);
-    if (e != 0) {
-        upti_log_error("UPTI_TRACE_RECORD_ONLY: no collector %s (%s): the program writes "
-                        "its database itself", upti, strerror(e));
-        return -1;
-    }
     int tmpdir_errno;
     if (upti_make_run_folder(folder, sizeof folder, rings, len, &tmpdir_errno) != 0) {
-        upti_log_error("UPTI_TRACE_RECORD_ONLY: cannot create a run folder in $TMPDIR or "
-                        "/tmp (%s): the program writes its database itself", strerror(errno));
+        upti_log_error("cannot create a run folder in $TMPDIR or /tmp (%s): pid %d not traced",
+                       strerror(errno), (int)getpid());
         return -1;
     }
     if (write_conf(folder, rings, conf) != 0) {
-        e = errno;
+        int e = errno;
         remove_folders(folder, rings);
-        upti_log_error("UPTI_TRACE_RECORD_ONLY: cannot write %s/run.conf (%s): the "
-                        "program writes its database itself", folder, strerror(e));
+        upti_log_error("cannot write %s/run.conf (%s): pid %d not traced", folder, strerror(e),
+                       (int)getpid());
         return -1;
     }
-    e = spawn_helper(upti, folder);
-    if (e != 0) {
-        remove_folders(folder, rings);
-        upti_log_error("UPTI_TRACE_RECORD_ONLY: the collector %s did not start (%s): the "
-                        "program writes its database itself", upti,
-                e > 0 ? strerror(e) : "it failed");
-        return -1;
+    int e = find_collector(upti, sizeof upti);
+    if (e == 0) {
+        e = spawn_helper(upti, folder);
+        if (e == 0)
+            return 0;
+        upti_log_error("the collector %s did not start (%s): the records stay in %s "
+                       "(upti recover %s writes the outputs)", upti,
+                       e > 0 ? strerror(e) : "it failed", folder, folder);
+    } else {
+        upti_log_error("no collector %s (%s): the records stay in %s (upti recover %s writes "
+                       "the outputs)", upti, strerror(e), folder, folder);
     }
-    return 0;
+    return 1;
 }
 
 char *ut_absolute_pattern(const char *pattern)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The helper collector of a program traced without `upti run`
- * (collector_helper.c): with UPTI_TRACE_RECORD_ONLY=1 and no
- * UPTI_TRACE_RING_DIR, the tool starts `upti recover --wait-pid PID
+ * (collector_helper.c): without UPTI_TRACE_RING_DIR, the tool starts `upti recover --wait-pid PID
  * --background RUN_FOLDER` beside the program, in a session of its own, and
  * the program only records (ring_mode.h), as under `upti run`. The helper
  * drains the rings while the program runs and, once it ended, writes its
@@ -22,11 +21,13 @@ typedef struct ut_helper_conf {
 
 /**
  * Creates a run folder ($TMPDIR, else /tmp: upti-collect-XXXXXX, the rings in
- * /dev/shm/upti-collect-XXXXXX when it exists) and starts the helper on it
- * (the `upti` program: UPTI_TRACE_COLLECTOR, else ../bin/upti beside this
- * library, else the installed one). 0 once the helper runs, with the ring
- * folder in rings; -1 after one "upti:" line, nothing left behind (the tool
- * then writes the database itself).
+ * /dev/shm/upti-collect-XXXXXX when it exists), writes its run.conf and starts
+ * the helper on it (the `upti` program: UPTI_TRACE_COLLECTOR, else ../bin/upti
+ * beside this library, else the installed one). Returns 0 once the helper
+ * runs, with the ring folder in rings; 1 when no helper could start (said in
+ * one "upti:" line naming the folder and the `upti recover` that converts it):
+ * the folder stays, the rings still go there; -1 when no folder could be made
+ * (said: nothing is traced).
  */
 int ut_helper_start(const ut_helper_conf *conf, char *rings, size_t len);
 

@@ -7,7 +7,7 @@
 #include "env.h"
 #include "log.h"
 #include "private_dir.h"
-#include "output.h"
+#include "proc_stat.h"
 #include "trace_tool_records.h"
 
 #include <errno.h>
@@ -49,17 +49,11 @@ static void write_naming_metadata(const char *output)
     if (output != NULL)
         ut_ring_set_metadata(g_ring.buffer, "output", output);
     char argv0[1024];
-    uo_argv0_string(argv0, sizeof argv0);
+    upti_proc_argv0(argv0, sizeof argv0);
     ut_ring_set_metadata(g_ring.buffer, "argv0", argv0);
-    static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                                            "SLURM_PROCID", "MPI_LOCALRANKID"};
-    for (size_t i = 0; i < sizeof rank_vars / sizeof rank_vars[0]; i++) {
-        const char *v = getenv(rank_vars[i]);
-        if (v != NULL && v[0] != '\0') {
-            ut_ring_set_metadata(g_ring.buffer, "rank", v); /* only under an MPI launcher (else NULL in info_process) */
-            break;
-        }
-    }
+    const char *rank = upti_proc_mpi_rank();
+    if (rank != NULL) /* only under an MPI launcher (else NULL in info_process) */
+        ut_ring_set_metadata(g_ring.buffer, "rank", rank);
     const char *session = getenv("UPTI_TRACE_SESSION_START");
     if (session != NULL)
         ut_ring_set_metadata(g_ring.buffer, "session", session);
@@ -81,10 +75,7 @@ typedef struct arg_ctx {
     uint64_t correlation;
 } arg_ctx;
 
-/* One ARG record per argument, in the calling thread's ring.
- * Alike on purpose with tool.c's append_arg(): both are UPTI's argument callback (the
- * same signature, the same unused parameters); this one writes a ring record, that one
- * a database batch. */
+/* One ARG record per argument, in the calling thread's ring. */
 static int write_arg(upti_tracing_kind_t kind, uint32_t operation, uint32_t arg_index,
                      const void *arg_value_addr, int32_t indirection_count, const char *arg_type,
                      const char *arg_name, const char *arg_value_string, int32_t dereference_count,
@@ -133,16 +124,12 @@ static void args_callback(upti_callback_tracing_record_t record, upti_user_data_
     upti_iterate_callback_tracing_operation_args(record, write_arg, 1, &c);
 }
 
-#define RING_MODE_DEFAULT_BYTES ((size_t)1 << 20)
-
 int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
 {
-    /* Per thread. Smaller than the in-process default: the collector drains it while the
-     * program runs, and every page of it the program touches costs it a page fault and
-     * resident memory (docs/cli.md, UPTI_TRACE_BUFFER_SIZE). */
-    const char *set = getenv(upti_env_name(UPTI_ENV_TRACE_BUFFER_SIZE));
-    size_t ring = set != NULL && *set != '\0' ? (size_t)upti_env_get(UPTI_ENV_TRACE_BUFFER_SIZE)
-                                              : RING_MODE_DEFAULT_BYTES;
+    /* Per thread, 1 MiB by default: the collector drains it while the program runs,
+     * and every page of it the program touches costs it a page fault and resident
+     * memory (docs/cli.md, UPTI_TRACE_BUFFER_SIZE). */
+    size_t ring = (size_t)upti_env_get(UPTI_ENV_TRACE_BUFFER_SIZE);
     uint32_t slots = (uint32_t)upti_env_get(UPTI_ENV_TRACE_RING_SLOTS);
     /* A folder named by hand that does not exist yet is made (else the SDK would take
      * the name for the ring file itself, and a forked child's file would go beside it). */
@@ -186,10 +173,6 @@ int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
             upti_log_error("cannot trace %s: %s", name, upti_get_status_string(s));
         }
     }
-    /* Alike on purpose (duplicates): the argument context and the capture start follow
-     * tool.c's tool_initialize(); each fills its own state (g_ring here, g_tool there) with
-     * its own args_callback (a ring record here, a database batch there), and here a refused
-     * argument service is an error, there a warning. */
     int args_ok = 0;
     if (st == UPTI_STATUS_SUCCESS && args) {
         /* Arguments come from a callback service, on a context of their own. */

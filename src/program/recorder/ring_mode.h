@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The tool's record-only mode (ring_mode.c): under `upti run`, which sets
- * UPTI_TRACE_RING_DIR (or with UPTI_TRACE_RECORD_ONLY=1 and a helper
- * collector, collector_helper.h), the program only records. Its records go to a shared
- * buffer in that folder; `upti run` (the collector, src/collector/collect) drains it
- * while the program runs and builds the database and the other outputs after
- * the program ended. The program then runs no SQLite, no thread of the
+/* How the tool records (ring_mode.c): into a shared buffer in the folder of
+ * `upti run` (UPTI_TRACE_RING_DIR) or of a helper collector (collector_helper.h).
+ * The collector drains it while the program runs and builds the database and
+ * the other outputs after the program ended. The program then runs no SQLite, no thread of the
  * tool's (but the timer of --delay/--duration/--collection-period, capture.h),
  * no signal handler: whatever ends it, every record it committed is in the
  * ring file. */
@@ -13,7 +11,7 @@
 
 #include <upti/upti.h>
 
-/** The folder of `upti run`'s ring files, or NULL when the tool writes the database itself. */
+/** The folder of `upti run`'s ring files (UPTI_TRACE_RING_DIR), or NULL without `upti run`. */
 const char *ut_ring_dir(void);
 
 /**

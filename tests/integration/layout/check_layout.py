@@ -13,11 +13,17 @@ check_layout.py SOURCE_DIR CASE. Exit 0 pass, 1 fail.
              #include "../..." paths, has no cycle; no folder adds sources to a
              target of another folder.
   boundary   no folder of src/program uses (links, includes) a folder of src/collector or src/cli
-             (KNOWN_CROSSINGS lists the one that remains, the bundled tool's
-             in-process database writer), and src/collector and src/cli use no
+             (KNOWN_CROSSINGS would list an exception, with its reason: none is left),
+             and src/collector and src/cli use no
              library of src/program: they have the names library, not libupti.
              (`upti` is built after the libraries it starts programs with:
              add_dependencies, an order of the build, not a use.)
+  recorder   (check_layout.py SOURCE_DIR recorder LIBRARY) libupti-trace.so, the bundled
+             tool loaded into the traced program, only records: it needs no libsqlite3
+             (readelf NEEDED), calls no sqlite3_* function and installs no signal
+             handler (nm -D: no sigaction, signal), and its code stays under
+             RECORDER_TEXT_BUDGET bytes (size: text; 245,585 when it held the
+             database writer and every exporter).
 """
 import os
 import re
@@ -28,11 +34,8 @@ CASE = sys.argv[2]
 SRC = os.path.join(SRC_ROOT, "src")
 TOP = {"program", "collector", "cli", "names", "common"}
 # (from folder, to folder) that the boundary check lets pass, each with its reason.
-KNOWN_CROSSINGS = {
-    ("program/recorder", "collector/output"):
-        "libupti-trace.so still writes the database itself when no collector runs "
-        "(issue 21: one data path removes it)",
-}
+KNOWN_CROSSINGS = {}
+RECORDER_TEXT_BUDGET = 64 * 1024
 failures = []
 
 
@@ -139,7 +142,28 @@ def case_boundary():
             print("known: src/%s -> src/%s: %s" % (a, b, why))
 
 
-{"top": case_top, "graph": case_graph, "boundary": case_boundary}[CASE]()
+def case_recorder():
+    import subprocess
+    lib = sys.argv[3]
+    needed = subprocess.run(["readelf", "-d", lib], capture_output=True, text=True, check=True).stdout
+    for line in needed.splitlines():
+        if "(NEEDED)" in line and "sqlite" in line:
+            fail("%s needs %s" % (lib, line.split("[")[-1].rstrip("]")))
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", lib], capture_output=True, text=True,
+                               check=True).stdout.split()
+    names = {u.split("@")[0] for u in undefined if u != "U"}
+    for name in sorted(names):
+        if name.startswith("sqlite3_") or name in ("sigaction", "signal", "sigset", "bsd_signal"):
+            fail("%s calls %s" % (lib, name))
+    text = int(subprocess.run(["size", lib], capture_output=True, text=True,
+                              check=True).stdout.splitlines()[1].split()[0])
+    if text > RECORDER_TEXT_BUDGET:
+        fail("%s: %d bytes of code, over the budget of %d" % (lib, text, RECORDER_TEXT_BUDGET))
+    print("recorder: %d bytes of code, %d functions called, none of SQLite or signals"
+          % (text, len(names)))
+
+
+{"top": case_top, "graph": case_graph, "boundary": case_boundary, "recorder": case_recorder}[CASE]()
 for f in failures:
     print("FAIL: " + f)
 sys.exit(1 if failures else 0)

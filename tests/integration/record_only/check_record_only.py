@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Alike on purpose (duplicates): its side-channel check follows check_crash.py's run_* cases
 # (counted_marks, calls completed per thread); each suite stands alone.
-"""A program traced through UPTI_TOOL_LIBRARIES alone, record-only (UPTI_TRACE_RECORD_ONLY=1):
+"""A program traced through UPTI_TOOL_LIBRARIES alone: it only records, and a helper collector
+started beside it writes the outputs:
 check_record_only.py BUILD CASE. Exit 0 pass, 1 fail, 77 skipped.
 
 The program is tests/apps/counted_marks: 2 threads of uptx_mark("<thread>:<i>"), each call's
@@ -10,8 +11,8 @@ return counted in a shared file (the side channel: a counted call had returned).
 
   helper   N known calls: the helper collector writes the database after the program ended
            (polled for, no time bound), with exactly the N marks, none dropped, source
-           shared-ring; its run folder and ring folder are removed; stderr has only its
-           "upti: wrote" line.
+           shared-ring; its run folder and ring folder are removed; it adds no line to the
+           program's stderr, which it shares.
   kill     the helper is not the program's child and leads a session of its own; `upti
            recover` of its folder while it runs says "in use"; then the helper and the
            program are SIGKILLed (both orders): `upti recover RUN_FOLDER` writes every
@@ -22,10 +23,11 @@ return counted in a shared file (the side channel: a counted call had returned).
            RING_FOLDER` names the database from the program's UPTI_TRACE_OUTPUT and holds every
            completed call once; a folder with no rings is refused in one line.
   fork     a child forked without exec (capture_phases fork) and one that execs (uptx_app
-           --fork-exec): each process's database holds what the same programs write without
-           the helper, the forked child's under its own pid with the parent as ppid.
+           --fork-exec): each process's database holds what `upti run` writes of the same
+           programs, the forked child's under its own pid with the parent as ppid.
   missing  no collector program (UPTI_TRACE_COLLECTOR names none; then one that fails): one
-           "upti:" line each, and the database the program writes itself holds all N calls.
+           "upti:" line each, naming the run folder the records stay in and the `upti recover`
+           that converts it; that command writes all N calls.
 """
 import glob
 import os
@@ -135,7 +137,7 @@ def case_helper(tmp):
     counter = os.path.join(tmp, 'c.counter')
     err = os.path.join(tmp, 'err')
     # A relative pattern: relative to the program's working directory, as without the helper.
-    e = env(tmp, UPTI_TRACE_RECORD_ONLY='1', UPTI_TRACE_OUTPUT='c-%pid%')
+    e = env(tmp, UPTI_TRACE_OUTPUT='c-%pid%')
     with open(err, 'w') as ef:
         p = subprocess.Popen([APP, 'run', counter, str(n), str(THREADS)], env=e, cwd=out,
                              stdout=subprocess.DEVNULL, stderr=ef)
@@ -144,15 +146,15 @@ def case_helper(tmp):
     db = os.path.join(out, 'c-%d.db' % p.pid)
     wait_for(lambda: os.path.exists(db), 'the database %s' % db)
     wait_for(lambda: not run_folders(tmp), 'the run folder removed')
-    # Its "upti: wrote" line comes after the folder is removed: read once it has exited.
     wait_for(lambda: helper_of(p.pid) is None, 'the helper exited')
     counts = counters(counter)
     if counts != [n] * THREADS:
         fail('the program completed %r calls' % counts)
     marks = check_db('helper', db, counts, False, 'shared-ring')
+    # The helper shares the program's stderr: it adds nothing to it.
     lines = upti_lines(err)
-    if lines != ['upti: wrote %s' % db]:
-        fail('stderr upti: lines %r, expected only the one naming %s' % (lines, db))
+    if lines != []:
+        fail('stderr upti: lines %r, expected none' % lines)
     if os.listdir(out) != [os.path.basename(db)]:
         fail('files in the output folder: %r' % os.listdir(out))
     print('helper: the database of the helper holds all %d marks, none dropped; folders removed'
@@ -167,7 +169,7 @@ def case_kill(tmp):
         os.makedirs(d)
         counter = os.path.join(d, 'counter')
         # No drop while no collector runs: a full ring waits (the program is killed anyway).
-        e = env(tmp, UPTI_TRACE_RECORD_ONLY='1', UPTI_TRACE_OUTPUT=os.path.join(d, 'c'),
+        e = env(tmp, UPTI_TRACE_OUTPUT=os.path.join(d, 'c'),
                 UPTI_RING_FULL_WAIT_MS='600s')
         p = subprocess.Popen([APP, 'run', counter, '0', str(THREADS)], env=e,
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -222,7 +224,7 @@ def case_group(tmp):
         d = os.path.join(tmp, 'g%d' % sig)
         os.makedirs(d)
         counter = os.path.join(d, 'counter')
-        e = env(tmp, UPTI_TRACE_RECORD_ONLY='1', UPTI_TRACE_OUTPUT=os.path.join(d, 'c'))
+        e = env(tmp, UPTI_TRACE_OUTPUT=os.path.join(d, 'c'))
         # A process group of its own, as a shell's job: the group is what Ctrl-C reaches.
         p = subprocess.Popen([APP, 'run', counter, '0', str(THREADS)], env=e,
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -290,25 +292,32 @@ def case_missing(tmp):
         counter = os.path.join(tmp, 'counter%d' % i)
         err = os.path.join(tmp, 'err%d' % i)
         pattern = os.path.join(tmp, 'm%d' % i)
-        e = env(tmp, UPTI_TRACE_RECORD_ONLY='1', UPTI_TRACE_COLLECTOR=collector,
-                UPTI_TRACE_OUTPUT=pattern)
+        # Rings large enough for every mark: nobody drains them while the program runs.
+        e = env(tmp, UPTI_TRACE_COLLECTOR=collector, UPTI_TRACE_OUTPUT=pattern,
+                UPTI_TRACE_BUFFER_SIZE='8m')
         with open(err, 'w') as ef:
             p = subprocess.run([APP, 'run', counter, str(n), str(THREADS)], env=e,
                                stdout=subprocess.DEVNULL, stderr=ef, timeout=120)
         lines = upti_lines(err)
-        if p.returncode != 0 or len(lines) != 1 or 'UPTI_TRACE_RECORD_ONLY' not in lines[0] or \
-                collector not in lines[0]:
-            fail('%s: exit %d, upti: lines %r' % (collector, p.returncode, lines))
-        # Written by the program itself: there once it exited.
-        if not os.path.exists(pattern + '.db'):
-            fail('%s: no database %s.db' % (collector, pattern))
-        marks = check_db('missing', pattern + '.db', counters(counter), False, 'in-process')
+        folders = run_folders(tmp)
+        if p.returncode != 0 or len(lines) != 1 or collector not in lines[0] or \
+                len(folders) != 1 or ('upti recover %s' % folders[0]) not in lines[0]:
+            fail('%s: exit %d, upti: lines %r, run folders %r'
+                 % (collector, p.returncode, lines, folders))
+        if os.path.exists(pattern + '.db'):
+            fail('%s: a database %s.db without a collector' % (collector, pattern))
+        # What the line says to do writes every mark.
+        r = subprocess.run([UPTI, 'recover', folders[0]], capture_output=True, text=True,
+                           timeout=120)
+        if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote %s.db' % pattern]:
+            fail('%s: upti recover: exit %d, stderr %r' % (collector, r.returncode, r.stderr))
+        marks = check_db('missing', pattern + '.db', counters(counter), False, 'shared-ring')
         if marks != n * THREADS:
             fail('%s: %d marks' % (collector, marks))
         if run_folders(tmp):
             fail('%s: run folders left: %r' % (collector, run_folders(tmp)))
-    print('missing: no collector, then a failing one: one upti: line each, and all %d marks in '
-          'the database the program wrote' % (n * THREADS))
+    print('missing: no collector, then a failing one: one upti: line each naming the folder '
+          'the records stay in; `upti recover` of it writes all %d marks' % (n * THREADS))
 
 
 def markers_by_process(folder):
@@ -343,14 +352,19 @@ def case_fork(tmp):
             print('SKIP: %s not built' % cmd[0])
             sys.exit(SKIP)
         got = {}
-        for mode in ('in-process', 'helper'):
+        for mode in ('upti-run', 'helper'):
             d = os.path.join(tmp, name, mode)
             os.makedirs(d)
-            extra = {'UPTI_TRACE_OUTPUT': 'p-%pid%'}
             if mode == 'helper':
-                extra['UPTI_TRACE_RECORD_ONLY'] = '1'
-            p = subprocess.run(cmd, env=env(tmp, **extra), cwd=d, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, timeout=120)
+                p = subprocess.run(cmd, env=env(tmp, UPTI_TRACE_OUTPUT='p-%pid%'), cwd=d,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   timeout=120)
+            else:
+                plain = {k: v for k, v in env(tmp).items()
+                         if not k.startswith(('UPTI_TOOL', 'UPTI_TRACE'))}
+                p = subprocess.run([UPTI, 'run', '--marker-trace', '-d', d, '-o', 'p-%pid%', '--']
+                                   + cmd, env=plain, cwd=d, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, timeout=120)
             if p.returncode != 0:
                 fail('%s %s: exit %d' % (name, mode, p.returncode))
             wait_for(lambda: len(glob.glob(os.path.join(d, '*.db'))) == 2 and not run_folders(tmp),
@@ -363,10 +377,9 @@ def case_fork(tmp):
             child = children[0]
             parent = by_pid[child][0]
             got[mode] = [by_pid[parent][1], by_pid[child][1]]
-        if got['helper'] != got['in-process'] or not got['helper'][1]:
-            fail('%s: the helper wrote %r, in the program %r' % (name, got['helper'],
-                                                                 got['in-process']))
-    print('fork: a forked child and an exec\'d one: each database as the program writes it')
+        if got['helper'] != got['upti-run'] or not got['helper'][1]:
+            fail('%s: the helper wrote %r, upti run %r' % (name, got['helper'], got['upti-run']))
+    print('fork: a forked child and an exec\'d one: each database as `upti run` writes it')
 
 
 CASES = {'helper': case_helper, 'fork': case_fork, 'group': case_group, 'kill': case_kill, 'bare': case_bare, 'missing': case_missing}

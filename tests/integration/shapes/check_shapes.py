@@ -25,7 +25,7 @@
           ended before it: upti run (under strace) opens each claim exactly once, after
           the program ended (it opened them at every pass while the program ran); skipped
           without strace or ptrace.
-  daemon_record_only  the same daemon traced without upti run (UPTI_TRACE_RECORD_ONLY=1):
+  daemon_record_only  the same daemon traced without upti run:
           the tool's helper collector waits for it.
   argv    a program that cuts its argument "param=x.param" in place before it
           records: info_process.command is the command line upti run started.
@@ -131,14 +131,14 @@ def check_daemon(tmp):
 
 
 def check_daemon_record_only(tmp):
-    """The same daemon without upti run (UPTI_TRACE_RECORD_ONLY=1: the tool's helper
+    """The same daemon without upti run (the tool's helper
     collector): the helper waits for it, both databases exact."""
     marks = 20000
     out = os.path.join(tmp, 'out')
     os.mkdir(out)
     e = env()
     e.update({'UPTI_TOOL_LIBRARIES': os.path.join(BUILD, 'lib', 'libupti-trace.so'),
-              'UPTI_TRACE_KINDS': 'marker_api', 'UPTI_TRACE_RECORD_ONLY': '1',
+              'UPTI_TRACE_KINDS': 'marker_api',
               'UPTI_TRACE_OUTPUT': os.path.join(out, 'd-%pid%'), 'TMPDIR': tmp})
     # The helper's stderr is the program's: the pipe ends once it wrote the databases.
     p = subprocess.run([APP, 'daemon', str(marks)], env=e, capture_output=True, text=True,
