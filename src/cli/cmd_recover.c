@@ -99,7 +99,7 @@ int cmd_recover(int argc, char **argv)
         run_outputs_begin();
         rc = run_collect_recover(folders[0], (pid_t)o.wait_pid, o.background,
                                  (unsigned)o.max_wait);
-        run_outputs_end(0, 0, 0, rc == 0 ? 1 : -1); /* -1: the failure was said */
+        run_outputs_end(rc == 0 ? 1 : -1); /* -1: the failure was said */
     }
     free(folders);
     return rc;

@@ -767,7 +767,7 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
     }
     g_child_ended = 1;
     int converted = run_collect_end(g_child, status);
-    run_outputs_end(g_child, status, stats, converted);
+    run_outputs_end(converted);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status))

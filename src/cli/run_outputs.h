@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal: what `upti run` does with the outputs of the processes it traced
- * (run_outputs.c): the run manifest (src/collector/output/manifest.h), the recovery of
- * traces whose process died without closing them, the leftovers of a writer
- * killed half-way, and the closing "upti: wrote PATH" lines. */
+/* Internal: the run manifest of `upti run` and `upti recover` (run_outputs.c,
+ * src/collector/output/manifest.h): the files the collector wrote, and the
+ * closing "upti: wrote PATH" lines. */
 #ifndef UPTI_CLI_RUN_OUTPUTS_H
 #define UPTI_CLI_RUN_OUTPUTS_H
 
@@ -19,14 +18,12 @@ void run_outputs_discard(void);
 void run_outputs_quiet(void);
 
 /**
- * Once the program (pid top, wait status) has ended: recovers the databases
- * its processes left open, finishes or removes half-written outputs (saying
- * which), removes empty traces, then prints "upti: wrote PATH" per output
- * file, or says that no trace was written (traced_elsewhere: the number of
- * processes whose outputs the collector wrote; -1: none, and the collector
- * said why). Removes the manifest.
+ * Once the collector is done: prints "upti: wrote PATH" per output file, or
+ * says that no trace was written (traced: the number of processes whose
+ * records the collector converted; -1: none, and the collector said why).
+ * Removes the manifest.
  */
-void run_outputs_end(pid_t top, int status, int stats, int traced_elsewhere);
+void run_outputs_end(int traced);
 
 /** How the program (pid top, wait status) or one of its processes (pid) ended,
  *  for the database's metadata "ended": "killed by signal 9 (Killed)", ... */

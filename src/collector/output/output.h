@@ -204,15 +204,6 @@ void uo_db_name_thread(uo_db *db, uint64_t tid, const char *name);
  */
 int uo_db_close(uo_db *db, uint64_t end);
 /**
- * Finishes the database of a process that died before uo_db_close (SIGKILL,
- * a crash, _exit): rolls back its unfinished transaction (SQLite's journal),
- * adds the thread rows and the process end (its last record), the indexes,
- * and metadata 'ended' = reason. *committed receives the time of its last
- * commit (0 if unknown). Returns 1 if recovered, 0 if it was complete, -1 on
- * error (message in err).
- */
-int uo_db_recover(const char *path, const char *reason, uint64_t *committed, char *err, size_t errlen);
-/**
  * The first error of db ("database PATH: message"), or NULL while it has had
  * none. It is also reported (uo_set_reporter) once, when it happens; an error
  * of uo_db_create is its err instead. After an error db writes nothing more.

@@ -3,10 +3,6 @@
  *
  *   db_writer DIR CASE
  *
- * checkpoint: a writer adds records that do not fill a batch, commits
- *   (uo_db_checkpoint), adds more and dies (_exit, no close). Recovered, the
- *   file holds exactly what was added before the commit: every row, in order,
- *   with its values (the rows pending in a batch are written by the commit).
  * bulk: uo_db_create_bulk writes PATH.part; PATH (an older trace) is left as
  *   it was until uo_db_close renames the complete file over it; a writer that
  *   dies leaves PATH.part only; a completed file has its indexes, its
@@ -179,36 +175,6 @@ static void check_set(sqlite3 *db)
     expect(db, "SELECT count(*) FROM args WHERE value IS NULL AND position = 2", 1);
     expect(db, "SELECT count(*) FROM args WHERE value = '42' AND type = 'size_t' AND name = 'n'",
            4);
-}
-
-static int case_checkpoint(const char *dir)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/checkpoint.db", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        uo_db *db = create(path, 0);
-        write_set(db);
-        uo_db_checkpoint(db, 5000, 0);
-        for (uint64_t c = 38; c <= 47; c++) /* lost: never committed */
-            api(db, c);
-        _exit(0);
-    }
-    int status;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return 1;
-    char err[512];
-    uint64_t committed = 0;
-    if (uo_db_recover(path, "test", &committed, err, sizeof err) != 1)
-        fail("recover: %s", err);
-    if (committed != 5000)
-        fail("committed %llu, expected 5000", (unsigned long long)committed);
-    sqlite3 *db = open_db(path);
-    check_set(db);
-    expect(db, "SELECT CAST(value AS INTEGER) FROM metadata WHERE key = 'records_written'", 58);
-    sqlite3_close(db);
-    return 0;
 }
 
 static int case_bulk(const char *dir)
@@ -526,8 +492,7 @@ int main(int argc, char **argv)
     if (argc != 3)
         return 2;
     g_case = argv[2];
-    int rc = strcmp(g_case, "checkpoint") == 0 ? case_checkpoint(argv[1])
-             : strcmp(g_case, "bulk") == 0     ? case_bulk(argv[1])
+    int rc = strcmp(g_case, "bulk") == 0       ? case_bulk(argv[1])
              : strcmp(g_case, "same") == 0     ? case_same(argv[1])
              : strcmp(g_case, "args") == 0     ? case_args(argv[1])
              : strcmp(g_case, "threads") == 0  ? case_threads(argv[1])
