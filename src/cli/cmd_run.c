@@ -12,12 +12,12 @@
 #include "run_collect.h"
 #include "run_capture.h"
 #include "run_config.h"
+#include "run_options.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <regex.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -28,194 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <upti/upti.h>
-
-void cmd_run_help(FILE *out)
-{
-    fprintf(out,
-            "usage: upti run [options] [--] PROGRAM [ARGS...]\n"
-            "\n"
-            "Runs PROGRAM with UPTI's tracing tool and writes, per process, a SQLite\n"
-            "database (and the other formats asked for). Programs it starts (fork/exec)\n"
-            "are traced too, each into its own files. Exits with PROGRAM's status\n"
-            "(128+N if signal N killed it).\n"
-            "\n"
-            "what to trace (default: --sys-trace):\n"
-            "  --opencl-trace            OpenCL API calls\n"
-            "  --vulkan-trace            Vulkan API calls (the layer VK_LAYER_UPTI_trace)\n"
-            "  --kernel-trace            kernel dispatches (and kernel symbols)\n"
-            "  --memory-copy-trace       copies, fills, maps, migrations, markers, barriers\n"
-            "  --memory-alloc-trace      buffer/image/SVM allocations and releases\n"
-            "  --marker-trace            uptx and NVTX markers: ranges, marks, thread names\n"
-            "  --sys-trace               all of the above\n"
-            "  --kernel-include-regex RE keep only kernels whose name matches RE (POSIX ERE)\n"
-            "  --kernel-exclude-regex RE drop kernels whose name matches RE\n"
-            "  --kernel-iteration-range R keep only these executions of each kernel name,\n"
-            "                            counted from 1: N, N-M, N-, a comma list, e.g. [1-3,5]\n"
-            "  --args                    also record the arguments of OpenCL calls (names,\n"
-            "                            types, printed values: the arg table and the args\n"
-            "                            view); implies --opencl-trace; off by default (cost)\n"
-            "\n"
-            "when to record (default: from start to end; see docs/cli.md):\n"
-            "  --capture-range=marker --capture-range-name NAME[@DOMAIN]\n"
-            "                            only inside uptx or NVTX ranges NAME (@DOMAIN: an\n"
-            "                            NVTX domain; @*: any domain)\n"
-            "  --capture-range-end stop|repeat[:N]\n"
-            "                            the first range only (stop, the default), every\n"
-            "                            one (repeat) or the first N (repeat:N)\n"
-            "  --start-paused            record nothing until uptx_profiler_resume();\n"
-            "                            uptx_profiler_pause() pauses (always honoured)\n"
-            "  --delay SEC               record from SEC seconds after the start\n"
-            "  --duration SEC            record for SEC seconds (after --delay)\n"
-            "  -P, --collection-period START:DURATION:REPEAT\n"
-            "                            REPEAT times (0: to the end): START s paused, then\n"
-            "                            DURATION s recorded\n"
-            "\n"
-            "output:\n"
-            "  -d, --output-dir DIR      directory of the outputs (default: .; created with\n"
-            "                            its parents)\n"
-            "  -o, --output NAME         file name without extension (also --output-file;\n"
-            "                            default: upti-%%argv0%%-%%pid%%); placeholders in DIR\n"
-            "                            and NAME: %%pid%% %%ppid%% %%hostname%% %%rank%%\n"
-            "                            (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,\n"
-            "                            SLURM_PROCID, MPI_LOCALRANKID) %%argv0%% %%env{NAME}%%\n"
-            "                            %%pass%% (the pass of -i, from 1) and %%%% (a\n"
-            "                            literal %%); any other %% is an error\n"
-            "  -f, --format LIST         comma-separated: db (SQLite, see docs/database.md),\n"
-            "                            pftrace (Perfetto protobuf), json (Chrome trace\n"
-            "                            JSON), csv (one file per record kind). Default: db\n"
-            "  --force-overwrite         replace existing files of the output names that\n"
-            "                            upti did not write (default: refused, written under\n"
-            "                            NAME-PID instead); also UPTI_TRACE_FORCE_OVERWRITE=1\n"
-            "  --stats                   print the summary tables at exit (on stderr, per\n"
-            "                            process; also NAME_stats.csv with --format csv)\n"
-            "  -L, --list                list tracing kinds, operations and agents; with a\n"
-            "                            PROGRAM, also run it (traced as usual) and print,\n"
-            "                            per process at its end, the agents (devices) it saw\n"
-            "  --log-level LEVEL         UPTI's messages on stderr: none, error, warning\n"
-            "                            (default), info or debug (UPTI_LOG_LEVEL)\n"
-            "  -i, --input FILE          options from a JSON or YAML file, by their long\n"
-            "                            names, possibly several passes (\"jobs\"): the\n"
-            "                            program runs once per pass; options given here\n"
-            "                            override the file's (see docs/cli.md)\n"
-            "  --output-config           also write the resolved settings as JSON to\n"
-            "                            NAME_config.json (every database keeps them in\n"
-            "                            its metadata \"config\")\n"
-            "  -h, --help                this help\n"
-            "\n"
-            "Options come before PROGRAM: the first argument that is not an option (or\n"
-            "everything after --) is PROGRAM, and what follows it is PROGRAM's own.\n"
-            "Long options are taken by their exact name only.\n"
-            "\n"
-            "environment set for PROGRAM: UPTI_TOOL_LIBRARIES, OPENCL_LAYERS,\n"
-            "XDG_DATA_DIRS and UPTI_VULKAN_LAYER (the Vulkan layer),\n"
-            "NVTX_INJECTION64_PATH and UPTI_TRACE_* (see docs/cli.md).\n"
-            "\n"
-            "example: upti run --sys-trace --stats --format db,pftrace -d out -- ./app 100\n");
-}
-
-enum {
-    O_OPENCL = CLI_OPT_OWN, O_KERNEL, O_COPY, O_ALLOC, O_MARKER, O_SYS, O_STATS, O_INCLUDE,
-    O_EXCLUDE, O_ARGS, O_LIST, O_FORCE, O_VULKAN, O_CAPTURE_RANGE, O_CAPTURE_NAME, O_CAPTURE_END,
-    O_START_PAUSED, O_DELAY, O_DURATION, O_PERIOD, O_ITERATIONS, O_LOG_LEVEL, O_INPUT, O_OUTPUT_CONFIG, O_END
-};
-
-/* Alike on purpose: one row per option, so the rows look alike (duplicates pairs them); the
- * argument parsing at the top of cmd_run() is each command's own (cmd_export.c). */
-static const cli_option k_options[] = {
-    {O_OPENCL, 0, "opencl-trace", NULL, 0},
-    {O_VULKAN, 0, "vulkan-trace", NULL, 0},
-    {O_KERNEL, 0, "kernel-trace", NULL, 0},
-    {O_COPY, 0, "memory-copy-trace", NULL, 0},
-    {O_ALLOC, 0, "memory-alloc-trace", NULL, 0},
-    {O_MARKER, 0, "marker-trace", NULL, 0},
-    {O_SYS, 0, "sys-trace", NULL, 0},
-    {O_STATS, 0, "stats", NULL, 0},
-    {O_INCLUDE, 0, "kernel-include-regex", NULL, 1},
-    {O_EXCLUDE, 0, "kernel-exclude-regex", NULL, 1},
-    {O_ARGS, 0, "args", NULL, 0},
-    {O_LIST, 'L', "list", NULL, 0},
-    {O_FORCE, 0, "force-overwrite", NULL, 0},
-    {O_CAPTURE_RANGE, 0, "capture-range", NULL, 1},
-    {O_CAPTURE_NAME, 0, "capture-range-name", NULL, 1},
-    {O_CAPTURE_END, 0, "capture-range-end", NULL, 1},
-    {O_START_PAUSED, 0, "start-paused", NULL, 0},
-    {O_DELAY, 0, "delay", NULL, 1},
-    {O_DURATION, 0, "duration", NULL, 1},
-    {O_PERIOD, 'P', "collection-period", NULL, 1},
-    {O_ITERATIONS, 0, "kernel-iteration-range", NULL, 1},
-    {O_LOG_LEVEL, 0, "log-level", NULL, 1},
-    {O_INPUT, 'i', "input", NULL, 1},
-    {O_OUTPUT_CONFIG, 0, "output-config", NULL, 0},
-    CLI_OPTION_DIR,
-    CLI_OPTION_OUTPUT,
-    CLI_OPTION_FORMAT,
-    CLI_OPTION_HELP,
-};
-
-/* What the command line asked for. */
-typedef struct run_options {
-    char kinds[256];
-    const char *dir, *file, *formats, *include, *exclude;
-    const char *log_level; /* --log-level: UPTI_LOG_LEVEL for upti and the traced processes */
-    int stats, list, args, help;
-    bool force_overwrite; /* --force-overwrite: replace files of the same name UPTI did not write */
-    run_capture capture;  /* when to record, which kernel executions to keep */
-    const char *input;    /* -i FILE */
-    int output_config;    /* --output-config */
-    int pass, npasses;    /* this pass of -i's "jobs", from 1, and how many */
-    unsigned char given[O_END]; /* the options given (by id) */
-} run_options;
-
-static int on_option(void *ctx, int id, const char *value)
-{
-    run_options *o = ctx;
-    const char *k = NULL;
-    if (id >= 0 && id < O_END)
-        o->given[id] = 1;
-    switch (id) {
-    case O_OPENCL: k = "opencl_api"; break;
-    case O_VULKAN: k = "vulkan_api"; break;
-    case O_KERNEL: k = "kernel_dispatch,code_object"; break;
-    case O_COPY: k = "memory_copy"; break;
-    case O_ALLOC: k = "memory_allocation"; break;
-    case O_MARKER: k = "marker_api"; break;
-    case O_SYS: k = "all"; break;
-    case O_STATS: o->stats = 1; break;
-    case CLI_OPT_DIR: o->dir = value; break;
-    case CLI_OPT_OUTPUT: o->file = value; break;
-    case CLI_OPT_FORMAT: o->formats = value; break;
-    case O_INCLUDE: o->include = value; break;
-    case O_EXCLUDE: o->exclude = value; break;
-    case O_LIST: o->list = 1; break;
-    case O_ARGS: o->args = 1; k = "opencl_api"; break;
-    case O_FORCE: o->force_overwrite = true; break;
-    case O_LOG_LEVEL:
-        if (upti_log_level_of(value) < 0) {
-            char shown[64];
-            cli_printable(value, shown, sizeof shown);
-            return cli_usage_error("run", "--log-level '%s' is not none, error, warning, info or debug",
-                                   shown);
-        }
-        o->log_level = value;
-        break;
-    case CLI_OPT_HELP: o->help = 1; break;
-    case O_CAPTURE_RANGE: o->capture.range = value; break;
-    case O_CAPTURE_NAME: o->capture.name = value; break;
-    case O_CAPTURE_END: o->capture.end = value; break;
-    case O_START_PAUSED: o->capture.start_paused = 1; break;
-    case O_DELAY: o->capture.delay = value; break;
-    case O_DURATION: o->capture.duration = value; break;
-    case O_PERIOD: o->capture.period = value; break;
-    case O_ITERATIONS: o->capture.iterations = value; break;
-    case O_INPUT: o->input = value; break;
-    case O_OUTPUT_CONFIG: o->output_config = 1; break;
-    }
-    if (k != NULL) {
-        size_t used = strlen(o->kinds);
-        snprintf(o->kinds + used, sizeof o->kinds - used, "%s%s", used ? "," : "", k);
-    }
-    return 0;
-}
 
 /* Prepends value to a ':'-separated variable (kept once). */
 static void env_prepend(const char *name, const char *value)
@@ -362,212 +174,6 @@ static void forward(int sig)
     errno = saved_errno;
 }
 
-/* s with each %pass% replaced by pass ("%%" is left for the placeholders'
- * expansion); *found says whether there was one. malloc'd, or NULL. */
-static char *expand_pass(const char *s, int pass, int *found)
-{
-    char *out = malloc(strlen(s) + 16 * (strlen(s) / 6 + 1) + 1);
-    if (out == NULL)
-        return NULL;
-    size_t n = 0;
-    for (const char *p = s; *p;) {
-        if (strncmp(p, "%%", 2) == 0) {
-            memcpy(out + n, p, 2), n += 2, p += 2;
-        } else if (strncmp(p, "%pass%", 6) == 0) {
-            n += (size_t)sprintf(out + n, "%d", pass);
-            p += 6;
-            *found = 1;
-        } else {
-            out[n++] = *p++;
-        }
-    }
-    out[n] = '\0';
-    return out;
-}
-
-/* The output pattern of pass of npasses: %pass% expanded, or "-passN" after
- * the name when there are several passes and it has no %pass%. malloc'd. */
-/* Alike on purpose (duplicates): it ends like cmd_stats.c's output path (malloc, snprintf a
- * suffix, free the base): each formats its own suffix, and five lines are not worth a shared
- * helper. */
-static char *pattern_of_pass(const char *pattern, int pass, int npasses)
-{
-    int found = 0;
-    char *p = expand_pass(pattern, pass, &found);
-    if (p == NULL || found || npasses <= 1)
-        return p;
-    size_t len = strlen(p) + 24;
-    char *q = malloc(len);
-    if (q != NULL)
-        snprintf(q, len, "%s-pass%d", p, pass);
-    free(p);
-    return q;
-}
-
-/* Output pattern: DIR/NAME without extension (malloc'd in *pattern), its
- * placeholders checked. 0, or an exit status after one line. */
-static int output_pattern(const run_options *o, char **pattern)
-{
-    static const char *const exts[] = {".db", ".pftrace", ".json", ".csv", NULL};
-    int bad = cli_check_output_options("run", o->dir, o->file);
-    if (bad != 0)
-        return bad;
-    char *base = cli_output_base(o->dir, o->file ? o->file : "upti-%argv0%-%pid%", exts);
-    *pattern = base != NULL ? pattern_of_pass(base, o->pass > 0 ? o->pass : 1, o->npasses) : NULL;
-    free(base);
-    if (*pattern == NULL)
-        return cli_error("out of memory");
-    char err[256];
-    char *expanded = uo_expand_placeholders(*pattern, err, sizeof err);
-    if (expanded == NULL) {
-        free(*pattern);
-        *pattern = NULL;
-        if (strncmp(err, "unknown placeholder", 19) == 0)
-            return cli_usage_error("run", "%s; upti run also expands %%pass%%", err);
-        return err[0] ? cli_usage_error("run", "%s", err) : cli_error("out of memory");
-    }
-    free(expanded);
-    return 0;
-}
-
-static const cli_format k_formats[] = {{"db", UO_FORMAT_DB}, {"pftrace", UO_FORMAT_PFTRACE},
-                                       {"json", UO_FORMAT_JSON}, {"csv", UO_FORMAT_CSV}};
-
-static int check_formats(const char *formats, unsigned *bits)
-{
-    return cli_parse_formats("run", formats, k_formats, sizeof k_formats / sizeof k_formats[0], bits);
-}
-
-static int check_regex(const char *value)
-{
-    regex_t re;
-    if (regcomp(&re, value, REG_EXTENDED | REG_NOSUB) != 0) {
-        char shown[160];
-        cli_printable(value, shown, sizeof shown);
-        return cli_usage_error("run", "invalid regular expression '%s'", shown);
-    }
-    regfree(&re);
-    return 0;
-}
-
-/* One value of -i's file, checked as on the command line (rc_check_fn). */
-static int check_value(void *ctx, int id, const char *value)
-{
-    (void)ctx;
-    unsigned bits;
-    const cli_option *o = NULL;
-    for (size_t i = 0; i < sizeof k_options / sizeof k_options[0]; i++)
-        if (k_options[i].id == id)
-            o = &k_options[i];
-    switch (id) {
-    case CLI_OPT_FORMAT: return check_formats(value, &bits);
-    case O_INCLUDE:
-    case O_EXCLUDE: return check_regex(value);
-    case O_LOG_LEVEL: {
-        run_options scratch = {.formats = "db"};
-        return on_option(&scratch, id, value);
-    }
-    case CLI_OPT_DIR:
-    case CLI_OPT_OUTPUT: {
-        run_options scratch = {.pass = 1, .npasses = 1};
-        if (id == CLI_OPT_DIR)
-            scratch.dir = value;
-        else
-            scratch.file = value;
-        char *pattern = NULL;
-        int rc = output_pattern(&scratch, &pattern);
-        free(pattern);
-        return rc;
-    }
-    default: return o != NULL ? run_capture_check_one(o->long_name, value) : 0;
-    }
-}
-
-/* The value given for option id (NULL: none). */
-static const char *given_value(const run_options *o, int id)
-{
-    const run_capture *c = &o->capture;
-    switch (id) {
-    case O_INCLUDE: return o->include;
-    case O_EXCLUDE: return o->exclude;
-    case O_CAPTURE_RANGE: return c->range;
-    case O_CAPTURE_NAME: return c->name;
-    case O_CAPTURE_END: return c->end;
-    case O_DELAY: return c->delay;
-    case O_DURATION: return c->duration;
-    case O_PERIOD: return c->period;
-    case O_ITERATIONS: return c->iterations;
-    case O_LOG_LEVEL: return o->log_level;
-    case CLI_OPT_DIR: return o->dir;
-    case CLI_OPT_OUTPUT: return o->file;
-    case CLI_OPT_FORMAT: return o->given[id] ? o->formats : NULL;
-    default: return NULL;
-    }
-}
-
-/* The settings o resolves to, as a JSON object (RC_CONFIG_HEAD, the options
- * by long name: every one, defaults included), a file that -i reads back. malloc'd. */
-static char *resolved_config(const run_options *o)
-{
-    rc_text t = {0};
-    rc_text_add(&t, RC_CONFIG_HEAD);
-    static const int k_switch_kinds[] = {O_OPENCL, O_VULKAN, O_KERNEL, O_COPY, O_ALLOC, O_MARKER};
-    int any_kind = o->given[O_SYS] || o->given[O_ARGS];
-    for (size_t i = 0; i < sizeof k_switch_kinds / sizeof k_switch_kinds[0]; i++)
-        any_kind |= o->given[k_switch_kinds[i]];
-    const char *level = o->log_level;
-    if (level == NULL && getenv("UPTI_LOG_LEVEL") != NULL &&
-        upti_log_level_of(getenv("UPTI_LOG_LEVEL")) >= 0)
-        level = getenv("UPTI_LOG_LEVEL");
-    const run_capture *c = &o->capture;
-    int marker = c->name != NULL && (c->range == NULL || strcmp(c->range, "marker") == 0);
-    const char *name = o->file ? o->file : "upti-%argv0%-%pid%";
-    char *name_of_pass = pattern_of_pass(name, o->pass > 0 ? o->pass : 1, o->npasses);
-    for (size_t i = 0; i < sizeof k_options / sizeof k_options[0]; i++) {
-        const cli_option *opt = &k_options[i];
-        int id = opt->id;
-        if (id == CLI_OPT_HELP || id == O_INPUT)
-            continue;
-        rc_text_add(&t, "  \"%s\": ", opt->long_name);
-        if (!opt->takes_value) {
-            int on = o->given[id] || (id == O_SYS && !any_kind) ||
-                     (id == O_FORCE && uo_force_overwrite());
-            rc_text_add(&t, "%s", on ? "true" : "false");
-        } else if (id == CLI_OPT_FORMAT) {
-            rc_text_add(&t, "[");
-            for (const char *p = o->formats; *p;) {
-                size_t len = strcspn(p, ",");
-                char word[32];
-                snprintf(word, sizeof word, "%.*s", (int)(len < 31 ? len : 31), p);
-                rc_text_add(&t, "%s", p == o->formats ? "" : ", ");
-                rc_text_json_string(&t, word);
-                p += len;
-                if (*p == ',')
-                    p++;
-            }
-            rc_text_add(&t, "]");
-        } else {
-            const char *v = given_value(o, id);
-            switch (id) {
-            case O_CAPTURE_RANGE: v = c->range ? c->range : marker ? "marker" : "none"; break;
-            case O_CAPTURE_END: v = c->end ? c->end : marker ? "stop" : NULL; break;
-            case O_LOG_LEVEL: v = level ? level : "warning"; break;
-            case CLI_OPT_DIR: v = o->dir ? o->dir : "."; break;
-            case CLI_OPT_OUTPUT: v = name_of_pass; break;
-            }
-            rc_text_json_string(&t, v);
-        }
-        rc_text_add(&t, "%s\n", i + 2 < sizeof k_options / sizeof k_options[0] ? "," : "");
-    }
-    rc_text_add(&t, "}\n");
-    free(name_of_pass);
-    if (t.failed) {
-        free(t.s);
-        return NULL;
-    }
-    return t.s;
-}
-
 /* Checks o (all of it: the options together), runs the program unless check_only. */
 static int run_program(const run_options *o, char **program, int nprogram, int check_only)
 {
@@ -576,12 +182,12 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
     int stats = o->stats, list = o->list, args = o->args;
     /* Validate before running anything. */
     unsigned format_bits = 0;
-    int rc = check_formats(formats, &format_bits);
+    int rc = run_check_formats(formats, &format_bits);
     if (rc != 0)
         return rc;
     const char *res[2] = {include, exclude};
     for (int i = 0; i < 2; i++) {
-        if (res[i] != NULL && (rc = check_regex(res[i])) != 0)
+        if (res[i] != NULL && (rc = run_check_regex(res[i])) != 0)
             return rc;
     }
     char capture_never[512];
@@ -590,7 +196,7 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
     if (rc != 0)
         return rc;
     char *pattern = NULL;
-    rc = output_pattern(o, &pattern);
+    rc = run_output_pattern(o, &pattern);
     if (rc != 0)
         return rc;
     if (check_only) {
@@ -689,7 +295,7 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
         if (listed != 0)
             return 1;
     }
-    char *config = resolved_config(o);
+    char *config = run_resolved_config(o);
     if (config == NULL)
         return cli_error("out of memory");
     run_collect_cfg cfg = {getenv("UPTI_TRACE_OUTPUT"), format_bits, stats, include,
@@ -784,10 +390,10 @@ static int options_of_pass(const run_config_file *f, size_t p, int argc, char **
     for (size_t i = 0; i < f->passes[p].n; i++) {
         const rc_entry *e = &f->passes[p].entries[i];
         if (e->value != NULL)
-            on_option(o, e->id, e->value);
+            run_on_option(o, e->id, e->value);
     }
-    int rc = cli_parse_options("run", k_options, sizeof k_options / sizeof k_options[0], argc,
-                               argv, CLI_ARGS_PROGRAM, on_option, o, program, nprogram);
+    int rc = cli_parse_options("run", run_option_table, run_option_count, argc,
+                               argv, CLI_ARGS_PROGRAM, run_on_option, o, program, nprogram);
     o->pass = (int)p + 1;
     o->npasses = (int)f->npasses;
     return rc;
@@ -903,8 +509,8 @@ int cmd_run(int argc, char **argv)
     int nprogram = 0;
     if (program == NULL)
         return cli_error("out of memory");
-    int rc = cli_parse_options("run", k_options, sizeof k_options / sizeof k_options[0], argc,
-                               argv, CLI_ARGS_PROGRAM, on_option, &o, program, &nprogram);
+    int rc = cli_parse_options("run", run_option_table, run_option_count, argc,
+                               argv, CLI_ARGS_PROGRAM, run_on_option, &o, program, &nprogram);
     if (rc == 0 && o.help)
         cmd_run_help(stdout);
     if (rc != 0 || o.help) {
@@ -913,18 +519,18 @@ int cmd_run(int argc, char **argv)
     }
     if (o.input != NULL) {
         /* The command line's own values first, said as the command line's. */
-        for (size_t i = 0; i < sizeof k_options / sizeof k_options[0] && rc == 0; i++) {
-            const char *v = given_value(&o, k_options[i].id);
+        for (size_t i = 0; i < run_option_count && rc == 0; i++) {
+            const char *v = run_given_value(&o, run_option_table[i].id);
             if (v != NULL)
-                rc = check_value(NULL, k_options[i].id, v);
+                rc = run_check_value(NULL, run_option_table[i].id, v);
         }
         if (rc != 0) {
             free(program);
             return rc;
         }
         run_config_file f;
-        rc = run_config_load(o.input, k_options, sizeof k_options / sizeof k_options[0],
-                             check_value, NULL, &f);
+        rc = run_config_load(o.input, run_option_table, run_option_count,
+                             run_check_value, NULL, &f);
         if (rc == 0)
             rc = run_passes(&f, argc, argv, program);
         run_config_free(&f);

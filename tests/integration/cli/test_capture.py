@@ -166,14 +166,15 @@ def case_pause_resume(tmp):
     check(meta(db, "capture_windows") == "2", "windows %r" % meta(db, "capture_windows"))
     db, _, _ = traced(tmp, "running", [], [PHASES, "pause"])
     check(marks_by_prefix(db) == {"p0": 5, "p1": 7, "p3": 4}, "not paused: %r" % marks_by_prefix(db))
-    # Without `upti run`: the tool loaded through UPTI_TOOL_LIBRARIES writes the database itself.
+    # Without `upti run`: the tool loaded through UPTI_TOOL_LIBRARIES, and its helper
+    # collector (which holds the program's stderr until the database is written).
     out = os.path.join(tmp, "inproc")
     e = {k: v for k, v in os.environ.items() if not k.startswith("UPTI_")}
     e.update(UPTI_TOOL_LIBRARIES=os.path.join(BUILD, "lib", "libupti-trace.so"),
              UPTI_TRACE_START_PAUSED="1", UPTI_TRACE_OUTPUT=out)
-    subprocess.run([PHASES, "pause"], env=e, check=True, timeout=60)
-    db = sqlite3.connect(out + ".db")
-    check(marks_by_prefix(db) == {"p1": 7, "p3": 4}, "in-process: %r" % marks_by_prefix(db))
+    subprocess.run([PHASES, "pause"], env=e, check=True, timeout=60, capture_output=True)
+    db = sqlite3.connect("file:%s.db?mode=ro" % out, uri=True)
+    check(marks_by_prefix(db) == {"p1": 7, "p3": 4}, "without upti run: %r" % marks_by_prefix(db))
 
 
 def case_never_opened(tmp):
@@ -232,7 +233,7 @@ def case_iterations(tmp):
         check(got == want, "%r: %r, expected %r" % (opts, got, want))
         check(meta(db, "records_filtered") == str(filtered),
               "%r: records_filtered %r" % (opts, meta(db, "records_filtered")))
-    # Without `upti run`: UPTI_TRACE_KERNEL_ITERATIONS, read by the tool that writes the database.
+    # Without `upti run`: UPTI_TRACE_KERNEL_ITERATIONS, handed to the helper collector.
     out = os.path.join(tmp, "inproc")
     e = {k: v for k, v in os.environ.items() if not k.startswith("UPTI_")}
     e.update(UPTI_TOOL_LIBRARIES=os.path.join(BUILD, "lib", "libupti-trace.so"),
@@ -240,9 +241,9 @@ def case_iterations(tmp):
              UPTI_TRACE_KINDS="kernel_dispatch", UPTI_TRACE_KERNEL_ITERATIONS="[2-3,6-]",
              UPTI_TRACE_OUTPUT=out)
     subprocess.run(prog, env=e, check=True, timeout=120, capture_output=True)
-    db = sqlite3.connect(out + ".db")
+    db = sqlite3.connect("file:%s.db?mode=ro" % out, uri=True)
     got = dict(db.execute("SELECT name, count(*) FROM kernels GROUP BY name").fetchall())
-    check(got == {"kern_a": 4, "kern_b": 2}, "in-process: %r" % got)
+    check(got == {"kern_a": 4, "kern_b": 2}, "without upti run: %r" % got)
 
 
 def case_device_edges(tmp):

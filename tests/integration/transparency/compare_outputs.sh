@@ -30,10 +30,15 @@ if [ -n "${UPTI_SANITIZER_PRELOAD:-}" ] &&
     echo "SKIP: $1 does not run with $(basename "$UPTI_SANITIZER_PRELOAD") preloaded"
     exit 77
 fi
+rm -f "$dir/trace.db"
 env -u LD_PRELOAD ${UPTI_SANITIZER_PRELOAD:+LD_PRELOAD=$UPTI_SANITIZER_PRELOAD} \
     OPENCL_LAYERS="$layer" UPTI_TOOL_LIBRARIES="$tool" UPTI_TRACE_OUTPUT="$dir/trace" \
     UPTI_TRACE_FORMATS=db "$@" >"$dir/traced.out" 2>"$dir/traced.err"
 rc1=$?
+# The helper collector writes the database a moment after the program ended
+# (stderr goes to a file here: the shell does not wait for the helper).
+i=0
+while [ ! -f "$dir/trace.db" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 fail=0
 [ $rc0 -eq $rc1 ] || { echo "FAIL: exit status $rc1 with the layer, $rc0 without"; fail=1; }
 untimed "$dir/plain.out" >"$dir/plain.cmp"
