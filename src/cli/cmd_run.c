@@ -99,7 +99,9 @@ static int list_kinds(int agents)
         return 0;
     }
     upti_agent_t host[64];
-    list_agents(host, upti_host_cpu_agents(host, 64));
+    size_t n = upti_host_cpu_agents(host, 64);
+    list_agents(host, n);
+    upti_host_cpu_agents_release(host, n);
     return 0;
 }
 
@@ -500,8 +502,6 @@ static int run_passes(const run_config_file *f, int argc, char **argv, char **pr
     return first_failed;
 }
 
-/* Alike on purpose (duplicates): it begins like every command (see cmd_export()); the program's
- * argv is its positional list. */
 int cmd_run(int argc, char **argv)
 {
     run_options o = {.formats = "db"};

@@ -112,3 +112,12 @@ size_t upti_host_cpu_agents(upti_agent_t *out, size_t max)
             .global_memory_bytes = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE)};
     return n;
 }
+
+void upti_host_cpu_agents_release(upti_agent_t *agents, size_t n)
+{
+    if (n == 0)
+        return;
+    /* One model string and one vendor string, shared by all n. */
+    free((char *)agents[0].name);
+    free((char *)agents[0].vendor);
+}

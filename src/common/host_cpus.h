@@ -16,4 +16,7 @@
  */
 size_t upti_host_cpu_agents(upti_agent_t *out, size_t max);
 
+/** Frees the strings of the n agents upti_host_cpu_agents() gave (n may be 0). */
+void upti_host_cpu_agents_release(upti_agent_t *agents, size_t n);
+
 #endif

@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: MIT */
+/* The end of a run, per converted database (run_state.h): its output name from
+ * the pattern and the process's values, the rows only the collector knows
+ * (how the process ended, records not stored), the move into place without
+ * replacing what upti did not write, and the other formats. */
+#include "run_state.h"
+#include "run_outputs.h"
+#include "run_config.h"
+
+#include "cli.h"
+#include "collector.h"
+#include "manifest.h"
+#include "out_files.h"
+#include "output.h"
+#include "kv_pairs.h"
+#include "safe_open.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *strdup_or_null(const char *s)
+{
+    return s != NULL ? strdup(s) : NULL;
+}
+
+/* A NAME_config.json that upti wrote (it starts with RC_CONFIG_HEAD). */
+static int config_file_is_ours(const char *path)
+{
+    char head[sizeof RC_CONFIG_HEAD];
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return 0;
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    return n == sizeof head - 1 && memcmp(head, RC_CONFIG_HEAD, n) == 0;
+}
+
+static void read_db_info(converted *c)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(c->path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return;
+    }
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT key, value FROM metadata", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *k = (const char *)sqlite3_column_text(st, 0);
+            const char *v = (const char *)sqlite3_column_text(st, 1);
+            if (k == NULL || v == NULL)
+                continue;
+            size_t kl = strlen(k) + 1, vl = strlen(v) + 1;
+            char *n = realloc(c->meta, c->meta_len + kl + vl);
+            if (n == NULL)
+                break;
+            c->meta = n;
+            memcpy(c->meta + c->meta_len, k, kl);
+            memcpy(c->meta + c->meta_len + kl, v, vl);
+            c->meta_len += kl + vl;
+        }
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_prepare_v2(db, "SELECT ppid, hostname, command FROM info_process LIMIT 1", -1, &st,
+                           NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            c->ppid = sqlite3_column_int64(st, 0);
+            c->host = strdup_or_null((const char *)sqlite3_column_text(st, 1));
+            c->command = strdup_or_null((const char *)sqlite3_column_text(st, 2));
+        }
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+}
+
+static void on_converted(void *arg, const char *path, int64_t pid, int complete)
+{
+    (void)arg;
+    if (g_run.num_dbs == g_run.cap_dbs) {
+        size_t cap = g_run.cap_dbs ? 2 * g_run.cap_dbs : 8;
+        converted *n = realloc(g_run.dbs, cap * sizeof *n);
+        if (n == NULL)
+            return;
+        g_run.dbs = n;
+        g_run.cap_dbs = cap;
+    }
+    converted *c = &g_run.dbs[g_run.num_dbs++];
+    memset(c, 0, sizeof *c);
+    c->path = strdup(path);
+    c->pid = pid;
+    c->complete = complete;
+    read_db_info(c);
+}
+
+/* A value the program gave for its outputs' names: its own, else (a child
+ * forked without exec, which wrote none) its parent's. */
+static const char *naming_value(const converted *c, const char *key)
+{
+    for (int depth = 0; c != NULL && depth < 64; depth++) {
+        const char *v = upti_kv_get(c->meta, c->meta_len, key);
+        if (v != NULL)
+            return v;
+        const converted *parent = NULL;
+        for (size_t i = 0; i < g_run.num_dbs && parent == NULL; i++)
+            if (g_run.dbs[i].pid == c->ppid)
+                parent = &g_run.dbs[i];
+        c = parent;
+    }
+    return NULL;
+}
+
+static const char *env_value(void *data, const char *name)
+{
+    char key[300];
+    snprintf(key, sizeof key, "env:%s", name);
+    return naming_value(data, key);
+}
+
+/* 1 if the relative path leaves its folder: a ".." component. */
+static int climbs_out(const char *path)
+{
+    for (const char *p = path; *p != '\0';) {
+        size_t n = strcspn(p, "/");
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            return 1;
+        p += n;
+        p += *p == '/';
+    }
+    return 0;
+}
+
+/* 1 if the absolute path's folder is the current folder or inside it. */
+static int absolute_inside_cwd(const char *path)
+{
+    char cwd[PATH_MAX], dir[PATH_MAX], *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    char *real = realpath(dir[0] != '\0' ? dir : "/", NULL);
+    int inside = 0;
+    if (real != NULL && getcwd(cwd, sizeof cwd) != NULL) {
+        size_t n = strlen(cwd);
+        inside = strncmp(real, cwd, n) == 0 && (real[n] == '\0' || real[n] == '/' ||
+                                                 (n == 1 && cwd[0] == '/'));
+    }
+    free(real);
+    return inside;
+}
+
+/* A name that comes from a ring file (a bare ring folder: the output name its
+ * process recorded) stays inside the output folder, the current one: a name
+ * with ".." or an absolute one outside it keeps its last component only (said). */
+static char *inside_output_folder(char *base, long long pid)
+{
+    if (base[0] == '/' ? absolute_inside_cwd(base) && !climbs_out(base) : !climbs_out(base))
+        return base;
+    const char *last = strrchr(base, '/') != NULL ? strrchr(base, '/') + 1 : base;
+    char *inside = NULL;
+    if (strcmp(last, "..") != 0 && strcmp(last, ".") != 0 && last[0] != '\0')
+        inside = strdup(last);
+    else if ((inside = malloc(32)) != NULL)
+        snprintf(inside, 32, "upti-%lld", pid);
+    fprintf(stderr, "upti: pid %lld: the output name %s its ring gives leaves the current "
+                    "folder: written as %s instead\n", pid, base, inside ? inside : "nothing");
+    free(base);
+    return inside;
+}
+
+/* The output path without extension of one process, as the program would
+ * have expanded the pattern (malloc'd). */
+static char *output_base(const converted *c)
+{
+    char argv0[1024] = "";
+    const char *a = naming_value(c, "argv0");
+    if (a == NULL && c->command != NULL) {
+        /* the command line's first word, its last component */
+        size_t n = strcspn(c->command, " ");
+        snprintf(argv0, sizeof argv0, "%.*s", (int)n, c->command);
+        char *slash = strrchr(argv0, '/');
+        if (slash != NULL)
+            memmove(argv0, slash + 1, strlen(slash + 1) + 1);
+        a = argv0;
+    }
+    uo_placeholder_values v = {c->pid, c->ppid, c->host, naming_value(c, "rank"), a, env_value,
+                               (void *)c};
+    /* A bare ring folder: the pattern the process recorded (metadata "output",
+     * written when it was traced without `upti run`), else the tool's default. */
+    const char *pattern = g_run.pattern;
+    if (pattern == NULL)
+        pattern = naming_value(c, "output");
+    if (pattern == NULL)
+        pattern = DEFAULT_PATTERN;
+    char err[256];
+    char *base = uo_expand_placeholders_with(pattern, &v, err, sizeof err);
+    if (base == NULL && err[0] != '\0' && strcmp(pattern, DEFAULT_PATTERN) != 0) {
+        /* The program's UPTI_TRACE_OUTPUT (`upti run` checks its own -o before it
+         * starts): said once per run, and the default name used. */
+        static int said;
+        if (!said++)
+            fprintf(stderr, "upti: UPTI_TRACE_OUTPUT='%.200s': %s: using %s\n", pattern, err,
+                    DEFAULT_PATTERN);
+        base = uo_expand_placeholders_with(DEFAULT_PATTERN, &v, err, sizeof err);
+    }
+    if (base != NULL && g_run.bare)
+        base = inside_output_folder(base, c->pid);
+    if (base == NULL) {
+        size_t len = 64;
+        base = malloc(len);
+        if (base != NULL)
+            snprintf(base, len, "upti-%lld", c->pid);
+    }
+    char *whole = base != NULL ? strdup(base) : NULL;
+    if (whole != NULL && uo_shorten_base(base))
+        fprintf(stderr, "upti: the output name %s is longer than a file name may be: shortened to "
+                        "its first %d bytes, %s\n", whole, UO_BASE_NAME_MAX, base);
+    free(whole);
+    return base;
+}
+
+/* A new file at part (an output's NAME.part), O_EXCL and O_NOFOLLOW (uo_open_new). A
+ * NAME.part left there that uo_open_new will not replace (a symbolic link, a second name
+ * of another file, another user's) is only a name: removed, which never touches what it
+ * links to, and made again. One that another upti is writing (EBUSY) is left to it.
+ * O_TRUNC on a hard link once overwrote the other file with the database. */
+static int open_part(const char *part)
+{
+    int fd = uo_open_new(part);
+    if (fd < 0 && (errno == EEXIST || errno == ELOOP) && unlink(part) == 0)
+        fd = uo_open_new(part);
+    return fd;
+}
+
+/* Moves the converted database to dst (a rename, or a copy across file systems). */
+static int move_file(const char *src, const char *dst)
+{
+    if (rename(src, dst) == 0)
+        return 0;
+    if (errno != EXDEV)
+        return -1;
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    char *part = uo_part_path(dst);
+    int out = part != NULL ? open_part(part) : -1;
+    int ok = in >= 0 && out >= 0;
+    char buf[1 << 16];
+    ssize_t n;
+    while (ok && (n = read(in, buf, sizeof buf)) != 0) {
+        if (n < 0 || write(out, buf, (size_t)n) != n)
+            ok = 0;
+    }
+    if (in >= 0)
+        close(in);
+    if (out >= 0 && close(out) != 0)
+        ok = 0;
+    char err[256];
+    int e = errno;
+    /* (A DST.part that could not be opened is not this run's to remove: another upti
+     * may be writing it.) */
+    int rc = out >= 0 && uo_part_finish(part, dst, ok, err, sizeof err) == 0 ? 0 : -1;
+    free(part);
+    if (rc == 0)
+        unlink(src);
+    else if (out < 0)
+        errno = e;
+    return rc;
+}
+
+static long long metadata_int(const converted *c, const char *key)
+{
+    const char *v = upti_kv_get(c->meta, c->meta_len, key);
+    return v != NULL ? strtoll(v, NULL, 10) : 0;
+}
+
+/* Runs sql on db, with one text parameter if param. */
+static void db_exec(sqlite3 *db, const char *sql, const char *param)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (param != NULL)
+            sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
+        sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+}
+
+/* The first column of the first row of sql on db, or 0. */
+static long long db_count(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    long long n = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* What the process told about itself in metadata, where the schema has a
+ * column for it (its MPI rank); and for a process that did not finalize
+ * UPTI (its tool writes "finalized" at the end): how it ended, in metadata
+ * "ended". Every record it committed is there either way. */
+static void complete_db_on(sqlite3 *db, const converted *c)
+{
+    if (g_run.config != NULL)
+        db_exec(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES('config', ?1)",
+                g_run.config);
+    const char *rank = upti_kv_get(c->meta, c->meta_len, "rank");
+    if (rank != NULL)
+        db_exec(db, "UPDATE info_process SET rank = CAST(?1 AS INTEGER)", rank);
+    int finalized = upti_kv_get(c->meta, c->meta_len, "finalized") != NULL;
+    /* Kernels that never completed: seen unfinished when the process ended
+     * (a device record whose status is the last execution status seen, > 0),
+     * or, for a process that did not finalize, still in flight (enqueued,
+     * their API records there, no device record). */
+    const char *kinds = upti_kv_get(c->meta, c->meta_len, "kinds");
+    if (kinds != NULL && ((strtoull(kinds, NULL, 16) >> UPTI_TRACING_KIND_KERNEL_DISPATCH) & 1)) {
+        long long n = db_count(db, "SELECT count(*) FROM kernel_dispatch WHERE status > 0");
+        if (!finalized)
+            n += db_count(db,
+                 "SELECT count(*) FROM apis a WHERE a.name IN ('clEnqueueNDRangeKernel', "
+                 "'clEnqueueTask', 'clEnqueueNativeKernel') AND NOT EXISTS (SELECT 1 FROM "
+                 "kernel_dispatch k WHERE k.correlation_id = a.correlation_id)");
+        char text[24];
+        snprintf(text, sizeof text, "%lld", n);
+        if (n > 0 || !finalized)
+            db_exec(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES('kernels_incomplete', ?1)",
+                    text);
+    }
+    if (finalized)
+        return;
+    char reason[160];
+    if (g_run.have_status && c->pid == g_run.program && WIFEXITED(g_run.status) &&
+        metadata_int(c, "records_not_stored") > 0)
+        snprintf(reason, sizeof reason, "exited with status %d (its last records, the closing of "
+                 "its trace among them, could not be stored)", WEXITSTATUS(g_run.status));
+    else if (g_run.have_status)
+        run_describe_end(reason, sizeof reason, (pid_t)c->pid, g_run.program, g_run.status);
+    else
+        snprintf(reason, sizeof reason, "ended without closing its trace");
+    db_exec(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES('ended', ?1)", reason);
+}
+
+/* complete_db_on() in one connection and one transaction. The database is
+ * still upti's own file in the run folder (the spool keeps every record until
+ * it is moved into place): no journal file and no fsync, which took four
+ * fdatasync and a schema read per statement (6 to 17 ms for a short process). */
+static void complete_db(const converted *c)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(c->path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+        sqlite3_exec(db, "PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY; BEGIN", NULL, NULL,
+                     NULL) == SQLITE_OK) {
+        complete_db_on(db, c);
+        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    }
+    sqlite3_close(db);
+}
+
+/* --output-config: the resolved settings in BASE_config.json (BASE-PID_config.json
+ * when a file of that name exists that upti did not write). */
+static void write_config_file(const char *base, int pid)
+{
+    size_t len = strlen(base) + 48;
+    char *path = malloc(len);
+    if (path == NULL)
+        return;
+    snprintf(path, len, "%s_config.json", base);
+    if (!uo_file_is_replaceable(path) && !config_file_is_ours(path)) {
+        char *alt = malloc(len);
+        if (alt != NULL)
+            snprintf(alt, len, "%s-%d_config.json", base, pid);
+        fprintf(stderr, "upti: %s exists and was not written by upti: not replaced (upti run "
+                        "--force-overwrite replaces it); writing %s instead\n", path,
+                alt ? alt : "nothing");
+        free(path);
+        path = alt;
+        if (path == NULL)
+            return;
+    }
+    char *part = uo_part_path(path);
+    int fd = part != NULL ? open_part(part) : -1;
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (fd >= 0 && f == NULL)
+        close(fd);
+    char err[256];
+    int ok = f != NULL && fputs(g_run.config, f) >= 0;
+    if (f != NULL && fclose(f) != 0)
+        ok = 0;
+    if (part == NULL || f == NULL || uo_part_finish(part, path, ok, err, sizeof err) != 0)
+        fprintf(stderr, "upti: cannot write %s: %s\n", path,
+                f == NULL ? uo_open_new_reason(errno) : err);
+    else
+        uo_note_written(path);
+    free(part);
+    free(path);
+}
+
+/* Names, moves and writes the outputs of one converted database. 1 if written. */
+static int finish_one(converted *c)
+{
+    if (!c->complete) {
+        /* The converter said how many records; the spool keeps them, and so
+         * does the run folder, for `upti recover` once there is room. */
+        g_run.lost++;
+        g_run.kept = 1;
+        unlink(c->path);
+        return 0;
+    }
+    if (upti_kv_get(c->meta, c->meta_len, "capture") != NULL &&
+        metadata_int(c, "capture_windows") == 0) {
+        g_run.never_opened++; /* said once for the run, instead of an empty trace */
+        unlink(c->path);
+        return 0;
+    }
+    if (metadata_int(c, "records_written") == 0 && metadata_int(c, "records_dropped") == 0) {
+        if (upti_kv_get(c->meta, c->meta_len, "capture") != NULL)
+            g_run.empty_windows++;
+        unlink(c->path); /* nothing recorded (a process that only loaded UPTI) */
+        return 0;
+    }
+    complete_db(c);
+    char *base = output_base(c);
+    if (base == NULL)
+        return 0;
+    /* Two processes of this run whose names expand alike (a pattern without
+     * %pid%): the later gets "-<pid>", as when the program wrote its own. */
+    for (size_t i = 0; i < g_run.num_bases; i++) {
+        if (strcmp(g_run.bases[i], base) == 0) {
+            size_t len = strlen(base) + 32;
+            char *b2 = malloc(len);
+            if (b2 == NULL)
+                break;
+            snprintf(b2, len, "%s-%lld", base, c->pid);
+            free(base);
+            base = b2;
+            break;
+        }
+    }
+    const char *db = c->path;
+    char final[PATH_MAX];
+    int fd = -1;
+    if (g_run.formats & UO_FORMAT_DB) {
+        /* Recovering, this run's own earlier files are replaced, not kept. */
+        const char *session = g_run.recovering ? NULL : g_run.session;
+        fd = uo_claim_output(&base, ".db", session, (int)c->pid);
+        if (fd < 0) {
+            /* A folder that cannot be written: the outputs go to $TMPDIR, said once. */
+            char reason[128];
+            snprintf(reason, sizeof reason, "%s", strerror(errno));
+            char *fallback = uo_fallback_base(base);
+            if (fallback != NULL && (fd = uo_claim_output(&fallback, ".db", session, (int)c->pid)) >= 0) {
+                fprintf(stderr, "upti: cannot create %s.db (%s): the trace goes to %s.db instead\n",
+                        base, reason, fallback);
+                free(base);
+                base = fallback;
+            } else {
+                free(fallback);
+            }
+        }
+        snprintf(final, sizeof final, "%s.db", base);
+        if (fd < 0 || move_file(c->path, final) != 0) {
+            fprintf(stderr, "upti: cannot write %s (%s): the trace of pid %lld stays in %s\n",
+                    final, strerror(errno), c->pid, c->path);
+            g_run.kept = 1;
+            if (fd >= 0) {
+                /* The name claimed for it, still empty, is not left behind (read
+                 * as an empty trace until `upti recover` replaced it). */
+                struct stat sb;
+                if (fstat(fd, &sb) == 0 && sb.st_size == 0)
+                    unlink(final);
+                close(fd);
+            }
+            free(base);
+            return 0;
+        }
+        db = final;
+        uo_note_written(final);
+    }
+    if (g_run.formats & ~(unsigned)UO_FORMAT_DB || g_run.stats)
+        uo_write_outputs(db, base, g_run.formats & ~(unsigned)UO_FORMAT_DB, g_run.stats,
+                         (int)c->pid);
+    if (g_run.output_config && g_run.config != NULL)
+        write_config_file(base, (int)c->pid);
+    if (!(g_run.formats & UO_FORMAT_DB))
+        unlink(c->path);
+    if (fd >= 0)
+        close(fd);
+    char **n = realloc(g_run.bases, (g_run.num_bases + 1) * sizeof *n);
+    if (n != NULL) {
+        g_run.bases = n;
+        g_run.bases[g_run.num_bases++] = base;
+    } else {
+        free(base);
+    }
+    return 1;
+}
+
+/* Converts the spool and writes every process's outputs. The number written. */
+int run_convert_and_finish(void)
+{
+    char prefix[PATH_MAX + 8];
+    snprintf(prefix, sizeof prefix, "%s/p", g_run.folder);
+    ur_convert_opts o = {.spool = g_run.spool,
+                         .prefix = prefix,
+                         .quiet = 1,
+                         .kernel_filter =
+                             (g_run.has_include || g_run.has_exclude) ? run_kernel_filter : NULL,
+                         .kernel_iterations = g_run.has_iterations ? &g_run.iteration_range : NULL,
+                         .converted = on_converted,
+                         .losses = g_run.losses,
+                         .num_losses = g_run.num_losses};
+    run_save_not_stored(); /* for `upti recover`, if the folder is kept */
+    struct stat st;
+    /* A conversion that failed (a database that could not even be created:
+     * $TMPDIR full) keeps the run folder, whose spool holds every record
+     * stored, for `upti recover`. */
+    if (stat(g_run.spool, &st) == 0 && st.st_size > 0 && ur_convert_with(&o) != 0)
+        g_run.kept = 1;
+    int written = 0;
+    for (size_t i = 0; i < g_run.num_dbs; i++)
+        written += finish_one(&g_run.dbs[i]);
+    for (size_t i = 0; i < g_run.num_dbs; i++) {
+        free(g_run.dbs[i].path);
+        free(g_run.dbs[i].meta);
+        free(g_run.dbs[i].host);
+        free(g_run.dbs[i].command);
+    }
+    free(g_run.dbs);
+    g_run.dbs = NULL;
+    g_run.num_dbs = g_run.cap_dbs = 0;
+    return written;
+}
+

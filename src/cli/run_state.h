@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal: the state of one `upti run` or `upti recover` that the collector's
+ * two halves share: run_collect.c (the run folder, the collecting thread, the
+ * end of the run, recover) and run_finish.c (each converted database named,
+ * completed, moved into place, its other outputs written). */
+#ifndef UPTI_CLI_RUN_STATE_H
+#define UPTI_CLI_RUN_STATE_H
+
+#include "capture_spec.h"
+#include "collector.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* One converted database: its temporary path and process. */
+typedef struct converted {
+    char *path;
+    long long pid, ppid;
+    int complete;
+    char *meta;    /* its metadata: key\0value\0... */
+    size_t meta_len;
+    char *host, *command;
+} converted;
+
+/* The state of this `upti run` (or `upti recover`): its folders, the collector
+ * thread, the run's configuration and the databases it converted. */
+struct run_state {
+    char folder[PATH_MAX];  /* the run folder */
+    char rings[PATH_MAX];   /* the ring folder */
+    char spool[PATH_MAX + 16];
+    int lock_fd;
+    pthread_t thread, template_thread;
+    int thread_started, collect_rc;
+    int template_started; /* template_thread runs (set by the collecting thread) */
+    volatile int stop;
+    pid_t program;
+    /* the run's configuration (also in run.conf) */
+    char *pattern, *include, *exclude, *session, *iterations, *capture_never;
+    char *config;      /* the resolved settings (JSON) */
+    int output_config; /* --output-config: also NAME_config.json */
+    upti_iteration_range iteration_range;
+    int has_iterations;
+    int never_opened; /* processes whose capture window never opened */
+    int empty_windows; /* processes whose capture windows opened but recorded nothing */
+    unsigned formats;
+    int stats;
+    regex_t include_re, exclude_re;
+    int has_include, has_exclude;
+    converted *dbs;
+    size_t num_dbs, cap_dbs;
+    int status, have_status; /* the program's wait status */
+    int recovering;          /* upti recover */
+    int quiet;               /* run.conf "quiet": the helper of a program, which shares its stderr */
+    int kept;                /* a converted database could not be placed: keep the folder */
+    char **bases; /* the output names this run wrote */
+    size_t num_bases;
+    int lost; /* traced processes that lost records, said in a line */
+    int bare; /* upti recover of a ring folder without run.conf (names from the rings) */
+    ur_loss *losses; /* records the collectors of this folder could not store, per process */
+    size_t num_losses, cap_losses;
+};
+
+/** This process's run (run_collect.c). */
+extern struct run_state g_run;
+
+/* Beside the rings (another file system than a full $TMPDIR: /dev/shm), what a
+ * kept folder's database must still say once `upti recover` writes it: the
+ * records not stored (NOT_STORED_FILE, "PID RECORDS" lines) and how the
+ * program upti run started ended (STATUS_FILE, "PID WAIT_STATUS"). */
+#define NOT_STORED_FILE "not-stored"
+#define STATUS_FILE "status"
+
+/* The output name of a process traced without `upti run` that did not say its own
+ * (the tool's default, src/program/recorder/tool.c). */
+#define DEFAULT_PATTERN "upti-%argv0%-%pid%"
+
+/** The kernel filter of every database (--kernel-include-regex/--kernel-exclude-regex). */
+int run_kernel_filter(void *data, int64_t name_id, const char *name);
+
+/** Writes the records not stored, per process, beside the rings (NOT_STORED_FILE). */
+void run_save_not_stored(void);
+
+/** Converts the spool into one database per process, then names, completes and
+ *  moves each into place and writes its other outputs. The number of processes
+ *  whose outputs were written. */
+int run_convert_and_finish(void);
+
+#endif
