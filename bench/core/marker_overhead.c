@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its tool set-up looks like the test programs'; a benchmark
- * stands alone. */
 /* bench/core/marker_overhead — cost of one uptx_range_push + uptx_range_pop
  * pair with no tool, with a tool whose callback does nothing, and with
  * buffer tracing; each also as a ratio to the cost of two

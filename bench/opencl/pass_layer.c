@@ -2,8 +2,7 @@
 /* A do-nothing OpenCL layer: returns the loader's own table, so each call
  * costs exactly the loader's layer hop. run_bench.sh compares it with no
  * layer and with libupti-opencl to split (a) between ocl-icd and UPTI.
- * Alike on purpose: its clGetLayerInfo is src/program/opencl/layer.c's, written again so
- * that the baseline layer shares no code with the layer it is compared with. */
+ * It shares no code with libupti-opencl, the layer it is compared with. */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl_icd.h>
 #include <string.h>

@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its record-building loops share one shape, and synth.c's; a
- * benchmark stands alone. */
 /* bench/output/bench_db — the database writer alone (src/collector/output/db.c): how
  * many records per second go into SQLite, in the two ways it is used.
  *

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its two measured loops differ only in what they measure. */
 /* bench/shared_ring — what a record costs the program when it goes into a
  * shared ring (a collector in another process drains it), next to the
  * untraced program and to an in-process buffer; then how fast the collector

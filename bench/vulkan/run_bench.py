@@ -40,7 +40,6 @@ SUBMITS = str(max(1, int(N) // 100))  # per repetition
 BIN = os.path.join(B, 'bin', 'bench_vulkan')
 base = {k: v for k, v in os.environ.items() if not k.startswith(('UPTI_', 'VK_'))}
 if 'detect_leaks=1' in os.environ.get('ASAN_OPTIONS', ''):
-    # Alike on purpose (duplicates): tests/integration/vulkan/check_vulkan.py does the same.
     # The loader unloads the driver at vkDestroyInstance; a block only the driver's
     # globals point to then looks leaked. Preloaded, the driver stays mapped.
     import glob

@@ -48,8 +48,6 @@ typedef enum upti_callback_domain_t {
     UPTI_CB_DOMAIN_MAX = UPTI_CB_DOMAIN_LAST       /**< compatibility name of UPTI_CB_DOMAIN_LAST (UPTI 0.1) */
 } upti_callback_domain_t;
 
-/* Alike on purpose (duplicates): every UPTI enum ends the same way (a _LAST one past the last
- * value, and a _MAX compatibility name of UPTI 0.1); the values are each enum's own. */
 /** Phase of a subscriber callback. */
 typedef enum upti_callback_phase_kind_t {
     UPTI_CB_PHASE_INVALID = 0,

@@ -7,9 +7,6 @@
  * callback thread hands its records to buffer_callback(). Records of one
  * thread arrive in order. A LOSSLESS buffer makes a producer wait when its
  * region is full; a DISCARD buffer drops the record and reports the count.
- *
- * Alike on purpose: a sample is a whole tool in one file, to be read and copied;
- * its buffer and callback code looks like src/program/recorder's, which it must not depend on.
  */
 #include <upti/upti.h>
 

@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): a sample is a whole tool in one file, to be read and
- * copied: its set-up looks like the tests' and the other samples'. */
 /* samples/callback_tracing — print every marker call at ENTER and EXIT with
  * its arguments, correlation id and thread.
  *

@@ -7,9 +7,6 @@
  *
  *   cc -shared -fPIC -o mytool.so mytool.c $(pkg-config --cflags --libs upti)
  *   UPTI_TOOL_LIBRARIES=$PWD/mytool.so OPENCL_LAYERS=/usr/lib/libupti-opencl.so ./app
- *
- * Alike on purpose: a sample is a whole tool in one file, to be read and copied;
- * its buffer and callback code looks like src/program/recorder's, which it must not depend on.
  */
 #include <upti/upti.h>
 

@@ -76,8 +76,6 @@ static int tool_init(upti_client_finalize_t finalize, void *tool_data)
     return 0;
 }
 
-/* Alike on purpose (duplicates): a sample is a whole tool in one file, to be read and copied,
- * so its upti_configure() and tool_fini() look like the other samples' (buffer_tracing's). */
 static void tool_fini(void *tool_data)
 {
     (void)tool_data;

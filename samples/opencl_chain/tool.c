@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): a sample is a whole tool in one file, to be read and
- * copied. */
 /* samples/opencl_chain — a tool that chains clEnqueueNDRangeKernel.
  *
  * libupti-opencl registers the OpenCL dispatch table (struct _cl_icd_dispatch)

@@ -7,9 +7,6 @@
  * tool's initialize — the only place where contexts and services may be
  * configured — and, at exit (or when the tool calls the finalizer it was
  * given), its finalize.
- *
- * Alike on purpose: a sample is a whole tool in one file, to be read and copied;
- * its buffer and callback code looks like src/program/recorder's, which it must not depend on.
  */
 #include <upti/upti.h>
 

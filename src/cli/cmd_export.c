@@ -76,10 +76,6 @@ static char *export_base(const export_options *o, const char *input)
     return base;
 }
 
-/* Alike on purpose: every command begins the same way (parse its own options struct with
- * cli_parse_options, take the positional input, --help); the struct, table and
- * help differ, and cli_parse_options already holds what they share. The same goes
- * for cmd_merge.c, cmd_stats.c and cmd_run.c. */
 int cmd_export(int argc, char **argv)
 {
     export_options o = {0};

@@ -51,7 +51,6 @@ static const cli_format k_formats[] = {{"db", UO_FORMAT_DB}, {"pftrace", UO_FORM
                                        {"json", UO_FORMAT_JSON}, {"csv", UO_FORMAT_CSV}};
 static const char *const k_exts[] = {".db", NULL};
 
-/* Alike on purpose: begins like every command (see cmd_export()). */
 int cmd_merge(int argc, char **argv)
 {
     merge_options o = {0};

@@ -80,8 +80,6 @@ static const cli_option k_options[] = {CLI_OPTION_HELP,
                                        {OPT_BACKGROUND, 0, "background", NULL, 0},
                                        {OPT_MAX_WAIT, 0, "max-wait", NULL, 1}};
 
-/* Alike on purpose (duplicates): it begins like every command (see cmd_export()): its own
- * options struct, table and help around the shared cli_parse_options(). */
 int cmd_recover(int argc, char **argv)
 {
     recover_opts o = {0, 0, 0, DEFAULT_MAX_WAIT_S};

@@ -217,7 +217,6 @@ static int parse_report_options(const stats_options *o, report_options *r)
     return 0;
 }
 
-/* Alike on purpose: begins like every command (see cmd_export()). */
 int cmd_stats(int argc, char **argv)
 {
     stats_options o = {0};

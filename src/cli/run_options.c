@@ -97,8 +97,6 @@ void cmd_run_help(FILE *out)
             "example: upti run --sys-trace --stats --format db,pftrace -d out -- ./app 100\n");
 }
 
-/* Alike on purpose: one row per option, so the rows look alike (duplicates pairs them); the
- * argument parsing at the top of cmd_run() is each command's own (cmd_export.c). */
 const cli_option run_option_table[] = {
     {O_OPENCL, 0, "opencl-trace", NULL, 0},
     {O_VULKAN, 0, "vulkan-trace", NULL, 0},
@@ -207,9 +205,6 @@ static char *expand_pass(const char *s, int pass, int *found)
 
 /* The output pattern of pass of npasses: %pass% expanded, or "-passN" after
  * the name when there are several passes and it has no %pass%. malloc'd. */
-/* Alike on purpose (duplicates): it ends like cmd_stats.c's output path (malloc, snprintf a
- * suffix, free the base): each formats its own suffix, and five lines are not worth a shared
- * helper. */
 static char *pattern_of_pass(const char *pattern, int pass, int npasses)
 {
     int found = 0;

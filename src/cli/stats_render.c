@@ -304,7 +304,6 @@ static void print_json(uo_buf *b, const report_def *d, const report_rows *r, rep
     uo_json_string(b, d->name);
     uo_buf_puts(b, ",\"title\":");
     uo_json_string(b, d->title);
-    /* Alike on purpose: the column list and each row walk the same visible columns. */
     uo_buf_printf(b, ",\"unit\":\"%s\",\"columns\":[", k_unit_names[unit]);
     const char *sep = "";
     for (size_t c = 0; c < n; c++) {

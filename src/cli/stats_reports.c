@@ -53,8 +53,6 @@ static const report_col k_mem_size_sum[] = {
     " AND i.handle = " agent " LIMIT 1), CASE " agent " WHEN 0 THEN 'host'"                  \
     " ELSE printf('agent %d', " agent ") END)"
 
-/* Alike on purpose: the reports below are SQL texts of one shape (group, sum, rank); each
- * asks a different table, and SQL text is data. */
 static const char k_alloc_sql[] =
     "WITH a AS (SELECT m.id, m.process_id, m.agent_handle, coalesce(t.string, '') AS type,"
     " o.string AS op, m.size, m.timestamp FROM memory_allocate m"

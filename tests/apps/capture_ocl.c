@@ -1,7 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): each OpenCL test app is a standalone program with the usual
- * platform/device/queue set-up, spelled out so that the API records a test counts are the calls
- * read here. */
 /* Kernels at the edges of capture windows (tests/integration/cli/test_capture.py,
  * case device_edges), one in-order queue, kernel "k":
  *   range "launch": 3 kernels enqueued, held back by a user event; the range

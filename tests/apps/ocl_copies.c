@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): each OpenCL test app is a standalone program with the usual
- * platform/device/queue set-up. */
 /* Every kind of memory command, once each, on one in-order queue, with
  * byte counts the test knows: see the list printed at the end. */
 #include "ocl_common.h"

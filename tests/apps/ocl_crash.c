@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): each OpenCL test app is a standalone program with the usual
- * platform/device/queue set-up. */
 /* A program that dies in the middle of its work, for the crash-safe trace
  * tests (tests/integration/crash). OpenCL plus three uptx calls: the thread
  * is named "crasher", and the ranges "work" (pushed) and "async" (started)

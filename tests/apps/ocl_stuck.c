@@ -3,9 +3,6 @@
  * wait for a user event that is never set; the program flushes and returns
  * without waiting (what a program that fails, or forgets clFinish, does).
  * Prints one line; exit 0.
- *
- * Alike on purpose (duplicates): the OpenCL set-up every small test program and sample
- * repeats, so that each reads alone.
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>

@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its Vulkan set-up is bench/vulkan/bench_vulkan.c's; a test
- * app and a benchmark stand alone. */
 /* vk_compute: a plain Vulkan compute program (no UPTI) for the Vulkan tests.
  *
  *   vk_compute [SUBMITS [submit2|secondary|... [nofence]]]

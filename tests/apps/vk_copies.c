@@ -19,9 +19,6 @@
  * before 6, and a global barrier before 7). Checks every byte of dst and
  * prints a deterministic summary; exits 0 if right, 1 if not, 2 on a
  * Vulkan error, 77 without a device.
- *
- * Alike on purpose (duplicates): its buffers are made as vk_common.h makes them, with
- * the usage and memory each copy kind needs spelled out here.
  */
 #include "vk_common.h"
 

@@ -11,9 +11,6 @@
  * Prints a deterministic line per thread (in thread order, after joining);
  * exits 0 if every result is right, 1 if not, 2 on a Vulkan error, 77
  * without a device.
- *
- * Alike on purpose (duplicates): each Vulkan test program spells out its own buffers
- * and pipeline, as vk_vadd.c does, so that it reads alone.
  */
 #include "vk_common.h"
 #include "vk_vadd.spv.h"

@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its buffer callback looks like test_struct_size.c's; each
- * unit test is a file of its own (cases of upti_unit_tests). */
 /* Buffers (src/program/sdk/ring.h, buffer.c) and marker ranges, one named case per
  * process (a process configures its tools once):
  *

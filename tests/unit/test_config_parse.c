@@ -64,8 +64,6 @@ static void json_trees(void)
     cn_free(root);
 }
 
-/* Alike on purpose (duplicates): one refused() line per bad input and its exact message, as a
- * table the reader scans: each line is a case. */
 static void json_errors(void)
 {
     refused(0, "", "1:1: expected a value (an object, a list, a string, a number, true, false or "

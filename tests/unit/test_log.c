@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its set-up of the environment looks like test_env.c's; each
- * unit test is a file of its own (cases of upti_unit_tests). */
 /* src/common/log.c: one error line on stderr, prefixed "upti: ", newlines
  * inside the message flattened, long messages cut, always one line; levels,
  * UPTI_LOG_LEVEL and the callback.

@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its cases share one shape. */
 /* src/collector/collect/spool.c: the collector's spool is read in blocks, not mapped.
  * Exact chunk counts and payloads across block boundaries, a chunk larger than
  * the read block, an incomplete last chunk (cut off by ur_spool_open, never

@@ -172,7 +172,6 @@ static uint64_t record_time(uint32_t kind, const void *rec)
     }
 }
 
-/* Alike on purpose: a case per kind, each naming its struct; the cases are data. */
 /* sizeof the public struct of kind and the offset of its string pointer (0: none). */
 static size_t kind_layout(uint32_t kind, size_t *string_offset)
 {

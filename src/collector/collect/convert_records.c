@@ -31,6 +31,20 @@ static const char *exact_string(const uint8_t *s, size_t len)
     return (const char *)s;
 }
 
+/* Reads n strings of lens[i] bytes each, one after the other from *s, into text[]; moves *s
+ * and *left past them. -1 if one does not fit in *left or does not end exactly at its length. */
+static int read_strings(const uint8_t **s, size_t *left, const uint32_t *lens, const char **text,
+                        int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (lens[i] > *left || (text[i] = exact_string(*s, lens[i])) == NULL)
+            return -1;
+        *s += lens[i];
+        *left -= lens[i];
+    }
+    return 0;
+}
+
 int ur_convert_agent(uo_db *db, const uint8_t *body, size_t body_len)
 {
     upti_ring_agent_t r;
@@ -39,14 +53,10 @@ int ur_convert_agent(uo_db *db, const uint8_t *body, size_t body_len)
     memcpy(&r, body, sizeof r);
     const uint8_t *s = body + sizeof r;
     size_t left = body_len - sizeof r;
-    const uint16_t lens[4] = {r.runtime_len, r.name_len, r.vendor_len, r.driver_version_len};
+    const uint32_t lens[4] = {r.runtime_len, r.name_len, r.vendor_len, r.driver_version_len};
     const char *text[4];
-    for (int i = 0; i < 4; i++) {
-        if (lens[i] > left || (text[i] = exact_string(s, lens[i])) == NULL)
-            return UR_RECORD_MALFORMED;
-        s += lens[i];
-        left -= lens[i];
-    }
+    if (read_strings(&s, &left, lens, text, 4) != 0)
+        return UR_RECORD_MALFORMED;
     if (left >= 8) /* more than the padding to 8 bytes */
         return UR_RECORD_MALFORMED;
     upti_agent_t a = {
@@ -65,8 +75,6 @@ int ur_convert_agent(uo_db *db, const uint8_t *body, size_t body_len)
     return uo_db_add_agent(db, &a) == 0 ? UR_RECORD_DONE : UR_RECORD_DB_ERROR;
 }
 
-/* Alike on purpose with ur_convert_agent(): both read a fixed header and then its
- * length-prefixed strings; the header types and string counts differ. */
 /* UPTI_TRACE_RECORD_ARG: trace_tool_arg_t, then type, name, value. */
 static int convert_arg(uo_db *db, const uint8_t *data, size_t size)
 {
@@ -78,13 +86,7 @@ static int convert_arg(uo_db *db, const uint8_t *data, size_t size)
     size_t left = size - sizeof a;
     const uint32_t lens[3] = {a.type_len, a.name_len, a.value_len};
     const char *text[3];
-    for (int i = 0; i < 3; i++) {
-        if (lens[i] > left || (text[i] = exact_string(s, lens[i])) == NULL)
-            return UR_RECORD_MALFORMED;
-        s += lens[i];
-        left -= lens[i];
-    }
-    if (left != 0)
+    if (read_strings(&s, &left, lens, text, 3) != 0 || left != 0)
         return UR_RECORD_MALFORMED;
     return uo_db_add_arg(db, a.correlation_id, a.position, text[0], text[1], text[2]) == 0
                ? UR_RECORD_DONE

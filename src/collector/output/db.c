@@ -648,9 +648,6 @@ static int write_arg(void *ctx, const uo_waiting_arg *a, int64_t api_id)
     return row_done(db, ST_ARG);
 }
 
-/* Alike on purpose: each kind's case copies its record's fields into its table's row; the
- * records share field names (timestamps, correlation, queue) but not a type, so the
- * cases read alike and cannot share code without a layer of offsets. */
 int uo_db_add_record(uo_db *db, uint32_t kind, const void *record)
 {
     uint64_t filtered = db != NULL ? db->filtered : 0;
@@ -697,10 +694,6 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
     }
     case UPTI_TRACING_KIND_MARKER_API:
         return add_marker(db, record);
-    /* Alike on purpose (duplicates): the kernel, copy and allocation cases fill their rows
-     * alike (process, thread, agent, queue, context, correlation, timestamps) from three record
-     * structs that share field names but no type, into three tables with their own columns; see
-     * the note above uo_db_add_record(). */
     case UPTI_TRACING_KIND_KERNEL_DISPATCH: {
         const upti_buffer_tracing_kernel_dispatch_record_t *k = record;
         int64_t name = uo_db_intern(db, k->kernel_name ? k->kernel_name : "<unknown kernel>");

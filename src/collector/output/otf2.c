@@ -619,8 +619,8 @@ static void write_definitions(writer *w)
         fail_otf2(w, "closing the definitions", rc);
 }
 
-/* Alike on purpose (duplicates): OTF2's callbacks below have fixed signatures with parameters
- * they do not use, hence the rows of (void) casts. */
+/* OTF2's callbacks below have fixed signatures: the parameters they do not use are cast to
+ * void. */
 static OTF2_FlushType pre_flush(void *data, OTF2_FileType type, OTF2_LocationRef loc, void *caller,
                                 bool final)
 {
@@ -784,8 +784,7 @@ static int archive_rename(writer *w, const archive_paths *part, const archive_pa
 
 static const OTF2_FlushCallbacks k_flush = {pre_flush, NULL}; /* NULL: no BufferFlush events */
 
-/* uo_export_otf2() once NAME.part is this process's to write.
- * Alike on purpose: set up and torn down like timeline.c's writers (its own writer struct). */
+/* uo_export_otf2() once NAME.part is this process's to write. */
 static int export_archive(sqlite3 *db, const char *dir, const char *name, char *err, size_t errlen)
 {
     writer w;
@@ -864,8 +863,6 @@ static int export_archive(sqlite3 *db, const char *dir, const char *name, char *
     if (rc != OTF2_SUCCESS)
         fail_otf2(&w, "closing the archive", rc);
     OTF2_Error_RegisterCallback(prev, NULL);
-    /* Alike on purpose (duplicates): the clean-up frees its writer's arrays as timeline.c's
-     * writers free theirs; each frees its own struct's fields. */
     if (w.str.cut > 0)
         uo_report("%zu string%s longer than %u bytes cut in the OTF2 archive (the database "
                   "has them whole)", w.str.cut, w.str.cut == 1 ? "" : "s", OTF2_STRING_MAX);

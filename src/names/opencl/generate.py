@@ -126,9 +126,6 @@ HANDLES = {'cl_platform_id', 'cl_device_id', 'cl_context', 'cl_command_queue', '
 # --- parsing ---------------------------------------------------------------
 
 
-# Alike on purpose: src/names/vulkan/generate.py parses prototypes and prints its header the same
-# way. The two are separate programs, one per API, each run by its own CMakeLists
-# with no shared module; they differ in every special case.
 class Param:
     def __init__(self, text):
         m = re.match(r'^(.*?)(\w+)$', text.strip())
@@ -202,9 +199,6 @@ GEN_NOTE = '/* generated — do not edit. Made by src/names/opencl/generate.py f
 # --- opencl_api.h ----------------------------------------------------------
 
 
-# Alike on purpose (duplicates): the union and typedef printing below is
-# src/names/vulkan/generate.py's too: each API's generator is a standalone script run by its own
-# CMakeLists (see Param above), and the loops print different types and names.
 def gen_header(funcs):
     o = [GEN_NOTE, '#ifndef UPTI_OPENCL_API_H\n#define UPTI_OPENCL_API_H\n\n',
          '#include <upti/types.h>\n\n',

@@ -40,8 +40,6 @@ static const char *error_name(int64_t code)
     }
 }
 
-/* Alike on purpose: read_uint and read_int differ only in signedness, which decides how
- * each size widens. */
 static uint64_t read_uint(const void *p, unsigned size)
 {
     switch (size) {

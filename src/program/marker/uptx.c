@@ -78,10 +78,8 @@ static void impl_profiler_resume(void)
 
 /* ---- dispatch table ---- */
 
-/* Alike on purpose (duplicates): the stubs are declared with <uptx/uptx.h>'s signatures in its
- * order: they are the entries of the tables below (static, what a call reaches before
- * libuptx.so is set up), not the public functions, which the header declares once for its
- * inline and its exported builds. */
+/* The stubs: entries of the tables below (what a call reaches before libuptx.so is set up),
+ * not the public functions, which <uptx/uptx.h> declares. */
 static int stub_range_push(const char *message);
 static int stub_range_pop(void);
 static uint64_t stub_range_start(const char *message);
@@ -92,8 +90,6 @@ static void stub_name_category(uint32_t category, const char *name);
 static void stub_profiler_pause(void);
 static void stub_profiler_resume(void);
 
-/* Alike on purpose with <uptx/uptx.h>: the three tables list the same nine entries in table
- * order, as the functions there do; a table is data, not a second copy of logic. */
 /* The implementation, unwrapped: what calls reach when no tool is present. */
 static const uptx_dispatch_table_t g_impl_table = {
     sizeof(uptx_dispatch_table_t), impl_range_push, impl_range_pop,   impl_range_start,

@@ -174,8 +174,6 @@ static un_range_id start_common(uint32_t domain, const char *m, const un_event_a
 }
 static un_range_id start_ex(const un_event_attributes *a) { return start_common(0, NULL, a); }
 static un_range_id start_a(const char *m) { return start_common(0, m, NULL); }
-/* Alike on purpose: each NVTX entry point has _a, _w and _ex forms that convert their text
- * and call one *_common function (start, push, mark...): the wrappers look alike. */
 static un_range_id start_w(const wchar_t *m)
 {
     char *s = utf8_of(m);

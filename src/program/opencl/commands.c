@@ -443,9 +443,6 @@ static void emit(uocl_cmd_t *c)
 {
     read_times(c);
     calibrate(c);
-    /* Alike on purpose (duplicates): the envelope is filled as objects.c's and src/program/vulkan's
-     * emitters fill theirs (see emit_code_object()); each names its own kind, operation and
-     * record. */
     upti_runtime_record_t rec;
     memset(&rec, 0, sizeof rec);
     rec.size = sizeof rec;
@@ -455,8 +452,6 @@ static void emit(uocl_cmd_t *c)
     rec.correlation = &c->corr;
     rec.started_plan = c->started_plan;
     upti_agent_id_t agent = {c->qi.dev != NULL ? c->qi.dev->agent.handle : 0};
-    /* Alike on purpose: the kernel and the copy record share their prefix and timing fields
-     * by name but not by type (two public structs), so both branches fill them. */
     if (c->kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
         upti_buffer_tracing_kernel_dispatch_record_t r;
         memset(&r, 0, sizeof r);

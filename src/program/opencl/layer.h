@@ -30,7 +30,6 @@ extern int uocl_tools_present;
 
 void uocl_fill_tables(struct _cl_icd_dispatch *wrappers, struct _cl_icd_dispatch *trampolines);
 
-/* Alike on purpose: src/program/vulkan/layer.h registers the same way (its own state, its own API). */
 /* Registers with UPTI once, on the first call of a REGISTER_FIRST entry. */
 void uocl_register_slow(void);
 extern _Atomic int uocl_reg_state; /* 0 not yet, 1 in progress, 2 done */

@@ -51,9 +51,7 @@ cl_command_queue uocl_impl_clCreateCommandQueue(cl_context context, cl_device_id
     return q;
 }
 
-/* Alike on purpose with uocl_impl_clCreateCommandQueue(): the two OpenCL entries take the
- * queue properties in different forms (a bitfield, a property list), so each adds
- * profiling its own way before the common remember_queue(). */
+/* The queue properties come as a property list: profiling is turned on in a copy of it. */
 cl_command_queue uocl_impl_clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
                                                               const cl_queue_properties *properties,
                                                               cl_int *errcode_ret)
@@ -235,10 +233,6 @@ static upti_timestamp_t now(void)
 static void emit_code_object(uint32_t op, upti_callback_phase_t phase, cl_context context,
                              cl_program program, cl_kernel kernel, const char *name)
 {
-    /* Alike on purpose (duplicates): every runtime record is filled and handed to
-     * upti_runtime_emit() this way (here, in commands.c and in src/program/vulkan's emitters): a few
-     * field stores naming the record's own struct, kind and operation; a helper would take as
-     * many arguments as it sets fields. */
     upti_buffer_tracing_code_object_record_t r;
     memset(&r, 0, sizeof r);
     r.size = sizeof r; /* the prefix's other fields are filled by upti_runtime_emit */

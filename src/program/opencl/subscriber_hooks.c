@@ -448,9 +448,6 @@ static void device_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user
     done.operation = rec.operation;
     uint64_t queue, context;
     upti_agent_id_t agent;
-    /* Alike on purpose (duplicates): both kinds' records carry the same timing fields
-     * under the same names, in structs of their own: the two branches read them alike
-     * (not one helper: the types differ). */
     if (rec.kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
         const upti_buffer_tracing_kernel_dispatch_record_t *r = rec.payload;
         done.operation_id = r->kernel_id;

@@ -467,8 +467,6 @@ UPTI_API upti_status_t upti_create_buffer_with_options(upti_context_id_t context
     return create_buffer(context_id, &o, buffer_id);
 }
 
-/* Alike on purpose: builds its options struct with a designated initializer, as other
- * structs handed on are built (subscriber.c's internal data); no shared logic. */
 UPTI_API upti_status_t upti_create_buffer(upti_context_id_t context_id, size_t size,
                                           size_t watermark, upti_buffer_policy_t policy,
                                           upti_buffer_tracing_cb_t callback, void *callback_data,

@@ -399,9 +399,8 @@ static __attribute__((noinline)) void marker_slow(const upti_operation_plan_t *p
 
 MARKER_OPERATIONS(DEFINE_MARKER_WRAPPERS)
 
-/* uptx_profiler_pause and uptx_profiler_resume: no argument, no result. */
-/* Alike on purpose: pause and resume are two entries of the same shape (no argument, no
- * result); one wrapper serves both, each needs its own next-layer call. */
+/* uptx_profiler_pause and uptx_profiler_resume: no argument, no result; one wrapper serves
+ * both, each with its own next-layer call. */
 static void next_profiler_pause(void)
 {
     g_next.profiler_pause_fn();

@@ -524,9 +524,6 @@ UPTI_API upti_status_t upti_force_configure(upti_configure_func_t configure_func
     return UPTI_STATUS_SUCCESS;
 }
 
-/* Alike on purpose (duplicates): the API's getters check their out parameter and store one
- * value (thread.c's upti_get_thread_id() and upti_get_timestamp() too); each reads its own
- * state. */
 UPTI_API upti_status_t upti_is_initialized(int *status)
 {
     UPTI_REFUSE_IN_SUBSCRIBER();
@@ -544,8 +541,6 @@ UPTI_API upti_status_t upti_runtime_tools_present(int *present)
     return UPTI_STATUS_SUCCESS;
 }
 
-/* Alike on purpose with upti_is_initialized(): each getter checks its out parameter and
- * reads one state. */
 UPTI_API upti_status_t upti_is_finalized(int *status)
 {
     UPTI_REFUSE_IN_SUBSCRIBER();

@@ -121,8 +121,6 @@ UPTI_API upti_status_t upti_get_thread_id(upti_thread_id_t *tid)
     return UPTI_STATUS_SUCCESS;
 }
 
-/* Alike on purpose: the API's getters all check their out parameter and store one value
- * (registration.c's upti_is_initialized/upti_is_finalized too). */
 UPTI_API upti_status_t upti_get_timestamp(upti_timestamp_t *ts)
 {
     if (ts == NULL)
@@ -141,8 +139,6 @@ static upti_status_t context_index(upti_context_id_t id, uint32_t *index)
     return UPTI_STATUS_SUCCESS;
 }
 
-/* Alike on purpose: push and pop begin alike (refuse in a subscriber, find the context's
- * index, the thread's stack) and then do opposite things. */
 UPTI_API upti_status_t upti_push_external_correlation_id(upti_context_id_t context_id,
                                                          upti_user_data_t external_id)
 {

@@ -14,10 +14,6 @@
  * The executions of a command buffer the program named
  * (vkSetDebugUtilsObjectNameEXT) are ranges too (submissions.c), on a stack
  * of their own.
- *
- * Alike on purpose (duplicates): a record and its callback data are filled member by
- * member (memset, size, then fields) as in subscribers.c: other structures, no shared
- * layout to fill them through.
  */
 #include "devtime.h"
 

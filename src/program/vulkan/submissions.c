@@ -32,9 +32,6 @@
  * queries are about to be overwritten), reading its queue's older
  * submissions before it (uvk_pending_wait). vkFreeCommandBuffers,
  * vkDestroyCommandPool, vkDestroyDevice and exit wait for what is left.
- *
- * Alike on purpose (duplicates): call_submit and call_submit2 splice the layer's
- * semaphore into VkSubmitInfo and VkSubmitInfo2, two structures with other members.
  */
 #include "subscribers.h"
 

@@ -24,9 +24,6 @@
  * GPU_OPERATION domains; DISPATCHED and COMPLETED come once per execution,
  * after APPENDED (the recording) and in that order (COMPLETED is read only
  * after the submission that DISPATCHED reported).
- *
- * Alike on purpose (duplicates): callback data are filled member by member (memset,
- * size, then fields) as labels.c fills records: other structures.
  */
 #include "subscribers.h"
 

@@ -3,9 +3,8 @@
  * dispatches (KERNEL_DISPATCH), and copies, fills, updates and pipeline
  * barriers (MEMORY_COPY) with their direction and bytes.
  *
- * Alike on purpose (duplicates): a vkCmd* and its KHR alias get a wrapper each (the
- * loader hands out two entry points of one type), and the *2 copies follow the shape of
- * the first ones while their structures differ in type.
+ * A vkCmd* and its KHR alias get a wrapper each: the loader hands out two entry
+ * points of one type.
  */
 #include "devtime.h"
 

@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its OpenCL set-up and its subscriber cases look like
- * ocl_e2e.c's and each other; each test program stands alone. */
 /* Subscriber callback API (callback.h) over an OpenCL program on PoCL, run
  * with OPENCL_LAYERS=libupti-opencl.so. Subscriber A (made in a tool's
  * initialize) enables every domain; subscriber B (made later, from main)

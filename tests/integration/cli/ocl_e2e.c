@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its OpenCL set-up is tests/apps' (ocl_common.h,
- * ocl_vadd.c); it is built against an installed UPTI alone. */
 /* OpenCL program for the end-to-end tests of `upti run` (test_cli.py): a fixed,
  * countable sequence of OpenCL calls.
  *

@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): it builds synthetic records the way bench/output/bench_db.c
- * does, and its record kinds alike; each program stands alone (a test, a benchmark). */
 /* upti-synth: writes a trace database from synthesized records (no SDK needed),
  * then optionally the other formats. Used by the writer tests and bench/output.
  *

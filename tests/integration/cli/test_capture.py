@@ -1,7 +1,5 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Alike on purpose (duplicates): like the other test_*.py here it runs `upti` and reads its
-# database with small helpers of its own, so that each file runs by itself.
 """Capture windows of `upti run` (docs/cli.md, "Capture windows"): exact record
 counts inside and outside each window, over tests/apps/capture_phases (uptx
 marks that say where they were made) and upti-test-ocl-e2e (kernels).

@@ -1,7 +1,5 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Alike on purpose (duplicates): like the other test_*.py here it runs `upti` and reads its
-# database with small helpers of its own, so that each file runs by itself.
 """End-to-end tests of `upti`, libupti-trace.so, the writers and NVTX capture.
 
   test_cli.py BUILD_DIR CASE

@@ -1,7 +1,5 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Alike on purpose (duplicates): like the other test_*.py here it runs `upti` with small
-# helpers of its own; its export cases share one shape.
 """`upti export` to OTF2 and the Perfetto trace's clock and counters, over fixture programs.
 
   test_export.py BUILD_DIR CASE

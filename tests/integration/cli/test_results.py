@@ -1,7 +1,5 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Alike on purpose (duplicates): like the other test_*.py here it runs `upti` with small
-# helpers of its own.
 """What API calls returned, end to end: tests/apps/ocl_results makes failing OpenCL
 calls of several kinds under `upti run --sys-trace`; each call's result is checked
 exactly in the database (api.result, apis.result), the CSV (api_trace Result), the

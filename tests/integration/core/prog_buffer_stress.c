@@ -1,7 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its tool set-up and worker threads look like the other test
- * programs' (stress_opencl.c, prog_flush_interval.c); each test program is built and run
- * alone. */
 /* Buffer tracing under load: THREADS threads each make ITERATIONS
  * uptx_range_push + uptx_range_pop pairs.
  *   prog_buffer_stress lossless [iterations]   64 KiB regions, producers wait

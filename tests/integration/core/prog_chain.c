@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its tool set-up looks like prog_force_marks.c's; each test
- * program stands alone. */
 /* Intercept-table chaining with two tools: chain0 (built in, forced,
  * priority 0) and chain1 (UPTI_TOOL_LIBRARIES, priority 1) both wrap
  * uptx_range_push. The later tool's wrapper runs first, UPTI's own tracing

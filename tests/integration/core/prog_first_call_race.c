@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its tool set-up looks like the other test programs'; each
- * one stands alone. */
 /* Calls that race with libuptx's first registration are traced too.
  *
  * A tool is initialized (upti_force_configure) before any uptx call; then

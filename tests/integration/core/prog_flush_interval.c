@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its tool set-up looks like the other test programs'; each
- * one stands alone. */
 /* upti_set_buffer_flush_interval: a buffer whose watermark is its size
  * delivers a lone record only when flushed, or, with a flush interval, from
  * the callback thread on its own within the interval.

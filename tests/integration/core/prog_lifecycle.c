@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its tool set-up looks like the other test programs' (a
- * configure, an initialize, a buffer); each one stands alone. */
 /* Life cycle of a tool that starts before any runtime (upti_force_configure):
  * is_initialized / is_finalized before, during and after; every configuration
  * call after initialize is CONFIGURATION_LOCKED; contexts can still be

@@ -1,7 +1,5 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Alike on purpose (duplicates): its cases run one pattern (crash, recover, compare) with
-# different signals.
 """Crash-safe traces: check_crash.py BUILD CASE. Exit 0 pass, 1 fail, 77 skipped.
 
 `upti run --sys-trace --format db,pftrace` on tests/apps/ocl_crash, a program

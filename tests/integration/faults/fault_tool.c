@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its fault cases share one shape, and its set-up
- * prog_lifecycle.c's; a test tool stands alone. */
 /* A tool library that misbehaves in one way chosen at compile time:
  *   FAULT_NULL         upti_configure returns NULL (the tool declines)
  *   FAULT_INIT_FAIL    initialize returns 1

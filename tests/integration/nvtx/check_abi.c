@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): it checks each NVTX entry the same way; the checks are a
- * list. */
 /* nvtx.injection_abi: the injection ABI that src/program/nvtx/nvtx_injection.h declares
  * (UPTI's own names) has the values, sizes and offsets of the NVTX v3 headers.
  * Built only where the headers are installed (CUDA toolkit). */

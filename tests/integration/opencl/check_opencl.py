@@ -1,7 +1,5 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Alike on purpose (duplicates): check_vulkan.py runs its programs with and without its layer
-# the same way; each checker stands alone, one per suite.
 """Runs an OpenCL test program without and with the UPTI layer and asserts on
 what the test tool recorded (tool.c writes one line per record).
 Exit 0: pass, 1: fail, 77: skipped."""

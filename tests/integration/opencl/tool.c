@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): the Vulkan suite's vk_tool.c records its API the same way;
- * each suite's test tool is built and run alone, against its own layer. */
 /* Test tool for the OpenCL layer: public API only. Writes one line per
  * record it sees to $UPTI_OCL_TEST_OUT; check_opencl.py asserts on them.
  * Built twice: plain, and with CHAIN (replaces clEnqueueNDRangeKernel

@@ -1,7 +1,5 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Alike on purpose (duplicates): its side-channel check follows check_crash.py's run_* cases
-# (counted_marks, calls completed per thread); each suite stands alone.
 """A program traced through UPTI_TOOL_LIBRARIES alone: it only records, and a helper collector
 started beside it writes the outputs:
 check_record_only.py BUILD CASE. Exit 0 pass, 1 fail, 77 skipped.
@@ -385,8 +383,6 @@ def case_fork(tmp):
 CASES = {'helper': case_helper, 'fork': case_fork, 'group': case_group, 'kill': case_kill, 'bare': case_bare, 'missing': case_missing}
 
 
-# Alike on purpose (duplicates): every test driver's main, as in check_crash.py:
-# skip when a program is not built, run the case in a temporary folder.
 def main():
     for f in (UPTI, APP, TOOL):
         if not os.path.exists(f):

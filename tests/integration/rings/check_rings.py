@@ -1,7 +1,5 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Alike on purpose (duplicates): its cases run one pattern (trace, collect, compare) with
-# different settings.
 """Shared rings: nothing a program committed is lost, whatever ends it.
 
     check_rings.py BUILD_DIR CASE

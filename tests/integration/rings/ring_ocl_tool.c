@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its tool set-up looks like the other test tools'; it stands
- * alone. */
 /* A tool (UPTI_TOOL_LIBRARIES) that traces OpenCL calls and markers into a
  * shared buffer in $RING_TEST_DIR, and writes from the EXIT callback of each
  * OpenCL call one tool record of the bundled tool's ARG kind (correlation:

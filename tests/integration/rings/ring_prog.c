@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its tool set-up looks like the other test programs' and the
- * benchmarks'; it stands alone. */
 /* A traced program whose tool (in the executable, upti_force_configure)
  * writes its marker records into a shared buffer; check_rings.py kills it,
  * crashes it or lets it end, then counts what the collector got.

@@ -1,7 +1,5 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Alike on purpose (duplicates): its helpers (env, marks) follow check_record_only.py's; each
-# suite stands alone.
 """Shared machines and hostile files (issue 20, sections 2 and 3):
 check_security.py BUILD CASE. Exit 0 pass, 1 fail, 77 skipped (a case that needs root).
 

@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): its tool set-up and its phases look like the core
- * programs'; it stands alone. */
 /* OpenCL tracing under load, through the real layer (OPENCL_LAYERS=libupti-opencl.so):
  * THREADS threads each make CALLS cheap OpenCL calls (clGetDeviceInfo and
  * clGetKernelInfo, alternating) and, after every EVERY of them, one

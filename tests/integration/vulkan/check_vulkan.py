@@ -766,17 +766,8 @@ def icd_libraries():
     return libs
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--layer-dir', required=True)
-    ap.add_argument('--tool', required=True)
-    ap.add_argument('--chain-tool', required=True)
-    ap.add_argument('--sub-tool', required=True)
-    ap.add_argument('--upti', required=True)
-    ap.add_argument('--workdir', required=True)
-    ap.add_argument('--case', required=True)
-    ap.add_argument('app')
-    a = ap.parse_args()
+def bare_env():
+    """The caller's environment without UPTI's, Vulkan's and the OpenCL layers' variables."""
     # Mesa's implicit device-select layer sits above ours and makes calls of
     # its own: off, so the counts are the program's.
     base = {k: v for k, v in os.environ.items()
@@ -789,6 +780,32 @@ def main():
         # suppression can name. Preloaded, the driver stays mapped: its
         # globals stay roots, and a leak of the layer's is still found.
         base['LD_PRELOAD'] = ' '.join(filter(None, [os.environ.get('LD_PRELOAD'), *icd_libraries()]))
+    return base
+
+
+def run_bare(argv, env, name):
+    """Runs the program without the layer: its status, stdout and stderr. Exits SKIP where it
+    finds no device; fails unless it exits 0."""
+    rc, out, err = run(argv, env)
+    if rc == SKIP:
+        print('SKIP: ' + err)
+        sys.exit(SKIP)
+    expect(rc == 0, f'{name} fails without the layer ({rc}): {err}')
+    return rc, out, err
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--layer-dir', required=True)
+    ap.add_argument('--tool', required=True)
+    ap.add_argument('--chain-tool', required=True)
+    ap.add_argument('--sub-tool', required=True)
+    ap.add_argument('--upti', required=True)
+    ap.add_argument('--workdir', required=True)
+    ap.add_argument('--case', required=True)
+    ap.add_argument('app')
+    a = ap.parse_args()
+    base = bare_env()
     layered = dict(base, VK_ADD_LAYER_PATH=a.layer_dir, VK_INSTANCE_LAYERS=LAYER)
     traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
     submits = 100 if a.case == 'submit_100' else 3
@@ -810,13 +827,7 @@ def main():
     if a.case in ('vadd', 'vadd_measured', 'threads', 'copies', 'copies2', 'vadd_subscriber'):
         argv = [a.app] + {'threads': ['3', '4'], 'copies2': ['copy2']}.get(a.case, [])
     submit = 'vkQueueSubmit2' if a.case == 'submit2' else 'vkQueueSubmit'
-    # Alike on purpose (duplicates): each case runs the program bare first, the same
-    # few lines as the case below, for its own reference run.
-    rc0, out0, err0 = run(argv, base)
-    if rc0 == SKIP:
-        print('SKIP: ' + err0)
-        sys.exit(SKIP)
-    expect(rc0 == 0, f'vk_compute fails without the layer ({rc0}): {err0}')
+    rc0, out0, err0 = run_bare(argv, base, 'vk_compute')
 
     if a.case == 'opencl_then_vulkan':
         outdir = os.path.join(a.workdir, 'mixed')

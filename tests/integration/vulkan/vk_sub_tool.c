@@ -6,9 +6,6 @@
  *
  *   SUB DOMAIN PHASE corr=C api=NAME ops=N [kind=K name=N bytes=B
  *       submit=S start=T end=E op_id=I] queue=Q ctx=X dev=D rc=R tid=T
- *
- * Alike on purpose (duplicates): each test tool has its own log and finalize (vk_tool.c's
- * twin): a tool is one file a reader takes in alone.
  */
 #include <upti/upti.h>
 #include <upti/vulkan.h>

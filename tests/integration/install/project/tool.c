@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-/* Alike on purpose (duplicates): built against an installed UPTI alone, its tool looks like
- * the samples' and ring_ocl_tool.c. */
 /* A tool built against the installed headers: counts marker calls. */
 #include <upti/upti.h>
 
