@@ -1,40 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* The trace database writer: records stream into SQLite through prepared
- * statements inside big transactions; strings are interned in memory. */
-#include "arg_link.h"
-#include "db_rows.h"
-#include "out_files.h"
-#include "output.h"
-#include "schema.h"
+/* The trace database writer (db_internal.h): records stream into SQLite through
+ * prepared statements inside big transactions, or as pages (bulk); this file
+ * holds the SQLite side: statements, transactions, metadata, create, close. */
+#include "db_internal.h"
 
-#include <upti/names.h>
+#include "out_files.h"
+#include "schema.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-enum {
-    ST_STRING,
-    ST_API,
-    ST_KERNEL,
-    ST_COPY,
-    ST_ALLOC,
-    ST_MARKER,
-    ST_REGION,
-    ST_QUEUE,
-    ST_CATEGORY,
-    ST_CODE_OBJECT,
-    ST_SYMBOL,
-    ST_UNLOAD_OBJECT,
-    ST_UNLOAD_SYMBOL,
-    ST_AGENT,
-    ST_ARG,
-    ST_COUNT
-};
 
 static const char *const k_statements[ST_COUNT] = {
     [ST_STRING] = "INSERT INTO string(id, string) VALUES(?,?)",
@@ -75,27 +53,6 @@ static const char *const k_statements[ST_COUNT] = {
                " VALUES(?,?,?,?,?,?)",
 };
 
-/* The (kind, operation) pairs whose name ids op_id() keeps in a table. */
-enum { OP_KINDS = 8, OP_OPS = 64 };
-
-/* The argument positions whose last type and name ids uo_db_add_arg() keeps. */
-enum { ARG_POSITIONS = 16 };
-
-/* An open push range or a started range. */
-typedef struct open_range {
-    uint64_t start, correlation, payload, range_id, tid;
-    int64_t name_id;
-    uint32_t domain, category, color, payload_type;
-} open_range;
-
-typedef struct thread_state {
-    uint64_t tid;
-    uint64_t first, last;
-    int64_t name_id;
-    open_range *stack;
-    size_t depth, cap;
-} thread_state;
-
 /* The tables written row by row as records arrive: batched (db_rows.h). */
 static int batched(int st)
 {
@@ -103,77 +60,16 @@ static int batched(int st)
            st == ST_MARKER || st == ST_REGION || st == ST_ARG;
 }
 
-struct uo_db {
-    sqlite3 *db;
-    sqlite3_stmt *st[ST_COUNT]; /* the statements of the tables not batched */
-    uo_rows batch[ST_COUNT];    /* the batched ones */
-    int64_t process_id;
-    uo_op_name_fn op_name;
-    char *path;
-    char *part; /* bulk: the file written, renamed to path by uo_db_close */
-    /* bulk: the big tables' rows, written as pages (table_pages.h); NULL: all
-     * rows go through INSERT (the spool could not be made). */
-    uo_page_spool *pages;
-    /* Interned strings: text and hash by id, and an id table keyed by hash. */
-    char **text;
-    uint64_t *hash;
-    size_t nstr, strcap;
-    uint32_t *slots;
-    size_t slotcap;
-    uo_map op_ids;     /* (kind << 32 | op) → string id */
-    /* The same for the small ones (0: not yet), and table_id()'s ids. */
-    int64_t op_small[OP_KINDS][OP_OPS];
-    int64_t kind_ids[UPTI_TRACING_KIND_LAST], direction_ids[5], alloc_type_ids[10];
-    size_t last_thread; /* index + 1 in thr of the last thread found */
-    uo_map threads;    /* tid → index + 1 in thread array */
-    thread_state *thr;
-    size_t nthr, thrcap;
-    uo_map ranges;     /* range id → index + 1 into pending (start seen) */
-    uo_map stops;      /* range id → stop timestamp (stop seen first) */
-    uo_map stop_tids;  /* range id → stopping thread */
-    open_range *pending;
-    size_t npending, pendcap;
-    uo_map queues;     /* queue handle → 1 */
-    uo_map symbols;    /* kernel id → info_kernel_symbol row */
-    uo_map objects;    /* code object id → info_code_object row */
-    uo_map filter;     /* name id → 1 keep, 2 drop; executions kept so far << 2 (iterations) */
-    const upti_iteration_range *iterations; /* --kernel-iteration-range, or NULL */
-    uo_kernel_filter_fn filter_fn;
-    void *filter_data;
-    uint64_t rows, txn_rows, last_commit, first_ts;
-    /* Buffer records: added in the open transaction, committed, filtered
-     * (dropped by the kernel filter), and the tool's counts (uo_db_set_tally). */
-    uint64_t txn_records, committed_records, filtered, received, dropped;
-    uo_arg_link args; /* arguments linked to their call's row (arg_link.h) */
-    /* The string ids of the last type and name of an argument at each position
-     * (mod ARG_POSITIONS): a call's arguments repeat them (uo_db_add_arg). */
-    int64_t arg_type_ids[ARG_POSITIONS], arg_name_ids[ARG_POSITIONS];
-    int64_t last_message_id; /* the same for markers' messages */
-    int failed, in_txn;
-    int created;     /* create() has returned it: its errors are reported */
-    char error[512]; /* the first error (uo_db_error) */
-};
-
-static const char *const k_directions[] = {"NONE", "HOST_TO_DEVICE", "DEVICE_TO_HOST",
+const char *const uo_db_directions[5] = {"NONE", "HOST_TO_DEVICE", "DEVICE_TO_HOST",
                                            "DEVICE_TO_DEVICE", "HOST_TO_HOST"};
-static const char *const k_alloc_types[] = {"NONE",  "BUFFER", "SUB_BUFFER", "IMAGE",
+const char *const uo_db_alloc_types[10] = {"NONE",  "BUFFER", "SUB_BUFFER", "IMAGE",
                                             "PIPE",  "SVM",    "USM_HOST",   "USM_DEVICE",
                                             "USM_SHARED", "DEVICE_MEMORY"};
-static const char *const k_agent_types[] = {"NONE", "CPU", "GPU", "ACCELERATOR"};
-
-static uint64_t str_hash(const char *s, size_t *len)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    const unsigned char *p = (const unsigned char *)s;
-    for (; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ull;
-    *len = (size_t)(p - (const unsigned char *)s);
-    return h ? h : 1;
-}
+const char *const uo_db_agent_types[4] = {"NONE", "CPU", "GPU", "ACCELERATOR"};
 
 /* Keeps db's first error (uo_db_error) and reports it once; an error while
  * create() runs is its err instead. */
-static void keep_error(uo_db *db, const char *msg)
+void db_keep_error(uo_db *db, const char *msg)
 {
     if (!db->failed) {
         snprintf(db->error, sizeof db->error, "database %s: %s", db->path, msg);
@@ -187,14 +83,14 @@ static int exec_sql(uo_db *db, const char *sql)
 {
     char *msg = NULL;
     if (sqlite3_exec(db->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        keep_error(db, msg ? msg : "error");
+        db_keep_error(db, msg ? msg : "error");
         sqlite3_free(msg);
         return -1;
     }
     return 0;
 }
 
-static int begin(uo_db *db)
+int db_begin(uo_db *db)
 {
     if (db->in_txn)
         return 0;
@@ -204,12 +100,12 @@ static int begin(uo_db *db)
     return 0;
 }
 
-static int step(uo_db *db, sqlite3_stmt *st)
+int db_step(uo_db *db, sqlite3_stmt *st)
 {
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) {
-        keep_error(db, sqlite3_errmsg(db->db));
+        db_keep_error(db, sqlite3_errmsg(db->db));
         return -1;
     }
     db->rows++;
@@ -217,10 +113,10 @@ static int step(uo_db *db, sqlite3_stmt *st)
     return 0;
 }
 
-static void rows_failed(uo_db *db)
+void db_rows_failed(uo_db *db)
 {
     const char *pages = uo_pages_error(db->pages);
-    keep_error(db, pages != NULL ? pages : sqlite3_errmsg(db->db));
+    db_keep_error(db, pages != NULL ? pages : sqlite3_errmsg(db->db));
 }
 
 /* Inserts the pending rows of every batched table (before a commit, an index, a join). */
@@ -228,636 +124,26 @@ static int flush_rows(uo_db *db)
 {
     for (int i = 0; i < ST_COUNT; i++)
         if (db->batch[i].n > 0 && uo_rows_flush(&db->batch[i]) != SQLITE_OK)
-            rows_failed(db);
+            db_rows_failed(db);
     return db->failed ? -1 : 0;
 }
 
-/* The values of a new row of table st (batched) to fill, then row_done(). */
-static int64_t *row_new(uo_db *db, int st)
+/* The values of a new row of table st (batched) to fill, then db_row_done(). */
+int64_t *db_row_new(uo_db *db, int st)
 {
     int64_t *v = uo_rows_add(&db->batch[st]);
     if (v == NULL)
-        rows_failed(db);
+        db_rows_failed(db);
     return v;
 }
 
-static int row_done(uo_db *db, int st)
+int db_row_done(uo_db *db, int st)
 {
     uo_rows *r = &db->batch[st];
     db->rows++;
     db->txn_rows++;
     if (uo_rows_full(r) && uo_rows_flush(r) != SQLITE_OK)
-        rows_failed(db);
-    return db->failed ? -1 : 0;
-}
-
-static int slot_grow(uo_db *db)
-{
-    size_t cap = db->slotcap ? db->slotcap * 2 : 1024;
-    uint32_t *slots = calloc(cap, sizeof *slots);
-    if (slots == NULL)
-        return -1;
-    for (size_t id = 1; id <= db->nstr; id++) {
-        size_t i = db->hash[id] & (cap - 1);
-        while (slots[i])
-            i = (i + 1) & (cap - 1);
-        slots[i] = (uint32_t)id;
-    }
-    free(db->slots);
-    db->slots = slots;
-    db->slotcap = cap;
-    return 0;
-}
-
-int64_t uo_db_intern(uo_db *db, const char *raw)
-{
-    if (raw == NULL)
-        return 0;
-    size_t len;
-    uint64_t h = str_hash(raw, &len);
-    if ((db->nstr + 1) * 2 > db->slotcap && slot_grow(db) != 0)
-        return 0;
-    size_t mask = db->slotcap - 1, i = h & mask;
-    for (; db->slots[i]; i = (i + 1) & mask) {
-        uint32_t id = db->slots[i];
-        if (db->hash[id] == h && strcmp(db->text[id], raw) == 0)
-            return id;
-    }
-    /* Two arrays of one capacity: it is raised once both have grown. */
-    size_t text_cap = db->strcap, hash_cap = db->strcap;
-    if (uo_grow(&db->text, &text_cap, db->nstr + 2, sizeof *db->text, 1024) != 0 ||
-        uo_grow(&db->hash, &hash_cap, db->nstr + 2, sizeof *db->hash, 1024) != 0)
-        return 0;
-    db->strcap = text_cap;
-    char *copy = malloc(len + 1);
-    if (copy == NULL)
-        return 0;
-    memcpy(copy, raw, len + 1);
-    int64_t id = (int64_t)++db->nstr;
-    db->text[id] = copy; /* the raw bytes are the key; the database gets valid UTF-8 */
-    db->hash[id] = h;
-    db->slots[i] = (uint32_t)id;
-
-    int owned;
-    const char *clean = uo_utf8_sanitize(copy, &owned);
-    int64_t *v = row_new(db, ST_STRING);
-    if (v != NULL) {
-        v[0] = id;
-        if (uo_rows_set_text(&db->batch[ST_STRING], clean) != 0)
-            rows_failed(db);
-        row_done(db, ST_STRING);
-    }
-    if (owned)
-        free((void *)clean);
-    return id;
-}
-
-/* uo_db_intern(raw), tried first against the string of *last (the id it
- * returned last time at this place), which is then raw's id: the same id as
- * uo_db_intern's (a string has one id), without hashing raw. For what
- * repeats from one record to the next: an argument's type and name at its
- * position, a marker's message. Callgrind, converting a
- * --args spool (103k calls, 427k arguments): 2,751 M -> 2,664 M instructions. */
-static int64_t intern_again(uo_db *db, int64_t *last, const char *raw)
-{
-    if (raw != NULL && *last != 0 && strcmp(db->text[*last], raw) == 0)
-        return *last;
-    return *last = uo_db_intern(db, raw);
-}
-
-const char *uo_db_string(uo_db *db, int64_t id)
-{
-    return (id > 0 && (size_t)id <= db->nstr) ? db->text[id] : NULL;
-}
-
-static int64_t op_id_slow(uo_db *db, uint32_t kind, uint32_t op)
-{
-    int inserted;
-    uint64_t *v = uo_map_insert(&db->op_ids, ((uint64_t)kind << 32) | op, &inserted);
-    if (v == NULL)
-        return 0;
-    if (inserted) {
-        const char *name = db->op_name ? db->op_name(kind, op) : NULL;
-        char tmp[32];
-        if (name == NULL) {
-            snprintf(tmp, sizeof tmp, "operation %u", op);
-            name = tmp;
-        }
-        *v = (uint64_t)uo_db_intern(db, name);
-    }
-    return (int64_t)*v;
-}
-
-/* The string id of (kind, operation)'s name; the common ones from a table. */
-static int64_t op_id(uo_db *db, uint32_t kind, uint32_t op)
-{
-    if (kind >= OP_KINDS || op >= OP_OPS)
-        return op_id_slow(db, kind, op);
-    int64_t *id = &db->op_small[kind][op];
-    if (*id == 0)
-        *id = op_id_slow(db, kind, op);
-    return *id;
-}
-
-/* The string id of names[v] (or of v in decimal); ids[v] keeps it. */
-static int64_t table_id(uo_db *db, const char *const *names, int64_t *ids, size_t n, uint32_t v)
-{
-    if (v < n && ids[v] != 0)
-        return ids[v];
-    char tmp[32];
-    const char *name = tmp;
-    if (v < n)
-        name = names[v];
-    else
-        snprintf(tmp, sizeof tmp, "%u", v);
-    int64_t id = uo_db_intern(db, name);
-    if (v < n)
-        ids[v] = id;
-    return id;
-}
-
-const char *uo_upti_operation_name(uint32_t kind, uint32_t operation)
-{
-    const char *name = NULL;
-    if (upti_get_tracing_operation_name((upti_tracing_kind_t)kind, operation, &name) !=
-        UPTI_STATUS_SUCCESS)
-        return NULL;
-    return name;
-}
-
-/* The string id of a kind's name, from the names library (src/names/names.c: the one
- * table of kind names, which the CLI and the tool use too); an unknown kind in decimal. */
-static int64_t kind_id(uo_db *db, uint32_t kind)
-{
-    size_t n = sizeof db->kind_ids / sizeof db->kind_ids[0];
-    if (kind < n && db->kind_ids[kind] != 0)
-        return db->kind_ids[kind];
-    const char *name = NULL;
-    char tmp[32];
-    if (upti_get_tracing_kind_name((upti_tracing_kind_t)kind, &name) != UPTI_STATUS_SUCCESS ||
-        name == NULL) {
-        snprintf(tmp, sizeof tmp, "%u", kind);
-        name = tmp;
-    }
-    int64_t id = uo_db_intern(db, name);
-    if (kind < n)
-        db->kind_ids[kind] = id;
-    return id;
-}
-
-static thread_state *thread_of(uo_db *db, uint64_t tid, uint64_t ts)
-{
-    /* Records come in runs of one thread's: the last one found, first. */
-    if (db->last_thread != 0 && db->thr[db->last_thread - 1].tid == tid) {
-        thread_state *t = &db->thr[db->last_thread - 1];
-        if (ts != 0) {
-            if (t->first == 0 || ts < t->first)
-                t->first = ts;
-            if (ts > t->last)
-                t->last = ts;
-        }
-        return t;
-    }
-    int inserted;
-    uint64_t *v = uo_map_insert(&db->threads, tid, &inserted);
-    if (v == NULL)
-        return NULL;
-    if (inserted) {
-        if (uo_grow(&db->thr, &db->thrcap, db->nthr + 1, sizeof *db->thr, 16) != 0) {
-            uo_map_remove(&db->threads, tid);
-            return NULL;
-        }
-        thread_state *t = &db->thr[db->nthr++];
-        memset(t, 0, sizeof *t);
-        t->tid = tid;
-        t->first = t->last = ts;
-        *v = db->nthr;
-        /* Best effort: the kernel's name of the thread, if it still runs, where
-         * the writer runs in the traced process. Not in a bulk database: its
-         * writer (upti run, upti recover) is another process, whose own
-         * threads' names a thread id of the program may name. */
-        char path[64], comm[64];
-        snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)tid);
-        FILE *f = db->part == NULL ? fopen(path, "r") : NULL;
-        if (f != NULL) {
-            if (fgets(comm, sizeof comm, f) != NULL) {
-                comm[strcspn(comm, "\n")] = '\0';
-                t->name_id = uo_db_intern(db, comm);
-            }
-            fclose(f);
-        }
-    }
-    db->last_thread = (size_t)*v;
-    thread_state *t = &db->thr[*v - 1];
-    if (ts != 0) {
-        if (t->first == 0 || ts < t->first)
-            t->first = ts;
-        if (ts > t->last)
-            t->last = ts;
-    }
-    return t;
-}
-
-void uo_db_name_thread(uo_db *db, uint64_t tid, const char *name)
-{
-    thread_state *t = thread_of(db, tid, 0);
-    if (t != NULL)
-        t->name_id = uo_db_intern(db, name);
-}
-
-static void bind_u64(sqlite3_stmt *st, int i, uint64_t v) { sqlite3_bind_int64(st, i, (int64_t)v); }
-
-static int add_region(uo_db *db, const open_range *r, uint64_t end_tid, int kind, size_t depth,
-                      uint64_t end)
-{
-    int64_t *v = row_new(db, ST_REGION);
-    if (v == NULL)
-        return -1;
-    v[0] = db->process_id;
-    v[1] = (int64_t)r->tid;
-    v[2] = (int64_t)end_tid;
-    v[3] = kind;
-    v[4] = r->name_id;
-    v[5] = (int64_t)depth;
-    v[6] = r->domain;
-    v[7] = r->category;
-    v[8] = r->color;
-    v[9] = r->payload_type;
-    v[10] = (int64_t)r->payload;
-    v[11] = (int64_t)r->correlation;
-    v[12] = (int64_t)r->start;
-    v[13] = (int64_t)(end < r->start ? r->start : end);
-    return row_done(db, ST_REGION);
-}
-
-static int add_marker(uo_db *db, const upti_buffer_tracing_marker_api_record_t *m)
-{
-    uint32_t domain = (uint32_t)(m->domain >> 32), category = (uint32_t)m->domain;
-    int64_t msg = intern_again(db, &db->last_message_id, m->message);
-    int64_t op = op_id(db, UPTI_TRACING_KIND_MARKER_API, m->operation);
-    int64_t *v = row_new(db, ST_MARKER);
-    if (v == NULL)
-        return -1;
-    v[0] = db->process_id;
-    v[1] = (int64_t)m->thread_id;
-    v[2] = m->operation;
-    v[3] = op;
-    v[4] = (int64_t)m->correlation_id.internal;
-    v[5] = (int64_t)m->correlation_id.external.value;
-    v[6] = (int64_t)m->start_timestamp;
-    v[7] = (int64_t)m->range_id;
-    v[8] = domain;
-    v[9] = category;
-    v[10] = m->color;
-    v[11] = m->payload_type;
-    v[12] = (int64_t)m->payload;
-    v[13] = msg;
-    if (row_done(db, ST_MARKER) != 0)
-        return -1;
-
-    thread_state *t = thread_of(db, m->thread_id, m->start_timestamp);
-    if (t == NULL)
-        return -1;
-    open_range r = {m->start_timestamp, m->correlation_id.internal, m->payload, m->range_id,
-                    m->thread_id, msg, domain, category, m->color, m->payload_type};
-    switch (m->operation) {
-    case UPTI_MARKER_API_RANGE_PUSH:
-        if (uo_grow(&t->stack, &t->cap, t->depth + 1, sizeof *t->stack, 8) != 0)
-            return -1;
-        t->stack[t->depth++] = r;
-        break;
-    case UPTI_MARKER_API_RANGE_POP:
-        if (t->depth > 0) {
-            t->depth--;
-            return add_region(db, &t->stack[t->depth], m->thread_id, 0, t->depth,
-                              m->start_timestamp);
-        }
-        break;
-    case UPTI_MARKER_API_RANGE_START: {
-        uint64_t *stop = uo_map_find(&db->stops, m->range_id);
-        if (stop != NULL) { /* the stop was delivered first (another thread) */
-            uint64_t end = *stop, *etid = uo_map_find(&db->stop_tids, m->range_id);
-            uint64_t end_tid = etid ? *etid : m->thread_id;
-            uo_map_remove(&db->stops, m->range_id);
-            uo_map_remove(&db->stop_tids, m->range_id);
-            return add_region(db, &r, end_tid, 1, 0, end);
-        }
-        if (uo_grow(&db->pending, &db->pendcap, db->npending + 1, sizeof *db->pending, 16) != 0)
-            return -1;
-        db->pending[db->npending] = r;
-        uint64_t *v = uo_map_insert(&db->ranges, m->range_id, NULL);
-        if (v != NULL)
-            *v = ++db->npending;
-        break;
-    }
-    case UPTI_MARKER_API_RANGE_STOP: {
-        uint64_t *v = uo_map_find(&db->ranges, m->range_id);
-        if (v == NULL) {
-            uint64_t *s = uo_map_insert(&db->stops, m->range_id, NULL);
-            uint64_t *e = uo_map_insert(&db->stop_tids, m->range_id, NULL);
-            if (s)
-                *s = m->start_timestamp;
-            if (e)
-                *e = m->thread_id;
-            break;
-        }
-        size_t idx = *v - 1;
-        uo_map_remove(&db->ranges, m->range_id);
-        open_range done = db->pending[idx];
-        /* Keep pending dense: move the last entry into the hole. */
-        db->npending--;
-        if (idx != db->npending) {
-            db->pending[idx] = db->pending[db->npending];
-            uint64_t *mv = uo_map_find(&db->ranges, db->pending[idx].range_id);
-            if (mv)
-                *mv = idx + 1;
-        }
-        return add_region(db, &done, m->thread_id, 1, 0, m->start_timestamp);
-    }
-    case UPTI_MARKER_API_NAME_THREAD:
-        t->name_id = msg;
-        break;
-    case UPTI_MARKER_API_NAME_CATEGORY: {
-        sqlite3_stmt *c = db->st[ST_CATEGORY];
-        sqlite3_bind_int64(c, 1, db->process_id);
-        sqlite3_bind_int64(c, 2, domain);
-        sqlite3_bind_int64(c, 3, category);
-        sqlite3_bind_int64(c, 4, msg);
-        return step(db, c);
-    }
-    default:
-        break;
-    }
-    return 0;
-}
-
-static void note_queue(uo_db *db, uint64_t queue, uint64_t agent, uint64_t context)
-{
-    int inserted;
-    if (uo_map_insert(&db->queues, queue, &inserted) == NULL || !inserted)
-        return;
-    sqlite3_stmt *st = db->st[ST_QUEUE];
-    sqlite3_bind_int64(st, 1, db->process_id);
-    bind_u64(st, 2, queue);
-    bind_u64(st, 3, agent);
-    bind_u64(st, 4, context);
-    step(db, st);
-}
-
-static int keep_kernel(uo_db *db, int64_t name_id)
-{
-    if (db->filter_fn == NULL && db->iterations == NULL)
-        return 1;
-    int inserted;
-    uint64_t *v = uo_map_insert(&db->filter, (uint64_t)name_id, &inserted);
-    if (v == NULL)
-        return 1;
-    if (inserted)
-        *v = db->filter_fn == NULL ||
-                     db->filter_fn(db->filter_data, name_id, uo_db_string(db, name_id)) ? 1 : 2;
-    int keep = (*v & 3) == 1;
-    if (keep && db->iterations != NULL) {
-        *v += 4; /* this name's executions that passed the name filter, from 1 */
-        keep = upti_iteration_in_range(db->iterations, *v >> 2);
-    }
-    if (!keep)
-        db->filtered++;
-    return keep;
-}
-
-static int add_record(uo_db *db, uint32_t kind, const void *record);
-
-/* One arg row (uo_arg_write_fn); api_id 0: its call is joined at the close. */
-static int write_arg(void *ctx, const uo_waiting_arg *a, int64_t api_id)
-{
-    uo_db *db = ctx;
-    int64_t *v = row_new(db, ST_ARG);
-    if (v == NULL)
-        return -1;
-    v[0] = api_id;
-    v[1] = (int64_t)a->correlation_id;
-    v[2] = a->position;
-    v[3] = a->type_id;
-    v[4] = a->name_id;
-    int owned = 0;
-    const char *text = a->value != NULL ? uo_utf8_sanitize(a->value, &owned) : NULL;
-    if (uo_rows_set_text(&db->batch[ST_ARG], text) != 0)
-        rows_failed(db);
-    if (owned)
-        free((void *)text);
-    return row_done(db, ST_ARG);
-}
-
-int uo_db_add_record(uo_db *db, uint32_t kind, const void *record)
-{
-    uint64_t filtered = db != NULL ? db->filtered : 0;
-    int rc = add_record(db, kind, record);
-    if (rc == 0 && db->filtered == filtered)
-        db->txn_records++;
-    return rc;
-}
-
-static int add_record(uo_db *db, uint32_t kind, const void *record)
-{
-    if (db == NULL || db->failed)
-        return -1;
-    if (begin(db) != 0)
-        return -1;
-    const upti_record_prefix_t *p = record;
-    switch (kind) {
-    case UPTI_TRACING_KIND_OPENCL_API:
-    case UPTI_TRACING_KIND_VULKAN_API: {
-        const upti_buffer_tracing_api_record_t *a = record;
-        thread_of(db, a->thread_id, a->start_timestamp);
-        int64_t domain = kind_id(db, kind);
-        int64_t op = op_id(db, kind, a->operation);
-        int64_t *v = row_new(db, ST_API);
-        if (v == NULL)
-            return -1;
-        v[0] = db->process_id;
-        v[1] = (int64_t)a->thread_id;
-        v[2] = domain;
-        v[3] = op;
-        v[4] = (int64_t)a->correlation_id.internal;
-        v[5] = (int64_t)a->correlation_id.external.value;
-        v[6] = (int64_t)a->start_timestamp;
-        v[7] = (int64_t)a->end_timestamp;
-        v[8] = a->result;
-        int64_t api_id = uo_arg_link_add_call(&db->args, a->correlation_id.internal);
-        if (row_done(db, ST_API) != 0)
-            return -1;
-        /* Its arguments came first (the SDK writes them in its EXIT callbacks). */
-        if (db->args.num_waiting > 0 &&
-            uo_arg_link_release(&db->args, a->correlation_id.internal, 0, api_id, write_arg, db) != 0)
-            return -1;
-        return 0;
-    }
-    case UPTI_TRACING_KIND_MARKER_API:
-        return add_marker(db, record);
-    case UPTI_TRACING_KIND_KERNEL_DISPATCH: {
-        const upti_buffer_tracing_kernel_dispatch_record_t *k = record;
-        int64_t name = uo_db_intern(db, k->kernel_name ? k->kernel_name : "<unknown kernel>");
-        if (!keep_kernel(db, name))
-            return 0;
-        note_queue(db, k->queue_id, k->agent_id.handle, k->runtime_context);
-        int64_t op = op_id(db, kind, k->operation);
-        int64_t *v = row_new(db, ST_KERNEL);
-        if (v == NULL)
-            return -1;
-        v[0] = db->process_id;
-        v[1] = (int64_t)k->thread_id;
-        v[2] = (int64_t)k->agent_id.handle;
-        v[3] = (int64_t)k->queue_id;
-        v[4] = (int64_t)k->runtime_context;
-        v[5] = (int64_t)k->kernel_id;
-        v[6] = name;
-        v[7] = op;
-        v[8] = (int64_t)k->correlation_id.internal;
-        v[9] = (int64_t)k->correlation_id.external.value;
-        v[10] = k->work_dim;
-        for (int i = 0; i < 3; i++) {
-            v[11 + i] = (int64_t)k->global_size[i];
-            v[14 + i] = (int64_t)k->local_size[i];
-            v[17 + i] = (int64_t)k->global_offset[i];
-        }
-        v[20] = (int64_t)k->queued_timestamp;
-        v[21] = (int64_t)k->submit_timestamp;
-        v[22] = (int64_t)k->start_timestamp;
-        v[23] = (int64_t)k->end_timestamp;
-        v[24] = k->status;
-        return row_done(db, ST_KERNEL);
-    }
-    case UPTI_TRACING_KIND_MEMORY_COPY: {
-        const upti_buffer_tracing_memory_copy_record_t *m = record;
-        note_queue(db, m->queue_id, m->agent_id.handle, m->runtime_context);
-        int64_t op = op_id(db, kind, m->operation);
-        int64_t direction = table_id(db, k_directions, db->direction_ids, 5, m->direction);
-        int64_t *v = row_new(db, ST_COPY);
-        if (v == NULL)
-            return -1;
-        v[0] = db->process_id;
-        v[1] = (int64_t)m->thread_id;
-        v[2] = (int64_t)m->agent_id.handle;
-        v[3] = (int64_t)m->queue_id;
-        v[4] = (int64_t)m->runtime_context;
-        v[5] = op;
-        v[6] = direction;
-        v[7] = (int64_t)m->src_agent_id.handle;
-        v[8] = (int64_t)m->dst_agent_id.handle;
-        v[9] = (int64_t)m->bytes;
-        v[10] = (int64_t)m->correlation_id.internal;
-        v[11] = (int64_t)m->correlation_id.external.value;
-        v[12] = (int64_t)m->queued_timestamp;
-        v[13] = (int64_t)m->submit_timestamp;
-        v[14] = (int64_t)m->start_timestamp;
-        v[15] = (int64_t)m->end_timestamp;
-        v[16] = m->status;
-        return row_done(db, ST_COPY);
-    }
-    case UPTI_TRACING_KIND_MEMORY_ALLOCATION: {
-        const upti_buffer_tracing_memory_allocation_record_t *m = record;
-        thread_of(db, m->thread_id, m->timestamp);
-        int64_t op = op_id(db, kind, m->operation);
-        int64_t type = table_id(db, k_alloc_types, db->alloc_type_ids, 10, m->type);
-        int64_t *v = row_new(db, ST_ALLOC);
-        if (v == NULL)
-            return -1;
-        v[0] = db->process_id;
-        v[1] = (int64_t)m->thread_id;
-        v[2] = op;
-        v[3] = (int64_t)m->agent_id.handle;
-        v[4] = (int64_t)m->runtime_context;
-        v[5] = type;
-        v[6] = (int64_t)m->handle;
-        v[7] = (int64_t)m->bytes; /* m->size is the record's own size */
-        v[8] = (int64_t)m->flags;
-        v[9] = (int64_t)m->correlation_id.internal;
-        v[10] = (int64_t)m->correlation_id.external.value;
-        v[11] = (int64_t)m->timestamp;
-        return row_done(db, ST_ALLOC);
-    }
-    case UPTI_TRACING_KIND_CODE_OBJECT: {
-        const upti_buffer_tracing_code_object_record_t *c = record;
-        int symbol = c->operation == UPTI_CODE_OBJECT_KERNEL_SYMBOL;
-        uo_map *rows = symbol ? &db->symbols : &db->objects;
-        uint64_t key = symbol ? c->kernel_id : c->code_object_id;
-        if (c->phase == UPTI_CALLBACK_PHASE_UNLOAD) {
-            uint64_t *row = uo_map_find(rows, key);
-            if (row == NULL)
-                return 0;
-            sqlite3_stmt *st = db->st[symbol ? ST_UNLOAD_SYMBOL : ST_UNLOAD_OBJECT];
-            bind_u64(st, 1, c->timestamp);
-            bind_u64(st, 2, *row);
-            uo_map_remove(rows, key);
-            return step(db, st);
-        }
-        int64_t name = uo_db_intern(db, c->name);
-        sqlite3_stmt *st = db->st[symbol ? ST_SYMBOL : ST_CODE_OBJECT];
-        int i = 1;
-        sqlite3_bind_int64(st, i++, db->process_id);
-        if (symbol)
-            bind_u64(st, i++, c->kernel_id);
-        bind_u64(st, i++, c->code_object_id);
-        bind_u64(st, i++, c->runtime_context);
-        sqlite3_bind_int64(st, i++, name);
-        bind_u64(st, i++, c->timestamp);
-        if (step(db, st) != 0)
-            return -1;
-        uint64_t *row = uo_map_insert(rows, key, NULL);
-        if (row)
-            *row = (uint64_t)sqlite3_last_insert_rowid(db->db);
-        return 0;
-    }
-    default:
-        (void)p;
-        return 0;
-    }
-}
-
-int uo_db_add_agent(uo_db *db, const upti_agent_t *a)
-{
-    if (db == NULL || db->failed)
-        return -1;
-    if (begin(db) != 0)
-        return -1;
-    sqlite3_stmt *st = db->st[ST_AGENT];
-    const char *texts[4] = {a->runtime, a->name, a->vendor, a->driver_version};
-    char *clean[4];
-    for (int i = 0; i < 4; i++) {
-        int owned;
-        const char *c = uo_utf8_sanitize(texts[i], &owned);
-        clean[i] = owned ? (char *)c : NULL;
-        sqlite3_bind_text(st, 4 + i, c, -1, SQLITE_TRANSIENT);
-        if (owned)
-            free(clean[i]);
-    }
-    sqlite3_bind_int64(st, 1, db->process_id);
-    bind_u64(st, 2, a->id.handle);
-    sqlite3_bind_text(st, 3, a->type < 4 ? k_agent_types[a->type] : "UNKNOWN", -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 8, a->compute_units);
-    bind_u64(st, 9, a->global_memory_bytes);
-    bind_u64(st, 10, a->runtime_handle);
-    sqlite3_bind_int64(st, 11, a->node_id);
-    return step(db, st);
-}
-
-int uo_db_add_arg(uo_db *db, uint64_t correlation_id, uint32_t position, const char *type,
-                  const char *name, const char *value)
-{
-    if (db == NULL || db->failed || begin(db) != 0)
-        return -1;
-    int64_t type_id = intern_again(db, &db->arg_type_ids[position % ARG_POSITIONS], type);
-    int64_t name_id = intern_again(db, &db->arg_name_ids[position % ARG_POSITIONS], name);
-    int64_t api_id = uo_arg_link_find_call(&db->args, correlation_id);
-    if (api_id != 0) {
-        uo_waiting_arg a = {correlation_id, position, type_id, name_id, value, 0};
-        return write_arg(db, &a, api_id);
-    }
-    int rc = uo_arg_link_wait(&db->args, correlation_id, position, type_id, name_id, value);
-    if (rc < 0)
-        keep_error(db, "out of memory");
-    else if (rc > 0 && uo_arg_link_release(&db->args, 0, 1, 0, write_arg, db) != 0)
-        return -1;
+        db_rows_failed(db);
     return db->failed ? -1 : 0;
 }
 
@@ -891,8 +177,8 @@ int uo_db_set_process_start(uo_db *db, const char *command, uint64_t start, uint
     sqlite3_bind_text(st, 1, cmd, -1, SQLITE_TRANSIENT);
     if (sanitized)
         free((void *)cmd);
-    bind_u64(st, 2, start);
-    bind_u64(st, 3, wall_start);
+    db_bind_u64(st, 2, start);
+    db_bind_u64(st, 3, wall_start);
     sqlite3_bind_int64(st, 4, db->process_id);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
@@ -1158,8 +444,8 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
     if (proc->rank >= 0)
         sqlite3_bind_int64(st, 4, proc->rank);
     sqlite3_bind_text(st, 5, cmd, -1, SQLITE_TRANSIENT);
-    bind_u64(st, 6, proc->start);
-    bind_u64(st, 7, proc->wall_start);
+    db_bind_u64(st, 6, proc->start);
+    db_bind_u64(st, 7, proc->wall_start);
     if (o1)
         free((void *)host);
     if (o2)
@@ -1249,21 +535,21 @@ static void free_state(uo_db *db)
 static int finish_pages(uo_db *db)
 {
     if (uo_pages_attach(db->pages, db->part) != 0) {
-        keep_error(db, uo_pages_error(db->pages));
+        db_keep_error(db, uo_pages_error(db->pages));
         return -1;
     }
     int rc = sqlite3_open_v2(db->part, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
-        keep_error(db, db->db != NULL ? sqlite3_errmsg(db->db) : "out of memory");
+        db_keep_error(db, db->db != NULL ? sqlite3_errmsg(db->db) : "out of memory");
     } else if (exec_sql(db, PRAGMAS_BULK "BEGIN;") == 0) {
         if (uo_pages_insert_deferred(db->pages, db->db) != SQLITE_OK)
-            keep_error(db, uo_pages_error(db->pages) != NULL ? uo_pages_error(db->pages)
+            db_keep_error(db, uo_pages_error(db->pages) != NULL ? uo_pages_error(db->pages)
                                                              : sqlite3_errmsg(db->db));
         else
             exec_sql(db, JOIN_WAITING_ARGS "COMMIT;");
     }
     if (sqlite3_close(db->db) != SQLITE_OK)
-        keep_error(db, "cannot close");
+        db_keep_error(db, "cannot close");
     db->db = NULL;
     return db->failed ? -1 : 0;
 }
@@ -1274,17 +560,17 @@ int uo_db_close(uo_db *db, uint64_t end)
         return -1;
     int failed = db->failed;
     if (!failed) {
-        begin(db);
+        db_begin(db);
         /* Ranges still open end with the process. */
         for (size_t i = 0; i < db->nthr; i++) {
             thread_state *t = &db->thr[i];
             while (t->depth > 0) {
                 t->depth--;
-                add_region(db, &t->stack[t->depth], t->tid, 0, t->depth, end);
+                db_add_region(db, &t->stack[t->depth], t->tid, 0, t->depth, end);
             }
         }
         for (size_t i = 0; i < db->npending; i++)
-            add_region(db, &db->pending[i], db->pending[i].tid, 1, 0, end);
+            db_add_region(db, &db->pending[i], db->pending[i].tid, 1, 0, end);
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(db->db,
                                "INSERT INTO info_thread(process_id, tid, name_id, start, end)"
@@ -1293,26 +579,26 @@ int uo_db_close(uo_db *db, uint64_t end)
             for (size_t i = 0; i < db->nthr; i++) {
                 thread_state *t = &db->thr[i];
                 sqlite3_bind_int64(st, 1, db->process_id);
-                bind_u64(st, 2, t->tid);
+                db_bind_u64(st, 2, t->tid);
                 if (t->name_id)
                     sqlite3_bind_int64(st, 3, t->name_id);
                 else
                     sqlite3_bind_null(st, 3);
-                bind_u64(st, 4, t->first);
-                bind_u64(st, 5, t->last);
-                step(db, st);
+                db_bind_u64(st, 4, t->first);
+                db_bind_u64(st, 5, t->last);
+                db_step(db, st);
             }
             sqlite3_finalize(st);
         }
         if (sqlite3_prepare_v2(db->db, "UPDATE info_process SET end = ? WHERE id = ?", -1, &st,
                                NULL) == SQLITE_OK) {
-            bind_u64(st, 1, end);
+            db_bind_u64(st, 1, end);
             sqlite3_bind_int64(st, 2, db->process_id);
-            step(db, st);
+            db_step(db, st);
             sqlite3_finalize(st);
         }
         /* Arguments whose call never came, or came long before them. */
-        uo_arg_link_release(&db->args, 0, 1, 0, write_arg, db);
+        uo_arg_link_release(&db->args, 0, 1, 0, db_write_arg, db);
         flush_rows(db);
         /* Those few (api_id 0) are joined to their call by correlation id (with
          * pages: once the rows are in the file, finish_pages). */
