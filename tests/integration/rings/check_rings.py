@@ -877,6 +877,13 @@ def case_cut_short(root):
         prog_a.kill()
         return
     prog_a.send_signal(signal.SIGSTOP)
+    # SIGSTOP is delivered asynchronously: A must be stopped before the cut, or its next
+    # mark faults (SIGBUS) before the SIGKILL (seen with 4 runs at once on 2 cores).
+    while True:
+        with open("/proc/%d/stat" % prog_a.pid) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] in ("T", "t"):
+                break
+        time.sleep(0.001)
     os.truncate(ring_a[0], 0)
     prog_a.kill()
     rc_a, _o, _e = finish(prog_a, "cut_short: program A")
