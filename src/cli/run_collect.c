@@ -55,7 +55,7 @@ static int write_conf(void)
     return rc;
 }
 
-static char *dup_or_null(const char *s)
+char *run_dup_or_null(const char *s)
 {
     return s != NULL ? strdup(s) : NULL;
 }
@@ -131,12 +131,12 @@ static void remove_folders(void)
 int run_collect_begin(const run_collect_cfg *cfg)
 {
     g_run.pattern = strdup(cfg->pattern);
-    g_run.include = dup_or_null(cfg->include);
-    g_run.exclude = dup_or_null(cfg->exclude);
-    g_run.session = dup_or_null(cfg->session);
-    g_run.iterations = dup_or_null(cfg->iterations);
-    g_run.capture_never = dup_or_null(cfg->capture_never);
-    g_run.config = dup_or_null(cfg->config);
+    g_run.include = run_dup_or_null(cfg->include);
+    g_run.exclude = run_dup_or_null(cfg->exclude);
+    g_run.session = run_dup_or_null(cfg->session);
+    g_run.iterations = run_dup_or_null(cfg->iterations);
+    g_run.capture_never = run_dup_or_null(cfg->capture_never);
+    g_run.config = run_dup_or_null(cfg->config);
     g_run.output_config = cfg->output_config;
     g_run.formats = cfg->formats;
     g_run.stats = cfg->stats;
@@ -384,11 +384,11 @@ static int read_conf(const char *folder, const char *conf, size_t len)
     g_run.formats = (unsigned)strtoul(formats, NULL, 10);
     const char *stats = upti_kv_get(conf, len, "stats");
     g_run.stats = stats != NULL && strcmp(stats, "1") == 0;
-    g_run.include = dup_or_null(upti_kv_get(conf, len, "include"));
-    g_run.exclude = dup_or_null(upti_kv_get(conf, len, "exclude"));
-    g_run.iterations = dup_or_null(upti_kv_get(conf, len, "iterations"));
-    g_run.session = dup_or_null(upti_kv_get(conf, len, "session"));
-    g_run.config = dup_or_null(upti_kv_get(conf, len, "config"));
+    g_run.include = run_dup_or_null(upti_kv_get(conf, len, "include"));
+    g_run.exclude = run_dup_or_null(upti_kv_get(conf, len, "exclude"));
+    g_run.iterations = run_dup_or_null(upti_kv_get(conf, len, "iterations"));
+    g_run.session = run_dup_or_null(upti_kv_get(conf, len, "session"));
+    g_run.config = run_dup_or_null(upti_kv_get(conf, len, "config"));
     const char *output_config = upti_kv_get(conf, len, "output_config");
     g_run.output_config = output_config != NULL && strcmp(output_config, "1") == 0;
     const char *quiet = upti_kv_get(conf, len, "quiet");

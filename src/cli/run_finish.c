@@ -25,11 +25,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char *strdup_or_null(const char *s)
-{
-    return s != NULL ? strdup(s) : NULL;
-}
-
 /* A NAME_config.json that upti wrote (it starts with RC_CONFIG_HEAD). */
 static int config_file_is_ours(const char *path)
 {
@@ -71,8 +66,8 @@ static void read_db_info(converted *c)
                            NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW) {
             c->ppid = sqlite3_column_int64(st, 0);
-            c->host = strdup_or_null((const char *)sqlite3_column_text(st, 1));
-            c->command = strdup_or_null((const char *)sqlite3_column_text(st, 2));
+            c->host = run_dup_or_null((const char *)sqlite3_column_text(st, 1));
+            c->command = run_dup_or_null((const char *)sqlite3_column_text(st, 2));
         }
         sqlite3_finalize(st);
     }

@@ -78,6 +78,9 @@ extern struct run_state g_run;
  * (the tool's default, src/program/recorder/tool.c). */
 #define DEFAULT_PATTERN "upti-%argv0%-%pid%"
 
+/** A malloc'd copy of s, or NULL when s is NULL (run_collect.c). */
+char *run_dup_or_null(const char *s);
+
 /** The kernel filter of every database (--kernel-include-regex/--kernel-exclude-regex). */
 int run_kernel_filter(void *data, int64_t name_id, const char *name);
 

@@ -39,7 +39,9 @@ int upti_proc_stat(int64_t pid, char *state, uint64_t *start_ticks)
     return 0;
 }
 
-int upti_proc_command_line(char *out, size_t cap)
+/* /proc/self/cmdline into out[0..cap): its NUL-separated arguments, NUL-terminated;
+ * returns their length without trailing NULs, -1 when it cannot be read (out ""). */
+static ssize_t read_cmdline(char *out, size_t cap)
 {
     out[0] = '\0';
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
@@ -51,10 +53,18 @@ int upti_proc_command_line(char *out, size_t cap)
         return -1;
     while (n > 0 && out[n - 1] == '\0')
         n--;
+    out[n] = '\0';
+    return n;
+}
+
+int upti_proc_command_line(char *out, size_t cap)
+{
+    ssize_t n = read_cmdline(out, cap);
+    if (n < 0)
+        return -1;
     for (ssize_t i = 0; i < n; i++)
         if (out[i] == '\0')
             out[i] = ' ';
-    out[n] = '\0';
     return 0;
 }
 
@@ -62,13 +72,9 @@ void upti_proc_argv0(char *out, size_t n)
 {
     char buf[4096];
     out[0] = '\0';
-    FILE *f = fopen("/proc/self/cmdline", "re");
-    if (f == NULL)
+    if (read_cmdline(buf, sizeof buf) < 0)
         return;
-    size_t got = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[got] = '\0';
-    const char *slash = strrchr(buf, '/');
+    const char *slash = strrchr(buf, '/'); /* within the first argument: it ends at a NUL */
     const char *base = slash ? slash + 1 : buf;
     size_t len = strlen(base);
     if (len >= n)
