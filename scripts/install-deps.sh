@@ -24,6 +24,8 @@ set -eu
 # abigail-tools: abidw and abidiff, which check the libraries' ABI (tests/abi).
 # binutils: readelf and nm, with which the tests read the libraries' dynamic
 # sections and symbols (security.runpath, abi.exports).
+# python3-pandas, python3-dask, python3-distributed: the `upti` Python package
+# and the analyses written on it (upti analyze, upti diff; src/analysis).
 # One package per line; tests/integration/install/check_deps.py checks that
 # every tool and library the build and the tests use is here.
 PACKAGES="
@@ -51,6 +53,9 @@ otf2-tools
 libyaml-dev
 abigail-tools
 binutils
+python3-pandas
+python3-dask
+python3-distributed
 "
 
 missing=""

@@ -23,6 +23,10 @@ int cmd_merge(int argc, char **argv);
 void cmd_merge_help(FILE *out);
 int cmd_recover(int argc, char **argv);
 void cmd_recover_help(FILE *out);
+int cmd_analyze(int argc, char **argv);
+void cmd_analyze_help(FILE *out);
+int cmd_diff(int argc, char **argv);
+void cmd_diff_help(FILE *out);
 
 /** Prints "upti: <message>" and a hint to the subcommand's help; returns 2 (usage error). */
 int cli_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -39,7 +43,8 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  *  program's, even if what upti printed on stdout (-L) could not be written. */
 extern int cli_status_is_programs;
 
-/** Directory holding UPTI's libraries (next to the binary: ../lib, ../<libdir>); NULL if none. */
+/** Directory holding UPTI's libraries (next to the binary: ../lib, ../<libdir>) and the
+ *  upti Python package (upti/python); NULL if none. */
 const char *cli_library_dir(void);
 
 /** db path without a trailing ".db" (malloc'd). */

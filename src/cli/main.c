@@ -19,6 +19,10 @@ static const cli_command k_commands[] = {
     {"merge", "join databases of several processes or ranks into one", cmd_merge, cmd_merge_help},
     {"recover", "finish a run whose upti was killed, or convert a ring folder", cmd_recover,
      cmd_recover_help},
+    {"analyze", "expert findings over traces: waits, idle gaps, errors, outliers", cmd_analyze,
+     cmd_analyze_help},
+    {"diff", "compare two runs: per kernel, API call and range, largest change first", cmd_diff,
+     cmd_diff_help},
 };
 #define NCOMMANDS (sizeof k_commands / sizeof k_commands[0])
 

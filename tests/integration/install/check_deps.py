@@ -97,6 +97,9 @@ REQUIREMENTS = {
     "command:sudo": [],  # used only when present (install-deps.sh)
     "command:apt-get": [],
     "command:dpkg-query": [],
+    "python:pandas": ["python3-pandas"],
+    "python:dask": ["python3-dask"],
+    "python:distributed": ["python3-distributed"],
 }
 # Words that name a command wherever they appear in a test or CI script.
 WORD_COMMANDS = ["sqlite3", "clinfo", "vulkaninfo", "pkg-config", "clang", "libclang_rt", "nm", "ctest"]
@@ -206,7 +209,7 @@ NOT_SCANNED = {"scripts/bare-debian-check.sh"}
 def test_requirements():
     reqs = {}
     files = [f for f in source_files(["tests/**/*.py", "tests/**/*.sh", "scripts/*.sh", "bench/**/*.sh",
-                                      "Makefile"]) if rel(f) not in NOT_SCANNED]
+                                      "src/**/*.py", "Makefile"]) if rel(f) not in NOT_SCANNED]
     functions = set()
     for f in files:
         text = open(f).read()
@@ -216,7 +219,9 @@ def test_requirements():
         if f.endswith(".py"):
             for m in re.finditer(r"^\s*(?:import|from)\s+([\w.]+)", text, re.M):
                 mod = m.group(1).split(".")[0]
-                local = glob.glob(os.path.join(SRC, "tests", "**", mod + ".py"), recursive=True)
+                local = [p for top in ("tests", "src")
+                         for p in glob.glob(os.path.join(SRC, top, "**", mod + ".py"), recursive=True)
+                         + glob.glob(os.path.join(SRC, top, "**", mod, "__init__.py"), recursive=True)]
                 if mod not in sys.stdlib_module_names and not local:
                     reqs.setdefault("python:" + mod, where)
             for m in re.finditer(r"(?:subprocess\.\w+|check_output|Popen)\(\s*\[\s*['\"]([a-z][\w.+-]*)['\"]", text):

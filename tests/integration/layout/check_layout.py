@@ -5,7 +5,7 @@ check_layout.py SOURCE_DIR CASE. Exit 0 pass, 1 fail.
 
   top        `ls src` is the boundary: program (loaded into the traced program),
              collector and cli (run in `upti`), names and common (linked by both),
-             and nothing else; every folder with a CMakeLists.txt is named in the
+             analysis (Python, reading the databases), and nothing else; every folder with a CMakeLists.txt is named in the
              README's layout table.
   graph      the folder graph, from each folder's CMakeLists.txt (which folder
              defines each target; target_link_libraries, add_dependencies and
@@ -32,7 +32,7 @@ import sys
 SRC_ROOT = os.path.abspath(sys.argv[1])
 CASE = sys.argv[2]
 SRC = os.path.join(SRC_ROOT, "src")
-TOP = {"program", "collector", "cli", "names", "common"}
+TOP = {"program", "collector", "cli", "names", "common", "analysis"}
 # (from folder, to folder) that the boundary check lets pass, each with its reason.
 KNOWN_CROSSINGS = {}
 RECORDER_TEXT_BUDGET = 64 * 1024

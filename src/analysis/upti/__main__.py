@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: MIT
+"""The analysis commands of `upti`: `upti analyze`, `upti diff` (the `upti`
+command runs `python3 -m upti COMMAND ...`; this module may be run so too).
+
+Exit status: 0 done, 1 a database could not be read, 2 a usage error.
+Errors go to stderr, one line each, prefixed `upti:`.
+"""
+import argparse
+import dataclasses
+import json
+import sys
+
+from upti import output
+from upti.trace import TraceError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        sys.stderr.write(f"upti: {self.prog}: {message} (see {self.prog} --help)\n")
+        sys.exit(2)
+
+
+def _format_option(parser, formats=output.FORMATS):
+    parser.add_argument("-f", "--format", choices=formats, default="text",
+                        help=", ".join(formats) + " (default text)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+
+
+def _open_out(path):
+    return open(path, "w", encoding="utf-8", newline="") if path else sys.stdout
+
+
+def cmd_diff(argv):
+    p = _Parser(prog="upti diff", description="Per kernel, API function and marker range: "
+                "count and time in run A and in run B, B - A and B / A, largest change first.")
+    p.add_argument("a", metavar="A.db")
+    p.add_argument("b", metavar="B.db")
+    _format_option(p)
+    args = p.parse_args(argv)
+    from upti.diff import diff
+    frame = diff(args.a, args.b)
+    with _open_out(args.output) as out:
+        output.write(frame, args.format, out)
+    return 0
+
+
+def _settings_options(parser):
+    from upti.analyze import Settings
+    for f in dataclasses.fields(Settings):
+        parser.add_argument("--" + f.name.replace("_", "-"), type=float if isinstance(f.default, float) else int,
+                            default=f.default,
+                            metavar="N", help=f"default {f.default}")
+
+
+def cmd_analyze(argv):
+    from upti.analyze import RULES, Settings, analyze
+    p = _Parser(prog="upti analyze", description="Expert rules over traces: each finding "
+                "names its rule, explains it in a line, and gives the evidence and the time "
+                "ranges. Rules: " + ", ".join(RULES) + ".")
+    p.add_argument("databases", metavar="DB", nargs="+")
+    p.add_argument("--rules", metavar="NAME,...", help="only these rules")
+    _format_option(p, ("text", "json"))
+    _settings_options(p)
+    args = p.parse_args(argv)
+    rules = None
+    if args.rules:
+        rules = [r for r in args.rules.split(",") if r]
+        unknown = [r for r in rules if r not in RULES]
+        if unknown:
+            p.error(f"--rules: no rule {', '.join(unknown)} (rules: {', '.join(RULES)})")
+    cfg = Settings(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Settings)})
+    findings = analyze(args.databases, rules, cfg)
+    with _open_out(args.output) as out:
+        if args.format == "json":
+            json.dump([f.as_dict() for f in findings], out, indent=1)
+            out.write("\n")
+        else:
+            _print_findings(findings, out)
+    return 0
+
+
+def _print_findings(findings, out):
+    if not findings:
+        out.write("no findings\n")
+    for f in findings:
+        out.write(f"[{f.rule}] {f.process}: {f.title}\n")
+        for key, value in f.evidence.items():
+            out.write(f"    {key}: {json.dumps(value) if isinstance(value, (dict, list)) else value}\n")
+        for start, end, what in f.ranges:
+            out.write(f"    at {start}..{end} ({(end - start) / 1e6:.3f} ms): {what}\n")
+
+
+COMMANDS = {"analyze": cmd_analyze, "diff": cmd_diff}
+
+
+def main(argv):
+    if not argv or argv[0] not in COMMANDS:
+        sys.stderr.write(f"upti: expected a command: {', '.join(COMMANDS)}\n")
+        return 2
+    try:
+        return COMMANDS[argv[0]](argv[1:])
+    except TraceError as e:
+        sys.stderr.write(f"upti: {argv[0]}: {e}\n")
+        return 1
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

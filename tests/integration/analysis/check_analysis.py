@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""`upti analyze`, `upti diff` and `import upti` on real traces.
+
+  check_analysis.py UPTI OCL_PATTERNS PYTHONPATH WORK_DIR CASE
+
+Each case traces ocl_patterns (tests/integration/analysis/ocl_patterns.c)
+under `upti run` and checks what the analysis says against the database,
+read directly with sqlite3 (not through the upti package):
+  package   upti.open: every table's row count and a kernel's total time
+  rules     each rule holds on the mode made to show it and on no other
+            pattern where it should not, and never on `clean`
+  ranks     rank_outlier names the one rank that did 50 times the work
+  diff      upti diff of clean 20 vs clean 40: exact counts and times
+  errors    bad input: a missing file, a file that is no database, a bad
+            option: one `upti:` line, exit 1 or 2
+"""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+UPTI, PATTERNS, PYPATH, WORK, CASE = sys.argv[1:6]
+sys.path.insert(0, PYPATH)
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL", what)
+
+
+def trace(name, *args, env=None):
+    """ocl_patterns traced into WORK/name.db; its path."""
+    os.makedirs(WORK, exist_ok=True)
+    db = os.path.join(WORK, name + ".db")
+    if os.path.exists(db):
+        os.unlink(db)
+    full_env = dict(os.environ, **(env or {}))
+    r = subprocess.run([UPTI, "run", "-d", WORK, "-o", name, "--", PATTERNS, *args],
+                       capture_output=True, text=True, env=full_env, timeout=300)
+    if r.returncode != 0 or not os.path.exists(db):
+        sys.exit(f"FAIL: upti run {' '.join(args)}: rc {r.returncode}\n{r.stdout}{r.stderr}")
+    return db
+
+
+def analysis(*args):
+    r = subprocess.run([UPTI, *args], capture_output=True, text=True, timeout=300)
+    return r.returncode, r.stdout, r.stderr
+
+
+def findings(*dbs, options=()):
+    rc, out, err = analysis("analyze", "-f", "json", *options, *dbs)
+    check(rc == 0 and err == "", f"analyze {dbs}: rc {rc}, stderr {err!r}")
+    return json.loads(out) if rc == 0 else []
+
+
+def sql(db, query):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+def case_package():
+    import upti
+    db = trace("pkg", "clean", "20")
+    t = upti.open(db)
+    for table, base in (("apis", "api"), ("kernels", "kernel_dispatch"), ("copies", "memory_copy"),
+                        ("allocations", "memory_allocate"), ("processes", "info_process")):
+        want = sql(db, f"SELECT count(*) FROM {base}")[0][0]
+        check(len(t.table(table)) == want, f"{table}: {len(t.table(table))} rows, want {want}")
+    check(len(t.kernels[t.kernels["name"] == "spin"]) == 20, "20 spin kernels")
+    want = sql(db, "SELECT sum(k.end - k.start) FROM kernel_dispatch k JOIN string s "
+                   "ON s.id = k.name_id WHERE s.string = 'spin'")[0][0]
+    got = int(t.kernels[t.kernels["name"] == "spin"]["duration"].sum())
+    check(got == want, f"spin total {got}, want {want}")
+    pid = sql(db, "SELECT pid FROM info_process")[0][0]
+    check(set(t.apis["pid"]) == {pid} and set(t.apis["database"]) == {db}, "pid and database")
+    check(t.apis["rank"].isna().all(), "no rank outside MPI")
+    # Many databases as one Dask DataFrame: the same rows.
+    two = upti.open_dask([db, db], "kernels").compute()
+    check(len(two) == 2 * len(t.kernels), f"dask: {len(two)} rows")
+
+
+# The rules each mode is made to show; `clean` shows none.
+SHOWS = {"sync": {"sync"}, "idle": {"device_idle", "low_utilization"},
+         "small": {"small_transfers"}, "errors": {"api_errors"}, "tiny": {"launch_overhead"}}
+
+
+def case_rules():
+    clean = trace("clean", "clean", "20")
+    got = findings(clean)
+    check(got == [], f"clean: no finding, got {[f['rule'] for f in got]}")
+    for mode, wanted in SHOWS.items():
+        db = trace(mode, mode)
+        rules = {f["rule"] for f in findings(db)}
+        check(wanted <= rules, f"{mode}: wants {sorted(wanted)}, got {sorted(rules)}")
+        # A pattern's own rule only: the others that hold elsewhere must not.
+        others = set().union(*SHOWS.values()) - wanted - {"low_utilization"}
+        check(not (rules & others), f"{mode}: unexpected {sorted(rules & others)}")
+        if mode == "errors":
+            f = [f for f in findings(db) if f["rule"] == "api_errors"][0]
+            want = sql(db, "SELECT count(*) FROM api WHERE result < 0 "
+                           "AND result != -9223372036854775808")[0][0]
+            check(f["evidence"]["calls"] == want == 3, f"errors: {f['evidence']}, sql {want}")
+            by = {(b["name"], b["result"]): b["count"] for b in f["evidence"]["by_call"]}
+            check(by == {("clSetKernelArg", -49): 2, ("clCreateBuffer", -61): 1}, f"by_call {by}")
+        if mode == "small":
+            f = [f for f in findings(db) if f["rule"] == "small_transfers"][0]
+            check(f["evidence"]["small"] == 300 and f["evidence"]["small_bytes"] == 300 * 256,
+                  f"small: {f['evidence']}")
+        if mode == "sync":
+            f = [f for f in findings(db) if f["rule"] == "sync"][0]
+            by = f["evidence"]["by_call"]
+            # 20 in the loop and the one every mode ends with.
+            check(by["clFinish"]["count"] == 21 and by["clEnqueueReadBuffer"]["count"] == 20,
+                  f"sync: {by}")
+            check(len(f["ranges"]) == 5 and all(r["end"] > r["start"] for r in f["ranges"]),
+                  f"sync ranges {f['ranges']}")
+
+
+def case_ranks():
+    # Rank 2 does 50 times the others' work: kernel times vary up to 3 times
+    # between runs on a loaded machine, so the test asks for a factor of 4.
+    dbs = [trace(f"rank{r}", "clean", "1000" if r == 2 else "20",
+                 env={"OMPI_COMM_WORLD_RANK": str(r), "OMPI_COMM_WORLD_SIZE": "4"})
+           for r in range(4)]
+    outliers = [f for f in findings(*dbs, options=("--outlier-factor", "4"))
+                if f["rule"] == "rank_outlier"]
+    ranks = {f["process"].split(" ")[1] for f in outliers}
+    check(ranks == {"2"}, f"outlier ranks {ranks}: {outliers}")
+    dev = [f for f in outliers if f["evidence"]["measure"] == "device_ns"]
+    check(len(dev) == 1, f"device outlier {dev}")
+    if dev:
+        want = sql(dbs[2], "SELECT sum(end - start) FROM kernel_dispatch")[0][0]
+        check(dev[0]["evidence"]["value_ns"] == want, f"rank 2 device {dev[0]['evidence']}, sql {want}")
+
+
+def case_diff():
+    a, b = trace("diff_a", "clean", "20"), trace("diff_b", "clean", "40")
+    rc, out, err = analysis("diff", "-f", "json", a, b)
+    check(rc == 0 and err == "", f"diff rc {rc} {err!r}")
+    rows = {(r["category"], r["name"]): r for r in json.loads(out)}
+    spin = rows.get(("kernel", "spin"))
+    want_a = sql(a, "SELECT count(*), sum(end - start) FROM kernel_dispatch")[0]
+    want_b = sql(b, "SELECT count(*), sum(end - start) FROM kernel_dispatch")[0]
+    check(spin is not None and (spin["count_a"], spin["time_a"]) == want_a and
+          (spin["count_b"], spin["time_b"]) == want_b and
+          spin["diff"] == want_b[1] - want_a[1], f"diff spin {spin}, want {want_a} {want_b}")
+    nd = rows.get(("api", "clEnqueueNDRangeKernel"))
+    check(nd is not None and nd["count_a"] == 20 and nd["count_b"] == 40, f"diff enqueue {nd}")
+    diffs = [abs(r["diff"]) for r in json.loads(out)]
+    check(diffs == sorted(diffs, reverse=True), "sorted by impact")
+    rc, out, _ = analysis("diff", "-f", "csv", a, b)
+    check(rc == 0 and out.splitlines()[0] == "category,name,count_a,count_b,time_a,time_b,diff,ratio",
+          f"csv header {out.splitlines()[:1]}")
+    rc, out, _ = analysis("diff", a, b)
+    check(rc == 0 and out.split()[0] == "category" and "spin" in out, "text table")
+
+
+def case_errors():
+    os.makedirs(WORK, exist_ok=True)
+    junk = os.path.join(WORK, "junk.db")
+    with open(junk, "w") as f:
+        f.write("not a database\n" * 100)
+    for args, rc_want, says in ((["analyze", os.path.join(WORK, "missing.db")], 1, "no such file"),
+                                (["analyze", junk], 1, "not a trace database"),
+                                (["diff", junk], 2, "the following arguments are required"),
+                                (["analyze", "--rules", "nope", junk], 2, "no rule nope"),
+                                (["analyze", "--gap-ns", "x", junk], 2, "invalid int value")):
+        rc, out, err = analysis(*args)
+        lines = err.splitlines()
+        check(rc == rc_want and len(lines) == 1 and lines[0].startswith("upti:") and says in err,
+              f"{args}: rc {rc}, stderr {err!r}")
+
+
+{"package": case_package, "rules": case_rules, "ranks": case_ranks, "diff": case_diff,
+ "errors": case_errors}[CASE]()
+print("FAILED" if failures else "ok", CASE)
+sys.exit(1 if failures else 0)
