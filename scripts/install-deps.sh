@@ -26,6 +26,7 @@ set -eu
 # sections and symbols (security.runpath, abi.exports).
 # python3-pandas, python3-dask, python3-distributed: the `upti` Python package
 # and the analyses written on it (upti analyze, upti diff; src/analysis).
+# openmpi-bin: mpirun, with which the analysis tests and benchmark run ranks.
 # One package per line; tests/integration/install/check_deps.py checks that
 # every tool and library the build and the tests use is here.
 PACKAGES="
@@ -56,6 +57,7 @@ binutils
 python3-pandas
 python3-dask
 python3-distributed
+openmpi-bin
 "
 
 missing=""

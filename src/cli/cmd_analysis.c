@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* upti analyze, upti diff: the analyses written in Python on the `upti`
+/* upti analyze, upti diff, upti recipe: the analyses written in Python on the `upti`
  * package (src/analysis), run as `PYTHON -m upti COMMAND ARGS...` with the
  * package's folder, LIBDIR/upti/python beside libupti-trace.so, first on
  * PYTHONPATH. upti's process becomes Python's: its exit status is upti's.
@@ -56,6 +56,7 @@ static int run_python(const char *command, int argc, char **argv)
 
 int cmd_analyze(int argc, char **argv) { return run_python("analyze", argc, argv); }
 int cmd_diff(int argc, char **argv) { return run_python("diff", argc, argv); }
+int cmd_recipe(int argc, char **argv) { return run_python("recipe", argc, argv); }
 
 void cmd_analyze_help(FILE *out)
 {
@@ -75,4 +76,16 @@ void cmd_diff_help(FILE *out)
                  "Per kernel, API function and marker range: count and time in each run,\n"
                  "the difference (B - A) and the ratio (B / A), largest change first.\n"
                  "See docs/analysis.md.\n");
+}
+
+void cmd_recipe_help(FILE *out)
+{
+    fprintf(out, "usage: upti recipe NAME [--mode local|dask|dask=ADDRESS] [--workers N]\n"
+                 "                   [-f text|csv|json] [-o FILE] DB...\n"
+                 "\n"
+                 "Per-rank analyses of many databases: kernels (per kernel over all ranks,\n"
+                 "and the outlier rank), api (API and synchronization time per rank),\n"
+                 "ranges (marker ranges per rank), gaps (device idle gaps per rank),\n"
+                 "imbalance (each rank against the median rank). On a Dask cluster with\n"
+                 "--mode dask (a local one) or dask=ADDRESS. See docs/analysis.md.\n");
 }

@@ -23,6 +23,8 @@ static const cli_command k_commands[] = {
      cmd_analyze_help},
     {"diff", "compare two runs: per kernel, API call and range, largest change first", cmd_diff,
      cmd_diff_help},
+    {"recipe", "per-rank analyses of many databases, locally or on Dask", cmd_recipe,
+     cmd_recipe_help},
 };
 #define NCOMMANDS (sizeof k_commands / sizeof k_commands[0])
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""The analysis commands of `upti`: `upti analyze`, `upti diff` (the `upti`
-command runs `python3 -m upti COMMAND ...`; this module may be run so too).
+"""The analysis commands of `upti`: `upti analyze`, `upti diff`, `upti recipe`
+(the `upti` command runs `python3 -m upti COMMAND ...`; this module may be
+run so too).
 
 Exit status: 0 done, 1 a database could not be read, 2 a usage error.
 Errors go to stderr, one line each, prefixed `upti:`.
@@ -90,7 +91,31 @@ def _print_findings(findings, out):
             out.write(f"    at {start}..{end} ({(end - start) / 1e6:.3f} ms): {what}\n")
 
 
-COMMANDS = {"analyze": cmd_analyze, "diff": cmd_diff}
+def cmd_recipe(argv):
+    from upti.recipes import RECIPES, run
+    p = _Parser(prog="upti recipe", description="Per-rank analyses of many databases, "
+                "locally or on a Dask cluster. Recipes: " +
+                "; ".join(f"{n}: {d}" for n, (_, _, d) in RECIPES.items()) + ".")
+    p.add_argument("name", metavar="NAME", choices=RECIPES)
+    p.add_argument("databases", metavar="DB", nargs="+")
+    p.add_argument("--mode", default="local", metavar="local|dask|dask=ADDRESS",
+                   help="local (default): this process; dask: a local Dask cluster; "
+                   "dask=ADDRESS: the Dask scheduler at ADDRESS (tcp://host:8786)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="with --mode dask: the local cluster's worker processes")
+    _format_option(p)
+    args = p.parse_args(argv)
+    if args.mode not in ("local", "dask") and not args.mode.startswith("dask="):
+        p.error(f"--mode: expected local, dask or dask=ADDRESS, got {args.mode!r}")
+    if args.workers is not None and (args.workers < 1 or args.mode != "dask"):
+        p.error("--workers: a number > 0, with --mode dask")
+    frame = run(args.name, args.databases, args.mode, args.workers)
+    with _open_out(args.output) as out:
+        output.write(frame, args.format, out)
+    return 0
+
+
+COMMANDS = {"analyze": cmd_analyze, "diff": cmd_diff, "recipe": cmd_recipe}
 
 
 def main(argv):

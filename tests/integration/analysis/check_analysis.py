@@ -12,11 +12,15 @@ read directly with sqlite3 (not through the upti package):
             pattern where it should not, and never on `clean`
   ranks     rank_outlier names the one rank that did 50 times the work
   diff      upti diff of clean 20 vs clean 40: exact counts and times
+  recipes   an MPI job (OpenMPI's mpirun, 8 ranks, oversubscribed) of
+            ocl_patterns ranked, traced per rank: every recipe's values
+            against the 8 databases, locally and on a local Dask cluster
   errors    bad input: a missing file, a file that is no database, a bad
             option: one `upti:` line, exit 1 or 2
 """
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -178,7 +182,90 @@ def case_errors():
               f"{args}: rc {rc}, stderr {err!r}")
 
 
+def recipe(name, dbs, *options):
+    rc, out, err = analysis("recipe", name, "-f", "json", *options, *dbs)
+    check(rc == 0, f"recipe {name} {options}: rc {rc}, stderr {err!r}")
+    return json.loads(out) if rc == 0 else []
+
+
+def busy_union(db):
+    """Device busy ns, gaps of 1 ms or more: computed here from the tables."""
+    ops = sorted(sql(db, "SELECT start, end FROM kernel_dispatch WHERE start > 0 AND end >= start "
+                         "UNION ALL SELECT start, end FROM memory_copy WHERE start > 0 AND end >= start"))
+    merged = []
+    for s_, e in ops:
+        if merged and s_ <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s_, e])
+    gaps = [b[0] - a[1] for a, b in zip(merged, merged[1:]) if b[0] - a[1] >= 1_000_000]
+    return sum(e - s_ for s_, e in merged), len(gaps)
+
+
+def case_recipes():
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        sys.exit("FAIL: no mpirun (openmpi-bin: sh scripts/install-deps.sh)")
+    os.makedirs(WORK, exist_ok=True)
+    for old in os.listdir(WORK):
+        os.unlink(os.path.join(WORK, old))
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    r = subprocess.run([mpirun, *root, "--oversubscribe", "-np", "8", UPTI, "run", "-d", WORK,
+                        "-o", "rank%rank%", "--", PATTERNS, "ranked", "10"],
+                       capture_output=True, text=True, timeout=600)
+    dbs = [os.path.join(WORK, f"rank{r_}.db") for r_ in range(8)]
+    if r.returncode != 0 or not all(os.path.exists(d) for d in dbs):
+        sys.exit(f"FAIL: mpirun: rc {r.returncode}\n{r.stdout}{r.stderr}")
+    ranks = {db: sql(db, "SELECT rank, pid FROM info_process")[0] for db in dbs}
+    check(sorted(v[0] for v in ranks.values()) == list(range(8)), f"ranks {ranks}")
+
+    kern = recipe("kernels", dbs)
+    spin = [k for k in kern if k["name"] == "spin"]
+    durations = [d for db in dbs for (d,) in sql(db, "SELECT end - start FROM kernel_dispatch")]
+    check(len(spin) == 1 and spin[0]["count"] == len(durations) == 7 * 10 + 100 and
+          spin[0]["total"] == sum(durations) and spin[0]["min"] == min(durations) and
+          spin[0]["max"] == max(durations) and spin[0]["ranks"] == 8 and
+          spin[0]["outlier_rank"] == 5, f"kernels {kern}, {len(durations)} dispatches")
+
+    api = {a["rank"]: a for a in recipe("api", dbs)}
+    for db in dbs:
+        rank = ranks[db][0]
+        calls, ns = sql(db, "SELECT count(*), sum(end - start) FROM api")[0]
+        syncs = sql(db, "SELECT count(*) FROM api a JOIN string s ON s.id = a.name_id "
+                        "WHERE s.string = 'clFinish'")[0][0]
+        got = api.get(rank, {})
+        check((got.get("api_calls"), got.get("api_ns"), got.get("sync_calls")) == (calls, ns, syncs),
+              f"api rank {rank}: {got}, sql {calls} {ns} {syncs}")
+
+    rng = recipe("ranges", dbs)
+    for db in dbs:
+        rank = ranks[db][0]
+        for name, want in (("step", 100 if rank == 5 else 10), ("solve", 1)):
+            row = [x for x in rng if x["rank"] == rank and x["name"] == name]
+            total = sql(db, "SELECT sum(r.end - r.start) FROM region r JOIN string s "
+                            f"ON s.id = r.name_id WHERE s.string = '{name}'")[0][0]
+            check(len(row) == 1 and row[0]["count"] == want and row[0]["total"] == total,
+                  f"ranges rank {rank} {name}: {row}, want {want} {total}")
+
+    gaps = {g["rank"]: g for g in recipe("gaps", dbs)}
+    for db in dbs:
+        busy, ngaps = busy_union(db)
+        got = gaps.get(ranks[db][0], {})
+        check((got.get("device_ns"), got.get("gaps")) == (busy, ngaps),
+              f"gaps rank {ranks[db][0]}: {got}, want {busy} {ngaps}")
+
+    imb = recipe("imbalance", dbs)
+    top = max(imb, key=lambda x: x["device_ratio"])
+    check(top["rank"] == 5 and top["device_ratio"] > 3, f"imbalance {imb}")
+
+    # The same answers from a Dask cluster of 2 workers.
+    for name in ("kernels", "api", "gaps"):
+        local = recipe(name, dbs)
+        dask = recipe(name, dbs, "--mode", "dask", "--workers", "2")
+        check(dask == local, f"{name}: dask {dask} != local {local}")
+
+
 {"package": case_package, "rules": case_rules, "ranks": case_ranks, "diff": case_diff,
- "errors": case_errors}[CASE]()
+ "errors": case_errors, "recipes": case_recipes}[CASE]()
 print("FAILED" if failures else "ok", CASE)
 sys.exit(1 if failures else 0)

@@ -9,11 +9,14 @@
  *   small   300 non-blocking 256-byte writes, then one clFinish
  *   errors  3 calls that fail: a bad argument index twice, a 0-byte buffer
  *   tiny    200 launches of a kernel that does nothing, one work-item each
+ *   ranked  as clean, but the MPI rank 5 (OMPI_COMM_WORLD_RANK) runs ten times
+ *           the kernels, each in a uptx range "step", the whole in "solve"
  */
 #include "../../apps/ocl_common.h"
 
 #include <string.h>
 #include <time.h>
+#include <uptx/uptx.h>
 
 #define ELEMENTS 4096
 
@@ -70,6 +73,19 @@ int main(int argc, char **argv)
         for (int i = 0; i < iterations; i++)
             CHECK(clEnqueueNDRangeKernel(q, spin, 1, NULL, &global, NULL, 0, NULL, NULL));
         CHECK(clEnqueueReadBuffer(q, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
+    } else if (strcmp(mode, "ranked") == 0) {
+        const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+        if (rank != NULL && atoi(rank) == 5)
+            iterations *= 10;
+        uptx_range_push("solve");
+        CHECK(clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, NULL));
+        for (int i = 0; i < iterations; i++) {
+            uptx_range_push("step");
+            CHECK(clEnqueueNDRangeKernel(q, spin, 1, NULL, &global, NULL, 0, NULL, NULL));
+            uptx_range_pop();
+        }
+        CHECK(clEnqueueReadBuffer(q, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
+        uptx_range_pop();
     } else if (strcmp(mode, "sync") == 0) {
         for (int i = 0; i < 20; i++) {
             CHECK(clEnqueueNDRangeKernel(q, spin, 1, NULL, &global, NULL, 0, NULL, NULL));

@@ -100,6 +100,7 @@ REQUIREMENTS = {
     "python:pandas": ["python3-pandas"],
     "python:dask": ["python3-dask"],
     "python:distributed": ["python3-distributed"],
+    "command:mpirun": ["openmpi-bin"],
 }
 # Words that name a command wherever they appear in a test or CI script.
 WORD_COMMANDS = ["sqlite3", "clinfo", "vulkaninfo", "pkg-config", "clang", "libclang_rt", "nm", "ctest"]
