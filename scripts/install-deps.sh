@@ -27,6 +27,7 @@ set -eu
 # python3-pandas, python3-dask, python3-distributed: the `upti` Python package
 # and the analyses written on it (upti analyze, upti diff; src/analysis).
 # openmpi-bin: mpirun, with which the analysis tests and benchmark run ranks.
+# chromium: the browser in which the tests open upti report's page (headless).
 # One package per line; tests/integration/install/check_deps.py checks that
 # every tool and library the build and the tests use is here.
 PACKAGES="
@@ -58,6 +59,7 @@ python3-pandas
 python3-dask
 python3-distributed
 openmpi-bin
+chromium
 "
 
 missing=""

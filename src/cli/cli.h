@@ -29,6 +29,8 @@ int cmd_diff(int argc, char **argv);
 void cmd_diff_help(FILE *out);
 int cmd_recipe(int argc, char **argv);
 void cmd_recipe_help(FILE *out);
+int cmd_report(int argc, char **argv);
+void cmd_report_help(FILE *out);
 
 /** Prints "upti: <message>" and a hint to the subcommand's help; returns 2 (usage error). */
 int cli_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* upti analyze, upti diff, upti recipe: the analyses written in Python on the `upti`
+/* upti analyze, diff, recipe and report: the analyses written in Python on the `upti`
  * package (src/analysis), run as `PYTHON -m upti COMMAND ARGS...` with the
  * package's folder, LIBDIR/upti/python beside libupti-trace.so, first on
  * PYTHONPATH. upti's process becomes Python's: its exit status is upti's.
+ * UPTI_COMMAND tells Python this upti (upti report runs upti stats).
  * PYTHON: $UPTI_PYTHON, else the python3 with pandas the build found
  * (UPTI_ANALYSIS_PYTHON), else python3 on PATH. */
 #include "cli.h"
@@ -38,6 +39,12 @@ static int run_python(const char *command, int argc, char **argv)
     }
     snprintf(path, len, "%s%s%s", package, old && *old ? ":" : "", old && *old ? old : "");
     setenv("PYTHONPATH", path, 1);
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        setenv("UPTI_COMMAND", self, 1);
+    }
     const char *python = getenv("UPTI_PYTHON");
     args[0] = (char *)(python && *python ? python : UPTI_ANALYSIS_PYTHON);
     args[1] = "-m";
@@ -57,6 +64,7 @@ static int run_python(const char *command, int argc, char **argv)
 int cmd_analyze(int argc, char **argv) { return run_python("analyze", argc, argv); }
 int cmd_diff(int argc, char **argv) { return run_python("diff", argc, argv); }
 int cmd_recipe(int argc, char **argv) { return run_python("recipe", argc, argv); }
+int cmd_report(int argc, char **argv) { return run_python("report", argc, argv); }
 
 void cmd_analyze_help(FILE *out)
 {
@@ -88,4 +96,14 @@ void cmd_recipe_help(FILE *out)
                  "ranges (marker ranges per rank), gaps (device idle gaps per rank),\n"
                  "imbalance (each rank against the median rank). On a Dask cluster with\n"
                  "--mode dask (a local one) or dask=ADDRESS. See docs/analysis.md.\n");
+}
+
+void cmd_report_help(FILE *out)
+{
+    fprintf(out, "usage: upti report -o FILE.html DB...\n"
+                 "\n"
+                 "One self-contained HTML page (no network needed): the summary tables of\n"
+                 "upti stats, kernel-time bars, a timeline overview per process and device,\n"
+                 "the findings of upti analyze, and with several processes a process x\n"
+                 "kernel heat map. See docs/analysis.md.\n");
 }

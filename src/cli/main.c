@@ -25,6 +25,8 @@ static const cli_command k_commands[] = {
      cmd_diff_help},
     {"recipe", "per-rank analyses of many databases, locally or on Dask", cmd_recipe,
      cmd_recipe_help},
+    {"report", "one HTML page: tables, timeline, kernel bars, findings, heat map", cmd_report,
+     cmd_report_help},
 };
 #define NCOMMANDS (sizeof k_commands / sizeof k_commands[0])
 

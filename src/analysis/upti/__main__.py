@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""The analysis commands of `upti`: `upti analyze`, `upti diff`, `upti recipe`
-(the `upti` command runs `python3 -m upti COMMAND ...`; this module may be
+"""The analysis commands of `upti`: `upti analyze`, `upti diff`, `upti recipe`,
+`upti report` (the `upti` command runs `python3 -m upti COMMAND ...`; this module may be
 run so too).
 
 Exit status: 0 done, 1 a database could not be read, 2 a usage error.
@@ -9,6 +9,7 @@ Errors go to stderr, one line each, prefixed `upti:`.
 import argparse
 import dataclasses
 import json
+import os
 import sys
 
 from upti import output
@@ -115,7 +116,29 @@ def cmd_recipe(argv):
     return 0
 
 
-COMMANDS = {"analyze": cmd_analyze, "diff": cmd_diff, "recipe": cmd_recipe}
+def cmd_report(argv):
+    p = _Parser(prog="upti report", description="One self-contained HTML page: summary "
+                "tables (upti stats's), kernel-time bars, a timeline overview per process and "
+                "device, the findings of upti analyze, and a process x kernel heat map.")
+    p.add_argument("databases", metavar="DB", nargs="+")
+    p.add_argument("-o", "--output", metavar="FILE", required=True, help="the page to write")
+    args = p.parse_args(argv)
+    from upti.report import report
+    upti = os.environ.get("UPTI_COMMAND", "upti")
+    page = report(args.databases, upti)
+    tmp = args.output + ".part"
+    try:
+        with open(tmp, "w", encoding="utf-8") as out:
+            out.write(page)
+        os.replace(tmp, args.output)
+    except OSError as e:
+        sys.stderr.write(f"upti: report: cannot write {args.output}: {e.strerror}\n")
+        return 1
+    sys.stderr.write(f"upti: wrote {args.output}\n")
+    return 0
+
+
+COMMANDS = {"analyze": cmd_analyze, "diff": cmd_diff, "recipe": cmd_recipe, "report": cmd_report}
 
 
 def main(argv):

@@ -33,7 +33,8 @@ class Settings:
     small_min_share: float = 0.5    # ... of the process's transfers
     launch_min_count: int = 10      # launches of a kernel before it is judged
     launch_min_share: float = 0.5   # share of them whose launch outlasted the kernel
-    outlier_factor: float = 1.5     # a rank this far from the median
+    outlier_factor: float = 1.5     # a rank this far from the median (a ratio)
+    outlier_z: float = 3.5          # ... and a modified z-score beyond this
     outlier_min_ns: int = 1_000_000
 
 
@@ -225,8 +226,12 @@ def rule_launch_overhead(trace, cfg):
 def rule_rank_outliers(trace, cfg):
     """With three ranks or more (processes an MPI launcher gave a rank): one
     whose device or API time is far from the median of all (load imbalance,
-    a slow node). Processes without a rank are not compared: they need not
-    run the same program."""
+    a slow node): a ratio to the median beyond outlier_factor, a distance of
+    outlier_min_ns, and a modified z-score (0.6745 (x - median) / MAD, the
+    median absolute deviation: Iglewicz and Hoaglin's test, robust to the
+    outliers it looks for) beyond outlier_z, so that ranks that merely vary
+    together are not named. Processes without a rank are not compared: they
+    need not run the same program."""
     procs = trace.processes
     procs = procs[procs["rank"].notna()]
     if len(procs) < 3:
@@ -236,10 +241,13 @@ def rule_rank_outliers(trace, cfg):
     device = kernels.groupby(keys)["duration"].sum()
     host = apis.groupby(keys)["duration"].sum()
     for measure, totals, what in (("device_ns", device, "device"), ("api_ns", host, "API")):
-        values = procs.set_index(keys).index.map(lambda k: int(totals.get(k, 0)))
-        median = float(pd.Series(values).median())
+        values = pd.Series(procs.set_index(keys).index.map(lambda k: int(totals.get(k, 0))))
+        median = float(values.median())
+        mad = float((values - median).abs().median())
         for proc, value in zip(procs.itertuples(index=False), values):
-            far = abs(value - median) >= cfg.outlier_min_ns and (
+            z = 0.6745 * (value - median) / mad if mad else (0.0 if value == median else
+                                                              float("inf"))
+            far = abs(value - median) >= cfg.outlier_min_ns and abs(z) > cfg.outlier_z and (
                 value > cfg.outlier_factor * median or value * cfg.outlier_factor < median)
             if far:
                 yield Finding("rank_outlier", f"this rank's {what} time is far from the other "

@@ -15,9 +15,13 @@ read directly with sqlite3 (not through the upti package):
   recipes   an MPI job (OpenMPI's mpirun, 8 ranks, oversubscribed) of
             ocl_patterns ranked, traced per rank: every recipe's values
             against the 8 databases, locally and on a local Dask cluster
+  report    upti report of 3 ranks and an errors run, opened in Chromium
+            (headless, --dump-dom): every plot laid out, no script error, the
+            numbers of its tables those of upti stats, the api_errors finding
   errors    bad input: a missing file, a file that is no database, a bad
             option: one `upti:` line, exit 1 or 2
 """
+import html.parser
 import json
 import os
 import shutil
@@ -175,7 +179,10 @@ def case_errors():
                                 (["analyze", junk], 1, "not a trace database"),
                                 (["diff", junk], 2, "the following arguments are required"),
                                 (["analyze", "--rules", "nope", junk], 2, "no rule nope"),
-                                (["analyze", "--gap-ns", "x", junk], 2, "invalid int value")):
+                                (["analyze", "--gap-ns", "x", junk], 2, "invalid int value"),
+                                (["report", junk], 2, "-o/--output"),
+                                (["recipe", "nope", junk], 2, "invalid choice"),
+                                (["recipe", "api", "--mode", "cloud", junk], 2, "--mode")):
         rc, out, err = analysis(*args)
         lines = err.splitlines()
         check(rc == rc_want and len(lines) == 1 and lines[0].startswith("upti:") and says in err,
@@ -265,7 +272,87 @@ def case_recipes():
         check(dask == local, f"{name}: dask {dask} != local {local}")
 
 
+class PageTables(html.parser.HTMLParser):
+    """The stats tables of a page: [(report, [[cell text, ...], ...])], and <body>'s attributes."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self.body, self.cell = [], {}, None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "body":
+            self.body = attrs
+        elif tag == "table" and "data-report" in attrs:
+            self.tables.append((attrs["data-report"], []))
+        elif tag == "tr" and self.tables:
+            self.tables[-1][1].append([])
+        elif tag == "td" and self.tables:
+            self.cell = ""
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+
+    def handle_endtag(self, tag):
+        if tag == "td" and self.cell is not None:
+            self.tables[-1][1][-1].append(self.cell)
+            self.cell = None
+
+
+def case_report():
+    browser = shutil.which("chromium")
+    if browser is None:
+        sys.exit("FAIL: no chromium (sh scripts/install-deps.sh)")
+    dbs = [trace(f"rank{r}", "ranked", "10", env={"OMPI_COMM_WORLD_RANK": str(r)}) for r in range(3)]
+    dbs.append(trace("errors", "errors"))
+    page = os.path.join(WORK, "report.html")
+    rc, out, err = analysis("report", "-o", page, *dbs)
+    check(rc == 0 and err == f"upti: wrote {page}\n" and out == "", f"report rc {rc} {err!r}")
+    text = open(page, encoding="utf-8").read()
+    check("http://" not in text and "https://" not in text and "src=" not in text,
+          "self-contained: no link to load")
+    r = subprocess.run([browser, "--headless=new", "--no-sandbox", "--disable-gpu",
+                        "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000",
+                        "--dump-dom", "file://" + os.path.abspath(page)],
+                       capture_output=True, text=True, timeout=180)
+    check(r.returncode == 0, f"chromium rc {r.returncode}: {r.stderr[-1000:]}")
+    check("Uncaught" not in r.stderr and ":CONSOLE(" not in r.stderr,
+          f"console: {[line for line in r.stderr.splitlines() if 'CONSOLE' in line][:5]}")
+    dom = PageTables()
+    dom.feed(r.stdout)
+    body = dom.body
+    # A timeline per process, kernel bars for the 3 databases with kernels (the
+    # errors run launches none), a heat map of the 4 processes.
+    want_plots = 4 + 3 + 1
+    check(body.get("data-ready") == "1" and "data-errors" not in body and
+          body.get("data-plots") == str(want_plots) and
+          body.get("data-plots-rendered") == str(want_plots), f"body {body}")
+    check('data-rule="api_errors"' in r.stdout, "the api_errors finding")
+    # Each database's tables, in order, against upti stats.
+    tables = iter(dom.tables)
+    for db in dbs:
+        st = subprocess.run([UPTI, "stats", db, "--report", "kern_sum,api_sum,mem_time_sum,marker_sum",
+                             "-f", "json", "--full-names"], capture_output=True, text=True)
+        for rep in json.loads(st.stdout)["reports"]:
+            if not rep["rows"]:
+                continue
+            name, rows = next(tables)
+            rows = [row for row in rows if row]
+            check(name == rep["report"] and len(rows) == len(rep["rows"]),
+                  f"{db} {rep['report']}: page {name}, {len(rows)} rows")
+            for shown, want in zip(rows, rep["rows"]):
+                for cell, col in zip(shown, rep["columns"]):
+                    v = want[col]
+                    if isinstance(v, (int, float)):
+                        ok = abs(float(cell.replace(",", "")) - v) < 0.05
+                    else:
+                        ok = cell == str(v)
+                    check(ok, f"{db} {rep['report']} {col}: page {cell!r}, upti stats {v!r}")
+
+
 {"package": case_package, "rules": case_rules, "ranks": case_ranks, "diff": case_diff,
- "errors": case_errors, "recipes": case_recipes}[CASE]()
+ "errors": case_errors, "recipes": case_recipes,
+ "report": case_report}[CASE]()
 print("FAILED" if failures else "ok", CASE)
 sys.exit(1 if failures else 0)

@@ -101,6 +101,7 @@ REQUIREMENTS = {
     "python:dask": ["python3-dask"],
     "python:distributed": ["python3-distributed"],
     "command:mpirun": ["openmpi-bin"],
+    "command:chromium": ["chromium"],
 }
 # Words that name a command wherever they appear in a test or CI script.
 WORD_COMMANDS = ["sqlite3", "clinfo", "vulkaninfo", "pkg-config", "clang", "libclang_rt", "nm", "ctest"]
