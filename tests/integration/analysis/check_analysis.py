@@ -92,6 +92,14 @@ def case_package():
     # Many databases as one Dask DataFrame: the same rows.
     two = upti.open_dask([db, db], "kernels").compute()
     check(len(two) == 2 * len(t.kernels), f"dask: {len(two)} rows")
+    # The example of docs/analysis.md runs, on a trace named as it says.
+    doc = open(os.path.join(os.path.dirname(__file__), "../../../docs/analysis.md")).read()
+    example = doc.split("```python\n")[1].split("```")[0]
+    shutil.copyfile(db, os.path.join(WORK, "app.db"))
+    r = subprocess.run([sys.executable, "-c", example], cwd=WORK, capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=PYPATH), timeout=300)
+    check(r.returncode == 0 and "spin" in r.stdout and "20.0" in r.stdout,
+          f"docs/analysis.md example: rc {r.returncode}\n{r.stdout}{r.stderr[-2000:]}")
 
 
 # The rules each mode is made to show; `clean` shows none.
