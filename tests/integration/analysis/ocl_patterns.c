@@ -4,13 +4,17 @@
  *
  *   clean   ITERATIONS (default 20) long kernels enqueued back to back, one
  *           large write before and one blocking read after: no rule holds
- *   sync    a kernel, clFinish and a blocking 4-byte read, 20 times
- *   idle    a kernel, clFinish, then 5 ms of host work, 6 times
+ *   sync    a kernel (each ten times the work of clean's), clFinish and a
+ *           blocking 4-byte read, 20 times
+ *   idle    a kernel, clFinish, then 20 ms of host work, 6 times
  *   small   300 non-blocking 256-byte writes, then one clFinish
  *   errors  3 calls that fail: a bad argument index twice, a 0-byte buffer
  *   tiny    200 launches of a kernel that does nothing, one work-item each
  *   ranked  as clean, but the MPI rank 5 (OMPI_COMM_WORLD_RANK) runs ten times
- *           the kernels, each in a uptx range "step", the whole in "solve"
+ *           the kernels, each with ten times the work (kernel times of ranks
+ *           oversubscribed on few cores vary severalfold: rank 5's hundredfold
+ *           stands out whatever the load); each kernel in a uptx range "step",
+ *           the whole in "solve"
  */
 #include "../../apps/ocl_common.h"
 
@@ -62,7 +66,9 @@ int main(int argc, char **argv)
     static float host[ELEMENTS];
     cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
     CHECK(err);
-    int work = 150;
+    const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+    int rank5 = strcmp(mode, "ranked") == 0 && rank != NULL && atoi(rank) == 5;
+    int work = strcmp(mode, "sync") == 0 || rank5 ? 1500 : 150;
     size_t global = ELEMENTS, one = 1;
     CHECK(clSetKernelArg(spin, 0, sizeof buf, &buf));
     CHECK(clSetKernelArg(spin, 1, sizeof work, &work));
@@ -74,8 +80,7 @@ int main(int argc, char **argv)
             CHECK(clEnqueueNDRangeKernel(q, spin, 1, NULL, &global, NULL, 0, NULL, NULL));
         CHECK(clEnqueueReadBuffer(q, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
     } else if (strcmp(mode, "ranked") == 0) {
-        const char *rank = getenv("OMPI_COMM_WORLD_RANK");
-        if (rank != NULL && atoi(rank) == 5)
+        if (rank5)
             iterations *= 10;
         uptx_range_push("solve");
         CHECK(clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, NULL));
@@ -96,7 +101,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 6; i++) {
             CHECK(clEnqueueNDRangeKernel(q, spin, 1, NULL, &global, NULL, 0, NULL, NULL));
             CHECK(clFinish(q));
-            host_work(5.0);
+            host_work(20.0);
         }
     } else if (strcmp(mode, "small") == 0) {
         for (int i = 0; i < 300; i++)
