@@ -32,27 +32,17 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tests', 'common', 'python'))
+import upti_test  # noqa: E402
+
 B = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else 'build')
 N = sys.argv[2] if len(sys.argv) > 2 else '200000'
 REPS = sys.argv[3] if len(sys.argv) > 3 else '5'
 ROUNDS = int(sys.argv[4]) if len(sys.argv) > 4 else 5
 SUBMITS = str(max(1, int(N) // 100))  # per repetition
 BIN = os.path.join(B, 'bin', 'bench_vulkan')
-base = {k: v for k, v in os.environ.items() if not k.startswith(('UPTI_', 'VK_'))}
-if 'detect_leaks=1' in os.environ.get('ASAN_OPTIONS', ''):
-    # The loader unloads the driver at vkDestroyInstance; a block only the driver's
-    # globals point to then looks leaked. Preloaded, the driver stays mapped.
-    import glob
-    import json
-    icds = []
-    for manifest in sorted(glob.glob('/usr/share/vulkan/icd.d/*.json')):
-        try:
-            lib = json.load(open(manifest))['ICD']['library_path']
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if os.path.isabs(lib) and os.path.exists(lib):
-            icds.append(lib)
-    base['LD_PRELOAD'] = ' '.join(filter(None, [os.environ.get('LD_PRELOAD')] + icds))
+# Under LeakSanitizer the Vulkan driver is preloaded (see upti_test.preload_icds).
+base = upti_test.preload_icds(upti_test.env_without(('UPTI_', 'VK_')))
 base['NODEVICE_SELECT'] = '1'
 base['LP_NUM_THREADS'] = '0'  # lavapipe's device work on its queue thread only (above)
 layer = dict(base, VK_ADD_LAYER_PATH=os.path.join(B, 'lib'), VK_INSTANCE_LAYERS='VK_LAYER_UPTI_trace')

@@ -11,20 +11,16 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common', 'python'))
+import upti_test  # noqa: E402
+
 SRC = sys.argv[1]
 GEN = os.path.join(SRC, 'src', 'names', 'opencl', 'generate.py')
 API = os.path.join(SRC, 'src', 'names', 'opencl', 'opencl_api.txt')
 GOLDEN = os.path.join(SRC, 'src', 'names', 'opencl', 'opencl_operations.def')
 
 
-def fail(msg):
-    print(f'FAIL: {msg}')
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
+fail, check = upti_test.failing()
 
 
 def run_gen(*args):

@@ -18,14 +18,15 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common', 'python'))
+import upti_test  # noqa: E402
+
 SRC, VK_XML, CASE = sys.argv[1:4]
 GEN = os.path.join(SRC, 'src', 'names', 'vulkan', 'generate.py')
 TABLE = os.path.join(SRC, 'src', 'names', 'vulkan', 'vulkan_operations.txt')
 
 
-def fail(msg):
-    print('FAIL: ' + msg)
-    sys.exit(1)
+fail, _ = upti_test.failing()
 
 
 def table():
@@ -46,14 +47,20 @@ def generate(xml, tab, d):
     return [(int(v), n) for n, v in re.findall(r'^    UPTI_VULKAN_API_(vk\w+) = (\d+),$', header, re.M)], ''
 
 
+def generated(xml, tab, d, where):
+    """generate()'s operations; fails where generate.py does, saying where."""
+    got, err = generate(xml, tab, d)
+    if got is None:
+        fail('generate.py failed%s: %s' % (where, err))
+    return got
+
+
 def golden():
     ops = table()
     if [i for i, _ in ops] != list(range(1, len(ops) + 1)):
         fail('the table\'s ids are not 1..N in order')
     with tempfile.TemporaryDirectory() as d:
-        got, err = generate(VK_XML, TABLE, d)
-    if got is None:
-        fail('generate.py failed: ' + err)
+        got = generated(VK_XML, TABLE, d, '')
     if got != ops:
         diff = [(a, b) for a, b in zip(got, ops) if a != b][:5]
         fail(f'{len(got)} generated operations, {len(ops)} in the table; first differences: {diff}')
@@ -72,12 +79,8 @@ def pinned():
     with tempfile.TemporaryDirectory() as d:
         newer = os.path.join(d, 'vk.xml')
         open(newer, 'w').write(xml2)
-        base, err = generate(VK_XML, TABLE, d)
-        if base is None:
-            fail('generate.py failed on vk.xml: ' + err)
-        got, err = generate(newer, TABLE, d)
-        if got is None:
-            fail('generate.py failed on the copy with an added command: ' + err)
+        base = generated(VK_XML, TABLE, d, ' on vk.xml')
+        got = generated(newer, TABLE, d, ' on the copy with an added command')
         if got != base:
             moved = [(a, b) for a, b in zip(base, got) if a != b][:3]
             fail(f'a command added to vk.xml moved the ids: {moved}')

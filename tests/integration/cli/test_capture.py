@@ -10,38 +10,18 @@ Exit 0 = pass, 1 = fail, 77 = skipped. No timing is asserted: the timed cases
 put the window edges half a phase away from the phases.
 """
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common", "python"))
+import upti_test  # noqa: E402
+from upti_test import SKIP, check, one, run  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
-UPTI = os.path.join(BUILD, "bin", "upti")
-PHASES = os.path.join(BUILD, "bin", "capture_phases")
-OCL_APP = os.path.join(BUILD, "bin", "upti-test-ocl-e2e")
-NVTX_APP = os.path.join(BUILD, "bin", "upti-test-nvtx-app")
-OCL_EDGES = os.path.join(BUILD, "bin", "capture_ocl")
-SKIP = 77
-
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
-
-
-def run(args, expect=0):
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith("UPTI_") and k not in ("OPENCL_LAYERS", "NVTX_INJECTION64_PATH")}
-    p = subprocess.run(args, env=e, capture_output=True, text=True, errors="replace", timeout=120)
-    if expect is not None and p.returncode != expect:
-        raise Fail("%s: exit %d, expected %d\nstdout: %s\nstderr: %s"
-                   % (" ".join(args), p.returncode, expect, p.stdout, p.stderr))
-    return p
+UPTI, PHASES, OCL_APP, NVTX_APP, OCL_EDGES = upti_test.built(
+    BUILD, "bin/upti", "bin/capture_phases", "bin/upti-test-ocl-e2e", "bin/upti-test-nvtx-app",
+    "bin/capture_ocl")
 
 
 def traced(tmp, name, opts, program, expect=0):
@@ -50,10 +30,6 @@ def traced(tmp, name, opts, program, expect=0):
     p = run([UPTI, "run", "-d", d, "-o", "r"] + opts + ["--"] + program, expect=expect)
     path = os.path.join(d, "r.db")
     return (sqlite3.connect(path) if os.path.exists(path) else None), p, d
-
-
-def one(db, sql, *args):
-    return db.execute(sql, args).fetchone()[0]
 
 
 def marks_by_prefix(db):
@@ -296,27 +272,7 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 
 
 def main():
-    case = sys.argv[2]
-    for exe in (UPTI, PHASES):
-        if not os.path.exists(exe):
-            print("SKIP: %s not built" % exe)
-            return SKIP
-    tmp = tempfile.mkdtemp(prefix="upti-capture-%s-" % case)
-    cwd = os.getcwd()
-    try:
-        if CASES[case](tmp) == SKIP:
-            return SKIP
-        print("PASS %s" % case)
-        return 0
-    except Fail as e:
-        print("FAIL %s: %s" % (case, e))
-        return 1
-    finally:
-        os.chdir(cwd)
-        if os.environ.get("UPTI_TEST_KEEP"):
-            print("outputs kept in " + tmp)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+    return upti_test.run_case(CASES, sys.argv[2], "upti-capture", needed=(UPTI, PHASES))
 
 
 if __name__ == "__main__":

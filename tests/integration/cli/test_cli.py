@@ -15,47 +15,22 @@ import sqlite3
 import subprocess
 import time
 import sys
-import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "common", "python")]
 import traceck  # noqa: E402
+import upti_test  # noqa: E402
+from upti_test import SKIP, Fail, check, one, run  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
-UPTI = os.path.join(BUILD, "bin", "upti")
-UPTX_APP = os.path.join(BUILD, "bin", "upti-test-uptx-app")
-NVTX_APP = os.path.join(BUILD, "bin", "upti-test-nvtx-app")
-SYNTH = os.path.join(BUILD, "bin", "upti-synth")
-OCL_APP = os.path.join(BUILD, "bin", "upti-test-ocl-e2e")
-OCL_EVENTS = os.path.join(BUILD, "bin", "ocl_events")
-OCL_STUCK = os.path.join(BUILD, "bin", "ocl_stuck")
-SKIP = 77
+UPTI, UPTX_APP, NVTX_APP, SYNTH, OCL_APP, OCL_EVENTS, OCL_STUCK = upti_test.built(
+    BUILD, "bin/upti", "bin/upti-test-uptx-app", "bin/upti-test-nvtx-app", "bin/upti-synth",
+    "bin/upti-test-ocl-e2e", "bin/ocl_events", "bin/ocl_stuck")
 # LLVM 14's AddressSanitizer allocator is not fork-safe: a child forked while
 # another thread allocates can hang in UPTI's fork handlers (they allocate)
 # before it reaches exec. Under ASan the fork+exec parts are left to the plain
 # and TSan runs.
 ASAN_FORK = "libclang_rt.asan" in os.environ.get("UPTI_SANITIZER_PRELOAD", "")
-
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
-
-
-def run(args, env=None, expect=0):
-    e = dict(os.environ)
-    for k in list(e):
-        if k.startswith("UPTI_") or k in ("OPENCL_LAYERS", "NVTX_INJECTION64_PATH"):
-            del e[k]
-    e.update(env or {})
-    p = subprocess.run(args, env=e, capture_output=True, text=True, errors="replace", timeout=120)
-    if expect is not None and p.returncode != expect:
-        raise Fail("%s: exit %d, expected %d\nstdout: %s\nstderr: %s"
-                   % (" ".join(args), p.returncode, expect, p.stdout, p.stderr))
-    return p
 
 
 def db_of(path):
@@ -66,10 +41,6 @@ def db_of(path):
     check(db.execute("PRAGMA integrity_check").fetchall() == [("ok",)],
           "%s: PRAGMA integrity_check: %r" % (path, db.execute("PRAGMA integrity_check").fetchall()[:5]))
     return db
-
-
-def one(db, sql, *args):
-    return db.execute(sql, args).fetchone()[0]
 
 
 def dbs_in(d):
@@ -413,15 +384,7 @@ def expected_ocl_calls(n, m):
 
 def ocl_ready():
     """SKIP unless the OpenCL test program is built and finds a device (PoCL)."""
-    if not os.path.exists(OCL_APP) or not os.path.exists(os.path.join(BUILD, "lib",
-                                                                       "libupti-opencl.so")):
-        print("SKIP: OpenCL (or the OpenCL layer) was not built")
-        return False
-    p = run([OCL_APP, "--kernels", "1"], expect=None)
-    if p.returncode != 0:
-        print("SKIP: no OpenCL device: %s" % (p.stdout + p.stderr).strip())
-        return False
-    return True
+    return upti_test.ocl_ready(BUILD, OCL_APP)
 
 
 def check_process_lifetime(db, table, cols=("start", "end")):
@@ -1112,29 +1075,7 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 
 
 def main():
-    case = sys.argv[2]
-    for exe in (UPTI, UPTX_APP, SYNTH):
-        if not os.path.exists(exe):
-            print("SKIP: %s not built" % exe)
-            return SKIP
-    tmp = tempfile.mkdtemp(prefix="upti-cli-%s-" % case)
-    try:
-        rc = CASES[case](tmp)
-        if rc == SKIP:
-            return SKIP
-        print("PASS %s" % case)
-        return 0
-    except Fail as e:
-        print("FAIL %s: %s" % (case, e))
-        return 1
-    except SystemExit as e:  # traceck.fail
-        print("FAIL %s: output does not parse" % case)
-        return 1 if e.code else 0
-    finally:
-        if os.environ.get("UPTI_TEST_KEEP"):
-            print("outputs kept in " + tmp)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+    return upti_test.run_case(CASES, sys.argv[2], "upti-cli", needed=(UPTI, UPTX_APP, SYNTH))
 
 
 if __name__ == "__main__":

@@ -25,44 +25,21 @@ import os
 import sqlite3
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common", "python"))
+import upti_test  # noqa: E402
+from upti_test import SKIP, check, one, run  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
-UPTI = os.path.join(BUILD, "bin", "upti")
-UPTX_APP = os.path.join(BUILD, "bin", "upti-test-uptx-app")
-OCL_APP = os.path.join(BUILD, "bin", "upti-test-ocl-e2e")
-SKIP = 77
+UPTI, UPTX_APP, OCL_APP = upti_test.built(
+    BUILD, "bin/upti", "bin/upti-test-uptx-app", "bin/upti-test-ocl-e2e")
 HELP = " (see 'upti run --help')"
-
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
-
-
-def run(args, expect=0, cwd=None):
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith("UPTI_") and k not in ("OPENCL_LAYERS", "NVTX_INJECTION64_PATH")}
-    p = subprocess.run(args, env=e, capture_output=True, text=True, errors="replace",
-                       timeout=120, cwd=cwd)
-    if expect is not None and p.returncode != expect:
-        raise Fail("%s: exit %d, expected %d\nstdout: %s\nstderr: %s"
-                   % (" ".join(args), p.returncode, expect, p.stdout, p.stderr))
-    return p
 
 
 def write(path, text):
     with open(path, "w") as f:
         f.write(text)
     return path
-
-
-def one(db, sql, *args):
-    return db.execute(sql, args).fetchone()[0]
 
 
 def files_in(d):
@@ -171,15 +148,7 @@ def case_same_settings(tmp):
 
 
 def ocl_ready():
-    if not os.path.exists(OCL_APP) or not os.path.exists(os.path.join(BUILD, "lib",
-                                                                       "libupti-opencl.so")):
-        print("SKIP: OpenCL (or the OpenCL layer) was not built")
-        return False
-    p = run([OCL_APP, "--kernels", "1"], expect=None)
-    if p.returncode != 0:
-        print("SKIP: no OpenCL device: %s" % (p.stdout + p.stderr).strip())
-        return False
-    return True
+    return upti_test.ocl_ready(BUILD, OCL_APP)
 
 
 OCL_CALLS = 23  # ocl_e2e's API calls besides its clEnqueueNDRangeKernel ones
@@ -391,14 +360,4 @@ CASES = {"signal": case_signal, "recover": case_recover, "same_settings": case_s
          "cli_override": case_cli_override, "errors": case_errors}
 
 if __name__ == "__main__":
-    case = sys.argv[2]
-    with tempfile.TemporaryDirectory(prefix="upti-config-") as tmp:
-        try:
-            rc = CASES[case](tmp)
-        except Fail as e:
-            print("FAIL: %s: %s" % (case, e))
-            sys.exit(1)
-    if rc == SKIP:
-        sys.exit(SKIP)
-    print("PASS: %s" % case)
-    sys.exit(0)
+    sys.exit(upti_test.run_case(CASES, sys.argv[2], "upti-config"))

@@ -22,44 +22,31 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "common", "python")]
 import traceck  # noqa: E402
+import upti_test  # noqa: E402
+from upti_test import SKIP, check, one  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
-UPTI = os.path.join(BUILD, "bin", "upti")
-UPTX_APP = os.path.join(BUILD, "bin", "upti-test-uptx-app")
-OCL_APP = os.path.join(BUILD, "bin", "upti-test-ocl-e2e")
-SKIP = 77
-
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
+UPTI, UPTX_APP, OCL_APP = upti_test.built(
+    BUILD, "bin/upti", "bin/upti-test-uptx-app", "bin/upti-test-ocl-e2e")
 
 
 def run(args, env=None, expect=0):
-    e = dict(os.environ)
-    for k in list(e):
-        if k.startswith("UPTI_") or k in ("OPENCL_LAYERS", "NVTX_INJECTION64_PATH", "PMI_RANK",
-                                          "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID",
-                                          "MPI_LOCALRANKID"):
-            del e[k]
-    e.update(env or {})
-    p = subprocess.run(args, env=e, capture_output=True, text=True, errors="replace", timeout=120)
-    if expect is not None and p.returncode != expect:
-        raise Fail("%s: exit %d, expected %d\nstdout: %s\nstderr: %s"
-                   % (" ".join(args), p.returncode, expect, p.stdout, p.stderr))
-    return p
+    """upti_test.run, the MPI launchers' rank variables removed too."""
+    return upti_test.run(args, env, expect, drop=upti_test.TRACING + upti_test.RANKS)
 
 
-def one(db, sql, *args):
-    return db.execute(sql, args).fetchone()[0]
+def altered_copy(src, dst, sql, *args):
+    """A copy of the database src at dst, changed by sql (with args): dst."""
+    shutil.copy(src, dst)
+    o = sqlite3.connect(dst)
+    o.execute(sql, args)
+    o.commit()
+    o.close()
+    return dst
 
 
 def ocl_ready():
@@ -279,11 +266,8 @@ def case_otf2(tmp):
               sum(1 for e in ev if e[0] == "ENTER"), x["events"], groups))
     # A region name of 5 MiB (more than OTF2's 4 MiB definition chunk): the export is
     # written, that name cut to its first MiB (said once), every event there.
-    shutil.copy(os.path.join(d, "m.db"), os.path.join(tmp, "long.db"))
-    o = sqlite3.connect(os.path.join(tmp, "long.db"))
-    o.execute("UPDATE string SET string = ? WHERE string = 'outer'", ("o" * (5 << 20),))
-    o.commit()
-    o.close()
+    altered_copy(os.path.join(d, "m.db"), os.path.join(tmp, "long.db"),
+                 "UPDATE string SET string = ? WHERE string = 'outer'", "o" * (5 << 20))
     p = run([UPTI, "export", os.path.join(tmp, "long.db"), "-f", "otf2"])
     check(p.stderr == "upti: 1 string longer than 1048576 bytes cut in the OTF2 archive (the "
           "database has them whole)\n", "long string: %r" % p.stderr[:300])
@@ -433,23 +417,15 @@ def case_pftrace_clock(tmp):
     check(pf["clock_snapshots"] == [snapshot_of(db, "clock_snapshot"),
                                     snapshot_of(db, "clock_snapshot_end")]
           and pf["defaults"] == [(0, {58: 5})], "merged: %r %r" % (pf["clock_snapshots"], pf["defaults"]))
-    other = os.path.join(tmp, "other.db")
-    shutil.copy(os.path.join(d, "m2.db"), other)
-    o = sqlite3.connect(other)
-    o.execute("UPDATE info_process SET hostname = 'elsewhere'")
-    o.commit()
-    o.close()
+    other = altered_copy(os.path.join(d, "m2.db"), os.path.join(tmp, "other.db"),
+                         "UPDATE info_process SET hostname = 'elsewhere'")
     run([UPTI, "merge", os.path.join(d, "m.db"), other, "-d", d, "-o", "hosts", "-f", "pftrace"])
     pf = traceck.decode_pftrace(os.path.join(d, "hosts.pftrace"))
     check(pf["clock_snapshots"] == [] and pf["defaults"] == [],
           "merged from two hosts: %r %r" % (pf["clock_snapshots"], pf["defaults"]))
     # A database without snapshots (an older upti's): no clock is declared.
-    old = os.path.join(tmp, "old.db")
-    shutil.copy(os.path.join(d, "m.db"), old)
-    o = sqlite3.connect(old)
-    o.execute("DELETE FROM metadata WHERE key LIKE 'clock_snapshot%'")
-    o.commit()
-    o.close()
+    old = altered_copy(os.path.join(d, "m.db"), os.path.join(tmp, "old.db"),
+                       "DELETE FROM metadata WHERE key LIKE 'clock_snapshot%'")
     run([UPTI, "export", old, "-f", "pftrace"])
     pf = traceck.decode_pftrace(os.path.join(tmp, "old.pftrace"))
     check(pf["clock_snapshots"] == [] and pf["defaults"] == [],
@@ -504,20 +480,5 @@ def case_pftrace_clock(tmp):
 CASES = {"otf2": case_otf2, "pftrace_clock": case_pftrace_clock}
 
 
-def main():
-    case = sys.argv[2]
-    tmp = tempfile.mkdtemp(prefix="upti-export-")
-    try:
-        rc = CASES[case](tmp)
-    except Fail as e:
-        print("FAIL %s: %s" % (case, e))
-        return 1
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    if rc == 0:
-        print("PASS %s" % case)
-    return rc
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(upti_test.run_case(CASES, sys.argv[2], "upti-export"))

@@ -6,19 +6,17 @@ directories, option errors, placeholders and the UPTI_* variables.
   test_options.py BUILD_DIR CASE
 
 Exit 0 = pass, 1 = fail, 77 = skipped. Every program runs with the caller's
-UPTI_* variables removed (test_cli.run), so a CI environment that sets some
+UPTI_* variables removed (upti_test.run), so a CI environment that sets some
 (UPTI_TEST_SCALE, UPTI_SANITIZER_PRELOAD) changes nothing here.
 """
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_cli  # noqa: E402
-from test_cli import UPTI, UPTX_APP, SYNTH, SKIP, Fail, check, run, db_of, one  # noqa: E402
+import upti_test  # noqa: E402
+from test_cli import UPTI, UPTX_APP, SYNTH, check, run, db_of, one  # noqa: E402
 
 SOURCE = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 KNOWN = ("%pid%", "%ppid%", "%hostname%", "%rank%", "%argv0%", "%env{NAME}%", "%%")
@@ -256,28 +254,7 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 
 
 def main():
-    case = sys.argv[2]
-    for exe in (UPTI, UPTX_APP, SYNTH):
-        if not os.path.exists(exe):
-            print("SKIP: %s not built" % exe)
-            return SKIP
-    tmp = tempfile.mkdtemp(prefix="upti-opt-%s-" % case)
-    cwd = os.getcwd()
-    try:
-        rc = CASES[case](tmp)
-        if rc == SKIP:
-            return SKIP
-        print("PASS %s" % case)
-        return 0
-    except Fail as e:
-        print("FAIL %s: %s" % (case, e))
-        return 1
-    finally:
-        os.chdir(cwd)
-        if os.environ.get("UPTI_TEST_KEEP"):
-            print("outputs kept in " + tmp)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+    return upti_test.run_case(CASES, sys.argv[2], "upti-opt", needed=(UPTI, UPTX_APP, SYNTH))
 
 
 if __name__ == "__main__":

@@ -26,12 +26,14 @@ import os
 import sqlite3
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common", "python"))
+import upti_test  # noqa: E402
+from upti_test import Fail, check  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
 CASE = sys.argv[2]
-UPTI = os.path.join(BUILD, "bin", "upti")
-SYNTH = os.path.join(BUILD, "bin", "upti-synth")
+UPTI, SYNTH = upti_test.built(BUILD, "bin/upti", "bin/upti-synth")
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "reports", "fixture.sql")
 GOLDEN = os.path.join(HERE, "reports", "golden")
@@ -51,15 +53,6 @@ GOLDEN_RUNS = [("%s.%s" % (r, ext), ["--report", r, "--format", f])
     ("kernels_demangle.json", ["--report", "kern_sum,kern_exec_sum", "--demangle", "-f", "json"]),
     ("two_reports.csv", ["--report", "mem_time_sum,mem_size_sum", "-f", "csv"]),
 ]
-
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
 
 
 def run(args, expect=0):
@@ -393,21 +386,10 @@ def case_no_clobber(tmp):
 
 
 def main():
-    if not os.path.exists(UPTI) or not os.path.exists(SYNTH):
-        print("SKIP: upti or upti-synth not built")
-        return 77
     cases = {"goldens": case_goldens, "values": case_values, "errors": case_errors,
              "docs": case_docs, "cut_names": case_cut_names,
              "traced": case_traced, "no_clobber": case_no_clobber}
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            if cases[CASE](tmp) == 77:
-                return 77
-        except Fail as e:
-            print("FAIL: %s" % e)
-            return 1
-    print("ok")
-    return 0
+    return upti_test.run_case(cases, CASE, "upti-reports", needed=(UPTI, SYNTH))
 
 
 if __name__ == "__main__":

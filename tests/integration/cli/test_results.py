@@ -22,14 +22,15 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "common", "python")]
 import traceck  # noqa: E402
+import upti_test  # noqa: E402
+from upti_test import SKIP, check, one  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
-UPTI = os.path.join(BUILD, "bin", "upti")
+UPTI, APP, VK_APP = upti_test.built(BUILD, "bin/upti", "bin/ocl_results", "bin/vk_results")
 CASE = sys.argv[2]
-APP = os.path.join(BUILD, "bin", "ocl_results")
-VK_APP = os.path.join(BUILD, "bin", "vk_results")
 NONE = -(1 << 63)  # UPTI_API_RESULT_NONE as stored in api.result
 
 # The calls of ocl_results.c, in order: (function, its result).
@@ -45,23 +46,8 @@ EXPECTED = [
 ]
 
 
-class Fail(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
-
-
 def run(args, expect=0):
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith("UPTI_") and k not in ("OPENCL_LAYERS", "NVTX_INJECTION64_PATH")}
-    p = subprocess.run(args, env=e, capture_output=True, text=True, errors="replace", timeout=300)
-    if expect is not None and p.returncode != expect:
-        raise Fail("%s: exit %d, expected %d\nstdout: %s\nstderr: %s"
-                   % (" ".join(args), p.returncode, expect, p.stdout, p.stderr))
-    return p
+    return upti_test.run(args, expect=expect, timeout=300)
 
 
 def first_calls(rows):
@@ -97,13 +83,9 @@ def check_merge_old(tmp, path):
     check(one(m, "SELECT count(*) FROM apis WHERE result = -49") == 1, "the new rows: kept")
 
 
-def one(db, sql):
-    return db.execute(sql).fetchone()[0]
-
-
-def case_vulkan():
+def case_vulkan(tmp):
     if "ASAN_OPTIONS" not in os.environ and "TSAN_OPTIONS" not in os.environ:
-        return vulkan_results()
+        return vulkan_results(tmp)
     # The driver's own allocation of 2^62 bytes fails bare; ASan would abort on it instead.
     # Allowed to fail, ASan warns: the warnings go to a folder of this case's (a file in the
     # build's report folder fails CI), where nothing else may be.
@@ -114,7 +96,7 @@ def case_vulkan():
                                                   + os.path.join(logs, tool.lower()))
         if "UBSAN_OPTIONS" in os.environ:  # (a combined runtime logs through UBSan's path)
             os.environ["UBSAN_OPTIONS"] += ":log_path=" + os.path.join(logs, "ubsan")
-        rc = vulkan_results()
+        rc = vulkan_results(tmp)
         said = [line for name in sorted(os.listdir(logs))
                 for line in open(os.path.join(logs, name)).read().splitlines() if line.strip()]
         other = [line for line in said
@@ -123,111 +105,100 @@ def case_vulkan():
         return rc
 
 
-def vulkan_results():
+def vulkan_results(tmp):
     if not os.path.exists(VK_APP):
         print("SKIP: vk_results not built")
-        return 77
-    if "detect_leaks=1" in os.environ.get("ASAN_OPTIONS", ""):
-        # As the Vulkan tests do: the driver preloaded stays mapped, its globals stay roots for
-        # LeakSanitizer (unloaded, its allocations read as leaks of an unknown module).
-        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "vulkan"))
-        from check_vulkan import icd_libraries
-        os.environ["LD_PRELOAD"] = " ".join(filter(None, [os.environ.get("LD_PRELOAD"),
-                                                         *icd_libraries()]))
+        return SKIP
+    # As the Vulkan tests do: under LeakSanitizer the driver is preloaded.
+    upti_test.preload_icds(os.environ)
     bare = subprocess.run([VK_APP], capture_output=True, text=True, timeout=300)
     if bare.returncode != 0:
         print("SKIP: no Vulkan device (%s)" % bare.stderr.strip())
-        return 77
+        return SKIP
     alloc = int(bare.stderr.split("vkAllocateMemory: ")[1].split()[0])
     check(alloc < 0, "vkAllocateMemory returned %d" % alloc)
-    with tempfile.TemporaryDirectory() as tmp:
-        traced = run([UPTI, "run", "--sys-trace", "-d", tmp, "-o", "v", "--", VK_APP])
-        check(traced.stdout == bare.stdout, "the program's output changed:\n%s\nvs\n%s"
-              % (traced.stdout, bare.stdout))
-        db = sqlite3.connect(os.path.join(tmp, "v.db"))
-        got = {n: [r for (r,) in db.execute("SELECT result FROM apis WHERE name = ? ORDER BY start",
-                                           (n,))]
-               for n in ("vkGetFenceStatus", "vkWaitForFences", "vkAllocateMemory", "vkResetFences",
-                         "vkDestroyFence")}
-        want = {"vkGetFenceStatus": [1], "vkWaitForFences": [2], "vkAllocateMemory": [alloc],
-                "vkResetFences": [0], "vkDestroyFence": [None]}
-        check(got == want, "apis.result: %r, expected %r" % (got, want))
-        rep = err_report(os.path.join(tmp, "v.db"))
-        check(sorted(rep) == ["vkAllocateMemory", "vkGetFenceStatus", "vkWaitForFences"],
-              "functions: %r" % sorted(rep))
-        f, w, a = rep["vkGetFenceStatus"], rep["vkWaitForFences"], rep["vkAllocateMemory"]
-        check((f["errors"], f["other"], f["results"]) == (0, 1, "VK_NOT_READY (1) x1"), "%r" % f)
-        check((w["errors"], w["other"], w["results"]) == (0, 1, "VK_TIMEOUT (2) x1"), "%r" % w)
-        check((a["num_calls"], a["errors"], a["other"]) == (1, 1, 0) and ("(%d) x1" % alloc)
-              in a["results"] and a["results"].startswith("VK_ERROR_"), "%r" % a)
+    traced = run([UPTI, "run", "--sys-trace", "-d", tmp, "-o", "v", "--", VK_APP])
+    check(traced.stdout == bare.stdout, "the program's output changed:\n%s\nvs\n%s"
+          % (traced.stdout, bare.stdout))
+    db = sqlite3.connect(os.path.join(tmp, "v.db"))
+    got = {n: [r for (r,) in db.execute("SELECT result FROM apis WHERE name = ? ORDER BY start",
+                                       (n,))]
+           for n in ("vkGetFenceStatus", "vkWaitForFences", "vkAllocateMemory", "vkResetFences",
+                     "vkDestroyFence")}
+    want = {"vkGetFenceStatus": [1], "vkWaitForFences": [2], "vkAllocateMemory": [alloc],
+            "vkResetFences": [0], "vkDestroyFence": [None]}
+    check(got == want, "apis.result: %r, expected %r" % (got, want))
+    rep = err_report(os.path.join(tmp, "v.db"))
+    check(sorted(rep) == ["vkAllocateMemory", "vkGetFenceStatus", "vkWaitForFences"],
+          "functions: %r" % sorted(rep))
+    f, w, a = rep["vkGetFenceStatus"], rep["vkWaitForFences"], rep["vkAllocateMemory"]
+    check((f["errors"], f["other"], f["results"]) == (0, 1, "VK_NOT_READY (1) x1"), "%r" % f)
+    check((w["errors"], w["other"], w["results"]) == (0, 1, "VK_TIMEOUT (2) x1"), "%r" % w)
+    check((a["num_calls"], a["errors"], a["other"]) == (1, 1, 0) and ("(%d) x1" % alloc)
+          in a["results"] and a["results"].startswith("VK_ERROR_"), "%r" % a)
     print("PASS results")
     return 0
 
 
-def case_opencl():
+def case_opencl(tmp):
     if not os.path.exists(APP):
         print("SKIP: ocl_results not built")
-        return 77
+        return SKIP
     bare = subprocess.run([APP], capture_output=True, text=True, timeout=300)
     if bare.returncode != 0:
         print("SKIP: no OpenCL device (%s)" % bare.stderr.strip())
-        return 77
-    with tempfile.TemporaryDirectory() as tmp:
-        traced = run([UPTI, "run", "--sys-trace", "-f", "db,json,csv,pftrace", "-d", tmp, "-o", "r",
-                      "--", APP])
-        check(traced.stdout == bare.stdout, "the program's output changed:\n%s\nvs\n%s"
-              % (traced.stdout, bare.stdout))
+        return SKIP
+    traced = run([UPTI, "run", "--sys-trace", "-f", "db,json,csv,pftrace", "-d", tmp, "-o", "r",
+                  "--", APP])
+    check(traced.stdout == bare.stdout, "the program's output changed:\n%s\nvs\n%s"
+          % (traced.stdout, bare.stdout))
 
-        db = sqlite3.connect(os.path.join(tmp, "r.db"))
-        raw = first_calls(db.execute("SELECT s.string, a.result FROM api a JOIN string s"
-                                     " ON s.id = a.name_id ORDER BY a.start").fetchall())
-        want = [(f, NONE if v is None else v) for f, v in EXPECTED]
-        check(raw == want, "api.result: %r, expected %r" % (raw, want))
-        view = first_calls(db.execute("SELECT name, result FROM apis ORDER BY start").fetchall())
-        check(view == EXPECTED, "apis.result: %r" % view)
-        check(db.execute("SELECT count(*) FROM apis WHERE result IS NULL").fetchone()[0] == 1,
-              "only clSVMFree has no result")
-        release = db.execute("SELECT result FROM apis WHERE name = 'clReleaseContext'").fetchall()
-        check(release == [(0,)], "a successful release: %r" % release)
+    db = sqlite3.connect(os.path.join(tmp, "r.db"))
+    raw = first_calls(db.execute("SELECT s.string, a.result FROM api a JOIN string s"
+                                 " ON s.id = a.name_id ORDER BY a.start").fetchall())
+    want = [(f, NONE if v is None else v) for f, v in EXPECTED]
+    check(raw == want, "api.result: %r, expected %r" % (raw, want))
+    view = first_calls(db.execute("SELECT name, result FROM apis ORDER BY start").fetchall())
+    check(view == EXPECTED, "apis.result: %r" % view)
+    check(db.execute("SELECT count(*) FROM apis WHERE result IS NULL").fetchone()[0] == 1,
+          "only clSVMFree has no result")
+    release = db.execute("SELECT result FROM apis WHERE name = 'clReleaseContext'").fetchall()
+    check(release == [(0,)], "a successful release: %r" % release)
 
-        with open(os.path.join(tmp, "r_api_trace.csv"), newline="") as f:
-            rows = list(csv.DictReader(f))
-        got = first_calls([(r["Function"], None if r["Result"] == "" else int(r["Result"]))
-                           for r in rows])
-        check(got == EXPECTED, "CSV: %r" % got)
+    with open(os.path.join(tmp, "r_api_trace.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    got = first_calls([(r["Function"], None if r["Result"] == "" else int(r["Result"]))
+                       for r in rows])
+    check(got == EXPECTED, "CSV: %r" % got)
 
-        doc = json.load(open(os.path.join(tmp, "r.json")))
-        evs = sorted((e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "api"),
-                     key=lambda e: e["ts"])
-        got = first_calls([(e["name"], e.get("args", {}).get("result")) for e in evs])
-        check(got == EXPECTED, "JSON: %r" % got)
+    doc = json.load(open(os.path.join(tmp, "r.json")))
+    evs = sorted((e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "api"),
+                 key=lambda e: e["ts"])
+    got = first_calls([(e["name"], e.get("args", {}).get("result")) for e in evs])
+    check(got == EXPECTED, "JSON: %r" % got)
 
-        pf = traceck.decode_pftrace(os.path.join(tmp, "r.pftrace"))
-        sl = sorted(pf["slices"], key=lambda s: s["ts"])
-        got = first_calls([(s["name"], s["args"].get("result")) for s in sl
-                           if s["name"].startswith("cl")])
-        check(got == EXPECTED, "Perfetto: %r" % got)
+    pf = traceck.decode_pftrace(os.path.join(tmp, "r.pftrace"))
+    sl = sorted(pf["slices"], key=lambda s: s["ts"])
+    got = first_calls([(s["name"], s["args"].get("result")) for s in sl
+                       if s["name"].startswith("cl")])
+    check(got == EXPECTED, "Perfetto: %r" % got)
 
-        check_merge_old(tmp, os.path.join(tmp, "r.db"))
-        rep = err_report(os.path.join(tmp, "r.db"))
-        check(sorted(rep) == ["clCreateBuffer", "clGetDeviceInfo", "clReleaseMemObject",
-                              "clSetKernelArg"], "functions with errors: %r" % sorted(rep))
-        cb = rep["clCreateBuffer"]
-        check((cb["errors"], cb["other"], cb["results"]) == (2, 0, "CL_INVALID_BUFFER_SIZE (-61) x2"),
-              "clCreateBuffer: %r" % cb)
-        check(cb["num_calls"] == db.execute("SELECT count(*) FROM apis WHERE name = 'clCreateBuffer'")
-              .fetchone()[0], "clCreateBuffer calls: %r" % cb)
-        for name, code in (("clSetKernelArg", "CL_INVALID_ARG_INDEX (-49) x1"),
-                           ("clGetDeviceInfo", "CL_INVALID_VALUE (-30) x1"),
-                           ("clReleaseMemObject", "CL_INVALID_MEM_OBJECT (-38) x1")):
-            check((rep[name]["errors"], rep[name]["results"]) == (1, code), "%s: %r" % (name, rep[name]))
+    check_merge_old(tmp, os.path.join(tmp, "r.db"))
+    rep = err_report(os.path.join(tmp, "r.db"))
+    check(sorted(rep) == ["clCreateBuffer", "clGetDeviceInfo", "clReleaseMemObject",
+                          "clSetKernelArg"], "functions with errors: %r" % sorted(rep))
+    cb = rep["clCreateBuffer"]
+    check((cb["errors"], cb["other"], cb["results"]) == (2, 0, "CL_INVALID_BUFFER_SIZE (-61) x2"),
+          "clCreateBuffer: %r" % cb)
+    check(cb["num_calls"] == db.execute("SELECT count(*) FROM apis WHERE name = 'clCreateBuffer'")
+          .fetchone()[0], "clCreateBuffer calls: %r" % cb)
+    for name, code in (("clSetKernelArg", "CL_INVALID_ARG_INDEX (-49) x1"),
+                       ("clGetDeviceInfo", "CL_INVALID_VALUE (-30) x1"),
+                       ("clReleaseMemObject", "CL_INVALID_MEM_OBJECT (-38) x1")):
+        check((rep[name]["errors"], rep[name]["results"]) == (1, code), "%s: %r" % (name, rep[name]))
     print("PASS results")
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit({"opencl": case_opencl, "vulkan": case_vulkan}[CASE]())
-    except Fail as e:
-        print("FAIL: %s" % e)
-        sys.exit(1)
+    sys.exit(upti_test.run_case({"opencl": case_opencl, "vulkan": case_vulkan}, CASE, "upti-results"))

@@ -23,30 +23,26 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 import shutil
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'cli'))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, '..', 'cli'), os.path.join(HERE, '..', '..', 'common', 'python')]
 import traceck  # noqa: E402
+import upti_test  # noqa: E402
+from upti_test import SKIP  # noqa: E402
 
-SKIP = 77
-BUILD = os.path.abspath(sys.argv[1])
-CASE = sys.argv[2]
-UPTI = os.path.join(BUILD, 'bin', 'upti')
-APP = os.path.join(BUILD, 'bin', 'ocl_crash')
+BUILD, CASE = upti_test.build_and_case()
+UPTI, APP = upti_test.built(BUILD, 'bin/upti', 'bin/ocl_crash')
 N, M = 20, 5
 PAUSE_MS = 2000  # the program's pause before its end: the collector drains meanwhile
 
 
-def fail(msg):
-    print('FAIL %s: %s' % (CASE, msg))
-    sys.exit(1)
+fail, _ = upti_test.failing('FAIL %s:' % CASE)
 
 
 def env():
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith(('UPTI_TOOL', 'UPTI_TRACE', 'OPENCL_LAYERS'))}
+    e = upti_test.env_without(('UPTI_TOOL', 'UPTI_TRACE', 'OPENCL_LAYERS'))
     # Sanitizer builds: the faults are the program's, not reports; let the
     # default action (and UPTI's handler) have them.
     for var in ('ASAN_OPTIONS', 'TSAN_OPTIONS', 'UBSAN_OPTIONS'):
@@ -148,13 +144,22 @@ def check_in_flight(path, enqueued):
         fail('%s: kernels_incomplete %r, expected %d' % (path, incomplete, enqueues - kernels))
 
 
-def case_sigkill(tmp):
-    lines, where = upti_run(tmp, 'k', [N, 'kill', PAUSE_MS, M], 128 + 9)
+def ended_run(d, name, args, expect_rc, kernels_max, reason):
+    """upti_run of the program into d/NAME.*, which says no "upti:" line but the files written;
+    the database and the Perfetto trace checked (N to kernels_max kernels, the end's reason; the
+    enqueues beyond N counted in flight): the number of kernels."""
+    lines, where = upti_run(d, name, args, expect_rc)
     if lines:
         fail('no "upti:" line expected but the files written%s' % where)
-    kernels = check_db(os.path.join(tmp, 'k.db'), N, N + M, True, 'killed by signal 9')
-    check_in_flight(os.path.join(tmp, 'k.db'), N + M)
-    check_pftrace(os.path.join(tmp, 'k.pftrace'), kernels)
+    kernels = check_db(os.path.join(d, name + '.db'), N, kernels_max, True, reason)
+    if kernels_max > N:
+        check_in_flight(os.path.join(d, name + '.db'), kernels_max)
+    check_pftrace(os.path.join(d, name + '.pftrace'), kernels)
+    return kernels
+
+
+def case_sigkill(tmp):
+    kernels = ended_run(tmp, 'k', [N, 'kill', PAUSE_MS, M], 128 + 9, N + M, 'killed by signal 9')
     print('sigkill: %d kernels of %d..%d, the rest counted in flight' % (kernels, N, N + M))
 
 
@@ -203,32 +208,19 @@ def case_sigkill_mid(tmp):
 
 
 def case_crash(tmp, how, sig):
-    lines, where = upti_run(tmp, how, [N, how, 0, 0], 128 + sig)
-    if lines:
-        fail('no "upti:" line expected%s' % where)
-    check_db(os.path.join(tmp, how + '.db'), N, N, True, 'killed by signal %d' % sig)
-    check_pftrace(os.path.join(tmp, how + '.pftrace'), N)
+    ended_run(tmp, how, [N, how, 0, 0], 128 + sig, N, 'killed by signal %d' % sig)
     print('%s: all %d kernels' % (how, N))
 
 
 def case_exit(tmp):
-    lines, where = upti_run(tmp, 'x', [N, 'exit', PAUSE_MS, 0], 3)
-    if lines:
-        fail('no "upti:" line expected%s' % where)
-    check_db(os.path.join(tmp, 'x.db'), N, N, True, 'exited with status 3')
-    check_pftrace(os.path.join(tmp, 'x.pftrace'), N)
+    ended_run(tmp, 'x', [N, 'exit', PAUSE_MS, 0], 3, N, 'exited with status 3')
     print('exit: all %d kernels' % N)
 
 
 def case_newline_dir(tmp):
     """An output directory whose name holds a newline: the killed program's trace is written."""
     d = os.path.join(tmp, 'new\nline')
-    lines, where = upti_run(d, 'k', [N, 'kill', PAUSE_MS, M], 128 + 9)
-    if lines:
-        fail('no "upti:" line expected%s' % where)
-    kernels = check_db(os.path.join(d, 'k.db'), N, N + M, True, 'killed by signal 9')
-    check_in_flight(os.path.join(d, 'k.db'), N + M)
-    check_pftrace(os.path.join(d, 'k.pftrace'), kernels)
+    kernels = ended_run(d, 'k', [N, 'kill', PAUSE_MS, M], 128 + 9, N + M, 'killed by signal 9')
     print('newline_dir: %d kernels of %d..%d' % (kernels, N, N + M))
 
 
@@ -465,30 +457,39 @@ def case_kill_in_outputs(tmp):
     fail('never saw an output being written')
 
 
-def case_collector_killed(tmp):
-    """upti killed while its program runs: the program goes on, recording into its rings;
-    `upti recover` started at once waits for it to end, and its database holds every
-    record, those made after upti died included."""
-    iterations = 3000
+def upti_killed(tmp, iterations, sleep, after):
+    """upti run of upti-test-uptx-app (whose child sleeps sleep s) into tmp/out/c.*, its run
+    folder in tmp/tmpdir, upti SIGKILLed after s in: (the environment, the output folder, the
+    one run folder, upti's children when it was killed)."""
     tmpdir = os.path.join(tmp, 'tmpdir')
     os.makedirs(tmpdir)
     e = env()
     e['TMPDIR'] = tmpdir
     d = os.path.join(tmp, 'out')
     cmd = [UPTI, 'run', '--marker-trace', '-d', d, '-o', 'c', '--', UPTX_APP, '--iterations',
-           str(iterations), '--fork-exec', '/bin/sh', '-c', 'sleep 2']
+           str(iterations), '--fork-exec', '/bin/sh', '-c', 'sleep %d' % sleep]
     p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          errors='replace')
-    time.sleep(0.8)  # the program waits for its child's sleep 2: all its workers' calls are later
+    time.sleep(after)
     kids = children(p.pid)
     p.kill()
     p.communicate(timeout=60)
-    if len(kids) != 1:
-        fail('expected the program as the one child of upti, found %r' % kids)
-    folders = [f for f in os.listdir(tmpdir) if f.startswith('upti-collect-')]
+    folders = [os.path.join(tmpdir, f) for f in os.listdir(tmpdir) if f.startswith('upti-collect-')]
     if len(folders) != 1:
         fail('expected one run folder in %s, found %r' % (tmpdir, folders))
-    r = subprocess.run([UPTI, 'recover', os.path.join(tmpdir, folders[0])], env=e,
+    return e, d, folders[0], kids
+
+
+def case_collector_killed(tmp):
+    """upti killed while its program runs: the program goes on, recording into its rings;
+    `upti recover` started at once waits for it to end, and its database holds every
+    record, those made after upti died included."""
+    iterations = 3000
+    # The program waits for its child's sleep 2: all its workers' calls are later than 0.8 s.
+    e, d, folder, kids = upti_killed(tmp, iterations, 2, 0.8)
+    if len(kids) != 1:
+        fail('expected the program as the one child of upti, found %r' % kids)
+    r = subprocess.run([UPTI, 'recover', folder], env=e,
                        capture_output=True, text=True, errors='replace', timeout=120)
     where = '\nrecover stderr: %s' % r.stderr
     if os.path.exists('/proc/%d' % kids[0]) and open('/proc/%d/stat' % kids[0]).read().split()[2] != 'Z':
@@ -518,23 +519,8 @@ def case_recover_full(tmp):
     again without the limit, it writes every marker."""
     import resource
     iterations = 100
-    tmpdir = os.path.join(tmp, 'tmpdir')
-    os.makedirs(tmpdir)
-    e = env()
-    e['TMPDIR'] = tmpdir
-    d = os.path.join(tmp, 'out')
+    e, d, folder, _ = upti_killed(tmp, iterations, 1, 0.5)
     path = os.path.join(d, 'c.db')
-    cmd = [UPTI, 'run', '--marker-trace', '-d', d, '-o', 'c', '--', UPTX_APP, '--iterations',
-           str(iterations), '--fork-exec', '/bin/sh', '-c', 'sleep 1']
-    p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         errors='replace')
-    time.sleep(0.5)
-    p.kill()
-    p.communicate(timeout=60)
-    folders = [os.path.join(tmpdir, f) for f in os.listdir(tmpdir) if f.startswith('upti-collect-')]
-    if len(folders) != 1:
-        fail('expected one run folder in %s, found %r' % (tmpdir, folders))
-    folder = folders[0]
     limit = 64 << 10
 
     def limited():
@@ -674,6 +660,15 @@ def case_run_sigint_nohup(tmp):
     print('run_sigint_nohup: SIGINT ignored, all %d calls traced' % (2 * n))
 
 
+def uptx_traced(out, e, iterations):
+    """upti-test-uptx-app under `upti run --marker-trace` into out/f.*, with the environment e:
+    its CompletedProcess and its stderr, to be said on a failure."""
+    cmd = [UPTI, 'run', '--marker-trace', '-d', out, '-o', 'f', '--', UPTX_APP,
+           '--iterations', str(iterations)]
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True, errors='replace', timeout=300)
+    return p, '\nstderr: %s' % p.stderr
+
+
 def case_full_tmpdir(tmp):
     """$TMPDIR (where upti run keeps its run folder) fills up: the spool stops
     storing (counted), and the database cannot even be created there. The
@@ -687,11 +682,7 @@ def case_full_tmpdir(tmp):
         e = env()
         e['TMPDIR'] = fs
         out = os.path.join(tmp, 'out')
-        cmd = [UPTI, 'run', '--marker-trace', '-d', out, '-o', 'f', '--', UPTX_APP,
-               '--iterations', str(iterations)]
-        p = subprocess.run(cmd, env=e, capture_output=True, text=True, errors='replace',
-                           timeout=300)
-        where = '\nstderr: %s' % p.stderr
+        p, where = uptx_traced(out, e, iterations)
         if p.returncode != 0:
             fail('exit status %d, expected 0 (the program is not disturbed)%s' % (p.returncode, where))
         lines = [l for l in p.stderr.splitlines() if l.startswith('upti:')]
@@ -727,11 +718,7 @@ def case_full_outdir(tmp):
         iterations = 20000
         made = uptx_markers(2, iterations)
         e = env()
-        cmd = [UPTI, 'run', '--marker-trace', '-d', fs, '-o', 'f', '--', UPTX_APP,
-               '--iterations', str(iterations)]
-        p = subprocess.run(cmd, env=e, capture_output=True, text=True, errors='replace',
-                           timeout=300)
-        where = '\nstderr: %s' % p.stderr
+        p, where = uptx_traced(fs, e, iterations)
         if p.returncode != 0:
             fail('exit status %d, expected 0%s' % (p.returncode, where))
         kept = kept_folders(p.stderr.splitlines())
@@ -787,18 +774,5 @@ CASES = {
 }
 
 
-def main():
-    for f in (UPTI, APP):
-        if not os.path.exists(f):
-            print('SKIP: %s not built' % f)
-            return SKIP
-    tmp = tempfile.mkdtemp(prefix='upti-crash-')
-    try:
-        CASES[CASE](tmp)
-        return 0
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(upti_test.in_temp_folder('upti-crash-', CASES[CASE], needed=(UPTI, APP)))

@@ -21,23 +21,17 @@ import subprocess
 import sys
 import tempfile
 
-BUILD = os.path.abspath(sys.argv[1])
-CASE = sys.argv[2]
-UPTI = os.path.join(BUILD, 'bin', 'upti')
-APP = os.path.join(BUILD, 'bin', 'ocl_info')
-LAYER = os.path.join(BUILD, 'lib', 'libupti-opencl.so')
-TOOL = os.path.join(BUILD, 'lib', 'libupti-trace.so')
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'common', 'python'))
+import upti_test  # noqa: E402
 
-
-def fail(msg):
-    print('FAIL %s: %s' % (CASE, msg))
-    sys.exit(1)
+BUILD, CASE = upti_test.build_and_case()
+UPTI, APP, LAYER, TOOL = upti_test.built(BUILD, 'bin/upti', 'bin/ocl_info', 'lib/libupti-opencl.so',
+                                         'lib/libupti-trace.so')
+fail, _ = upti_test.failing('FAIL %s:' % CASE)
 
 
 def run(cmd, extra_env, cwd):
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith('UPTI_') and k not in ('OPENCL_LAYERS', 'LD_PRELOAD')}
-    e.update(extra_env)
+    e = upti_test.env_without(('UPTI_', 'OPENCL_LAYERS', 'LD_PRELOAD'), extra_env)
     p = subprocess.run(cmd, env=e, cwd=cwd, capture_output=True, text=True, errors='replace',
                        timeout=600)
     if p.returncode != 0:

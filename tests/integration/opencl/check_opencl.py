@@ -3,44 +3,26 @@
 """Runs an OpenCL test program without and with the UPTI layer and asserts on
 what the test tool recorded (tool.c writes one line per record).
 Exit 0: pass, 1: fail, 77: skipped."""
-import argparse
 import collections
 import os
 import subprocess
 import sys
 import tempfile
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'common', 'python'))
+import upti_test  # noqa: E402
+from upti_test import SKIP  # noqa: E402
 
-
-def fail(msg):
-    print('FAIL:', msg)
-    sys.exit(1)
-
-
-def expect(cond, msg):
-    if not cond:
-        fail(msg)
+fail, expect = upti_test.failing()
 
 
 def run(cmd, env, timeout=60):
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr.decode(errors='replace')
+    return upti_test.run_status(cmd, env, timeout)
 
 
 def parse(path):
-    recs = []
-    for line in open(path):
-        parts = line.split()
-        if not parts:
-            continue
-        rec = {'_t': parts[0], 'op': parts[1] if len(parts) > 1 and '=' not in parts[1] else '', 'line': line}
-        for p in parts[1:]:
-            if '=' in p and '(' not in p:
-                k, v = p.split('=', 1)
-                rec[k] = v
-        recs.append(rec)
-    return recs
+    return [{'_t': parts[0], 'op': parts[1] if len(parts) > 1 and '=' not in parts[1] else '', 'line': line,
+             **fields} for line, parts, fields in upti_test.tool_lines(path, exclude='(')]
 
 
 def count(recs, type_, op=None, **fields):
@@ -204,15 +186,8 @@ def case_events(recs):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--layer', required=True)
-    ap.add_argument('--tool', required=True)
-    ap.add_argument('--chain-tool', required=True)
-    ap.add_argument('--workdir', required=True)
-    ap.add_argument('--case', required=True)
-    ap.add_argument('app')
-    a = ap.parse_args()
-    base = {k: v for k, v in os.environ.items() if not k.startswith(('UPTI_', 'OPENCL_LAYERS'))}
+    a = upti_test.driver_options('layer', 'tool', 'chain-tool', 'workdir', 'case')
+    base = upti_test.env_without(('UPTI_', 'OPENCL_LAYERS'))
     traced = dict(base, OPENCL_LAYERS=a.layer, UPTI_TOOL_LIBRARIES=a.tool)
     if a.case == 'two_platforms':
         icd = '/usr/lib/oclgrind/liboclgrind-rt-icd.so'
@@ -253,25 +228,14 @@ def main():
     expect(rc0 == rc1, f'exit status {rc1} with the layer, {rc0} without; stderr: {err1}')
     expect(out0 == out1, 'stdout differs with the layer:\n%s\n---\n%s' % (out0.decode(), out1.decode()))
     expect('upti:' not in err1, 'UPTI warnings: ' + err1)
-    if a.case == 'no_tool':
-        expect(not os.path.exists(out), 'a tool ran although none was configured')
-        print('PASS')
-        return
+    upti_test.end_if_no_tool(a.case, out)
     recs = parse(out)
     # oclgrind stamps with CLOCK_REALTIME at microsecond jitter, mapped by measured offset.
     check_common(recs, 20000 if a.case == 'two_platforms' else 0)
-    if a.case == 'ocl_vadd':
-        case_vadd(recs)
-    if a.case == 'two_platforms':
-        case_two_platforms(recs)
-    if a.case == 'ocl_threads':
-        case_threads(recs)
-    if a.case == 'ocl_copies':
-        case_copies(recs)
-    if a.case == 'ocl_errors':
-        case_errors(recs)
-    if a.case == 'ocl_events':
-        case_events(recs)
+    per_case = {'ocl_vadd': case_vadd, 'two_platforms': case_two_platforms, 'ocl_threads': case_threads,
+                'ocl_copies': case_copies, 'ocl_errors': case_errors, 'ocl_events': case_events}
+    if a.case in per_case:
+        per_case[a.case](recs)
     if a.case == 'extension':
         expect(b'called' in out1, 'clRetainDeviceEXT / clReleaseDeviceEXT not found: ' + out1.decode())
         for op in ('clGetExtensionFunctionAddressForPlatform', 'clRetainDeviceEXT', 'clReleaseDeviceEXT'):

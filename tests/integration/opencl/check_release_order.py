@@ -29,33 +29,24 @@ import subprocess
 import sys
 import tempfile
 
-BUILD = os.path.abspath(sys.argv[1])
-CASE = sys.argv[2]
-UPTI = os.path.join(BUILD, 'bin', 'upti')
-APP = os.path.join(BUILD, 'bin', 'ocl_release_order')
-SUB_APP = os.path.join(BUILD, 'bin', 'ocl_release_order_subscriber')
-LAYER = os.path.join(BUILD, 'lib', 'libupti-opencl.so')
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'common', 'python'))
+import upti_test  # noqa: E402
+
+BUILD, CASE = upti_test.build_and_case()
+UPTI, APP, SUB_APP, LAYER = upti_test.built(BUILD, 'bin/upti', 'bin/ocl_release_order',
+                                            'bin/ocl_release_order_subscriber', 'lib/libupti-opencl.so')
 
 TRACE_CASES = ('opencl', 'args', 'kernel', 'memory-copy', 'marker', 'memory-alloc', 'sys')
 ALLOC_TYPES = {'BUFFER': ('buffer',), 'SUB_BUFFER': ('sub_buffer',), 'IMAGE': ('image',),
                'SVM': ('svm', 'svm_enqueued')}
 
 
-def fail(msg):
-    print('FAIL %s: %s' % (CASE, msg))
-    sys.exit(1)
-
-
-def env(extra=None):
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith('UPTI_') and k not in ('OPENCL_LAYERS', 'LD_PRELOAD')}
-    e.update(extra or {})
-    return e
+fail, _ = upti_test.failing('FAIL %s:' % CASE)
 
 
 def run(cmd, extra_env=None):
-    p = subprocess.run(cmd, env=env(extra_env), capture_output=True, text=True, errors='replace',
-                       timeout=600)
+    e = upti_test.env_without(('UPTI_', 'OPENCL_LAYERS', 'LD_PRELOAD'), extra_env)
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True, errors='replace', timeout=600)
     where = '\ncommand: %s\nexit: %d\nstdout: %s\nstderr: %s' % (' '.join(cmd), p.returncode,
                                                                  p.stdout[-3000:], p.stderr[-3000:])
     if p.returncode != 0:

@@ -35,33 +35,23 @@ import sqlite3
 import struct
 import subprocess
 import sys
-import tempfile
 import time
-import shutil
 
-SKIP = 77
-BUILD = os.path.abspath(sys.argv[1])
-CASE = sys.argv[2]
-UPTI = os.path.join(BUILD, 'bin', 'upti')
-APP = os.path.join(BUILD, 'bin', 'counted_marks')
-TOOL = os.path.join(BUILD, 'lib', 'libupti-trace.so')
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'common', 'python'))
+import upti_test  # noqa: E402
+from upti_test import SKIP  # noqa: E402
+
+BUILD, CASE = upti_test.build_and_case()
+UPTI, APP, TOOL = upti_test.built(BUILD, 'bin/upti', 'bin/counted_marks', 'lib/libupti-trace.so')
 THREADS = 2
-
-
-def fail(msg):
-    print('FAIL %s: %s' % (CASE, msg))
-    sys.exit(1)
+# What would trace counted_marks other than as a case asks.
+TRACING = ('UPTI_TOOL', 'UPTI_TRACE', 'UPTI_RING', 'OPENCL_LAYERS')
+fail, _ = upti_test.failing('FAIL %s:' % CASE)
 
 
 def env(tmp, **extra):
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith(('UPTI_TOOL', 'UPTI_TRACE', 'UPTI_RING', 'OPENCL_LAYERS'))}
-    e['UPTI_TOOL_LIBRARIES'] = TOOL
-    e['UPTI_TRACE_KINDS'] = 'marker_api'
-    e['TMPDIR'] = os.path.join(tmp, 'tmpdir')
-    os.makedirs(e['TMPDIR'], exist_ok=True)
-    e.update(extra)
-    return e
+    return upti_test.tmpdir_env(tmp, TRACING, **{'UPTI_TOOL_LIBRARIES': TOOL,
+                                                 'UPTI_TRACE_KINDS': 'marker_api', **extra})
 
 
 def counters(path):
@@ -92,11 +82,7 @@ def check_db(name, path, counts, may_be_one_more, source):
 
 
 def wait_for(cond, what, timeout=120):
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            fail('%s: not after %d s' % (what, timeout))
-        time.sleep(0.02)
+    upti_test.wait_for(cond, what, fail, timeout)
 
 
 def run_folders(tmp):
@@ -383,18 +369,5 @@ def case_fork(tmp):
 CASES = {'helper': case_helper, 'fork': case_fork, 'group': case_group, 'kill': case_kill, 'bare': case_bare, 'missing': case_missing}
 
 
-def main():
-    for f in (UPTI, APP, TOOL):
-        if not os.path.exists(f):
-            print('SKIP: %s not built' % f)
-            return SKIP
-    tmp = tempfile.mkdtemp(prefix='upti-record-only-')
-    try:
-        CASES[CASE](tmp)
-        return 0
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(upti_test.in_temp_folder('upti-record-only-', CASES[CASE], needed=(UPTI, APP, TOOL)))

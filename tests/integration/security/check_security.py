@@ -54,22 +54,20 @@ import subprocess
 import sys
 import tempfile
 
-SKIP = 77
-BUILD = os.path.abspath(sys.argv[1])
-CASE = sys.argv[2]
-UPTI = os.path.join(BUILD, 'bin', 'upti')
-RING = os.path.join(BUILD, 'bin', 'upti-ring')
-APP = os.path.join(BUILD, 'bin', 'counted_marks')
-TOOL = os.path.join(BUILD, 'lib', 'libupti-trace.so')
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'common', 'python'))
+import upti_test  # noqa: E402
+from upti_test import SKIP  # noqa: E402
+
+BUILD, CASE = upti_test.build_and_case()
+UPTI, RING, APP, TOOL = upti_test.built(BUILD, 'bin/upti', 'bin/upti-ring', 'bin/counted_marks',
+                                        'lib/libupti-trace.so')
 VICTIM, ATTACKER = 'upti_victim', 'upti_attacker'
 # Ring header offsets (include/upti/ring.h).
 MAX_SLOTS, SLOT_SIZE, UID, PID, START = 20, 24, 56, 64, 80
 SLOTS, SLOT_BYTES, DATA_OFFSET = 4096, 384, 328
 
 
-def fail(msg):
-    print('FAIL %s: %s' % (CASE, msg))
-    sys.exit(1)
+fail, _ = upti_test.failing('FAIL %s:' % CASE)
 
 
 def need_root():
@@ -97,8 +95,7 @@ def as_user(name, args):
 
 
 def env(tmpdir, **extra):
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith(('UPTI_TOOL', 'UPTI_TRACE', 'UPTI_RING', 'OPENCL_LAYERS'))}
+    e = upti_test.env_without(('UPTI_TOOL', 'UPTI_TRACE', 'UPTI_RING', 'OPENCL_LAYERS'))
     e['UPTI_TOOL_LIBRARIES'] = TOOL
     e['UPTI_TRACE_KINDS'] = 'marker_api'
     e['TMPDIR'] = tmpdir
@@ -626,12 +623,7 @@ def main():
     if CASE not in cases:
         print('unknown case ' + CASE)
         return 2
-    tmp = tempfile.mkdtemp(prefix='upti-security-')
-    try:
-        cases[CASE](os.path.realpath(tmp))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    return upti_test.in_temp_folder('upti-security-', lambda tmp: cases[CASE](os.path.realpath(tmp)))
 
 
 if __name__ == '__main__':

@@ -194,6 +194,20 @@ def check_long_name(tmp):
         fail('left in TMPDIR: %r%s' % (left, where))
 
 
+def stop_daemon(p, daemon):
+    """Kills the daemon (its pid; 0: none seen) and upti run p where it still runs."""
+    if daemon:
+        os.kill(daemon, signal.SIGKILL)
+    if p.poll() is None:
+        p.kill()
+
+
+def recover(folder, e, timeout):
+    """`upti recover FOLDER` with the environment e: its CompletedProcess, output as text."""
+    return subprocess.run([UPTI, 'recover', folder], env=e, capture_output=True, text=True,
+                          timeout=timeout)
+
+
 def check_kill(tmp):
     """upti run and its program SIGKILLed: TMPDIR holds the run folder only (no empty
     file of upti's); `upti recover` of it writes the trace and leaves nothing, in TMPDIR
@@ -218,8 +232,7 @@ def check_kill(tmp):
     with open(os.path.join(folder, 'run.conf'), 'rb') as f:
         conf = f.read().split(b'\0')
     rings = conf[conf.index(b'rings') + 1].decode()
-    r = subprocess.run([UPTI, 'recover', folder], env=e, capture_output=True, text=True,
-                       timeout=240)
+    r = recover(folder, e, 240)
     if r.returncode != 0 or not os.path.exists(os.path.join(tmp, 'out', 'k.db')):
         fail('recover: exit %d\n%s' % (r.returncode, r.stderr))
     if os.listdir(tmpdir) or os.path.exists(rings):
@@ -280,12 +293,8 @@ def check_daemon_idle(tmp):
             fail('the claim (%s) or the run folder (%s) was removed though the daemon runs'
                  % (os.path.exists(claim), os.path.isdir(folder)))
     finally:
-        if daemon:
-            os.kill(daemon, signal.SIGKILL)
-        if p.poll() is None:
-            p.kill()
-    r = subprocess.run([UPTI, 'recover', folder], env=e, capture_output=True, text=True,
-                       timeout=120)
+        stop_daemon(p, daemon)
+    r = recover(folder, e, 120)
     if r.returncode != 0 or os.path.exists(folder) or os.path.exists(rings):
         fail('second recover: exit %d, %r; run folder %s, ring folder %s'
              % (r.returncode, r.stderr, os.path.exists(folder), os.path.exists(rings)))
@@ -316,12 +325,8 @@ def check_daemon_idle_run(tmp):
             fail('after SIGINT: exit %d, databases %r, stderr %r, expected %r'
                  % (p.returncode, dbs, rest, kept))
     finally:
-        if daemon:
-            os.kill(daemon, signal.SIGKILL)
-        if p.poll() is None:
-            p.kill()
-    r = subprocess.run([UPTI, 'recover', folder], env=e, capture_output=True, text=True,
-                       timeout=120)
+        stop_daemon(p, daemon)
+    r = recover(folder, e, 120)
     if r.returncode != 0 or os.listdir(tmpdir):
         fail('recover: exit %d, %r, left %r' % (r.returncode, r.stderr, os.listdir(tmpdir)))
 

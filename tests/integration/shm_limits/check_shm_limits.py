@@ -45,26 +45,18 @@ import subprocess
 import sys
 import tempfile
 
-SKIP = 77
-BUILD = os.path.abspath(sys.argv[1])
-CASE = sys.argv[2]
-UPTI = os.path.join(BUILD, 'bin', 'upti')
-APP = os.path.join(BUILD, 'bin', 'many_marks')
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'common', 'python'))
+import upti_test  # noqa: E402
+from upti_test import SKIP  # noqa: E402
+
+BUILD, CASE = upti_test.build_and_case()
+UPTI, APP = upti_test.built(BUILD, 'bin/upti', 'bin/many_marks')
 SIZED = re.compile(r'upti: rings of (\d+) KiB for (\d+) threads \(asked: (\d+) KiB for (\d+)\): ')
-
-
-def fail(msg):
-    print('FAIL %s: %s' % (CASE, msg))
-    sys.exit(1)
+fail, _ = upti_test.failing('FAIL %s:' % CASE)
 
 
 def env(tmp, **extra):
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith(('UPTI_TOOL', 'UPTI_TRACE', 'UPTI_RING', 'OPENCL_LAYERS'))}
-    e['TMPDIR'] = os.path.join(tmp, 'tmpdir')
-    os.makedirs(e['TMPDIR'], exist_ok=True)
-    e.update(extra)
-    return e
+    return upti_test.tmpdir_env(tmp, ('UPTI_TOOL', 'UPTI_TRACE', 'UPTI_RING', 'OPENCL_LAYERS'), **extra)
 
 
 def in_namespace(mount_opts, cmd):
@@ -228,32 +220,18 @@ def case_slot_churn(tmp):
           '%d dropped' % (rounds, threads, slots, with_marks, sum(map(len, per_thread)), dropped))
 
 
-def main():
-    if not os.path.exists(APP):
-        print('SKIP: %s not built' % APP)
-        return SKIP
-    tmp = tempfile.mkdtemp(prefix='upti-shm-limits-')
-    try:
-        if CASE == 'shm_64m':
-            case_shm(tmp, '64m', 80, 30000)
-        elif CASE == 'shm_2m':
-            case_shm(tmp, '2m', 80, 30000)
-        elif CASE == 'shm_readonly':
-            case_shm_readonly(tmp)
-        elif CASE == 'address_space':
-            case_address_space(tmp)
-        elif CASE == 'hot_window':
-            case_hot_window(tmp)
-        elif CASE == 'big_ring':
-            case_big_ring(tmp)
-        elif CASE == 'slot_churn':
-            case_slot_churn(tmp)
-        else:
-            fail('unknown case')
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+CASES = {
+    'shm_64m': lambda tmp: case_shm(tmp, '64m', 80, 30000),
+    'shm_2m': lambda tmp: case_shm(tmp, '2m', 80, 30000),
+    'shm_readonly': case_shm_readonly,
+    'address_space': case_address_space,
+    'hot_window': case_hot_window,
+    'big_ring': case_big_ring,
+    'slot_churn': case_slot_churn,
+}
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    if CASE not in CASES:
+        fail('unknown case')
+    sys.exit(upti_test.in_temp_folder('upti-shm-limits-', CASES[CASE], needed=(APP,)))

@@ -8,41 +8,20 @@ each other and are the same in both runs; OpSource still names the third
 pipeline vk_vadd.comp:main, the object name still names the fourth.
 Exit 0: pass, 1: fail, 77: skipped (no Vulkan device).
 """
-import argparse
 import os
 import re
 import sqlite3
-import subprocess
 import sys
 
-from check_vulkan import icd_libraries
-
-SKIP = 77
-
-
-def fail(msg):
-    print('FAIL:', msg)
-    sys.exit(1)
-
-
-def run(cmd, env):
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
-    return p.returncode, p.stdout, p.stderr.decode(errors='replace')
+from check_vulkan import SKIP, fail, run, upti_test
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--upti', required=True)
-    ap.add_argument('--workdir', required=True)
-    ap.add_argument('app')
-    a = ap.parse_args()
+    a = upti_test.driver_options('upti', 'workdir')
     # Mesa's device-select layer off, as in check_vulkan.py.
-    env = {k: v for k, v in os.environ.items() if not k.startswith(('UPTI_', 'VK_'))}
+    env = upti_test.env_without(('UPTI_', 'VK_'))
     env['NODEVICE_SELECT'] = '1'
-    if 'detect_leaks=1' in os.environ.get('ASAN_OPTIONS', ''):
-        # As check_vulkan.py: the driver preloaded stays mapped, its globals stay roots for
-        # LeakSanitizer (unloaded, its allocations read as leaks of an unknown module).
-        env['LD_PRELOAD'] = ' '.join(filter(None, [os.environ.get('LD_PRELOAD'), *icd_libraries()]))
+    upti_test.preload_icds(env)
     rc0, out0, err0 = run([a.app], env)
     if rc0 == SKIP:
         print('SKIP: ' + err0)
@@ -50,12 +29,9 @@ def main():
     if rc0 != 0:
         fail(f'vk_anon fails without UPTI ({rc0}): {err0}')
     outdir = os.path.join(a.workdir, 'anon_names')
-    os.makedirs(outdir, exist_ok=True)
     runs = []
     for i in range(2):
-        db = os.path.join(outdir, f'anon{i}.db')
-        if os.path.exists(db):
-            os.remove(db)
+        db = upti_test.fresh_db(outdir, f'anon{i}')
         rc, out, err = run([a.upti, 'run', '--kernel-trace', '--force-overwrite', '-d', outdir, '-o', f'anon{i}',
                             '--', a.app], env)
         if rc != 0 or out != out0:

@@ -26,9 +26,7 @@ import subprocess
 import sys
 
 from check_validation import VALIDATION, have_validation
-from check_vulkan import icd_libraries
-
-SKIP = 77
+from check_vulkan import SKIP, upti_test
 
 
 def run(cmd, env):
@@ -56,9 +54,7 @@ def main():
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(('UPTI_', 'VK_')) and k not in ('DISPLAY', 'WAYLAND_DISPLAY')}
     env['NODEVICE_SELECT'] = '1'  # Mesa's device-select layer: out of the way
-    if 'detect_leaks=1' in os.environ.get('ASAN_OPTIONS', ''):
-        # As check_vulkan.py: the driver preloaded stays mapped, its globals stay roots for LeakSanitizer.
-        env['LD_PRELOAD'] = ' '.join(filter(None, [os.environ.get('LD_PRELOAD'), *icd_libraries()]))
+    upti_test.preload_icds(env)
     if a.validation:
         if a.sanitizer:
             print('SKIP: a %s build: the validation layer (uninstrumented C++) reads as leaking' % a.sanitizer)

@@ -146,39 +146,23 @@ Other programs (output bit for bit equal to bare, exact records)
   copies2     vk_copies copy2: the same through vkCmdCopyBuffer2,
               vkCmdCopyBufferToImage2, vkCmdCopyImage2, vkCmdCopyImageToBuffer2
 """
-import argparse
 import collections
-import json
 import os
 import sqlite3
-import subprocess
 import sys
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'common', 'python'))
+import upti_test  # noqa: E402
+from upti_test import SKIP  # noqa: E402
+
 LAYER = 'VK_LAYER_UPTI_trace'
-
-
-def fail(msg):
-    print('FAIL:', msg)
-    sys.exit(1)
-
-
-def expect(cond, msg):
-    if not cond:
-        fail(msg)
-
-
-def run(cmd, env, timeout=120):
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr.decode(errors='replace')
+fail, expect = upti_test.failing()
+run = upti_test.run_status
 
 
 def parse(path):
     recs = []
-    for line in open(path):
-        parts = line.split()
-        if not parts:
-            continue
+    for line, parts, fields in upti_test.tool_lines(path):
         rec = {'_t': parts[0], 'line': line.rstrip('\n')}
         words = [p for p in parts[1:] if '=' not in p]
         if parts[0] in ('CB', 'SUB') and len(words) >= 2 and parts[0] == 'SUB':
@@ -187,10 +171,7 @@ def parse(path):
             rec['phase'], rec['op'] = words[0], words[1]
         elif words:
             rec['op'] = words[0]
-        for p in parts[1:]:
-            if '=' in p:
-                k, v = p.split('=', 1)
-                rec[k] = v
+        rec.update(fields)
         recs.append(rec)
     return recs
 
@@ -752,35 +733,13 @@ def check_kernels(recs, submits, submit='vkQueueSubmit', name=KERNEL_NAME, wait=
     expect(len(allocs) == 6 and not live, f'{len(allocs)} allocation records, expected 3 ALLOCATE + 3 FREE')
 
 
-def icd_libraries():
-    """The Vulkan drivers the loader would load (their ICD manifests' library_path)."""
-    import glob
-    libs = []
-    for manifest in sorted(glob.glob('/usr/share/vulkan/icd.d/*.json')):
-        try:
-            path = json.load(open(manifest))['ICD']['library_path']
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if os.path.isabs(path) and os.path.exists(path):
-            libs.append(path)
-    return libs
-
-
 def bare_env():
     """The caller's environment without UPTI's, Vulkan's and the OpenCL layers' variables."""
     # Mesa's implicit device-select layer sits above ours and makes calls of
     # its own: off, so the counts are the program's.
-    base = {k: v for k, v in os.environ.items()
-            if not k.startswith(('UPTI_', 'VK_', 'OPENCL_LAYERS'))}
+    base = upti_test.env_without(('UPTI_', 'VK_', 'OPENCL_LAYERS'))
     base['NODEVICE_SELECT'] = '1'
-    if 'detect_leaks=1' in os.environ.get('ASAN_OPTIONS', ''):
-        # The loader unloads the driver at vkDestroyInstance: a block that only
-        # the driver's own globals point to (lavapipe keeps one of 128 bytes)
-        # then looks leaked, with a frame in an unmapped library that no
-        # suppression can name. Preloaded, the driver stays mapped: its
-        # globals stay roots, and a leak of the layer's is still found.
-        base['LD_PRELOAD'] = ' '.join(filter(None, [os.environ.get('LD_PRELOAD'), *icd_libraries()]))
-    return base
+    return upti_test.preload_icds(base)
 
 
 def run_bare(argv, env, name):
@@ -795,16 +754,7 @@ def run_bare(argv, env, name):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--layer-dir', required=True)
-    ap.add_argument('--tool', required=True)
-    ap.add_argument('--chain-tool', required=True)
-    ap.add_argument('--sub-tool', required=True)
-    ap.add_argument('--upti', required=True)
-    ap.add_argument('--workdir', required=True)
-    ap.add_argument('--case', required=True)
-    ap.add_argument('app')
-    a = ap.parse_args()
+    a = upti_test.driver_options('layer-dir', 'tool', 'chain-tool', 'sub-tool', 'upti', 'workdir', 'case')
     base = bare_env()
     layered = dict(base, VK_ADD_LAYER_PATH=a.layer_dir, VK_INSTANCE_LAYERS=LAYER)
     traced = dict(layered, UPTI_TOOL_LIBRARIES=a.tool)
@@ -831,10 +781,7 @@ def main():
 
     if a.case == 'opencl_then_vulkan':
         outdir = os.path.join(a.workdir, 'mixed')
-        os.makedirs(outdir, exist_ok=True)
-        db = os.path.join(outdir, 'mixed.db')
-        if os.path.exists(db):
-            os.remove(db)
+        db = upti_test.fresh_db(outdir, 'mixed')
         rc1, out1, err1 = run([a.upti, 'run', '--sys-trace', '--force-overwrite', '-d', outdir, '-o', 'mixed',
                                '--'] + argv, base)
         expect(rc1 == 0 and out1 == out0, f'upti run: status {rc1}, stdout {out1!r} (bare {out0!r}), stderr {err1}')
@@ -849,10 +796,7 @@ def main():
 
     if a.case == 'upti_run':
         outdir = os.path.join(a.workdir, 'upti_run')
-        os.makedirs(outdir, exist_ok=True)
-        db = os.path.join(outdir, 'vk.db')
-        if os.path.exists(db):
-            os.remove(db)
+        db = upti_test.fresh_db(outdir, 'vk')
         rc1, out1, err1 = run([a.upti, 'run', '--vulkan-trace', '--kernel-trace', '--memory-copy-trace',
                                '--memory-alloc-trace',
                                '--force-overwrite', '-d', outdir, '-o', 'vk',
@@ -942,10 +886,7 @@ def main():
                'expected one upti: line about the repeated secondary, got: ' + err1)
     else:
         expect('upti:' not in err1, 'UPTI messages: ' + err1)
-    if a.case == 'no_tool':
-        expect(not os.path.exists(out), 'a tool ran although none was configured')
-        print('PASS no_tool')
-        return
+    upti_test.end_if_no_tool(a.case, out)
     recs = parse(out)
     if a.case == 'secondary_twice':
         check_tool_records(recs, submits, 'vkQueueSubmit', SECONDARY)
@@ -992,21 +933,14 @@ def main():
                    'the early command buffer\'s records: %s' % [r['line'] for r in early])
         print('PASS ' + a.case)
         return
-    if a.case == 'mixed_subscriber':
-        check_mixed_subscriber(recs, submits)
-        print('PASS mixed_subscriber')
-        return
-    if a.case == 'vadd_subscriber':
-        check_vadd_subscriber(recs)
-        print('PASS vadd_subscriber')
-        return
-    if a.case in ('vadd', 'vadd_measured', 'threads', 'copies', 'copies2'):
-        check_program(a.case, recs)
+    checks = {'mixed_subscriber': lambda: check_mixed_subscriber(recs, submits),
+              'vadd_subscriber': lambda: check_vadd_subscriber(recs),
+              'subscriber': lambda: check_subscriber(recs, submits)}
+    checks.update(dict.fromkeys(('vadd', 'vadd_measured', 'threads', 'copies', 'copies2'),
+                                lambda: check_program(a.case, recs)))
+    if a.case in checks:
+        checks[a.case]()
         print('PASS ' + a.case)
-        return
-    if a.case == 'subscriber':
-        check_subscriber(recs, submits)
-        print('PASS subscriber')
         return
     if nofence:
         # No fence: vkQueueWaitIdle after each submit (the layer learns completion from its
