@@ -56,16 +56,11 @@ static upti_status_t marker_iterate_args(const upti_callback_tracing_record_t *r
 {
     const upti_callback_tracing_marker_api_data_t *p = r->payload;
     const upti_marker_api_args_t *a = &p->args;
+    const char *const *text = NULL; /* an operation's one argument, a string */
     switch (r->operation) {
-    case UPTI_MARKER_API_RANGE_PUSH:
-        string_arg(cb, r, 0, &a->range_push.message, "message", max_deref, data);
-        break;
-    case UPTI_MARKER_API_RANGE_START:
-        string_arg(cb, r, 0, &a->range_start.message, "message", max_deref, data);
-        break;
-    case UPTI_MARKER_API_MARK:
-        string_arg(cb, r, 0, &a->mark.message, "message", max_deref, data);
-        break;
+    case UPTI_MARKER_API_RANGE_PUSH: text = &a->range_push.message; break;
+    case UPTI_MARKER_API_RANGE_START: text = &a->range_start.message; break;
+    case UPTI_MARKER_API_MARK: text = &a->mark.message; break;
     case UPTI_MARKER_API_NAME_THREAD:
         string_arg(cb, r, 0, &a->name_thread.name, "name", max_deref, data);
         break;
@@ -80,5 +75,7 @@ static upti_status_t marker_iterate_args(const upti_callback_tracing_record_t *r
     default: /* range_pop has no arguments */
         break;
     }
+    if (text != NULL)
+        string_arg(cb, r, 0, text, "message", max_deref, data);
     return UPTI_STATUS_SUCCESS;
 }

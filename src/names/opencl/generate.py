@@ -22,8 +22,14 @@ or without OpenCL headers) and which the test unit.opencl_generator.golden compa
 
 Every special case lives in the tables right below; the rest is uniform.
 """
+import os
 import re
 import sys
+
+# The shared part lies in src/names; a build writes no bytecode into the source tree.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+sys.dont_write_bytecode = True
+from generate_common import gen_header_end, write_outputs
 
 # --- special cases ---------------------------------------------------------
 
@@ -212,36 +218,10 @@ def gen_header(funcs):
     for f in funcs:
         o.append(f'    {f.op} = {f.op_id}, /* slot {f.slot} */\n')
     o.append(f'    UPTI_OPENCL_API_LAST = {len(funcs) + 1}\n}} upti_opencl_api_operation_t;\n\n')
-    o.append('/** Arguments of each call, as the application passed them. */\n')
-    o.append('typedef union upti_opencl_api_args_t {\n')
-    for f in funcs:
-        o.append('    struct {\n')
-        for p in f.params:
-            o.append(f'        {p.decl()};\n')
-        if not f.params:
-            o.append('        char unused;\n')
-        o.append(f'    }} {f.name};\n')
-    o.append('} upti_opencl_api_args_t;\n\n')
-    o.append('/** Return value of the call (valid at EXIT); the member is named after the type. */\n')
-    o.append('typedef union upti_opencl_api_retval_t {\n')
-    seen = set()
-    for f in funcs:
-        m = f.retfield()
-        if m and m not in seen:
-            seen.add(m)
-            o.append(f'    {f.ret if f.ret != "void *" else "void *"}{"" if f.ret.endswith("*") else " "}{m};\n')
-    o.append('} upti_opencl_api_retval_t;\n\n')
-    o.append('/** Payload of an OPENCL_API callback record. */\n')
-    o.append('typedef struct upti_callback_tracing_opencl_api_data_t {\n'
-             '    size_t size; /**< sizeof(upti_callback_tracing_opencl_api_data_t) */\n'
-             '    upti_opencl_api_args_t args;\n'
-             '    upti_opencl_api_retval_t retval;\n'
-             '    /** At EXIT, what the call returned as its API record\'s result (buffer_tracing.h):\n'
-             '        the cl_int, or the errcode_ret status even where the program passed NULL;\n'
-             '        UPTI_API_RESULT_NONE at ENTER and for calls without a status. Since UPTI 0.2. */\n'
-             '    int64_t result;\n'
-             '} upti_callback_tracing_opencl_api_data_t;\n\n')
-    o.append('UPTI_EXTERN_C_END\n\n#endif\n')
+    o.append(gen_header_end(funcs, 'opencl',
+                            '    /** At EXIT, what the call returned as its API record\'s result (buffer_tracing.h):\n'
+                            '        the cl_int, or the errcode_ret status even where the program passed NULL;\n'
+                            '        UPTI_API_RESULT_NONE at ENTER and for calls without a status. Since UPTI 0.2. */\n'))
     return ''.join(o)
 
 # --- opencl_wrappers.c -----------------------------------------------------
@@ -578,15 +558,8 @@ def main():
     for name in list(REGISTER_FIRST) + list(IMPL) + list(COMMANDS):
         if not subset and not any(f.name == name for f in funcs):
             sys.exit(f'generate.py: {name} has a special case but is not in {src}')
-    for path, text in ((out_h, gen_header(funcs)), (out_w, gen_wrappers(funcs)),
-                       (out_k, gen_kind_info(funcs)), (out_i, gen_impl_decls(funcs))):
-        try:
-            if open(path).read() == text:
-                continue
-        except OSError:
-            pass
-        with open(path, 'w') as fh:
-            fh.write(text)
+    write_outputs(((out_h, gen_header(funcs)), (out_w, gen_wrappers(funcs)),
+                   (out_k, gen_kind_info(funcs)), (out_i, gen_impl_decls(funcs))))
 
 
 if __name__ == '__main__':

@@ -50,14 +50,11 @@ static uint64_t read_uint(const void *p, unsigned size)
     }
 }
 
+/* read_uint's value, sign-extended from its size (an arithmetic shift). */
 static int64_t read_int(const void *p, unsigned size)
 {
-    switch (size) {
-    case 1: return *(const int8_t *)p;
-    case 2: return *(const int16_t *)p;
-    case 4: return *(const int32_t *)p;
-    default: return *(const int64_t *)p;
-    }
+    unsigned shift = size == 1 || size == 2 || size == 4 ? 64 - 8 * size : 0;
+    return (int64_t)(read_uint(p, size) << shift) >> shift;
 }
 
 /* Appends the scalar at p to out. */

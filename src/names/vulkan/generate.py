@@ -26,9 +26,15 @@ Outputs
                      (compiled into libupti-vulkan.so, includes layer.h)
   vulkan_kind_info.c operation names (compiled into libupti.so)
 """
+import os
 import re
 import sys
 import xml.etree.ElementTree as ET
+
+# The shared part lies in src/names; a build writes no bytecode into the source tree.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+sys.dont_write_bytecode = True
+from generate_common import gen_header_end, write_outputs
 
 # --- special cases ---------------------------------------------------------
 
@@ -238,36 +244,10 @@ def gen_header(cmds, version):
     for c in cmds:
         o.append(f'    PFN_{c.name} {c.name};\n')
     o.append('} upti_vulkan_dispatch_t;\n\n')
-    o.append('/** Arguments of each call, as the application passed them. */\n')
-    o.append('typedef union upti_vulkan_api_args_t {\n')
-    for c in cmds:
-        o.append('    struct {\n')
-        for p in c.params:
-            o.append(f'        {p.decl()};\n')
-        if not c.params:
-            o.append('        char unused;\n')
-        o.append(f'    }} {c.name};\n')
-    o.append('} upti_vulkan_api_args_t;\n\n')
-    o.append('/** Return value of the call (valid at EXIT); the member is named after the type. */\n')
-    o.append('typedef union upti_vulkan_api_retval_t {\n')
-    seen = set()
-    for c in cmds:
-        m = c.retfield()
-        if m and m not in seen:
-            seen.add(m)
-            o.append(f'    {c.ret} {m};\n')
-    o.append('} upti_vulkan_api_retval_t;\n\n')
-    o.append('/** Payload of a VULKAN_API callback record. */\n')
-    o.append('typedef struct upti_callback_tracing_vulkan_api_data_t {\n'
-             '    size_t size; /**< sizeof(upti_callback_tracing_vulkan_api_data_t) */\n'
-             '    upti_vulkan_api_args_t args;\n'
-             '    upti_vulkan_api_retval_t retval;\n'
-             '    /** At EXIT, the VkResult a call returned, as its API record\'s result\n'
-             '        (buffer_tracing.h); UPTI_API_RESULT_NONE at ENTER and for calls that\n'
-             '        return no VkResult. Since UPTI 0.2. */\n'
-             '    int64_t result;\n'
-             '} upti_callback_tracing_vulkan_api_data_t;\n\n')
-    o.append('UPTI_EXTERN_C_END\n\n#endif\n')
+    o.append(gen_header_end(cmds, 'vulkan',
+                            '    /** At EXIT, the VkResult a call returned, as its API record\'s result\n'
+                            '        (buffer_tracing.h); UPTI_API_RESULT_NONE at ENTER and for calls that\n'
+                            '        return no VkResult. Since UPTI 0.2. */\n'))
     return ''.join(o)
 
 # --- vulkan_wrappers.c -----------------------------------------------------
@@ -421,15 +401,8 @@ def main():
     names = {c.name for c in cmds}
     for name in IMPL | DEVTIME | STATE_ONLY:
         assert name in names, name
-    for path, text in ((out_h, gen_header(cmds, registry_version(root))), (out_w, gen_wrappers(cmds)),
-                       (out_k, gen_kind_info(cmds))):
-        try:
-            if open(path).read() == text:
-                continue
-        except OSError:
-            pass
-        with open(path, 'w') as fh:
-            fh.write(text)
+    write_outputs(((out_h, gen_header(cmds, registry_version(root))), (out_w, gen_wrappers(cmds)),
+                   (out_k, gen_kind_info(cmds))))
 
 
 if __name__ == '__main__':

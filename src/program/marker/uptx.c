@@ -78,17 +78,56 @@ static void impl_profiler_resume(void)
 
 /* ---- dispatch table ---- */
 
-/* The stubs: entries of the tables below (what a call reaches before libuptx.so is set up),
- * not the public functions, which <uptx/uptx.h> declares. */
-static int stub_range_push(const char *message);
-static int stub_range_pop(void);
-static uint64_t stub_range_start(const char *message);
-static void stub_range_stop(uint64_t id);
-static void stub_mark(const char *message);
-static void stub_name_thread(const char *name);
-static void stub_name_category(uint32_t category, const char *name);
-static void stub_profiler_pause(void);
-static void stub_profiler_resume(void);
+/* Sets the library up (defined below, with its state). */
+static const uptx_dispatch_table_t *initialize(void);
+
+/* The stubs: entries of g_stub_table (what a call reaches before libuptx.so is
+ * set up), not the public functions, which <uptx/uptx.h> declares. Each sets
+ * the library up, then makes the call through the table it found. */
+static int stub_range_push(const char *message)
+{
+    return initialize()->range_push_fn(message);
+}
+
+static int stub_range_pop(void)
+{
+    return initialize()->range_pop_fn();
+}
+
+static uint64_t stub_range_start(const char *message)
+{
+    return initialize()->range_start_fn(message);
+}
+
+static void stub_range_stop(uint64_t id)
+{
+    initialize()->range_stop_fn(id);
+}
+
+static void stub_mark(const char *message)
+{
+    initialize()->mark_fn(message);
+}
+
+static void stub_name_thread(const char *name)
+{
+    initialize()->name_thread_fn(name);
+}
+
+static void stub_name_category(uint32_t category, const char *name)
+{
+    initialize()->name_category_fn(category, name);
+}
+
+static void stub_profiler_pause(void)
+{
+    initialize()->profiler_pause_fn();
+}
+
+static void stub_profiler_resume(void)
+{
+    initialize()->profiler_resume_fn();
+}
 
 /* The implementation, unwrapped: what calls reach when no tool is present. */
 static const uptx_dispatch_table_t g_impl_table = {
@@ -179,51 +218,6 @@ static const uptx_dispatch_table_t *initialize(void)
         atomic_store(&g_state, COMPLETE);
         return t != NULL ? t : &g_impl_table;
     }
-}
-
-static int stub_range_push(const char *message)
-{
-    return initialize()->range_push_fn(message);
-}
-
-static int stub_range_pop(void)
-{
-    return initialize()->range_pop_fn();
-}
-
-static uint64_t stub_range_start(const char *message)
-{
-    return initialize()->range_start_fn(message);
-}
-
-static void stub_range_stop(uint64_t id)
-{
-    initialize()->range_stop_fn(id);
-}
-
-static void stub_mark(const char *message)
-{
-    initialize()->mark_fn(message);
-}
-
-static void stub_name_thread(const char *name)
-{
-    initialize()->name_thread_fn(name);
-}
-
-static void stub_name_category(uint32_t category, const char *name)
-{
-    initialize()->name_category_fn(category, name);
-}
-
-static void stub_profiler_pause(void)
-{
-    initialize()->profiler_pause_fn();
-}
-
-static void stub_profiler_resume(void)
-{
-    initialize()->profiler_resume_fn();
 }
 
 /* The exported uptx_* functions are the header's bodies (UPTX_EXPORT_DEFINITIONS). */

@@ -157,14 +157,12 @@ static void mark_a(const char *m)
     if (plan_of(UPTI_MARKER_API_MARK))
         emit(UPTI_MARKER_API_MARK, m, 0, 0, NULL, 0);
 }
-static void mark_w(const wchar_t *m)
-{
-    if (plan_of(UPTI_MARKER_API_MARK)) {
-        char *s = utf8_of(m);
-        emit(UPTI_MARKER_API_MARK, s, 0, 0, NULL, 0);
-        free(s);
-    }
-}
+/* Attributes that hold only m, a wide message: what the *W entry points
+   record (emit converts it to UTF-8 where the operation is traced). */
+#define WIDE_MESSAGE(m)                                                                             \
+    (&(un_event_attributes){.version = UN_VERSION, .size = UN_EVENT_ATTRIB_STRUCT_SIZE,             \
+                            .message_type = UN_MESSAGE_TYPE_UNICODE, .message.unicode = (m)})
+static void mark_w(const wchar_t *m) { mark_ex(WIDE_MESSAGE(m)); }
 static un_range_id start_common(uint32_t domain, const char *m, const un_event_attributes *a)
 {
     un_range_id id = atomic_fetch_add(&g_next_range, 1);
@@ -174,13 +172,7 @@ static un_range_id start_common(uint32_t domain, const char *m, const un_event_a
 }
 static un_range_id start_ex(const un_event_attributes *a) { return start_common(0, NULL, a); }
 static un_range_id start_a(const char *m) { return start_common(0, m, NULL); }
-static un_range_id start_w(const wchar_t *m)
-{
-    char *s = utf8_of(m);
-    un_range_id id = start_common(0, s, NULL);
-    free(s);
-    return id;
-}
+static un_range_id start_w(const wchar_t *m) { return start_common(0, NULL, WIDE_MESSAGE(m)); }
 static void range_end(un_range_id id)
 {
     if (plan_of(UPTI_MARKER_API_RANGE_STOP))
@@ -194,13 +186,7 @@ static int push_common(uint32_t domain, const char *m, const un_event_attributes
 }
 static int push_ex(const un_event_attributes *a) { return push_common(0, NULL, a); }
 static int push_a(const char *m) { return push_common(0, m, NULL); }
-static int push_w(const wchar_t *m)
-{
-    char *s = utf8_of(m);
-    int d = push_common(0, s, NULL);
-    free(s);
-    return d;
-}
+static int push_w(const wchar_t *m) { return push_common(0, NULL, WIDE_MESSAGE(m)); }
 static int pop_common(uint32_t domain)
 {
     if (t_depth == 0)

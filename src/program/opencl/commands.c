@@ -439,70 +439,52 @@ static upti_timestamp_t map_time(const uocl_cmd_t *c, cl_ulong t)
     return (upti_timestamp_t)((int64_t)t + offset);
 }
 
+/* The fields both record kinds share: r zeroed, where c ran, its times and status. */
+#define COMMAND_RECORD(r, c, agent)                                                                \
+    do {                                                                                           \
+        UPTI_LAYER_DEVICE_OP(r, agent, (c)->queue, (c)->qi.context);                               \
+        UPTI_LAYER_DEVICE_OP_TIMES(r, map_time(c, (c)->times[0]), map_time(c, (c)->times[1]),      \
+                                   map_time(c, (c)->times[2]), map_time(c, (c)->times[3]));        \
+        (r).status = (c)->status;                                                                  \
+    } while (0)
+
+/* The prefix's other fields are filled by upti_runtime_emit. */
 static void emit(uocl_cmd_t *c)
 {
     read_times(c);
     calibrate(c);
-    upti_runtime_record_t rec;
-    memset(&rec, 0, sizeof rec);
-    rec.size = sizeof rec;
-    rec.kind = c->kind;
-    rec.operation = c->op;
-    rec.phase = UPTI_CALLBACK_PHASE_NONE;
-    rec.correlation = &c->corr;
-    rec.started_plan = c->started_plan;
     upti_agent_id_t agent = {c->qi.dev != NULL ? c->qi.dev->agent.handle : 0};
     if (c->kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
         upti_buffer_tracing_kernel_dispatch_record_t r;
-        memset(&r, 0, sizeof r);
-        r.size = sizeof r; /* the prefix's other fields are filled by upti_runtime_emit */
-        r.agent_id = agent;
-        r.queue_id = (uint64_t)(uintptr_t)c->queue;
-        r.runtime_context = (uint64_t)(uintptr_t)c->qi.context;
+        COMMAND_RECORD(r, c, agent);
         r.kernel_id = (uint64_t)(uintptr_t)c->kernel;
         r.kernel_name = c->kernel_name;
         r.work_dim = c->work_dim;
         memcpy(r.global_offset, c->offset, sizeof r.global_offset);
         memcpy(r.global_size, c->global, sizeof r.global_size);
         memcpy(r.local_size, c->local, sizeof r.local_size);
-        r.queued_timestamp = map_time(c, c->times[0]);
-        r.submit_timestamp = map_time(c, c->times[1]);
-        r.start_timestamp = map_time(c, c->times[2]);
-        r.end_timestamp = map_time(c, c->times[3]);
-        r.status = c->status;
-        rec.record = &r;
-        rec.string_offset = offsetof(upti_buffer_tracing_kernel_dispatch_record_t, kernel_name);
-        upti_runtime_emit(&rec);
-    } else {
-        upti_buffer_tracing_memory_copy_record_t r;
-        memset(&r, 0, sizeof r);
-        r.size = sizeof r; /* the prefix's other fields are filled by upti_runtime_emit */
-        r.agent_id = agent;
-        r.queue_id = (uint64_t)(uintptr_t)c->queue;
-        r.runtime_context = (uint64_t)(uintptr_t)c->qi.context;
-        r.direction = c->direction;
-        switch (c->direction) {
-        case UPTI_MEMORY_DIRECTION_HOST_TO_DEVICE:
-            r.dst_agent_id = agent;
-            break;
-        case UPTI_MEMORY_DIRECTION_DEVICE_TO_HOST:
-            r.src_agent_id = agent;
-            break;
-        case UPTI_MEMORY_DIRECTION_DEVICE_TO_DEVICE:
-            r.src_agent_id = r.dst_agent_id = agent;
-            break;
-        default:
-            break;
-        }
-        r.bytes = c->bytes;
-        r.queued_timestamp = map_time(c, c->times[0]);
-        r.submit_timestamp = map_time(c, c->times[1]);
-        r.start_timestamp = map_time(c, c->times[2]);
-        r.end_timestamp = map_time(c, c->times[3]);
-        r.status = c->status;
-        rec.record = &r;
-        upti_runtime_emit(&rec);
+        upti_layer_emit(c->kind, c->op, UPTI_CALLBACK_PHASE_NONE, &c->corr, &r,
+                        offsetof(upti_buffer_tracing_kernel_dispatch_record_t, kernel_name), c->started_plan);
+        return;
     }
+    upti_buffer_tracing_memory_copy_record_t r;
+    COMMAND_RECORD(r, c, agent);
+    r.direction = c->direction;
+    switch (c->direction) {
+    case UPTI_MEMORY_DIRECTION_HOST_TO_DEVICE:
+        r.dst_agent_id = agent;
+        break;
+    case UPTI_MEMORY_DIRECTION_DEVICE_TO_HOST:
+        r.src_agent_id = agent;
+        break;
+    case UPTI_MEMORY_DIRECTION_DEVICE_TO_DEVICE:
+        r.src_agent_id = r.dst_agent_id = agent;
+        break;
+    default:
+        break;
+    }
+    r.bytes = c->bytes;
+    upti_layer_emit(c->kind, c->op, UPTI_CALLBACK_PHASE_NONE, &c->corr, &r, 0, c->started_plan);
 }
 
 /* Unlinks a claimed command and drops the list's hold; 1 if that was the

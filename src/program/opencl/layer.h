@@ -4,6 +4,8 @@
 #ifndef UPTI_OPENCL_LAYER_H
 #define UPTI_OPENCL_LAYER_H
 
+#include "../sdk/layer_records.h"
+
 #include <upti/opencl.h>
 #include <upti/runtime.h>
 #include <upti/buffer_tracing.h>

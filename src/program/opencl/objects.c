@@ -242,16 +242,9 @@ static void emit_code_object(uint32_t op, upti_callback_phase_t phase, cl_contex
     r.code_object_id = (uint64_t)(uintptr_t)program;
     r.kernel_id = (uint64_t)(uintptr_t)kernel;
     r.name = name;
-    upti_runtime_record_t rec;
-    memset(&rec, 0, sizeof rec);
-    rec.size = sizeof rec;
-    rec.kind = UPTI_TRACING_KIND_CODE_OBJECT;
-    rec.operation = op;
-    rec.phase = phase;
-    rec.record = &r;
-    rec.string_offset = offsetof(upti_buffer_tracing_code_object_record_t, name);
     uocl_sub_emitting_code_object = 1;
-    upti_runtime_emit(&rec);
+    upti_layer_emit(UPTI_TRACING_KIND_CODE_OBJECT, op, phase, NULL, &r,
+                    offsetof(upti_buffer_tracing_code_object_record_t, name), NULL);
     uocl_sub_emitting_code_object = 0;
 }
 

@@ -87,24 +87,7 @@ static void op_unref(struct sub_op *op)
 static upti_callback_gpu_op_data_t op_data(upti_callback_domain_t domain, upti_callback_phase_kind_t phase,
                                            uint64_t corr, uint32_t api_id)
 {
-    return (upti_callback_gpu_op_data_t){.size = sizeof(upti_callback_gpu_op_data_t),
-                                         .domain = domain, .phase = phase, .correlation_id = corr,
-                                         .api_group = UPTI_TRACING_KIND_OPENCL_API,
-                                         .api_id = api_id};
-}
-
-static void notify(const upti_callback_gpu_op_data_t *d, void **instance)
-{
-    upti_runtime_notification_t n = {
-        .domain = d->domain,
-        .phase = d->phase,
-        .api_group = UPTI_TRACING_KIND_OPENCL_API,
-        .api_id = d->api_id,
-        .backend_context = (void *)(uintptr_t)d->context_handle,
-        .cb_data = d,
-        .instance = instance,
-    };
-    upti_runtime_subscriber_notify(&n);
+    return upti_layer_gpu_op_data(UPTI_TRACING_KIND_OPENCL_API, domain, phase, corr, api_id);
 }
 
 static void deliver_op(const struct sub_op *op, upti_callback_domain_t domain,
@@ -117,7 +100,7 @@ static void deliver_op(const struct sub_op *op, upti_callback_domain_t domain,
     d.return_code = status;
     d.operation_count = 1;
     d.operation_details = details;
-    notify(&d, NULL);
+    upti_layer_notify(&d, NULL);
 }
 
 /* Delivers whatever stage is due, in order. */
@@ -271,7 +254,7 @@ static void api_enter(frame_t *f, uint64_t corr, uint32_t op,
     upti_callback_gpu_op_data_t d = op_data(UPTI_CB_DOMAIN_DRIVER_API, UPTI_CB_PHASE_API_ENTER, corr, op);
     fill_queue(&d, f);
     if (word & DOM(API))
-        notify(&d, f->instance[SLOT_API]);
+        upti_layer_notify(&d, f->instance[SLOT_API]);
     if (info->cmd_kind != 0 && (word & GPU_OPS)) {
         f->appended = 1;
         memset(&f->details, 0, sizeof f->details);
@@ -285,7 +268,7 @@ static void api_enter(frame_t *f, uint64_t corr, uint32_t op,
         d.operation_count = 1;
         d.operation_details = &f->details;
         if (word & DOM(GPU_OPERATION_APPENDED))
-            notify(&d, f->instance[SLOT_APPENDED]);
+            upti_layer_notify(&d, f->instance[SLOT_APPENDED]);
         if (word & DEVICE_OPS) {
             struct sub_op *o = calloc(1, sizeof *o);
             if (o != NULL) {
@@ -307,7 +290,7 @@ static void api_enter(frame_t *f, uint64_t corr, uint32_t op,
     if ((word & DOM(HOST_SYNCHRONIZATION)) && is_host_sync(op, pl)) {
         f->sync = 1;
         d.domain = UPTI_CB_DOMAIN_DRIVER_HOST_SYNCHRONIZATION;
-        notify(&d, f->instance[SLOT_SYNC]);
+        upti_layer_notify(&d, f->instance[SLOT_SYNC]);
     }
 }
 
@@ -321,13 +304,13 @@ static void api_exit(frame_t *f, uint64_t corr, uint32_t op,
     d.return_code = rc;
     if (f->sync) {
         d.domain = UPTI_CB_DOMAIN_DRIVER_HOST_SYNCHRONIZATION;
-        notify(&d, f->instance[SLOT_SYNC]);
+        upti_layer_notify(&d, f->instance[SLOT_SYNC]);
     }
     if (f->appended) {
         d.domain = UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_APPENDED;
         d.operation_count = 1;
         d.operation_details = &f->details;
-        notify(&d, f->instance[SLOT_APPENDED]);
+        upti_layer_notify(&d, f->instance[SLOT_APPENDED]);
         d.operation_count = 0;
         d.operation_details = NULL;
     }
@@ -374,11 +357,11 @@ static void api_exit(frame_t *f, uint64_t corr, uint32_t op,
             if (op == UPTI_OPENCL_API_clCreateContext && pl->args.clCreateContext.num_devices == 1 &&
                 pl->args.clCreateContext.devices != NULL)
                 c.device_handle = (uint64_t)(uintptr_t)pl->args.clCreateContext.devices[0];
-            notify(&c, NULL);
+            upti_layer_notify(&c, NULL);
         }
     }
     d.domain = UPTI_CB_DOMAIN_DRIVER_API;
-    notify(&d, f->instance[SLOT_API]);
+    upti_layer_notify(&d, f->instance[SLOT_API]);
 }
 
 static void api_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user_data, void *data)
@@ -435,6 +418,19 @@ static void report_clock(uocl_device_t *dev)
     }
 }
 
+/* What a KERNEL_DISPATCH or MEMORY_COPY record r tells alike: when it ran
+   and its status (into details d), and where: its queue, context and agent. */
+#define READ_DEVICE_OP(r, d, queue, context, agent)                                            \
+    do {                                                                                       \
+        (d)->submit_timestamp = (r)->submit_timestamp;                                         \
+        (d)->start_timestamp = (r)->start_timestamp;                                           \
+        (d)->end_timestamp = (r)->end_timestamp;                                               \
+        (d)->status = (r)->status;                                                             \
+        (queue) = (r)->queue_id;                                                               \
+        (context) = (r)->runtime_context;                                                      \
+        (agent) = (r)->agent_id;                                                               \
+    } while (0)
+
 static void device_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user_data, void *data)
 {
     (void)user_data;
@@ -455,24 +451,12 @@ static void device_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user
         done.work_dim = r->work_dim;
         memcpy(done.global_size, r->global_size, sizeof done.global_size);
         memcpy(done.local_size, r->local_size, sizeof done.local_size);
-        done.submit_timestamp = r->submit_timestamp;
-        done.start_timestamp = r->start_timestamp;
-        done.end_timestamp = r->end_timestamp;
-        done.status = r->status;
-        queue = r->queue_id;
-        context = r->runtime_context;
-        agent = r->agent_id;
+        READ_DEVICE_OP(r, &done, queue, context, agent);
     } else {
         const upti_buffer_tracing_memory_copy_record_t *r = rec.payload;
         done.name = op_name(rec.kind, rec.operation);
         done.bytes = r->bytes;
-        done.submit_timestamp = r->submit_timestamp;
-        done.start_timestamp = r->start_timestamp;
-        done.end_timestamp = r->end_timestamp;
-        done.status = r->status;
-        queue = r->queue_id;
-        context = r->runtime_context;
-        agent = r->agent_id;
+        READ_DEVICE_OP(r, &done, queue, context, agent);
     }
     /* From the record, not the queue: the program may have released the
      * queue (and the handle be another queue's by now). */
@@ -530,7 +514,7 @@ static void code_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user_d
     d.context_handle = r->runtime_context;
     d.operation_count = 1;
     d.operation_details = &m;
-    notify(&d, NULL);
+    upti_layer_notify(&d, NULL);
 }
 
 /* ---- the provider ---- */
@@ -576,14 +560,7 @@ _Static_assert(UPTI_KERNEL_DISPATCH_LAST <= 64 && UPTI_MEMORY_COPY_LAST <= 64, "
 
 void uocl_sub_init(void)
 {
-    upti_runtime_subscriber_provider_t p = {
-        .size = sizeof p,
-        .name = "opencl",
-        .domains_changed = domains_changed,
-        .data = NULL,
-    };
-    if (upti_runtime_register_subscriber_provider(&p) != UPTI_STATUS_SUCCESS)
-        upti_runtime_warn("opencl: cannot serve subscribers (callback.h)");
+    upti_layer_serve_subscribers("opencl", domains_changed, "opencl: cannot serve subscribers (callback.h)");
 }
 
 void uocl_sub_thread_started(void)

@@ -183,6 +183,16 @@ void upti_thread_mark_internal(void);
             return UPTI_STATUS_ERROR_CALLBACK_CONTEXT;                                         \
     } while (0)
 
+/* Ends a public getter: INVALID_ARGUMENT where out is NULL, else *out = value
+ * (evaluated only then) and SUCCESS. */
+#define UPTI_RETURN_OUT(out, value)                                                            \
+    do {                                                                                       \
+        if ((out) == NULL)                                                                     \
+            return UPTI_STATUS_ERROR_INVALID_ARGUMENT;                                         \
+        *(out) = (value);                                                                      \
+        return UPTI_STATUS_SUCCESS;                                                            \
+    } while (0)
+
 /* ---- subscribers (subscriber.c; the internal context is in context.c) ---- */
 
 /** Sets the callback service of kind of the subscribers' internal context. */

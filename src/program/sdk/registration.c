@@ -527,27 +527,18 @@ UPTI_API upti_status_t upti_force_configure(upti_configure_func_t configure_func
 UPTI_API upti_status_t upti_is_initialized(int *status)
 {
     UPTI_REFUSE_IN_SUBSCRIBER();
-    if (status == NULL)
-        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
-    *status = atomic_load(&g_state) >= LIFE_INITIALIZED;
-    return UPTI_STATUS_SUCCESS;
+    UPTI_RETURN_OUT(status, atomic_load(&g_state) >= LIFE_INITIALIZED);
 }
 
 UPTI_API upti_status_t upti_runtime_tools_present(int *present)
 {
-    if (present == NULL)
-        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
-    *present = atomic_load(&g_state) >= LIFE_INITIALIZED && g_any_tool;
-    return UPTI_STATUS_SUCCESS;
+    UPTI_RETURN_OUT(present, atomic_load(&g_state) >= LIFE_INITIALIZED && g_any_tool);
 }
 
 UPTI_API upti_status_t upti_is_finalized(int *status)
 {
     UPTI_REFUSE_IN_SUBSCRIBER();
-    if (status == NULL)
-        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
-    *status = atomic_load(&g_state) == LIFE_FINALIZED;
-    return UPTI_STATUS_SUCCESS;
+    UPTI_RETURN_OUT(status, atomic_load(&g_state) == LIFE_FINALIZED);
 }
 
 UPTI_API upti_status_t upti_get_version(uint32_t *major, uint32_t *minor, uint32_t *patch)

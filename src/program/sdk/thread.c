@@ -41,10 +41,7 @@ static void thread_exit(void *arg)
     upti_buffer_thread_exit(s);
     state_node *n = node_of(s);
     pthread_mutex_lock(&g_states_lock);
-    if (n->prev != NULL)
-        n->prev->next = n->next;
-    else
-        g_states = n->next;
+    *(n->prev != NULL ? &n->prev->next : &g_states) = n->next;
     if (n->next != NULL)
         n->next->prev = n->prev;
     pthread_mutex_unlock(&g_states_lock);
@@ -115,18 +112,12 @@ void upti_thread_fork_child(void)
 
 UPTI_API upti_status_t upti_get_thread_id(upti_thread_id_t *tid)
 {
-    if (tid == NULL)
-        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
-    *tid = upti_thread_state()->tid;
-    return UPTI_STATUS_SUCCESS;
+    UPTI_RETURN_OUT(tid, upti_thread_state()->tid);
 }
 
 UPTI_API upti_status_t upti_get_timestamp(upti_timestamp_t *ts)
 {
-    if (ts == NULL)
-        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
-    *ts = upti_now();
-    return UPTI_STATUS_SUCCESS;
+    UPTI_RETURN_OUT(ts, upti_now());
 }
 
 static upti_status_t context_index(upti_context_id_t id, uint32_t *index)
@@ -139,8 +130,10 @@ static upti_status_t context_index(upti_context_id_t id, uint32_t *index)
     return UPTI_STATUS_SUCCESS;
 }
 
-UPTI_API upti_status_t upti_push_external_correlation_id(upti_context_id_t context_id,
-                                                         upti_user_data_t external_id)
+/* Pushes *pushed on the calling thread's stack of external ids of a context,
+   or (pushed NULL) pops its top into *popped (if not NULL). */
+static upti_status_t external_push_pop(upti_context_id_t context_id, const upti_user_data_t *pushed,
+                                       upti_user_data_t *popped)
 {
     UPTI_REFUSE_IN_SUBSCRIBER();
     uint32_t ctx;
@@ -149,35 +142,37 @@ UPTI_API upti_status_t upti_push_external_correlation_id(upti_context_id_t conte
         return st;
     upti_thread_state_t *s = upti_thread_state();
     struct external_stack *stack = s->external[ctx];
-    if (stack == NULL) {
-        stack = calloc(1, sizeof *stack);
-        if (stack == NULL)
+    if (pushed != NULL) {
+        if (stack == NULL) {
+            stack = calloc(1, sizeof *stack);
+            if (stack == NULL)
+                return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+            s->external[ctx] = stack;
+        }
+        if (stack->depth == UPTI_EXTERNAL_STACK_DEPTH)
             return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
-        s->external[ctx] = stack;
+        stack->ids[stack->depth++] = *pushed;
+        s->external_mask |= 1u << ctx;
+        return UPTI_STATUS_SUCCESS;
     }
-    if (stack->depth == UPTI_EXTERNAL_STACK_DEPTH)
-        return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
-    stack->ids[stack->depth++] = external_id;
-    s->external_mask |= 1u << ctx;
-    return UPTI_STATUS_SUCCESS;
-}
-
-UPTI_API upti_status_t upti_pop_external_correlation_id(upti_context_id_t context_id,
-                                                        upti_user_data_t *external_id)
-{
-    UPTI_REFUSE_IN_SUBSCRIBER();
-    uint32_t ctx;
-    upti_status_t st = context_index(context_id, &ctx);
-    if (st != UPTI_STATUS_SUCCESS)
-        return st;
-    upti_thread_state_t *s = upti_thread_state();
-    struct external_stack *stack = s->external[ctx];
     if (stack == NULL || stack->depth == 0)
         return UPTI_STATUS_ERROR_NOT_AVAILABLE;
     upti_user_data_t top = stack->ids[--stack->depth];
     if (stack->depth == 0)
         s->external_mask &= ~(1u << ctx);
-    if (external_id != NULL)
-        *external_id = top;
+    if (popped != NULL)
+        *popped = top;
     return UPTI_STATUS_SUCCESS;
+}
+
+UPTI_API upti_status_t upti_push_external_correlation_id(upti_context_id_t context_id,
+                                                         upti_user_data_t external_id)
+{
+    return external_push_pop(context_id, &external_id, NULL);
+}
+
+UPTI_API upti_status_t upti_pop_external_correlation_id(upti_context_id_t context_id,
+                                                        upti_user_data_t *external_id)
+{
+    return external_push_pop(context_id, NULL, external_id);
 }

@@ -32,6 +32,7 @@
 #include <upti/names.h>
 
 #include <pthread.h>
+#include <stdlib.h>
 
 /* UPTI's KERNEL_DISPATCH plans; NULL until registration found a tool. */
 extern const upti_operation_plan_t *const *uvk_kernel_plans;
@@ -340,5 +341,13 @@ void uvk_pending_wait(uvk_pending_t *p);
    wait): their operations read from s's pools become untimed and s leaves their lists. Under
    uvk_dt_lock. */
 void uvk_pending_drop_cb(uvk_cb_t *s);
+
+/* Room, zeroed, for what the layer keeps of an object the next layer has just
+   created with result r: NULL where the call failed, nothing is traced or
+   memory is short (the object then goes unfollowed). */
+static inline void *uvk_created(VkResult r, size_t size)
+{
+    return r == VK_SUCCESS && uvk_tracing ? calloc(1, size) : NULL;
+}
 
 #endif

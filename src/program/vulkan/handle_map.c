@@ -90,12 +90,19 @@ void *uvk_handle_map_remove(uvk_handle_map_t *m, uint64_t key)
     return value;
 }
 
+int uvk_handle_map_keep(uvk_handle_map_t *m, pthread_mutex_t *lock, uint64_t key, void *value)
+{
+    pthread_mutex_lock(lock);
+    int rc = uvk_handle_map_put(m, key, value);
+    pthread_mutex_unlock(lock);
+    if (rc != 0)
+        free(value);
+    return rc;
+}
+
 void uvk_handle_map_clear(uvk_handle_map_t *m)
 {
     free(m->keys);
     free(m->values);
-    m->keys = NULL;
-    m->values = NULL;
-    m->cap = 0;
-    m->n = 0;
+    *m = (uvk_handle_map_t){NULL, NULL, 0, 0};
 }

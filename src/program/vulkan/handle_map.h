@@ -11,6 +11,7 @@
 #ifndef UPTI_VULKAN_HANDLE_MAP_H
 #define UPTI_VULKAN_HANDLE_MAP_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,9 @@ typedef struct uvk_handle_map_t {
 void *uvk_handle_map_get(const uvk_handle_map_t *m, uint64_t key);
 /* Sets key's value (replacing one it had); 0, or -1 if memory is short (m unchanged) or key is 0. */
 int uvk_handle_map_put(uvk_handle_map_t *m, uint64_t key, void *value);
+/* uvk_handle_map_put under lock, freeing value where it fails (what it held
+   of an object then goes unfollowed); 0 or -1 as uvk_handle_map_put. */
+int uvk_handle_map_keep(uvk_handle_map_t *m, pthread_mutex_t *lock, uint64_t key, void *value);
 /* Removes key; returns the value it had, NULL if none. */
 void *uvk_handle_map_remove(uvk_handle_map_t *m, uint64_t key);
 /* Frees m's memory (its values are the caller's); m is empty again. */

@@ -64,16 +64,12 @@ VkResult uvk_dt_vkCreateImage(const upti_vulkan_dispatch_t *n, VkDevice device, 
                               const VkAllocationCallbacks *alloc, VkImage *image)
 {
     VkResult r = n->vkCreateImage(device, info, alloc, image);
-    if (r != VK_SUCCESS || !uvk_tracing)
-        return r;
-    image_t *i = malloc(sizeof *i);
+    image_t *i = uvk_created(r, sizeof *i);
     if (i != NULL) {
         i->image = *image;
         i->texel = format_bytes(info->format);
-        pthread_mutex_lock(&g_lock);
-        if (uvk_handle_map_put(&g_images, (uint64_t)i->image, i) != 0)
-            free(i); /* its copies' bytes are unknown (0) */
-        pthread_mutex_unlock(&g_lock);
+        /* Not kept: its copies' bytes are unknown (0). */
+        uvk_handle_map_keep(&g_images, &g_lock, (uint64_t)i->image, i);
     }
     return r;
 }

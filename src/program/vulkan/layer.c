@@ -239,36 +239,40 @@ void uvk_register_slow(void)
 
 /* --- chain info --- */
 
-static VkLayerInstanceCreateInfo *instance_link(const VkInstanceCreateInfo *ci)
+/* The loader's structure of type (VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO:
+   a VkLayerInstanceCreateInfo, else a VkLayerDeviceCreateInfo) in chain that
+   holds function, NULL if none. */
+static void *loader_info(const void *chain, VkStructureType type, VkLayerFunction function)
 {
-    for (const VkBaseInStructure *s = ci->pNext; s != NULL; s = s->pNext) {
-        VkLayerInstanceCreateInfo *l = (VkLayerInstanceCreateInfo *)(uintptr_t)s;
-        if (s->sType == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO && l->function == VK_LAYER_LINK_INFO)
-            return l;
+    for (const VkBaseInStructure *s = chain; s != NULL; s = s->pNext) {
+        if (s->sType != type)
+            continue;
+        VkLayerFunction f = type == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO
+                                ? ((const VkLayerInstanceCreateInfo *)(const void *)s)->function
+                                : ((const VkLayerDeviceCreateInfo *)(const void *)s)->function;
+        if (f == function)
+            return (void *)(uintptr_t)s;
     }
     return NULL;
 }
 
+static VkLayerInstanceCreateInfo *instance_link(const VkInstanceCreateInfo *ci)
+{
+    return loader_info(ci->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO, VK_LAYER_LINK_INFO);
+}
+
 static VkLayerDeviceCreateInfo *device_link(const VkDeviceCreateInfo *ci)
 {
-    for (const VkBaseInStructure *s = ci->pNext; s != NULL; s = s->pNext) {
-        VkLayerDeviceCreateInfo *l = (VkLayerDeviceCreateInfo *)(uintptr_t)s;
-        if (s->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO && l->function == VK_LAYER_LINK_INFO)
-            return l;
-    }
-    return NULL;
+    return loader_info(ci->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO, VK_LAYER_LINK_INFO);
 }
 
 /* The loader's callback that makes a dispatchable object the layer gets
    from below (a queue, a command buffer) usable by the layers under it. */
 static PFN_vkSetDeviceLoaderData device_loader_data(const VkDeviceCreateInfo *ci)
 {
-    for (const VkBaseInStructure *s = ci->pNext; s != NULL; s = s->pNext) {
-        const VkLayerDeviceCreateInfo *l = (const VkLayerDeviceCreateInfo *)(uintptr_t)s;
-        if (s->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO && l->function == VK_LOADER_DATA_CALLBACK)
-            return l->u.pfnSetDeviceLoaderData;
-    }
-    return NULL;
+    const VkLayerDeviceCreateInfo *l =
+        loader_info(ci->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO, VK_LOADER_DATA_CALLBACK);
+    return l != NULL ? l->u.pfnSetDeviceLoaderData : NULL;
 }
 
 /* Fills t with the next layer's entries of one level. */
@@ -322,14 +326,12 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateInstance(const VkInstanceCreateI
 
 VKAPI_ATTR void VKAPI_CALL uvk_impl_vkDestroyInstance(VkInstance instance, const VkAllocationCallbacks *pAllocator)
 {
-    if (instance == VK_NULL_HANDLE)
-        return;
-    void *key = uvk_key(instance);
-    uvk_object_t *o = uvk_object_find(key);
-    if (o == NULL || o->next.vkDestroyInstance == NULL)
-        return;
-    o->next.vkDestroyInstance(instance, pAllocator);
-    uvk_object_remove(key);
+    void *key = instance != VK_NULL_HANDLE ? uvk_key(instance) : NULL; /* read before the handle is freed */
+    uvk_object_t *o = key != NULL ? uvk_object_find(key) : NULL;
+    if (o != NULL && o->next.vkDestroyInstance != NULL) {
+        o->next.vkDestroyInstance(instance, pAllocator);
+        uvk_object_remove(key);
+    }
 }
 
 /* The device extensions the layer may enable for itself, and their
@@ -532,10 +534,8 @@ VKAPI_ATTR VkResult VKAPI_CALL uvk_impl_vkCreateDevice(VkPhysicalDevice physical
 
 VKAPI_ATTR void VKAPI_CALL uvk_impl_vkDestroyDevice(VkDevice device, const VkAllocationCallbacks *pAllocator)
 {
-    if (device == VK_NULL_HANDLE)
-        return;
-    void *key = uvk_key(device);
-    uvk_object_t *o = uvk_object_find(key);
+    void *key = device != VK_NULL_HANDLE ? uvk_key(device) : NULL; /* read before the handle is freed */
+    uvk_object_t *o = key != NULL ? uvk_object_find(key) : NULL;
     if (o == NULL || o->next.vkDestroyDevice == NULL)
         return;
     if (uvk_tracing)

@@ -4,6 +4,7 @@
 #ifndef UPTI_VULKAN_LAYER_H
 #define UPTI_VULKAN_LAYER_H
 
+#include "../sdk/layer_records.h"
 #include "tick_map.h"
 
 #include <upti/runtime.h>
@@ -33,10 +34,7 @@ extern _Atomic int uvk_reg_state; /* 0 not yet, 1 in progress, 2 done */
 static inline void uvk_emit(upti_tracing_kind_t kind, uint32_t op, upti_callback_phase_t phase,
                             const upti_runtime_correlation_t *corr, void *record, size_t string_offset)
 {
-    upti_runtime_record_t rec = {.size = sizeof rec, .kind = kind, .operation = op, .phase = phase,
-                                 .correlation = corr, .record = record,
-                                 .string_offset = string_offset};
-    upti_runtime_emit(&rec);
+    upti_layer_emit(kind, op, phase, corr, record, string_offset, NULL);
 }
 
 static inline void uvk_ensure_registered(void)

@@ -59,11 +59,8 @@ VkResult uvk_dt_vkAllocateMemory(const upti_vulkan_dispatch_t *n, VkDevice devic
         a->memory = *memory;
         a->bytes = info->allocationSize;
         a->type_index = info->memoryTypeIndex;
-        pthread_mutex_lock(&g_lock);
-        if (uvk_handle_map_put(&g_live, (uint64_t)a->memory, a) != 0) {
-            free(a); /* its free is then not recorded */
-        }
-        pthread_mutex_unlock(&g_lock);
+        /* Not kept: its free is then not recorded. */
+        uvk_handle_map_keep(&g_live, &g_lock, (uint64_t)a->memory, a);
     }
     if (wanted(UPTI_MEMORY_ALLOCATION_ALLOCATE))
         emit(UPTI_MEMORY_ALLOCATION_ALLOCATE, object_of(n), *memory, info->allocationSize, info->memoryTypeIndex);

@@ -179,6 +179,47 @@ static void module_name(const module_t *m, int joined, char out[UVK_NAME_MAX])
     }
 }
 
+/* What the layer knew of a module or pipeline the program destroys. */
+typedef struct destroyed_t {
+    void *state;             /* its module_t or pipeline_t, taken out of its map; NULL if none */
+    uint64_t module;         /* the module, or the pipeline's */
+    char name[UVK_NAME_MAX]; /* the name its records had */
+} destroyed_t;
+
+/* Takes what the layer keeps of handle, a VkShaderModule or VkPipeline
+   (type), out of its map, and forgets its object name. */
+static destroyed_t take_destroyed(VkObjectType type, uint64_t handle)
+{
+    destroyed_t gone = {NULL, handle, ""};
+    if (!uvk_tracing || handle == 0)
+        return gone;
+    pthread_mutex_lock(&g_lock);
+    if (type == VK_OBJECT_TYPE_PIPELINE) {
+        pipeline_t *p = uvk_handle_map_remove(&g_pipelines, handle);
+        if (p != NULL) {
+            memcpy(gone.name, p->name, UVK_NAME_MAX);
+            gone.module = (uint64_t)p->module;
+        }
+        gone.state = p;
+    } else {
+        module_t *m = uvk_handle_map_remove(&g_modules, handle);
+        if (m != NULL)
+            module_name(m, 1, gone.name);
+        gone.state = m;
+    }
+    name_forget(type, handle);
+    pthread_mutex_unlock(&g_lock);
+    return gone;
+}
+
+/* The UNLOAD record (op) of what take_destroyed found, if anything, which it frees. */
+static void emit_destroyed(destroyed_t *gone, uint32_t op, VkDevice device, uint64_t pipeline)
+{
+    if (gone->state != NULL)
+        emit_code_object(op, UPTI_CALLBACK_PHASE_UNLOAD, device, gone->module, pipeline, gone->name);
+    free(gone->state);
+}
+
 /* --- shader modules --- */
 
 VkResult uvk_dt_vkCreateShaderModule(const upti_vulkan_dispatch_t *n, VkDevice device,
@@ -186,9 +227,7 @@ VkResult uvk_dt_vkCreateShaderModule(const upti_vulkan_dispatch_t *n, VkDevice d
                                      VkShaderModule *module)
 {
     VkResult r = n->vkCreateShaderModule(device, info, alloc, module);
-    if (r != VK_SUCCESS || !uvk_tracing)
-        return r;
-    module_t *m = calloc(1, sizeof *m);
+    module_t *m = uvk_created(r, sizeof *m);
     if (m == NULL)
         return r;
     m->module = *module;
@@ -209,20 +248,9 @@ VkResult uvk_dt_vkCreateShaderModule(const upti_vulkan_dispatch_t *n, VkDevice d
 void uvk_dt_vkDestroyShaderModule(const upti_vulkan_dispatch_t *n, VkDevice device, VkShaderModule module,
                                   const VkAllocationCallbacks *alloc)
 {
-    module_t *found = NULL;
-    char name[UVK_NAME_MAX] = "";
-    if (uvk_tracing && module != VK_NULL_HANDLE) {
-        pthread_mutex_lock(&g_lock);
-        found = uvk_handle_map_remove(&g_modules, (uint64_t)module);
-        if (found != NULL)
-            module_name(found, 1, name);
-        name_forget(VK_OBJECT_TYPE_SHADER_MODULE, (uint64_t)module);
-        pthread_mutex_unlock(&g_lock);
-    }
+    destroyed_t gone = take_destroyed(VK_OBJECT_TYPE_SHADER_MODULE, (uint64_t)module);
     n->vkDestroyShaderModule(device, module, alloc);
-    if (found != NULL)
-        emit_code_object(UPTI_CODE_OBJECT_LOAD, UPTI_CALLBACK_PHASE_UNLOAD, device, (uint64_t)module, 0, name);
-    free(found);
+    emit_destroyed(&gone, UPTI_CODE_OBJECT_LOAD, device, 0);
 }
 
 /* --- pipelines --- */
@@ -314,19 +342,7 @@ VkResult uvk_dt_vkCreateComputePipelines(const upti_vulkan_dispatch_t *n, VkDevi
 void uvk_dt_vkDestroyPipeline(const upti_vulkan_dispatch_t *n, VkDevice device, VkPipeline pipeline,
                               const VkAllocationCallbacks *alloc)
 {
-    pipeline_t *found = NULL;
-    char name[UVK_NAME_MAX] = "";
-    if (uvk_tracing && pipeline != VK_NULL_HANDLE) {
-        pthread_mutex_lock(&g_lock);
-        found = uvk_handle_map_remove(&g_pipelines, (uint64_t)pipeline);
-        if (found != NULL)
-            memcpy(name, found->name, UVK_NAME_MAX);
-        name_forget(VK_OBJECT_TYPE_PIPELINE, (uint64_t)pipeline);
-        pthread_mutex_unlock(&g_lock);
-    }
+    destroyed_t gone = take_destroyed(VK_OBJECT_TYPE_PIPELINE, (uint64_t)pipeline);
     n->vkDestroyPipeline(device, pipeline, alloc);
-    if (found != NULL)
-        emit_code_object(UPTI_CODE_OBJECT_KERNEL_SYMBOL, UPTI_CALLBACK_PHASE_UNLOAD, device, (uint64_t)found->module,
-                         (uint64_t)pipeline, name);
-    free(found);
+    emit_destroyed(&gone, UPTI_CODE_OBJECT_KERNEL_SYMBOL, device, (uint64_t)pipeline);
 }

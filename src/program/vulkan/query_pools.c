@@ -170,15 +170,14 @@ VkResult uvk_dt_vkCreateCommandPool(const upti_vulkan_dispatch_t *n, VkDevice de
                                     VkCommandPool *pool)
 {
     VkResult r = n->vkCreateCommandPool(device, info, alloc, pool);
-    if (r != VK_SUCCESS || !uvk_tracing)
-        return r;
-    cmd_pool_t *p = malloc(sizeof *p);
-    if (p == NULL)
-        return r; /* its command buffers are taken to be of a graphics or compute family */
-    pthread_mutex_lock(&uvk_dt_lock);
-    *p = (cmd_pool_t){*pool, uvk_object_of(n), info->queueFamilyIndex, cmd_pools};
-    cmd_pools = p;
-    pthread_mutex_unlock(&uvk_dt_lock);
+    /* A pool not followed (memory short): its command buffers are taken to be of a graphics or compute family. */
+    cmd_pool_t *p = uvk_created(r, sizeof *p);
+    if (p != NULL) {
+        pthread_mutex_lock(&uvk_dt_lock);
+        *p = (cmd_pool_t){*pool, uvk_object_of(n), info->queueFamilyIndex, cmd_pools};
+        cmd_pools = p;
+        pthread_mutex_unlock(&uvk_dt_lock);
+    }
     return r;
 }
 

@@ -364,40 +364,22 @@ static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, const uvk_tick
             uvk_label_emit(p->queue, 1, d->op, d->name, end != 0 ? end : p->submitted, &d->corr);
             continue;
         }
-        upti_runtime_record_t rec;
-        memset(&rec, 0, sizeof rec);
-        rec.size = sizeof rec;
-        rec.kind = d->kind;
-        rec.operation = d->op;
-        rec.phase = UPTI_CALLBACK_PHASE_NONE;
-        rec.correlation = &d->corr;
         if (d->kind == UPTI_TRACING_KIND_MEMORY_COPY) {
             upti_buffer_tracing_memory_copy_record_t c;
-            memset(&c, 0, sizeof c);
-            c.size = sizeof c;
-            c.agent_id = s->agent;
-            c.queue_id = (uint64_t)(uintptr_t)p->queue;
-            c.runtime_context = (uint64_t)(uintptr_t)p->dev->device;
+            UPTI_LAYER_DEVICE_OP(c, s->agent, p->queue, p->dev->device);
+            UPTI_LAYER_DEVICE_OP_TIMES(c, d->recorded, p->submitted, start, end);
             c.direction = d->direction;
             if (d->direction != UPTI_MEMORY_DIRECTION_HOST_TO_DEVICE && d->direction != UPTI_MEMORY_DIRECTION_NONE)
                 c.src_agent_id = s->agent;
             if (d->direction != UPTI_MEMORY_DIRECTION_DEVICE_TO_HOST && d->direction != UPTI_MEMORY_DIRECTION_NONE)
                 c.dst_agent_id = s->agent;
             c.bytes = d->bytes;
-            c.queued_timestamp = d->recorded;
-            c.submit_timestamp = p->submitted;
-            c.start_timestamp = start;
-            c.end_timestamp = end;
-            rec.record = &c;
-            upti_runtime_emit(&rec);
+            uvk_emit(d->kind, d->op, UPTI_CALLBACK_PHASE_NONE, &d->corr, &c, 0);
             continue;
         }
         upti_buffer_tracing_kernel_dispatch_record_t r;
-        memset(&r, 0, sizeof r);
-        r.size = sizeof r;
-        r.agent_id = s->agent;
-        r.queue_id = (uint64_t)(uintptr_t)p->queue;
-        r.runtime_context = (uint64_t)(uintptr_t)p->dev->device;
+        UPTI_LAYER_DEVICE_OP(r, s->agent, p->queue, p->dev->device);
+        UPTI_LAYER_DEVICE_OP_TIMES(r, d->recorded, p->submitted, start, end);
         r.kernel_id = d->kernel_id;
         r.kernel_name = d->name[0] != '\0' ? d->name : "<vulkan dispatch>";
         r.work_dim = 3;
@@ -405,13 +387,8 @@ static void emit_pending(uvk_pending_t *p, const uint64_t *ticks, const uvk_tick
             r.global_offset[k] = d->base[k];
             r.global_size[k] = d->groups[k];
         }
-        r.queued_timestamp = d->recorded;
-        r.submit_timestamp = p->submitted;
-        r.start_timestamp = start;
-        r.end_timestamp = end;
-        rec.record = &r;
-        rec.string_offset = offsetof(upti_buffer_tracing_kernel_dispatch_record_t, kernel_name);
-        upti_runtime_emit(&rec);
+        uvk_emit(d->kind, d->op, UPTI_CALLBACK_PHASE_NONE, &d->corr, &r,
+                 offsetof(upti_buffer_tracing_kernel_dispatch_record_t, kernel_name));
     }
     if (!uvk_sub_wants(UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED))
         return;
@@ -770,6 +747,19 @@ typedef struct submit_args_t {
 
 #define UVK_SUBMIT_MAX 16 /* batches and signals the layer copies on the stack to add its own */
 
+/* Copies the program's count batches of size bytes each into batches, or
+   no_batch where it submits none (the layer's signal needs a batch); returns
+   how many batches are there. */
+static uint32_t copy_batches(void *batches, const void *theirs, uint32_t count, size_t size, const void *no_batch)
+{
+    if (count == 0) {
+        memcpy(batches, no_batch, size);
+        return 1;
+    }
+    memcpy(batches, theirs, count * size);
+    return count;
+}
+
 /* The program's vkQueueSubmit, its last batch also signalling semaphore with
    value (*attached = 1) where it chains nothing but, maybe, a
    VkTimelineSemaphoreSubmitInfo (then replaced by a copy with the layer's
@@ -784,13 +774,8 @@ static VkResult call_submit(void *ctx, VkSemaphore semaphore, uint64_t value, in
     VkSemaphore signals[UVK_SUBMIT_MAX + 1];
     uint64_t values[UVK_SUBMIT_MAX + 1];
     VkTimelineSemaphoreSubmitInfo ti = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-    uint32_t count = a->count;
-    if (count == 0) {
-        batches[0] = (VkSubmitInfo){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO};
-        count = 1;
-    } else {
-        memcpy(batches, a->submits, count * sizeof *batches);
-    }
+    static const VkSubmitInfo no_batch = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    uint32_t count = copy_batches(batches, a->submits, a->count, sizeof *batches, &no_batch);
     VkSubmitInfo *last = &batches[count - 1];
     const VkBaseInStructure *chained = last->pNext;
     if (chained != NULL && chained->sType == VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO) {
@@ -828,13 +813,8 @@ static VkResult call_submit2(void *ctx, VkSemaphore semaphore, uint64_t value, i
         return a->submit2(a->queue, a->count, a->submits2, a->fence);
     VkSubmitInfo2 batches[UVK_SUBMIT_MAX + 1];
     VkSemaphoreSubmitInfo signals[UVK_SUBMIT_MAX + 1];
-    uint32_t count = a->count;
-    if (count == 0) {
-        batches[0] = (VkSubmitInfo2){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-        count = 1;
-    } else {
-        memcpy(batches, a->submits2, count * sizeof *batches);
-    }
+    static const VkSubmitInfo2 no_batch = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    uint32_t count = copy_batches(batches, a->submits2, a->count, sizeof *batches, &no_batch);
     VkSubmitInfo2 *last = &batches[count - 1];
     uint32_t ns = last->signalSemaphoreInfoCount;
     if (ns >= UVK_SUBMIT_MAX)
@@ -850,27 +830,42 @@ static VkResult call_submit2(void *ctx, VkSemaphore semaphore, uint64_t value, i
     return a->submit2(a->queue, count, batches, a->fence);
 }
 
+/* The submission of a (the program's batches), traced: the command buffers
+   of its batches gathered for submit_traced, made by call. */
+static VkResult submit_gathered(submit_args_t *a, submit_call_t call)
+{
+    uint32_t ncb = 0;
+    for (uint32_t i = 0; i < a->count; i++)
+        ncb += a->submits != NULL ? a->submits[i].commandBufferCount : a->submits2[i].commandBufferInfoCount;
+    VkCommandBuffer cbs_small[16] = {0};
+    VkCommandBuffer *cbs = ncb <= 16 ? cbs_small : malloc(ncb * sizeof *cbs);
+    if (cbs == NULL) {
+        int attached;
+        return call(a, VK_NULL_HANDLE, 0, &attached); /* untraced */
+    }
+    ncb = 0;
+    for (uint32_t i = 0; i < a->count; i++) {
+        if (a->submits != NULL) {
+            for (uint32_t j = 0; j < a->submits[i].commandBufferCount; j++)
+                cbs[ncb++] = a->submits[i].pCommandBuffers[j];
+        } else {
+            for (uint32_t j = 0; j < a->submits2[i].commandBufferInfoCount; j++)
+                cbs[ncb++] = a->submits2[i].pCommandBufferInfos[j].commandBuffer;
+        }
+    }
+    VkResult r = submit_traced(a->n, a->queue, a->fence, cbs, ncb, call, a);
+    if (cbs != cbs_small)
+        free(cbs);
+    return r;
+}
+
 VkResult uvk_dt_vkQueueSubmit(const upti_vulkan_dispatch_t *n, VkQueue queue, uint32_t count,
                               const VkSubmitInfo *submits, VkFence fence)
 {
     if (UVK_LOAD(uvk_dt_cbs) == NULL || !UVK_LOAD(uvk_ops_recorded))
         return n->vkQueueSubmit(queue, count, submits, fence);
-    uint32_t ncb = 0;
-    for (uint32_t i = 0; i < count; i++)
-        ncb += submits[i].commandBufferCount;
-    VkCommandBuffer cbs_small[16] = {0};
-    VkCommandBuffer *cbs = ncb <= 16 ? cbs_small : malloc(ncb * sizeof *cbs);
-    if (cbs == NULL)
-        return n->vkQueueSubmit(queue, count, submits, fence);
-    ncb = 0;
-    for (uint32_t i = 0; i < count; i++)
-        for (uint32_t j = 0; j < submits[i].commandBufferCount; j++)
-            cbs[ncb++] = submits[i].pCommandBuffers[j];
     submit_args_t a = {n, NULL, queue, count, submits, NULL, fence};
-    VkResult r = submit_traced(n, queue, fence, cbs, ncb, call_submit, &a);
-    if (cbs != cbs_small)
-        free(cbs);
-    return r;
+    return submit_gathered(&a, call_submit);
 }
 
 static VkResult submit2(const upti_vulkan_dispatch_t *n, PFN_vkQueueSubmit2 fn, VkQueue queue, uint32_t count,
@@ -878,22 +873,8 @@ static VkResult submit2(const upti_vulkan_dispatch_t *n, PFN_vkQueueSubmit2 fn, 
 {
     if (UVK_LOAD(uvk_dt_cbs) == NULL || !UVK_LOAD(uvk_ops_recorded))
         return fn(queue, count, submits, fence);
-    uint32_t ncb = 0;
-    for (uint32_t i = 0; i < count; i++)
-        ncb += submits[i].commandBufferInfoCount;
-    VkCommandBuffer cbs_small[16] = {0};
-    VkCommandBuffer *cbs = ncb <= 16 ? cbs_small : malloc(ncb * sizeof *cbs);
-    if (cbs == NULL)
-        return fn(queue, count, submits, fence);
-    ncb = 0;
-    for (uint32_t i = 0; i < count; i++)
-        for (uint32_t j = 0; j < submits[i].commandBufferInfoCount; j++)
-            cbs[ncb++] = submits[i].pCommandBufferInfos[j].commandBuffer;
     submit_args_t a = {n, fn, queue, count, NULL, submits, fence};
-    VkResult r = submit_traced(n, queue, fence, cbs, ncb, call_submit2, &a);
-    if (cbs != cbs_small)
-        free(cbs);
-    return r;
+    return submit_gathered(&a, call_submit2);
 }
 
 VkResult uvk_dt_vkQueueSubmit2(const upti_vulkan_dispatch_t *n, VkQueue queue, uint32_t count,
@@ -996,22 +977,22 @@ VkResult uvk_dt_vkGetFenceStatus(const upti_vulkan_dispatch_t *n, VkDevice devic
 
 /* The queue (or the device) is idle: what was submitted before is read with
    the clock's current mapping, then a measured clock is measured again. */
-VkResult uvk_dt_vkQueueWaitIdle(const upti_vulkan_dispatch_t *n, VkQueue queue)
+static VkResult waited_idle(const upti_vulkan_dispatch_t *n, VkResult r, VkQueue queue)
 {
-    VkResult r = n->vkQueueWaitIdle(queue);
     poll(uvk_object_of(n));
     if (r == VK_SUCCESS)
         uvk_probe_refresh(uvk_object_of(n), queue);
     return r;
 }
 
+VkResult uvk_dt_vkQueueWaitIdle(const upti_vulkan_dispatch_t *n, VkQueue queue)
+{
+    return waited_idle(n, n->vkQueueWaitIdle(queue), queue);
+}
+
 VkResult uvk_dt_vkDeviceWaitIdle(const upti_vulkan_dispatch_t *n, VkDevice device)
 {
-    VkResult r = n->vkDeviceWaitIdle(device);
-    poll(uvk_object_of(n));
-    if (r == VK_SUCCESS)
-        uvk_probe_refresh(uvk_object_of(n), VK_NULL_HANDLE);
-    return r;
+    return waited_idle(n, n->vkDeviceWaitIdle(device), VK_NULL_HANDLE);
 }
 
 void uvk_dt_device_destroying(uvk_object_t *o)

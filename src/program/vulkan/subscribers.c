@@ -41,29 +41,7 @@ const uint32_t *uvk_sub_domains = &g_none;
 static upti_callback_gpu_op_data_t op_data(upti_callback_domain_t domain, upti_callback_phase_kind_t phase,
                                            uint64_t corr, uint32_t api_id)
 {
-    upti_callback_gpu_op_data_t d;
-    memset(&d, 0, sizeof d);
-    d.size = sizeof d;
-    d.domain = domain;
-    d.phase = phase;
-    d.correlation_id = corr;
-    d.api_group = UPTI_TRACING_KIND_VULKAN_API;
-    d.api_id = api_id;
-    return d;
-}
-
-static void notify(const upti_callback_gpu_op_data_t *d, void **instance)
-{
-    upti_runtime_notification_t n = {
-        .domain = d->domain,
-        .phase = d->phase,
-        .api_group = UPTI_TRACING_KIND_VULKAN_API,
-        .api_id = d->api_id,
-        .backend_context = (void *)(uintptr_t)d->context_handle,
-        .cb_data = d,
-        .instance = instance,
-    };
-    upti_runtime_subscriber_notify(&n);
+    return upti_layer_gpu_op_data(UPTI_TRACING_KIND_VULKAN_API, domain, phase, corr, api_id);
 }
 
 /* The command that records an operation of (kind, op) (its core name). */
@@ -119,7 +97,7 @@ void uvk_sub_appended(const uvk_op_t *o, upti_callback_phase_kind_t phase, VkCom
     d.context_handle = (uint64_t)(uintptr_t)device;
     d.operation_count = 1;
     d.operation_details = &details;
-    notify(&d, t_appended);
+    upti_layer_notify(&d, t_appended);
 }
 
 void uvk_sub_device_op(upti_callback_domain_t domain, const uvk_op_t *o, const upti_gpu_op_details_t *details,
@@ -133,7 +111,7 @@ void uvk_sub_device_op(upti_callback_domain_t domain, const uvk_op_t *o, const u
     d.return_code = details->status;
     d.operation_count = 1;
     d.operation_details = details;
-    notify(&d, NULL);
+    upti_layer_notify(&d, NULL);
 }
 
 void uvk_sub_module(upti_callback_domain_t domain, uint32_t api_id, uint32_t operation, VkDevice device,
@@ -152,7 +130,7 @@ void uvk_sub_module(upti_callback_domain_t domain, uint32_t api_id, uint32_t ope
     d.context_handle = (uint64_t)(uintptr_t)device;
     d.operation_count = 1;
     d.operation_details = &m;
-    notify(&d, NULL);
+    upti_layer_notify(&d, NULL);
 }
 
 /* --- VULKAN_API: DRIVER_API, HOST_SYNCHRONIZATION, CONTEXT_CREATED --- */
@@ -234,10 +212,10 @@ static void api_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user_da
         upti_callback_gpu_op_data_t d = op_data(UPTI_CB_DOMAIN_DRIVER_API, UPTI_CB_PHASE_API_ENTER, corr, op);
         call_handles(op, pl, &d);
         if (word & DOM(API))
-            notify(&d, inst[SLOT_API]);
+            upti_layer_notify(&d, inst[SLOT_API]);
         if ((word & DOM(HOST_SYNCHRONIZATION)) && is_host_sync(op)) {
             d.domain = UPTI_CB_DOMAIN_DRIVER_HOST_SYNCHRONIZATION;
-            notify(&d, inst[SLOT_SYNC]);
+            upti_layer_notify(&d, inst[SLOT_SYNC]);
         }
         return;
     }
@@ -250,18 +228,18 @@ static void api_cb(upti_callback_tracing_record_t rec, upti_user_data_t *user_da
         d.return_code = (int32_t)pl->retval.VkResult_retval;
     if ((word & DOM(HOST_SYNCHRONIZATION)) && is_host_sync(op)) {
         d.domain = UPTI_CB_DOMAIN_DRIVER_HOST_SYNCHRONIZATION;
-        notify(&d, inst[SLOT_SYNC]);
+        upti_layer_notify(&d, inst[SLOT_SYNC]);
     }
     if (op == UPTI_VULKAN_API_vkCreateDevice && (word & DOM(CONTEXT_CREATED)) &&
         pl->retval.VkResult_retval == VK_SUCCESS && pl->args.vkCreateDevice.pDevice != NULL) {
         upti_callback_gpu_op_data_t c = op_data(UPTI_CB_DOMAIN_DRIVER_CONTEXT_CREATED, UPTI_CB_PHASE_API_EXIT, corr, op);
         c.context_handle = (uint64_t)(uintptr_t)*pl->args.vkCreateDevice.pDevice;
         c.device_handle = (uint64_t)(uintptr_t)pl->args.vkCreateDevice.physicalDevice;
-        notify(&c, NULL);
+        upti_layer_notify(&c, NULL);
     }
     d.domain = UPTI_CB_DOMAIN_DRIVER_API;
     if (word & DOM(API))
-        notify(&d, inst[SLOT_API]);
+        upti_layer_notify(&d, inst[SLOT_API]);
     t_depth--;
 }
 
@@ -290,12 +268,5 @@ void uvk_sub_init(void)
     uvk_sub_domains = upti_runtime_subscriber_domains();
     if (uvk_sub_domains == NULL)
         uvk_sub_domains = &g_none;
-    upti_runtime_subscriber_provider_t p = {
-        .size = sizeof p,
-        .name = "vulkan",
-        .domains_changed = domains_changed,
-        .data = NULL,
-    };
-    if (upti_runtime_register_subscriber_provider(&p) != UPTI_STATUS_SUCCESS)
-        upti_runtime_warn("vulkan: cannot serve subscribers (callback.h)");
+    upti_layer_serve_subscribers("vulkan", domains_changed, "vulkan: cannot serve subscribers (callback.h)");
 }

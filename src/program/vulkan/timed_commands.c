@@ -78,28 +78,6 @@ void uvk_dt_vkCmdCopyBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
     uvk_op_end(n, cb, &d);
 }
 
-static void copy_buffer2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyBuffer2 fn, VkCommandBuffer cb,
-                         const VkCopyBufferInfo2 *info)
-{
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; info != NULL && i < info->regionCount; i++)
-        bytes += info->pRegions[i].size;
-    uvk_slot_t d;
-    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_COPY_BUFFER, D2D, bytes);
-    fn(cb, info);
-    uvk_op_end(n, cb, &d);
-}
-
-void uvk_dt_vkCmdCopyBuffer2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkCopyBufferInfo2 *info)
-{
-    copy_buffer2(n, n->vkCmdCopyBuffer2, cb, info);
-}
-
-void uvk_dt_vkCmdCopyBuffer2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkCopyBufferInfo2 *info)
-{
-    copy_buffer2(n, n->vkCmdCopyBuffer2KHR, cb, info);
-}
-
 /* VK_WHOLE_SIZE (the rest of the buffer) counts 0 bytes: the layer does not follow buffer sizes. */
 void uvk_dt_vkCmdFillBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer dst, VkDeviceSize offset,
                             VkDeviceSize size, uint32_t data)
@@ -127,26 +105,29 @@ static uint64_t extent_bytes(VkExtent3D e, uint32_t layers, uint32_t texel)
     return (uint64_t)e.width * e.height * e.depth * (layers ? layers : 1) * texel;
 }
 
+/* name(image, count, regions): the bytes of count regions of type region_t,
+   each with its extent and the image subresource it copies, in image. */
+#define REGIONS_BYTES(name, region_t, extent, subresource)                                      \
+    static uint64_t name(VkImage image, uint32_t count, const region_t *regions)                \
+    {                                                                                           \
+        uint32_t texel = uvk_image_texel_bytes(image);                                          \
+        uint64_t bytes = 0;                                                                     \
+        for (uint32_t i = 0; i < count; i++)                                                    \
+            bytes += extent_bytes(regions[i].extent, regions[i].subresource.layerCount, texel); \
+        return bytes;                                                                           \
+    }
+REGIONS_BYTES(image_bytes, VkImageCopy, extent, srcSubresource)
+REGIONS_BYTES(buffer_image_bytes, VkBufferImageCopy, imageExtent, imageSubresource)
+REGIONS_BYTES(image_bytes2, VkImageCopy2, extent, srcSubresource)
+REGIONS_BYTES(buffer_image_bytes2, VkBufferImageCopy2, imageExtent, imageSubresource)
+
 void uvk_dt_vkCmdCopyImage(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkImage src, VkImageLayout sl,
                            VkImage dst, VkImageLayout dl, uint32_t count, const VkImageCopy *regions)
 {
-    uint32_t texel = uvk_image_texel_bytes(src);
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; i < count; i++)
-        bytes += extent_bytes(regions[i].extent, regions[i].srcSubresource.layerCount, texel);
     uvk_slot_t d;
-    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_COPY_IMAGE, D2D, bytes);
+    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_COPY_IMAGE, D2D, image_bytes(src, count, regions));
     n->vkCmdCopyImage(cb, src, sl, dst, dl, count, regions);
     uvk_op_end(n, cb, &d);
-}
-
-static uint64_t buffer_image_bytes(VkImage image, uint32_t count, const VkBufferImageCopy *regions)
-{
-    uint32_t texel = uvk_image_texel_bytes(image);
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; i < count; i++)
-        bytes += extent_bytes(regions[i].imageExtent, regions[i].imageSubresource.layerCount, texel);
-    return bytes;
 }
 
 void uvk_dt_vkCmdCopyBufferToImage(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkBuffer src, VkImage dst,
@@ -167,82 +148,54 @@ void uvk_dt_vkCmdCopyImageToBuffer(const upti_vulkan_dispatch_t *n, VkCommandBuf
     uvk_op_end(n, cb, &d);
 }
 
-/* The Vulkan 1.3 (VK_KHR_copy_commands2) forms. */
-static void copy_image2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyImage2 fn, VkCommandBuffer cb,
-                        const VkCopyImageInfo2 *info)
+/* The Vulkan 1.3 (VK_KHR_copy_commands2) forms: one info structure, and a
+   KHR alias of the same type. COPY2(cmd, info_t, op, bytes) defines the
+   wrappers of cmd and cmdKHR, copies of op and bytes(info) bytes. */
+#define COPY2(cmd, info_t, op, bytes)                                                                  \
+    static void timed_##cmd(const upti_vulkan_dispatch_t *n, PFN_##cmd fn, VkCommandBuffer cb,         \
+                            const info_t *info)                                                        \
+    {                                                                                                  \
+        uvk_slot_t d;                                                                                  \
+        copy_begin(&d, n, cb, op, D2D, info != NULL ? bytes(info) : 0);                                \
+        fn(cb, info);                                                                                  \
+        uvk_op_end(n, cb, &d);                                                                         \
+    }                                                                                                  \
+    void uvk_dt_##cmd(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const info_t *info)         \
+    {                                                                                                  \
+        timed_##cmd(n, n->cmd, cb, info);                                                              \
+    }                                                                                                  \
+    void uvk_dt_##cmd##KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const info_t *info)    \
+    {                                                                                                  \
+        timed_##cmd(n, n->cmd##KHR, cb, info);                                                         \
+    }
+
+static uint64_t copy_buffer2_bytes(const VkCopyBufferInfo2 *info)
 {
     uint64_t bytes = 0;
-    uint32_t texel = info != NULL ? uvk_image_texel_bytes(info->srcImage) : 0;
-    for (uint32_t i = 0; info != NULL && i < info->regionCount; i++)
-        bytes += extent_bytes(info->pRegions[i].extent, info->pRegions[i].srcSubresource.layerCount, texel);
-    uvk_slot_t d;
-    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_COPY_IMAGE, D2D, bytes);
-    fn(cb, info);
-    uvk_op_end(n, cb, &d);
-}
-
-void uvk_dt_vkCmdCopyImage2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkCopyImageInfo2 *info)
-{
-    copy_image2(n, n->vkCmdCopyImage2, cb, info);
-}
-
-void uvk_dt_vkCmdCopyImage2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, const VkCopyImageInfo2 *info)
-{
-    copy_image2(n, n->vkCmdCopyImage2KHR, cb, info);
-}
-
-static uint64_t buffer_image_bytes2(VkImage image, uint32_t count, const VkBufferImageCopy2 *regions)
-{
-    uint32_t texel = uvk_image_texel_bytes(image);
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; i < count; i++)
-        bytes += extent_bytes(regions[i].imageExtent, regions[i].imageSubresource.layerCount, texel);
+    for (uint32_t i = 0; i < info->regionCount; i++)
+        bytes += info->pRegions[i].size;
     return bytes;
 }
 
-static void buffer_to_image2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyBufferToImage2 fn, VkCommandBuffer cb,
-                             const VkCopyBufferToImageInfo2 *info)
+static uint64_t copy_image2_bytes(const VkCopyImageInfo2 *info)
 {
-    uint64_t bytes = info != NULL ? buffer_image_bytes2(info->dstImage, info->regionCount, info->pRegions) : 0;
-    uvk_slot_t d;
-    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_COPY_BUFFER_TO_IMAGE, D2D, bytes);
-    fn(cb, info);
-    uvk_op_end(n, cb, &d);
+    return image_bytes2(info->srcImage, info->regionCount, info->pRegions);
 }
 
-void uvk_dt_vkCmdCopyBufferToImage2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
-                                    const VkCopyBufferToImageInfo2 *info)
+static uint64_t buffer_to_image2_bytes(const VkCopyBufferToImageInfo2 *info)
 {
-    buffer_to_image2(n, n->vkCmdCopyBufferToImage2, cb, info);
+    return buffer_image_bytes2(info->dstImage, info->regionCount, info->pRegions);
 }
 
-void uvk_dt_vkCmdCopyBufferToImage2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
-                                       const VkCopyBufferToImageInfo2 *info)
+static uint64_t image_to_buffer2_bytes(const VkCopyImageToBufferInfo2 *info)
 {
-    buffer_to_image2(n, n->vkCmdCopyBufferToImage2KHR, cb, info);
+    return buffer_image_bytes2(info->srcImage, info->regionCount, info->pRegions);
 }
 
-static void image_to_buffer2(const upti_vulkan_dispatch_t *n, PFN_vkCmdCopyImageToBuffer2 fn, VkCommandBuffer cb,
-                             const VkCopyImageToBufferInfo2 *info)
-{
-    uint64_t bytes = info != NULL ? buffer_image_bytes2(info->srcImage, info->regionCount, info->pRegions) : 0;
-    uvk_slot_t d;
-    copy_begin(&d, n, cb, UPTI_MEMORY_COPY_COPY_IMAGE_TO_BUFFER, D2D, bytes);
-    fn(cb, info);
-    uvk_op_end(n, cb, &d);
-}
-
-void uvk_dt_vkCmdCopyImageToBuffer2(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
-                                    const VkCopyImageToBufferInfo2 *info)
-{
-    image_to_buffer2(n, n->vkCmdCopyImageToBuffer2, cb, info);
-}
-
-void uvk_dt_vkCmdCopyImageToBuffer2KHR(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb,
-                                       const VkCopyImageToBufferInfo2 *info)
-{
-    image_to_buffer2(n, n->vkCmdCopyImageToBuffer2KHR, cb, info);
-}
+COPY2(vkCmdCopyBuffer2, VkCopyBufferInfo2, UPTI_MEMORY_COPY_COPY_BUFFER, copy_buffer2_bytes)
+COPY2(vkCmdCopyImage2, VkCopyImageInfo2, UPTI_MEMORY_COPY_COPY_IMAGE, copy_image2_bytes)
+COPY2(vkCmdCopyBufferToImage2, VkCopyBufferToImageInfo2, UPTI_MEMORY_COPY_COPY_BUFFER_TO_IMAGE, buffer_to_image2_bytes)
+COPY2(vkCmdCopyImageToBuffer2, VkCopyImageToBufferInfo2, UPTI_MEMORY_COPY_COPY_IMAGE_TO_BUFFER, image_to_buffer2_bytes)
 
 void uvk_dt_vkCmdPipelineBarrier(const upti_vulkan_dispatch_t *n, VkCommandBuffer cb, VkPipelineStageFlags src,
                                  VkPipelineStageFlags dst, VkDependencyFlags flags, uint32_t nm,
