@@ -54,4 +54,7 @@ const char *cli_library_dir(void);
 /** db path without a trailing ".db" (malloc'd). */
 char *cli_strip_db(const char *path);
 
+/** The text of printf(fmt, ...), malloc'd; NULL on ENOMEM. */
+char *cli_format_text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif

@@ -40,20 +40,9 @@ void cmd_export_help(FILE *out)
     );
 }
 
-typedef struct export_options {
-    const char *formats, *dir, *output;
-    int help;
-} export_options;
-
 static int on_option(void *ctx, int id, const char *value)
 {
-    export_options *o = ctx;
-    switch (id) {
-    case CLI_OPT_FORMAT: o->formats = value; break;
-    case CLI_OPT_DIR: o->dir = value; break;
-    case CLI_OPT_OUTPUT: o->output = value; break;
-    case CLI_OPT_HELP: o->help = 1; break;
-    }
+    cli_on_output_option(ctx, id, value);
     return 0;
 }
 
@@ -62,31 +51,13 @@ static const cli_option k_options[] = {CLI_OPTION_FORMAT, CLI_OPTION_DIR, CLI_OP
 static const cli_format k_formats[] = {{"pftrace", 1}, {"perfetto", 1}, {"json", 2}, {"csv", 4}, {"otf2", 8}};
 static const char *const k_exts[] = {".pftrace", ".json", ".csv", ".db", NULL};
 
-/* The outputs' base: -d and -o as in upti run; by default the database's path without .db. */
-static char *export_base(const export_options *o, const char *input)
-{
-    if (o->output != NULL)
-        return cli_output_base(o->dir, o->output, k_exts);
-    char *stripped = cli_strip_db(input);
-    if (o->dir == NULL || stripped == NULL)
-        return stripped;
-    const char *slash = strrchr(stripped, '/');
-    char *base = cli_output_base(o->dir, slash ? slash + 1 : stripped, NULL);
-    free(stripped);
-    return base;
-}
-
 int cmd_export(int argc, char **argv)
 {
-    export_options o = {0};
-    char **pos = calloc((size_t)argc + 1, sizeof *pos);
-    int npos = 0;
-    if (pos == NULL)
-        return cli_error("out of memory");
-    int rc = cli_parse_options("export", k_options, sizeof k_options / sizeof k_options[0], argc,
-                               argv, CLI_ARGS_ANYWHERE, on_option, &o, pos, &npos);
-    const char *input = npos > 0 ? pos[0] : NULL;
-    free(pos);
+    cli_output_options o = {0};
+    const char *input;
+    int npos;
+    int rc = cli_parse_input("export", k_options, sizeof k_options / sizeof k_options[0], argc, argv,
+                             on_option, &o, &input, &npos);
     if (rc != 0)
         return rc;
     if (o.help) {
@@ -117,7 +88,7 @@ int cmd_export(int argc, char **argv)
     sqlite3 *db = uo_open(input, 0, err, sizeof err);
     if (db == NULL)
         return cli_error("%s", err);
-    char *base = export_base(&o, input);
+    char *base = cli_input_output_base(o.dir, o.output, input, k_exts);
     int dir_rc = base != NULL ? cli_make_output_dir(base, 0) : 0;
     if (base == NULL || dir_rc != 0) {
         sqlite3_close(db);

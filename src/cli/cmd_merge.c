@@ -28,38 +28,25 @@ void cmd_merge_help(FILE *out)
             "  -h, --help                 this help\n");
 }
 
-typedef struct merge_options {
-    const char *dir, *output, *formats;
-    int help;
-} merge_options;
-
 static int on_option(void *ctx, int id, const char *value)
 {
-    merge_options *o = ctx;
-    switch (id) {
-    case CLI_OPT_DIR: o->dir = value; break;
-    case CLI_OPT_OUTPUT: o->output = value; break;
-    case CLI_OPT_FORMAT: o->formats = value; break;
-    case CLI_OPT_HELP: o->help = 1; break;
-    }
+    cli_on_output_option(ctx, id, value);
     return 0;
 }
 
 static const cli_option k_options[] = {CLI_OPTION_OUTPUT, CLI_OPTION_DIR, CLI_OPTION_FORMAT,
                                        CLI_OPTION_HELP};
-static const cli_format k_formats[] = {{"db", UO_FORMAT_DB}, {"pftrace", UO_FORMAT_PFTRACE},
-                                       {"json", UO_FORMAT_JSON}, {"csv", UO_FORMAT_CSV}};
 static const char *const k_exts[] = {".db", NULL};
 
 int cmd_merge(int argc, char **argv)
 {
-    merge_options o = {0};
-    char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
-    int n = 0;
+    cli_output_options o = {0};
+    char **inputs;
+    int n;
+    int rc = cli_parse_anywhere("merge", k_options, sizeof k_options / sizeof k_options[0], argc,
+                                argv, on_option, &o, &inputs, &n);
     if (inputs == NULL)
-        return cli_error("out of memory");
-    int rc = cli_parse_options("merge", k_options, sizeof k_options / sizeof k_options[0], argc,
-                               argv, CLI_ARGS_ANYWHERE, on_option, &o, inputs, &n);
+        return rc;
     unsigned formats = UO_FORMAT_DB;
     if (rc == 0 && o.help)
         cmd_merge_help(stdout);
@@ -67,8 +54,8 @@ int cmd_merge(int argc, char **argv)
         rc = cli_usage_error("merge", o.output ? "no input DATABASE" : "missing -o NAME");
     else if (rc == 0 && (rc = cli_check_output_options("merge", o.dir, o.output)) == 0 &&
              o.formats != NULL)
-        rc = cli_parse_formats("merge", o.formats, k_formats,
-                               sizeof k_formats / sizeof k_formats[0], &formats);
+        rc = cli_parse_formats("merge", o.formats, upti_format_names,
+                               UPTI_FORMAT_OWN_NAMES, &formats);
     if (rc != 0 || o.help) {
         free(inputs);
         return rc;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* upti run: set up the environment for libupti-trace.so, the OpenCL layer and the
  * NVTX injection, run the program, and exit with its status. */
+#include "agent_print.h"
 #include "cli.h"
 #include "env.h"
 #include "host_cpus.h"
@@ -78,11 +79,7 @@ static void list_agents(const upti_agent_t *agents, size_t n)
         printf("  (devices appear once a runtime registers: 'upti run -L -- PROGRAM' prints,\n"
                "   at the end of each traced process, the agents it saw)\n");
     for (size_t i = 0; i < n; i++)
-        printf("  %zu %s %s: %s (%s)\n", i + 1, agents[i].runtime ? agents[i].runtime : "?",
-               agents[i].type == UPTI_AGENT_TYPE_CPU ? "CPU"
-               : agents[i].type == UPTI_AGENT_TYPE_GPU ? "GPU"
-                                                       : "ACCELERATOR",
-               agents[i].name ? agents[i].name : "?", agents[i].vendor ? agents[i].vendor : "");
+        upti_print_agent(stdout, i + 1, &agents[i], 0);
 }
 
 /* -L: the kinds and operations UPTI knows (the names library, src/names) and,

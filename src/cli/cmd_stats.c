@@ -60,17 +60,17 @@ enum {
 };
 
 typedef struct stats_options {
-    const char *formats, *dir, *output, *reports, *top, *unit;
-    int csv, help, list, full_names, demangle, force;
+    cli_output_options out;
+    const char *reports, *top, *unit;
+    int csv, list, full_names, demangle, force;
 } stats_options;
 
 static int on_option(void *ctx, int id, const char *value)
 {
     stats_options *o = ctx;
+    if (cli_on_output_option(&o->out, id, value))
+        return 0;
     switch (id) {
-    case CLI_OPT_FORMAT: o->formats = value; break;
-    case CLI_OPT_DIR: o->dir = value; break;
-    case CLI_OPT_OUTPUT: o->output = value; break;
     case OPT_CSV: o->csv = 1; break;
     case OPT_REPORT: o->reports = value; break;
     case OPT_LIST: o->list = 1; break;
@@ -79,7 +79,6 @@ static int on_option(void *ctx, int id, const char *value)
     case OPT_FULL_NAMES: o->full_names = 1; break;
     case OPT_DEMANGLE: o->demangle = 1; break;
     case OPT_FORCE: o->force = 1; break;
-    case CLI_OPT_HELP: o->help = 1; break;
     }
     return 0;
 }
@@ -116,21 +115,10 @@ static int stats_file_is_replaceable(const char *path)
 /* The file for -d/-o: DIR/NAME_stats.EXT; NULL (stdout) without them. */
 static char *stats_path(const stats_options *o, const char *input, const char *ext)
 {
-    if (o->dir == NULL && o->output == NULL)
+    if (o->out.dir == NULL && o->out.output == NULL)
         return NULL;
-    char *base;
-    if (o->output != NULL) {
-        base = cli_output_base(o->dir, o->output, k_exts);
-    } else {
-        char *stripped = cli_strip_db(input);
-        const char *slash = strrchr(stripped, '/');
-        base = cli_output_base(o->dir, slash ? slash + 1 : stripped, NULL);
-        free(stripped);
-    }
-    size_t len = strlen(base) + 16;
-    char *path = malloc(len);
-    if (path != NULL)
-        snprintf(path, len, "%s_stats.%s", base, ext);
+    char *base = cli_input_output_base(o->out.dir, o->out.output, input, k_exts);
+    char *path = cli_format_text("%s_stats.%s", base, ext);
     free(base);
     return path;
 }
@@ -220,17 +208,13 @@ static int parse_report_options(const stats_options *o, report_options *r)
 int cmd_stats(int argc, char **argv)
 {
     stats_options o = {0};
-    char **pos = calloc((size_t)argc + 1, sizeof *pos);
-    int npos = 0;
-    if (pos == NULL)
-        return cli_error("out of memory");
-    int rc = cli_parse_options("stats", k_options, sizeof k_options / sizeof k_options[0], argc,
-                               argv, CLI_ARGS_ANYWHERE, on_option, &o, pos, &npos);
-    const char *input = npos > 0 ? pos[0] : NULL;
-    free(pos);
+    const char *input;
+    int npos;
+    int rc = cli_parse_input("stats", k_options, sizeof k_options / sizeof k_options[0], argc, argv,
+                             on_option, &o, &input, &npos);
     if (rc != 0)
         return rc;
-    if (o.help) {
+    if (o.out.help) {
         cmd_stats_help(stdout);
         return 0;
     }
@@ -242,17 +226,17 @@ int cmd_stats(int argc, char **argv)
     }
     if (npos != 1)
         return cli_usage_error("stats", npos == 0 ? "missing DATABASE" : "one DATABASE only");
-    if ((rc = cli_check_output_options("stats", o.dir, o.output)) != 0)
+    if ((rc = cli_check_output_options("stats", o.out.dir, o.out.output)) != 0)
         return rc;
     unsigned bits = o.csv ? FMT_CSV : FMT_TEXT;
-    if (o.formats != NULL) {
-        rc = cli_parse_formats("stats", o.formats, k_formats, 4, &bits);
+    if (o.out.formats != NULL) {
+        rc = cli_parse_formats("stats", o.out.formats, k_formats, 4, &bits);
         if (rc != 0)
             return rc;
         if (bits != FMT_TEXT && bits != FMT_CSV && bits != FMT_JSON)
             return cli_usage_error("stats", "one --format only (text, csv or json)");
         if (o.csv && bits != FMT_CSV)
-            return cli_usage_error("stats", "--csv and --format %s", o.formats);
+            return cli_usage_error("stats", "--csv and --format %s", o.out.formats);
         if (bits == FMT_JSON && o.reports == NULL)
             return cli_usage_error("stats", "--format json applies to --report only");
     }

@@ -242,6 +242,53 @@ int cli_check_output_options(const char *command, const char *dir, const char *n
     return 0;
 }
 
+int cli_parse_anywhere(const char *command, const cli_option *table, size_t n, int argc,
+                       char **argv, cli_option_fn fn, void *ctx, char ***positionals,
+                       int *npositional)
+{
+    *npositional = 0;
+    *positionals = calloc((size_t)argc + 1, sizeof **positionals);
+    if (*positionals == NULL)
+        return cli_error("out of memory");
+    return cli_parse_options(command, table, n, argc, argv, CLI_ARGS_ANYWHERE, fn, ctx,
+                             *positionals, npositional);
+}
+
+int cli_parse_input(const char *command, const cli_option *table, size_t n, int argc, char **argv,
+                    cli_option_fn fn, void *ctx, const char **input, int *npositional)
+{
+    char **positionals;
+    int rc = cli_parse_anywhere(command, table, n, argc, argv, fn, ctx, &positionals, npositional);
+    *input = positionals != NULL && *npositional > 0 ? positionals[0] : NULL;
+    free(positionals);
+    return rc;
+}
+
+int cli_on_output_option(cli_output_options *o, int id, const char *value)
+{
+    switch (id) {
+    case CLI_OPT_FORMAT: o->formats = value; return 1;
+    case CLI_OPT_DIR: o->dir = value; return 1;
+    case CLI_OPT_OUTPUT: o->output = value; return 1;
+    case CLI_OPT_HELP: o->help = 1; return 1;
+    default: return 0;
+    }
+}
+
+char *cli_input_output_base(const char *dir, const char *name, const char *input,
+                            const char *const *exts)
+{
+    if (name != NULL)
+        return cli_output_base(dir, name, exts);
+    char *stripped = cli_strip_db(input);
+    if (dir == NULL || stripped == NULL)
+        return stripped;
+    const char *slash = strrchr(stripped, '/');
+    char *base = cli_output_base(dir, slash ? slash + 1 : stripped, NULL);
+    free(stripped);
+    return base;
+}
+
 char *cli_output_base(const char *dir, const char *name, const char *const *exts)
 {
     size_t dlen = dir != NULL && name[0] != '/' ? strlen(dir) : 0;

@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "output_formats.h"
+
 /** One option: its id, short letter (0: none), long name, a second long name
  *  (NULL: none) and whether it takes a value. */
 typedef struct cli_option {
@@ -61,10 +63,7 @@ const cli_option *cli_find_option(const cli_option *table, size_t n, const char 
 const char *cli_closest_option(const cli_option *table, size_t n, const char *name);
 
 /** One accepted word of a --format list and its bit. */
-typedef struct cli_format {
-    const char *name;
-    unsigned bit;
-} cli_format;
+typedef upti_format_name cli_format;
 
 /**
  * The bits of a comma-separated list of the n formats; 0, or 2 after one usage
@@ -79,6 +78,36 @@ int cli_parse_formats(const char *command, const char *list, const cli_format *f
  * removed. malloc'd.
  */
 char *cli_output_base(const char *dir, const char *name, const char *const *exts);
+
+/**
+ * The outputs' path without extension of a subcommand that reads the database
+ * input: cli_output_base of -o NAME when given, else input's path without .db,
+ * in DIR when given. malloc'd, or NULL.
+ */
+char *cli_input_output_base(const char *dir, const char *name, const char *input,
+                            const char *const *exts);
+
+/** The options of the subcommands that write outputs: -f, -d, -o and -h. */
+typedef struct cli_output_options {
+    const char *formats, *dir, *output;
+    int help;
+} cli_output_options;
+
+/** Keeps the value of option id in o when it is one of cli_output_options'; 1 then, else 0. */
+int cli_on_output_option(cli_output_options *o, int id, const char *value);
+
+/**
+ * cli_parse_options with CLI_ARGS_ANYWHERE, the positionals in *positionals
+ * (malloc'd, for the caller to free; NULL after "out of memory", said).
+ */
+int cli_parse_anywhere(const char *command, const cli_option *table, size_t n, int argc,
+                       char **argv, cli_option_fn fn, void *ctx, char ***positionals,
+                       int *npositional);
+
+/** cli_parse_anywhere for a subcommand of one DATABASE: *input the first positional
+ *  (or NULL), *npositional how many were given. */
+int cli_parse_input(const char *command, const cli_option *table, size_t n, int argc, char **argv,
+                    cli_option_fn fn, void *ctx, const char **input, int *npositional);
 
 /**
  * Checks -d DIR and -o NAME (either may be NULL) of command: neither empty,

@@ -7,6 +7,7 @@
 #include "out_files.h"
 #include "output.h"
 #include "run_config.h"
+#include "trace_kinds.h"
 
 #include <regex.h>
 #include <stdio.h>
@@ -129,20 +130,29 @@ const cli_option run_option_table[] = {
 };
 const size_t run_option_count = sizeof run_option_table / sizeof run_option_table[0];
 
+/* Adds a name to the UPTI_TRACE_KINDS list of o. */
+static void add_kind(run_options *o, const char *name)
+{
+    size_t used = strlen(o->kinds);
+    snprintf(o->kinds + used, sizeof o->kinds - used, "%s%s", used ? "," : "", name);
+}
+
 int run_on_option(void *ctx, int id, const char *value)
 {
     run_options *o = ctx;
-    const char *k = NULL;
     if (id >= 0 && id < O_END)
         o->given[id] = 1;
     switch (id) {
-    case O_OPENCL: k = "opencl_api"; break;
-    case O_VULKAN: k = "vulkan_api"; break;
-    case O_KERNEL: k = "kernel_dispatch,code_object"; break;
-    case O_COPY: k = "memory_copy"; break;
-    case O_ALLOC: k = "memory_allocation"; break;
-    case O_MARKER: k = "marker_api"; break;
-    case O_SYS: k = "all"; break;
+    case O_OPENCL: add_kind(o, upti_trace_kind_name(UPTI_TRACING_KIND_OPENCL_API)); break;
+    case O_VULKAN: add_kind(o, upti_trace_kind_name(UPTI_TRACING_KIND_VULKAN_API)); break;
+    case O_KERNEL:
+        add_kind(o, upti_trace_kind_name(UPTI_TRACING_KIND_KERNEL_DISPATCH));
+        add_kind(o, upti_trace_kind_name(UPTI_TRACING_KIND_CODE_OBJECT));
+        break;
+    case O_COPY: add_kind(o, upti_trace_kind_name(UPTI_TRACING_KIND_MEMORY_COPY)); break;
+    case O_ALLOC: add_kind(o, upti_trace_kind_name(UPTI_TRACING_KIND_MEMORY_ALLOCATION)); break;
+    case O_MARKER: add_kind(o, upti_trace_kind_name(UPTI_TRACING_KIND_MARKER_API)); break;
+    case O_SYS: add_kind(o, "all"); break;
     case O_STATS: o->stats = 1; break;
     case CLI_OPT_DIR: o->dir = value; break;
     case CLI_OPT_OUTPUT: o->file = value; break;
@@ -150,7 +160,10 @@ int run_on_option(void *ctx, int id, const char *value)
     case O_INCLUDE: o->include = value; break;
     case O_EXCLUDE: o->exclude = value; break;
     case O_LIST: o->list = 1; break;
-    case O_ARGS: o->args = 1; k = "opencl_api"; break;
+    case O_ARGS:
+        o->args = 1;
+        add_kind(o, upti_trace_kind_name(UPTI_TRACING_KIND_OPENCL_API));
+        break;
     case O_FORCE: o->force_overwrite = true; break;
     case O_LOG_LEVEL:
         if (upti_log_level_of(value) < 0) {
@@ -172,10 +185,6 @@ int run_on_option(void *ctx, int id, const char *value)
     case O_ITERATIONS: o->capture.iterations = value; break;
     case O_INPUT: o->input = value; break;
     case O_OUTPUT_CONFIG: o->output_config = 1; break;
-    }
-    if (k != NULL) {
-        size_t used = strlen(o->kinds);
-        snprintf(o->kinds + used, sizeof o->kinds - used, "%s%s", used ? "," : "", k);
     }
     return 0;
 }
@@ -211,10 +220,7 @@ static char *pattern_of_pass(const char *pattern, int pass, int npasses)
     char *p = expand_pass(pattern, pass, &found);
     if (p == NULL || found || npasses <= 1)
         return p;
-    size_t len = strlen(p) + 24;
-    char *q = malloc(len);
-    if (q != NULL)
-        snprintf(q, len, "%s-pass%d", p, pass);
+    char *q = cli_format_text("%s-pass%d", p, pass);
     free(p);
     return q;
 }
@@ -243,12 +249,9 @@ int run_output_pattern(const run_options *o, char **pattern)
     return 0;
 }
 
-static const cli_format k_formats[] = {{"db", UO_FORMAT_DB}, {"pftrace", UO_FORMAT_PFTRACE},
-                                       {"json", UO_FORMAT_JSON}, {"csv", UO_FORMAT_CSV}};
-
 int run_check_formats(const char *formats, unsigned *bits)
 {
-    return cli_parse_formats("run", formats, k_formats, sizeof k_formats / sizeof k_formats[0], bits);
+    return cli_parse_formats("run", formats, upti_format_names, UPTI_FORMAT_OWN_NAMES, bits);
 }
 
 int run_check_regex(const char *value)

@@ -297,6 +297,17 @@ static void print_csv(uo_buf *b, const report_def *d, const report_rows *r, repo
     }
 }
 
+/* Column c's key as a JSON string after *sep (then ","); 0 for a hidden column, left out. */
+static int json_key(uo_buf *b, const report_def *d, size_t c, const char **sep)
+{
+    if (d->cols[c].type == RC_HIDDEN)
+        return 0;
+    uo_buf_puts(b, *sep);
+    *sep = ",";
+    uo_json_string(b, d->cols[c].key);
+    return 1;
+}
+
 static void print_json(uo_buf *b, const report_def *d, const report_rows *r, report_unit unit)
 {
     size_t n = d->ncols;
@@ -306,23 +317,15 @@ static void print_json(uo_buf *b, const report_def *d, const report_rows *r, rep
     uo_json_string(b, d->title);
     uo_buf_printf(b, ",\"unit\":\"%s\",\"columns\":[", k_unit_names[unit]);
     const char *sep = "";
-    for (size_t c = 0; c < n; c++) {
-        if (d->cols[c].type == RC_HIDDEN)
-            continue;
-        uo_buf_puts(b, sep);
-        sep = ",";
-        uo_json_string(b, d->cols[c].key);
-    }
+    for (size_t c = 0; c < n; c++)
+        json_key(b, d, c, &sep);
     uo_buf_puts(b, "],\"rows\":[");
     for (size_t i = 0; i < r->nrows; i++) {
         uo_buf_puts(b, i ? ",\n{" : "\n{");
         sep = "";
         for (size_t c = 0; c < n; c++) {
-            if (d->cols[c].type == RC_HIDDEN)
+            if (!json_key(b, d, c, &sep))
                 continue;
-            uo_buf_puts(b, sep);
-            sep = ",";
-            uo_json_string(b, d->cols[c].key);
             uo_buf_putc(b, ':');
             const char *cell = r->cells[i * n + c];
             if (cell == NULL)

@@ -168,19 +168,17 @@ static void refusal(const env_var *v, const char *text, char *msg, size_t len)
     char lo[32], hi[32], def[32];
     switch (v->type) {
     case DURATION:
-        duration_text(lo, sizeof lo, v->min);
-        duration_text(hi, sizeof hi, v->max);
-        duration_text(def, sizeof def, v->def);
-        snprintf(msg, len, "%s='%s' is not a duration (digits with an optional ms or s suffix, "
-                 "%s to %s): using %s", v->name, shown, lo, hi, def);
+    case SIZE: {
+        int duration = v->type == DURATION;
+        void (*text)(char *, size_t, uint64_t) = duration ? duration_text : size_text;
+        text(lo, sizeof lo, v->min);
+        text(hi, sizeof hi, v->max);
+        text(def, sizeof def, v->def);
+        snprintf(msg, len, "%s='%s' is not %s (digits with an optional %s suffix, %s to %s): using %s",
+                 v->name, shown, duration ? "a duration" : "a size in bytes",
+                 duration ? "ms or s" : "k, m or g", lo, hi, def);
         break;
-    case SIZE:
-        size_text(lo, sizeof lo, v->min);
-        size_text(hi, sizeof hi, v->max);
-        size_text(def, sizeof def, v->def);
-        snprintf(msg, len, "%s='%s' is not a size in bytes (digits with an optional k, m or g "
-                 "suffix, %s to %s): using %s", v->name, shown, lo, hi, def);
-        break;
+    }
     case COUNT:
         snprintf(msg, len, "%s='%s' is not a count (digits, %llu to %llu): using %llu", v->name,
                  shown, (unsigned long long)v->min, (unsigned long long)v->max,

@@ -7,12 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct {
-    const char *name;
-    unsigned bit;
-} k_names[] = {
-    {"db", UPTI_FORMAT_DB},     {"rocpd", UPTI_FORMAT_DB}, {"pftrace", UPTI_FORMAT_PFTRACE},
-    {"perfetto", UPTI_FORMAT_PFTRACE}, {"json", UPTI_FORMAT_JSON}, {"csv", UPTI_FORMAT_CSV},
+const upti_format_name upti_format_names[UPTI_FORMAT_ALL_NAMES] = {
+    {"db", UPTI_FORMAT_DB},    {"pftrace", UPTI_FORMAT_PFTRACE}, {"json", UPTI_FORMAT_JSON},
+    {"csv", UPTI_FORMAT_CSV},  {"rocpd", UPTI_FORMAT_DB},        {"perfetto", UPTI_FORMAT_PFTRACE},
 };
 
 unsigned upti_parse_formats(const char *list, const char *var)
@@ -25,10 +22,10 @@ unsigned upti_parse_formats(const char *list, const char *var)
         return UPTI_FORMAT_DB;
     for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         size_t i = 0;
-        while (i < sizeof k_names / sizeof k_names[0] && strcmp(t, k_names[i].name) != 0)
+        while (i < UPTI_FORMAT_ALL_NAMES && strcmp(t, upti_format_names[i].name) != 0)
             i++;
-        if (i < sizeof k_names / sizeof k_names[0])
-            bits |= k_names[i].bit;
+        if (i < UPTI_FORMAT_ALL_NAMES)
+            bits |= upti_format_names[i].bit;
         else
             upti_log_warning("%s: unknown format '%s'", var, t);
     }

@@ -12,6 +12,21 @@ enum {
     UPTI_FORMAT_CSV = 8,     /**< CSV tables (csv) */
 };
 
+/** A name of a format and its bit. */
+typedef struct upti_format_name {
+    const char *name;
+    unsigned bit;
+} upti_format_name;
+
+/**
+ * The names of the formats: first one name per format, UPTI_FORMAT_OWN_NAMES of
+ * them (db, pftrace, json, csv: the words of `upti run --format` and `upti merge
+ * --format`), then the aliases that UPTI_TRACE_FORMATS accepts too (rocpd,
+ * perfetto): UPTI_FORMAT_ALL_NAMES in all.
+ */
+extern const upti_format_name upti_format_names[];
+enum { UPTI_FORMAT_OWN_NAMES = 4, UPTI_FORMAT_ALL_NAMES = 6 };
+
 /**
  * The formats of a comma list of names (above); NULL or "" is the database
  * alone. An unknown name is said in one "upti:" warning naming the variable

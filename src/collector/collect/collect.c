@@ -94,7 +94,7 @@ struct collector {
     int fd;
     struct ring *rings;      /* every file seen, as many as there are */
     size_t num_rings, cap_rings;
-    uo_map by_path;          /* hash of a ring's path -> its index in rings (known_path) */
+    upti_map by_path;        /* hash of a ring's path -> its index in rings (known_path) */
     int dirfd;               /* opts->dir, -1 until opened */
     struct seen *seen;
     size_t num_seen, cap_seen;
@@ -222,17 +222,13 @@ static const struct seen *find_seen(const struct collector *collector, uint64_t 
 
 /* Whether path is one of collector->rings already: found by the hash of its
  * name (a scan sees every file of the folder again, and a folder may hold
- * thousands), compared whole; two paths of one hash (never seen) are told
- * apart by a look at every ring. */
+ * thousands), compared whole. */
 static int known_path(const struct collector *collector, const char *path)
 {
-    const uint64_t *i = uo_map_find(&collector->by_path, upti_fnv1a64(UPTI_FNV1A64_BASIS, path));
-    if (i == NULL)
-        return 0;
-    if (strcmp(collector->rings[*i].path, path) == 0)
-        return 1;
-    for (size_t k = 0; k < collector->num_rings; k++)
-        if (strcmp(collector->rings[k].path, path) == 0)
+    const uint64_t *i;
+    uint64_t h = upti_fnv1a64(UPTI_FNV1A64_BASIS, path);
+    for (size_t pos = 0; (i = upti_map_next(&collector->by_path, h, &pos)) != NULL;)
+        if (strcmp(collector->rings[*i].path, path) == 0)
             return 1;
     return 0;
 }
@@ -246,15 +242,12 @@ static struct ring *new_ring(struct collector *collector, const char *path)
     char *copy = strdup(path);
     if (copy == NULL)
         return NULL;
-    int inserted = 0;
-    uint64_t *index = uo_map_insert(&collector->by_path, upti_fnv1a64(UPTI_FNV1A64_BASIS, path),
-                                    &inserted);
+    uint64_t *index = upti_map_add(&collector->by_path, upti_fnv1a64(UPTI_FNV1A64_BASIS, path));
     if (index == NULL) {
         free(copy);
         return NULL;
     }
-    if (inserted)
-        *index = collector->num_rings;
+    *index = collector->num_rings;
     struct ring *r = &collector->rings[collector->num_rings++];
     *r = (struct ring){.path = copy, .pidfd = -1};
     return r;
@@ -1038,7 +1031,7 @@ int ur_collect(const ur_collect_opts *opts)
     if (opts->skipped != NULL)
         *opts->skipped = collector->skipped;
     free(collector->rings);
-    uo_map_free(&collector->by_path);
+    upti_map_free(&collector->by_path);
     for (size_t i = 0; i < collector->num_pending; i++)
         free(collector->pending[i].path);
     free(collector->pending);

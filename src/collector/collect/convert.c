@@ -72,6 +72,16 @@ static struct proc *find_proc(struct converter *v, uint64_t uid)
     return NULL;
 }
 
+/* A process whose outputs could not be set up: what open_proc gave it freed; v fails. */
+static void drop_process(struct converter *v, struct proc *p)
+{
+    free(p->tid);
+    free(p->dropped);
+    free(p->waits);
+    free(p->path);
+    v->error = 1;
+}
+
 static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *payload)
 {
     if (find_proc(v, c->ring_uid) != NULL || c->bytes < sizeof(upti_ring_header_t))
@@ -111,11 +121,7 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
     size_t len = strlen(v->prefix) + 64;
     p->path = malloc(len);
     if (p->tid == NULL || p->dropped == NULL || p->waits == NULL || p->path == NULL) {
-        free(p->tid);
-        free(p->dropped);
-        free(p->waits);
-        free(p->path);
-        v->error = 1;
+        drop_process(v, p);
         return;
     }
     /* Two processes of one pid (a reused pid): the later gets its uid too. */
@@ -134,11 +140,7 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
                                     sizeof err);
     if (p->db == NULL) {
         uo_report("%s", err);
-        free(p->tid);
-        free(p->dropped);
-        free(p->waits);
-        free(p->path);
-        v->error = 1;
+        drop_process(v, p);
         return;
     }
     p->wait_ns = p->waits + p->hdr.max_slots;
@@ -150,52 +152,44 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
     v->num_procs++;
 }
 
+/* Each kind's public struct: its size, the offset of its last timestamp and of its
+ * string pointer (0: none). */
+#define LAYOUT(type, time) {sizeof(type), offsetof(type, time), 0}
+#define LAYOUT_STRING(type, time, string) {sizeof(type), offsetof(type, time), offsetof(type, string)}
+static const struct {
+    size_t size, time_offset, string_offset;
+} k_layouts[UPTI_TRACING_KIND_LAST] = {
+    [UPTI_TRACING_KIND_OPENCL_API] = LAYOUT(upti_buffer_tracing_api_record_t, end_timestamp),
+    [UPTI_TRACING_KIND_VULKAN_API] = LAYOUT(upti_buffer_tracing_api_record_t, end_timestamp),
+    [UPTI_TRACING_KIND_MARKER_API] =
+        LAYOUT_STRING(upti_buffer_tracing_marker_api_record_t, end_timestamp, message),
+    [UPTI_TRACING_KIND_KERNEL_DISPATCH] =
+        LAYOUT_STRING(upti_buffer_tracing_kernel_dispatch_record_t, end_timestamp, kernel_name),
+    [UPTI_TRACING_KIND_MEMORY_COPY] = LAYOUT(upti_buffer_tracing_memory_copy_record_t, end_timestamp),
+    [UPTI_TRACING_KIND_MEMORY_ALLOCATION] =
+        LAYOUT(upti_buffer_tracing_memory_allocation_record_t, timestamp),
+    [UPTI_TRACING_KIND_CODE_OBJECT] =
+        LAYOUT_STRING(upti_buffer_tracing_code_object_record_t, timestamp, name),
+};
+#undef LAYOUT
+#undef LAYOUT_STRING
+
 /* The record's last timestamp (the process's end is the latest). */
 static uint64_t record_time(uint32_t kind, const void *rec)
 {
-    switch (kind) {
-    case UPTI_TRACING_KIND_OPENCL_API:
-    case UPTI_TRACING_KIND_VULKAN_API:
-        return ((const upti_buffer_tracing_api_record_t *)rec)->end_timestamp;
-    case UPTI_TRACING_KIND_MARKER_API:
-        return ((const upti_buffer_tracing_marker_api_record_t *)rec)->end_timestamp;
-    case UPTI_TRACING_KIND_KERNEL_DISPATCH:
-        return ((const upti_buffer_tracing_kernel_dispatch_record_t *)rec)->end_timestamp;
-    case UPTI_TRACING_KIND_MEMORY_COPY:
-        return ((const upti_buffer_tracing_memory_copy_record_t *)rec)->end_timestamp;
-    case UPTI_TRACING_KIND_MEMORY_ALLOCATION:
-        return ((const upti_buffer_tracing_memory_allocation_record_t *)rec)->timestamp;
-    case UPTI_TRACING_KIND_CODE_OBJECT:
-        return ((const upti_buffer_tracing_code_object_record_t *)rec)->timestamp;
-    default:
+    if (kind >= UPTI_TRACING_KIND_LAST || k_layouts[kind].size == 0)
         return 0;
-    }
+    uint64_t t;
+    memcpy(&t, (const char *)rec + k_layouts[kind].time_offset, sizeof t);
+    return t;
 }
 
-/* sizeof the public struct of kind and the offset of its string pointer (0: none). */
+/* sizeof the public struct of kind (0: not a kind of the rings) and the offset of its
+ * string pointer (0: none). */
 static size_t kind_layout(uint32_t kind, size_t *string_offset)
 {
-    *string_offset = 0;
-    switch (kind) {
-    case UPTI_TRACING_KIND_OPENCL_API:
-    case UPTI_TRACING_KIND_VULKAN_API:
-        return sizeof(upti_buffer_tracing_api_record_t);
-    case UPTI_TRACING_KIND_MARKER_API:
-        *string_offset = offsetof(upti_buffer_tracing_marker_api_record_t, message);
-        return sizeof(upti_buffer_tracing_marker_api_record_t);
-    case UPTI_TRACING_KIND_KERNEL_DISPATCH:
-        *string_offset = offsetof(upti_buffer_tracing_kernel_dispatch_record_t, kernel_name);
-        return sizeof(upti_buffer_tracing_kernel_dispatch_record_t);
-    case UPTI_TRACING_KIND_MEMORY_COPY:
-        return sizeof(upti_buffer_tracing_memory_copy_record_t);
-    case UPTI_TRACING_KIND_MEMORY_ALLOCATION:
-        return sizeof(upti_buffer_tracing_memory_allocation_record_t);
-    case UPTI_TRACING_KIND_CODE_OBJECT:
-        *string_offset = offsetof(upti_buffer_tracing_code_object_record_t, name);
-        return sizeof(upti_buffer_tracing_code_object_record_t);
-    default:
-        return 0;
-    }
+    *string_offset = kind < UPTI_TRACING_KIND_LAST ? k_layouts[kind].string_offset : 0;
+    return kind < UPTI_TRACING_KIND_LAST ? k_layouts[kind].size : 0;
 }
 
 /* The text at [s, end) if NUL-terminated there, else NULL. */

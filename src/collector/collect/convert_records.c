@@ -45,14 +45,26 @@ static int read_strings(const uint8_t **s, size_t *left, const uint32_t *lens, c
     return 0;
 }
 
+/* Copies the fixed part of a record (head_size bytes) out of body into head; *rest and
+ * *left: what follows it. -1 if body is shorter. */
+static int read_head(const uint8_t *body, size_t body_len, void *head, size_t head_size,
+                     const uint8_t **rest, size_t *left)
+{
+    if (body_len < head_size)
+        return -1;
+    memcpy(head, body, head_size);
+    *rest = body + head_size;
+    *left = body_len - head_size;
+    return 0;
+}
+
 int ur_convert_agent(uo_db *db, const uint8_t *body, size_t body_len)
 {
     upti_ring_agent_t r;
-    if (body_len < sizeof r)
+    const uint8_t *s;
+    size_t left;
+    if (read_head(body, body_len, &r, sizeof r, &s, &left) != 0)
         return UR_RECORD_MALFORMED;
-    memcpy(&r, body, sizeof r);
-    const uint8_t *s = body + sizeof r;
-    size_t left = body_len - sizeof r;
     const uint32_t lens[4] = {r.runtime_len, r.name_len, r.vendor_len, r.driver_version_len};
     const char *text[4];
     if (read_strings(&s, &left, lens, text, 4) != 0)
@@ -79,11 +91,10 @@ int ur_convert_agent(uo_db *db, const uint8_t *body, size_t body_len)
 static int convert_arg(uo_db *db, const uint8_t *data, size_t size)
 {
     trace_tool_arg_t a;
-    if (size < sizeof a)
+    const uint8_t *s;
+    size_t left;
+    if (read_head(data, size, &a, sizeof a, &s, &left) != 0)
         return UR_RECORD_MALFORMED;
-    memcpy(&a, data, sizeof a);
-    const uint8_t *s = data + sizeof a;
-    size_t left = size - sizeof a;
     const uint32_t lens[3] = {a.type_len, a.name_len, a.value_len};
     const char *text[3];
     if (read_strings(&s, &left, lens, text, 3) != 0 || left != 0)
@@ -115,13 +126,12 @@ static int convert_metadata(uo_db *db, const uint8_t *data, size_t size)
 int ur_convert_tool(uo_db *db, const uint8_t *body, size_t body_len)
 {
     upti_ring_tool_t t;
-    if (body_len < sizeof t)
-        return UR_RECORD_MALFORMED;
-    memcpy(&t, body, sizeof t);
+    const uint8_t *data;
+    size_t left;
     /* The data fills the record, padded to 8 bytes. */
-    if (t.size > body_len - sizeof t || body_len - sizeof t - t.size >= 8)
+    if (read_head(body, body_len, &t, sizeof t, &data, &left) != 0 || t.size > left ||
+        left - t.size >= 8)
         return UR_RECORD_MALFORMED;
-    const uint8_t *data = body + sizeof t;
     switch (t.kind) {
     case UPTI_TRACE_RECORD_ARG:
         return convert_arg(db, data, t.size);

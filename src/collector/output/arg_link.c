@@ -115,8 +115,5 @@ void uo_arg_link_free(uo_arg_link *l)
 {
     free(l->waiting);
     free(l->text);
-    l->waiting = NULL;
-    l->text = NULL;
-    l->num_waiting = l->cap_waiting = 0;
-    l->text_len = l->text_cap = l->text_live = 0;
+    memset(l, 0, sizeof *l);
 }

@@ -78,7 +78,7 @@ typedef int (*uo_arg_write_fn)(void *ctx, const uo_waiting_arg *arg, int64_t api
 int uo_arg_link_release(uo_arg_link *l, uint64_t correlation_id, int all, int64_t api_id,
                         uo_arg_write_fn write, void *ctx);
 
-/** Frees what waits. */
+/** Frees what waits and empties l. */
 void uo_arg_link_free(uo_arg_link *l);
 
 #endif

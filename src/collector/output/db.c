@@ -147,20 +147,24 @@ int db_row_done(uo_db *db, int st)
     return db->failed ? -1 : 0;
 }
 
+/* Binds text (NULL: SQL NULL) made valid UTF-8 to parameter i of st. */
+static void bind_text(sqlite3_stmt *st, int i, const char *text)
+{
+    int owned;
+    const char *clean = uo_utf8_sanitize(text, &owned);
+    sqlite3_bind_text(st, i, clean, -1, SQLITE_TRANSIENT);
+    if (owned)
+        free((void *)clean);
+}
+
 int uo_db_set_metadata(uo_db *db, const char *key, const char *value)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO metadata(key, value) VALUES(?,?)", -1,
                            &st, NULL) != SQLITE_OK)
         return -1;
-    int o1, o2;
-    const char *k = uo_utf8_sanitize(key, &o1), *v = uo_utf8_sanitize(value, &o2);
-    sqlite3_bind_text(st, 1, k, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, v, -1, SQLITE_TRANSIENT);
-    if (o1)
-        free((void *)k);
-    if (o2)
-        free((void *)v);
+    bind_text(st, 1, key);
+    bind_text(st, 2, value);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : -1;
@@ -172,11 +176,7 @@ int uo_db_set_process_start(uo_db *db, const char *command, uint64_t start, uint
     if (sqlite3_prepare_v2(db->db, "UPDATE info_process SET command = ?, start = ?, wall_start = ?"
                                    " WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
         return -1;
-    int sanitized;
-    const char *cmd = uo_utf8_sanitize(command, &sanitized);
-    sqlite3_bind_text(st, 1, cmd, -1, SQLITE_TRANSIENT);
-    if (sanitized)
-        free((void *)cmd);
+    bind_text(st, 1, command);
     db_bind_u64(st, 2, start);
     db_bind_u64(st, 3, wall_start);
     sqlite3_bind_int64(st, 4, db->process_id);
@@ -435,21 +435,14 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
         snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db->db));
         goto fail;
     }
-    int o1, o2;
-    const char *host = uo_utf8_sanitize(proc->hostname, &o1);
-    const char *cmd = uo_utf8_sanitize(proc->command, &o2);
     sqlite3_bind_int64(st, 1, proc->pid);
     sqlite3_bind_int64(st, 2, proc->ppid);
-    sqlite3_bind_text(st, 3, host, -1, SQLITE_TRANSIENT);
+    bind_text(st, 3, proc->hostname);
     if (proc->rank >= 0)
         sqlite3_bind_int64(st, 4, proc->rank);
-    sqlite3_bind_text(st, 5, cmd, -1, SQLITE_TRANSIENT);
+    bind_text(st, 5, proc->command);
     db_bind_u64(st, 6, proc->start);
     db_bind_u64(st, 7, proc->wall_start);
-    if (o1)
-        free((void *)host);
-    if (o2)
-        free((void *)cmd);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
@@ -508,17 +501,15 @@ static void free_state(uo_db *db)
     for (size_t i = 1; i <= db->nstr; i++)
         free(db->text[i]);
     free(db->text);
-    free(db->hash);
-    free(db->slots);
     for (size_t i = 0; i < db->nthr; i++)
         free(db->thr[i].stack);
     free(db->thr);
     free(db->pending);
     uo_arg_link_free(&db->args);
-    uo_map *maps[] = {&db->op_ids, &db->threads, &db->ranges,  &db->stops,  &db->stop_tids,
-                      &db->queues, &db->symbols, &db->objects, &db->filter};
+    upti_map *maps[] = {&db->str_ids, &db->op_ids,  &db->threads, &db->ranges, &db->stops,
+                        &db->stop_tids, &db->queues, &db->symbols, &db->objects, &db->filter};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
-        uo_map_free(maps[i]);
+        upti_map_free(maps[i]);
     free(db->path);
     free(db);
 }

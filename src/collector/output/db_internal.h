@@ -65,29 +65,27 @@ struct uo_db {
     /* bulk: the big tables' rows, written as pages (table_pages.h); NULL: all
      * rows go through INSERT (the spool could not be made). */
     uo_page_spool *pages;
-    /* Interned strings: text and hash by id, and an id table keyed by hash. */
+    /* Interned strings: text by id, and the ids keyed by their text's hash. */
     char **text;
-    uint64_t *hash;
     size_t nstr, strcap;
-    uint32_t *slots;
-    size_t slotcap;
-    uo_map op_ids;     /* (kind << 32 | op) → string id */
+    upti_map str_ids;
+    upti_map op_ids;     /* (kind << 32 | op) → string id */
     /* The same for the small ones (0: not yet), and table_id()'s ids. */
     int64_t op_small[OP_KINDS][OP_OPS];
     int64_t kind_ids[UPTI_TRACING_KIND_LAST], direction_ids[5], alloc_type_ids[10];
     size_t last_thread; /* index + 1 in thr of the last thread found */
-    uo_map threads;    /* tid → index + 1 in thread array */
+    upti_map threads;    /* tid → index + 1 in thread array */
     thread_state *thr;
     size_t nthr, thrcap;
-    uo_map ranges;     /* range id → index + 1 into pending (start seen) */
-    uo_map stops;      /* range id → stop timestamp (stop seen first) */
-    uo_map stop_tids;  /* range id → stopping thread */
+    upti_map ranges;     /* range id → index + 1 into pending (start seen) */
+    upti_map stops;      /* range id → stop timestamp (stop seen first) */
+    upti_map stop_tids;  /* range id → stopping thread */
     open_range *pending;
     size_t npending, pendcap;
-    uo_map queues;     /* queue handle → 1 */
-    uo_map symbols;    /* kernel id → info_kernel_symbol row */
-    uo_map objects;    /* code object id → info_code_object row */
-    uo_map filter;     /* name id → 1 keep, 2 drop; executions kept so far << 2 (iterations) */
+    upti_map queues;     /* queue handle → 1 */
+    upti_map symbols;    /* kernel id → info_kernel_symbol row */
+    upti_map objects;    /* code object id → info_code_object row */
+    upti_map filter;     /* name id → 1 keep, 2 drop; executions kept so far << 2 (iterations) */
     const upti_iteration_range *iterations; /* --kernel-iteration-range, or NULL */
     uo_kernel_filter_fn filter_fn;
     void *filter_data;

@@ -21,12 +21,12 @@ static thread_state *thread_of(uo_db *db, uint64_t tid, uint64_t ts)
         return t;
     }
     int inserted;
-    uint64_t *v = uo_map_insert(&db->threads, tid, &inserted);
+    uint64_t *v = upti_map_insert(&db->threads, tid, &inserted);
     if (v == NULL)
         return NULL;
     if (inserted) {
         if (uo_grow(&db->thr, &db->thrcap, db->nthr + 1, sizeof *db->thr, 16) != 0) {
-            uo_map_remove(&db->threads, tid);
+            upti_map_remove(&db->threads, tid);
             return NULL;
         }
         thread_state *t = &db->thr[db->nthr++];
@@ -135,27 +135,27 @@ static int add_marker(uo_db *db, const upti_buffer_tracing_marker_api_record_t *
         }
         break;
     case UPTI_MARKER_API_RANGE_START: {
-        uint64_t *stop = uo_map_find(&db->stops, m->range_id);
+        uint64_t *stop = upti_map_find(&db->stops, m->range_id);
         if (stop != NULL) { /* the stop was delivered first (another thread) */
-            uint64_t end = *stop, *etid = uo_map_find(&db->stop_tids, m->range_id);
+            uint64_t end = *stop, *etid = upti_map_find(&db->stop_tids, m->range_id);
             uint64_t end_tid = etid ? *etid : m->thread_id;
-            uo_map_remove(&db->stops, m->range_id);
-            uo_map_remove(&db->stop_tids, m->range_id);
+            upti_map_remove(&db->stops, m->range_id);
+            upti_map_remove(&db->stop_tids, m->range_id);
             return db_add_region(db, &r, end_tid, 1, 0, end);
         }
         if (uo_grow(&db->pending, &db->pendcap, db->npending + 1, sizeof *db->pending, 16) != 0)
             return -1;
         db->pending[db->npending] = r;
-        uint64_t *v = uo_map_insert(&db->ranges, m->range_id, NULL);
+        uint64_t *v = upti_map_insert(&db->ranges, m->range_id, NULL);
         if (v != NULL)
             *v = ++db->npending;
         break;
     }
     case UPTI_MARKER_API_RANGE_STOP: {
-        uint64_t *v = uo_map_find(&db->ranges, m->range_id);
+        uint64_t *v = upti_map_find(&db->ranges, m->range_id);
         if (v == NULL) {
-            uint64_t *s = uo_map_insert(&db->stops, m->range_id, NULL);
-            uint64_t *e = uo_map_insert(&db->stop_tids, m->range_id, NULL);
+            uint64_t *s = upti_map_insert(&db->stops, m->range_id, NULL);
+            uint64_t *e = upti_map_insert(&db->stop_tids, m->range_id, NULL);
             if (s)
                 *s = m->start_timestamp;
             if (e)
@@ -163,13 +163,13 @@ static int add_marker(uo_db *db, const upti_buffer_tracing_marker_api_record_t *
             break;
         }
         size_t idx = *v - 1;
-        uo_map_remove(&db->ranges, m->range_id);
+        upti_map_remove(&db->ranges, m->range_id);
         open_range done = db->pending[idx];
         /* Keep pending dense: move the last entry into the hole. */
         db->npending--;
         if (idx != db->npending) {
             db->pending[idx] = db->pending[db->npending];
-            uint64_t *mv = uo_map_find(&db->ranges, db->pending[idx].range_id);
+            uint64_t *mv = upti_map_find(&db->ranges, db->pending[idx].range_id);
             if (mv)
                 *mv = idx + 1;
         }
@@ -195,7 +195,7 @@ static int add_marker(uo_db *db, const upti_buffer_tracing_marker_api_record_t *
 static void note_queue(uo_db *db, uint64_t queue, uint64_t agent, uint64_t context)
 {
     int inserted;
-    if (uo_map_insert(&db->queues, queue, &inserted) == NULL || !inserted)
+    if (upti_map_insert(&db->queues, queue, &inserted) == NULL || !inserted)
         return;
     sqlite3_stmt *st = db->st[ST_QUEUE];
     sqlite3_bind_int64(st, 1, db->process_id);
@@ -210,7 +210,7 @@ static int keep_kernel(uo_db *db, int64_t name_id)
     if (db->filter_fn == NULL && db->iterations == NULL)
         return 1;
     int inserted;
-    uint64_t *v = uo_map_insert(&db->filter, (uint64_t)name_id, &inserted);
+    uint64_t *v = upti_map_insert(&db->filter, (uint64_t)name_id, &inserted);
     if (v == NULL)
         return 1;
     if (inserted)
@@ -380,16 +380,16 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
     case UPTI_TRACING_KIND_CODE_OBJECT: {
         const upti_buffer_tracing_code_object_record_t *c = record;
         int symbol = c->operation == UPTI_CODE_OBJECT_KERNEL_SYMBOL;
-        uo_map *rows = symbol ? &db->symbols : &db->objects;
+        upti_map *rows = symbol ? &db->symbols : &db->objects;
         uint64_t key = symbol ? c->kernel_id : c->code_object_id;
         if (c->phase == UPTI_CALLBACK_PHASE_UNLOAD) {
-            uint64_t *row = uo_map_find(rows, key);
+            uint64_t *row = upti_map_find(rows, key);
             if (row == NULL)
                 return 0;
             sqlite3_stmt *st = db->st[symbol ? ST_UNLOAD_SYMBOL : ST_UNLOAD_OBJECT];
             db_bind_u64(st, 1, c->timestamp);
             db_bind_u64(st, 2, *row);
-            uo_map_remove(rows, key);
+            upti_map_remove(rows, key);
             return db_step(db, st);
         }
         int64_t name = uo_db_intern(db, c->name);
@@ -404,7 +404,7 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
         db_bind_u64(st, i++, c->timestamp);
         if (db_step(db, st) != 0)
             return -1;
-        uint64_t *row = uo_map_insert(rows, key, NULL);
+        uint64_t *row = upti_map_insert(rows, key, NULL);
         if (row)
             *row = (uint64_t)sqlite3_last_insert_rowid(db->db);
         return 0;

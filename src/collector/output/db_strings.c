@@ -5,65 +5,35 @@
 
 #include <upti/names.h>
 
+#include "fnv1a.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t str_hash(const char *s, size_t *len)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    const unsigned char *p = (const unsigned char *)s;
-    for (; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ull;
-    *len = (size_t)(p - (const unsigned char *)s);
-    return h ? h : 1;
-}
-
-static int slot_grow(uo_db *db)
-{
-    size_t cap = db->slotcap ? db->slotcap * 2 : 1024;
-    uint32_t *slots = calloc(cap, sizeof *slots);
-    if (slots == NULL)
-        return -1;
-    for (size_t id = 1; id <= db->nstr; id++) {
-        size_t i = db->hash[id] & (cap - 1);
-        while (slots[i])
-            i = (i + 1) & (cap - 1);
-        slots[i] = (uint32_t)id;
-    }
-    free(db->slots);
-    db->slots = slots;
-    db->slotcap = cap;
-    return 0;
-}
 
 int64_t uo_db_intern(uo_db *db, const char *raw)
 {
     if (raw == NULL)
         return 0;
-    size_t len;
-    uint64_t h = str_hash(raw, &len);
-    if ((db->nstr + 1) * 2 > db->slotcap && slot_grow(db) != 0)
+    uint64_t h = upti_fnv1a64(UPTI_FNV1A64_BASIS, raw);
+    uint64_t *slot;
+    for (size_t pos = 0; (slot = upti_map_next(&db->str_ids, h, &pos)) != NULL;)
+        if (strcmp(db->text[*slot], raw) == 0)
+            return (int64_t)*slot;
+    if (uo_grow(&db->text, &db->strcap, db->nstr + 2, sizeof *db->text, 1024) != 0)
         return 0;
-    size_t mask = db->slotcap - 1, i = h & mask;
-    for (; db->slots[i]; i = (i + 1) & mask) {
-        uint32_t id = db->slots[i];
-        if (db->hash[id] == h && strcmp(db->text[id], raw) == 0)
-            return id;
-    }
-    /* Two arrays of one capacity: it is raised once both have grown. */
-    size_t text_cap = db->strcap, hash_cap = db->strcap;
-    if (uo_grow(&db->text, &text_cap, db->nstr + 2, sizeof *db->text, 1024) != 0 ||
-        uo_grow(&db->hash, &hash_cap, db->nstr + 2, sizeof *db->hash, 1024) != 0)
-        return 0;
-    db->strcap = text_cap;
+    size_t len = strlen(raw);
     char *copy = malloc(len + 1);
     if (copy == NULL)
         return 0;
+    slot = upti_map_add(&db->str_ids, h);
+    if (slot == NULL) {
+        free(copy);
+        return 0;
+    }
     memcpy(copy, raw, len + 1);
     int64_t id = (int64_t)++db->nstr;
     db->text[id] = copy; /* the raw bytes are the key; the database gets valid UTF-8 */
-    db->hash[id] = h;
-    db->slots[i] = (uint32_t)id;
+    *slot = (uint64_t)id;
 
     int owned;
     const char *clean = uo_utf8_sanitize(copy, &owned);
@@ -100,7 +70,7 @@ const char *uo_db_string(uo_db *db, int64_t id)
 static int64_t op_id_slow(uo_db *db, uint32_t kind, uint32_t op)
 {
     int inserted;
-    uint64_t *v = uo_map_insert(&db->op_ids, ((uint64_t)kind << 32) | op, &inserted);
+    uint64_t *v = upti_map_insert(&db->op_ids, ((uint64_t)kind << 32) | op, &inserted);
     if (v == NULL)
         return 0;
     if (inserted) {

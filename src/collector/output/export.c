@@ -66,13 +66,10 @@ static int csv_one(sqlite3 *db, const char *path, const char *sql, int all, int 
         sqlite3_finalize(st);
         return rc == SQLITE_DONE ? 0 : -1;
     }
-    char *part = uo_part_path(path);
-    FILE *f = part != NULL ? uo_fopen_new(part, "wb") : NULL;
+    char *part;
+    FILE *f = uo_part_open(path, "wb", &part, err, errlen);
     if (f == NULL) {
-        snprintf(err, errlen, "cannot write %s: %s", part != NULL ? part : path,
-                 uo_open_new_reason(errno));
         sqlite3_finalize(st);
-        free(part);
         return -1;
     }
     uo_buf b;
@@ -145,14 +142,10 @@ const char *uo_csv_suffix(size_t i)
 
 int uo_summary_csv_file(sqlite3 *db, const char *path, char *err, size_t errlen)
 {
-    char *part = uo_part_path(path);
-    FILE *f = part != NULL ? uo_fopen_new(part, "w") : NULL;
-    if (f == NULL) {
-        snprintf(err, errlen, "cannot write %s: %s", part != NULL ? part : path,
-                 uo_open_new_reason(errno));
-        free(part);
+    char *part;
+    FILE *f = uo_part_open(path, "w", &part, err, errlen);
+    if (f == NULL)
         return -1;
-    }
     int rc = uo_summary(db, f, 1, err, errlen);
     if (fclose(f) != 0 && rc == 0) {
         snprintf(err, errlen, "cannot write %s: %m", part);

@@ -37,8 +37,7 @@
 typedef struct string_table {
     char **text;   /* by OTF2 string id */
     size_t n, cap;
-    uint32_t *slot; /* open addressing: string id + 1, 0 = empty */
-    size_t nslot;
+    upti_map ids;   /* the ids, keyed by their text's hash */
     size_t cut;     /* strings cut to OTF2_STRING_MAX */
 } string_table;
 
@@ -85,33 +84,19 @@ static uint32_t str_id(string_table *t, const char *s)
 
 static uint32_t str_id_of(string_table *t, const char *s)
 {
-    if (t->n * 2 >= t->nslot) {
-        size_t nslot = t->nslot ? t->nslot * 2 : 1024;
-        uint32_t *slot = calloc(nslot, sizeof *slot);
-        if (slot == NULL)
-            return UINT32_MAX;
-        for (size_t i = 0; i < t->n; i++) {
-            size_t j = upti_fnv1a64(UPTI_FNV1A64_BASIS, t->text[i]) & (nslot - 1);
-            while (slot[j])
-                j = (j + 1) & (nslot - 1);
-            slot[j] = (uint32_t)i + 1;
-        }
-        free(t->slot);
-        t->slot = slot;
-        t->nslot = nslot;
-    }
-    size_t j = upti_fnv1a64(UPTI_FNV1A64_BASIS, s) & (t->nslot - 1);
-    for (; t->slot[j]; j = (j + 1) & (t->nslot - 1))
-        if (strcmp(t->text[t->slot[j] - 1], s) == 0)
-            return t->slot[j] - 1;
+    uint64_t h = upti_fnv1a64(UPTI_FNV1A64_BASIS, s), *id;
+    for (size_t pos = 0; (id = upti_map_next(&t->ids, h, &pos)) != NULL;)
+        if (strcmp(t->text[*id], s) == 0)
+            return (uint32_t)*id;
     char *copy = strdup(s);
-    if (copy == NULL || uo_grow(&t->text, &t->cap, t->n + 1, sizeof *t->text, 256) != 0) {
+    if (copy == NULL || uo_grow(&t->text, &t->cap, t->n + 1, sizeof *t->text, 256) != 0 ||
+        (id = upti_map_add(&t->ids, h)) == NULL) {
         free(copy);
         return UINT32_MAX;
     }
     t->text[t->n] = copy;
-    t->slot[j] = (uint32_t)++t->n;
-    return (uint32_t)t->n - 1;
+    *id = t->n;
+    return (uint32_t)t->n++;
 }
 
 /* ---- definitions gathered while the events are written ---- */
@@ -147,7 +132,7 @@ typedef struct writer {
     string_table str;
     char **dbstr; /* the database's strings, by id */
     size_t ndbstr;
-    uo_map regions; /* (kind << 56 | name id) → region id + 1 */
+    upti_map regions; /* (kind << 56 | name id) → region id + 1 */
     region_def *reg;
     size_t nreg, capreg;
     location_def *loc;
@@ -158,7 +143,7 @@ typedef struct writer {
     size_t nnodes, capnodes;
     process_row *proc;
     size_t nproc, capproc;
-    uo_map accel; /* (process id << 32 | agent handle) → group index + 1 */
+    upti_map accel; /* (process id << 32 | agent handle) → group index + 1 */
     uint64_t tmin, tmax, realtime;
     int failed;
     char *err;
@@ -187,7 +172,7 @@ static void fail_otf2(writer *w, const char *what, OTF2_ErrorCode rc)
 static uint32_t region_of(writer *w, int kind, int64_t name_id, OTF2_Paradigm paradigm)
 {
     int inserted = 0;
-    uint64_t *v = uo_map_insert(&w->regions, ((uint64_t)kind << 56) | (uint64_t)name_id, &inserted);
+    uint64_t *v = upti_map_insert(&w->regions, ((uint64_t)kind << 56) | (uint64_t)name_id, &inserted);
     if (v == NULL || (inserted && uo_grow(&w->reg, &w->capreg, w->nreg + 1, sizeof *w->reg, 64))) {
         fail(w, "out of memory");
         return 0;
@@ -384,7 +369,7 @@ static void write_processes(writer *w)
 static uint32_t accel_group(writer *w, int64_t proc, int64_t agent, const char *agent_name)
 {
     int inserted = 0;
-    uint64_t *v = uo_map_insert(&w->accel, ((uint64_t)proc << 32) | ((uint64_t)agent & 0xFFFFFFFFu),
+    uint64_t *v = upti_map_insert(&w->accel, ((uint64_t)proc << 32) | ((uint64_t)agent & 0xFFFFFFFFu),
                                 &inserted);
     if (v == NULL) {
         fail(w, "out of memory");
@@ -632,7 +617,8 @@ static OTF2_FlushType pre_flush(void *data, OTF2_FileType type, OTF2_LocationRef
     return OTF2_FLUSH;
 }
 
-/* OTF2's own messages go to err (the first one), not to stderr. */
+/* OTF2's own messages go to the err of writer data (the first one; data NULL: nowhere),
+ * not to stderr. */
 static OTF2_ErrorCode on_otf2_error(void *data, const char *file, uint64_t line, const char *function,
                                     OTF2_ErrorCode code, const char *fmt, va_list va)
     __attribute__((format(printf, 6, 0)));
@@ -643,7 +629,7 @@ static OTF2_ErrorCode on_otf2_error(void *data, const char *file, uint64_t line,
     (void)file;
     (void)line;
     (void)function;
-    if (!w->failed && fmt != NULL) {
+    if (w != NULL && !w->failed && fmt != NULL) {
         char msg[400];
         vsnprintf(msg, sizeof msg, fmt, va);
         snprintf(w->err, w->errlen, "OTF2: %s: %s", OTF2_Error_GetName(code), msg);
@@ -652,24 +638,6 @@ static OTF2_ErrorCode on_otf2_error(void *data, const char *file, uint64_t line,
     return code;
 }
 
-static OTF2_ErrorCode quiet(void *data, const char *file, uint64_t line, const char *function,
-                            OTF2_ErrorCode code, const char *fmt, va_list va)
-    __attribute__((format(printf, 6, 0)));
-static OTF2_ErrorCode quiet(void *data, const char *file, uint64_t line, const char *function,
-                            OTF2_ErrorCode code, const char *fmt, va_list va)
-{
-    (void)data;
-    (void)file;
-    (void)line;
-    (void)function;
-    (void)fmt;
-    (void)va;
-    return code;
-}
-
-/* 1 if the archive at anchor was written by UPTI (its creator). A file that
- * does not begin as an OTF2 anchor ("\3BOTF2" here) is not opened with OTF2's
- * reader, which leaks what it allocated when it fails. */
 /* Sends OTF2's messages to w's err (NULL: nowhere); returns the callback it
  * replaces. OTF2's callback type has no format attribute: passing ours to it
  * is what -Wmissing-format-attribute would flag. */
@@ -677,11 +645,13 @@ static OTF2_ErrorCode quiet(void *data, const char *file, uint64_t line, const c
 #pragma GCC diagnostic ignored "-Wmissing-format-attribute"
 static OTF2_ErrorCallback otf2_errors_to(writer *w)
 {
-    return w != NULL ? OTF2_Error_RegisterCallback(on_otf2_error, w)
-                     : OTF2_Error_RegisterCallback(quiet, NULL);
+    return OTF2_Error_RegisterCallback(on_otf2_error, w);
 }
 #pragma GCC diagnostic pop
 
+/* 1 if the archive at anchor was written by UPTI (its creator). A file that
+ * does not begin as an OTF2 anchor ("\3BOTF2" here) is not opened with OTF2's
+ * reader, which leaks what it allocated when it fails. */
 static int archive_is_ours(const char *anchor)
 {
     char head[8];
@@ -793,8 +763,8 @@ static int export_archive(sqlite3 *db, const char *dir, const char *name, char *
     w.err = err;
     w.errlen = errlen;
     w.tmin = UINT64_MAX;
-    uo_map_init(&w.regions);
-    uo_map_init(&w.accel);
+    upti_map_init(&w.regions);
+    upti_map_init(&w.accel);
     /* Written as NAME.part (.otf2, .def, folder), renamed once complete. */
     archive_paths final, part;
     char part_name[4096];
@@ -869,7 +839,7 @@ static int export_archive(sqlite3 *db, const char *dir, const char *name, char *
     for (size_t i = 0; i < w.str.n; i++)
         free(w.str.text[i]);
     free(w.str.text);
-    free(w.str.slot);
+    upti_map_free(&w.str.ids);
     for (size_t i = 0; i < w.ndbstr; i++)
         free(w.dbstr[i]);
     free(w.dbstr);
@@ -878,8 +848,8 @@ static int export_archive(sqlite3 *db, const char *dir, const char *name, char *
     free(w.grp);
     free(w.nodes);
     free(w.proc);
-    uo_map_free(&w.regions);
-    uo_map_free(&w.accel);
+    upti_map_free(&w.regions);
+    upti_map_free(&w.accel);
     if (!w.failed && archive_rename(&w, &part, &final) == 0) {
         uo_note_written(final.anchor);
         return 0;

@@ -6,6 +6,7 @@
 #define UPTI_OUTPUT_OUT_FILES_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /** SQLite's PRAGMA application_id of every database UPTI writes ("UPTI"). */
@@ -44,6 +45,11 @@ int uo_summary_csv_file(sqlite3 *db, const char *path, char *err, size_t errlen)
 
 /** path + ".part" (malloc'd): where a writer writes before renaming to path. */
 char *uo_part_path(const char *path);
+/**
+ * Creates path's part file (uo_fopen_new with mode): the stream, and in *part its
+ * path (malloc'd); NULL after a message in err ("cannot write ..."), *part NULL.
+ */
+FILE *uo_part_open(const char *path, const char *mode, char **part, char *err, size_t errlen);
 /**
  * Ends a write of path through part: rename(part, path) when ok, else unlink
  * part. Returns 0, or -1 with a message in err (part unlinked).

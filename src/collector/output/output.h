@@ -20,6 +20,7 @@
 #include <upti/buffer_tracing.h>
 #include <upti/marker.h>
 
+#include "hash_map.h"
 #include "capture_spec.h"
 #include "output_formats.h"
 
@@ -76,26 +77,6 @@ void uo_csv_field(uo_buf *b, const char *s);
  *  max_chars characters (0: no limit) is cut between characters to max_chars - 3 of
  *  them and "...": max_chars in all (escapes widen it). */
 void uo_text_escape(uo_buf *b, const char *s, size_t max_chars);
-
-/* ---- hash maps (map.c) ---- */
-
-/** uint64 → uint64 map, open addressing. Any key value is allowed. */
-typedef struct uo_map {
-    uint64_t *keys;
-    uint64_t *vals;
-    uint8_t *used;
-    size_t cap;
-    size_t count;
-} uo_map;
-
-void uo_map_init(uo_map *m);
-void uo_map_free(uo_map *m);
-/** Pointer to the value of key, or NULL. */
-uint64_t *uo_map_find(const uo_map *m, uint64_t key);
-/** Pointer to the value of key, inserted as 0 if absent (*inserted = 1); NULL on ENOMEM. */
-uint64_t *uo_map_insert(uo_map *m, uint64_t key, int *inserted);
-int uo_map_remove(uo_map *m, uint64_t key);
-uint64_t uo_hash64(uint64_t x);
 
 /* ---- messages (report.c) ---- */
 

@@ -3,6 +3,7 @@
  * writer killed half-way leaves NAME.part (which `upti run` finishes or
  * removes), never a truncated file under the final name. */
 #include "out_files.h"
+#include "safe_open.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,19 @@ char *uo_part_path(const char *path)
     if (p != NULL)
         snprintf(p, n, "%s.part", path);
     return p;
+}
+
+FILE *uo_part_open(const char *path, const char *mode, char **part, char *err, size_t errlen)
+{
+    *part = uo_part_path(path);
+    FILE *f = *part != NULL ? uo_fopen_new(*part, mode) : NULL;
+    if (f == NULL) {
+        snprintf(err, errlen, "cannot write %s: %s", *part != NULL ? *part : path,
+                 uo_open_new_reason(errno));
+        free(*part);
+        *part = NULL;
+    }
+    return f;
 }
 
 int uo_part_finish(const char *part, const char *path, int ok, char *err, size_t errlen)

@@ -84,46 +84,36 @@ const char *uo_pages_error(const uo_page_spool *s)
     return s != NULL && s->error[0] != '\0' ? s->error : NULL;
 }
 
-/* Writes len bytes of buf at off, resuming after a short write: 0, or -1
- * with errno saying why (a full disk writes what fits, then ENOSPC: the
- * reason reported is that, never "short write"). */
-static int write_at(int fd, const void *buf, size_t len, off_t off)
+/* Writes (writing 1) len bytes of buf at off, or reads them into it, resuming
+ * after a short transfer: 0, or -1 with errno saying why. A full disk writes
+ * what fits, then ENOSPC: the reason reported is that, never "short write";
+ * an early end of the file is EIO. */
+static int transfer_at(int fd, uint8_t *p, size_t len, off_t off, int writing)
 {
-    const uint8_t *p = buf;
     while (len > 0) {
-        ssize_t w = pwrite(fd, p, len, off);
-        if (w < 0 && errno == EINTR)
+        ssize_t n = writing ? pwrite(fd, p, len, off) : pread(fd, p, len, off);
+        if (n < 0 && errno == EINTR)
             continue;
-        if (w <= 0) {
-            if (w == 0)
+        if (n <= 0) {
+            if (n == 0)
                 errno = EIO;
             return -1;
         }
-        p += w;
-        len -= (size_t)w;
-        off += w;
+        p += n;
+        len -= (size_t)n;
+        off += n;
     }
     return 0;
 }
 
-/* Reads len bytes at off into buf: 0, or -1 (errno; EIO at an early end). */
+static int write_at(int fd, const void *buf, size_t len, off_t off)
+{
+    return transfer_at(fd, (uint8_t *)(uintptr_t)buf, len, off, 1);
+}
+
 static int read_at(int fd, void *buf, size_t len, off_t off)
 {
-    uint8_t *p = buf;
-    while (len > 0) {
-        ssize_t r = pread(fd, p, len, off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            if (r == 0)
-                errno = EIO;
-            return -1;
-        }
-        p += r;
-        len -= (size_t)r;
-        off += r;
-    }
-    return 0;
+    return transfer_at(fd, buf, len, off, 0);
 }
 
 /* ---- setting up ---- */

@@ -197,16 +197,16 @@ static void counter_add(tl_sink *sink, counter_state *c, uint64_t ts, int64_t de
     c->pending = 1;
 }
 
-static int64_t pid_of(uo_map *pids, int64_t proc)
+static int64_t pid_of(upti_map *pids, int64_t proc)
 {
-    uint64_t *pid = uo_map_find(pids, (uint64_t)proc);
+    uint64_t *pid = upti_map_find(pids, (uint64_t)proc);
     return pid ? (int64_t)*pid : 0;
 }
 
 /* Memory allocated per device: + an allocation's size, - the size of the
  * allocation a release names (a release of an allocation made before the
  * trace changes nothing); one value per time it changes. */
-static int memory_counters(sqlite3 *db, tl_sink *sink, uo_map *pids, char *err, size_t errlen)
+static int memory_counters(sqlite3 *db, tl_sink *sink, upti_map *pids, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     if (prepare(db, "SELECT m.process_id, m.agent_handle, s.string, m.handle, m.size, m.timestamp,"
@@ -217,8 +217,8 @@ static int memory_counters(sqlite3 *db, tl_sink *sink, uo_map *pids, char *err, 
                 &st, err, errlen))
         return -1;
     counter_state c = {0};
-    uo_map sizes;
-    uo_map_init(&sizes);
+    upti_map sizes;
+    upti_map_init(&sizes);
     int64_t cur_proc = -1, cur_agent = 0;
     int bad = 0;
     while (step_row(db, st, &bad, err, errlen)) {
@@ -229,8 +229,8 @@ static int memory_counters(sqlite3 *db, tl_sink *sink, uo_map *pids, char *err, 
         uint64_t ts = (uint64_t)sqlite3_column_int64(st, 5);
         if (proc != cur_proc || agent != cur_agent) {
             counter_flush(sink, &c);
-            uo_map_free(&sizes);
-            uo_map_init(&sizes);
+            upti_map_free(&sizes);
+            upti_map_init(&sizes);
             cur_proc = proc;
             cur_agent = agent;
             c = (counter_state){.track = uuid_of(proc, T_MEMORY, (uint64_t)agent)};
@@ -242,20 +242,20 @@ static int memory_counters(sqlite3 *db, tl_sink *sink, uo_map *pids, char *err, 
                                 name, 1);
         }
         if (op != NULL && strcmp(op, "ALLOCATE") == 0) {
-            uint64_t *v = uo_map_insert(&sizes, handle, NULL);
+            uint64_t *v = upti_map_insert(&sizes, handle, NULL);
             if (v)
                 *v = (uint64_t)size;
             counter_add(sink, &c, ts, size);
         } else {
-            uint64_t *v = uo_map_find(&sizes, handle);
+            uint64_t *v = upti_map_find(&sizes, handle);
             if (v) {
                 counter_add(sink, &c, ts, -(int64_t)*v);
-                uo_map_remove(&sizes, handle);
+                upti_map_remove(&sizes, handle);
             }
         }
     }
     counter_flush(sink, &c);
-    uo_map_free(&sizes);
+    upti_map_free(&sizes);
     sqlite3_finalize(st);
     return bad ? -1 : 0;
 }
@@ -263,7 +263,7 @@ static int memory_counters(sqlite3 *db, tl_sink *sink, uo_map *pids, char *err, 
 /* Commands in flight per queue: each kernel and copy from the time it was
  * queued (else submitted, else started) to its end. Queues are numbered as
  * their tracks are. */
-static int in_flight_counters(sqlite3 *db, tl_sink *sink, uo_map *pids, char *err, size_t errlen)
+static int in_flight_counters(sqlite3 *db, tl_sink *sink, upti_map *pids, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
 #define IN_FLIGHT_OF(table)                                                                     \
@@ -304,7 +304,7 @@ static int in_flight_counters(sqlite3 *db, tl_sink *sink, uo_map *pids, char *er
 
 /* Records dropped (metadata records_dropped: the database's total, known at
  * its end): 0 when its first process starts, the total when it ends. */
-static int dropped_counter(sqlite3 *db, tl_sink *sink, uo_map *pids, char *err, size_t errlen)
+static int dropped_counter(sqlite3 *db, tl_sink *sink, upti_map *pids, char *err, size_t errlen)
 {
     int64_t dropped = uo_sql_int(db, "SELECT CAST(value AS INTEGER) FROM metadata"
                                      " WHERE key = 'records_dropped'", -1);
@@ -331,7 +331,7 @@ static int dropped_counter(sqlite3 *db, tl_sink *sink, uo_map *pids, char *err, 
     return bad ? -1 : 0;
 }
 
-static int counters(sqlite3 *db, tl_sink *sink, uo_map *pids, char *err, size_t errlen)
+static int counters(sqlite3 *db, tl_sink *sink, upti_map *pids, char *err, size_t errlen)
 {
     if (memory_counters(db, sink, pids, err, errlen) != 0 ||
         in_flight_counters(db, sink, pids, err, errlen) != 0)
@@ -343,9 +343,9 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     int rc = -1;
-    uo_map devcorr, pids;
-    uo_map_init(&devcorr);
-    uo_map_init(&pids);
+    upti_map devcorr, pids;
+    upti_map_init(&devcorr);
+    upti_map_init(&pids);
     stack stk = {0};
     lanes ln = {0};
     int bad = 0; /* a step that ended in an error (a corrupt database) */
@@ -361,7 +361,7 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
         char name[512];
         snprintf(name, sizeof name, "%.300s (pid %lld on %.100s)", cmd ? cmd : "process",
                  (long long)pid, host ? host : "?");
-        uint64_t *v = uo_map_insert(&pids, (uint64_t)id, NULL);
+        uint64_t *v = upti_map_insert(&pids, (uint64_t)id, NULL);
         if (v)
             *v = (uint64_t)pid;
         sink->process(sink, uuid_of(id, T_PROCESS, 0), pid, name);
@@ -376,7 +376,7 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
                 &st, err, errlen))
         goto out;
     while (step_row(db, st, &bad, err, errlen))
-        uo_map_insert(&devcorr, flow_of(sqlite3_column_int64(st, 0),
+        upti_map_insert(&devcorr, flow_of(sqlite3_column_int64(st, 0),
                                         (uint64_t)sqlite3_column_int64(st, 1)), NULL);
     sqlite3_finalize(st);
 
@@ -387,7 +387,7 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
     while (step_row(db, st, &bad, err, errlen)) {
         int64_t proc = sqlite3_column_int64(st, 0), tid = sqlite3_column_int64(st, 1);
         int64_t name_id = sqlite3_column_int64(st, 2);
-        uint64_t *pid = uo_map_find(&pids, (uint64_t)proc);
+        uint64_t *pid = upti_map_find(&pids, (uint64_t)proc);
         char name[300];
         if (name_id > 0)
             snprintf(name, sizeof name, "%.250s", tl_str(sink, name_id));
@@ -448,7 +448,7 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
                 add_arg(&a, A_EXTERNAL, x, 0);
             if ((int64_t)payload != UPTI_API_RESULT_NONE) /* api: its result in the payload column */
                 add_arg(&a, A_RESULT, payload, ARG_INT);
-            if (uo_map_find(&devcorr, flow_of(proc, corr)))
+            if (upti_map_find(&devcorr, flow_of(proc, corr)))
                 flow = flow_of(proc, corr);
         } else {
             add_arg(&a, A_DEPTH, x, 0);
@@ -484,7 +484,7 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
         if (is_new) {
             char name[64];
             snprintf(name, sizeof name, lane ? "ranges (%zu)" : "ranges", lane + 1);
-            uint64_t *pid = uo_map_find(&pids, (uint64_t)proc);
+            uint64_t *pid = upti_map_find(&pids, (uint64_t)proc);
             sink->track(sink, t, uuid_of(proc, T_PROCESS, 0), pid ? (int64_t)*pid : 0, -1, name);
         }
         tl_args a = {0};
@@ -544,7 +544,7 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
                              dev ? " (" : "", dev ? dev : "", dev ? ")" : "");
             if (lane > 0 && n > 0 && (size_t)n < sizeof tname)
                 snprintf(tname + n, sizeof tname - (size_t)n, " [overlap %zu]", lane);
-            uint64_t *pid = uo_map_find(&pids, (uint64_t)proc);
+            uint64_t *pid = upti_map_find(&pids, (uint64_t)proc);
             sink->track(sink, t, uuid_of(proc, T_PROCESS, 0), pid ? (int64_t)*pid : 0, -1, tname);
         }
         tl_args a = {0};
@@ -575,19 +575,16 @@ out_st:
 out:
     free(stk.s);
     free(ln.end);
-    uo_map_free(&devcorr);
-    uo_map_free(&pids);
+    upti_map_free(&devcorr);
+    upti_map_free(&pids);
     return rc;
 }
 int tl_export(sqlite3 *db, const char *path, tl_sink *sink, char *err, size_t errlen)
 {
-    char *part = uo_part_path(path);
-    FILE *f = part != NULL ? uo_fopen_new(part, "wb") : NULL;
+    char *part;
+    FILE *f = uo_part_open(path, "wb", &part, err, errlen);
     if (f == NULL) {
-        snprintf(err, errlen, "cannot write %s: %s", part != NULL ? part : path,
-                 uo_open_new_reason(errno));
         uo_buf_free(&sink->out); /* what the caller put there already */
-        free(part);
         return -1;
     }
     sink->out.out = f;

@@ -10,18 +10,54 @@
 #include <string.h>
 
 
+/* A track's process and thread, or a counter track's process and name. */
+typedef struct js_entry {
+    int64_t pid, tid;
+    char *name; /* counter tracks: malloc'd */
+} js_entry;
+
+/* The tracks or the counter tracks, found by their uuid. */
+typedef struct js_table {
+    upti_map index; /* uuid → index + 1 into at */
+    js_entry *at;
+    size_t n, cap;
+} js_table;
+
 typedef struct json_sink {
     tl_sink base;
-    uo_map tracks; /* uuid → index + 1 into pid/tid arrays */
-    int64_t *pid, *tid;
-    size_t ntracks, cap;
+    js_table tracks, counters;
     int64_t next_tid;
     int first;
-    uo_map counters; /* counter track uuid → index + 1 into cpid/cname */
-    int64_t *cpid;
-    char **cname;
-    size_t ncounters, ccap;
 } json_sink;
+
+/* Adds entry e (its name then the table's) of track uuid to t. */
+static void js_add(json_sink *j, js_table *t, uint64_t uuid, js_entry e)
+{
+    uint64_t *v = NULL;
+    if (uo_grow(&t->at, &t->cap, t->n + 1, sizeof *t->at, 64) != 0 ||
+        (v = upti_map_insert(&t->index, uuid, NULL)) == NULL) {
+        free(e.name);
+        j->base.out.error = 1;
+        return;
+    }
+    t->at[t->n] = e;
+    *v = ++t->n;
+}
+
+/* The entry of track uuid in t, or NULL. */
+static const js_entry *js_find(const js_table *t, uint64_t uuid)
+{
+    const uint64_t *v = upti_map_find(&t->index, uuid);
+    return v != NULL ? &t->at[*v - 1] : NULL;
+}
+
+static void js_free(js_table *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->at[i].name);
+    free(t->at);
+    upti_map_free(&t->index);
+}
 
 static void js_sep(json_sink *j)
 {
@@ -39,27 +75,10 @@ static void js_ts(uo_buf *b, uint64_t ns)
                                (unsigned)(ns % 1000));
 }
 
-static void js_add_track(json_sink *j, uint64_t uuid, int64_t pid, int64_t tid)
-{
-    /* Two arrays of one capacity: it is raised once both have grown. */
-    size_t pid_cap = j->cap, tid_cap = j->cap;
-    if (uo_grow(&j->pid, &pid_cap, j->ntracks + 1, sizeof *j->pid, 64) != 0 ||
-        uo_grow(&j->tid, &tid_cap, j->ntracks + 1, sizeof *j->tid, 64) != 0) {
-        j->base.out.error = 1;
-        return;
-    }
-    j->cap = pid_cap;
-    j->pid[j->ntracks] = pid;
-    j->tid[j->ntracks] = tid;
-    uint64_t *v = uo_map_insert(&j->tracks, uuid, NULL);
-    if (v)
-        *v = ++j->ntracks;
-}
-
 static void js_process(tl_sink *s, uint64_t uuid, int64_t pid, const char *name)
 {
     json_sink *j = (json_sink *)s;
-    js_add_track(j, uuid, pid, pid);
+    js_add(j, &j->tracks, uuid, (js_entry){pid, pid, NULL});
     js_sep(j);
     uo_buf_printf(&s->out, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%lld,\"args\":{\"name\":",
                   (long long)pid);
@@ -74,7 +93,7 @@ static void js_track(tl_sink *s, uint64_t uuid, uint64_t parent, int64_t pid, in
     (void)parent;
     if (tid < 0)
         tid = j->next_tid++; /* custom tracks: synthetic thread ids */
-    js_add_track(j, uuid, pid, tid);
+    js_add(j, &j->tracks, uuid, (js_entry){pid, tid, NULL});
     js_sep(j);
     uo_buf_printf(&s->out,
                   "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":",
@@ -85,19 +104,14 @@ static void js_track(tl_sink *s, uint64_t uuid, uint64_t parent, int64_t pid, in
     uo_buf_printf(&s->out,
                   "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%lld,\"tid\":%lld,"
                   "\"args\":{\"sort_index\":%lld}}",
-                  (long long)pid, (long long)tid, (long long)(j->ntracks));
+                  (long long)pid, (long long)tid, (long long)(j->tracks.n));
 }
 
 static void js_where(json_sink *j, uint64_t track)
 {
-    uint64_t *v = uo_map_find(&j->tracks, track);
-    int64_t pid = 0, tid = 0;
-    if (v) {
-        pid = j->pid[*v - 1];
-        tid = j->tid[*v - 1];
-    }
-    uo_buf_printf(&j->base.out, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)pid,
-                  (long long)tid);
+    const js_entry *e = js_find(&j->tracks, track);
+    uo_buf_printf(&j->base.out, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", e ? (long long)e->pid : 0,
+                  e ? (long long)e->tid : 0);
 }
 
 static void js_args(json_sink *j, const tl_args *a)
@@ -122,18 +136,28 @@ static void js_args(json_sink *j, const tl_args *a)
     uo_buf_putc(b, '}');
 }
 
+/* The start of an event of phase ph (JSON, with what goes with it) up to its "ts". */
+static void js_event(json_sink *j, const char *ph, uint64_t track, uint64_t ts, int64_t name_id,
+                     const char *cat)
+{
+    uo_buf *b = &j->base.out;
+    js_sep(j);
+    uo_buf_puts(b, "{\"ph\":");
+    uo_buf_puts(b, ph);
+    uo_buf_puts(b, ",\"cat\":\"");
+    uo_buf_puts(b, cat);
+    uo_buf_puts(b, "\",\"name\":");
+    uo_json_string(b, tl_str(&j->base, name_id));
+    js_where(j, track);
+    js_ts(b, ts);
+}
+
 static void js_begin(tl_sink *s, uint64_t track, uint64_t ts, uint64_t end, int64_t name_id,
                      const char *cat, uint64_t flow_out, uint64_t flow_in, const tl_args *args)
 {
     json_sink *j = (json_sink *)s;
     uo_buf *b = &s->out;
-    js_sep(j);
-    uo_buf_puts(b, "{\"ph\":\"X\",\"cat\":\"");
-    uo_buf_puts(b, cat);
-    uo_buf_puts(b, "\",\"name\":");
-    uo_json_string(b, tl_str(s, name_id));
-    js_where(j, track);
-    js_ts(b, ts);
+    js_event(j, "\"X\"", track, ts, name_id, cat);
     uo_buf_puts(b, ",\"dur\":");
     js_ts(b, end - ts);
     js_args(j, args);
@@ -159,13 +183,7 @@ static void js_instant(tl_sink *s, uint64_t track, uint64_t ts, int64_t name_id,
 {
     json_sink *j = (json_sink *)s;
     uo_buf *b = &s->out;
-    js_sep(j);
-    uo_buf_puts(b, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"");
-    uo_buf_puts(b, cat);
-    uo_buf_puts(b, "\",\"name\":");
-    uo_json_string(b, tl_str(s, name_id));
-    js_where(j, track);
-    js_ts(b, ts);
+    js_event(j, "\"i\",\"s\":\"t\"", track, ts, name_id, cat);
     js_args(j, args);
     uo_buf_putc(b, '}');
     uo_buf_flush(b, 1 << 20);
@@ -176,33 +194,24 @@ static void js_counter_track(tl_sink *s, uint64_t uuid, uint64_t parent, int64_t
     json_sink *j = (json_sink *)s;
     (void)parent;
     (void)bytes;
-    size_t pid_cap = j->ccap, name_cap = j->ccap;
     char *copy = strdup(name);
-    if (copy == NULL || uo_grow(&j->cpid, &pid_cap, j->ncounters + 1, sizeof *j->cpid, 16) != 0 ||
-        uo_grow(&j->cname, &name_cap, j->ncounters + 1, sizeof *j->cname, 16) != 0) {
-        free(copy);
+    if (copy == NULL)
         s->out.error = 1;
-        return;
-    }
-    j->ccap = pid_cap;
-    j->cpid[j->ncounters] = pid;
-    j->cname[j->ncounters] = copy;
-    uint64_t *v = uo_map_insert(&j->counters, uuid, NULL);
-    if (v)
-        *v = ++j->ncounters;
+    else
+        js_add(j, &j->counters, uuid, (js_entry){pid, 0, copy});
 }
 
 static void js_counter(tl_sink *s, uint64_t track, uint64_t ts, int64_t value)
 {
     json_sink *j = (json_sink *)s;
-    uint64_t *v = uo_map_find(&j->counters, track);
-    if (v == NULL)
+    const js_entry *e = js_find(&j->counters, track);
+    if (e == NULL)
         return;
     uo_buf *b = &s->out;
     js_sep(j);
     uo_buf_puts(b, "{\"ph\":\"C\",\"name\":");
-    uo_json_string(b, j->cname[*v - 1]);
-    uo_buf_printf(b, ",\"pid\":%lld,\"ts\":", (long long)j->cpid[*v - 1]);
+    uo_json_string(b, e->name);
+    uo_buf_printf(b, ",\"pid\":%lld,\"ts\":", (long long)e->pid);
     js_ts(b, ts);
     uo_buf_printf(b, ",\"args\":{\"value\":%lld}}", (long long)value);
     uo_buf_flush(b, 1 << 20);
@@ -216,28 +225,15 @@ int uo_export_json(sqlite3 *db, const char *path, char *err, size_t errlen)
 {
     json_sink j;
     memset(&j, 0, sizeof j);
-    j.base.process = js_process;
-    j.base.track = js_track;
-    j.base.begin = js_begin;
-    j.base.end = js_end;
-    j.base.instant = js_instant;
-    j.base.counter_track = js_counter_track;
-    j.base.counter = js_counter;
-    j.base.finish = js_finish;
+    j.base = (tl_sink){.process = js_process, .track = js_track, .begin = js_begin, .end = js_end,
+                       .instant = js_instant, .counter_track = js_counter_track,
+                       .counter = js_counter, .finish = js_finish};
     uo_buf_init(&j.base.out, NULL);
-    uo_map_init(&j.tracks);
-    uo_map_init(&j.counters);
     j.first = 1;
     j.next_tid = 1000000000;
     uo_buf_puts(&j.base.out, UO_JSON_HEAD);
     int rc = tl_export(db, path, &j.base, err, errlen);
-    uo_map_free(&j.tracks);
-    uo_map_free(&j.counters);
-    for (size_t i = 0; i < j.ncounters; i++)
-        free(j.cname[i]);
-    free(j.cname);
-    free(j.cpid);
-    free(j.pid);
-    free(j.tid);
+    js_free(&j.tracks);
+    js_free(&j.counters);
     return rc;
 }

@@ -288,15 +288,9 @@ int uo_export_pftrace(sqlite3 *db, const char *path, char *err, size_t errlen)
 {
     pb_sink p;
     memset(&p, 0, sizeof p);
-    p.base.process = pb_process;
-    p.base.track = pb_track;
-    p.base.begin = pb_begin;
-    p.base.end = pb_end;
-    p.base.instant = pb_instant;
-    p.base.counter_track = pb_counter_track;
-    p.base.counter = pb_counter;
-    p.base.header = pb_header;
-    p.base.finish = pb_finish;
+    p.base = (tl_sink){.process = pb_process, .track = pb_track, .begin = pb_begin, .end = pb_end,
+                       .instant = pb_instant, .counter_track = pb_counter_track,
+                       .counter = pb_counter, .header = pb_header, .finish = pb_finish};
     uo_buf_init(&p.base.out, NULL);
     uo_buf_init(&p.msg, NULL);
     uo_buf_init(&p.ev, NULL);

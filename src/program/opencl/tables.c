@@ -11,6 +11,7 @@
 #include "layer.h"
 #include "fnv1a.h"
 #include "fork.h"
+#include "hash_map.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -146,36 +147,32 @@ const char *uocl_kernel_name(cl_kernel k, cl_program *program)
     return uocl_intern(name);
 }
 
-/* Interned strings: a small chained hash set, never freed. */
-typedef struct intern_node_t {
-    struct intern_node_t *next;
-    char text[];
-} intern_node_t;
-
-#define INTERN_BUCKETS 1024
-static intern_node_t *g_intern[INTERN_BUCKETS];
+/* Interned strings, never freed: their addresses keyed by their hash. */
+static upti_map g_intern;
 static pthread_mutex_t g_intern_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The interned copy of s, or NULL when out of memory (called under g_intern_lock). */
+static const char *intern_locked(const char *s)
+{
+    uint64_t h = upti_fnv1a64(UPTI_FNV1A64_BASIS, s), *v;
+    for (size_t pos = 0; (v = upti_map_next(&g_intern, h, &pos)) != NULL;)
+        if (strcmp((const char *)(uintptr_t)*v, s) == 0)
+            return (const char *)(uintptr_t)*v;
+    char *copy = strdup(s);
+    if (copy == NULL || (v = upti_map_add(&g_intern, h)) == NULL) {
+        free(copy);
+        return NULL;
+    }
+    *v = (uintptr_t)copy;
+    return copy;
+}
 
 const char *uocl_intern(const char *s)
 {
-    if (s == NULL)
-        s = "";
-    size_t b = upti_fnv1a64(UPTI_FNV1A64_BASIS, s) & (INTERN_BUCKETS - 1);
     pthread_mutex_lock(&g_intern_lock);
-    intern_node_t *n = g_intern[b];
-    while (n != NULL && strcmp(n->text, s) != 0)
-        n = n->next;
-    if (n == NULL) {
-        size_t len = strlen(s);
-        n = malloc(sizeof *n + len + 1);
-        if (n != NULL) {
-            memcpy(n->text, s, len + 1);
-            n->next = g_intern[b];
-            g_intern[b] = n;
-        }
-    }
+    const char *text = intern_locked(s != NULL ? s : "");
     pthread_mutex_unlock(&g_intern_lock);
-    return n != NULL ? n->text : "";
+    return text != NULL ? text : "";
 }
 
 /* ---- fork() without exec (fork.c) ---- */

@@ -37,12 +37,14 @@
  */
 #include <upti/upti.h>
 
+#include "agent_print.h"
 #include "capture.h"
 #include "collector_helper.h"
 #include "env.h"
 #include "log.h"
 #include "output_formats.h"
 #include "ring_mode.h"
+#include "trace_kinds.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -54,43 +56,6 @@ static struct {
     int started; /* recording into rings (ring_mode.c) */
     int list;    /* UPTI_TRACE_LIST */
 } g_tool;
-
-static const struct {
-    const char *name;
-    upti_tracing_kind_t kind;
-} k_kinds[] = {
-    {"marker_api", UPTI_TRACING_KIND_MARKER_API},
-    {"opencl_api", UPTI_TRACING_KIND_OPENCL_API},
-    {"kernel_dispatch", UPTI_TRACING_KIND_KERNEL_DISPATCH},
-    {"memory_copy", UPTI_TRACING_KIND_MEMORY_COPY},
-    {"memory_allocation", UPTI_TRACING_KIND_MEMORY_ALLOCATION},
-    {"code_object", UPTI_TRACING_KIND_CODE_OBJECT},
-    {"vulkan_api", UPTI_TRACING_KIND_VULKAN_API},
-};
-
-/* UPTI_TRACE_KINDS as bits per upti_tracing_kind_t; an unknown name is said and skipped. */
-static unsigned parse_kinds(const char *s)
-{
-    if (s == NULL || s[0] == '\0' || strcmp(s, "all") == 0)
-        return ~0u;
-    unsigned bits = 0;
-    char *copy = strdup(s);
-    if (copy == NULL)
-        return ~0u;
-    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        size_t i = 0;
-        while (i < sizeof k_kinds / sizeof k_kinds[0] && strcmp(t, k_kinds[i].name) != 0)
-            i++;
-        if (i < sizeof k_kinds / sizeof k_kinds[0])
-            bits |= 1u << k_kinds[i].kind;
-        else if (strcmp(t, "all") == 0)
-            bits = ~0u;
-        else
-            upti_log_warning("UPTI_TRACE_KINDS: unknown kind '%s' (ignored)", t);
-    }
-    free(copy);
-    return bits;
-}
 
 /* The output pattern: UPTI_TRACE_OUTPUT or the default. The collector expands it
  * (and says once, using the default, when it has an unknown placeholder). */
@@ -134,7 +99,7 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
 {
     (void)finalize;
     (void)data;
-    unsigned kinds = parse_kinds(getenv("UPTI_TRACE_KINDS"));
+    unsigned kinds = upti_parse_trace_kinds(getenv("UPTI_TRACE_KINDS"), "UPTI_TRACE_KINDS");
     int args = upti_env_get(UPTI_ENV_TRACE_ARGS) != 0 &&
                ((kinds >> UPTI_TRACING_KIND_OPENCL_API) & 1);
     g_tool.list = upti_env_get(UPTI_ENV_TRACE_LIST) != 0;
@@ -159,19 +124,9 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
 static upti_status_t print_agents(const upti_agent_t **agents, size_t n, void *data)
 {
     (void)data;
-    static const char *const types[] = {"NONE", "CPU", "GPU", "ACCELERATOR"};
     fprintf(stderr, "upti: agents of pid %d:\n", (int)getpid());
-    for (size_t i = 0; i < n; i++) {
-        const upti_agent_t *a = agents[i];
-        /* An empty vendor or driver version is left out, not printed as ", ;". */
-        int has_driver = a->driver_version != NULL && a->driver_version[0] != '\0';
-        fprintf(stderr, "  %llu %s %s: %s (%s%s%s; %u compute units, %llu bytes)\n",
-                (unsigned long long)a->id.handle, a->runtime ? a->runtime : "?",
-                (unsigned)a->type < 4 ? types[a->type] : "?", a->name ? a->name : "?",
-                a->vendor != NULL && a->vendor[0] != '\0' ? a->vendor : "vendor unknown",
-                has_driver ? ", driver " : "", has_driver ? a->driver_version : "",
-                a->compute_units, (unsigned long long)a->global_memory_bytes);
-    }
+    for (size_t i = 0; i < n; i++)
+        upti_print_agent(stderr, agents[i]->id.handle, agents[i], 1);
     return UPTI_STATUS_SUCCESS;
 }
 
