@@ -13,23 +13,22 @@ typedef struct cli_command {
     void (*help)(FILE *out);
 } cli_command;
 
-int cmd_run(int argc, char **argv);
-void cmd_run_help(FILE *out);
-int cmd_stats(int argc, char **argv);
-void cmd_stats_help(FILE *out);
-int cmd_export(int argc, char **argv);
-void cmd_export_help(FILE *out);
-int cmd_merge(int argc, char **argv);
-void cmd_merge_help(FILE *out);
-int cmd_recover(int argc, char **argv);
-void cmd_recover_help(FILE *out);
-int cmd_analyze(int argc, char **argv);
+/** Declares a subcommand's entry, cmd_NAME, and its help, cmd_NAME_help. */
+#define CLI_COMMAND(name)                                                                     \
+    int cmd_##name(int argc, char **argv);                                                    \
+    void cmd_##name##_help(FILE *out)
+CLI_COMMAND(run);
+CLI_COMMAND(stats);
+CLI_COMMAND(export);
+CLI_COMMAND(merge);
+CLI_COMMAND(recover);
+
+/** The analyses written in Python (cmd_analysis.c): runs `python3 -m upti
+ *  argv[0] argv[1]...`, the command's name first; returns only on failure. */
+int cmd_python(int argc, char **argv);
 void cmd_analyze_help(FILE *out);
-int cmd_diff(int argc, char **argv);
 void cmd_diff_help(FILE *out);
-int cmd_recipe(int argc, char **argv);
 void cmd_recipe_help(FILE *out);
-int cmd_report(int argc, char **argv);
 void cmd_report_help(FILE *out);
 
 /** Prints "upti: <message>" and a hint to the subcommand's help; returns 2 (usage error). */

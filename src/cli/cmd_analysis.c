@@ -18,8 +18,9 @@
 #define UPTI_ANALYSIS_PYTHON "python3"
 #endif
 
-static int run_python(const char *command, int argc, char **argv)
+int cmd_python(int argc, char **argv)
 {
+    const char *command = argv[0];
     const char *lib = cli_library_dir();
     char package[PATH_MAX];
     if (lib == NULL ||
@@ -61,10 +62,6 @@ static int run_python(const char *command, int argc, char **argv)
     return 1;
 }
 
-int cmd_analyze(int argc, char **argv) { return run_python("analyze", argc, argv); }
-int cmd_diff(int argc, char **argv) { return run_python("diff", argc, argv); }
-int cmd_recipe(int argc, char **argv) { return run_python("recipe", argc, argv); }
-int cmd_report(int argc, char **argv) { return run_python("report", argc, argv); }
 
 void cmd_analyze_help(FILE *out)
 {

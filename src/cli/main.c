@@ -19,13 +19,13 @@ static const cli_command k_commands[] = {
     {"merge", "join databases of several processes or ranks into one", cmd_merge, cmd_merge_help},
     {"recover", "finish a run whose upti was killed, or convert a ring folder", cmd_recover,
      cmd_recover_help},
-    {"analyze", "expert findings over traces: waits, idle gaps, errors, outliers", cmd_analyze,
+    {"analyze", "expert findings over traces: waits, idle gaps, errors, outliers", cmd_python,
      cmd_analyze_help},
-    {"diff", "compare two runs: per kernel, API call and range, largest change first", cmd_diff,
+    {"diff", "compare two runs: per kernel, API call and range, largest change first", cmd_python,
      cmd_diff_help},
-    {"recipe", "per-rank analyses of many databases, locally or on Dask", cmd_recipe,
+    {"recipe", "per-rank analyses of many databases, locally or on Dask", cmd_python,
      cmd_recipe_help},
-    {"report", "one HTML page: tables, timeline, kernel bars, findings, heat map", cmd_report,
+    {"report", "one HTML page: tables, timeline, kernel bars, findings, heat map", cmd_python,
      cmd_report_help},
 };
 #define NCOMMANDS (sizeof k_commands / sizeof k_commands[0])

@@ -18,7 +18,8 @@ from upti.trace import TraceError
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
-        sys.stderr.write(f"upti: {self.prog}: {message} (see {self.prog} --help)\n")
+        command = self.prog.split(" ", 1)[-1]
+        sys.stderr.write(f"upti: {command}: {message} (see '{self.prog} --help')\n")
         sys.exit(2)
 
 
