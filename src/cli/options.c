@@ -98,6 +98,35 @@ static const cli_option *find_long(const cli_option *table, size_t n, const char
     return NULL;
 }
 
+/* Options as other tracers spell them (nsys, rocprofv3), and what upti calls
+ * them: an unknown option of these gets the hint instead of "did you mean". */
+static const char k_trace_hint[] =
+    "nsys -t/--trace: upti traces everything by default (--sys-trace), or --opencl-trace, "
+    "--vulkan-trace, --kernel-trace, --memory-copy-trace, --memory-alloc-trace, --marker-trace";
+static const struct {
+    const char *command, *spelling, *hint;
+} k_foreign[] = {
+    {"run", "-t", k_trace_hint},
+    {"run", "--trace", k_trace_hint},
+    {"run", "-y", "nsys -y: upti's is --delay SEC"},
+    {"run", "--output-format", "rocprofv3 --output-format: upti's is -f/--format (db, pftrace, "
+                               "json, csv)"},
+    {"run", "--hip-trace", "rocprofv3 --hip-trace: upti traces OpenCL (--opencl-trace) and "
+                           "Vulkan (--vulkan-trace)"},
+    {"run", "--hsa-trace", "rocprofv3 --hsa-trace: upti traces OpenCL (--opencl-trace) and "
+                           "Vulkan (--vulkan-trace)"},
+    {"run", "--nvtx-trace", "upti's --marker-trace records NVTX and uptx"},
+};
+
+static const char *foreign_hint(const char *command, const char *spelling, size_t len)
+{
+    for (size_t i = 0; i < sizeof k_foreign / sizeof k_foreign[0]; i++)
+        if (command != NULL && strcmp(command, k_foreign[i].command) == 0 &&
+            strlen(k_foreign[i].spelling) == len && strncmp(spelling, k_foreign[i].spelling, len) == 0)
+            return k_foreign[i].hint;
+    return NULL;
+}
+
 static const cli_option *find_short(const cli_option *table, size_t n, char c)
 {
     for (size_t i = 0; i < n; i++)
@@ -119,6 +148,9 @@ static int parse_long(const char *command, const cli_option *table, size_t n, in
         cli_printable(argv[*i], shown, sizeof shown);
         if (eq != NULL && (size_t)(eq - argv[*i]) < sizeof shown)
             shown[eq - argv[*i]] = '\0';
+        const char *foreign = foreign_hint(command, argv[*i], len + 2);
+        if (foreign != NULL)
+            return cli_usage_error(command, "unknown option '%s' (%s)", shown, foreign);
         const char *hint = closest(table, n, arg, len);
         if (hint != NULL)
             return cli_usage_error(command, "unknown option '%s' (did you mean --%s?)", shown, hint);
@@ -147,8 +179,11 @@ static int parse_short(const char *command, const cli_option *table, size_t n, i
     for (const char *p = argv[*i] + 1; *p != '\0'; p++) {
         const cli_option *o = find_short(table, n, *p);
         if (o == NULL) {
-            char c[2] = {*p, '\0'}, shown[8];
+            char c[2] = {*p, '\0'}, shown[8], dashed[3] = {'-', *p, '\0'};
             cli_printable(c, shown, sizeof shown);
+            const char *foreign = foreign_hint(command, dashed, 2);
+            if (foreign != NULL)
+                return cli_usage_error(command, "unknown option '-%s' (%s)", shown, foreign);
             return cli_usage_error(command, "unknown option '-%s'", shown);
         }
         if (!o->takes_value) {

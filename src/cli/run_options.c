@@ -137,6 +137,20 @@ static void add_kind(run_options *o, const char *name)
     snprintf(o->kinds + used, sizeof o->kinds - used, "%s%s", used ? "," : "", name);
 }
 
+/* nsys's -d is a duration (`-d 5`); upti's names the output folder. A folder
+ * named by a number is most likely that mistake: said once, and obeyed. */
+static void warn_numeric_dir(const char *value)
+{
+    static int said;
+    if (said || value[0] == '\0' || strspn(value, "0123456789.") != strlen(value) ||
+        strcmp(value, ".") == 0 || strcmp(value, "..") == 0)
+        return;
+    said = 1;
+    fprintf(stderr, "upti: run: warning: -d %s names the output folder '%s' (for a duration, as "
+                    "nsys's -d, upti's is --duration SEC)\n",
+            value, value);
+}
+
 int run_on_option(void *ctx, int id, const char *value)
 {
     run_options *o = ctx;
@@ -154,7 +168,10 @@ int run_on_option(void *ctx, int id, const char *value)
     case O_MARKER: add_kind(o, upti_trace_kind_name(UPTI_TRACING_KIND_MARKER_API)); break;
     case O_SYS: add_kind(o, "all"); break;
     case O_STATS: o->stats = 1; break;
-    case CLI_OPT_DIR: o->dir = value; break;
+    case CLI_OPT_DIR:
+        o->dir = value;
+        warn_numeric_dir(value);
+        break;
     case CLI_OPT_OUTPUT: o->file = value; break;
     case CLI_OPT_FORMAT: o->formats = value; break;
     case O_INCLUDE: o->include = value; break;

@@ -102,8 +102,11 @@ char *uo_expand_placeholders_with(const char *pattern, const uo_placeholder_valu
         } else {
             char token[32];
             unknown_token(p, token, sizeof token);
+            /* nsys writes %q{VAR} for a variable's value; upti's is %env{VAR}%. */
+            int nsys_env = strncmp(p, "%q{", 3) == 0;
             if (err != NULL && errlen > 0)
-                snprintf(err, errlen, "unknown placeholder '%s' (known: %s)", token,
+                snprintf(err, errlen, "unknown placeholder '%s' (%s%s)", token,
+                         nsys_env ? "nsys's %q{VAR} is upti's %env{VAR}%; known: " : "known: ",
                          UO_PLACEHOLDERS_KNOWN);
             uo_buf_free(&b);
             return NULL;

@@ -162,6 +162,26 @@ def case_option_errors(tmp):
     check(os.listdir(tmp) == [], "an erroneous command left files: %r" % os.listdir(tmp))
 
 
+def case_foreign_spellings(tmp):
+    """Options as nsys and rocprofv3 spell them get a hint naming upti's (one line, exit 2);
+    a numeric -d is obeyed, with one warning that it names the output folder."""
+    os.chdir(tmp)
+    for args, says in ((["-t", "cuda,nvtx"], "--opencl-trace"), (["--trace=cuda"], "--sys-trace"),
+                       (["-y", "5"], "--delay SEC"), (["--output-format", "json"], "-f/--format"),
+                       (["--hip-trace"], "--vulkan-trace"), (["--nvtx-trace"], "--marker-trace"),
+                       (["-o", "r%q{RANK}"], "%env{VAR}%")):
+        p = run([UPTI, "run"] + args + ["--", "true"], expect=2)
+        line = one_line(p, repr(args))
+        check(says in line, "%r: %r" % (args, line))
+    check(os.listdir(tmp) == [], "files left: %r" % os.listdir(tmp))
+    p = run([UPTI, "run", "--marker-trace", "-d", "5", "-o", "t", "--", UPTX_APP, "--iterations", "1",
+             "--threads", "1"])
+    warn = [l for l in p.stderr.splitlines() if "warning" in l]
+    check(warn == ["upti: run: warning: -d 5 names the output folder '5' (for a duration, as "
+                   "nsys's -d, upti's is --duration SEC)"], "%r" % p.stderr)
+    check(os.path.exists(os.path.join(tmp, "5", "t.db")), "the trace is in 5/")
+
+
 def case_unknown_placeholder(tmp):
     """%foo% is an error that lists the known placeholders, from -o, -d and UPTI_TRACE_OUTPUT."""
     os.chdir(tmp)
