@@ -37,6 +37,8 @@ static const report_col k_kern_sum[] = {
     STATS_COLS("instances", "Instances", RC_HIDDEN, "", "", RC_KERNEL, "name", "Name")};
 static const report_col k_mem_time_sum[] = {
     STATS_COLS("count", "Count", RC_HIDDEN, "", "", RC_TEXT, "direction", "Direction")};
+static const report_col k_sync_sum[] = {
+    STATS_COLS("count", "Count", RC_HIDDEN, "", "", RC_TEXT, "operation", "Operation")};
 static const report_col k_marker_sum[] = {
     STATS_COLS("instances", "Instances", RC_TEXT, "style", "Style", RC_NAME, "range", "Range")};
 
@@ -46,6 +48,10 @@ static const report_col k_mem_size_sum[] = {
     {"med_mb", "Med (MB)", RC_MB}, {"min_mb", "Min (MB)", RC_MB},
     {"max_mb", "Max (MB)", RC_MB}, {"stddev_mb", "StdDev (MB)", RC_MB},
     {"", "", RC_HIDDEN},           {"direction", "Direction", RC_TEXT}};
+
+/* A memory_copies row that moves data: not a barrier or a marker, which
+ * synchronize a queue and have their own report (sync_sum). */
+#define MOVES_DATA "operation NOT IN ('BARRIER', 'MARKER')"
 
 /* A device's name: its info_agent row, else "host" (handle 0) or its handle. */
 #define DEVICE_NAME(pid, agent)                                                               \
@@ -237,13 +243,20 @@ const report_def report_defs[] = {
      STATS_SQL("SELECT coalesce(name, '') AS k, '' AS k2, duration AS dur FROM kernels"
                " WHERE start > 0"),
      COLS(k_kern_sum), NULL},
-    {"mem_time_sum", "Memory Copy Time Summary", "memory copies per direction: device time",
+    {"mem_time_sum", "Memory Copy Time Summary",
+     "memory copies per direction: device time (barriers and markers: sync_sum)",
      STATS_SQL("SELECT coalesce(direction, '') AS k, '' AS k2, duration AS dur"
-               " FROM memory_copies WHERE start > 0"),
+               " FROM memory_copies WHERE start > 0 AND " MOVES_DATA),
      COLS(k_mem_time_sum), NULL},
     {"mem_size_sum", "Memory Copy Size Summary", "memory copies per direction: bytes (MB)",
-     STATS_SQL("SELECT coalesce(direction, '') AS k, '' AS k2, bytes AS dur FROM memory_copies"),
+     STATS_SQL("SELECT coalesce(direction, '') AS k, '' AS k2, bytes AS dur FROM memory_copies"
+               " WHERE " MOVES_DATA),
      COLS(k_mem_size_sum), NULL},
+    {"sync_sum", "Synchronization Operation Summary",
+     "barriers and markers on device queues: device time per operation",
+     STATS_SQL("SELECT coalesce(operation, '') AS k, '' AS k2, duration AS dur"
+               " FROM memory_copies WHERE start > 0 AND NOT " MOVES_DATA),
+     COLS(k_sync_sum), NULL},
     {"alloc_sum", "Memory Allocation Summary",
      "allocations per device and memory type: counts, sizes, peak and left allocated",
      k_alloc_sql, COLS(k_alloc_sum), NULL},

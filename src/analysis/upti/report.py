@@ -21,7 +21,7 @@ import pandas as pd
 from upti.analyze import analyze
 from upti.trace import Trace, TraceError
 
-STATS_REPORTS = ("kern_sum", "api_sum", "mem_time_sum", "marker_sum")
+STATS_REPORTS = ("kern_sum", "api_sum", "mem_time_sum", "sync_sum", "marker_sum")
 TIMELINE_BINS = 600
 BARS_SHOWN = 15
 HEAT_KERNELS = 30

@@ -15,7 +15,9 @@ import pandas as pd
 # The process columns every table starts with.
 _PROCESS = "p.id AS process, p.pid, p.rank, p.hostname AS host"
 
-# Each table: the SQL that reads it. String ids are resolved with LEFT JOINs:
+# Each table: the SQL that reads it. `copies` are the device operations that
+# move data; barriers and markers, which synchronize a queue, are `sync_ops`.
+# String ids are resolved with LEFT JOINs:
 # a row whose name is missing keeps NULL rather than vanishing.
 TABLES = {
     "processes": f"""SELECT {_PROCESS}, p.ppid, p.command, p.start, p.end,
@@ -35,7 +37,14 @@ TABLES = {
         o.string AS operation, dr.string AS direction, m.bytes, m.correlation_id,
         m.queued, m.submit, m.start, m.end, m.end - m.start AS duration, m.status
         FROM memory_copy m JOIN info_process p ON p.id = m.process_id
-        LEFT JOIN string o ON o.id = m.operation_id LEFT JOIN string dr ON dr.id = m.direction_id""",
+        LEFT JOIN string o ON o.id = m.operation_id LEFT JOIN string dr ON dr.id = m.direction_id
+        WHERE coalesce(o.string, '') NOT IN ('BARRIER', 'MARKER')""",
+    "sync_ops": f"""SELECT {_PROCESS}, m.tid, m.agent_handle AS agent, m.queue_handle AS queue,
+        o.string AS operation, dr.string AS direction, m.bytes, m.correlation_id,
+        m.queued, m.submit, m.start, m.end, m.end - m.start AS duration, m.status
+        FROM memory_copy m JOIN info_process p ON p.id = m.process_id
+        LEFT JOIN string o ON o.id = m.operation_id LEFT JOIN string dr ON dr.id = m.direction_id
+        WHERE o.string IN ('BARRIER', 'MARKER')""",
     "allocations": f"""SELECT {_PROCESS}, m.tid, o.string AS operation, t.string AS type,
         m.agent_handle AS agent, m.handle, m.size, m.flags, m.correlation_id, m.timestamp
         FROM memory_allocate m JOIN info_process p ON p.id = m.process_id
@@ -92,7 +101,7 @@ def read_table(path, table):
 class Trace:
     """The tables of one or many databases, each read on first use.
 
-    Attributes: processes, apis, kernels, copies, allocations, ranges, agents
+    Attributes: processes, apis, kernels, copies, sync_ops, allocations, ranges, agents
     (see TABLES), and metadata (database, key, value)."""
 
     def __init__(self, paths):

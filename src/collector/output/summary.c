@@ -7,6 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A memory_copy row that moves data: not a barrier or marker (they synchronize
+ * a queue, and are summed apart). */
+#define NOT_SYNC                                                                              \
+    "coalesce((SELECT string FROM string WHERE id = m.operation_id), '') NOT IN ('BARRIER', 'MARKER')"
+
 typedef struct summary_def {
     const char *title;
     const char *domain;
@@ -24,7 +29,10 @@ static const summary_def k_summaries[] = {
      " LEFT JOIN string s ON s.id = k.name_id WHERE k.start > 0"},
     {"Memory copies by direction", "MEMORY_COPY",
      "SELECT s.string AS name, m.end - m.start AS dur FROM memory_copy m"
-     " LEFT JOIN string s ON s.id = m.direction_id WHERE m.start > 0"},
+     " LEFT JOIN string s ON s.id = m.direction_id WHERE m.start > 0 AND " NOT_SYNC},
+    {"Synchronization operations", "SYNC",
+     "SELECT o.string AS name, m.end - m.start AS dur FROM memory_copy m"
+     " LEFT JOIN string o ON o.id = m.operation_id WHERE m.start > 0 AND NOT " NOT_SYNC},
 };
 
 /* Two passes in SQL: per-name aggregates, then the squared deviations from each mean. */

@@ -340,7 +340,7 @@ def case_report():
     # Each database's tables, in order, against upti stats.
     tables = iter(dom.tables)
     for db in dbs:
-        st = subprocess.run([UPTI, "stats", db, "--report", "kern_sum,api_sum,mem_time_sum,marker_sum",
+        st = subprocess.run([UPTI, "stats", db, "--report", "kern_sum,api_sum,mem_time_sum,sync_sum,marker_sum",
                              "-f", "json", "--full-names"], capture_output=True, text=True)
         for rep in json.loads(st.stdout)["reports"]:
             if not rep["rows"]:

@@ -39,7 +39,8 @@ FIXTURE = os.path.join(HERE, "reports", "fixture.sql")
 GOLDEN = os.path.join(HERE, "reports", "golden")
 UPDATE = os.environ.get("UPTI_UPDATE_GOLDENS") == "1"
 
-REPORTS = ["api_sum", "api_err_sum", "kern_sum", "mem_time_sum", "mem_size_sum", "alloc_sum", "marker_sum",
+REPORTS = ["api_sum", "api_err_sum", "kern_sum", "mem_time_sum", "mem_size_sum", "sync_sum", "alloc_sum",
+           "marker_sum",
            "marker_gpu_proj_sum", "kern_exec_sum", "queue_busy_sum", "dev_busy_sum"]
 FORMATS = {"table": "txt", "csv": "csv", "json": "json"}
 # Option variants: (golden file, arguments after DATABASE).
@@ -161,6 +162,10 @@ def case_values(tmp):
     s = by(rows(db, "mem_size_sum"), "direction")
     check(s["HOST_TO_DEVICE"]["total_mb"] == 4.0 and s["HOST_TO_DEVICE"]["med_mb"] == 2.0, "MB")
     check(s["DEVICE_TO_DEVICE"]["total_mb"] == 0.002, "an untimed copy still has its size")
+    check(set(s) == {"HOST_TO_DEVICE", "DEVICE_TO_HOST", "DEVICE_TO_DEVICE"}, "no barrier: %r" % list(s))
+    y = by(rows(db, "sync_sum"), "operation")
+    check(set(y) == {"BARRIER"} and (y["BARRIER"]["total_time"], y["BARRIER"]["count"]) == (150, 1),
+          "sync_sum: %r" % y)
 
     al = by(rows(db, "alloc_sum"), "type")
     dev = al["DEVICE"]
@@ -192,15 +197,16 @@ def case_values(tmp):
     check((c["latency_avg"], c["queue_avg"], c["exec_avg"]) == (200.0, 50.0, 200.0), "%r" % c)
 
     q = by(rows(db, "queue_busy_sum"), "queue")
-    # 0x10: 400-700, 1300-1400, 1900-2100, 6500-7200 (two kernels), 7700-7900.
+    # 0x10: 400-700, 1300-1400, 1900-2100, 6500-7200 (two kernels), 7700-7900, and
+    # the barrier 9050-9200 (it occupies the queue).
     check((q["0x10"]["busy_time"], q["0x10"]["span"], q["0x10"]["ops"], q["0x10"]["op_time"],
-           q["0x10"]["busy_pct"]) == (1500, 7500, 6, 1700, 20.0), "0x10: %r" % q["0x10"])
+           q["0x10"]["busy_pct"]) == (1650, 8800, 7, 1850, 18.8), "0x10: %r" % q["0x10"])
     check((q["0x11"]["busy_time"], q["0x11"]["span"]) == (1000, 1800), "0x11")
     check(q["0x20"]["device"] == "Second GPU", "queue's device")
     dv = by(rows(db, "dev_busy_sum"), "device")
     g = dv["Fixture GPU"]
     check((g["busy_time"], g["span"], g["ops"], g["queues"], g["busy_pct"])
-          == (2300, 8400, 8, 2, 27.4), "device 7: %r" % g)
+          == (2450, 8800, 9, 2, 27.8), "device 7: %r" % g)
     check(dv["Second GPU"]["busy_pct"] == 100.0, "device 8")
 
     check(len(rows(db, "kern_sum", "--top", "1")) == 1, "--top 1")
@@ -267,9 +273,10 @@ def case_traced(tmp):
     check(kernels >= 50, "kernels traced: %d" % kernels)
     check(total("kern_sum", "instances") == kernels, "kern_sum instances")
     check(total("api_sum", "num_calls") == one("SELECT count(*) FROM api"), "api_sum calls")
-    check(total("mem_time_sum", "count") == one("SELECT count(*) FROM memory_copy WHERE start > 0"),
-          "mem_time_sum count")
-    check(total("mem_size_sum", "count") == one("SELECT count(*) FROM memory_copy"), "sizes")
+    copies = ("SELECT count(*) FROM memory_copy m JOIN string o ON o.id = m.operation_id"
+              " WHERE o.string NOT IN ('BARRIER', 'MARKER')")
+    check(total("mem_time_sum", "count") == one(copies + " AND start > 0"), "mem_time_sum count")
+    check(total("mem_size_sum", "count") == one(copies), "sizes")
     timed = one("SELECT count(*) FROM (SELECT correlation_id FROM kernel_dispatch WHERE start > 0"
                 " UNION ALL SELECT correlation_id FROM memory_copy WHERE start > 0) o"
                 " WHERE correlation_id != 0 AND EXISTS (SELECT 1 FROM api a"

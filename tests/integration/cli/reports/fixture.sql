@@ -18,6 +18,7 @@ INSERT INTO string(id, string) VALUES
  (12, 'very_long_kernel_name_for_testing_that_tables_cut_it_to_sixty_characters_and_no_more'),
  (13, 'reduce'), (14, 'NDRANGE'),
  (20, 'HOST_TO_DEVICE'), (21, 'DEVICE_TO_HOST'), (22, 'DEVICE_TO_DEVICE'), (23, 'COPY'),
+ (24, 'BARRIER'), (25, 'NONE'),
  (30, 'ALLOCATE'), (31, 'FREE'), (32, 'DEVICE'), (33, 'HOST'),
  (40, 'iteration'), (41, 'inner'), (42, 'setup'), (43, 'phase é');
 
@@ -56,14 +57,16 @@ VALUES (1, 1, 100, 7, 16, 1, 1, 10, 14, 2, 0, 1, 64, 1, 1, 8, 1, 1, 0, 0, 0, 120
        (7, 1, 100, 7, 16, 1, 1, 10, 14, 0, 0, 1, 64, 1, 1, 8, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
 
 -- Copies: host to device 1 MB (300 ns) and 3 MB (600 ns), device to host
--- 0.5 MB (200 ns), and a device-to-device copy of 2048 bytes never timed.
+-- 0.5 MB (200 ns), a device-to-device copy of 2048 bytes never timed, and a
+-- barrier (150 ns) that is no copy: sync_sum, not mem_time_sum or mem_size_sum.
 INSERT INTO memory_copy(id, process_id, tid, agent_handle, queue_handle, runtime_context,
     operation_id, direction_id, src_agent, dst_agent, bytes, correlation_id, external_id,
     queued, submit, start, end, status)
 VALUES (1, 1, 100, 7, 16, 1, 23, 20, 0, 7, 1000000, 1, 0, 300, 350, 400, 700, 0),
        (2, 1, 100, 7, 16, 1, 23, 21, 7, 0, 500000, 7, 0, 7600, 7650, 7700, 7900, 0),
        (3, 1, 100, 7, 17, 1, 23, 20, 0, 7, 3000000, 8, 0, 8100, 8150, 8200, 8800, 0),
-       (4, 1, 100, 7, 16, 1, 23, 22, 7, 7, 2048, 0, 0, 0, 0, 0, 0, 0);
+       (4, 1, 100, 7, 16, 1, 23, 22, 7, 7, 2048, 0, 0, 0, 0, 0, 0, 0),
+       (5, 1, 100, 7, 16, 1, 24, 25, 7, 7, 0, 0, 0, 9000, 9020, 9050, 9200, 0);
 
 -- Allocations on agent 7 (DEVICE): +4 MB, +1 MB, -4 MB, +2 MB: peak 5 MB, 3 MB
 -- left; and 1000 bytes of host memory never freed.
