@@ -29,7 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
+#include "test_tool.h"
 #include "unit_tests.h"
 
 enum { REGION = 4096, RECORD_KIND = 7 };

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "unit_tests.h"
 
 extern char **environ;

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "unit_tests.h"
 
 /* Runs upti_log at level with stderr redirected into a pipe; returns what was written. */

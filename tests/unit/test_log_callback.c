@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "unit_tests.h"
 
 #define MAX_SEEN 16

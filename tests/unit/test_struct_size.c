@@ -21,7 +21,8 @@
 #include <string.h>
 
 #include "struct_size.h"
-#include "../integration/core/testutil.h"
+#include "check.h"
+#include "test_tool.h"
 #include "unit_tests.h"
 
 struct small { size_t size; int a; };

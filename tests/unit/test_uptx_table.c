@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "sdk_entry.h"
 #include "unit_tests.h"
 

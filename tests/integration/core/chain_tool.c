@@ -8,7 +8,7 @@
 #include <upti/upti.h>
 #include <uptx/uptx_table.h>
 
-#include "testutil.h"
+#include "check.h"
 
 static int (*g_next_push)(const char *message);
 

@@ -20,7 +20,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "check.h"
+#include "test_tool.h"
 
 #define THREADS 8
 #define DEFAULT_ITERATIONS 1000000

@@ -19,7 +19,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "check.h"
+#include "test_tool.h"
 
 #define MAX_EVENTS 256
 

@@ -14,7 +14,8 @@
 
 #include <string.h>
 
-#include "testutil.h"
+#include "check.h"
+#include "test_tool.h"
 
 static upti_context_id_t g_control, g_rec;
 static upti_buffer_id_t g_buffer;

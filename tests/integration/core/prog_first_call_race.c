@@ -17,7 +17,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "testutil.h"
+#include "check.h"
+#include "test_tool.h"
 
 #define THREADS 8
 #define PAIRS 50

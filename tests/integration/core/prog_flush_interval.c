@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "testutil.h"
+#include "check.h"
 
 static upti_context_id_t g_ctx;
 static upti_buffer_id_t g_buffer;

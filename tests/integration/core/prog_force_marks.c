@@ -5,7 +5,7 @@
 #include <upti/upti.h>
 #include <uptx/uptx.h>
 
-#include "testutil.h"
+#include "check.h"
 
 upti_tool_configure_result_t *tool_f_configure(uint32_t version, const char *runtime_version,
                                                uint32_t priority, upti_client_id_t *client_id);

@@ -9,7 +9,7 @@
 
 #include <stdatomic.h>
 
-#include "testutil.h"
+#include "check.h"
 
 static upti_context_id_t g_ctx;
 static upti_buffer_id_t g_buffer;

@@ -22,7 +22,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "check.h"
 
 #ifndef TOOL_NAME
 #error "TOOL_NAME must be defined"

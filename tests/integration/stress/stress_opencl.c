@@ -51,7 +51,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../core/testutil.h"
+#include "check.h"
+#include "test_tool.h"
 
 #define THREADS 16
 #define DEFAULT_CALLS 500000L
@@ -283,18 +284,7 @@ static void tool_fini(void *tool_data)
     }
 }
 
-static upti_tool_configure_result_t g_result = {sizeof(upti_tool_configure_result_t), tool_init,
-                                                tool_fini, NULL};
-
-static upti_tool_configure_result_t *configure(uint32_t version, const char *runtime_version,
-                                               uint32_t priority, upti_client_id_t *client_id)
-{
-    (void)version;
-    (void)runtime_version;
-    (void)priority;
-    client_id->name = "stress_opencl";
-    return &g_result;
-}
+TEST_CONFIGURE_AS(configure, "stress_opencl", tool_init, tool_fini)
 
 /* ---- the workers ---- */
 
