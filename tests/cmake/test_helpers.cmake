@@ -43,3 +43,18 @@ function(upti_test_program target)
     target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src/common)
   endif()
 endfunction()
+
+# upti_layer_tool(<target> <source> INCLUDE <dir>... [CHAIN] [DEFINES <definition>...])
+# A runtime layer's test tool: its part <source> with tests/common/layer_tool.c
+# (layer_tool.h); CHAIN: the variant that replaces a call through the
+# intercept table.
+function(upti_layer_tool target source)
+  cmake_parse_arguments(LT "CHAIN" "" "INCLUDE;DEFINES" ${ARGN})
+  add_library(${target} SHARED ${source} ${PROJECT_SOURCE_DIR}/tests/common/layer_tool.c)
+  target_link_libraries(${target} PRIVATE upti Threads::Threads upti_test_common)
+  target_include_directories(${target} PRIVATE ${LT_INCLUDE})
+  target_compile_definitions(${target} PRIVATE ${LT_DEFINES})
+  if(LT_CHAIN)
+    target_compile_definitions(${target} PRIVATE CHAIN=1)
+  endif()
+endfunction()
