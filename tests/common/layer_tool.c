@@ -41,20 +41,20 @@ static void buffer_cb(upti_context_id_t ctx, upti_buffer_id_t buf, upti_record_h
     pthread_mutex_unlock(&g_lock);
 }
 
-void layer_tool_trace(void (*configure)(upti_context_id_t ctx, upti_buffer_id_t buffer))
+/* A context with a lossless buffer of records written to g_out, configured by
+ * the tool and started. */
+static int initialize(upti_client_finalize_t fini, void *data)
 {
+    (void)fini, (void)data;
+    if (layer_tool.initialize != NULL)
+        return layer_tool.initialize();
     upti_context_id_t ctx;
     upti_buffer_id_t buf;
     upti_create_context(&ctx);
     upti_create_buffer(ctx, 1 << 16, 1 << 15, UPTI_BUFFER_POLICY_LOSSLESS, buffer_cb, NULL, &buf);
-    configure(ctx, buf);
+    layer_tool.configure(ctx, buf);
     upti_start_context(ctx);
-}
-
-static int initialize(upti_client_finalize_t fini, void *data)
-{
-    (void)fini, (void)data;
-    return layer_tool.initialize();
+    return 0;
 }
 
 static void finalize(void *data)
@@ -83,7 +83,7 @@ upti_tool_configure_result_t *upti_configure(uint32_t version, const char *runti
         return NULL;
     id->name = layer_tool.client_name;
 #ifdef CHAIN
-    upti_at_intercept_table_registration(layer_tool.on_table, layer_tool.table, NULL);
+    upti_at_intercept_table_registration(layer_tool_on_table, layer_tool.table, NULL);
 #endif
     return &result;
 }

@@ -4,8 +4,8 @@
  * layer_tool.c is what they share: the output file (one line per record or
  * callback, "FINALIZE" last), the buffer of records, upti_configure. Each
  * tool defines layer_tool, its part. Built with CHAIN, a tool replaces a call
- * through the intercept table and counts the calls it forwards in
- * g_forwarded ("CHAIN forwarded=N" before FINALIZE). */
+ * through the intercept table in layer_tool_on_table and counts the calls it
+ * forwards in g_forwarded ("CHAIN forwarded=N" before FINALIZE). */
 #ifndef UPTI_TEST_LAYER_TOOL_H
 #define UPTI_TEST_LAYER_TOOL_H
 
@@ -19,12 +19,14 @@ typedef struct layer_tool {
     const char *out_variable; /* the environment variable naming the output file */
     const char *client_name;
     upti_tracing_kind_t api_kind; /* its records are written "API NAME corr=..." */
-    upti_intercept_table_t table; /* CHAIN: the table on_table is registered for */
+    upti_intercept_table_t table; /* CHAIN: the table layer_tool_on_table is registered for */
     /* Writes a record of another kind (under g_lock); false: not one it knows. */
     bool (*write_record)(const upti_record_prefix_t *record, const char *op);
-    int (*initialize)(void);
-    void (*finalize)(void); /* before g_lock is taken for the last lines, or NULL */
-    upti_intercept_library_cb_t on_table; /* CHAIN only */
+    /* Configures the services of a context whose records go to g_out; the
+     * tool's initialize then starts it. */
+    void (*configure)(upti_context_id_t ctx, upti_buffer_id_t buffer);
+    int (*initialize)(void); /* instead of configure: the tool's own initialize */
+    void (*finalize)(void);  /* before g_lock is taken for the last lines, or NULL */
 } layer_tool_t;
 
 extern const layer_tool_t layer_tool;
@@ -37,8 +39,9 @@ extern long g_forwarded;
 /* The name of operation op of kind ("?" if it has none). */
 const char *op_name(upti_tracing_kind_t kind, uint32_t op);
 
-/* A context with a lossless buffer of records written to g_out, configured by
- * configure(ctx, buffer) and started. */
-void layer_tool_trace(void (*configure)(upti_context_id_t ctx, upti_buffer_id_t buffer));
+#ifdef CHAIN
+void layer_tool_on_table(upti_intercept_table_t type, uint64_t version, uint64_t instance, void **tables,
+                         uint64_t num_tables, void *data);
+#endif
 
 #endif

@@ -109,8 +109,8 @@ static cl_int CL_API_CALL my_ndrange(cl_command_queue q, cl_kernel k, cl_uint di
     return g_saved(q, k, dim, off, gws, lws, n, w, e);
 }
 
-static void on_table(upti_intercept_table_t type, uint64_t version, uint64_t instance, void **tables,
-                     uint64_t num_tables, void *data)
+void layer_tool_on_table(upti_intercept_table_t type, uint64_t version, uint64_t instance, void **tables,
+                         uint64_t num_tables, void *data)
 {
     (void)version, (void)instance, (void)data;
     if (type != UPTI_INTERCEPT_TABLE_OPENCL || num_tables < 1)
@@ -141,20 +141,8 @@ static void configure_kinds(upti_context_id_t ctx, upti_buffer_id_t buf)
     upti_query_available_agents(agents_cb, NULL);
 }
 
-static int initialize(void)
-{
-    layer_tool_trace(configure_kinds);
-    return 0;
-}
-
 const layer_tool_t layer_tool = {
-    .out_variable = "UPTI_OCL_TEST_OUT",
-    .client_name = "ocl-test",
-    .api_kind = UPTI_TRACING_KIND_OPENCL_API,
-    .table = UPTI_INTERCEPT_TABLE_OPENCL,
-    .write_record = write_record,
-    .initialize = initialize,
-#ifdef CHAIN
-    .on_table = on_table,
-#endif
+    .out_variable = "UPTI_OCL_TEST_OUT", .client_name = "ocl-test",
+    .api_kind = UPTI_TRACING_KIND_OPENCL_API, .table = UPTI_INTERCEPT_TABLE_OPENCL,
+    .write_record = write_record, .configure = configure_kinds,
 };

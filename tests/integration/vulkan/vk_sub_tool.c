@@ -56,8 +56,6 @@ static int initialize(void)
 }
 
 const layer_tool_t layer_tool = {
-    .out_variable = "UPTI_VK_TEST_OUT",
-    .client_name = "vk-sub-test",
-    .api_kind = UPTI_TRACING_KIND_VULKAN_API,
-    .initialize = initialize,
+    .out_variable = "UPTI_VK_TEST_OUT", .client_name = "vk-sub-test",
+    .api_kind = UPTI_TRACING_KIND_VULKAN_API, .initialize = initialize,
 };

@@ -121,8 +121,8 @@ static VKAPI_ATTR void VKAPI_CALL my_dispatch(VkCommandBuffer cb, uint32_t x, ui
     g_saved(cb, x, y, z);
 }
 
-static void on_table(upti_intercept_table_t type, uint64_t version, uint64_t instance, void **tables,
-                     uint64_t num_tables, void *data)
+void layer_tool_on_table(upti_intercept_table_t type, uint64_t version, uint64_t instance, void **tables,
+                         uint64_t num_tables, void *data)
 {
     (void)instance, (void)data;
     if (type != UPTI_INTERCEPT_TABLE_VULKAN || num_tables < 1)
@@ -149,12 +149,6 @@ static void configure_kinds(upti_context_id_t ctx, upti_buffer_id_t buf)
     upti_configure_callback_tracing_service(ctx, UPTI_TRACING_KIND_VULKAN_API, NULL, 0, api_cb, NULL);
 }
 
-static int initialize(void)
-{
-    layer_tool_trace(configure_kinds);
-    return 0;
-}
-
 static void metadata_cb(const char *key, const char *value, void *data)
 {
     (void)data;
@@ -168,14 +162,7 @@ static void finalize(void)
 }
 
 const layer_tool_t layer_tool = {
-    .out_variable = "UPTI_VK_TEST_OUT",
-    .client_name = "vk-test",
-    .api_kind = UPTI_TRACING_KIND_VULKAN_API,
-    .table = UPTI_INTERCEPT_TABLE_VULKAN,
-    .write_record = write_record,
-    .initialize = initialize,
-    .finalize = finalize,
-#ifdef CHAIN
-    .on_table = on_table,
-#endif
+    .out_variable = "UPTI_VK_TEST_OUT", .client_name = "vk-test",
+    .api_kind = UPTI_TRACING_KIND_VULKAN_API, .table = UPTI_INTERCEPT_TABLE_VULKAN,
+    .write_record = write_record, .configure = configure_kinds, .finalize = finalize,
 };
