@@ -5,6 +5,7 @@
 #define UPTI_TEST_CHECK_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -59,6 +60,17 @@ static int test_failures __attribute__((unused));
             test_failures++;                                                                       \
         }                                                                                          \
     } while (0)
+
+/* Prints a failure (what, with two values) while *counter, the failures of
+ * its kind so far, is under 5: a stress test's flood stays readable. */
+static inline void report_first(uint64_t *counter, const char *what, uint64_t a, uint64_t b)
+    __attribute__((unused));
+static inline void report_first(uint64_t *counter, const char *what, uint64_t a, uint64_t b)
+{
+    if ((*counter)++ < 5)
+        fprintf(stderr, "FAIL: %s (%llu, %llu)\n", what, (unsigned long long)a,
+                (unsigned long long)b);
+}
 
 /* Exit status of a test: 0 only if no CHECK failed. */
 static inline int test_result(const char *name) __attribute__((unused));

@@ -31,8 +31,7 @@ static upti_context_id_t g_ctx;
 static __attribute__((unused)) void on_opencl(upti_callback_tracing_record_t record, upti_user_data_t *user_data,
                       void *data)
 {
-    (void)user_data;
-    (void)data;
+    (void)user_data, (void)data;
     if (record.phase == UPTI_CALLBACK_PHASE_ENTER)
         atomic_fetch_add(&g_ocl_enters, 1);
 }
@@ -63,16 +62,14 @@ static void *thread_in_initialize(void *arg)
 static void on_marker(upti_callback_tracing_record_t record, upti_user_data_t *user_data,
                       void *data)
 {
-    (void)user_data;
-    (void)data;
+    (void)user_data, (void)data;
     if (record.phase == UPTI_CALLBACK_PHASE_ENTER)
         atomic_fetch_add(&g_enters, 1);
 }
 
 static int initialize(upti_client_finalize_t finalize, void *data)
 {
-    (void)finalize;
-    (void)data;
+    (void)finalize, (void)data;
     upti_create_context(&g_ctx);
     upti_configure_callback_tracing_service(g_ctx, UPTI_TRACING_KIND_MARKER_API, NULL, 0,
                                             on_marker, NULL);
@@ -119,9 +116,7 @@ __attribute__((visibility("default"))) upti_tool_configure_result_t *
 upti_configure(uint32_t version, const char *runtime_version, uint32_t priority,
                upti_client_id_t *client_id)
 {
-    (void)version;
-    (void)runtime_version;
-    (void)priority;
+    (void)version, (void)runtime_version, (void)priority;
     static upti_tool_configure_result_t result = {sizeof result, initialize, finalize, NULL};
     client_id->name = "fault-tool";
 #ifdef FAULT_NULL
