@@ -245,6 +245,23 @@ static inline void vkc_submit_wait(VkDevice dev, VkQueue queue, VkCommandBuffer 
     VKC_CHECK(vkResetFences(dev, 1, &fence));
 }
 
+/* An unsignalled fence. */
+static inline VkFence vkc_fence(VkDevice dev)
+{
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence;
+    VKC_CHECK(vkCreateFence(dev, &fci, NULL, &fence));
+    return fence;
+}
+
+/* Binds p's pipeline and descriptor set and pushes count, its push constant. */
+static inline void vkc_bind(VkCommandBuffer cb, const vkc_pipeline_t *p, uint32_t count)
+{
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &p->set, 0, NULL);
+    vkCmdPushConstants(cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
+}
+
 /* A global memory barrier from what earlier commands wrote to what later ones read. */
 static inline void vkc_barrier(VkCommandBuffer cb)
 {

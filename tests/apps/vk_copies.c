@@ -173,9 +173,7 @@ int main(int argc, char **argv)
     VkBufferCopy back = {0, 16384, 16384};
     copy_buffer(cb, mid.buffer, dst.buffer, back);
     VKC_CHECK(vkEndCommandBuffer(cb));
-    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    VKC_CHECK(vkCreateFence(dev, &fci, NULL, &fence));
+    VkFence fence = vkc_fence(dev);
     vkc_submit_wait(dev, queue, cb, fence);
 
     unsigned wrong = 0;
