@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "struct_size.h"
+#include "capture_stderr.h"
 #include "check.h"
 #include "test_tool.h"
 #include "unit_tests.h"
@@ -222,15 +223,11 @@ UNIT_TEST(struct_size)
         g_result.known.initialize = init_record;
         g_result.future = 42;
         /* UPTI's stderr line, caught through a pipe */
-        int fds[2], saved = dup(STDERR_FILENO);
-        CHECK(pipe(fds) == 0);
-        dup2(fds[1], STDERR_FILENO);
+        capture_stderr_t c;
+        CHECK(capture_stderr_begin(&c) == 0);
         CHECK_STATUS(upti_force_configure(configure_result), UPTI_STATUS_SUCCESS);
-        dup2(saved, STDERR_FILENO);
-        close(fds[1]);
-        char said[1024] = {0};
-        ssize_t got = read(fds[0], said, sizeof said - 1);
-        CHECK(got > 0);
+        char said[1024];
+        CHECK(capture_stderr_end(&c, said, sizeof said) > 0);
         say("stderr: %s", said);
         CHECK(strstr(said, "upti: tool ") == said);
         CHECK(strstr(said, "sets fields this UPTI") != NULL);

@@ -243,28 +243,27 @@ static void check_operations(int expected_ops)
     EXPECT(ops == expected_ops, "%d operations appended, expected %d", ops, expected_ops);
 }
 
+/* The INTERNAL_THREADS events of phase ph, of the thread detail (any thread: -1). */
+static int thread_events(upti_callback_phase_kind_t ph, long detail)
+{
+    int n = 0;
+    for (int i = 0; i < g_num_events; i++)
+        n += g_events[i].domain == UPTI_CB_DOMAIN_INTERNAL_THREADS && g_events[i].phase == ph &&
+             (detail < 0 || g_events[i].detail == (uint32_t)detail);
+    return n;
+}
+
 static void at_exit_check(void)
 {
     pthread_mutex_lock(&g_lock);
     /* UPTI finalized before this ran: its buffer thread has ended. */
-    int end = 0;
-    for (int i = 0; i < g_num_events; i++)
-        end += g_events[i].domain == UPTI_CB_DOMAIN_INTERNAL_THREADS &&
-               g_events[i].phase == UPTI_CB_PHASE_INTERNAL_THREAD_END &&
-               g_events[i].detail == UPTI_INTERNAL_THREAD_BUFFER_DELIVERY;
+    int end = thread_events(UPTI_CB_PHASE_INTERNAL_THREAD_END, UPTI_INTERNAL_THREAD_BUFFER_DELIVERY);
     EXPECT(end == 1, "buffer thread END seen %d times", end);
-    int completion_end = 0;
-    for (int i = 0; i < g_num_events; i++)
-        completion_end += g_events[i].domain == UPTI_CB_DOMAIN_INTERNAL_THREADS &&
-                          g_events[i].phase == UPTI_CB_PHASE_INTERNAL_THREAD_END &&
-                          g_events[i].detail == UPTI_INTERNAL_THREAD_COMPLETION;
+    int completion_end = thread_events(UPTI_CB_PHASE_INTERNAL_THREAD_END, UPTI_INTERNAL_THREAD_COMPLETION);
     EXPECT(completion_end == 1, "OpenCL completion thread END seen %d times", completion_end);
     /* Counted here, not while the program runs: the completion thread is
      * detached and reports its START when it first gets to run. */
-    int starts = 0;
-    for (int i = 0; i < g_num_events; i++)
-        starts += g_events[i].domain == UPTI_CB_DOMAIN_INTERNAL_THREADS &&
-                  g_events[i].phase == UPTI_CB_PHASE_INTERNAL_THREAD_START;
+    int starts = thread_events(UPTI_CB_PHASE_INTERNAL_THREAD_START, -1);
     EXPECT(starts == 2, "internal thread starts %d (buffer delivery, completion)", starts);
     pthread_mutex_unlock(&g_lock);
     printf(g_failures == 0 ? "callback test: PASS\n" : "callback test: FAIL (%d)\n", g_failures);

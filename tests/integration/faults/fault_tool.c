@@ -22,6 +22,14 @@
 #if defined(FAULT_OCL_IN_INIT) || defined(FAULT_OCL_IN_THREAD)
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
+
+/* Calls clGetPlatformIDs and says what it returned, called from where. */
+static void ask_opencl(const char *where)
+{
+    cl_uint n = 0;
+    cl_int rc = clGetPlatformIDs(0, NULL, &n);
+    printf("tool: clGetPlatformIDs in %s returned %d\n", where, (int)rc);
+}
 #endif
 
 static _Atomic unsigned long g_enters;
@@ -51,9 +59,7 @@ static void *thread_in_initialize(void *arg)
     printf("tool: uptx calls in initialize's thread returned\n");
 #endif
 #ifdef FAULT_OCL_IN_THREAD
-    cl_uint n = 0;
-    cl_int rc = clGetPlatformIDs(0, NULL, &n);
-    printf("tool: clGetPlatformIDs in initialize's thread returned %d\n", (int)rc);
+    ask_opencl("initialize's thread");
 #endif
     return NULL;
 }
@@ -92,9 +98,7 @@ static int initialize(upti_client_finalize_t finalize, void *data)
     uptx_range_pop();
 #endif
 #ifdef FAULT_OCL_IN_INIT
-    cl_uint n = 0;
-    cl_int rc = clGetPlatformIDs(0, NULL, &n);
-    printf("tool: clGetPlatformIDs in initialize returned %d\n", (int)rc);
+    ask_opencl("initialize");
 #endif
 #ifdef FAULT_INIT_FAIL
     return 1;
