@@ -3,14 +3,24 @@
 
 # upti_python_cases(SCRIPT <file.py> PREFIX <test name prefix> [ROOT <dir>]
 #                   LABELS <label>... [TIMEOUT <s>] [SKIP_77] [PASS_CASE]
-#                   [AFTER <arg>...] CASES <case>...)
+#                   [NEEDS <target>...] [AFTER <arg>...] CASES <case>...)
 # Adds one test <PREFIX><case> per case, running
 #   python3 <SCRIPT> <ROOT> <case> <AFTER...>
 # with SCRIPT relative to the calling folder and ROOT the build tree unless
 # given. SKIP_77: exit status 77 means skipped. PASS_CASE: the test passes
-# only when its output says "PASS <case>".
+# only when its output says "PASS <case>". NEEDS: without one of these
+# targets, or without python3, a STATUS line says the cases are skipped.
 function(upti_python_cases)
-  cmake_parse_arguments(PC "SKIP_77;PASS_CASE" "SCRIPT;PREFIX;ROOT;TIMEOUT" "LABELS;AFTER;CASES" ${ARGN})
+  cmake_parse_arguments(PC "SKIP_77;PASS_CASE" "SCRIPT;PREFIX;ROOT;TIMEOUT" "LABELS;NEEDS;AFTER;CASES"
+                        ${ARGN})
+  foreach(target ${PC_NEEDS})
+    if(NOT TARGET ${target} OR NOT Python3_Interpreter_FOUND)
+      file(RELATIVE_PATH folder ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+      string(REPLACE ";" ", " needs "${PC_NEEDS}")
+      message(STATUS "${folder}: ${needs} or python3 missing; skipped")
+      return()
+    endif()
+  endforeach()
   if(NOT PC_ROOT)
     set(PC_ROOT ${CMAKE_BINARY_DIR})
   endif()
