@@ -127,6 +127,18 @@ static inline uint32_t vkc_memory_type(const vkc_t *c, uint32_t bits, VkMemoryPr
     exit(2);
 }
 
+/* Memory for what req describes, of a type with the properties want. */
+static inline VkDeviceMemory vkc_allocate(const vkc_t *c, VkDevice dev, const VkMemoryRequirements *req,
+                                          VkMemoryPropertyFlags want)
+{
+    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                .allocationSize = req->size,
+                                .memoryTypeIndex = vkc_memory_type(c, req->memoryTypeBits, want)};
+    VkDeviceMemory memory;
+    VKC_CHECK(vkAllocateMemory(dev, &mai, NULL, &memory));
+    return memory;
+}
+
 static inline vkc_buffer_t vkc_buffer(const vkc_t *c, VkDevice dev, VkDeviceSize size, VkBufferUsageFlags usage,
                                       VkMemoryPropertyFlags want)
 {
@@ -138,10 +150,7 @@ static inline vkc_buffer_t vkc_buffer(const vkc_t *c, VkDevice dev, VkDeviceSize
     VKC_CHECK(vkCreateBuffer(dev, &bci, NULL, &b.buffer));
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(dev, b.buffer, &req);
-    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                .allocationSize = req.size,
-                                .memoryTypeIndex = vkc_memory_type(c, req.memoryTypeBits, want)};
-    VKC_CHECK(vkAllocateMemory(dev, &mai, NULL, &b.memory));
+    b.memory = vkc_allocate(c, dev, &req, want);
     VKC_CHECK(vkBindBufferMemory(dev, b.buffer, b.memory, 0));
     return b;
 }
