@@ -228,14 +228,11 @@ static inline void vkc_destroy_pipeline(VkDevice dev, vkc_pipeline_t *p)
     vkDestroyShaderModule(dev, p->module, NULL);
 }
 
-/* A command pool of the compute family and one primary command buffer, begun. */
-static inline VkCommandBuffer vkc_begin(const vkc_t *c, VkDevice dev, VkCommandPool *pool)
+/* A primary command buffer of pool, begun. */
+static inline VkCommandBuffer vkc_begin_in(VkDevice dev, VkCommandPool pool)
 {
-    VkCommandPoolCreateInfo cpci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                    .queueFamilyIndex = c->family};
-    VKC_CHECK(vkCreateCommandPool(dev, &cpci, NULL, pool));
     VkCommandBufferAllocateInfo cbai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                        .commandPool = *pool,
+                                        .commandPool = pool,
                                         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                         .commandBufferCount = 1};
     VkCommandBuffer cb;
@@ -243,6 +240,15 @@ static inline VkCommandBuffer vkc_begin(const vkc_t *c, VkDevice dev, VkCommandP
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     VKC_CHECK(vkBeginCommandBuffer(cb, &begin));
     return cb;
+}
+
+/* A command pool of the compute family and one primary command buffer, begun. */
+static inline VkCommandBuffer vkc_begin(const vkc_t *c, VkDevice dev, VkCommandPool *pool)
+{
+    VkCommandPoolCreateInfo cpci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                    .queueFamilyIndex = c->family};
+    VKC_CHECK(vkCreateCommandPool(dev, &cpci, NULL, pool));
+    return vkc_begin_in(dev, *pool);
 }
 
 /* Submits cb and waits for it with fence (reset afterwards). */

@@ -247,14 +247,7 @@ static int run_free_early(VkDevice dev, VkQueue queue, VkCommandPool cpool, VkPi
     VkSemaphore done, gate;
     VKC_CHECK(vkCreateSemaphore(dev, &sci, NULL, &done));
     VKC_CHECK(vkCreateSemaphore(dev, &sci, NULL, &gate));
-    VkCommandBufferAllocateInfo cbai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                        .commandPool = cpool,
-                                        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                        .commandBufferCount = 1};
-    VkCommandBuffer cb;
-    VKC_CHECK(vkAllocateCommandBuffers(dev, &cbai, &cb));
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    VKC_CHECK(vkBeginCommandBuffer(cb, &begin));
+    VkCommandBuffer cb = vkc_begin_in(dev, cpool);
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
     uint32_t count = COUNT;
