@@ -16,6 +16,8 @@
 #include <upti/upti.h>
 #include <uptx/uptx.h>
 
+#include "test_tool.h"
+
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdatomic.h>
@@ -130,18 +132,7 @@ static int tool_init(upti_client_finalize_t fini, void *data)
     return sdk.start_context(ctx) == UPTI_STATUS_SUCCESS ? 0 : 1;
 }
 
-static upti_tool_configure_result_t g_result = {sizeof(upti_tool_configure_result_t), tool_init,
-                                                NULL, NULL};
-
-static upti_tool_configure_result_t *configure(uint32_t version, const char *runtime_version,
-                                               uint32_t priority, upti_client_id_t *client_id)
-{
-    (void)version;
-    (void)runtime_version;
-    (void)priority;
-    (void)client_id;
-    return &g_result;
-}
+TEST_CONFIGURE(configure, tool_init, NULL)
 
 /* Best of REPEATS: ns per push+pop pair. */
 static double time_pairs(long pairs)

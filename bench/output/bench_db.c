@@ -22,6 +22,7 @@
  * The best of 3 runs is kept. No assertion: bench.db_smoke runs it small.
  */
 #include "output.h"
+#include "synth_trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,95 +56,12 @@ static const char *op_name(uint32_t kind, uint32_t op)
     return NULL;
 }
 
-static void marker(uo_db *db, uint32_t op, uint64_t tid, uint64_t corr, uint64_t ts, const char *m)
-{
-    upti_buffer_tracing_marker_api_record_t r = {0};
-    r.size = sizeof r;
-    r.kind = UPTI_TRACING_KIND_MARKER_API;
-    r.operation = op;
-    r.thread_id = tid;
-    r.correlation_id.internal = corr;
-    r.start_timestamp = r.end_timestamp = ts;
-    r.message = m;
-    r.color = 0xFF00FF00u;
-    uo_db_add_record(db, r.kind, &r);
-}
-
-/* upti-synth's mix; returns the records written. */
-static uint64_t write_trace(uo_db *db, uint64_t n, uint64_t *end)
-{
-    static const char *const names[] = {"vector_add", "matrix_mul", "reduce"};
-    uint64_t ts = 10000, corr = 0, written = 0, it = 0;
-    while (written < n) {
-        uint64_t tid = 1234 + (it & 1);
-        it++;
-        corr++;
-        if (it % 8 == 1) {
-            marker(db, UPTI_MARKER_API_RANGE_PUSH, tid, corr++, ts++, names[it % 3]);
-            marker(db, UPTI_MARKER_API_MARK, tid, corr++, ts++, names[it % 3]);
-            written += 2;
-        }
-        upti_buffer_tracing_api_record_t a = {0};
-        a.size = sizeof a;
-        a.kind = UPTI_TRACING_KIND_OPENCL_API;
-        a.operation = (it % 4 == 0) ? 2 : 1;
-        a.correlation_id.internal = corr;
-        a.thread_id = tid;
-        a.start_timestamp = ts;
-        a.end_timestamp = ts + 50;
-        uo_db_add_record(db, a.kind, &a);
-        if (a.operation == 1) {
-            upti_buffer_tracing_kernel_dispatch_record_t k = {0};
-            k.size = sizeof k;
-            k.kind = UPTI_TRACING_KIND_KERNEL_DISPATCH;
-            k.operation = UPTI_KERNEL_DISPATCH_NDRANGE;
-            k.correlation_id.internal = corr;
-            k.thread_id = tid;
-            k.agent_id.handle = 2;
-            k.queue_id = 0x1000 + (it & 1);
-            k.kernel_id = 7 + it % 3;
-            k.kernel_name = names[it % 3];
-            k.work_dim = 1;
-            k.global_size[0] = 1024;
-            k.local_size[0] = 64;
-            k.queued_timestamp = ts + 10;
-            k.submit_timestamp = ts + 20;
-            k.start_timestamp = ts + 100;
-            k.end_timestamp = ts + 180;
-            uo_db_add_record(db, k.kind, &k);
-        } else {
-            upti_buffer_tracing_memory_copy_record_t c = {0};
-            c.size = sizeof c;
-            c.kind = UPTI_TRACING_KIND_MEMORY_COPY;
-            c.operation = UPTI_MEMORY_COPY_READ_BUFFER;
-            c.correlation_id.internal = corr;
-            c.thread_id = tid;
-            c.agent_id.handle = 2;
-            c.queue_id = 0x1000 + (it & 1);
-            c.direction = UPTI_MEMORY_DIRECTION_DEVICE_TO_HOST;
-            c.src_agent_id.handle = 2;
-            c.bytes = 4096;
-            c.start_timestamp = ts + 100;
-            c.end_timestamp = ts + 150;
-            uo_db_add_record(db, c.kind, &c);
-        }
-        written += 2;
-        ts += 200;
-        if (it % 8 == 1) {
-            marker(db, UPTI_MARKER_API_RANGE_POP, tid, ++corr, ts++, NULL);
-            written++;
-        }
-    }
-    *end = ts + 1000;
-    return written;
-}
-
 /* uptx_mark("m") from one thread, as bench/shared_ring records them. */
 static uint64_t write_marks(uo_db *db, uint64_t n, uint64_t *end)
 {
     uint64_t ts = 10000;
     for (uint64_t i = 0; i < n; i++, ts += 40)
-        marker(db, UPTI_MARKER_API_MARK, 1234, i + 1, ts, "m");
+        synth_marker(db, UPTI_MARKER_API_MARK, 1234, i + 1, ts, "m", 0xFF00FF00u);
     *end = ts;
     return n;
 }
@@ -197,9 +115,10 @@ static int run(const char *path, int bulk, int mix, uint64_t n, double *rate, do
         return -1;
     }
     uint64_t end;
+    static const char *const names[] = {"vector_add", "matrix_mul", "reduce"};
     uint64_t written = mix == 1   ? write_marks(db, n, &end)
                        : mix == 2 ? write_args(db, n, &end)
-                                  : write_trace(db, n, &end);
+                                  : synth_trace(db, n, names, 3, &end);
     double t1 = clock_s(CLOCK_MONOTONIC);
     if (uo_db_close(db, end) != 0) {
         fprintf(stderr, "bench: closing %s failed\n", path);

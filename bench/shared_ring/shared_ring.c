@@ -158,8 +158,9 @@ static int run_mode(void)
 
 static char g_self[PATH_MAX], g_bindir[PATH_MAX];
 
-/* Runs a command; returns its exit status, its stdout in out. */
-static int run(char *const argv[], char *out, size_t cap, pid_t *child_pid, int wait_now)
+/* Starts argv[0] with its stdout into a pipe; returns its pid (-1 without a
+ * pipe) and the pipe's end to read in *out_fd. */
+static pid_t spawn(char *const argv[], int *out_fd)
 {
     int fds[2];
     if (pipe(fds) != 0)
@@ -173,14 +174,32 @@ static int run(char *const argv[], char *out, size_t cap, pid_t *child_pid, int 
         _exit(127);
     }
     close(fds[1]);
-    if (child_pid != NULL)
-        *child_pid = pid;
+    *out_fd = fds[0];
+    return pid;
+}
+
+/* Reads fd to its end into out (cap bytes, NUL-terminated), closes it; returns the length. */
+static size_t read_all(int fd, char *out, size_t cap)
+{
     size_t len = 0;
     ssize_t n;
-    while (len + 1 < cap && (n = read(fds[0], out + len, cap - 1 - len)) > 0)
+    while (len + 1 < cap && (n = read(fd, out + len, cap - 1 - len)) > 0)
         len += (size_t)n;
     out[len] = '\0';
-    close(fds[0]);
+    close(fd);
+    return len;
+}
+
+/* Runs a command; returns its exit status, its stdout in out. */
+static int run(char *const argv[], char *out, size_t cap, pid_t *child_pid, int wait_now)
+{
+    int fd;
+    pid_t pid = spawn(argv, &fd);
+    if (pid < 0)
+        return -1;
+    if (child_pid != NULL)
+        *child_pid = pid;
+    read_all(fd, out, cap);
     int status = 0;
     if (wait_now)
         waitpid(pid, &status, 0);
@@ -194,18 +213,10 @@ static double measure(const char *mode, int threads, const char *dir, const char
     snprintf(records, sizeof records, "%ld", g_records);
     snprintf(nthreads, sizeof nthreads, "%d", threads);
     char *argv[] = {g_self, "--mode", (char *)mode, records, nthreads, (char *)dir, NULL};
-    int fds[2];
-    if (pipe(fds) != 0)
+    int fd;
+    pid_t pid = spawn(argv, &fd);
+    if (pid < 0)
         return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        close(fds[1]);
-        execv(g_self, argv);
-        _exit(127);
-    }
-    close(fds[1]);
     pid_t collector = 0;
     if (strncmp(mode, "shared", 6) == 0) {
         char ring[PATH_MAX + 16], pidtext[32];
@@ -217,12 +228,7 @@ static double measure(const char *mode, int threads, const char *dir, const char
             _exit(127);
         }
     }
-    size_t len = 0;
-    ssize_t n;
-    while (len + 1 < sizeof out && (n = read(fds[0], out + len, sizeof out - 1 - len)) > 0)
-        len += (size_t)n;
-    out[len] = '\0';
-    close(fds[0]);
+    size_t len = read_all(fd, out, sizeof out);
     int status = 0, cstatus = 0;
     waitpid(pid, &status, 0);
     if (collector > 0)

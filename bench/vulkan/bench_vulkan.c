@@ -37,6 +37,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "vk_common.h"
 #include "vk_compute.spv.h"
 
 #define RECORDING 200 /* dispatches per recording */
@@ -55,15 +56,6 @@ static double percentile(uint64_t *v, size_t n, int pct)
     qsort(v, n, sizeof *v, cmp_u64);
     return (double)v[(n - 1) * (size_t)pct / 100];
 }
-
-#define CHECK_VK(call)                                                                         \
-    do {                                                                                       \
-        VkResult r_ = (call);                                                                  \
-        if (r_ != VK_SUCCESS) {                                                                \
-            fprintf(stderr, "bench_vulkan: %s failed: %d\n", #call, (int)r_);                  \
-            exit(2);                                                                           \
-        }                                                                                      \
-    } while (0)
 
 static uint64_t now_ns(void)
 {
@@ -108,52 +100,50 @@ int main(int argc, char **argv)
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1,
                               .pQueueCreateInfos = &qci};
     VkDevice dev;
-    CHECK_VK(vkCreateDevice(phys, &dci, NULL, &dev));
+    VKC_CHECK(vkCreateDevice(phys, &dci, NULL, &dev));
     VkQueue queue;
     vkGetDeviceQueue(dev, 0, 0, &queue);
     VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                      .codeSize = sizeof vk_compute_spv, .pCode = vk_compute_spv};
     VkShaderModule module;
-    CHECK_VK(vkCreateShaderModule(dev, &smci, NULL, &module));
+    VKC_CHECK(vkCreateShaderModule(dev, &smci, NULL, &module));
     VkDescriptorSetLayoutBinding b[2] = {
         {0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL},
         {1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL}};
     VkDescriptorSetLayoutCreateInfo dslci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
                                              .bindingCount = 2, .pBindings = b};
     VkDescriptorSetLayout dsl;
-    CHECK_VK(vkCreateDescriptorSetLayout(dev, &dslci, NULL, &dsl));
+    VKC_CHECK(vkCreateDescriptorSetLayout(dev, &dslci, NULL, &dsl));
     VkPushConstantRange pcr = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 4};
     VkPipelineLayoutCreateInfo plci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
                                        .pSetLayouts = &dsl, .pushConstantRangeCount = 1,
                                        .pPushConstantRanges = &pcr};
     VkPipelineLayout layout;
-    CHECK_VK(vkCreatePipelineLayout(dev, &plci, NULL, &layout));
+    VKC_CHECK(vkCreatePipelineLayout(dev, &plci, NULL, &layout));
     VkComputePipelineCreateInfo cpci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = module, .pName = "main"},
         .layout = layout};
     VkPipeline pipeline;
-    CHECK_VK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipeline));
+    VKC_CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipeline));
     VkCommandPoolCreateInfo cpi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                    .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT};
     VkCommandPool pool;
-    CHECK_VK(vkCreateCommandPool(dev, &cpi, NULL, &pool));
+    VKC_CHECK(vkCreateCommandPool(dev, &cpi, NULL, &pool));
     VkCommandBufferAllocateInfo cbai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                         .commandPool = pool, .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                         .commandBufferCount = 1};
     VkCommandBuffer cb, ring[STREAM];
-    CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &cb));
+    VKC_CHECK(vkAllocateCommandBuffers(dev, &cbai, &cb));
     cbai.commandBufferCount = STREAM;
-    CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, ring));
+    VKC_CHECK(vkAllocateCommandBuffers(dev, &cbai, ring));
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    CHECK_VK(vkCreateFence(dev, &fci, NULL, &fence));
+    VkFence fence = vkc_fence(dev);
     VkQueryPoolCreateInfo qpi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                  .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
     VkQueryPool queries;
-    CHECK_VK(vkCreateQueryPool(dev, &qpi, NULL, &queries));
+    VKC_CHECK(vkCreateQueryPool(dev, &qpi, NULL, &queries));
     const struct timespec pause = {0, PAUSE_US * 1000};
 
     uint64_t best = UINT64_MAX;
@@ -164,7 +154,7 @@ int main(int argc, char **argv)
                recordings of RECORDING dispatches, each with the layer's timestamps. */
             for (int done = 0; done < n; done += RECORDING) {
                 int m = n - done < RECORDING ? n - done : RECORDING;
-                CHECK_VK(vkBeginCommandBuffer(cb, &begin));
+                VKC_CHECK(vkBeginCommandBuffer(cb, &begin));
                 vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
                 uint64_t t0 = now_ns();
                 if (bind)
@@ -176,30 +166,30 @@ int main(int argc, char **argv)
                     for (int i = 0; i < m; i++)
                         vkCmdDispatch(cb, 0, 0, 0);
                 total += now_ns() - t0;
-                CHECK_VK(vkEndCommandBuffer(cb));
-                CHECK_VK(vkResetCommandBuffer(cb, 0));
+                VKC_CHECK(vkEndCommandBuffer(cb));
+                VKC_CHECK(vkResetCommandBuffer(cb, 0));
             }
         } else if (stream) {
             for (int k = 0; k < STREAM; k++) {
-                CHECK_VK(vkBeginCommandBuffer(ring[k], &begin));
+                VKC_CHECK(vkBeginCommandBuffer(ring[k], &begin));
                 vkCmdBindPipeline(ring[k], VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
                 vkCmdDispatch(ring[k], 0, 0, 0);
-                CHECK_VK(vkEndCommandBuffer(ring[k]));
+                VKC_CHECK(vkEndCommandBuffer(ring[k]));
             }
             for (int i = 0; i < n; i++) {
                 VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
                                    .pCommandBuffers = &ring[i % STREAM]};
                 int last = i % STREAM == STREAM - 1 || i == n - 1;
                 uint64_t t0 = now_ns();
-                CHECK_VK(vkQueueSubmit(queue, 1, &si, last ? fence : VK_NULL_HANDLE));
+                VKC_CHECK(vkQueueSubmit(queue, 1, &si, last ? fence : VK_NULL_HANDLE));
                 samples[taken++] = now_ns() - t0;
                 if (last) {
-                    CHECK_VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
-                    CHECK_VK(vkResetFences(dev, 1, &fence));
+                    VKC_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+                    VKC_CHECK(vkResetFences(dev, 1, &fence));
                 }
             }
         } else {
-            CHECK_VK(vkBeginCommandBuffer(cb, &begin));
+            VKC_CHECK(vkBeginCommandBuffer(cb, &begin));
             vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
             if (timestamps) {
                 vkCmdResetQueryPool(cb, queries, 0, 2);
@@ -208,21 +198,21 @@ int main(int argc, char **argv)
             vkCmdDispatch(cb, 0, 0, 0);
             if (timestamps)
                 vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 1);
-            CHECK_VK(vkEndCommandBuffer(cb));
+            VKC_CHECK(vkEndCommandBuffer(cb));
             VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
                                .pCommandBuffers = &cb};
             for (int i = 0; i < n; i++) {
                 uint64_t t0 = now_ns();
-                CHECK_VK(vkQueueSubmit(queue, 1, &si, fence));
+                VKC_CHECK(vkQueueSubmit(queue, 1, &si, fence));
                 uint64_t call = now_ns() - t0;
                 nanosleep(&pause, NULL);
                 t0 = now_ns();
-                CHECK_VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
-                CHECK_VK(vkResetFences(dev, 1, &fence));
+                VKC_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+                VKC_CHECK(vkResetFences(dev, 1, &fence));
                 calls[taken] = call;
                 samples[taken++] = call + (now_ns() - t0);
             }
-            CHECK_VK(vkResetCommandBuffer(cb, 0));
+            VKC_CHECK(vkResetCommandBuffer(cb, 0));
         }
         if (total < best)
             best = total;

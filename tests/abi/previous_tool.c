@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 
 #if UPTI_VERSION_MAJOR != 0 || UPTI_VERSION_MINOR != 1
 #error "previous_tool.c must be compiled against tests/abi/previous/include (UPTI 0.1)"

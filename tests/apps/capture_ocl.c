@@ -26,15 +26,11 @@ int main(void)
 {
     cl_int err;
     cl_device_id dev = ocl_first_device(NULL);
-    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-    CHECK(err);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
-    CHECK(err);
+    cl_context ctx = ocl_context(dev);
+    cl_command_queue q = ocl_queue(ctx, dev);
     cl_program prog = ocl_build(ctx, dev, source);
-    cl_kernel k = clCreateKernel(prog, "k", &err);
-    CHECK(err);
-    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64 * sizeof(int), NULL, &err);
-    CHECK(err);
+    cl_kernel k = ocl_kernel(prog, "k");
+    cl_mem buf = ocl_buffer(ctx, CL_MEM_READ_WRITE, 64 * sizeof(int));
     CHECK(clSetKernelArg(k, 0, sizeof buf, &buf));
 
     cl_event gate = clCreateUserEvent(ctx, &err);

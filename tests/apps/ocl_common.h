@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Shared helpers of the OpenCL test programs: first device of the first
- * platform, a program built from source, and a CHECK that prints the failing
- * call and exits. Programs print only deterministic text. */
+ * platform, its context and queue, a program built from source, its kernels
+ * and buffers, a 2D image's description, and a CHECK that prints the failing call and exits.
+ * Each helper makes exactly the one OpenCL call it names (ocl_first_device:
+ * clGetPlatformIDs, clGetDeviceIDs; ocl_build: clCreateProgramWithSource,
+ * clBuildProgram). Programs print only deterministic text. */
 #ifndef UPTI_TEST_OCL_COMMON_H
 #define UPTI_TEST_OCL_COMMON_H
 
@@ -9,6 +12,7 @@
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(call)                                                                    \
     do {                                                                               \
@@ -30,6 +34,24 @@ static inline cl_device_id ocl_first_device(cl_platform_id *platform_out)
     return device;
 }
 
+/* A context on dev alone. */
+static inline cl_context ocl_context(cl_device_id dev)
+{
+    cl_int err;
+    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    CHECK(err);
+    return ctx;
+}
+
+/* A queue with the default properties (clCreateCommandQueueWithProperties). */
+static inline cl_command_queue ocl_queue(cl_context ctx, cl_device_id dev)
+{
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
+    CHECK(err);
+    return q;
+}
+
 static inline cl_program ocl_build(cl_context ctx, cl_device_id dev, const char *src)
 {
     cl_int err;
@@ -37,6 +59,34 @@ static inline cl_program ocl_build(cl_context ctx, cl_device_id dev, const char 
     CHECK(err);
     CHECK(clBuildProgram(p, 1, &dev, "", NULL, NULL));
     return p;
+}
+
+static inline cl_kernel ocl_kernel(cl_program prog, const char *name)
+{
+    cl_int err;
+    cl_kernel k = clCreateKernel(prog, name, &err);
+    CHECK(err);
+    return k;
+}
+
+/* A buffer of size bytes without host memory. */
+static inline cl_mem ocl_buffer(cl_context ctx, cl_mem_flags flags, size_t size)
+{
+    cl_int err;
+    cl_mem m = clCreateBuffer(ctx, flags, size, NULL, &err);
+    CHECK(err);
+    return m;
+}
+
+/* The description of a 2D image of width x height pixels. */
+static inline cl_image_desc ocl_image2d_desc(size_t width, size_t height)
+{
+    cl_image_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = width;
+    desc.image_height = height;
+    return desc;
 }
 
 #endif

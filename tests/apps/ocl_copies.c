@@ -11,17 +11,14 @@ int main(void)
 {
     cl_int err;
     cl_device_id dev = ocl_first_device(NULL);
-    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-    CHECK(err);
+    cl_context ctx = ocl_context(dev);
     cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
     CHECK(err);
     static unsigned char host[N], back[N];
     for (int i = 0; i < N; i++)
         host[i] = (unsigned char)i;
-    cl_mem a = clCreateBuffer(ctx, CL_MEM_READ_WRITE, N, NULL, &err);
-    CHECK(err);
-    cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, N, NULL, &err);
-    CHECK(err);
+    cl_mem a = ocl_buffer(ctx, CL_MEM_READ_WRITE, N);
+    cl_mem b = ocl_buffer(ctx, CL_MEM_READ_WRITE, N);
     CHECK(clEnqueueWriteBuffer(q, a, CL_TRUE, 0, N, host, 0, NULL, NULL));       /* 4096 */
     CHECK(clEnqueueCopyBuffer(q, a, b, 0, 0, N, 0, NULL, NULL));                 /* 4096 */
     CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, N, back, 0, NULL, NULL));        /* 4096 */
@@ -44,11 +41,7 @@ int main(void)
 
     /* Images: 16x16 RGBA8 = 1024 bytes each. */
     cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT8};
-    cl_image_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-    desc.image_width = 16;
-    desc.image_height = 16;
+    cl_image_desc desc = ocl_image2d_desc(16, 16);
     cl_mem img = clCreateImage(ctx, CL_MEM_READ_WRITE, &fmt, &desc, NULL, &err);
     CHECK(err);
     cl_mem img2 = clCreateImage(ctx, CL_MEM_READ_WRITE, &fmt, &desc, NULL, &err);

@@ -39,17 +39,12 @@ int main(int argc, char **argv)
     uptx_range_push("work");
     uptx_range_start("async");
     cl_device_id dev = ocl_first_device(NULL);
-    cl_int err;
-    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-    CHECK(err);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
-    CHECK(err);
+    cl_context ctx = ocl_context(dev);
+    cl_command_queue q = ocl_queue(ctx, dev);
     cl_program prog = ocl_build(ctx, dev, k_source);
-    cl_kernel k = clCreateKernel(prog, "bump", &err);
-    CHECK(err);
+    cl_kernel k = ocl_kernel(prog, "bump");
     size_t global = 64;
-    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, global * sizeof(int), NULL, &err);
-    CHECK(err);
+    cl_mem buf = ocl_buffer(ctx, CL_MEM_READ_WRITE, global * sizeof(int));
     CHECK(clSetKernelArg(k, 0, sizeof buf, &buf));
     for (int i = 0; i < n; i++) {
         CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL));

@@ -11,8 +11,7 @@ int main(void)
 {
     cl_int err;
     cl_device_id dev = ocl_first_device(NULL);
-    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-    CHECK(err);
+    cl_context ctx = ocl_context(dev);
     /* A queue without profiling: its properties and its events must say so. */
     cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
     CHECK(err);

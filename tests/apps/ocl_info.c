@@ -298,10 +298,8 @@ static cl_command_queue make_queue(cl_context ctx, const queue_way_t *w)
  * value read after clFinish (while commands run, counts may differ bare). */
 static void queue_commands(cl_context ctx, cl_command_queue q, cl_kernel k, const char *qname)
 {
-    cl_int err;
     float data[64] = {0};
-    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof data, NULL, &err);
-    CHECK(err);
+    cl_mem buf = ocl_buffer(ctx, CL_MEM_READ_WRITE, sizeof data);
     char label[40];
     snprintf(label, sizeof label, "%s.buf", qname);
     name_handle(buf, label);
@@ -369,8 +367,7 @@ static void buffers(cl_context ctx)
     cl_int err;
     static float host[256];
     const cl_mem_properties empty[] = {0};
-    cl_mem b1 = clCreateBuffer(ctx, CL_MEM_READ_ONLY, 1024, NULL, &err);
-    CHECK(err);
+    cl_mem b1 = ocl_buffer(ctx, CL_MEM_READ_ONLY, 1024);
     name_handle(b1, "buf_1x");
     mem_info("buf_1x", b1);
     cl_mem b2 = clCreateBuffer(ctx, CL_MEM_USE_HOST_PTR, sizeof host, host, &err);
@@ -421,11 +418,7 @@ static void images(cl_context ctx)
 {
     cl_int err;
     cl_image_format fmt = {CL_RGBA, CL_UNORM_INT8};
-    cl_image_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-    desc.image_width = 16;
-    desc.image_height = 8;
+    cl_image_desc desc = ocl_image2d_desc(16, 8);
     const cl_mem_properties empty[] = {0};
     cl_mem i1 = clCreateImage(ctx, CL_MEM_READ_ONLY, &fmt, &desc, NULL, &err);
     CHECK(err);
@@ -487,8 +480,7 @@ static cl_context contexts(cl_platform_id platform)
 {
     cl_int err;
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
-    cl_context c1 = clCreateContext(NULL, 1, &the_device, NULL, NULL, &err);
-    CHECK(err);
+    cl_context c1 = ocl_context(the_device);
     name_handle(c1, "ctx_null");
     context_info("ctx_null", c1);
     cl_context c2 = clCreateContext(props, 1, &the_device, NULL, NULL, &err);
@@ -522,8 +514,7 @@ int main(void)
     program_info("program.source", prog);
     CHECK(clBuildProgram(prog, 1, &the_device, "-cl-kernel-arg-info", NULL, NULL));
     program_info("program.built", prog);
-    cl_kernel k = clCreateKernel(prog, "scale", &err);
-    CHECK(err);
+    cl_kernel k = ocl_kernel(prog, "scale");
     name_handle(k, "kernel");
     kernel_info("kernel", k);
     cl_kernel all[2];

@@ -86,18 +86,14 @@ typedef struct family {
 
 static cl_context new_context(void)
 {
-    cl_int err;
-    cl_context c = clCreateContext(NULL, 1, &g_dev, NULL, NULL, &err);
-    CHECK(err);
+    cl_context c = ocl_context(g_dev);
     g_made[CTX]++;
     return c;
 }
 
 static cl_command_queue new_queue(cl_context c)
 {
-    cl_int err;
-    cl_command_queue q = clCreateCommandQueueWithProperties(c, g_dev, NULL, &err);
-    CHECK(err);
+    cl_command_queue q = ocl_queue(c, g_dev);
     g_made[QUEUE]++;
     return q;
 }
@@ -111,9 +107,7 @@ static cl_program new_program(cl_context c)
 
 static cl_kernel new_kernel(cl_program p)
 {
-    cl_int err;
-    cl_kernel k = clCreateKernel(p, "k", &err);
-    CHECK(err);
+    cl_kernel k = ocl_kernel(p, "k");
     cl_mem none = NULL;
     CHECK(clSetKernelArg(k, 0, sizeof none, &none));
     g_made[KERN]++;
@@ -122,9 +116,7 @@ static cl_kernel new_kernel(cl_program p)
 
 static cl_mem new_buffer(cl_context c)
 {
-    cl_int err;
-    cl_mem b = clCreateBuffer(c, CL_MEM_READ_WRITE, 4096, NULL, &err);
-    CHECK(err);
+    cl_mem b = ocl_buffer(c, CL_MEM_READ_WRITE, 4096);
     g_made[BUF]++;
     return b;
 }
@@ -143,11 +135,7 @@ static cl_mem new_image(cl_context c)
 {
     cl_int err;
     cl_image_format format = {CL_RGBA, CL_UNORM_INT8};
-    cl_image_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-    desc.image_width = 16;
-    desc.image_height = 16;
+    cl_image_desc desc = ocl_image2d_desc(16, 16);
     cl_mem i = clCreateImage(c, CL_MEM_READ_WRITE, &format, &desc, NULL, &err);
     CHECK(err);
     g_made[IMG]++;

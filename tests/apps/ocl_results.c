@@ -19,11 +19,9 @@ int main(void)
 {
     cl_int err;
     cl_device_id dev = ocl_first_device(NULL);
-    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-    CHECK(err);
+    cl_context ctx = ocl_context(dev);
     cl_program prog = ocl_build(ctx, dev, source);
-    cl_kernel k = clCreateKernel(prog, "one", &err);
-    CHECK(err);
+    cl_kernel k = ocl_kernel(prog, "one");
 
     cl_mem m = NULL;
     printf("clSetKernelArg(bad index): %d\n", clSetKernelArg(k, 5, sizeof m, &m));

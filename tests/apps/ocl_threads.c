@@ -19,8 +19,7 @@ static void *worker(void *arg)
 {
     long t = (long)arg;
     cl_int err;
-    cl_context ctx = clCreateContext(NULL, 1, &g_dev, NULL, NULL, &err);
-    CHECK(err);
+    cl_context ctx = ocl_context(g_dev);
     cl_program prog = ocl_build(ctx, g_dev, source);
     cl_command_queue q[QUEUES];
     cl_kernel k[QUEUES];

@@ -15,21 +15,14 @@ int main(void)
         a[i] = i;
         b[i] = 2 * i;
     }
-    cl_int err;
     cl_device_id dev = ocl_first_device(NULL);
-    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-    CHECK(err);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
-    CHECK(err);
+    cl_context ctx = ocl_context(dev);
+    cl_command_queue q = ocl_queue(ctx, dev);
     cl_program prog = ocl_build(ctx, dev, source);
-    cl_kernel k = clCreateKernel(prog, "vadd", &err);
-    CHECK(err);
-    cl_mem da = clCreateBuffer(ctx, CL_MEM_READ_ONLY, sizeof a, NULL, &err);
-    CHECK(err);
-    cl_mem db = clCreateBuffer(ctx, CL_MEM_READ_ONLY, sizeof b, NULL, &err);
-    CHECK(err);
-    cl_mem dc = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, sizeof c, NULL, &err);
-    CHECK(err);
+    cl_kernel k = ocl_kernel(prog, "vadd");
+    cl_mem da = ocl_buffer(ctx, CL_MEM_READ_ONLY, sizeof a);
+    cl_mem db = ocl_buffer(ctx, CL_MEM_READ_ONLY, sizeof b);
+    cl_mem dc = ocl_buffer(ctx, CL_MEM_WRITE_ONLY, sizeof c);
     CHECK(clEnqueueWriteBuffer(q, da, CL_FALSE, 0, sizeof a, a, 0, NULL, NULL));
     CHECK(clEnqueueWriteBuffer(q, db, CL_FALSE, 0, sizeof b, b, 0, NULL, NULL));
     CHECK(clSetKernelArg(k, 0, sizeof da, &da));

@@ -92,16 +92,12 @@ int main(void)
     VkCommandBuffer cb = vkc_begin(&c, dev, &pool);
     uint32_t count = COUNT;
     for (int i = 0; i < 4; i++) {
-        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl[i].pipeline);
-        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl[i].layout, 0, 1, &pl[i].set, 0, NULL);
-        vkCmdPushConstants(cb, pl[i].layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
+        vkc_bind(cb, &pl[i], count);
         vkCmdDispatch(cb, 1, 1, 1);
         vkc_barrier(cb);
     }
     VKC_CHECK(vkEndCommandBuffer(cb));
-    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    VKC_CHECK(vkCreateFence(dev, &fci, NULL, &fence));
+    VkFence fence = vkc_fence(dev);
     vkc_submit_wait(dev, queue, cb, fence);
 
     unsigned wrong = 0;

@@ -127,6 +127,18 @@ static inline uint32_t vkc_memory_type(const vkc_t *c, uint32_t bits, VkMemoryPr
     exit(2);
 }
 
+/* Memory for what req describes, of a type with the properties want. */
+static inline VkDeviceMemory vkc_allocate(const vkc_t *c, VkDevice dev, const VkMemoryRequirements *req,
+                                          VkMemoryPropertyFlags want)
+{
+    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                .allocationSize = req->size,
+                                .memoryTypeIndex = vkc_memory_type(c, req->memoryTypeBits, want)};
+    VkDeviceMemory memory;
+    VKC_CHECK(vkAllocateMemory(dev, &mai, NULL, &memory));
+    return memory;
+}
+
 static inline vkc_buffer_t vkc_buffer(const vkc_t *c, VkDevice dev, VkDeviceSize size, VkBufferUsageFlags usage,
                                       VkMemoryPropertyFlags want)
 {
@@ -138,10 +150,7 @@ static inline vkc_buffer_t vkc_buffer(const vkc_t *c, VkDevice dev, VkDeviceSize
     VKC_CHECK(vkCreateBuffer(dev, &bci, NULL, &b.buffer));
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(dev, b.buffer, &req);
-    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                .allocationSize = req.size,
-                                .memoryTypeIndex = vkc_memory_type(c, req.memoryTypeBits, want)};
-    VKC_CHECK(vkAllocateMemory(dev, &mai, NULL, &b.memory));
+    b.memory = vkc_allocate(c, dev, &req, want);
     VKC_CHECK(vkBindBufferMemory(dev, b.buffer, b.memory, 0));
     return b;
 }
@@ -219,14 +228,11 @@ static inline void vkc_destroy_pipeline(VkDevice dev, vkc_pipeline_t *p)
     vkDestroyShaderModule(dev, p->module, NULL);
 }
 
-/* A command pool of the compute family and one primary command buffer, begun. */
-static inline VkCommandBuffer vkc_begin(const vkc_t *c, VkDevice dev, VkCommandPool *pool)
+/* A primary command buffer of pool, begun. */
+static inline VkCommandBuffer vkc_begin_in(VkDevice dev, VkCommandPool pool)
 {
-    VkCommandPoolCreateInfo cpci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                    .queueFamilyIndex = c->family};
-    VKC_CHECK(vkCreateCommandPool(dev, &cpci, NULL, pool));
     VkCommandBufferAllocateInfo cbai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                        .commandPool = *pool,
+                                        .commandPool = pool,
                                         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                         .commandBufferCount = 1};
     VkCommandBuffer cb;
@@ -236,6 +242,15 @@ static inline VkCommandBuffer vkc_begin(const vkc_t *c, VkDevice dev, VkCommandP
     return cb;
 }
 
+/* A command pool of the compute family and one primary command buffer, begun. */
+static inline VkCommandBuffer vkc_begin(const vkc_t *c, VkDevice dev, VkCommandPool *pool)
+{
+    VkCommandPoolCreateInfo cpci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                    .queueFamilyIndex = c->family};
+    VKC_CHECK(vkCreateCommandPool(dev, &cpci, NULL, pool));
+    return vkc_begin_in(dev, *pool);
+}
+
 /* Submits cb and waits for it with fence (reset afterwards). */
 static inline void vkc_submit_wait(VkDevice dev, VkQueue queue, VkCommandBuffer cb, VkFence fence)
 {
@@ -243,6 +258,23 @@ static inline void vkc_submit_wait(VkDevice dev, VkQueue queue, VkCommandBuffer 
     VKC_CHECK(vkQueueSubmit(queue, 1, &si, fence));
     VKC_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
     VKC_CHECK(vkResetFences(dev, 1, &fence));
+}
+
+/* An unsignalled fence. */
+static inline VkFence vkc_fence(VkDevice dev)
+{
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence;
+    VKC_CHECK(vkCreateFence(dev, &fci, NULL, &fence));
+    return fence;
+}
+
+/* Binds p's pipeline and descriptor set and pushes count, its push constant. */
+static inline void vkc_bind(VkCommandBuffer cb, const vkc_pipeline_t *p, uint32_t count)
+{
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &p->set, 0, NULL);
+    vkCmdPushConstants(cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
 }
 
 /* A global memory barrier from what earlier commands wrote to what later ones read. */

@@ -67,6 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vk_common.h"
 #include "vk_compute.spv.h"
 #ifdef WITH_OPENCL
 #include "ocl_common.h"
@@ -125,30 +126,16 @@ static int ocl_check(ocl_t *o, int steps)
 
 #define COUNT 4096u
 #define MANY_DISPATCHES 1000 /* with "many" */
-#define CHECK_VK(call)                                                                         \
-    do {                                                                                       \
-        VkResult r_ = (call);                                                                  \
-        if (r_ != VK_SUCCESS) {                                                                \
-            fprintf(stderr, "vk_compute: %s failed: %d\n", #call, (int)r_);                    \
-            exit(2);                                                                           \
-        }                                                                                      \
-    } while (0)
-
-typedef struct buffer_t {
-    VkBuffer buffer;
-    VkDeviceMemory memory;
-} buffer_t;
-
 static VkPhysicalDevice pick_device(VkInstance instance)
 {
     uint32_t n = 0;
-    CHECK_VK(vkEnumeratePhysicalDevices(instance, &n, NULL));
+    VKC_CHECK(vkEnumeratePhysicalDevices(instance, &n, NULL));
     VkPhysicalDevice devs[16];
     if (n > 16)
         n = 16;
     if (n == 0)
         return VK_NULL_HANDLE;
-    CHECK_VK(vkEnumeratePhysicalDevices(instance, &n, devs));
+    VKC_CHECK(vkEnumeratePhysicalDevices(instance, &n, devs));
     for (uint32_t i = 0; i < n; i++) {
         VkPhysicalDeviceProperties props;
         vkGetPhysicalDeviceProperties(devs[i], &props);
@@ -171,41 +158,6 @@ static uint32_t compute_family(VkPhysicalDevice phys)
             return i;
     fprintf(stderr, "vk_compute: no compute queue family\n");
     exit(2);
-}
-
-static buffer_t make_buffer(VkPhysicalDevice phys, VkDevice dev, VkDeviceSize size,
-                            VkBufferUsageFlags usage, VkMemoryPropertyFlags want)
-{
-    buffer_t b;
-    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                              .size = size,
-                              .usage = usage,
-                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
-    CHECK_VK(vkCreateBuffer(dev, &bci, NULL, &b.buffer));
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(dev, b.buffer, &req);
-    VkPhysicalDeviceMemoryProperties mp;
-    vkGetPhysicalDeviceMemoryProperties(phys, &mp);
-    uint32_t type = UINT32_MAX;
-    for (uint32_t i = 0; i < mp.memoryTypeCount && type == UINT32_MAX; i++)
-        if ((req.memoryTypeBits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want)
-            type = i;
-    if (type == UINT32_MAX) {
-        fprintf(stderr, "vk_compute: no memory type\n");
-        exit(2);
-    }
-    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                .allocationSize = req.size,
-                                .memoryTypeIndex = type};
-    CHECK_VK(vkAllocateMemory(dev, &mai, NULL, &b.memory));
-    CHECK_VK(vkBindBufferMemory(dev, b.buffer, b.memory, 0));
-    return b;
-}
-
-static void free_buffer(VkDevice dev, buffer_t *b)
-{
-    vkDestroyBuffer(dev, b->buffer, NULL);
-    vkFreeMemory(dev, b->memory, NULL);
 }
 
 /* "many_handoff": each dispatch of record_many made by another thread. */
@@ -293,16 +245,9 @@ static int run_free_early(VkDevice dev, VkQueue queue, VkCommandPool cpool, VkPi
                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
     VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &sti};
     VkSemaphore done, gate;
-    CHECK_VK(vkCreateSemaphore(dev, &sci, NULL, &done));
-    CHECK_VK(vkCreateSemaphore(dev, &sci, NULL, &gate));
-    VkCommandBufferAllocateInfo cbai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                        .commandPool = cpool,
-                                        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                        .commandBufferCount = 1};
-    VkCommandBuffer cb;
-    CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &cb));
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    CHECK_VK(vkBeginCommandBuffer(cb, &begin));
+    VKC_CHECK(vkCreateSemaphore(dev, &sci, NULL, &done));
+    VKC_CHECK(vkCreateSemaphore(dev, &sci, NULL, &gate));
+    VkCommandBuffer cb = vkc_begin_in(dev, cpool);
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
     uint32_t count = COUNT;
@@ -320,7 +265,7 @@ static int run_free_early(VkDevice dev, VkQueue queue, VkCommandPool cpool, VkPi
                          &bmb, 0, NULL);
     VkBufferCopy region = {0, 0, size};
     vkCmdCopyBuffer(cb, out, back, 1, &region);
-    CHECK_VK(vkEndCommandBuffer(cb));
+    VKC_CHECK(vkEndCommandBuffer(cb));
     uint64_t one = 1;
     VkTimelineSemaphoreSubmitInfo signal_one = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
                                                 .signalSemaphoreValueCount = 1, .pSignalSemaphoreValues = &one};
@@ -333,7 +278,7 @@ static int run_free_early(VkDevice dev, VkQueue queue, VkCommandPool cpool, VkPi
         {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .pNext = &wait_one, .waitSemaphoreCount = 1,
          .pWaitSemaphores = &gate, .pWaitDstStageMask = &stage},
     };
-    CHECK_VK(vkQueueSubmit(queue, 2, batches, VK_NULL_HANDLE));
+    VKC_CHECK(vkQueueSubmit(queue, 2, batches, VK_NULL_HANDLE));
     VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
                               .pSemaphores = &done, .pValues = &one};
     VkResult r = wait_semaphores(dev, &wi, 30000000000ull);
@@ -343,16 +288,16 @@ static int run_free_early(VkDevice dev, VkQueue queue, VkCommandPool cpool, VkPi
     }
     VkSubmitInfo again = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
     if (fence != VK_NULL_HANDLE)
-        CHECK_VK(vkQueueSubmit(queue, 1, &again, fence));
+        VKC_CHECK(vkQueueSubmit(queue, 1, &again, fence));
     else
         vkFreeCommandBuffers(dev, cpool, 1, &cb);
     VkSemaphoreSignalInfo ssi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = gate, .value = 1};
-    CHECK_VK(signal_semaphore(dev, &ssi));
+    VKC_CHECK(signal_semaphore(dev, &ssi));
     if (fence != VK_NULL_HANDLE) {
-        CHECK_VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
-        CHECK_VK(vkResetFences(dev, 1, &fence));
+        VKC_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+        VKC_CHECK(vkResetFences(dev, 1, &fence));
     }
-    CHECK_VK(vkQueueWaitIdle(queue));
+    VKC_CHECK(vkQueueWaitIdle(queue));
     vkDestroySemaphore(dev, done, NULL);
     vkDestroySemaphore(dev, gate, NULL);
     return 0;
@@ -394,7 +339,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "vk_compute: no Vulkan driver\n");
         return 77;
     }
-    CHECK_VK(r);
+    VKC_CHECK(r);
     VkPhysicalDevice phys = pick_device(instance);
     if (phys == VK_NULL_HANDLE) {
         fprintf(stderr, "vk_compute: no Vulkan device\n");
@@ -402,6 +347,7 @@ int main(int argc, char **argv)
         return 77;
     }
     uint32_t family = compute_family(phys);
+    const vkc_t vc = {.instance = instance, .phys = phys, .family = family};
     float priority = 1.0f;
     VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                    .queueFamilyIndex = family,
@@ -419,22 +365,22 @@ int main(int argc, char **argv)
                               .enabledExtensionCount = timeline_dev ? 1 : 0,
                               .ppEnabledExtensionNames = &timeline_ext};
     VkDevice dev;
-    CHECK_VK(vkCreateDevice(phys, &dci, NULL, &dev));
+    VKC_CHECK(vkCreateDevice(phys, &dci, NULL, &dev));
     VkDevice newer = VK_NULL_HANDLE;
     if (older_device)
-        CHECK_VK(vkCreateDevice(phys, &dci, NULL, &newer));
+        VKC_CHECK(vkCreateDevice(phys, &dci, NULL, &newer));
     VkQueue queue;
     vkGetDeviceQueue(dev, family, 0, &queue);
 
     const VkDeviceSize size = COUNT * sizeof(uint32_t);
     const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    buffer_t in = make_buffer(phys, dev, size, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, host);
-    buffer_t out = make_buffer(phys, dev, size,
-                               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
-                               VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    buffer_t back = make_buffer(phys, dev, size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, host);
+    vkc_buffer_t in = vkc_buffer(&vc, dev, size, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, host);
+    vkc_buffer_t out = vkc_buffer(&vc, dev, size,
+                                  VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                                  VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    vkc_buffer_t back = vkc_buffer(&vc, dev, size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, host);
     uint32_t *p;
-    CHECK_VK(vkMapMemory(dev, in.memory, 0, size, 0, (void **)&p));
+    VKC_CHECK(vkMapMemory(dev, in.memory, 0, size, 0, (void **)&p));
     for (uint32_t i = 0; i < COUNT; i++)
         p[i] = i * 3u + 7u;
     vkUnmapMemory(dev, in.memory);
@@ -449,7 +395,7 @@ int main(int argc, char **argv)
                                      .codeSize = sizeof vk_compute_spv,
                                      .pCode = vk_compute_spv};
     VkShaderModule module;
-    CHECK_VK(vkCreateShaderModule(dev, &smci, NULL, &module));
+    VKC_CHECK(vkCreateShaderModule(dev, &smci, NULL, &module));
     VkDescriptorSetLayoutBinding bindings[2] = {
         {.binding = 0, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1,
          .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT},
@@ -460,7 +406,7 @@ int main(int argc, char **argv)
                                              .bindingCount = 2,
                                              .pBindings = bindings};
     VkDescriptorSetLayout dsl;
-    CHECK_VK(vkCreateDescriptorSetLayout(dev, &dslci, NULL, &dsl));
+    VKC_CHECK(vkCreateDescriptorSetLayout(dev, &dslci, NULL, &dsl));
     VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = 4};
     VkPipelineLayoutCreateInfo plci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                        .setLayoutCount = 1,
@@ -468,7 +414,7 @@ int main(int argc, char **argv)
                                        .pushConstantRangeCount = 1,
                                        .pPushConstantRanges = &pcr};
     VkPipelineLayout layout;
-    CHECK_VK(vkCreatePipelineLayout(dev, &plci, NULL, &layout));
+    VKC_CHECK(vkCreatePipelineLayout(dev, &plci, NULL, &layout));
     VkComputePipelineCreateInfo cpci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
@@ -477,7 +423,7 @@ int main(int argc, char **argv)
                   .pName = "main"},
         .layout = layout};
     VkPipeline pipeline;
-    CHECK_VK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipeline));
+    VKC_CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpci, NULL, &pipeline));
 
     PFN_vkSetDebugUtilsObjectNameEXT named_cb = NULL;
     PFN_vkCmdBeginDebugUtilsLabelEXT cmd_begin_label = NULL;
@@ -501,7 +447,7 @@ int main(int argc, char **argv)
                                             .objectType = VK_OBJECT_TYPE_PIPELINE,
                                             .objectHandle = (uint64_t)pipeline,
                                             .pObjectName = "doubler"};
-        CHECK_VK(set_name(dev, &ni));
+        VKC_CHECK(set_name(dev, &ni));
         named_cb = set_name;
     }
     VkDebugUtilsLabelEXT step = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT, .pLabelName = "step"};
@@ -513,13 +459,13 @@ int main(int argc, char **argv)
                                        .poolSizeCount = 1,
                                        .pPoolSizes = &ps};
     VkDescriptorPool dpool;
-    CHECK_VK(vkCreateDescriptorPool(dev, &dpci, NULL, &dpool));
+    VKC_CHECK(vkCreateDescriptorPool(dev, &dpci, NULL, &dpool));
     VkDescriptorSetAllocateInfo dsai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
                                         .descriptorPool = dpool,
                                         .descriptorSetCount = 1,
                                         .pSetLayouts = &dsl};
     VkDescriptorSet set;
-    CHECK_VK(vkAllocateDescriptorSets(dev, &dsai, &set));
+    VKC_CHECK(vkAllocateDescriptorSets(dev, &dsai, &set));
     VkDescriptorBufferInfo dbi[2] = {{in.buffer, 0, VK_WHOLE_SIZE}, {out.buffer, 0, VK_WHOLE_SIZE}};
     VkWriteDescriptorSet writes[2] = {
         {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = 0,
@@ -533,19 +479,19 @@ int main(int argc, char **argv)
     VkCommandPoolCreateInfo cpoolci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                        .queueFamilyIndex = family};
     VkCommandPool cpool;
-    CHECK_VK(vkCreateCommandPool(dev, &cpoolci, NULL, &cpool));
+    VKC_CHECK(vkCreateCommandPool(dev, &cpoolci, NULL, &cpool));
     VkCommandBufferAllocateInfo cbai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                         .commandPool = cpool,
                                         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                         .commandBufferCount = 1};
     VkCommandBuffer cb, primary;
-    CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &primary));
+    VKC_CHECK(vkAllocateCommandBuffers(dev, &cbai, &primary));
     cb = primary;
     VkCommandBufferInheritanceInfo inherit = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     if (use_secondary) {
         cbai.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
-        CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &cb));
+        VKC_CHECK(vkAllocateCommandBuffers(dev, &cbai, &cb));
         begin.pInheritanceInfo = &inherit;
         if (twice)
             begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
@@ -555,11 +501,11 @@ int main(int argc, char **argv)
                                             .objectType = VK_OBJECT_TYPE_COMMAND_BUFFER,
                                             .objectHandle = (uint64_t)(uintptr_t)cb,
                                             .pObjectName = "work"};
-        CHECK_VK(named_cb(dev, &ni));
+        VKC_CHECK(named_cb(dev, &ni));
     }
     if (simultaneous)
         begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
-    CHECK_VK(vkBeginCommandBuffer(cb, &begin));
+    VKC_CHECK(vkBeginCommandBuffer(cb, &begin));
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
     uint32_t count = COUNT;
@@ -585,18 +531,16 @@ int main(int argc, char **argv)
                              NULL, 1, &bmb, 0, NULL);
         vkCmdCopyBuffer(cb, out.buffer, back.buffer, 1, &region);
     }
-    CHECK_VK(vkEndCommandBuffer(cb));
+    VKC_CHECK(vkEndCommandBuffer(cb));
     if (use_secondary) {
         VkCommandBufferBeginInfo pbegin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-        CHECK_VK(vkBeginCommandBuffer(primary, &pbegin));
+        VKC_CHECK(vkBeginCommandBuffer(primary, &pbegin));
         const VkCommandBuffer secondaries[2] = {cb, cb};
         vkCmdExecuteCommands(primary, twice ? 2 : 1, secondaries);
-        CHECK_VK(vkEndCommandBuffer(primary));
+        VKC_CHECK(vkEndCommandBuffer(primary));
     }
 
-    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    CHECK_VK(vkCreateFence(dev, &fci, NULL, &fence));
+    VkFence fence = vkc_fence(dev);
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &primary};
     VkSemaphore timeline = VK_NULL_HANDLE;
     uint64_t signal_value = 0;
@@ -608,7 +552,7 @@ int main(int argc, char **argv)
         VkSemaphoreTypeCreateInfo sti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                          .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
         VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &sti};
-        CHECK_VK(vkCreateSemaphore(dev, &sci, NULL, &timeline));
+        VKC_CHECK(vkCreateSemaphore(dev, &sci, NULL, &timeline));
         counter_value = (PFN_vkGetSemaphoreCounterValueKHR)vkGetDeviceProcAddr(dev, "vkGetSemaphoreCounterValueKHR");
         wait_semaphores = (PFN_vkWaitSemaphoresKHR)vkGetDeviceProcAddr(dev, "vkWaitSemaphoresKHR");
         if (counter_value == NULL || wait_semaphores == NULL) {
@@ -632,14 +576,14 @@ int main(int argc, char **argv)
         signal_value = (uint64_t)s + 1;
         VkFence submit_fence = no_fence ? VK_NULL_HANDLE : fence;
         if (use_submit2)
-            CHECK_VK(vkQueueSubmit2(queue, 1, &si2, submit_fence));
+            VKC_CHECK(vkQueueSubmit2(queue, 1, &si2, submit_fence));
         else
-            CHECK_VK(vkQueueSubmit(queue, 1, &si, submit_fence));
+            VKC_CHECK(vkQueueSubmit(queue, 1, &si, submit_fence));
         if (no_fence) {
-            CHECK_VK(vkQueueWaitIdle(queue));
+            VKC_CHECK(vkQueueWaitIdle(queue));
         } else if (!sem_wait) {
-            CHECK_VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
-            CHECK_VK(vkResetFences(dev, 1, &fence));
+            VKC_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+            VKC_CHECK(vkResetFences(dev, 1, &fence));
         }
         /* The semaphore's signal may land just after the fence's: waited for (5 s at most). */
         VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
@@ -652,7 +596,7 @@ int main(int argc, char **argv)
             return 1;
         }
         if (sem_wait) /* the semaphore's value says the submission is done: so is its fence */
-            CHECK_VK(vkResetFences(dev, 1, &fence));
+            VKC_CHECK(vkResetFences(dev, 1, &fence));
     }
     if (use_labels)
         queue_end_label(queue);
@@ -662,9 +606,9 @@ int main(int argc, char **argv)
         for (int again = 0; again < 2; again++) {
             if (again == 1) {
                 vkFreeCommandBuffers(dev, cpool, 1, &primary);
-                CHECK_VK(vkAllocateCommandBuffers(dev, &cbai, &primary));
+                VKC_CHECK(vkAllocateCommandBuffers(dev, &cbai, &primary));
             } else {
-                CHECK_VK(vkResetCommandPool(dev, cpool, 0));
+                VKC_CHECK(vkResetCommandPool(dev, cpool, 0));
             }
             cb = primary;
             if (again == 1) {
@@ -675,18 +619,18 @@ int main(int argc, char **argv)
                     fprintf(stderr, "vk_compute: pthread_create failed\n");
                     return 2;
                 }
-                CHECK_VK(call.r);
+                VKC_CHECK(call.r);
             } else {
-                CHECK_VK(vkBeginCommandBuffer(cb, &begin));
+                VKC_CHECK(vkBeginCommandBuffer(cb, &begin));
             }
             vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
             vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
             vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
             record_many(cb, out.buffer, back.buffer, size);
-            CHECK_VK(vkEndCommandBuffer(cb));
-            CHECK_VK(vkQueueSubmit(queue, 1, &si, fence));
-            CHECK_VK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
-            CHECK_VK(vkResetFences(dev, 1, &fence));
+            VKC_CHECK(vkEndCommandBuffer(cb));
+            VKC_CHECK(vkQueueSubmit(queue, 1, &si, fence));
+            VKC_CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+            VKC_CHECK(vkResetFences(dev, 1, &fence));
         }
     }
 
@@ -697,7 +641,7 @@ int main(int argc, char **argv)
 
     uint64_t sum = 0;
     unsigned wrong = 0;
-    CHECK_VK(vkMapMemory(dev, back.memory, 0, size, 0, (void **)&p));
+    VKC_CHECK(vkMapMemory(dev, back.memory, 0, size, 0, (void **)&p));
     for (uint32_t i = 0; i < COUNT; i++) {
         uint32_t want = (i * 3u + 7u) * 2u + i;
         wrong += p[i] != want;
@@ -716,9 +660,9 @@ int main(int argc, char **argv)
     vkDestroyPipelineLayout(dev, layout, NULL);
     vkDestroyDescriptorSetLayout(dev, dsl, NULL);
     vkDestroyShaderModule(dev, module, NULL);
-    free_buffer(dev, &in);
-    free_buffer(dev, &out);
-    free_buffer(dev, &back);
+    vkc_free_buffer(dev, &in);
+    vkc_free_buffer(dev, &out);
+    vkc_free_buffer(dev, &back);
     if (newer != VK_NULL_HANDLE)
         vkDestroyDevice(newer, NULL);
     vkDestroyDevice(dev, NULL);

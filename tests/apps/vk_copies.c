@@ -47,10 +47,7 @@ static image_t make_image(const vkc_t *c, VkDevice dev)
     VKC_CHECK(vkCreateImage(dev, &ici, NULL, &im.image));
     VkMemoryRequirements req;
     vkGetImageMemoryRequirements(dev, im.image, &req);
-    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                .allocationSize = req.size,
-                                .memoryTypeIndex = vkc_memory_type(c, req.memoryTypeBits, 0)};
-    VKC_CHECK(vkAllocateMemory(dev, &mai, NULL, &im.memory));
+    im.memory = vkc_allocate(c, dev, &req, 0);
     VKC_CHECK(vkBindImageMemory(dev, im.image, im.memory, 0));
     return im;
 }
@@ -173,9 +170,7 @@ int main(int argc, char **argv)
     VkBufferCopy back = {0, 16384, 16384};
     copy_buffer(cb, mid.buffer, dst.buffer, back);
     VKC_CHECK(vkEndCommandBuffer(cb));
-    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    VKC_CHECK(vkCreateFence(dev, &fci, NULL, &fence));
+    VkFence fence = vkc_fence(dev);
     vkc_submit_wait(dev, queue, cb, fence);
 
     unsigned wrong = 0;

@@ -309,10 +309,7 @@ int main(int argc, char **argv)
     vkCmdResetQueryPool(cb, ts, 0, 2);
     if (stats != VK_NULL_HANDLE)
         vkCmdResetQueryPool(cb, stats, 0, 1);
-    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline);
-    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl.layout, 0, 1, &pl.set, 0, NULL);
-    uint32_t count = COUNT;
-    vkCmdPushConstants(cb, pl.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
+    vkc_bind(cb, &pl, COUNT);
     vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ts, 0);
     if (stats != VK_NULL_HANDLE)
         vkCmdBeginQuery(cb, stats, 0, 0);
@@ -324,9 +321,7 @@ int main(int argc, char **argv)
                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
     vkCmdSetEvent(cb, event, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT);
     VKC_CHECK(vkEndCommandBuffer(cb));
-    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    VKC_CHECK(vkCreateFence(dev, &fci, NULL, &fence));
+    VkFence fence = vkc_fence(dev);
     printf("fence before: %s\n", result_name(vkGetFenceStatus(dev, fence)));
     for (int run = 0; run < 2; run++) {
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};

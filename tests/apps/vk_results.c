@@ -15,9 +15,7 @@ int main(void)
     vkc_init(&c, "vk_results");
     VkQueue queue;
     VkDevice dev = vkc_device(&c, &queue);
-    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    VKC_CHECK(vkCreateFence(dev, &fci, NULL, &fence));
+    VkFence fence = vkc_fence(dev);
     printf("vkGetFenceStatus: %d\n", (int)vkGetFenceStatus(dev, fence));
     printf("vkWaitForFences: %d\n", (int)vkWaitForFences(dev, 1, &fence, VK_TRUE, 0));
     /* More than any machine has (a heap size times 4 may still be granted: lavapipe

@@ -42,18 +42,13 @@ int main(void)
     vkc_pipeline(dev, vk_vadd_spv, sizeof vk_vadd_spv, 3, bufs, sizeof(uint32_t), &pl);
     VkCommandPool pool;
     VkCommandBuffer cb = vkc_begin(&c, dev, &pool);
-    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl.pipeline);
-    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pl.layout, 0, 1, &pl.set, 0, NULL);
-    uint32_t count = COUNT;
-    vkCmdPushConstants(cb, pl.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof count, &count);
+    vkc_bind(cb, &pl, COUNT);
     vkCmdDispatch(cb, COUNT / 64, 1, 1);
     vkc_barrier(cb);
     VkBufferCopy region = {0, 0, size};
     vkCmdCopyBuffer(cb, sum.buffer, back.buffer, 1, &region);
     VKC_CHECK(vkEndCommandBuffer(cb));
-    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    VKC_CHECK(vkCreateFence(dev, &fci, NULL, &fence));
+    VkFence fence = vkc_fence(dev);
     vkc_submit_wait(dev, queue, cb, fence);
     /* Nothing left to wait for: the host synchronisations a subscriber sees all the same. */
     VKC_CHECK(vkQueueWaitIdle(queue));

@@ -9,7 +9,8 @@
 #include <upti/runtime.h>
 #include <upti/upti.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
+#include "test_tool.h"
 #include "unit_tests.h"
 
 enum { OP_BOTH = 1, OP_ONE = 2, CALLS_ONE = 1000, CALLS_BOTH = 500 };

@@ -29,7 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
+#include "test_tool.h"
 #include "unit_tests.h"
 
 enum { REGION = 4096, RECORD_KIND = 7 };
@@ -403,20 +404,10 @@ static void test_ranges(void)
 
 UNIT_TEST(buffers)
 {
-    const char *c = sub;
-    if (strcmp(c, "ranges") == 0) {
-        test_ranges();
-    } else if (strcmp(c, "wrap") == 0) {
-        test_wrap();
-    } else if (strcmp(c, "drops") == 0) {
-        test_drops();
-    } else if (strcmp(c, "lossless") == 0) {
-        test_lossless();
-    } else if (strcmp(c, "reassign") == 0) {
-        test_reassign();
-    } else {
-        fprintf(stderr, "usage: upti_unit_tests buffers.wrap|drops|lossless|reassign|ranges\n");
+    static const unit_sub_case_t cases[] = {{"wrap", test_wrap},         {"drops", test_drops},
+                                            {"lossless", test_lossless}, {"reassign", test_reassign},
+                                            {"ranges", test_ranges}};
+    if (!unit_run_sub_case("buffers", sub, cases, sizeof cases / sizeof *cases))
         return 2;
-    }
-    return test_result(c);
+    return test_result(sub);
 }

@@ -11,7 +11,8 @@
 
 #include <stdatomic.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
+#include "test_tool.h"
 #include "unit_tests.h"
 
 enum { OP_OUTER = 1, OP_INNER = 2, OP_EXT = 3 };

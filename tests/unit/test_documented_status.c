@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "unit_tests.h"
 
 static upti_status_t failing_agents_cb(const upti_agent_t **agents, size_t num_agents, void *data)

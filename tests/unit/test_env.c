@@ -10,7 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../integration/core/testutil.h"
+#include "capture_stderr.h"
+#include "check.h"
 #include "unit_tests.h"
 
 extern char **environ;
@@ -39,21 +40,11 @@ static uint64_t get_with(upti_env_id id, const char *value, char *out, size_t ca
         setenv(upti_env_name(id), value, 1);
     else
         unsetenv(upti_env_name(id));
-    int fds[2];
-    if (pipe(fds) != 0)
+    capture_stderr_t c;
+    if (capture_stderr_begin(&c) != 0)
         abort();
-    int saved = dup(STDERR_FILENO);
-    dup2(fds[1], STDERR_FILENO);
     uint64_t v = upti_env_get(id);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-    close(fds[1]);
-    size_t n = 0;
-    ssize_t r;
-    while (n < cap - 1 && (r = read(fds[0], out + n, cap - 1 - n)) > 0)
-        n += (size_t)r;
-    out[n] = '\0';
-    close(fds[0]);
+    capture_stderr_end(&c, out, cap);
     unsetenv(upti_env_name(id));
     return v;
 }

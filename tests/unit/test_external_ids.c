@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "unit_tests.h"
 
 enum { CONTEXTS = 6 };

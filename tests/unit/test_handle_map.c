@@ -6,7 +6,7 @@
  * shift keys back across the wrap. */
 #include "../../src/program/vulkan/handle_map.h"
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "unit_tests.h"
 
 #include <stdint.h>

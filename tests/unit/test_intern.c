@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "unit_tests.h"
 
 enum { MANY = 5000 }; /* past the first growth of the slot table and the text arrays (1024) */

@@ -22,7 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
+#include "test_tool.h"
 #include "unit_tests.h"
 
 enum { ROUNDS = 200, RECORDS = 2000, FORKS = 4, AGENTS = 8 };

@@ -12,29 +12,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../integration/core/testutil.h"
+#include "capture_stderr.h"
+#include "check.h"
 #include "unit_tests.h"
 
 /* Runs upti_log at level with stderr redirected into a pipe; returns what was written. */
 static size_t capture_at(upti_log_level_t level, char *out, size_t cap, const char *fmt,
                          const char *arg)
 {
-    int fds[2];
-    if (pipe(fds) != 0)
+    capture_stderr_t c;
+    if (capture_stderr_begin(&c) != 0)
         return 0;
-    int saved = dup(STDERR_FILENO);
-    dup2(fds[1], STDERR_FILENO);
     upti_log(level, fmt, arg);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-    close(fds[1]);
-    size_t n = 0;
-    ssize_t r;
-    while (n < cap - 1 && (r = read(fds[0], out + n, cap - 1 - n)) > 0)
-        n += (size_t)r;
-    out[n] = '\0';
-    close(fds[0]);
-    return n;
+    return capture_stderr_end(&c, out, cap);
 }
 
 static size_t capture(char *out, size_t cap, const char *fmt, const char *arg)

@@ -8,7 +8,8 @@
 
 #include <string.h>
 
-#include "../integration/core/testutil.h"
+#include "capture_stderr.h"
+#include "check.h"
 #include "unit_tests.h"
 
 #define MAX_SEEN 16
@@ -47,9 +48,8 @@ UNIT_TEST(log_callback)
     CHECK_STATUS(upti_set_log_callback((upti_log_level_t)-1, on_message, NULL),
                  UPTI_STATUS_ERROR_INVALID_ARGUMENT);
 
-    int fds[2], saved = dup(STDERR_FILENO);
-    CHECK(pipe(fds) == 0);
-    dup2(fds[1], STDERR_FILENO);
+    capture_stderr_t c;
+    CHECK(capture_stderr_begin(&c) == 0);
 
     CHECK_STATUS(upti_set_log_callback(UPTI_LOG_LEVEL_INFO, on_message, &g_num_seen),
                  UPTI_STATUS_SUCCESS);
@@ -59,10 +59,8 @@ UNIT_TEST(log_callback)
                  UPTI_STATUS_SUCCESS);
     upti_runtime_warn("test: below the level");
 
-    dup2(saved, STDERR_FILENO);
-    close(fds[1]);
-    char said[256] = {0};
-    ssize_t got = read(fds[0], said, sizeof said - 1);
+    char said[256];
+    size_t got = capture_stderr_end(&c, said, sizeof said);
     CHECK_EQ_U64(got, 0);
     if (got > 0)
         fprintf(stderr, "FAIL: on stderr: %s\n", said);

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "unit_tests.h"
 
 static void test_status_strings(void)

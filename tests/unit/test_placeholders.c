@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "unit_tests.h"
 
 static void expands(const char *pattern, const char *want)

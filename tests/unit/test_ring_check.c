@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "../fuzz/ring_template.h"
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "unit_tests.h"
 
 #define SIZE RING_TEMPLATE_BYTES /* header, slot table page, two slots of 4096 bytes */

@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "unit_tests.h"
 
 static _Atomic uint64_t tail;

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "unit_tests.h"
 
 static char g_seen[4096];

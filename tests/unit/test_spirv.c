@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "unit_tests.h"
 
 #define OP(count, op) (((uint32_t)(count) << 16) | (op))

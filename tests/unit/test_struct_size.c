@@ -21,7 +21,9 @@
 #include <string.h>
 
 #include "struct_size.h"
-#include "../integration/core/testutil.h"
+#include "capture_stderr.h"
+#include "check.h"
+#include "test_tool.h"
 #include "unit_tests.h"
 
 struct small { size_t size; int a; };
@@ -199,48 +201,51 @@ static upti_tool_configure_result_t *configure_result(uint32_t v, const char *rv
     return &g_result.known;
 }
 
+static void test_buffer_options_agents(void)
+{
+    test_buffer_options();
+    CHECK_STATUS(upti_query_available_agents(count_small, NULL), UPTI_STATUS_SUCCESS);
+    CHECK_EQ_U64(g_agents_small, 2);
+}
+
+/* An older tool's result: initialize is the last field it knows. */
+static void test_result_small(void)
+{
+    g_result.known.size = offsetof(upti_tool_configure_result_t, finalize);
+    g_result.known.initialize = init_record;
+    g_result.known.tool_data = &g_result; /* past its size: must not be read */
+    CHECK_STATUS(upti_force_configure(configure_result), UPTI_STATUS_SUCCESS);
+    CHECK_EQ_U64(g_initialized, 1);
+    CHECK(g_tool_data_seen == NULL);
+}
+
+static void test_result_unknown(void)
+{
+    g_result.known.size = sizeof g_result;
+    g_result.known.initialize = init_record;
+    g_result.future = 42;
+    /* UPTI's stderr line, caught through a pipe */
+    capture_stderr_t c;
+    CHECK(capture_stderr_begin(&c) == 0);
+    CHECK_STATUS(upti_force_configure(configure_result), UPTI_STATUS_SUCCESS);
+    char said[1024];
+    CHECK(capture_stderr_end(&c, said, sizeof said) > 0);
+    say("stderr: %s", said);
+    CHECK(strstr(said, "upti: tool ") == said);
+    CHECK(strstr(said, "sets fields this UPTI") != NULL);
+    CHECK(strstr(said, ": skipped") != NULL);
+    CHECK_EQ_U64(g_initialized, 0);
+}
+
 UNIT_TEST(struct_size)
 {
-    const char *mode = sub;
-    if (strcmp(mode, "copy") == 0) {
-        test_copy();
-    } else if (strcmp(mode, "buffer_options") == 0) {
-        test_buffer_options();
-        CHECK_STATUS(upti_query_available_agents(count_small, NULL), UPTI_STATUS_SUCCESS);
-        CHECK_EQ_U64(g_agents_small, 2);
-    } else if (strcmp(mode, "result_small") == 0) {
-        /* an older tool's result: initialize is the last field it knows */
-        g_result.known.size = offsetof(upti_tool_configure_result_t, finalize);
-        g_result.known.initialize = init_record;
-        g_result.known.tool_data = &g_result; /* past its size: must not be read */
-        CHECK_STATUS(upti_force_configure(configure_result), UPTI_STATUS_SUCCESS);
-        CHECK_EQ_U64(g_initialized, 1);
-        CHECK(g_tool_data_seen == NULL);
-    } else if (strcmp(mode, "result_unknown") == 0) {
-        g_result.known.size = sizeof g_result;
-        g_result.known.initialize = init_record;
-        g_result.future = 42;
-        /* UPTI's stderr line, caught through a pipe */
-        int fds[2], saved = dup(STDERR_FILENO);
-        CHECK(pipe(fds) == 0);
-        dup2(fds[1], STDERR_FILENO);
-        CHECK_STATUS(upti_force_configure(configure_result), UPTI_STATUS_SUCCESS);
-        dup2(saved, STDERR_FILENO);
-        close(fds[1]);
-        char said[1024] = {0};
-        ssize_t got = read(fds[0], said, sizeof said - 1);
-        CHECK(got > 0);
-        say("stderr: %s", said);
-        CHECK(strstr(said, "upti: tool ") == said);
-        CHECK(strstr(said, "sets fields this UPTI") != NULL);
-        CHECK(strstr(said, ": skipped") != NULL);
-        CHECK_EQ_U64(g_initialized, 0);
-    } else {
-        fprintf(stderr, "usage: upti_unit_tests "
-                        "struct_size.copy|buffer_options|result_small|result_unknown\n");
+    static const unit_sub_case_t cases[] = {{"copy", test_copy},
+                                            {"buffer_options", test_buffer_options_agents},
+                                            {"result_small", test_result_small},
+                                            {"result_unknown", test_result_unknown}};
+    if (!unit_run_sub_case("struct_size", sub, cases, sizeof cases / sizeof *cases))
         return 2;
-    }
     if (test_failures == 0)
-        say("struct_size %s: ok", mode);
+        say("struct_size %s: ok", sub);
     return test_failures != 0;
 }

@@ -50,7 +50,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "unit_tests.h"
 
 #define INSERT_T "INSERT INTO t(a, b, s) VALUES(?,?,?)"

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "sdk_entry.h"
 #include "unit_tests.h"
 
@@ -175,14 +175,8 @@ static void test_sdk(void)
 
 UNIT_TEST(uptx_table)
 {
-    const char *mode = sub;
-    if (strcmp(mode, "header") == 0) {
-        test_header();
-    } else if (strcmp(mode, "sdk") == 0) {
-        test_sdk();
-    } else {
-        fprintf(stderr, "usage: upti_unit_tests uptx_table.header|sdk\n");
+    static const unit_sub_case_t cases[] = {{"header", test_header}, {"sdk", test_sdk}};
+    if (!unit_run_sub_case("uptx_table", sub, cases, sizeof cases / sizeof *cases))
         return 2;
-    }
-    return test_result(mode);
+    return test_result(sub);
 }

@@ -8,7 +8,7 @@
  * flags; a pool the layer did not see: graphics or compute. */
 #include "../../src/program/vulkan/family_queries.h"
 
-#include "../integration/core/testutil.h"
+#include "check.h"
 #include "unit_tests.h"
 
 UNIT_TEST(vk_families)

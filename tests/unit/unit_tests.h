@@ -5,7 +5,34 @@
 #ifndef UPTI_UNIT_TESTS_H
 #define UPTI_UNIT_TESTS_H
 
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
 #define UNIT_TEST(name) int unit_test_##name(const char *sub __attribute__((unused)))
+
+/* A sub-case of a case: its name and its checks. */
+typedef struct unit_sub_case {
+    const char *name;
+    void (*run)(void);
+} unit_sub_case_t;
+
+/* Runs the sub-case named sub of the n in cases (those of the case test);
+ * false, with a usage line naming them, when there is none of that name. */
+static inline bool unit_run_sub_case(const char *test, const char *sub, const unit_sub_case_t *cases,
+                                     size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(sub, cases[i].name) == 0) {
+            cases[i].run();
+            return true;
+        }
+    fprintf(stderr, "usage: upti_unit_tests %s.", test);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "%s%s", i ? "|" : "", cases[i].name);
+    fprintf(stderr, "\n");
+    return false;
+}
 
 UNIT_TEST(api_records);
 UNIT_TEST(arg_link);

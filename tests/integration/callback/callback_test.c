@@ -4,8 +4,8 @@
  * initialize) enables every domain; subscriber B (made later, from main)
  * checks that UPTI calls inside a callback are refused and that its handle
  * dies with unsubscribe. Exact sequences are checked; exits 1 on a failure. */
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
+#include "../../apps/ocl_common.h"
+
 #include <upti/upti.h>
 #include <upti/opencl.h>
 
@@ -25,14 +25,6 @@ static int g_failures;
             printf(__VA_ARGS__);                                                 \
             printf("\n");                                                        \
             g_failures++;                                                        \
-        }                                                                        \
-    } while (0)
-#define CHECK(call)                                                              \
-    do {                                                                         \
-        cl_int e_ = (call);                                                      \
-        if (e_ != CL_SUCCESS) {                                                  \
-            printf("FAIL %s = %d\n", #call, e_);                                 \
-            exit(1);                                                             \
         }                                                                        \
     } while (0)
 
@@ -251,28 +243,27 @@ static void check_operations(int expected_ops)
     EXPECT(ops == expected_ops, "%d operations appended, expected %d", ops, expected_ops);
 }
 
+/* The INTERNAL_THREADS events of phase ph, of the thread detail (any thread: -1). */
+static int thread_events(upti_callback_phase_kind_t ph, long detail)
+{
+    int n = 0;
+    for (int i = 0; i < g_num_events; i++)
+        n += g_events[i].domain == UPTI_CB_DOMAIN_INTERNAL_THREADS && g_events[i].phase == ph &&
+             (detail < 0 || g_events[i].detail == (uint32_t)detail);
+    return n;
+}
+
 static void at_exit_check(void)
 {
     pthread_mutex_lock(&g_lock);
     /* UPTI finalized before this ran: its buffer thread has ended. */
-    int end = 0;
-    for (int i = 0; i < g_num_events; i++)
-        end += g_events[i].domain == UPTI_CB_DOMAIN_INTERNAL_THREADS &&
-               g_events[i].phase == UPTI_CB_PHASE_INTERNAL_THREAD_END &&
-               g_events[i].detail == UPTI_INTERNAL_THREAD_BUFFER_DELIVERY;
+    int end = thread_events(UPTI_CB_PHASE_INTERNAL_THREAD_END, UPTI_INTERNAL_THREAD_BUFFER_DELIVERY);
     EXPECT(end == 1, "buffer thread END seen %d times", end);
-    int completion_end = 0;
-    for (int i = 0; i < g_num_events; i++)
-        completion_end += g_events[i].domain == UPTI_CB_DOMAIN_INTERNAL_THREADS &&
-                          g_events[i].phase == UPTI_CB_PHASE_INTERNAL_THREAD_END &&
-                          g_events[i].detail == UPTI_INTERNAL_THREAD_COMPLETION;
+    int completion_end = thread_events(UPTI_CB_PHASE_INTERNAL_THREAD_END, UPTI_INTERNAL_THREAD_COMPLETION);
     EXPECT(completion_end == 1, "OpenCL completion thread END seen %d times", completion_end);
     /* Counted here, not while the program runs: the completion thread is
      * detached and reports its START when it first gets to run. */
-    int starts = 0;
-    for (int i = 0; i < g_num_events; i++)
-        starts += g_events[i].domain == UPTI_CB_DOMAIN_INTERNAL_THREADS &&
-                  g_events[i].phase == UPTI_CB_PHASE_INTERNAL_THREAD_START;
+    int starts = thread_events(UPTI_CB_PHASE_INTERNAL_THREAD_START, -1);
     EXPECT(starts == 2, "internal thread starts %d (buffer delivery, completion)", starts);
     pthread_mutex_unlock(&g_lock);
     printf(g_failures == 0 ? "callback test: PASS\n" : "callback test: FAIL (%d)\n", g_failures);
@@ -295,24 +286,15 @@ int main(void)
     static int a[N], b[N], c[N];
     for (int i = 0; i < N; i++)
         a[i] = i, b[i] = 2 * i;
-    cl_platform_id platform;
-    cl_device_id dev;
+    cl_device_id dev = ocl_first_device(NULL);
+    cl_context ctx = ocl_context(dev);
+    cl_command_queue q = ocl_queue(ctx, dev);
+    cl_program prog = ocl_build(ctx, dev, source);
     cl_int err;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
-    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-    CHECK(err);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
-    CHECK(err);
-    cl_program prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
-    CHECK(err);
-    CHECK(clBuildProgram(prog, 1, &dev, "", NULL, NULL));
-    cl_kernel k = clCreateKernel(prog, "vadd", &err);
-    CHECK(err);
+    cl_kernel k = ocl_kernel(prog, "vadd");
     cl_mem da = clCreateBuffer(ctx, CL_MEM_READ_ONLY, sizeof a, NULL, &err);
     cl_mem db = clCreateBuffer(ctx, CL_MEM_READ_ONLY, sizeof b, NULL, &err);
-    cl_mem dc = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof c, NULL, &err);
-    CHECK(err);
+    cl_mem dc = ocl_buffer(ctx, CL_MEM_READ_WRITE, sizeof c);
 
     /* B subscribes from main, at any time: DRIVER_API exits only. */
     EXPECT(upti_callback_subscribe(&g_sub_b, on_b, NULL) == UPTI_STATUS_SUCCESS, "subscribe B");

@@ -20,22 +20,10 @@
  * ran"), else the default action ends the process.
  * Prints one line: "ocl_e2e: a=N b=M sum=S errors=E". Exit 0 on success.
  */
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include "../../apps/ocl_common.h"
 
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        cl_int check_err_ = (call);                                                    \
-        if (check_err_ != CL_SUCCESS) {                                                \
-            printf("FAILED %s: %d (line %d)\n", #call, check_err_, __LINE__);          \
-            exit(1);                                                                   \
-        }                                                                              \
-    } while (0)
+#include <signal.h>
+#include <unistd.h>
 
 static const char *source =
     "__kernel void kern_a(__global int *a) { a[get_global_id(0)] += 1; }\n"
@@ -84,26 +72,14 @@ int main(int argc, char **argv)
     for (int i = 0; i < N; i++)
         host[i] = i;
 
-    cl_int err;
-    cl_platform_id platform;
-    cl_device_id dev;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
-    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-    CHECK(err);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
-    CHECK(err);
-    cl_program prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
-    CHECK(err);
-    CHECK(clBuildProgram(prog, 1, &dev, "", NULL, NULL));
-    cl_kernel ka = clCreateKernel(prog, "kern_a", &err);
-    CHECK(err);
-    cl_kernel kb = clCreateKernel(prog, "kern_b", &err);
-    CHECK(err);
-    cl_mem da = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
-    CHECK(err);
-    cl_mem db = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
-    CHECK(err);
+    cl_device_id dev = ocl_first_device(NULL);
+    cl_context ctx = ocl_context(dev);
+    cl_command_queue q = ocl_queue(ctx, dev);
+    cl_program prog = ocl_build(ctx, dev, source);
+    cl_kernel ka = ocl_kernel(prog, "kern_a");
+    cl_kernel kb = ocl_kernel(prog, "kern_b");
+    cl_mem da = ocl_buffer(ctx, CL_MEM_READ_WRITE, sizeof host);
+    cl_mem db = ocl_buffer(ctx, CL_MEM_READ_WRITE, sizeof host);
     CHECK(clEnqueueWriteBuffer(q, da, CL_FALSE, 0, sizeof host, host, 0, NULL, NULL));
     CHECK(clSetKernelArg(ka, 0, sizeof da, &da));
     CHECK(clSetKernelArg(kb, 0, sizeof db, &db));

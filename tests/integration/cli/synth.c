@@ -4,11 +4,11 @@
  *
  *   upti-synth OUT.db N [--nasty] [--formats db,pftrace,json,csv] [--quiet]
  *
- * N is the number of records. Per iteration: an API call, a kernel or a copy
- * with the same correlation id, and every 8th iteration a push/pop pair and a
- * mark; two threads, two queues. Prints "records/s" lines per format.
+ * N is the number of records, the mix of synth_trace.h. Prints "records/s"
+ * lines per format.
  */
 #include "output.h"
+#include "synth_trace.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -84,90 +84,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "upti-synth: %s\n", err);
         return 1;
     }
-    uint64_t ts = 10000, corr = 0, written = 0, it = 0;
-    while (written < n) {
-        uint64_t tid = 1234 + (it & 1);
-        it++;
-        corr++;
-        if (it % 8 == 1) {
-            upti_buffer_tracing_marker_api_record_t m = {0};
-            m.size = sizeof m;
-            m.kind = UPTI_TRACING_KIND_MARKER_API;
-            m.operation = UPTI_MARKER_API_RANGE_PUSH;
-            m.thread_id = tid;
-            m.correlation_id.internal = corr++;
-            m.start_timestamp = m.end_timestamp = ts++;
-            m.message = names[it % nnames];
-            m.color = 0xFF00FF00u;
-            uo_db_add_record(db, m.kind, &m);
-            m.operation = UPTI_MARKER_API_MARK;
-            m.correlation_id.internal = corr++;
-            m.start_timestamp = m.end_timestamp = ts++;
-            uo_db_add_record(db, m.kind, &m);
-            written += 2;
-        }
-        upti_buffer_tracing_api_record_t a = {0};
-        a.size = sizeof a;
-        a.kind = UPTI_TRACING_KIND_OPENCL_API;
-        a.operation = (it % 4 == 0) ? 2 : 1;
-        a.correlation_id.internal = corr;
-        a.thread_id = tid;
-        a.start_timestamp = ts;
-        a.end_timestamp = ts + 50;
-        uo_db_add_record(db, a.kind, &a);
-        written++;
-        if (a.operation == 1) {
-            upti_buffer_tracing_kernel_dispatch_record_t k = {0};
-            k.size = sizeof k;
-            k.kind = UPTI_TRACING_KIND_KERNEL_DISPATCH;
-            k.operation = UPTI_KERNEL_DISPATCH_NDRANGE;
-            k.correlation_id.internal = corr;
-            k.thread_id = tid;
-            k.agent_id.handle = 2;
-            k.queue_id = 0x1000 + (it & 1);
-            k.kernel_id = 7 + it % nnames;
-            k.kernel_name = names[it % nnames];
-            k.work_dim = 1;
-            k.global_size[0] = 1024;
-            k.local_size[0] = 64;
-            k.queued_timestamp = ts + 10;
-            k.submit_timestamp = ts + 20;
-            k.start_timestamp = ts + 100;
-            k.end_timestamp = ts + 180;
-            uo_db_add_record(db, k.kind, &k);
-        } else {
-            upti_buffer_tracing_memory_copy_record_t c = {0};
-            c.size = sizeof c;
-            c.kind = UPTI_TRACING_KIND_MEMORY_COPY;
-            c.operation = UPTI_MEMORY_COPY_READ_BUFFER;
-            c.correlation_id.internal = corr;
-            c.thread_id = tid;
-            c.agent_id.handle = 2;
-            c.queue_id = 0x1000 + (it & 1);
-            c.direction = UPTI_MEMORY_DIRECTION_DEVICE_TO_HOST;
-            c.src_agent_id.handle = 2;
-            c.bytes = 4096;
-            c.start_timestamp = ts + 100;
-            c.end_timestamp = ts + 150;
-            uo_db_add_record(db, c.kind, &c);
-        }
-        written++;
-        ts += 200;
-        if (it % 8 == 1) {
-            upti_buffer_tracing_marker_api_record_t m = {0};
-            m.size = sizeof m;
-            m.kind = UPTI_TRACING_KIND_MARKER_API;
-            m.operation = UPTI_MARKER_API_RANGE_POP;
-            m.thread_id = tid;
-            m.correlation_id.internal = ++corr;
-            m.start_timestamp = m.end_timestamp = ts++;
-            uo_db_add_record(db, m.kind, &m);
-            written++;
-        }
-    }
+    uint64_t end;
+    uint64_t written = synth_trace(db, n, names, nnames, &end);
     uo_db_name_thread(db, 1234, nasty ? k_nasty[0] : "main");
     uint64_t t1 = now_ns();
-    if (uo_db_close(db, ts + 1000) != 0) {
+    if (uo_db_close(db, end) != 0) {
         fprintf(stderr, "upti-synth: closing %s failed\n", out);
         return 1;
     }
@@ -189,21 +110,20 @@ int main(int argc, char **argv)
         *dot = '\0';
     int rc = 0;
     char path[4200];
-    if (strstr(formats, "pftrace")) {
-        snprintf(path, sizeof path, "%s.pftrace", base);
+    static const struct {
+        const char *name;
+        int (*write)(sqlite3 *db, const char *path, char *err, size_t errlen);
+    } k_files[] = {{"pftrace", uo_export_pftrace}, {"json", uo_export_json}};
+    for (size_t i = 0; i < sizeof k_files / sizeof *k_files; i++) {
+        if (!strstr(formats, k_files[i].name))
+            continue;
+        snprintf(path, sizeof path, "%s.%s", base, k_files[i].name);
         uint64_t a = now_ns();
-        rc |= uo_export_pftrace(rdb, path, err, sizeof err);
+        rc |= k_files[i].write(rdb, path, err, sizeof err);
         uint64_t b = now_ns();
         if (!quiet)
-            printf("pftrace: %.3f s: %.0f records/s\n", (b - a) / 1e9, written / ((b - a) / 1e9));
-    }
-    if (strstr(formats, "json")) {
-        snprintf(path, sizeof path, "%s.json", base);
-        uint64_t a = now_ns();
-        rc |= uo_export_json(rdb, path, err, sizeof err);
-        uint64_t b = now_ns();
-        if (!quiet)
-            printf("json: %.3f s: %.0f records/s\n", (b - a) / 1e9, written / ((b - a) / 1e9));
+            printf("%s: %.3f s: %.0f records/s\n", k_files[i].name, (b - a) / 1e9,
+                   written / ((b - a) / 1e9));
     }
     if (strstr(formats, "csv")) {
         uint64_t a = now_ns();

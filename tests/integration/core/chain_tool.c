@@ -8,7 +8,7 @@
 #include <upti/upti.h>
 #include <uptx/uptx_table.h>
 
-#include "testutil.h"
+#include "check.h"
 
 static int (*g_next_push)(const char *message);
 
@@ -23,9 +23,7 @@ static int wrapped_push(const char *message)
 static void on_table(upti_intercept_table_t type, uint64_t lib_version, uint64_t lib_instance,
                      void **tables, uint64_t num_tables, void *data)
 {
-    (void)lib_version;
-    (void)lib_instance;
-    (void)data;
+    (void)lib_version, (void)lib_instance, (void)data;
     say("table %s type=%d num_tables=%llu", CHAIN_NAME, (int)type, (unsigned long long)num_tables);
     if (type != UPTI_INTERCEPT_TABLE_MARKER || num_tables != 1)
         return;
@@ -40,16 +38,14 @@ static void on_table(upti_intercept_table_t type, uint64_t lib_version, uint64_t
 static void on_marker(upti_callback_tracing_record_t record, upti_user_data_t *user_data,
                       void *data)
 {
-    (void)user_data;
-    (void)data;
+    (void)user_data, (void)data;
     say("upti %s op=%u", upti_get_callback_phase_name(record.phase), record.operation);
 }
 #endif
 
 static int chain_init(upti_client_finalize_t fini, void *tool_data)
 {
-    (void)fini;
-    (void)tool_data;
+    (void)fini, (void)tool_data;
     say("initialize %s", CHAIN_NAME);
 #ifdef CHAIN_TRACE
     upti_context_id_t ctx;
@@ -72,9 +68,7 @@ upti_tool_configure_result_t *upti_configure(uint32_t version, const char *runti
                                              uint32_t priority, upti_client_id_t *client_id)
 #endif
 {
-    (void)version;
-    (void)runtime_version;
-    (void)client_id;
+    (void)version, (void)runtime_version, (void)client_id;
     say("configure %s priority=%u", CHAIN_NAME, priority);
     upti_status_t s = upti_at_intercept_table_registration(on_table, UPTI_INTERCEPT_TABLE_MARKER,
                                                            NULL);

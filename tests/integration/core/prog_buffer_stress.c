@@ -20,7 +20,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "check.h"
+#include "test_tool.h"
 
 #define THREADS 8
 #define DEFAULT_ITERATIONS 1000000
@@ -57,13 +58,6 @@ static per_thread_t *find_thread(upti_thread_id_t tid)
     return NULL;
 }
 
-static void report_once(uint64_t *counter, const char *what, uint64_t a, uint64_t b)
-{
-    if ((*counter)++ < 5)
-        fprintf(stderr, "FAIL: %s (%llu, %llu)\n", what, (unsigned long long)a,
-                (unsigned long long)b);
-}
-
 static void on_buffer(upti_context_id_t ctx, upti_buffer_id_t buffer, upti_record_header_t **headers,
                       size_t n, void *data, uint64_t drop_count)
 {
@@ -74,42 +68,42 @@ static void on_buffer(upti_context_id_t ctx, upti_buffer_id_t buffer, upti_recor
             pthread_cond_wait(&g_done_cond, &g_lock);
     g_callbacks++;
     if (ctx.handle != g_ctx.handle || buffer.handle != g_buffer.handle)
-        report_once(&g_bad_records, "callback for another context or buffer", ctx.handle,
-                    buffer.handle);
+        report_first(&g_bad_records, "callback for another context or buffer", ctx.handle,
+                     buffer.handle);
     g_dropped += drop_count;
     for (size_t i = 0; i < n; i++) {
         const upti_record_header_t *h = headers[i];
         if (h->category != UPTI_BUFFER_CATEGORY_TRACING || h->kind != UPTI_TRACING_KIND_MARKER_API) {
-            report_once(&g_bad_records, "record category/kind", h->category, h->kind);
+            report_first(&g_bad_records, "record category/kind", h->category, h->kind);
             continue;
         }
         const upti_buffer_tracing_marker_api_record_t *r = h->payload;
         if (r->size < sizeof *r || r->kind != UPTI_TRACING_KIND_MARKER_API)
-            report_once(&g_bad_records, "record size/kind", r->size, r->kind);
+            report_first(&g_bad_records, "record size/kind", r->size, r->kind);
         per_thread_t *t = find_thread(r->thread_id);
         if (t == NULL) {
-            report_once(&g_unknown_thread, "record of an unknown thread", r->thread_id, 0);
+            report_first(&g_unknown_thread, "record of an unknown thread", r->thread_id, 0);
             continue;
         }
         g_delivered++;
         t->records++;
         if (r->correlation_id.internal <= t->last_corr)
-            report_once(&t->errors, "correlation ids do not increase", t->last_corr,
-                        r->correlation_id.internal);
+            report_first(&t->errors, "correlation ids do not increase", t->last_corr,
+                         r->correlation_id.internal);
         t->last_corr = r->correlation_id.internal;
         if (r->start_timestamp != r->end_timestamp || r->start_timestamp < t->last_ts)
-            report_once(&t->errors, "marker timestamps", r->start_timestamp, r->end_timestamp);
+            report_first(&t->errors, "marker timestamps", r->start_timestamp, r->end_timestamp);
         t->last_ts = r->start_timestamp;
         if (r->operation == UPTI_MARKER_API_RANGE_PUSH) {
             if (r->message == NULL || strcmp(r->message, "x") != 0)
-                report_once(&t->errors, "push message not copied", 0, 0);
+                report_first(&t->errors, "push message not copied", 0, 0);
         } else if (r->operation != UPTI_MARKER_API_RANGE_POP) {
-            report_once(&t->errors, "operation", r->operation, 0);
+            report_first(&t->errors, "operation", r->operation, 0);
         }
         if (g_lossless) {
             if (r->operation != t->next_op)
-                report_once(&t->errors, "push/pop do not alternate (got, expected)", r->operation,
-                            t->next_op);
+                report_first(&t->errors, "push/pop do not alternate (got, expected)", r->operation,
+                             t->next_op);
             t->next_op = r->operation == UPTI_MARKER_API_RANGE_PUSH ? UPTI_MARKER_API_RANGE_POP
                                                                     : UPTI_MARKER_API_RANGE_PUSH;
         }
@@ -119,8 +113,7 @@ static void on_buffer(upti_context_id_t ctx, upti_buffer_id_t buffer, upti_recor
 
 static int tool_init(upti_client_finalize_t fini, void *tool_data)
 {
-    (void)fini;
-    (void)tool_data;
+    (void)fini, (void)tool_data;
     CHECK_STATUS(upti_create_context(&g_ctx), UPTI_STATUS_SUCCESS);
     size_t size = g_lossless ? 65536 : 4096;
     CHECK_STATUS(upti_create_buffer(g_ctx, size, size / 2,
@@ -128,10 +121,7 @@ static int tool_init(upti_client_finalize_t fini, void *tool_data)
                                                : UPTI_BUFFER_POLICY_DISCARD,
                                     on_buffer, NULL, &g_buffer),
                  UPTI_STATUS_SUCCESS);
-    CHECK_STATUS(upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MARKER_API, NULL, 0,
-                                                       g_buffer),
-                 UPTI_STATUS_SUCCESS);
-    CHECK_STATUS(upti_start_context(g_ctx), UPTI_STATUS_SUCCESS);
+    test_trace_markers(g_ctx, g_buffer);
     return 0;
 }
 

@@ -19,7 +19,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "check.h"
+#include "test_tool.h"
 
 #define MAX_EVENTS 256
 
@@ -62,10 +63,7 @@ static int collect_arg(upti_tracing_kind_t kind, uint32_t operation, uint32_t ar
                        const char *arg_name, const char *arg_value_string,
                        int32_t dereference_count, void *data)
 {
-    (void)kind;
-    (void)operation;
-    (void)arg_value_addr;
-    (void)indirection_count;
+    (void)kind, (void)operation, (void)arg_value_addr, (void)indirection_count;
     arg_t *args = data;
     int *n = args == g_push_args ? &g_num_push_args : &g_num_cat_args;
     if (*n < 8) {
@@ -152,8 +150,7 @@ static void on_marker(upti_callback_tracing_record_t record, upti_user_data_t *u
 
 static int tool_init(upti_client_finalize_t fini, void *tool_data)
 {
-    (void)fini;
-    (void)tool_data;
+    (void)fini, (void)tool_data;
     static const uint32_t push_only[] = {UPTI_MARKER_API_RANGE_PUSH};
     CHECK_STATUS(upti_create_context(&g_a), UPTI_STATUS_SUCCESS);
     CHECK_STATUS(upti_create_context(&g_b), UPTI_STATUS_SUCCESS);

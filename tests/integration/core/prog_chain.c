@@ -6,7 +6,8 @@
 #include <upti/upti.h>
 #include <uptx/uptx.h>
 
-#include "testutil.h"
+#include "check.h"
+#include "test_tool.h"
 
 upti_tool_configure_result_t *chain_configure(uint32_t version, const char *runtime_version,
                                               uint32_t priority, upti_client_id_t *client_id);
@@ -14,8 +15,7 @@ upti_tool_configure_result_t *chain_configure(uint32_t version, const char *runt
 int main(void)
 {
     say("main start");
-    upti_status_t s = upti_force_configure(chain_configure);
-    say("main force_configure=%s", upti_get_status_string(s));
+    test_force_configure(chain_configure);
     int push = uptx_range_push("p");
     int pop = uptx_range_pop();
     say("main push=%d pop=%d", push, pop);

@@ -14,7 +14,8 @@
 
 #include <string.h>
 
-#include "testutil.h"
+#include "check.h"
+#include "test_tool.h"
 
 static upti_context_id_t g_control, g_rec;
 static upti_buffer_id_t g_buffer;
@@ -30,9 +31,7 @@ static int g_num_seen;
 static void on_records(upti_context_id_t context, upti_buffer_id_t buffer,
                        upti_record_header_t **headers, size_t n, void *data, uint64_t drops)
 {
-    (void)context;
-    (void)buffer;
-    (void)data;
+    (void)context, (void)buffer, (void)data;
     CHECK_EQ_U64(drops, 0);
     for (size_t i = 0; i < n; i++) {
         if (headers[i]->category != UPTI_BUFFER_CATEGORY_TRACING ||
@@ -47,8 +46,7 @@ static void on_records(upti_context_id_t context, upti_buffer_id_t buffer,
 
 static void on_control(upti_callback_tracing_record_t r, upti_user_data_t *user_data, void *data)
 {
-    (void)user_data;
-    (void)data;
+    (void)user_data, (void)data;
     const upti_callback_tracing_marker_api_data_t *p = r.payload;
     switch (r.operation) {
     case UPTI_MARKER_API_RANGE_PUSH: /* opened at ENTER */
@@ -78,8 +76,7 @@ static void on_control(upti_callback_tracing_record_t r, upti_user_data_t *user_
 
 static int tool_init(upti_client_finalize_t fini, void *tool_data)
 {
-    (void)fini;
-    (void)tool_data;
+    (void)fini, (void)tool_data;
     static const uint32_t ops[] = {UPTI_MARKER_API_RANGE_PUSH, UPTI_MARKER_API_RANGE_POP,
                                    UPTI_MARKER_API_PROFILER_PAUSE, UPTI_MARKER_API_PROFILER_RESUME};
     CHECK_STATUS(upti_create_context(&g_control), UPTI_STATUS_SUCCESS);

@@ -17,7 +17,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "testutil.h"
+#include "check.h"
+#include "test_tool.h"
 
 #define THREADS 8
 #define PAIRS 50
@@ -32,27 +33,20 @@ static pthread_barrier_t g_barrier;
 static void on_buffer(upti_context_id_t ctx, upti_buffer_id_t buffer, upti_record_header_t **headers,
                       size_t n, void *data, uint64_t drops)
 {
-    (void)ctx;
-    (void)buffer;
-    (void)headers;
-    (void)data;
-    (void)drops;
+    (void)ctx, (void)buffer, (void)headers, (void)data, (void)drops;
     atomic_fetch_add(&g_records, n);
 }
 
 static void on_marker(upti_callback_tracing_record_t record, upti_user_data_t *user_data,
                       void *data)
 {
-    (void)record;
-    (void)user_data;
-    (void)data;
+    (void)record, (void)user_data, (void)data;
     atomic_fetch_add(&g_callbacks, 1);
 }
 
 static int tool_init(upti_client_finalize_t fini, void *tool_data)
 {
-    (void)fini;
-    (void)tool_data;
+    (void)fini, (void)tool_data;
     upti_create_context(&g_ctx);
     upti_create_buffer(g_ctx, 65536, 65536, UPTI_BUFFER_POLICY_LOSSLESS, on_buffer, NULL,
                        &g_buffer);

@@ -16,7 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "testutil.h"
+#include "check.h"
+#include "test_tool.h"
 
 static upti_context_id_t g_ctx;
 static upti_buffer_id_t g_buffer;
@@ -27,10 +28,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static void on_buffer(upti_context_id_t ctx, upti_buffer_id_t buffer, upti_record_header_t **headers,
                       size_t n, void *data, uint64_t drops)
 {
-    (void)ctx;
-    (void)buffer;
-    (void)headers;
-    (void)data;
+    (void)ctx, (void)buffer, (void)headers, (void)data;
     CHECK_EQ_U64(drops, 0);
     pthread_mutex_lock(&g_lock);
     g_records += (int)n;
@@ -54,25 +52,19 @@ static void sleep_ms(long ms)
 
 static int tool_init(upti_client_finalize_t fini, void *data)
 {
-    (void)fini;
-    (void)data;
+    (void)fini, (void)data;
     CHECK_STATUS(upti_create_context(&g_ctx), UPTI_STATUS_SUCCESS);
     CHECK_STATUS(upti_create_buffer(g_ctx, 65536, 65536, UPTI_BUFFER_POLICY_LOSSLESS, on_buffer, NULL,
                                     &g_buffer),
                  UPTI_STATUS_SUCCESS);
-    CHECK_STATUS(upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MARKER_API, NULL, 0,
-                                                       g_buffer),
-                 UPTI_STATUS_SUCCESS);
-    CHECK_STATUS(upti_start_context(g_ctx), UPTI_STATUS_SUCCESS);
+    test_trace_markers(g_ctx, g_buffer);
     return 0;
 }
 
 static upti_tool_configure_result_t *configure(uint32_t version, const char *runtime_version,
                                                uint32_t priority, upti_client_id_t *id)
 {
-    (void)version;
-    (void)runtime_version;
-    (void)priority;
+    (void)version, (void)runtime_version, (void)priority;
     static upti_tool_configure_result_t r = {sizeof r, tool_init, NULL, NULL};
     id->name = "flush-interval";
     return &r;

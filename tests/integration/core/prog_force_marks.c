@@ -5,7 +5,8 @@
 #include <upti/upti.h>
 #include <uptx/uptx.h>
 
-#include "testutil.h"
+#include "check.h"
+#include "test_tool.h"
 
 upti_tool_configure_result_t *tool_f_configure(uint32_t version, const char *runtime_version,
                                                uint32_t priority, upti_client_id_t *client_id);
@@ -13,8 +14,7 @@ upti_tool_configure_result_t *tool_f_configure(uint32_t version, const char *run
 int main(void)
 {
     say("main start");
-    upti_status_t s = upti_force_configure(tool_f_configure);
-    say("main force_configure=%s", upti_get_status_string(s));
+    test_force_configure(tool_f_configure);
     int push = uptx_range_push("p");
     uptx_mark("m");
     int pop = uptx_range_pop();

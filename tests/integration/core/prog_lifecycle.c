@@ -9,7 +9,7 @@
 
 #include <stdatomic.h>
 
-#include "testutil.h"
+#include "check.h"
 
 static upti_context_id_t g_ctx;
 static upti_buffer_id_t g_buffer;
@@ -20,8 +20,7 @@ static int g_finalize_calls;
 static void on_marker(upti_callback_tracing_record_t record, upti_user_data_t *user_data,
                       void *data)
 {
-    (void)user_data;
-    (void)data;
+    (void)user_data, (void)data;
     if (record.phase == UPTI_CALLBACK_PHASE_ENTER)
         atomic_fetch_add(&g_enters, 1);
 }
@@ -29,29 +28,19 @@ static void on_marker(upti_callback_tracing_record_t record, upti_user_data_t *u
 static void on_buffer(upti_context_id_t ctx, upti_buffer_id_t buffer, upti_record_header_t **headers,
                       size_t n, void *data, uint64_t drops)
 {
-    (void)ctx;
-    (void)buffer;
-    (void)headers;
-    (void)data;
-    (void)drops;
+    (void)ctx, (void)buffer, (void)headers, (void)data, (void)drops;
     atomic_fetch_add(&g_buffer_records, n);
 }
 
 static void on_table(upti_intercept_table_t type, uint64_t lib_version, uint64_t lib_instance,
                      void **tables, uint64_t num_tables, void *data)
 {
-    (void)type;
-    (void)lib_version;
-    (void)lib_instance;
-    (void)tables;
-    (void)num_tables;
-    (void)data;
+    (void)type, (void)lib_version, (void)lib_instance, (void)tables, (void)num_tables, (void)data;
 }
 
 static int tool_init(upti_client_finalize_t fini, void *tool_data)
 {
-    (void)fini;
-    (void)tool_data;
+    (void)fini, (void)tool_data;
     int v = -1;
     CHECK_STATUS(upti_is_initialized(&v), UPTI_STATUS_SUCCESS);
     say("initialize force is_initialized=%d", v);
@@ -109,8 +98,7 @@ static upti_tool_configure_result_t g_result = {sizeof(upti_tool_configure_resul
 static upti_tool_configure_result_t *force_configure(uint32_t version, const char *runtime_version,
                                                      uint32_t priority, upti_client_id_t *client_id)
 {
-    (void)version;
-    (void)runtime_version;
+    (void)version, (void)runtime_version;
     client_id->name = "force";
     say("configure force priority=%u", priority);
     return &g_result;
@@ -119,9 +107,7 @@ static upti_tool_configure_result_t *force_configure(uint32_t version, const cha
 static upti_tool_configure_result_t *late_configure(uint32_t version, const char *runtime_version,
                                                     uint32_t priority, upti_client_id_t *client_id)
 {
-    (void)version;
-    (void)runtime_version;
-    (void)client_id;
+    (void)version, (void)runtime_version, (void)client_id;
     say("late configure called (priority %u): must never happen", priority);
     return NULL;
 }

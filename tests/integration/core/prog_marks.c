@@ -6,7 +6,7 @@
  * compares the output with a golden file. */
 #include <uptx/uptx.h>
 
-#include "testutil.h"
+#include "check.h"
 
 #ifdef LINKED_TOOLS
 int tool_a_finalize_calls(void);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "check.h"
 
 static int count_threads(void)
 {

@@ -22,7 +22,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "check.h"
 
 #ifndef TOOL_NAME
 #error "TOOL_NAME must be defined"
@@ -50,8 +50,7 @@ static upti_context_id_t g_context;
 static void on_marker(upti_callback_tracing_record_t record, upti_user_data_t *user_data,
                       void *data)
 {
-    (void)user_data;
-    (void)data;
+    (void)user_data, (void)data;
     if (atomic_load(&g_finalized))
         say("%s: callback after finalize (operation %u phase %d)", TOOL_NAME, record.operation,
             (int)record.phase);

@@ -22,6 +22,14 @@
 #if defined(FAULT_OCL_IN_INIT) || defined(FAULT_OCL_IN_THREAD)
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
+
+/* Calls clGetPlatformIDs and says what it returned, called from where. */
+static void ask_opencl(const char *where)
+{
+    cl_uint n = 0;
+    cl_int rc = clGetPlatformIDs(0, NULL, &n);
+    printf("tool: clGetPlatformIDs in %s returned %d\n", where, (int)rc);
+}
 #endif
 
 static _Atomic unsigned long g_enters;
@@ -31,8 +39,7 @@ static upti_context_id_t g_ctx;
 static __attribute__((unused)) void on_opencl(upti_callback_tracing_record_t record, upti_user_data_t *user_data,
                       void *data)
 {
-    (void)user_data;
-    (void)data;
+    (void)user_data, (void)data;
     if (record.phase == UPTI_CALLBACK_PHASE_ENTER)
         atomic_fetch_add(&g_ocl_enters, 1);
 }
@@ -52,9 +59,7 @@ static void *thread_in_initialize(void *arg)
     printf("tool: uptx calls in initialize's thread returned\n");
 #endif
 #ifdef FAULT_OCL_IN_THREAD
-    cl_uint n = 0;
-    cl_int rc = clGetPlatformIDs(0, NULL, &n);
-    printf("tool: clGetPlatformIDs in initialize's thread returned %d\n", (int)rc);
+    ask_opencl("initialize's thread");
 #endif
     return NULL;
 }
@@ -63,16 +68,14 @@ static void *thread_in_initialize(void *arg)
 static void on_marker(upti_callback_tracing_record_t record, upti_user_data_t *user_data,
                       void *data)
 {
-    (void)user_data;
-    (void)data;
+    (void)user_data, (void)data;
     if (record.phase == UPTI_CALLBACK_PHASE_ENTER)
         atomic_fetch_add(&g_enters, 1);
 }
 
 static int initialize(upti_client_finalize_t finalize, void *data)
 {
-    (void)finalize;
-    (void)data;
+    (void)finalize, (void)data;
     upti_create_context(&g_ctx);
     upti_configure_callback_tracing_service(g_ctx, UPTI_TRACING_KIND_MARKER_API, NULL, 0,
                                             on_marker, NULL);
@@ -95,9 +98,7 @@ static int initialize(upti_client_finalize_t finalize, void *data)
     uptx_range_pop();
 #endif
 #ifdef FAULT_OCL_IN_INIT
-    cl_uint n = 0;
-    cl_int rc = clGetPlatformIDs(0, NULL, &n);
-    printf("tool: clGetPlatformIDs in initialize returned %d\n", (int)rc);
+    ask_opencl("initialize");
 #endif
 #ifdef FAULT_INIT_FAIL
     return 1;
@@ -119,9 +120,7 @@ __attribute__((visibility("default"))) upti_tool_configure_result_t *
 upti_configure(uint32_t version, const char *runtime_version, uint32_t priority,
                upti_client_id_t *client_id)
 {
-    (void)version;
-    (void)runtime_version;
-    (void)priority;
+    (void)version, (void)runtime_version, (void)priority;
     static upti_tool_configure_result_t result = {sizeof result, initialize, finalize, NULL};
     client_id->name = "fault-tool";
 #ifdef FAULT_NULL

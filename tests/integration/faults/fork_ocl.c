@@ -146,15 +146,13 @@ int main(int argc, char **argv)
 #endif
     cl_device_id dev = ocl_first_device(NULL);
     cl_int err;
-    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-    CHECK(err);
+    cl_context ctx = ocl_context(dev);
     g_queue = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
     CHECK(err);
     cl_program prog = ocl_build(ctx, dev, k_source);
     g_kernel = clCreateKernel(prog, "bump", &err);
     CHECK(err);
-    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64 * sizeof(int), NULL, &err);
-    CHECK(err);
+    cl_mem buf = ocl_buffer(ctx, CL_MEM_READ_WRITE, 64 * sizeof(int));
     CHECK(clSetKernelArg(g_kernel, 0, sizeof buf, &buf));
 
     uptx_range_push("parent");

@@ -21,6 +21,13 @@ static int checks, failures;
         }                                                                                      \
     } while (0)
 
+/* A member of a struct: the same offset and the same size. */
+#define SAME_FIELD(ours, our_field, theirs, their_field)                                       \
+    do {                                                                                        \
+        SAME(offsetof(ours, our_field), offsetof(theirs, their_field));                         \
+        SAME(sizeof(((ours *)0)->our_field), sizeof(((theirs *)0)->their_field));               \
+    } while (0)
+
 /* The function types must agree too: assigning ours to theirs compiles only if they do. */
 static void types(void)
 {
@@ -81,26 +88,16 @@ int main(void)
     SAME(UN_VERSION, NVTX_VERSION);
     SAME(UN_EVENT_ATTRIB_STRUCT_SIZE, NVTX_EVENT_ATTRIB_STRUCT_SIZE);
     SAME(sizeof(un_event_attributes), sizeof(nvtxEventAttributes_t));
-    SAME(offsetof(un_event_attributes, version), offsetof(nvtxEventAttributes_t, version));
-    SAME(sizeof(((un_event_attributes *)0)->version), sizeof(((nvtxEventAttributes_t *)0)->version));
-    SAME(offsetof(un_event_attributes, size), offsetof(nvtxEventAttributes_t, size));
-    SAME(sizeof(((un_event_attributes *)0)->size), sizeof(((nvtxEventAttributes_t *)0)->size));
-    SAME(offsetof(un_event_attributes, category), offsetof(nvtxEventAttributes_t, category));
-    SAME(sizeof(((un_event_attributes *)0)->category), sizeof(((nvtxEventAttributes_t *)0)->category));
-    SAME(offsetof(un_event_attributes, color_type), offsetof(nvtxEventAttributes_t, colorType));
-    SAME(sizeof(((un_event_attributes *)0)->color_type), sizeof(((nvtxEventAttributes_t *)0)->colorType));
-    SAME(offsetof(un_event_attributes, color), offsetof(nvtxEventAttributes_t, color));
-    SAME(sizeof(((un_event_attributes *)0)->color), sizeof(((nvtxEventAttributes_t *)0)->color));
-    SAME(offsetof(un_event_attributes, payload_type), offsetof(nvtxEventAttributes_t, payloadType));
-    SAME(sizeof(((un_event_attributes *)0)->payload_type), sizeof(((nvtxEventAttributes_t *)0)->payloadType));
-    SAME(offsetof(un_event_attributes, reserved0), offsetof(nvtxEventAttributes_t, reserved0));
-    SAME(sizeof(((un_event_attributes *)0)->reserved0), sizeof(((nvtxEventAttributes_t *)0)->reserved0));
-    SAME(offsetof(un_event_attributes, payload), offsetof(nvtxEventAttributes_t, payload));
-    SAME(sizeof(((un_event_attributes *)0)->payload), sizeof(((nvtxEventAttributes_t *)0)->payload));
-    SAME(offsetof(un_event_attributes, message_type), offsetof(nvtxEventAttributes_t, messageType));
-    SAME(sizeof(((un_event_attributes *)0)->message_type), sizeof(((nvtxEventAttributes_t *)0)->messageType));
-    SAME(offsetof(un_event_attributes, message), offsetof(nvtxEventAttributes_t, message));
-    SAME(sizeof(((un_event_attributes *)0)->message), sizeof(((nvtxEventAttributes_t *)0)->message));
+    SAME_FIELD(un_event_attributes, version, nvtxEventAttributes_t, version);
+    SAME_FIELD(un_event_attributes, size, nvtxEventAttributes_t, size);
+    SAME_FIELD(un_event_attributes, category, nvtxEventAttributes_t, category);
+    SAME_FIELD(un_event_attributes, color_type, nvtxEventAttributes_t, colorType);
+    SAME_FIELD(un_event_attributes, color, nvtxEventAttributes_t, color);
+    SAME_FIELD(un_event_attributes, payload_type, nvtxEventAttributes_t, payloadType);
+    SAME_FIELD(un_event_attributes, reserved0, nvtxEventAttributes_t, reserved0);
+    SAME_FIELD(un_event_attributes, payload, nvtxEventAttributes_t, payload);
+    SAME_FIELD(un_event_attributes, message_type, nvtxEventAttributes_t, messageType);
+    SAME_FIELD(un_event_attributes, message, nvtxEventAttributes_t, message);
     SAME(sizeof(un_export_table_callbacks), sizeof(NvtxExportTableCallbacks));
     SAME(offsetof(un_export_table_callbacks, get_module_function_table), offsetof(NvtxExportTableCallbacks, GetModuleFunctionTable));
     SAME(sizeof(un_range_id), sizeof(nvtxRangeId_t));

@@ -27,15 +27,13 @@ static int vadd(cl_platform_id platform, cl_uint index)
     cl_device_id dev;
     CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
     cl_int err;
-    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-    CHECK(err);
+    cl_context ctx = ocl_context(dev);
     cl_command_queue q = strncmp(version, "OpenCL 1.", 9) == 0
                              ? clCreateCommandQueue(ctx, dev, 0, &err)
                              : clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
     CHECK(err);
     cl_program prog = ocl_build(ctx, dev, source);
-    cl_kernel k = clCreateKernel(prog, "vadd", &err);
-    CHECK(err);
+    cl_kernel k = ocl_kernel(prog, "vadd");
     cl_mem m[3];
     for (int i = 0; i < 3; i++) {
         m[i] = clCreateBuffer(ctx, i < 2 ? CL_MEM_READ_ONLY : CL_MEM_WRITE_ONLY, sizeof a, NULL, &err);

@@ -1,89 +1,61 @@
 /* SPDX-License-Identifier: MIT */
-/* Test tool for the OpenCL layer: public API only. Writes one line per
- * record it sees to $UPTI_OCL_TEST_OUT; check_opencl.py asserts on them.
- * Built twice: plain, and with CHAIN (replaces clEnqueueNDRangeKernel
- * through the intercept table and counts the calls it forwards). */
+/* Test tool for the OpenCL layer (layer_tool.h): one line per record it
+ * sees to $UPTI_OCL_TEST_OUT; check_opencl.py asserts on them. Built twice:
+ * plain, and with CHAIN (replaces clEnqueueNDRangeKernel through the
+ * intercept table and counts the calls it forwards). */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <upti/opencl.h>
 #include <upti/upti.h>
 
+#include "layer_tool.h"
+
 #include <CL/cl_icd.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static FILE *g_out;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static upti_context_id_t g_ctx;
-static upti_buffer_id_t g_buf;
-
-static const char *op_name(upti_tracing_kind_t kind, uint32_t op)
+static bool write_record(const upti_record_prefix_t *p, const char *name)
 {
-    const char *name = "?";
-    upti_get_tracing_operation_name(kind, op, &name);
-    return name;
-}
-
-static void buffer_cb(upti_context_id_t ctx, upti_buffer_id_t buf, upti_record_header_t **headers,
-                      size_t n, void *data, uint64_t drops)
-{
-    (void)ctx, (void)buf, (void)data;
-    pthread_mutex_lock(&g_lock);
-    if (drops)
-        fprintf(g_out, "DROPS %" PRIu64 "\n", drops);
-    for (size_t i = 0; i < n; i++) {
-        const upti_record_prefix_t *p = headers[i]->payload;
-        const char *name = op_name(p->kind, p->operation);
-        switch (p->kind) {
-        case UPTI_TRACING_KIND_OPENCL_API: {
-            const upti_buffer_tracing_api_record_t *r = (const void *)p;
-            fprintf(g_out, "API %s corr=%" PRIu64 " tid=%" PRIu64 " start=%" PRIu64 " end=%" PRIu64 "\n", name,
-                    r->correlation_id.internal, r->thread_id, r->start_timestamp, r->end_timestamp);
-            break;
-        }
-        case UPTI_TRACING_KIND_KERNEL_DISPATCH: {
-            const upti_buffer_tracing_kernel_dispatch_record_t *r = (const void *)p;
-            fprintf(g_out,
-                    "KERNEL %s name=%s corr=%" PRIu64 " agent=%" PRIu64 " queue=%" PRIx64 " ctx=%" PRIx64
-                    " kernel=%" PRIx64 " dim=%u global=%" PRIu64 ",%" PRIu64 ",%" PRIu64 " local=%" PRIu64
-                    " queued=%" PRIu64 " submit=%" PRIu64 " start=%" PRIu64 " end=%" PRIu64 " status=%d\n",
-                    name, r->kernel_name, r->correlation_id.internal, r->agent_id.handle, r->queue_id,
-                    r->runtime_context, r->kernel_id, r->work_dim, r->global_size[0], r->global_size[1],
-                    r->global_size[2], r->local_size[0], r->queued_timestamp, r->submit_timestamp,
-                    r->start_timestamp, r->end_timestamp, r->status);
-            break;
-        }
-        case UPTI_TRACING_KIND_MEMORY_COPY: {
-            const upti_buffer_tracing_memory_copy_record_t *r = (const void *)p;
-            fprintf(g_out,
-                    "COPY %s bytes=%" PRIu64 " dir=%d src=%" PRIu64 " dst=%" PRIu64 " corr=%" PRIu64
-                    " queue=%" PRIx64 " queued=%" PRIu64 " submit=%" PRIu64 " start=%" PRIu64
-                    " end=%" PRIu64 " status=%d\n",
-                    name, r->bytes, (int)r->direction, r->src_agent_id.handle, r->dst_agent_id.handle,
-                    r->correlation_id.internal, r->queue_id, r->queued_timestamp, r->submit_timestamp,
-                    r->start_timestamp, r->end_timestamp, r->status);
-            break;
-        }
-        case UPTI_TRACING_KIND_MEMORY_ALLOCATION: {
-            const upti_buffer_tracing_memory_allocation_record_t *r = (const void *)p;
-            fprintf(g_out, "ALLOC %s type=%d bytes=%" PRIu64 " handle=%" PRIx64 " agent=%" PRIu64 "\n", name,
-                    (int)r->type, r->bytes, r->handle, r->agent_id.handle);
-            break;
-        }
-        case UPTI_TRACING_KIND_CODE_OBJECT: {
-            const upti_buffer_tracing_code_object_record_t *r = (const void *)p;
-            fprintf(g_out, "CODE %s phase=%s program=%" PRIx64 " kernel=%" PRIx64 " name=%s\n", name,
-                    upti_get_callback_phase_name(r->phase), r->code_object_id, r->kernel_id,
-                    r->name != NULL ? r->name : "");
-            break;
-        }
-        default:
-            fprintf(g_out, "OTHER kind=%d\n", (int)p->kind);
-        }
+    switch (p->kind) {
+    case UPTI_TRACING_KIND_KERNEL_DISPATCH: {
+        const upti_buffer_tracing_kernel_dispatch_record_t *r = (const void *)p;
+        fprintf(g_out,
+                "KERNEL %s name=%s corr=%" PRIu64 " agent=%" PRIu64 " queue=%" PRIx64 " ctx=%" PRIx64
+                " kernel=%" PRIx64 " dim=%u global=%" PRIu64 ",%" PRIu64 ",%" PRIu64 " local=%" PRIu64
+                " queued=%" PRIu64 " submit=%" PRIu64 " start=%" PRIu64 " end=%" PRIu64 " status=%d\n",
+                name, r->kernel_name, r->correlation_id.internal, r->agent_id.handle, r->queue_id,
+                r->runtime_context, r->kernel_id, r->work_dim, r->global_size[0], r->global_size[1],
+                r->global_size[2], r->local_size[0], r->queued_timestamp, r->submit_timestamp,
+                r->start_timestamp, r->end_timestamp, r->status);
+        return true;
     }
-    pthread_mutex_unlock(&g_lock);
+    case UPTI_TRACING_KIND_MEMORY_COPY: {
+        const upti_buffer_tracing_memory_copy_record_t *r = (const void *)p;
+        fprintf(g_out,
+                "COPY %s bytes=%" PRIu64 " dir=%d src=%" PRIu64 " dst=%" PRIu64 " corr=%" PRIu64
+                " queue=%" PRIx64 " queued=%" PRIu64 " submit=%" PRIu64 " start=%" PRIu64
+                " end=%" PRIu64 " status=%d\n",
+                name, r->bytes, (int)r->direction, r->src_agent_id.handle, r->dst_agent_id.handle,
+                r->correlation_id.internal, r->queue_id, r->queued_timestamp, r->submit_timestamp,
+                r->start_timestamp, r->end_timestamp, r->status);
+        return true;
+    }
+    case UPTI_TRACING_KIND_MEMORY_ALLOCATION: {
+        const upti_buffer_tracing_memory_allocation_record_t *r = (const void *)p;
+        fprintf(g_out, "ALLOC %s type=%d bytes=%" PRIu64 " handle=%" PRIx64 " agent=%" PRIu64 "\n", name,
+                (int)r->type, r->bytes, r->handle, r->agent_id.handle);
+        return true;
+    }
+    case UPTI_TRACING_KIND_CODE_OBJECT: {
+        const upti_buffer_tracing_code_object_record_t *r = (const void *)p;
+        fprintf(g_out, "CODE %s phase=%s program=%" PRIx64 " kernel=%" PRIx64 " name=%s\n", name,
+                upti_get_callback_phase_name(r->phase), r->code_object_id, r->kernel_id,
+                r->name != NULL ? r->name : "");
+        return true;
+    }
+    default:
+        return false;
+    }
 }
 
 static int print_arg(upti_tracing_kind_t kind, uint32_t op, uint32_t index, const void *addr,
@@ -128,7 +100,6 @@ static upti_status_t agents_cb(const upti_agent_t **agents, size_t n, void *data
 
 #ifdef CHAIN
 static cl_api_clEnqueueNDRangeKernel g_saved;
-static long g_forwarded;
 
 static cl_int CL_API_CALL my_ndrange(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *off,
                                      const size_t *gws, const size_t *lws, cl_uint n, const cl_event *w,
@@ -138,8 +109,8 @@ static cl_int CL_API_CALL my_ndrange(cl_command_queue q, cl_kernel k, cl_uint di
     return g_saved(q, k, dim, off, gws, lws, n, w, e);
 }
 
-static void on_table(upti_intercept_table_t type, uint64_t version, uint64_t instance, void **tables,
-                     uint64_t num_tables, void *data)
+void layer_tool_on_table(upti_intercept_table_t type, uint64_t version, uint64_t instance, void **tables,
+                         uint64_t num_tables, void *data)
 {
     (void)version, (void)instance, (void)data;
     if (type != UPTI_INTERCEPT_TABLE_OPENCL || num_tables < 1)
@@ -150,12 +121,10 @@ static void on_table(upti_intercept_table_t type, uint64_t version, uint64_t ins
 }
 #endif
 
-static int initialize(upti_client_finalize_t fini, void *data)
+/* UPTI_OCL_TEST_KINDS: the kinds traced (api, kernel, copy, alloc, code, args; default: all). */
+static void configure_kinds(upti_context_id_t ctx, upti_buffer_id_t buf)
 {
-    (void)fini, (void)data;
-    upti_create_context(&g_ctx);
-    upti_create_buffer(g_ctx, 1 << 16, 1 << 15, UPTI_BUFFER_POLICY_LOSSLESS, buffer_cb, NULL, &g_buf);
-    const char *kinds = getenv("UPTI_OCL_TEST_KINDS"); /* default: all */
+    const char *kinds = getenv("UPTI_OCL_TEST_KINDS");
     static const struct { const char *name; upti_tracing_kind_t kind; } all[] = {
         {"api", UPTI_TRACING_KIND_OPENCL_API},       {"kernel", UPTI_TRACING_KIND_KERNEL_DISPATCH},
         {"copy", UPTI_TRACING_KIND_MEMORY_COPY},     {"alloc", UPTI_TRACING_KIND_MEMORY_ALLOCATION},
@@ -163,42 +132,17 @@ static int initialize(upti_client_finalize_t fini, void *data)
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (kinds == NULL || strstr(kinds, all[i].name) != NULL)
-            upti_configure_buffer_tracing_service(g_ctx, all[i].kind, NULL, 0, g_buf);
+            upti_configure_buffer_tracing_service(ctx, all[i].kind, NULL, 0, buf);
     if (kinds == NULL || strstr(kinds, "args") != NULL) {
         static const uint32_t ops[] = {UPTI_OPENCL_API_clEnqueueNDRangeKernel, UPTI_OPENCL_API_clCreateKernel,
                                        UPTI_OPENCL_API_clSetKernelArg, UPTI_OPENCL_API_clCreateBuffer};
-        upti_configure_callback_tracing_service(g_ctx, UPTI_TRACING_KIND_OPENCL_API, ops, 4, api_cb, NULL);
+        upti_configure_callback_tracing_service(ctx, UPTI_TRACING_KIND_OPENCL_API, ops, 4, api_cb, NULL);
     }
     upti_query_available_agents(agents_cb, NULL);
-    upti_start_context(g_ctx);
-    return 0;
 }
 
-static void finalize(void *data)
-{
-    (void)data;
-    pthread_mutex_lock(&g_lock);
-#ifdef CHAIN
-    fprintf(g_out, "CHAIN forwarded=%ld\n", g_forwarded);
-#endif
-    fprintf(g_out, "FINALIZE\n");
-    fclose(g_out);
-    g_out = NULL;
-    pthread_mutex_unlock(&g_lock);
-}
-
-upti_tool_configure_result_t *upti_configure(uint32_t version, const char *runtime_version, uint32_t priority,
-                                             upti_client_id_t *id)
-{
-    (void)version, (void)runtime_version, (void)priority;
-    static upti_tool_configure_result_t result = {sizeof result, initialize, finalize, NULL};
-    const char *path = getenv("UPTI_OCL_TEST_OUT");
-    g_out = fopen(path != NULL ? path : "/dev/stderr", "w");
-    if (g_out == NULL)
-        return NULL;
-    id->name = "ocl-test";
-#ifdef CHAIN
-    upti_at_intercept_table_registration(on_table, UPTI_INTERCEPT_TABLE_OPENCL, NULL);
-#endif
-    return &result;
-}
+const layer_tool_t layer_tool = {
+    .out_variable = "UPTI_OCL_TEST_OUT", .client_name = "ocl-test",
+    .api_kind = UPTI_TRACING_KIND_OPENCL_API, .table = UPTI_INTERCEPT_TABLE_OPENCL,
+    .write_record = write_record, .configure = configure_kinds,
+};

@@ -9,6 +9,7 @@
  */
 #include <upti/upti.h>
 
+#include "test_tool.h"
 #include "trace_tool_records.h"
 
 #include <stdio.h>
@@ -98,15 +99,10 @@ static void tool_fini(void *data)
     fclose(f);
 }
 
-static upti_tool_configure_result_t g_result = {sizeof(upti_tool_configure_result_t), tool_init,
-                                                tool_fini, NULL};
+TEST_CONFIGURE(configure, tool_init, tool_fini)
 
 upti_tool_configure_result_t *upti_configure(uint32_t version, const char *runtime_version,
                                              uint32_t priority, upti_client_id_t *client_id)
 {
-    (void)version;
-    (void)runtime_version;
-    (void)priority;
-    (void)client_id;
-    return &g_result;
+    return configure(version, runtime_version, priority, client_id);
 }

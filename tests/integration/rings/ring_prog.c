@@ -43,6 +43,7 @@
 #include <uptx/uptx.h>
 
 #include "trace_tool_records.h"
+#include "test_tool.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -340,18 +341,7 @@ static void tool_fini(void *data)
     (void)data;
 }
 
-static upti_tool_configure_result_t g_result = {sizeof(upti_tool_configure_result_t), tool_init,
-                                                tool_fini, NULL};
-
-static upti_tool_configure_result_t *configure(uint32_t version, const char *runtime_version,
-                                               uint32_t priority, upti_client_id_t *client_id)
-{
-    (void)version;
-    (void)runtime_version;
-    (void)priority;
-    (void)client_id;
-    return &g_result;
-}
+TEST_CONFIGURE(configure, tool_init, tool_fini)
 
 static sigjmp_buf g_jump;
 /* Address 8, through a volatile pointer the compiler cannot see through. */

@@ -17,6 +17,8 @@
 
 #include <upti/ring.h>
 
+#include "test_tool.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,18 +50,7 @@ static void tool_fini(void *data)
     (void)data;
 }
 
-static upti_tool_configure_result_t g_result = {sizeof(upti_tool_configure_result_t), tool_init,
-                                                tool_fini, NULL};
-
-static upti_tool_configure_result_t *configure(uint32_t version, const char *runtime_version,
-                                               uint32_t priority, upti_client_id_t *client_id)
-{
-    (void)version;
-    (void)runtime_version;
-    (void)priority;
-    (void)client_id;
-    return &g_result;
-}
+TEST_CONFIGURE(configure, tool_init, tool_fini)
 
 static long rss_shmem_kb(void)
 {

@@ -51,7 +51,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../core/testutil.h"
+#include "check.h"
+#include "test_tool.h"
 
 #define THREADS 16
 #define DEFAULT_CALLS 500000L
@@ -132,28 +133,22 @@ static per_thread_t *find_thread(upti_thread_id_t tid)
     return NULL;
 }
 
-static void report(uint64_t *counter, const char *what, uint64_t a, uint64_t b)
-{
-    if ((*counter)++ < 5)
-        fprintf(stderr, "FAIL: %s (%llu, %llu)\n", what, (unsigned long long)a,
-                (unsigned long long)b);
-}
-
 static void on_api(const upti_buffer_tracing_api_record_t *r)
 {
     per_thread_t *t = find_thread(r->thread_id);
     if (t == NULL) {
-        report(&g_unknown_thread, "API record of an unknown thread (tid, operation)", r->thread_id,
-               r->operation);
+        report_first(&g_unknown_thread, "API record of an unknown thread (tid, operation)",
+                     r->thread_id, r->operation);
         return;
     }
     t->api_records++;
     if (r->correlation_id.internal <= t->last_api_corr)
-        report(&t->errors, "API correlation ids do not increase (last, now)", t->last_api_corr,
-               r->correlation_id.internal);
+        report_first(&t->errors, "API correlation ids do not increase (last, now)",
+                     t->last_api_corr, r->correlation_id.internal);
     t->last_api_corr = r->correlation_id.internal;
     if (r->start_timestamp > r->end_timestamp || r->start_timestamp < t->last_api_end)
-        report(&t->errors, "API timestamps (start, end)", r->start_timestamp, r->end_timestamp);
+        report_first(&t->errors, "API timestamps (start, end)", r->start_timestamp,
+                     r->end_timestamp);
     t->last_api_end = r->end_timestamp;
     switch (r->operation) {
     case UPTI_OPENCL_API_clGetDeviceInfo:
@@ -177,7 +172,7 @@ static void on_api(const upti_buffer_tracing_api_record_t *r)
         t->rec_release++;
         break;
     default:
-        report(&t->errors, "unexpected API operation", r->operation, 0);
+        report_first(&t->errors, "unexpected API operation", r->operation, 0);
     }
 }
 
@@ -185,30 +180,31 @@ static void on_kernel(const upti_buffer_tracing_kernel_dispatch_record_t *r)
 {
     per_thread_t *t = find_thread(r->thread_id);
     if (t == NULL) {
-        report(&g_unknown_thread, "kernel record of an unknown thread (tid, corr)", r->thread_id,
-               r->correlation_id.internal);
+        report_first(&g_unknown_thread, "kernel record of an unknown thread (tid, corr)",
+                     r->thread_id, r->correlation_id.internal);
         return;
     }
     if (t->kernel_records < t->cap)
         t->kernel_corr[t->kernel_records] = r->correlation_id.internal;
     t->kernel_records++;
     if (r->operation != UPTI_KERNEL_DISPATCH_NDRANGE || r->status != 0)
-        report(&t->errors, "kernel record operation/status", r->operation, (uint64_t)r->status);
+        report_first(&t->errors, "kernel record operation/status", r->operation,
+                     (uint64_t)r->status);
     if (r->queue_id != (uint64_t)(uintptr_t)t->queue ||
         r->runtime_context != (uint64_t)(uintptr_t)g_cl_ctx ||
         r->kernel_id != (uint64_t)(uintptr_t)t->kernel)
-        report(&t->errors, "kernel record: queue/context/kernel of another thread", r->queue_id,
-               r->kernel_id);
+        report_first(&t->errors, "kernel record: queue/context/kernel of another thread",
+                     r->queue_id, r->kernel_id);
     if (r->kernel_name == NULL || strcmp(r->kernel_name, "count") != 0)
-        report(&t->errors, "kernel record: name not copied", 0, 0);
+        report_first(&t->errors, "kernel record: name not copied", 0, 0);
     if (r->work_dim != 1 || r->global_size[0] != 1)
-        report(&t->errors, "kernel record: work_dim/global", r->work_dim, r->global_size[0]);
+        report_first(&t->errors, "kernel record: work_dim/global", r->work_dim, r->global_size[0]);
     if (!(0 < r->queued_timestamp && r->queued_timestamp <= r->submit_timestamp &&
           r->submit_timestamp <= r->start_timestamp && r->start_timestamp <= r->end_timestamp))
-        report(&t->errors, "kernel record: device times out of order (queued, end)",
-               r->queued_timestamp, r->end_timestamp);
+        report_first(&t->errors, "kernel record: device times out of order (queued, end)",
+                     r->queued_timestamp, r->end_timestamp);
     if (r->correlation_id.internal == 0)
-        report(&t->errors, "kernel record without correlation id", 0, 0);
+        report_first(&t->errors, "kernel record without correlation id", 0, 0);
 }
 
 static void on_buffer(upti_context_id_t ctx, upti_buffer_id_t buffer,
@@ -222,13 +218,14 @@ static void on_buffer(upti_context_id_t ctx, upti_buffer_id_t buffer,
             pthread_cond_wait(&g_done_cond, &g_lock);
     g_callbacks++;
     if (ctx.handle != g_ctx.handle || buffer.handle != g_buffer.handle)
-        report(&g_bad_records, "callback for another context or buffer", ctx.handle, buffer.handle);
+        report_first(&g_bad_records, "callback for another context or buffer", ctx.handle,
+                     buffer.handle);
     g_dropped += drop_count;
     for (size_t i = 0; i < n; i++) {
         const upti_record_header_t *h = headers[i];
         const upti_record_prefix_t *p = h->payload;
         if (h->category != UPTI_BUFFER_CATEGORY_TRACING || p == NULL || p->kind != h->kind) {
-            report(&g_bad_records, "record category/kind", h->category, h->kind);
+            report_first(&g_bad_records, "record category/kind", h->category, h->kind);
             continue;
         }
         g_delivered++;
@@ -239,7 +236,7 @@ static void on_buffer(upti_context_id_t ctx, upti_buffer_id_t buffer,
                  p->size >= sizeof(upti_buffer_tracing_kernel_dispatch_record_t))
             on_kernel(h->payload);
         else
-            report(&g_bad_records, "record kind/size", h->kind, p->size);
+            report_first(&g_bad_records, "record kind/size", h->kind, p->size);
     }
     pthread_mutex_unlock(&g_lock);
 }
@@ -283,18 +280,7 @@ static void tool_fini(void *tool_data)
     }
 }
 
-static upti_tool_configure_result_t g_result = {sizeof(upti_tool_configure_result_t), tool_init,
-                                                tool_fini, NULL};
-
-static upti_tool_configure_result_t *configure(uint32_t version, const char *runtime_version,
-                                               uint32_t priority, upti_client_id_t *client_id)
-{
-    (void)version;
-    (void)runtime_version;
-    (void)priority;
-    client_id->name = "stress_opencl";
-    return &g_result;
-}
+TEST_CONFIGURE_AS(configure, "stress_opencl", tool_init, tool_fini)
 
 /* ---- the workers ---- */
 

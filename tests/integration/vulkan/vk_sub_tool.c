@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Test tool for the Vulkan layer's subscriber domains (callback.h): public
- * API only. Subscribes to every DRIVER_* domain in initialize and writes one
+/* Test tool for the Vulkan layer's subscriber domains (callback.h;
+ * layer_tool.h). Subscribes to every DRIVER_* domain in initialize and writes one
  * line per notification to $UPTI_VK_TEST_OUT (check_vulkan.py, case
  * subscriber):
  *
@@ -10,14 +10,9 @@
 #include <upti/upti.h>
 #include <upti/vulkan.h>
 
-#include <inttypes.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "layer_tool.h"
 
-static FILE *g_out;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+#include <inttypes.h>
 
 static void on_event(upti_callback_domain_t domain, uint32_t api_group, uint32_t api_id, void *backend_context,
                      const void *cb_data, void *user_data, void **instance)
@@ -49,9 +44,8 @@ static void on_event(upti_callback_domain_t domain, uint32_t api_group, uint32_t
     pthread_mutex_unlock(&g_lock);
 }
 
-static int initialize(upti_client_finalize_t fini, void *data)
+static int initialize(void)
 {
-    (void)fini, (void)data;
     upti_callback_subscriber_t sub;
     if (upti_callback_subscribe(&sub, on_event, NULL) != UPTI_STATUS_SUCCESS)
         return 1;
@@ -61,25 +55,7 @@ static int initialize(upti_client_finalize_t fini, void *data)
     return 0;
 }
 
-static void finalize(void *data)
-{
-    (void)data;
-    pthread_mutex_lock(&g_lock);
-    fprintf(g_out, "FINALIZE\n");
-    fclose(g_out);
-    g_out = NULL;
-    pthread_mutex_unlock(&g_lock);
-}
-
-upti_tool_configure_result_t *upti_configure(uint32_t version, const char *runtime_version, uint32_t priority,
-                                             upti_client_id_t *id)
-{
-    (void)version, (void)runtime_version, (void)priority;
-    static upti_tool_configure_result_t result = {sizeof result, initialize, finalize, NULL};
-    const char *path = getenv("UPTI_VK_TEST_OUT");
-    g_out = fopen(path != NULL ? path : "/dev/stderr", "w");
-    if (g_out == NULL)
-        return NULL;
-    id->name = "vk-sub-test";
-    return &result;
-}
+const layer_tool_t layer_tool = {
+    .out_variable = "UPTI_VK_TEST_OUT", .client_name = "vk-sub-test",
+    .api_kind = UPTI_TRACING_KIND_VULKAN_API, .initialize = initialize,
+};

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Test tool for the Vulkan layer: public API only. Writes one line per
+/* Test tool for the Vulkan layer (layer_tool.h). Writes one line per
  * record or callback it sees to $UPTI_VK_TEST_OUT; check_vulkan.py asserts
  * on them. Built twice: plain, and with CHAIN (replaces vkCmdDispatch through
  * the intercept table and counts the calls it forwards).
@@ -19,77 +19,50 @@
 #include <upti/upti.h>
 #include <upti/vulkan.h>
 
+#include "layer_tool.h"
+
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static FILE *g_out;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static upti_context_id_t g_ctx;
-static upti_buffer_id_t g_buf;
-
-static const char *op_name(upti_tracing_kind_t kind, uint32_t op)
+static bool write_record(const upti_record_prefix_t *p, const char *op)
 {
-    const char *name = "?";
-    upti_get_tracing_operation_name(kind, op, &name);
-    return name;
-}
-
-static void buffer_cb(upti_context_id_t ctx, upti_buffer_id_t buf, upti_record_header_t **headers,
-                      size_t n, void *data, uint64_t drops)
-{
-    (void)ctx, (void)buf, (void)data;
-    pthread_mutex_lock(&g_lock);
-    if (drops)
-        fprintf(g_out, "DROPS %" PRIu64 "\n", drops);
-    for (size_t i = 0; i < n && g_out != NULL; i++) {
-        const upti_record_prefix_t *p = headers[i]->payload;
-        if (p->kind == UPTI_TRACING_KIND_VULKAN_API) {
-            const upti_buffer_tracing_api_record_t *r = (const void *)p;
-            fprintf(g_out, "API %s corr=%" PRIu64 " tid=%" PRIu64 " start=%" PRIu64 " end=%" PRIu64 "\n",
-                    op_name(p->kind, p->operation), r->correlation_id.internal, r->thread_id,
-                    r->start_timestamp, r->end_timestamp);
-        } else if (p->kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
-            const upti_buffer_tracing_kernel_dispatch_record_t *r = (const void *)p;
-            fprintf(g_out,
-                    "KERNEL %s name=%s kid=%" PRIx64 " corr=%" PRIu64 " tid=%" PRIu64 " agent=%" PRIu64
-                    " queue=%" PRIx64
-                    " groups=%" PRIu64 ",%" PRIu64 ",%" PRIu64 " queued=%" PRIu64 " submit=%" PRIu64
-                    " start=%" PRIu64 " end=%" PRIu64 "\n",
-                    op_name(p->kind, p->operation), r->kernel_name, r->kernel_id, r->correlation_id.internal,
-                    r->thread_id,
-                    r->agent_id.handle, r->queue_id, r->global_size[0], r->global_size[1], r->global_size[2],
-                    r->queued_timestamp, r->submit_timestamp, r->start_timestamp, r->end_timestamp);
-        } else if (p->kind == UPTI_TRACING_KIND_MEMORY_COPY) {
-            const upti_buffer_tracing_memory_copy_record_t *r = (const void *)p;
-            fprintf(g_out,
-                    "COPY %s bytes=%" PRIu64 " dir=%d src=%" PRIu64 " dst=%" PRIu64 " corr=%" PRIu64 " tid=%" PRIu64
-                    " queue=%" PRIx64 " queued=%" PRIu64 " submit=%" PRIu64 " start=%" PRIu64 " end=%" PRIu64 "\n",
-                    op_name(p->kind, p->operation), r->bytes, (int)r->direction, r->src_agent_id.handle,
-                    r->dst_agent_id.handle, r->correlation_id.internal, r->thread_id, r->queue_id, r->queued_timestamp,
-                    r->submit_timestamp, r->start_timestamp, r->end_timestamp);
-        } else if (p->kind == UPTI_TRACING_KIND_MEMORY_ALLOCATION) {
-            const upti_buffer_tracing_memory_allocation_record_t *r = (const void *)p;
-            fprintf(g_out, "ALLOC %s type=%d bytes=%" PRIu64 " handle=%" PRIx64 " corr=%" PRIu64 " agent=%" PRIu64 "\n",
-                    op_name(p->kind, p->operation), (int)r->type, r->bytes, r->handle, r->correlation_id.internal,
-                    r->agent_id.handle);
-        } else if (p->kind == UPTI_TRACING_KIND_CODE_OBJECT) {
-            const upti_buffer_tracing_code_object_record_t *r = (const void *)p;
-            fprintf(g_out, "CODE %s phase=%s module=%" PRIx64 " kernel=%" PRIx64 " name=%s\n",
-                    op_name(p->kind, p->operation), r->phase == UPTI_CALLBACK_PHASE_LOAD ? "LOAD" : "UNLOAD",
-                    r->code_object_id, r->kernel_id, r->name);
-        } else if (p->kind == UPTI_TRACING_KIND_MARKER_API) {
-            const upti_buffer_tracing_marker_api_record_t *r = (const void *)p;
-            fprintf(g_out, "MARK %s range=%" PRIx64 " ts=%" PRIu64 " corr=%" PRIu64 " tid=%" PRIu64 " msg=%s\n",
-                    op_name(p->kind, p->operation), r->range_id, r->start_timestamp, r->correlation_id.internal,
-                    r->thread_id, r->message != NULL && r->message[0] != '\0' ? r->message : "-");
-        } else {
-            fprintf(g_out, "OTHER kind=%d\n", (int)p->kind);
-        }
+    if (p->kind == UPTI_TRACING_KIND_KERNEL_DISPATCH) {
+        const upti_buffer_tracing_kernel_dispatch_record_t *r = (const void *)p;
+        fprintf(g_out,
+                "KERNEL %s name=%s kid=%" PRIx64 " corr=%" PRIu64 " tid=%" PRIu64 " agent=%" PRIu64
+                " queue=%" PRIx64
+                " groups=%" PRIu64 ",%" PRIu64 ",%" PRIu64 " queued=%" PRIu64 " submit=%" PRIu64
+                " start=%" PRIu64 " end=%" PRIu64 "\n",
+                op, r->kernel_name, r->kernel_id, r->correlation_id.internal, r->thread_id,
+                r->agent_id.handle, r->queue_id, r->global_size[0], r->global_size[1], r->global_size[2],
+                r->queued_timestamp, r->submit_timestamp, r->start_timestamp, r->end_timestamp);
+    } else if (p->kind == UPTI_TRACING_KIND_MEMORY_COPY) {
+        const upti_buffer_tracing_memory_copy_record_t *r = (const void *)p;
+        fprintf(g_out,
+                "COPY %s bytes=%" PRIu64 " dir=%d src=%" PRIu64 " dst=%" PRIu64 " corr=%" PRIu64 " tid=%" PRIu64
+                " queue=%" PRIx64 " queued=%" PRIu64 " submit=%" PRIu64 " start=%" PRIu64 " end=%" PRIu64 "\n",
+                op, r->bytes, (int)r->direction, r->src_agent_id.handle, r->dst_agent_id.handle,
+                r->correlation_id.internal, r->thread_id, r->queue_id, r->queued_timestamp, r->submit_timestamp,
+                r->start_timestamp, r->end_timestamp);
+    } else if (p->kind == UPTI_TRACING_KIND_MEMORY_ALLOCATION) {
+        const upti_buffer_tracing_memory_allocation_record_t *r = (const void *)p;
+        fprintf(g_out, "ALLOC %s type=%d bytes=%" PRIu64 " handle=%" PRIx64 " corr=%" PRIu64 " agent=%" PRIu64 "\n",
+                op, (int)r->type, r->bytes, r->handle, r->correlation_id.internal, r->agent_id.handle);
+    } else if (p->kind == UPTI_TRACING_KIND_CODE_OBJECT) {
+        const upti_buffer_tracing_code_object_record_t *r = (const void *)p;
+        fprintf(g_out, "CODE %s phase=%s module=%" PRIx64 " kernel=%" PRIx64 " name=%s\n", op,
+                r->phase == UPTI_CALLBACK_PHASE_LOAD ? "LOAD" : "UNLOAD", r->code_object_id, r->kernel_id,
+                r->name);
+    } else if (p->kind == UPTI_TRACING_KIND_MARKER_API) {
+        const upti_buffer_tracing_marker_api_record_t *r = (const void *)p;
+        fprintf(g_out, "MARK %s range=%" PRIx64 " ts=%" PRIu64 " corr=%" PRIu64 " tid=%" PRIu64 " msg=%s\n", op,
+                r->range_id, r->start_timestamp, r->correlation_id.internal, r->thread_id,
+                r->message != NULL && r->message[0] != '\0' ? r->message : "-");
+    } else {
+        return false;
     }
-    pthread_mutex_unlock(&g_lock);
+    return true;
 }
 
 /* Every call, at ENTER and EXIT, with a few arguments from the payload. */
@@ -141,7 +114,6 @@ static upti_status_t agents_cb(const upti_agent_t **agents, size_t n, void *data
 
 #ifdef CHAIN
 static PFN_vkCmdDispatch g_saved;
-static long g_forwarded;
 
 static VKAPI_ATTR void VKAPI_CALL my_dispatch(VkCommandBuffer cb, uint32_t x, uint32_t y, uint32_t z)
 {
@@ -149,8 +121,8 @@ static VKAPI_ATTR void VKAPI_CALL my_dispatch(VkCommandBuffer cb, uint32_t x, ui
     g_saved(cb, x, y, z);
 }
 
-static void on_table(upti_intercept_table_t type, uint64_t version, uint64_t instance, void **tables,
-                     uint64_t num_tables, void *data)
+void layer_tool_on_table(upti_intercept_table_t type, uint64_t version, uint64_t instance, void **tables,
+                         uint64_t num_tables, void *data)
 {
     (void)instance, (void)data;
     if (type != UPTI_INTERCEPT_TABLE_VULKAN || num_tables < 1)
@@ -162,24 +134,19 @@ static void on_table(upti_intercept_table_t type, uint64_t version, uint64_t ins
 }
 #endif
 
-static int initialize(upti_client_finalize_t fini, void *data)
+static void configure_kinds(upti_context_id_t ctx, upti_buffer_id_t buf)
 {
-    (void)fini, (void)data;
-    upti_create_context(&g_ctx);
-    upti_create_buffer(g_ctx, 1 << 16, 1 << 15, UPTI_BUFFER_POLICY_LOSSLESS, buffer_cb, NULL, &g_buf);
-    upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_VULKAN_API, NULL, 0, g_buf);
+    upti_configure_buffer_tracing_service(ctx, UPTI_TRACING_KIND_VULKAN_API, NULL, 0, buf);
     if (getenv("UPTI_VK_TEST_NO_KERNELS") == NULL) {
         /* UPTI_VK_TEST_NO_DISPATCHES: the rest, dispatches recorded untimed between timed copies. */
         if (getenv("UPTI_VK_TEST_NO_DISPATCHES") == NULL)
-            upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_KERNEL_DISPATCH, NULL, 0, g_buf);
-        upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MEMORY_COPY, NULL, 0, g_buf);
-        upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MEMORY_ALLOCATION, NULL, 0, g_buf);
-        upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_CODE_OBJECT, NULL, 0, g_buf);
-        upti_configure_buffer_tracing_service(g_ctx, UPTI_TRACING_KIND_MARKER_API, NULL, 0, g_buf);
+            upti_configure_buffer_tracing_service(ctx, UPTI_TRACING_KIND_KERNEL_DISPATCH, NULL, 0, buf);
+        upti_configure_buffer_tracing_service(ctx, UPTI_TRACING_KIND_MEMORY_COPY, NULL, 0, buf);
+        upti_configure_buffer_tracing_service(ctx, UPTI_TRACING_KIND_MEMORY_ALLOCATION, NULL, 0, buf);
+        upti_configure_buffer_tracing_service(ctx, UPTI_TRACING_KIND_CODE_OBJECT, NULL, 0, buf);
+        upti_configure_buffer_tracing_service(ctx, UPTI_TRACING_KIND_MARKER_API, NULL, 0, buf);
     }
-    upti_configure_callback_tracing_service(g_ctx, UPTI_TRACING_KIND_VULKAN_API, NULL, 0, api_cb, NULL);
-    upti_start_context(g_ctx);
-    return 0;
+    upti_configure_callback_tracing_service(ctx, UPTI_TRACING_KIND_VULKAN_API, NULL, 0, api_cb, NULL);
 }
 
 static void metadata_cb(const char *key, const char *value, void *data)
@@ -188,33 +155,14 @@ static void metadata_cb(const char *key, const char *value, void *data)
     fprintf(g_out, "META %s=%s\n", key, value);
 }
 
-static void finalize(void *data)
+static void finalize(void)
 {
-    (void)data;
     upti_query_available_agents(agents_cb, NULL);
     upti_query_runtime_metadata(metadata_cb, NULL);
-    pthread_mutex_lock(&g_lock);
-#ifdef CHAIN
-    fprintf(g_out, "CHAIN forwarded=%ld\n", g_forwarded);
-#endif
-    fprintf(g_out, "FINALIZE\n");
-    fclose(g_out);
-    g_out = NULL;
-    pthread_mutex_unlock(&g_lock);
 }
 
-upti_tool_configure_result_t *upti_configure(uint32_t version, const char *runtime_version, uint32_t priority,
-                                             upti_client_id_t *id)
-{
-    (void)version, (void)runtime_version, (void)priority;
-    static upti_tool_configure_result_t result = {sizeof result, initialize, finalize, NULL};
-    const char *path = getenv("UPTI_VK_TEST_OUT");
-    g_out = fopen(path != NULL ? path : "/dev/stderr", "w");
-    if (g_out == NULL)
-        return NULL;
-    id->name = "vk-test";
-#ifdef CHAIN
-    upti_at_intercept_table_registration(on_table, UPTI_INTERCEPT_TABLE_VULKAN, NULL);
-#endif
-    return &result;
-}
+const layer_tool_t layer_tool = {
+    .out_variable = "UPTI_VK_TEST_OUT", .client_name = "vk-test",
+    .api_kind = UPTI_TRACING_KIND_VULKAN_API, .table = UPTI_INTERCEPT_TABLE_VULKAN,
+    .write_record = write_record, .configure = configure_kinds, .finalize = finalize,
+};
