@@ -350,16 +350,19 @@ static int run_timeline(sqlite3 *db, tl_sink *sink, char *err, size_t errlen)
     lanes ln = {0};
     int bad = 0; /* a step that ended in an error (a corrupt database) */
 
-    /* Processes: the track groups. */
-    if (prepare(db, "SELECT id, pid, hostname, command FROM info_process ORDER BY id", &st, err,
-                errlen))
+    /* Processes: the track groups, named by their MPI rank first where the
+     * launcher gave one (the ranks of a merged run sort and read by rank). */
+    if (prepare(db, "SELECT id, pid, hostname, command, rank FROM info_process ORDER BY id", &st,
+                err, errlen))
         goto out;
     while (step_row(db, st, &bad, err, errlen)) {
         int64_t id = sqlite3_column_int64(st, 0), pid = sqlite3_column_int64(st, 1);
         const char *host = (const char *)sqlite3_column_text(st, 2);
         const char *cmd = (const char *)sqlite3_column_text(st, 3);
-        char name[512];
-        snprintf(name, sizeof name, "%.300s (pid %lld on %.100s)", cmd ? cmd : "process",
+        char name[512], rank[32] = "";
+        if (sqlite3_column_type(st, 4) != SQLITE_NULL)
+            snprintf(rank, sizeof rank, "rank %lld: ", (long long)sqlite3_column_int64(st, 4));
+        snprintf(name, sizeof name, "%s%.300s (pid %lld on %.100s)", rank, cmd ? cmd : "process",
                  (long long)pid, host ? host : "?");
         uint64_t *v = upti_map_insert(&pids, (uint64_t)id, NULL);
         if (v)

@@ -14,7 +14,8 @@ read directly with sqlite3 (not through the upti package):
   diff      upti diff of clean 20 vs clean 40: exact counts and times
   recipes   an MPI job (OpenMPI's mpirun, 8 ranks, oversubscribed) of
             ocl_patterns ranked, traced per rank: every recipe's values
-            against the 8 databases, locally and on a local Dask cluster
+            against the 8 databases, locally and on a local Dask cluster;
+            upti merge of the 8 names each process by its rank
   report    upti report of 3 ranks and an errors run, opened in Chromium
             (headless, --dump-dom): every plot laid out, no script error, the
             numbers of its tables those of upti stats, the api_errors finding
@@ -272,6 +273,17 @@ def case_recipes():
     imb = recipe("imbalance", dbs)
     top = max(imb, key=lambda x: x["device_ratio"])
     check(top["rank"] == 5 and top["device_ratio"] > 3, f"imbalance {imb}")
+
+    # Merged, the timeline names each process by its rank first.
+    merged = os.path.join(WORK, "all")
+    r = subprocess.run([UPTI, "merge", *dbs, "-o", merged, "-f", "db,json"], capture_output=True,
+                       text=True, timeout=300)
+    check(r.returncode == 0, f"merge: {r.stderr}")
+    with open(merged + ".json") as f:
+        events = json.load(f)["traceEvents"]
+    names = sorted(e["args"]["name"].split(":")[0] for e in events
+                   if e.get("ph") == "M" and e.get("name") == "process_name")
+    check(names == sorted(f"rank {r_}" for r_ in range(8)), f"merged process names {names}")
 
     # The same answers from a Dask cluster of 2 workers.
     for name in ("kernels", "api", "gaps"):
