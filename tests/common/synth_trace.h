@@ -27,18 +27,25 @@ static void synth_marker(uo_db *db, uint32_t op, uint64_t tid, uint64_t corr, ui
     uo_db_add_record(db, m.kind, &m);
 }
 
+/* The fields a kernel and a copy record of synth_device_op share: the record's
+ * size, kind and operation, its API call, thread, device and queue. */
+#define SYNTH_DEVICE_FIELDS(r, record_kind, op)                                               \
+    do {                                                                                      \
+        (r).size = sizeof(r);                                                                 \
+        (r).kind = (record_kind);                                                             \
+        (r).operation = (op);                                                                 \
+        (r).correlation_id.internal = corr;                                                   \
+        (r).thread_id = tid;                                                                  \
+        (r).agent_id.handle = 2;                                                              \
+        (r).queue_id = 0x1000 + (it & 1);                                                     \
+    } while (0)
+
 static void synth_device_op(uo_db *db, uint64_t it, uint64_t tid, uint64_t corr, uint64_t ts,
                             const char *const *names, size_t nnames)
 {
     if (it % 4 != 0) {
         upti_buffer_tracing_kernel_dispatch_record_t k = {0};
-        k.size = sizeof k;
-        k.kind = UPTI_TRACING_KIND_KERNEL_DISPATCH;
-        k.operation = UPTI_KERNEL_DISPATCH_NDRANGE;
-        k.correlation_id.internal = corr;
-        k.thread_id = tid;
-        k.agent_id.handle = 2;
-        k.queue_id = 0x1000 + (it & 1);
+        SYNTH_DEVICE_FIELDS(k, UPTI_TRACING_KIND_KERNEL_DISPATCH, UPTI_KERNEL_DISPATCH_NDRANGE);
         k.kernel_id = 7 + it % nnames;
         k.kernel_name = names[it % nnames];
         k.work_dim = 1;
@@ -51,13 +58,7 @@ static void synth_device_op(uo_db *db, uint64_t it, uint64_t tid, uint64_t corr,
         uo_db_add_record(db, k.kind, &k);
     } else {
         upti_buffer_tracing_memory_copy_record_t c = {0};
-        c.size = sizeof c;
-        c.kind = UPTI_TRACING_KIND_MEMORY_COPY;
-        c.operation = UPTI_MEMORY_COPY_READ_BUFFER;
-        c.correlation_id.internal = corr;
-        c.thread_id = tid;
-        c.agent_id.handle = 2;
-        c.queue_id = 0x1000 + (it & 1);
+        SYNTH_DEVICE_FIELDS(c, UPTI_TRACING_KIND_MEMORY_COPY, UPTI_MEMORY_COPY_READ_BUFFER);
         c.direction = UPTI_MEMORY_DIRECTION_DEVICE_TO_HOST;
         c.src_agent_id.handle = 2;
         c.bytes = 4096;
