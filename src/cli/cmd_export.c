@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* upti export: a trace database as a Perfetto timeline, Chrome JSON, CSV or OTF2. */
 #include "cli.h"
+#include "manifest.h"
 #include "options.h"
 #include "out_files.h"
 #include "output.h"
@@ -53,6 +54,7 @@ static const char *const k_exts[] = {".pftrace", ".json", ".csv", ".db", NULL};
 
 int cmd_export(int argc, char **argv)
 {
+    uo_say_written(); /* each file it writes, said on stderr */
     cli_output_options o = {0};
     const char *input;
     int npos;

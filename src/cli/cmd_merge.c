@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* upti merge: several trace databases into one (one track group per process). */
 #include "cli.h"
+#include "manifest.h"
 #include "files.h"
 #include "options.h"
 #include "output.h"
@@ -40,6 +41,7 @@ static const char *const k_exts[] = {".db", NULL};
 
 int cmd_merge(int argc, char **argv)
 {
+    uo_say_written(); /* each file it writes, said on stderr */
     cli_output_options o = {0};
     char **inputs;
     int n;
@@ -96,8 +98,10 @@ int cmd_merge(int argc, char **argv)
         char err[1024];
         if (uo_merge(merged, (const char *const *)inputs, n, err, sizeof err) != 0)
             rc = cli_error("%s", err);
-        else if ((formats & ~UO_FORMAT_DB) != 0 &&
-                 uo_write_outputs(merged, base, formats & ~UO_FORMAT_DB, 0, 0) != 0)
+        else if (formats & UO_FORMAT_DB)
+            uo_note_written(merged);
+        if (rc == 0 && (formats & ~UO_FORMAT_DB) != 0 &&
+            uo_write_outputs(merged, base, formats & ~UO_FORMAT_DB, 0, 0) != 0)
             rc = 1; /* what was not written is said */
         if (rc == 0 && !(formats & UO_FORMAT_DB))
             remove(merged); /* written by this merge, only to make the other formats */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* upti stats: the summary tables of a trace database. */
 #include "cli.h"
+#include "manifest.h"
 #include "options.h"
 #include "out_files.h"
 #include "output.h"
@@ -207,6 +208,7 @@ static int parse_report_options(const stats_options *o, report_options *r)
 
 int cmd_stats(int argc, char **argv)
 {
+    uo_say_written(); /* each file it writes, said on stderr */
     stats_options o = {0};
     const char *input;
     int npos;
@@ -282,6 +284,8 @@ int cmd_stats(int argc, char **argv)
     sqlite3_close(db);
     if (out != stdout && fclose(out) != 0 && rc == 0)
         rc = -1, snprintf(err, sizeof err, "cannot write %s: %s", path, strerror(errno));
+    else if (out != stdout && rc == 0)
+        uo_note_written(path);
     free(path);
     return rc == 0 ? 0 : cli_error("%s", err);
 }

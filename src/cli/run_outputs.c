@@ -114,17 +114,6 @@ void run_describe_end(char *out, size_t len, pid_t pid, pid_t top, int status)
         snprintf(out, len, "ended without closing its trace");
 }
 
-static void say_path(const char *prefix, const char *path)
-{
-    uo_buf b;
-    uo_buf_init(&b, stderr);
-    uo_buf_puts(&b, prefix);
-    uo_text_escape(&b, path, 0);
-    uo_buf_putc(&b, '\n');
-    uo_buf_flush(&b, 0);
-    uo_buf_free(&b);
-}
-
 /* run_outputs_quiet(): no closing lines. */
 static int g_quiet;
 
@@ -151,7 +140,7 @@ void run_outputs_end(int traced)
         if (again || stat(m.f[i + 1], &st) != 0)
             continue;
         if (!g_quiet)
-            say_path("upti: wrote ", m.f[i + 1]);
+            uo_say_path("upti: wrote ", m.f[i + 1]);
         said++;
     }
     free_fields(&m);

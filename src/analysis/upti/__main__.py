@@ -29,8 +29,27 @@ def _format_option(parser, formats=output.FORMATS):
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
 
 
+class _Out:
+    """Where a command writes: stdout, or the file of -o, said on stderr once
+    complete ("upti: wrote PATH": every command says what it wrote)."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        self.file = open(self.path, "w", encoding="utf-8", newline="") if self.path else sys.stdout
+        return self.file
+
+    def __exit__(self, *exc):
+        if self.path:
+            self.file.close()
+            if exc[0] is None:
+                sys.stderr.write(f"upti: wrote {self.path}\n")
+        return False
+
+
 def _open_out(path):
-    return open(path, "w", encoding="utf-8", newline="") if path else sys.stdout
+    return _Out(path)
 
 
 def cmd_diff(argv):

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* See manifest.h. */
 #include "manifest.h"
+#include "output.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +37,31 @@ int uo_manifest_add(const char *const *fields, size_t n)
     return rc;
 }
 
+/* uo_say_written() was called. */
+static int g_say;
+
+void uo_say_written(void)
+{
+    g_say = 1;
+}
+
+void uo_say_path(const char *prefix, const char *path)
+{
+    uo_buf b;
+    uo_buf_init(&b, stderr);
+    uo_buf_puts(&b, prefix);
+    uo_text_escape(&b, path, 0);
+    uo_buf_putc(&b, '\n');
+    uo_buf_flush(&b, 0);
+    uo_buf_free(&b);
+}
+
 void uo_note_written(const char *path)
 {
+    if (g_manifest_fd < 0 && g_say) {
+        uo_say_path("upti: wrote ", path);
+        return;
+    }
     const char *fields[] = {"wrote", path};
     uo_manifest_add(fields, 2);
 }

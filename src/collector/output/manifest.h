@@ -24,7 +24,14 @@ int uo_manifest_add(const char *const *fields, size_t n);
 /** Records go to fd (upti's own manifest, an unlinked file: none is left behind when
  *  upti is killed); -1 ends that. */
 void uo_manifest_set_fd(int fd);
-/** Appends ("wrote", path): called by every writer once path is complete. */
+/** Appends ("wrote", path): called by every writer once path is complete.
+ *  Without a manifest, after uo_say_written(): says "upti: wrote PATH" on
+ *  stderr instead (the commands that write files themselves). */
 void uo_note_written(const char *path);
+/** From now on, uo_note_written says each path on stderr where there is no
+ *  manifest (upti export, merge, stats -o: every command says what it wrote). */
+void uo_say_written(void);
+/** Writes "PREFIX PATH\n" on stderr, PATH with control bytes escaped. */
+void uo_say_path(const char *prefix, const char *path);
 
 #endif

@@ -177,6 +177,12 @@ def case_diff():
           f"csv header {out.splitlines()[:1]}")
     rc, out, _ = analysis("diff", a, b)
     check(rc == 0 and out.split()[0] == "category" and "spin" in out, "text table")
+    # To a file: said once it is written.
+    path = os.path.join(WORK, "d.json")
+    rc, out, err = analysis("diff", "-f", "json", "-o", path, a, b)
+    check(rc == 0 and out == "" and err == f"upti: wrote {path}\n" and
+          json.load(open(path)) == json.loads(analysis("diff", "-f", "json", a, b)[1]),
+          f"diff -o: rc {rc} {err!r}")
 
 
 def case_errors():
@@ -278,7 +284,8 @@ def case_recipes():
     merged = os.path.join(WORK, "all")
     r = subprocess.run([UPTI, "merge", *dbs, "-o", merged, "-f", "db,json"], capture_output=True,
                        text=True, timeout=300)
-    check(r.returncode == 0, f"merge: {r.stderr}")
+    check(r.returncode == 0 and r.stderr == f"upti: wrote {merged}.db\nupti: wrote {merged}.json\n",
+          f"merge: rc {r.returncode}, {r.stderr!r}")
     with open(merged + ".json") as f:
         events = json.load(f)["traceEvents"]
     names = sorted(e["args"]["name"].split(":")[0] for e in events

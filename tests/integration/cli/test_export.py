@@ -270,7 +270,8 @@ def case_otf2(tmp):
                  "UPDATE string SET string = ? WHERE string = 'outer'", "o" * (5 << 20))
     p = run([UPTI, "export", os.path.join(tmp, "long.db"), "-f", "otf2"])
     check(p.stderr == "upti: 1 string longer than 1048576 bytes cut in the OTF2 archive (the "
-          "database has them whole)\n", "long string: %r" % p.stderr[:300])
+          "database has them whole)\nupti: wrote %s\n" % os.path.join(tmp, "long.otf2"),
+          "long string: %r" % p.stderr[:300])
     ev = otf2_events(os.path.join(tmp, "long.otf2"))
     x = expected_otf2(sqlite3.connect(os.path.join(d, "m.db")))
     cut = "o" * (1 << 20) + " [cut: %d bytes]" % (5 << 20)

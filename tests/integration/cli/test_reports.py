@@ -386,8 +386,8 @@ def case_no_clobber(tmp):
         run([db, "-o", out, "--force-overwrite"] + args)
         first = open(path, "rb").read()
         check(first != b"PRECIOUS\n" and len(first) > 0, "%s: --force-overwrite wrote nothing" % args)
-        p = run([db, "-o", out] + args)  # its own output: replaced, silently
-        check(p.stderr == b"", "%s: %r" % (args, p.stderr))
+        p = run([db, "-o", out] + args)  # its own output: replaced, said as written
+        check(p.stderr == ("upti: wrote %s\n" % path).encode(), "%s: %r" % (args, p.stderr))
         check(open(path, "rb").read() == first, "%s: a second run differs" % args)
         os.unlink(path)
 
