@@ -372,7 +372,7 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
     }
     g_child_ended = 1;
     int converted = run_collect_end(g_child, status);
-    run_outputs_end(converted);
+    run_say_summary(run_outputs_end(converted));
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status))

@@ -79,4 +79,9 @@ void run_collect_discard(void);
  */
 int run_collect_recover(const char *folder, pid_t wait_pid, int background, unsigned max_wait_s);
 
+/** upti run's closing line, after the "upti: wrote" lines: processes, records,
+ *  drops, time span and outputs (outputs: the files said written; nothing is
+ *  said for 0). */
+void run_say_summary(int outputs);
+
 #endif

@@ -4,6 +4,7 @@
  * (how the process ended, records not stored), the move into place without
  * replacing what upti did not write, and the other formats. */
 #include "run_state.h"
+#include "run_collect.h"
 #include "run_outputs.h"
 #include "run_config.h"
 
@@ -62,12 +63,14 @@ static void read_db_info(converted *c)
         }
         sqlite3_finalize(st);
     }
-    if (sqlite3_prepare_v2(db, "SELECT ppid, hostname, command FROM info_process LIMIT 1", -1, &st,
-                           NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT ppid, hostname, command, start, end FROM info_process LIMIT 1",
+                           -1, &st, NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW) {
             c->ppid = sqlite3_column_int64(st, 0);
             c->host = run_dup_or_null((const char *)sqlite3_column_text(st, 1));
             c->command = run_dup_or_null((const char *)sqlite3_column_text(st, 2));
+            c->start = sqlite3_column_int64(st, 3);
+            c->end = sqlite3_column_int64(st, 4);
         }
         sqlite3_finalize(st);
     }
@@ -482,6 +485,13 @@ static int finish_one(converted *c)
         unlink(c->path);
     if (fd >= 0)
         close(fd);
+    g_run.sum_processes++;
+    g_run.sum_records += metadata_int(c, "records_written");
+    g_run.sum_dropped += metadata_int(c, "records_dropped");
+    if (c->start > 0 && (g_run.first_start == 0 || c->start < g_run.first_start))
+        g_run.first_start = c->start;
+    if (c->end > g_run.last_end)
+        g_run.last_end = c->end;
     char **n = realloc(g_run.bases, (g_run.num_bases + 1) * sizeof *n);
     if (n != NULL) {
         g_run.bases = n;
@@ -490,6 +500,19 @@ static int finish_one(converted *c)
         free(base);
     }
     return 1;
+}
+
+void run_say_summary(int outputs)
+{
+    if (g_run.sum_processes == 0 || outputs <= 0)
+        return;
+    char span[48] = "";
+    if (g_run.first_start > 0 && g_run.last_end > g_run.first_start)
+        snprintf(span, sizeof span, ", %.3f s",
+                 (double)(g_run.last_end - g_run.first_start) / 1e9);
+    fprintf(stderr, "upti: traced %lld process%s: %lld records, %lld dropped%s; %d output%s\n",
+            g_run.sum_processes, g_run.sum_processes == 1 ? "" : "es", g_run.sum_records,
+            g_run.sum_dropped, span, outputs, outputs == 1 ? "" : "s");
 }
 
 /* Converts the spool and writes every process's outputs. The number written. */

@@ -122,10 +122,10 @@ void run_outputs_quiet(void)
     g_quiet = 1;
 }
 
-void run_outputs_end(int traced)
+int run_outputs_end(int traced)
 {
     if (g_manifest[0] == '\0')
-        return;
+        return 0;
     /* What the collector wrote, once per path, in order. */
     fields m;
     read_fields(&m);
@@ -151,4 +151,5 @@ void run_outputs_end(int traced)
     else if (said == 0 && traced > 0)
         fprintf(stderr, "upti: nothing was recorded: no trace written\n");
     run_outputs_discard();
+    return g_quiet ? 0 : said;
 }

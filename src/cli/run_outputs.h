@@ -21,9 +21,9 @@ void run_outputs_quiet(void);
  * Once the collector is done: prints "upti: wrote PATH" per output file, or
  * says that no trace was written (traced: the number of processes whose
  * records the collector converted; -1: none, and the collector said why).
- * Removes the manifest.
+ * Removes the manifest. Returns how many files it said written.
  */
-void run_outputs_end(int traced);
+int run_outputs_end(int traced);
 
 /** How the program (pid top, wait status) or one of its processes (pid) ended,
  *  for the database's metadata "ended": "killed by signal 9 (Killed)", ... */

@@ -24,6 +24,7 @@ typedef struct converted {
     char *meta;    /* its metadata: key\0value\0... */
     size_t meta_len;
     char *host, *command;
+    long long start, end; /* info_process: its first start, its last end (0: unknown) */
 } converted;
 
 /* The state of this `upti run` (or `upti recover`): its folders, the collector
@@ -59,6 +60,9 @@ struct run_state {
     char **bases; /* the output names this run wrote */
     size_t num_bases;
     int lost; /* traced processes that lost records, said in a line */
+    /* What the processes whose outputs were written hold, for the closing line
+     * of upti run: how many, their records and drops, their first start and last end. */
+    long long sum_processes, sum_records, sum_dropped, first_start, last_end;
     int bare; /* upti recover of a ring folder without run.conf (names from the rings) */
     ur_loss *losses; /* records the collectors of this folder could not store, per process */
     size_t num_losses, cap_losses;

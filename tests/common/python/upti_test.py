@@ -20,6 +20,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,18 @@ import tempfile
 import time
 
 SKIP = 77
+
+# upti run's closing line, after its "upti: wrote PATH" lines (cli.outputs_said
+# checks it whole).
+SUMMARY = re.compile(r"upti: traced \d+ process(es)?: \d+ records, \d+ dropped(, \d+\.\d{3} s)?; "
+                     r"\d+ outputs?$")
+
+
+def said(stderr):
+    """stderr's lines (bytes or text), less upti run's closing summary line."""
+    if isinstance(stderr, bytes):
+        stderr = stderr.decode(errors="replace")
+    return [line for line in stderr.splitlines() if not SUMMARY.match(line)]
 
 # What makes a program run traced: the caller's UPTI_* variables and the layers'.
 TRACING = ('UPTI_', 'OPENCL_LAYERS', 'NVTX_INJECTION64_PATH')

@@ -103,6 +103,9 @@ def case_package():
           f"docs/analysis.md example: rc {r.returncode}\n{r.stdout}{r.stderr[-2000:]}")
 
 
+# Rules that may hold beside a mode's own, with the machine's load (below).
+IDLE = {"device_idle", "low_utilization"}
+ALSO = {"sync": IDLE, "tiny": IDLE, "small": IDLE}
 # The rules each mode is made to show; `clean` shows none.
 SHOWS = {"sync": {"sync"}, "idle": {"device_idle", "low_utilization"},
          "small": {"small_transfers"}, "errors": {"api_errors"}, "tiny": {"launch_overhead"}}
@@ -116,8 +119,12 @@ def case_rules():
         db = trace(mode, mode)
         rules = {f["rule"] for f in findings(db)}
         check(wanted <= rules, f"{mode}: wants {sorted(wanted)}, got {sorted(rules)}")
-        # A pattern's own rule only: the others that hold elsewhere must not.
-        others = set().union(*SHOWS.values()) - wanted - {"low_utilization"}
+        # A pattern's own rule only: the others that hold elsewhere must not,
+        # but for the idle device that comes with synchronizing after each
+        # kernel or launching tiny ones: the host's work between them leaves the
+        # device idle, gaps of a millisecond or more whenever a loaded machine
+        # deschedules the host (CI saw three such gaps in the sync mode).
+        others = set().union(*SHOWS.values()) - wanted - ALSO.get(mode, set())
         check(not (rules & others), f"{mode}: unexpected {sorted(rules & others)}")
         if mode == "errors":
             f = [f for f in findings(db) if f["rule"] == "api_errors"][0]

@@ -238,7 +238,7 @@ def case_many_processes(tmp):
                        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard)))
     paths = dbs_in(d) if os.path.isdir(d) else []
     check(p.returncode == 0 and len(paths) == n and
-          sorted(p.stderr.splitlines()) == sorted("upti: wrote " + x for x in paths),
+          sorted(upti_test.said(p.stderr)) == sorted("upti: wrote " + x for x in paths),
           "exit %d, %d databases (expected %d)\nstderr: %s" % (p.returncode, len(paths), n,
                                                                p.stderr[-2000:]))
     for path in paths:
@@ -583,7 +583,7 @@ def case_list(tmp):
         check("KERNEL_DISPATCH" in p.stdout and "clEnqueueNDRangeKernel" in p.stdout,
               "no kinds listed")
         check("ocl_e2e: a=2 " in p.stdout, "the program did not run")
-        lines = p.stderr.splitlines()
+        lines = upti_test.said(p.stderr)
         heads = [i for i, l in enumerate(lines) if l.startswith("upti: agents of pid ")]
         check(len(heads) == 1, "agents printed %d times: %s" % (len(heads), p.stderr))
         agents = lines[heads[0] + 1:]
@@ -615,7 +615,7 @@ def case_list(tmp):
               % (how, p.returncode, p.stderr))
         check(os.path.exists(ran), "%s: the program did not run" % how)
         os.unlink(ran)
-        lines = [l for l in p.stderr.splitlines() if "standard output" in l]
+        lines = [l for l in upti_test.said(p.stderr) if "standard output" in l]
         check(len(lines) == 1 and lines[0].startswith("upti: cannot write the standard output"),
               "%s: stderr %r" % (how, p.stderr))
 
@@ -813,18 +813,27 @@ def case_corrupt(tmp):
 
 
 def upti_lines(p):
-    return [l for l in p.stderr.splitlines() if l.startswith("upti:")]
+    return [l for l in upti_test.said(p.stderr) if l.startswith("upti:")]
 
 
 def case_outputs_said(tmp):
-    """upti run ends with one "upti: wrote PATH" per output (without --stats too), says when
-    nothing was traced, leaves no empty trace of an exec'd child, and survives SIGXFSZ."""
+    """upti run ends with one "upti: wrote PATH" per output (without --stats too), then one
+    summary line (processes, records, drops, time span, outputs); says when nothing was
+    traced, leaves no empty trace of an exec'd child, and survives SIGXFSZ."""
     d = os.path.join(tmp, "out")
     p = run([UPTI, "run", "--marker-trace", "--format", "db,json,csv", "-d", d, "-o", "o", "--",
              UPTX_APP, "--iterations", "2"])
     want = ["upti: wrote " + os.path.join(d, f) for f in
             ("o.db", "o.json", "o_marker_api_trace.csv", "o_region_trace.csv")]
     check(upti_lines(p) == want, "stderr %r, expected %r" % (upti_lines(p), want))
+    db = sqlite3.connect(os.path.join(d, "o.db"))
+    records = int(db.execute("SELECT value FROM metadata WHERE key = 'records_written'").fetchone()[0])
+    start, end = db.execute("SELECT start, end FROM info_process").fetchone()
+    db.close()
+    summary = ("upti: traced 1 process: %d records, 0 dropped, %.3f s; 4 outputs"
+               % (records, (end - start) / 1e9))
+    lines = [l for l in p.stderr.splitlines() if l.startswith("upti:")]
+    check(lines == want + [summary] and records > 0, "summary: %r, expected %r" % (lines[-1:], summary))
     e = os.path.join(tmp, "empty")
     p = run([UPTI, "run", "-d", e, "--", "sh", "-c", "exit 0"])
     check(upti_lines(p) == ["upti: no OpenCL, uptx or NVTX use seen: no trace written"],

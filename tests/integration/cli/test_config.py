@@ -345,7 +345,7 @@ def case_recover(tmp):
     folders = [f for f in os.listdir(tmpdir) if f.startswith("upti-collect-")]
     check(len(folders) == 1, "run folders %r" % folders)
     r = run([UPTI, "recover", os.path.join(tmpdir, folders[0])])
-    check(sorted(r.stderr.splitlines()) == ["upti: wrote " + os.path.join(d, n)
+    check(sorted(upti_test.said(r.stderr)) == ["upti: wrote " + os.path.join(d, n)
                                             for n in ("c.db", "c_config.json")],
           "recover said %r" % r.stderr)
     text = open(os.path.join(d, "c_config.json")).read()

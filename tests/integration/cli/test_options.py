@@ -24,7 +24,7 @@ KNOWN = ("%pid%", "%ppid%", "%hostname%", "%rank%", "%argv0%", "%env{NAME}%", "%
 
 def said(p):
     """stderr's lines, less the closing 'upti: wrote PATH' lines of a run."""
-    return [l for l in p.stderr.splitlines() if not l.startswith("upti: wrote ")]
+    return [l for l in upti_test.said(p.stderr) if not l.startswith("upti: wrote ")]
 
 
 def one_line(p, what):
@@ -176,7 +176,7 @@ def case_foreign_spellings(tmp):
     check(os.listdir(tmp) == [], "files left: %r" % os.listdir(tmp))
     p = run([UPTI, "run", "--marker-trace", "-d", "5", "-o", "t", "--", UPTX_APP, "--iterations", "1",
              "--threads", "1"])
-    warn = [l for l in p.stderr.splitlines() if "warning" in l]
+    warn = [l for l in upti_test.said(p.stderr) if "warning" in l]
     check(warn == ["upti: run: warning: -d 5 names the output folder '5' (for a duration, as "
                    "nsys's -d, upti's is --duration SEC)"], "%r" % p.stderr)
     check(os.path.exists(os.path.join(tmp, "5", "t.db")), "the trace is in 5/")
@@ -212,7 +212,7 @@ def case_env_vars(tmp):
             "UPTI_CLOCK": "gettime"}
     p = run([UPTI, "run", "--marker-trace", "-d", "g", "-o", "g", "--"] + app, env=good)
     check(said(p) == [], "good values were not silent: %r" % p.stderr)
-    check(p.stderr.splitlines() == ["upti: wrote g/g.db"], "the output not said: %r" % p.stderr)
+    check(upti_test.said(p.stderr) == ["upti: wrote g/g.db"], "the output not said: %r" % p.stderr)
     check(os.path.exists(os.path.join(tmp, "g", "g.db")), "no trace with good values")
     bad = (("UPTI_RING_FULL_WAIT_MS", "10k", ("ms", "s"), ("bytes",)),
            ("UPTI_RING_FULL_WAIT_MS", "0", ("ms",), ()),

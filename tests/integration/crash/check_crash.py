@@ -62,12 +62,12 @@ def upti_run(tmp, name, args, expect_rc):
     if 'app: %d kernels' % args[0] not in p.stdout:
         fail('the program did not run its kernels%s' % where)
     # The run ends by naming its outputs: both formats of the one process.
-    wrote = sorted(l[len('upti: wrote '):] for l in p.stderr.splitlines()
+    wrote = sorted(l[len('upti: wrote '):] for l in upti_test.said(p.stderr)
                    if l.startswith('upti: wrote '))
     want = sorted(os.path.join(tmp, name + ext).replace('\n', '\\n') for ext in ('.db', '.pftrace'))
     if wrote != want:
         fail('"upti: wrote" lines %r, expected %r%s' % (wrote, want, where))
-    return [l for l in p.stderr.splitlines()
+    return [l for l in upti_test.said(p.stderr)
             if l.startswith('upti:') and not l.startswith('upti: wrote ')], where
 
 
@@ -236,7 +236,7 @@ def recover_to(folder, e, path):
     """`upti recover FOLDER`, which must say exactly that it wrote path."""
     r = subprocess.run([UPTI, 'recover', folder], env=e, capture_output=True, text=True,
                        errors='replace', timeout=300)
-    if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote ' + path]:
+    if r.returncode != 0 or upti_test.said(r.stderr) != ['upti: wrote ' + path]:
         fail('upti recover: exit %d, stderr %r' % (r.returncode, r.stderr))
 
 
@@ -301,7 +301,7 @@ def case_full_disk(tmp):
         fail('exit status %d, expected 0 (the program is not disturbed)%s' % (p.returncode, where))
     if p.stdout != '':
         fail('the program printed something (it fails only then)%s' % where)
-    lines = [l for l in p.stderr.splitlines() if l.startswith('upti:')]
+    lines = [l for l in upti_test.said(p.stderr) if l.startswith('upti:')]
     said = [l for l in lines if l.startswith('upti: cannot write the spool ')]
     if len(said) != 1 or not said[0].endswith(': the records the rings still hold are counted '
                                               'and discarded'):
@@ -377,7 +377,7 @@ def case_tmpdir_unwritable(tmp):
     where = '\nstdout: %s\nstderr: %s' % (p.stdout, p.stderr)
     if p.returncode != 5:
         fail('exit status %d, expected the program\'s 5%s' % (p.returncode, where))
-    lines = [l for l in p.stderr.splitlines()
+    lines = [l for l in upti_test.said(p.stderr)
              if l.startswith('upti:') and not l.startswith('upti: wrote ')]
     want = ('upti: cannot create the run folder in TMPDIR %s (%s): it is in /tmp'
             % (blocker + '/x', os.strerror(20)))  # ENOTDIR
@@ -430,7 +430,7 @@ def case_kill_in_outputs(tmp):
         where = '\nrecover stderr: %s' % r.stderr
         if r.returncode != 0:
             fail('upti recover exit %d%s' % (r.returncode, where))
-        wrote = sorted(l[len('upti: wrote '):] for l in r.stderr.splitlines()
+        wrote = sorted(l[len('upti: wrote '):] for l in upti_test.said(r.stderr)
                        if l.startswith('upti: wrote '))
         want = sorted(os.path.join(d, 'o' + x) for x in ('.db', '.json', '.pftrace'))
         if wrote != want:
@@ -494,7 +494,7 @@ def case_collector_killed(tmp):
     where = '\nrecover stderr: %s' % r.stderr
     if os.path.exists('/proc/%d' % kids[0]) and open('/proc/%d/stat' % kids[0]).read().split()[2] != 'Z':
         fail('upti recover returned while the program still ran%s' % where)
-    if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote ' + os.path.join(d, 'c.db')]:
+    if r.returncode != 0 or upti_test.said(r.stderr) != ['upti: wrote ' + os.path.join(d, 'c.db')]:
         fail('upti recover exit %d%s' % (r.returncode, where))
     con = sqlite3.connect('file:%s?mode=ro' % os.path.join(d, 'c.db'), uri=True)
     q = lambda sql: con.execute(sql).fetchone()[0]  # noqa: E731
@@ -532,7 +532,7 @@ def case_recover_full(tmp):
     spool = os.path.getsize(os.path.join(folder, 'spool'))
     if spool >= limit:
         fail('the spool (%d bytes) does not fit under the limit: the case tests nothing' % spool)
-    lines = r.stderr.splitlines()
+    lines = upti_test.said(r.stderr)
     db_lines = [l for l in lines if re.match(r'upti: database \S+: .+', l)]
     incomplete = [l for l in lines if re.match(r'upti: pid \d+: its database could not be '
                                                r'completed: the \d+ records of the spool are not '
@@ -548,7 +548,7 @@ def case_recover_full(tmp):
              % (os.path.exists(path), not os.path.isdir(folder), where))
     r = subprocess.run([UPTI, 'recover', folder], env=e, capture_output=True, text=True,
                        errors='replace', timeout=120)
-    if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote ' + path]:
+    if r.returncode != 0 or upti_test.said(r.stderr) != ['upti: wrote ' + path]:
         fail('upti recover with room: exit %d\nstderr: %s' % (r.returncode, r.stderr))
     con = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
     markers = con.execute('SELECT count(*) FROM marker').fetchone()[0]
@@ -685,7 +685,7 @@ def case_full_tmpdir(tmp):
         p, where = uptx_traced(out, e, iterations)
         if p.returncode != 0:
             fail('exit status %d, expected 0 (the program is not disturbed)%s' % (p.returncode, where))
-        lines = [l for l in p.stderr.splitlines() if l.startswith('upti:')]
+        lines = [l for l in upti_test.said(p.stderr) if l.startswith('upti:')]
         counted = [m for m in (re.match(r'upti: pid (\d+): (\d+) records could not be stored', l)
                                for l in lines) if m]
         kept = kept_folders(lines)
@@ -721,7 +721,7 @@ def case_full_outdir(tmp):
         p, where = uptx_traced(fs, e, iterations)
         if p.returncode != 0:
             fail('exit status %d, expected 0%s' % (p.returncode, where))
-        kept = kept_folders(p.stderr.splitlines())
+        kept = kept_folders(upti_test.said(p.stderr))
         if len(kept) != 1:
             fail('expected one line on the kept run folder%s' % where)
         path = os.path.join(fs, 'f.db')

@@ -37,7 +37,7 @@ def run(cmd, extra_env, cwd):
     if p.returncode != 0:
         fail('%s exited %d\nstdout: %s\nstderr: %s' % (' '.join(cmd), p.returncode,
                                                        p.stdout[-3000:], p.stderr[-3000:]))
-    said = [l for l in p.stderr.splitlines() if l.startswith('upti:') and
+    said = [l for l in upti_test.said(p.stderr) if l.startswith('upti:') and
             not l.startswith('upti: wrote ')]
     if said:
         fail('upti printed: %s' % '\n'.join(said))

@@ -192,7 +192,7 @@ def case_kill(tmp):
         if left:
             r = subprocess.run([UPTI, 'recover', left[0]], capture_output=True, text=True,
                                timeout=120)
-            if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote %s' % db]:
+            if r.returncode != 0 or upti_test.said(r.stderr) != ['upti: wrote %s' % db]:
                 fail('k%d: upti recover: exit %d\nstderr: %s' % (i, r.returncode, r.stderr))
             if os.path.exists(left[0]) or os.path.exists(
                     os.path.join('/dev/shm', os.path.basename(left[0]))):
@@ -249,7 +249,7 @@ def case_bare(tmp):
     # folder (docs/reliability.md, "Shared machines").
     r = subprocess.run([UPTI, 'recover', rings], capture_output=True, text=True, timeout=120,
                        cwd=tmp)
-    if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote %s' % db]:
+    if r.returncode != 0 or upti_test.said(r.stderr) != ['upti: wrote %s' % db]:
         fail('upti recover: exit %d\nstderr: %s' % (r.returncode, r.stderr))
     if os.listdir(rings):
         fail('left in the ring folder: %r' % os.listdir(rings))
@@ -257,7 +257,7 @@ def case_bare(tmp):
     empty = os.path.join(tmp, 'empty')
     os.makedirs(empty)
     r = subprocess.run([UPTI, 'recover', empty], capture_output=True, text=True, timeout=60)
-    if (r.returncode != 1 or len(r.stderr.splitlines()) != 1 or
+    if (r.returncode != 1 or len(upti_test.said(r.stderr)) != 1 or
             'neither a run folder of upti run' not in r.stderr):
         fail('recover of an empty folder: exit %d, stderr %r' % (r.returncode, r.stderr))
     # A folder that does not exist is said so (it was "neither a run folder nor a
@@ -293,7 +293,7 @@ def case_missing(tmp):
         # What the line says to do writes every mark.
         r = subprocess.run([UPTI, 'recover', folders[0]], capture_output=True, text=True,
                            timeout=120)
-        if r.returncode != 0 or r.stderr.splitlines() != ['upti: wrote %s.db' % pattern]:
+        if r.returncode != 0 or upti_test.said(r.stderr) != ['upti: wrote %s.db' % pattern]:
             fail('%s: upti recover: exit %d, stderr %r' % (collector, r.returncode, r.stderr))
         marks = check_db('missing', pattern + '.db', counters(counter), False, 'shared-ring')
         if marks != n * THREADS:

@@ -239,7 +239,7 @@ def case_recover_links(tmp):
         run(['ln', '-s', targets[0], os.path.join(evil, 'recover.spool')], ATTACKER)
         run(['ln', '-s', targets[1], os.path.join(evil, 'recover.lock')], ATTACKER)
         r = run([UPTI, 'recover', evil], cwd=tmp, env=env(tmp))
-        if r.returncode != 2 or len(r.stderr.splitlines()) != 1 or \
+        if r.returncode != 2 or len(upti_test.said(r.stderr)) != 1 or \
                 'is owned by user %s' % ATTACKER not in r.stderr:
             fail('recover of the attacker\'s folder: exit %d, %r' % (r.returncode, r.stderr))
         if any(os.path.lexists(t) for t in targets):
@@ -287,7 +287,7 @@ def case_output_name(tmp):
         'written as abs-%d instead' % (pids[1], outside, pids[1], pids[1]),
         'upti: wrote abs-%d.db' % pids[1],
         'upti: wrote %s/sub/in-%d.db' % (cwd, pids[2])])
-    if r.returncode != 0 or sorted(r.stderr.splitlines()) != want:
+    if r.returncode != 0 or sorted(upti_test.said(r.stderr)) != want:
         fail('recover: exit %d, stderr %r, expected %r' % (r.returncode, r.stderr, want))
     for name, n in (('escape-%d.db' % pids[0], 50), ('abs-%d.db' % pids[1], 60),
                     ('sub/in-%d.db' % pids[2], 70)):
@@ -333,7 +333,7 @@ def case_bad_rings(tmp):
             spool = os.path.join(tmp, 'spool')
             r = run([RING, 'collect', spool, '--dir', folder])
             want = sorted(bad.values())
-            if r.returncode != 0 or sorted(r.stderr.splitlines()) != want:
+            if r.returncode != 0 or sorted(upti_test.said(r.stderr)) != want:
                 fail('upti-ring collect: exit %d, stderr %r, expected %r' %
                      (r.returncode, r.stderr, want))
             r = run([RING, 'convert', spool, os.path.join(tmp, 'out')])
@@ -345,7 +345,7 @@ def case_bad_rings(tmp):
             # (named as the program would have: in its folder, origin, inside the current one)
             db = os.path.join(os.path.dirname(ring), 'upti-counted_marks-%d.db' % pid)
             want = sorted(list(bad.values()) + ['upti: wrote %s' % db])
-            if r.returncode != 0 or sorted(r.stderr.splitlines()) != want:
+            if r.returncode != 0 or sorted(upti_test.said(r.stderr)) != want:
                 fail('upti recover: exit %d, stderr %r, expected %r' % (r.returncode, r.stderr, want))
         got = sorted(marks(db))
         if got != sorted('%d:%d' % (t, i) for t in range(2) for i in range(100)):
@@ -369,7 +369,7 @@ def case_same_uid(tmp):
     # (the second of the two the folder lists)
     want = ['upti: %s has the ring uid of another file (a copy?): collected as a process of its '
             'own' % name for name in names]
-    if r.returncode != 0 or r.stderr.splitlines() not in ([want[0]], [want[1]]):
+    if r.returncode != 0 or upti_test.said(r.stderr) not in ([want[0]], [want[1]]):
         fail('collect: exit %d, %r, expected %r' % (r.returncode, r.stderr, want))
     r = run([RING, 'convert', spool, os.path.join(tmp, 'out')])
     dbs = sorted(r.stdout.split())
@@ -412,7 +412,7 @@ def case_pid_wait(tmp):
             'upti: pid 1 still runs after 1 s: %s is kept (upti recover again once it has '
             'ended)' % path,
             'upti: wrote %s' % db]
-    if r.returncode != 0 or r.stderr.splitlines() != want:
+    if r.returncode != 0 or upti_test.said(r.stderr) != want:
         fail('recover of a ring naming pid 1: exit %d, %r, expected %r' %
              (r.returncode, r.stderr, want))
     if not os.path.exists(path) or len(marks(db)) != 100:
@@ -464,7 +464,7 @@ def case_claims(tmp):
         fail('upti recover of a folder with a FIFO claim did not end in 60 s')
     want = ['upti: %s is not a claim (not a regular file of yours): not waited for' % fifo,
             'upti: wrote %s' % db]
-    if r.returncode != 0 or r.stderr.splitlines() != want:
+    if r.returncode != 0 or upti_test.said(r.stderr) != want:
         fail('recover with a FIFO claim: exit %d, %r, expected %r' % (r.returncode, r.stderr, want))
     if len(marks(db)) != 100:
         fail('%s: %d marks, expected 100' % (db, len(marks(db))))
@@ -483,7 +483,7 @@ def case_claims(tmp):
     want = ['upti: %s is still locked after 1 s: the process that may still record holds it '
             '(kept: upti recover again once it has ended)' % claim,
             'upti: wrote %s' % db]
-    if r.returncode != 0 or r.stderr.splitlines() != want:
+    if r.returncode != 0 or upti_test.said(r.stderr) != want:
         fail('recover with a locked claim: exit %d, %r, expected %r' % (r.returncode, r.stderr, want))
     if len(marks(db)) != 100 or not os.path.exists(claim):
         fail('%s: %d marks (expected 100), claim kept: %s' % (db, len(marks(db)),
@@ -515,9 +515,9 @@ def case_part_links(tmp):
         r = run(cmd, env=e, cwd=tmp)
         with open(precious) as f:
             kept = f.read()
-        said = 'upti: wrote %s/c.db\nupti: wrote %s/c_config.json\n' % (out, out)
+        said = ['upti: wrote %s/c.db' % out, 'upti: wrote %s/c_config.json' % out]
         if r.returncode != 0 or kept != 'precious\n' or os.stat(precious).st_nlink != 1 or \
-                r.stderr != said:
+                upti_test.said(r.stderr) != said:
             fail('part_links: exit %d, the linked file holds %r (%d names); stderr %r, '
                  'expected %r' % (r.returncode, kept[:20], os.stat(precious).st_nlink,
                                   r.stderr, said))

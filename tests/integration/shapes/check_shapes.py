@@ -41,6 +41,8 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'common', 'python'))
+import upti_test  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
 CASE = sys.argv[2]
@@ -65,7 +67,7 @@ def run(tmp, args, expect_rc, app=APP, output=('-o', 'shapes-%pid%'), said=()):
     where = '\ncommand: %s\nstdout: %s\nstderr: %s' % (' '.join(cmd), p.stdout, p.stderr)
     if p.returncode != expect_rc:
         fail('exit status %d, expected %d%s' % (p.returncode, expect_rc, where))
-    others = [l for l in p.stderr.splitlines()
+    others = [l for l in upti_test.said(p.stderr)
               if l.startswith('upti:') and not l.startswith('upti: wrote ')]
     if len(others) != len(said) or not all(s in l for s, l in zip(said, others)):
         fail('upti: lines other than %r%s' % (said, where))
@@ -284,7 +286,7 @@ def check_daemon_idle(tmp):
                            capture_output=True, text=True, timeout=120)
         want = ['upti: %s is still locked after 1 s: the process that may still record holds '
                 'it (kept: upti recover again once it has ended)' % claim]
-        said = [l for l in r.stderr.splitlines() if not l.startswith('upti: wrote ')]
+        said = [l for l in upti_test.said(r.stderr) if not l.startswith('upti: wrote ')]
         dbs = [f for f in os.listdir(out) if f.endswith('.db')]
         if r.returncode != 0 or said != want or len(dbs) != 1:
             fail('recover: exit %d, databases %r, stderr %r, expected %r'
@@ -315,7 +317,7 @@ def check_daemon_idle_run(tmp):
         if first != want:
             fail('first line %r, expected %r' % (first, want))
         os.kill(p.pid, signal.SIGINT)
-        rest = p.communicate(timeout=120)[1].splitlines()
+        rest = upti_test.said(p.communicate(timeout=120)[1])
         folder = os.path.join(tmpdir, os.listdir(tmpdir)[0]) if os.listdir(tmpdir) else None
         dbs = [f for f in os.listdir(out) if f.endswith('.db')]
         kept = ('upti: 1 traced process was still running when upti stopped: the rest of their '

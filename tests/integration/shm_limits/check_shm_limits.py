@@ -109,7 +109,7 @@ def check(tmp, wrap, threads, n, preexec=None, rounds=1, **extra):
     for m in rows:
         t, i = m.split(':')
         per_thread[int(t)].append(int(i))
-    lines = [l for l in err.splitlines() if not l.startswith('upti: wrote ')]
+    lines = [l for l in upti_test.said(err) if not l.startswith('upti: wrote ')]
     # One line per reason (a full ring; no free slot): together, every drop.
     said = [l for l in lines if 'records were dropped' in l]
     counts = [re.match(r'upti: process \d+: (\d+) records were dropped \(', l) for l in said]

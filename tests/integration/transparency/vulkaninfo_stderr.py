@@ -14,6 +14,8 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'common', 'python'))
+import upti_test  # noqa: E402
 
 UPTI, WORK = sys.argv[1], sys.argv[2]
 if shutil.which('vulkaninfo') is None:
@@ -37,7 +39,7 @@ traced = subprocess.run([UPTI, 'run', '--sys-trace', '-d', out, '-o', 'v', '--']
 fail = []
 if traced.returncode != bare.returncode:
     fail.append('exit %d traced, %d bare' % (traced.returncode, bare.returncode))
-ours = [l for l in traced.stderr.splitlines() if l.startswith('upti: ')]
+ours = [l for l in upti_test.said(traced.stderr) if l.startswith('upti: ')]
 theirs = [l for l in traced.stderr.splitlines() if not l.startswith('upti: ')]
 if theirs != bare.stderr.splitlines():
     fail.append('standard error differs: %d lines traced (but upti\'s), %d bare:\n%s\n---\n%s'
