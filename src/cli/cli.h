@@ -46,6 +46,8 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  *  program's, even if what upti printed on stdout (-L) could not be written. */
 extern int cli_status_is_programs;
 
+/** The path of this upti executable (/proc/self/exe, read once); NULL if unknown. */
+const char *cli_self_exe(void);
 /** Directory holding UPTI's libraries (next to the binary: ../lib, ../<libdir>) and the
  *  upti Python package (upti/python); NULL if none. */
 const char *cli_library_dir(void);

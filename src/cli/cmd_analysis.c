@@ -40,12 +40,8 @@ int cmd_python(int argc, char **argv)
     }
     snprintf(path, len, "%s%s%s", package, old && *old ? ":" : "", old && *old ? old : "");
     setenv("PYTHONPATH", path, 1);
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        setenv("UPTI_COMMAND", self, 1);
-    }
+    if (cli_self_exe() != NULL)
+        setenv("UPTI_COMMAND", cli_self_exe(), 1);
     const char *python = getenv("UPTI_PYTHON");
     args[0] = (char *)(python && *python ? python : UPTI_ANALYSIS_PYTHON);
     args[1] = "-m";

@@ -182,6 +182,16 @@ int cli_error(const char *fmt, ...)
     return 1;
 }
 
+const char *cli_self_exe(void)
+{
+    static char exe[PATH_MAX];
+    if (exe[0] == '\0') {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = '\0';
+    }
+    return exe[0] ? exe : NULL;
+}
+
 const char *cli_library_dir(void)
 {
     static char dir[PATH_MAX];
@@ -190,10 +200,10 @@ const char *cli_library_dir(void)
         return dir[0] ? dir : NULL;
     done = 1;
     char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
+    const char *self = cli_self_exe();
+    if (self == NULL)
         return NULL;
-    exe[n] = '\0';
+    snprintf(exe, sizeof exe, "%s", self);
     char *slash = strrchr(exe, '/');
     if (slash == NULL)
         return NULL;
