@@ -30,26 +30,34 @@ def _format_option(parser, formats=output.FORMATS):
 
 
 class _Out:
-    """Where a command writes: stdout, or the file of -o, said on stderr once
-    complete ("upti: wrote PATH": every command says what it wrote)."""
+    """Where a command writes: stdout, or the file of -o, written as FILE.part
+    and renamed once complete (no half-written FILE), then said on stderr
+    ("upti: wrote PATH": every command says what it wrote)."""
 
     def __init__(self, path):
         self.path = path
 
     def __enter__(self):
-        self.file = open(self.path, "w", encoding="utf-8", newline="") if self.path else sys.stdout
+        if not self.path:
+            self.file = sys.stdout
+        else:
+            try:
+                self.file = open(self.path + ".part", "w", encoding="utf-8", newline="")
+            except OSError as e:
+                e.filename = self.path  # the output asked for, not its working name
+                raise
         return self.file
 
-    def __exit__(self, *exc):
-        if self.path:
-            self.file.close()
-            if exc[0] is None:
-                sys.stderr.write(f"upti: wrote {self.path}\n")
+    def __exit__(self, kind, *exc):
+        if not self.path:
+            return False
+        self.file.close()
+        if kind is not None:
+            os.unlink(self.path + ".part")
+            return False
+        os.replace(self.path + ".part", self.path)
+        sys.stderr.write(f"upti: wrote {self.path}\n")
         return False
-
-
-def _open_out(path):
-    return _Out(path)
 
 
 def cmd_diff(argv):
@@ -61,7 +69,7 @@ def cmd_diff(argv):
     args = p.parse_args(argv)
     from upti.diff import diff
     frame = diff(args.a, args.b)
-    with _open_out(args.output) as out:
+    with _Out(args.output) as out:
         output.write(frame, args.format, out)
     return 0
 
@@ -92,7 +100,7 @@ def cmd_analyze(argv):
             p.error(f"--rules: no rule {', '.join(unknown)} (rules: {', '.join(RULES)})")
     cfg = Settings(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Settings)})
     findings = analyze(args.databases, rules, cfg)
-    with _open_out(args.output) as out:
+    with _Out(args.output) as out:
         if args.format == "json":
             json.dump([f.as_dict() for f in findings], out, indent=1)
             out.write("\n")
@@ -131,7 +139,7 @@ def cmd_recipe(argv):
     if args.workers is not None and (args.workers < 1 or args.mode != "dask"):
         p.error("--workers: a number > 0, with --mode dask")
     frame = run(args.name, args.databases, args.mode, args.workers)
-    with _open_out(args.output) as out:
+    with _Out(args.output) as out:
         output.write(frame, args.format, out)
     return 0
 
@@ -146,15 +154,8 @@ def cmd_report(argv):
     from upti.report import report
     upti = os.environ.get("UPTI_COMMAND", "upti")
     page = report(args.databases, upti)
-    tmp = args.output + ".part"
-    try:
-        with open(tmp, "w", encoding="utf-8") as out:
-            out.write(page)
-        os.replace(tmp, args.output)
-    except OSError as e:
-        sys.stderr.write(f"upti: report: cannot write {args.output}: {e.strerror}\n")
-        return 1
-    sys.stderr.write(f"upti: wrote {args.output}\n")
+    with _Out(args.output) as out:
+        out.write(page)
     return 0
 
 
@@ -172,6 +173,9 @@ def main(argv):
         return 1
     except BrokenPipeError:
         return 0
+    except OSError as e:  # an output that cannot be written (-o)
+        sys.stderr.write(f"upti: {argv[0]}: cannot write {e.filename}: {e.strerror}\n")
+        return 1
 
 
 if __name__ == "__main__":

@@ -18,11 +18,6 @@ from upti.trace import read_table
 GAP_NS = 1_000_000
 
 
-def _rank_of(frame):
-    """The rank column of a part: the process's rank, as nullable integers."""
-    return frame["rank"].astype("Int64")
-
-
 def _stats(frame, keys, column="duration"):
     """count, total, min, median, max of column per keys."""
     return frame.groupby(keys, dropna=False)[column].agg(
@@ -61,7 +56,7 @@ def api_part(path):
     a = read_table(path, "apis")
     a["sync"] = a["name"].isin(SYNC_CALLS)
     rows = []
-    for (rank, pid), g in a.groupby([_rank_of(a), "pid"], dropna=False):
+    for (rank, pid), g in a.groupby(["rank", "pid"], dropna=False):
         s = g[g["sync"]]
         rows.append({"rank": rank, "pid": pid, "api_calls": len(g),
                      "api_ns": int(g["duration"].sum()), "sync_calls": len(s),
@@ -101,7 +96,7 @@ def _device_busy(path):
 def gaps_part(path):
     ops = _device_busy(path)
     rows = []
-    for (rank, pid), g in ops.groupby([_rank_of(ops), "pid"], dropna=False):
+    for (rank, pid), g in ops.groupby(["rank", "pid"], dropna=False):
         busy = _busy_intervals(g)
         gaps = [b[0] - a[1] for a, b in zip(busy, busy[1:]) if b[0] - a[1] >= GAP_NS]
         rows.append({"rank": rank, "pid": pid, "device_ns": sum(e - s for s, e in busy),
@@ -116,7 +111,7 @@ def imbalance_part(path):
     busy = gaps_part(path)[["rank", "pid", "device_ns"]]
     api = api_part(path)[["rank", "pid", "api_ns"]]
     procs = read_table(path, "processes")
-    procs = pd.DataFrame({"rank": _rank_of(procs), "pid": procs["pid"],
+    procs = pd.DataFrame({"rank": procs["rank"], "pid": procs["pid"],
                           "run_ns": procs["duration"].fillna(0).astype("int64")})
     out = procs.merge(busy, on=["rank", "pid"], how="left").merge(api, on=["rank", "pid"],
                                                                     how="left")

@@ -190,6 +190,11 @@ def case_diff():
     check(rc == 0 and out == "" and err == f"upti: wrote {path}\n" and
           json.load(open(path)) == json.loads(analysis("diff", "-f", "json", a, b)[1]),
           f"diff -o: rc {rc} {err!r}")
+    # An output that cannot be written: one line, exit 1, nothing left behind.
+    bad = os.path.join(WORK, "no-such-folder", "d.json")
+    rc, out, err = analysis("diff", "-o", bad, a, b)
+    check(rc == 1 and err == f"upti: diff: cannot write {bad}: No such file or directory\n",
+          f"diff -o into a missing folder: rc {rc} {err!r}")
 
 
 def case_errors():
