@@ -6,6 +6,7 @@
 #include "out_files.h"
 #include "output.h"
 #include "safe_open.h"
+#include "stats_reports.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -119,7 +120,7 @@ int cmd_export(int argc, char **argv)
         rc = uo_export_csv(db, base, 1, NULL, err, sizeof err);
         snprintf(path, len, "%s_stats.csv", base);
         if (rc == 0)
-            rc = uo_summary_csv_file(db, path, err, sizeof err);
+            rc = report_csv_file(db, path, report_default_list, err, sizeof err);
     }
 #ifdef UPTI_HAVE_OTF2
     if (rc == 0 && want_otf2) {

@@ -178,7 +178,8 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
 {
     const char *include = o->include, *exclude = o->exclude, *formats = o->formats;
     const char *kinds = o->kinds;
-    int stats = o->stats, list = o->list, args = o->args;
+    const char *stats = run_stats_reports(o);
+    int list = o->list, args = o->args;
     /* Validate before running anything. */
     unsigned format_bits = 0;
     int rc = run_check_formats(formats, &format_bits);
@@ -255,10 +256,13 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
 
     setenv("UPTI_TRACE_KINDS", kinds[0] ? kinds : "all", 1);
     setenv("UPTI_TRACE_FORMATS", formats, 1);
-    if (stats)
+    if (stats != NULL) {
         setenv("UPTI_TRACE_STATS", "1", 1);
-    else
+        setenv("UPTI_TRACE_STATS_REPORT", stats, 1);
+    } else {
         unsetenv("UPTI_TRACE_STATS");
+        unsetenv("UPTI_TRACE_STATS_REPORT");
+    }
     if (list)
         setenv("UPTI_TRACE_LIST", "1", 1);
     else

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* upti stats: the summary tables of a trace database. */
+/* upti stats: the summary reports of a trace database. */
 #include "cli.h"
 #include "manifest.h"
 #include "options.h"
@@ -16,27 +16,24 @@
 void cmd_stats_help(FILE *out)
 {
     fprintf(out,
-            "usage: upti stats DATABASE [-f text|csv] [-d DIR] [-o NAME]\n"
-            "       upti stats DATABASE --report NAME[,NAME...] [-f table|csv|json] [--top N]\n"
+            "usage: upti stats DATABASE [--report NAME[,NAME...]] [-f table|csv|json] [--top N]\n"
             "                  [--unit ns|us|ms|s] [--full-names] [--demangle] [-d DIR] [-o NAME]\n"
             "       upti stats --list\n"
             "\n"
-            "Prints the summary tables of a trace database written by `upti run` (or\n"
-            "merged by `upti merge`): per API function, per marker range name, per kernel\n"
-            "and per memory-copy direction: calls, total, average, min, max and stddev of\n"
-            "the durations (ns) and the percent of the table's total time. With --report,\n"
-            "prints the named reports instead (`upti stats --list` names them).\n"
+            "Prints summary reports of a trace database written by `upti run` (or merged\n"
+            "by `upti merge`), named after `nsys stats`' reports; `upti stats --list`\n"
+            "names them. Without --report: %s\n"
+            "(what `upti run --stats` prints at exit).\n"
             "\n"
             "options (before or after DATABASE):\n"
-            "  -f, --format FORMAT        text (default; also: table), csv (Domain,Name,Calls,\n"
-            "                             Total_ns,...) or, with --report, json\n"
+            "  -f, --format FORMAT        table (default; also: text), csv or json (one\n"
+            "                             document holding every report)\n"
             "      --csv                  the same as -f csv\n"
-            "      --report NAME[,NAME]   the named reports, in that order\n"
+            "      --report NAME[,NAME]   these reports, in that order\n"
             "      --list                 the reports' names and what each shows\n"
             "      --top N                at most N rows per report\n"
             "      --unit UNIT            times in ns (default), us, ms or s\n"
-            "      --full-names           tables: names whole (default: cut to %d characters,\n"
-            "                             48 in the summary)\n"
+            "      --full-names           tables: names whole (default: cut to %d characters)\n"
             "      --demangle             C++ kernel names demangled (SYCL, OpenCL C++, ...)\n"
             "  -d, --output-dir DIR       write NAME_stats.txt (or .csv, .json) in DIR instead\n"
             "                             of stdout (created with its parents)\n"
@@ -46,7 +43,7 @@ void cmd_stats_help(FILE *out)
             "                             is replaced only if upti wrote it\n"
             "      --force-overwrite      replace it even if upti did not write it\n"
             "  -h, --help                 this help\n",
-            REPORT_NAME_WIDTH);
+            report_default_list,             REPORT_NAME_WIDTH);
 }
 
 enum {
@@ -98,7 +95,7 @@ static const char *const k_units[] = {"ns", "us", "ms", "s"};
 
 /* 1 if path may be replaced by a stats output: nothing there, an empty file,
  * one of UPTI's outputs (uo_file_is_replaceable), or what upti stats writes
- * (the summary's text, a report's table, CSV or JSON). */
+ * (a report's table, CSV or JSON). */
 static int stats_file_is_replaceable(const char *path)
 {
     if (uo_file_is_replaceable(path))
@@ -110,7 +107,7 @@ static int stats_file_is_replaceable(const char *path)
     size_t n = fread(head, 1, sizeof head - 1, f);
     fclose(f);
     head[n] = '\0';
-    return report_output_is_ours(head) || uo_summary_text_is_ours(head);
+    return report_output_is_ours(head);
 }
 
 /* The file for -d/-o: DIR/NAME_stats.EXT; NULL (stdout) without them. */
@@ -130,53 +127,9 @@ static void print_list(FILE *out)
         fprintf(out, "%-20s %s\n", report_defs[i].name, report_defs[i].summary);
 }
 
-/* The reports of a --report list (malloc'd, *n of them); NULL after one usage line. */
-static const report_def **parse_reports(const char *list, size_t *n)
-{
-    char names[512] = "";
-    for (size_t i = 0; i < report_count; i++) {
-        size_t used = strlen(names);
-        snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", report_defs[i].name);
-    }
-    size_t max = 1;
-    for (const char *p = list; *p; p++)
-        max += *p == ',';
-    const report_def **out = calloc(max, sizeof *out);
-    if (out == NULL) {
-        cli_error("out of memory");
-        return NULL;
-    }
-    *n = 0;
-    for (const char *p = list;; p++) {
-        size_t len = strcspn(p, ",");
-        char word[64];
-        snprintf(word, sizeof word, "%.*s", (int)(len < 63 ? len : 63), p);
-        const report_def *d = len < 63 ? report_find(word) : NULL;
-        if (d == NULL) {
-            char shown[80];
-            cli_printable(len == 0 ? list : word, shown, sizeof shown);
-            if (len == 0)
-                cli_usage_error("stats", "empty report name in --report '%s' (reports: %s)", shown,
-                                names);
-            else
-                cli_usage_error("stats", "unknown report '%s' (reports: %s)", shown, names);
-            free(out);
-            return NULL;
-        }
-        out[(*n)++] = d;
-        p += len;
-        if (*p == '\0')
-            break;
-    }
-    return out;
-}
-
 /* --top, --unit, --full-names and --demangle into r; 0, or 2 after one usage line. */
 static int parse_report_options(const stats_options *o, report_options *r)
 {
-    const char *alone = o->top ? "--top" : o->unit ? "--unit" : o->demangle ? "--demangle" : NULL;
-    if (o->reports == NULL && alone != NULL)
-        return cli_usage_error("stats", "%s applies to --report only", alone);
     if (o->top != NULL) {
         char *end;
         errno = 0;
@@ -239,8 +192,6 @@ int cmd_stats(int argc, char **argv)
             return cli_usage_error("stats", "one --format only (text, csv or json)");
         if (o.csv && bits != FMT_CSV)
             return cli_usage_error("stats", "--csv and --format %s", o.out.formats);
-        if (bits == FMT_JSON && o.reports == NULL)
-            return cli_usage_error("stats", "--format json applies to --report only");
     }
     report_options ropts = {.format = bits == FMT_JSON  ? FORMAT_JSON
                                       : bits == FMT_CSV ? FORMAT_CSV
@@ -250,9 +201,10 @@ int cmd_stats(int argc, char **argv)
         return rc;
     const report_def **reports = NULL;
     size_t nreports = 0;
-    if (o.reports != NULL && (reports = parse_reports(o.reports, &nreports)) == NULL)
-        return 2;
-    char err[512];
+    char err[768];
+    if (report_parse_list(o.reports ? o.reports : report_default_list, &reports, &nreports, err,
+                          sizeof err) != 0)
+        return cli_usage_error("stats", "%s", err);
     sqlite3 *db = uo_open(input, 0, err, sizeof err);
     if (db == NULL) {
         free(reports);
@@ -274,12 +226,7 @@ int cmd_stats(int argc, char **argv)
             return rc;
         }
     }
-    if (reports != NULL)
-        rc = report_print(db, reports, nreports, &ropts, out, err, sizeof err);
-    else
-        rc = uo_summary(db, out, (bits == FMT_CSV ? UO_SUMMARY_CSV : 0) |
-                                     (o.full_names ? UO_SUMMARY_FULL_NAMES : 0),
-                        err, sizeof err);
+    rc = report_print(db, reports, nreports, &ropts, out, err, sizeof err);
     free(reports);
     sqlite3_close(db);
     if (out != stdout && fclose(out) != 0 && rc == 0)

@@ -14,7 +14,7 @@
 
 static const cli_command k_commands[] = {
     {"run", "trace a program: upti run [options] -- program [args...]", cmd_run, cmd_run_help},
-    {"stats", "print the summary tables of a trace database", cmd_stats, cmd_stats_help},
+    {"stats", "print the summary reports of a trace database", cmd_stats, cmd_stats_help},
     {"export", "write a database as Perfetto, JSON, CSV or OTF2", cmd_export, cmd_export_help},
     {"merge", "join databases of several processes or ranks into one", cmd_merge, cmd_merge_help},
     {"recover", "finish a run whose upti was killed, or convert a ring folder", cmd_recover,

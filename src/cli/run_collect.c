@@ -11,6 +11,7 @@
 #include "kv_pairs.h"
 #include "private_dir.h"
 #include "run_folder.h"
+#include "stats_reports.h"
 #include <upti/ring.h>
 
 #include <dirent.h>
@@ -32,7 +33,7 @@ struct run_state g_run = {.lock_fd = -1};
 
 static int write_conf(void)
 {
-    char path[PATH_MAX + 16], fmt[16], stats[4], output_config[4];
+    char path[PATH_MAX + 16], fmt[16], output_config[4];
     snprintf(path, sizeof path, "%s/run.conf", g_run.folder);
     int fd = upti_open_file(path, O_WRONLY | O_CREAT, 0600, 1); /* (a folder just made) */
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -42,10 +43,9 @@ static int write_conf(void)
         return -1;
     }
     snprintf(fmt, sizeof fmt, "%u", g_run.formats);
-    snprintf(stats, sizeof stats, "%d", g_run.stats);
     snprintf(output_config, sizeof output_config, "%d", g_run.output_config);
     int rc = upti_kv_put(f, "rings", g_run.rings) | upti_kv_put(f, "pattern", g_run.pattern) |
-             upti_kv_put(f, "formats", fmt) | upti_kv_put(f, "stats", stats) |
+             upti_kv_put(f, "formats", fmt) | upti_kv_put(f, "stats", g_run.stats ? g_run.stats : "0") |
              upti_kv_put(f, "include", g_run.include) | upti_kv_put(f, "exclude", g_run.exclude) |
              upti_kv_put(f, "iterations", g_run.iterations) |
              upti_kv_put(f, "session", g_run.session) | upti_kv_put(f, "config", g_run.config) |
@@ -139,7 +139,7 @@ int run_collect_begin(const run_collect_cfg *cfg)
     g_run.config = run_dup_or_null(cfg->config);
     g_run.output_config = cfg->output_config;
     g_run.formats = cfg->formats;
-    g_run.stats = cfg->stats;
+    g_run.stats = run_dup_or_null(cfg->stats);
     compile_filters();
     if (make_run_folder() != 0)
         return cli_error("cannot create the run folder in $TMPDIR or /tmp: %s", strerror(errno));
@@ -383,7 +383,9 @@ static int read_conf(const char *folder, const char *conf, size_t len)
     g_run.pattern = strdup(pattern);
     g_run.formats = (unsigned)strtoul(formats, NULL, 10);
     const char *stats = upti_kv_get(conf, len, "stats");
-    g_run.stats = stats != NULL && strcmp(stats, "1") == 0;
+    /* "0" or none; "1" (a folder of an older upti, or its helper): the default reports */
+    g_run.stats = stats == NULL || strcmp(stats, "0") == 0 ? NULL
+                  : run_dup_or_null(strcmp(stats, "1") == 0 ? report_default_list : stats);
     g_run.include = run_dup_or_null(upti_kv_get(conf, len, "include"));
     g_run.exclude = run_dup_or_null(upti_kv_get(conf, len, "exclude"));
     g_run.iterations = run_dup_or_null(upti_kv_get(conf, len, "iterations"));

@@ -19,7 +19,7 @@
 typedef struct run_collect_cfg {
     const char *pattern;  /**< output path without extension, placeholders unexpanded */
     unsigned formats;     /**< UO_FORMAT_* bits */
-    int stats;            /**< the summary tables on stderr */
+    const char *stats;    /**< the reports printed on stderr (and in NAME_stats.csv), or NULL */
     const char *include, *exclude; /**< kernel name regexes, or NULL */
     const char *session;  /**< UPTI_TRACE_SESSION_START of the run */
     const char *iterations; /**< --kernel-iteration-range (checked), or NULL */

@@ -14,7 +14,8 @@
 /* Options whose value may also be a list (joined with ','). */
 static int listable(const char *name)
 {
-    return strcmp(name, "format") == 0 || strcmp(name, "kernel-iteration-range") == 0;
+    return strcmp(name, "format") == 0 || strcmp(name, "kernel-iteration-range") == 0 ||
+           strcmp(name, "stats-report") == 0;
 }
 
 typedef struct loading {

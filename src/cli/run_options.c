@@ -7,6 +7,7 @@
 #include "out_files.h"
 #include "output.h"
 #include "run_config.h"
+#include "stats_reports.h"
 #include "trace_kinds.h"
 
 #include <regex.h>
@@ -71,8 +72,11 @@ void cmd_run_help(FILE *out)
             "  --force-overwrite         replace existing files of the output names that\n"
             "                            upti did not write (default: refused, written under\n"
             "                            NAME-PID instead); also UPTI_TRACE_FORCE_OVERWRITE=1\n"
-            "  --stats                   print the summary tables at exit (on stderr, per\n"
-            "                            process; also NAME_stats.csv with --format csv)\n"
+            "  --stats                   print the summary reports at exit (on stderr, per\n"
+            "                            process; also NAME_stats.csv with --format csv):\n"
+            "                            those of `upti stats DATABASE`\n"
+            "  --stats-report NAME[,NAME]  --stats with these reports instead (`upti stats\n"
+            "                            --list` names them)\n"
             "  -L, --list                list tracing kinds, operations and agents; with a\n"
             "                            PROGRAM, also run it (traced as usual) and print,\n"
             "                            per process at its end, the agents (devices) it saw\n"
@@ -123,6 +127,7 @@ const cli_option run_option_table[] = {
     {O_LOG_LEVEL, 0, "log-level", NULL, 1},
     {O_INPUT, 'i', "input", NULL, 1},
     {O_OUTPUT_CONFIG, 0, "output-config", NULL, 0},
+    {O_STATS_REPORT, 0, "stats-report", NULL, 1},
     CLI_OPTION_DIR,
     CLI_OPTION_OUTPUT,
     CLI_OPTION_FORMAT,
@@ -168,6 +173,17 @@ int run_on_option(void *ctx, int id, const char *value)
     case O_MARKER: add_kind(o, upti_trace_kind_name(UPTI_TRACING_KIND_MARKER_API)); break;
     case O_SYS: add_kind(o, "all"); break;
     case O_STATS: o->stats = 1; break;
+    case O_STATS_REPORT: {
+        const report_def **defs;
+        size_t n;
+        char err[768];
+        if (report_parse_list(value, &defs, &n, err, sizeof err) != 0)
+            return cli_usage_error("run", "--stats-report: %s", err);
+        free(defs);
+        o->stats = 1;
+        o->stats_report = value;
+        break;
+    }
     case CLI_OPT_DIR:
         o->dir = value;
         warn_numeric_dir(value);
@@ -329,11 +345,17 @@ const char *run_given_value(const run_options *o, int id)
     case O_PERIOD: return c->period;
     case O_ITERATIONS: return c->iterations;
     case O_LOG_LEVEL: return o->log_level;
+    case O_STATS_REPORT: return o->stats_report;
     case CLI_OPT_DIR: return o->dir;
     case CLI_OPT_OUTPUT: return o->file;
     case CLI_OPT_FORMAT: return o->given[id] ? o->formats : NULL;
     default: return NULL;
     }
+}
+
+const char *run_stats_reports(const run_options *o)
+{
+    return o->stats_report != NULL ? o->stats_report : o->stats ? report_default_list : NULL;
 }
 
 char *run_resolved_config(const run_options *o)
@@ -381,6 +403,7 @@ char *run_resolved_config(const run_options *o)
             case O_CAPTURE_RANGE: v = c->range ? c->range : marker ? "marker" : "none"; break;
             case O_CAPTURE_END: v = c->end ? c->end : marker ? "stop" : NULL; break;
             case O_LOG_LEVEL: v = level ? level : "warning"; break;
+            case O_STATS_REPORT: v = run_stats_reports(o); break;
             case CLI_OPT_DIR: v = o->dir ? o->dir : "."; break;
             case CLI_OPT_OUTPUT: v = name_of_pass; break;
             }

@@ -15,7 +15,7 @@
 enum {
     O_OPENCL = CLI_OPT_OWN, O_KERNEL, O_COPY, O_ALLOC, O_MARKER, O_SYS, O_STATS, O_INCLUDE,
     O_EXCLUDE, O_ARGS, O_LIST, O_FORCE, O_VULKAN, O_CAPTURE_RANGE, O_CAPTURE_NAME, O_CAPTURE_END,
-    O_START_PAUSED, O_DELAY, O_DURATION, O_PERIOD, O_ITERATIONS, O_LOG_LEVEL, O_INPUT, O_OUTPUT_CONFIG, O_END
+    O_START_PAUSED, O_DELAY, O_DURATION, O_PERIOD, O_ITERATIONS, O_LOG_LEVEL, O_INPUT, O_OUTPUT_CONFIG, O_STATS_REPORT, O_END
 };
 
 /* What the command line asked for. */
@@ -23,6 +23,7 @@ typedef struct run_options {
     char kinds[256];
     const char *dir, *file, *formats, *include, *exclude;
     const char *log_level; /* --log-level: UPTI_LOG_LEVEL for upti and the traced processes */
+    const char *stats_report; /* --stats-report: the reports of --stats (checked), or NULL */
     int stats, list, args, help;
     bool force_overwrite; /* --force-overwrite: replace files of the same name UPTI did not write */
     run_capture capture;  /* when to record, which kernel executions to keep */
@@ -44,6 +45,9 @@ int run_check_value(void *ctx, int id, const char *value);
 
 /** The value given for option id (NULL: none). */
 const char *run_given_value(const run_options *o, int id);
+
+/** The reports --stats prints (--stats-report's, or the default ones), or NULL without --stats. */
+const char *run_stats_reports(const run_options *o);
 
 /** Output pattern: DIR/NAME without extension (malloc'd in *pattern), its
  *  placeholders checked. 0, or an exit status after one line. */

@@ -48,7 +48,7 @@ struct run_state {
     int never_opened; /* processes whose capture window never opened */
     int empty_windows; /* processes whose capture windows opened but recorded nothing */
     unsigned formats;
-    int stats;
+    char *stats; /* the reports of --stats (stats_reports.h), or NULL */
     regex_t include_re, exclude_re;
     int has_include, has_exclude;
     converted *dbs;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer: what `upti stats` and `upti export` do, on any file given as a
- * trace database: an error message, never a crash. Seed it with a real trace
+ * trace database (every report of `upti stats` in each format, every export):
+ * an error message, never a crash. Seed it with a real trace
  * (scripts/ci-sanitizers.sh makes one with a small page size). */
 #include "output.h"
+#include "stats_reports.h"
 
 #include <sqlite3.h>
 
@@ -33,8 +35,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (db == NULL)
         return 0;
     FILE *null = fopen("/dev/null", "w");
-    uo_summary(db, null, 0, err, sizeof err);
-    uo_summary(db, null, 1, err, sizeof err);
+    const report_def *all[64];
+    size_t n = 0;
+    for (size_t i = 0; i < report_count && n < 64; i++)
+        all[n++] = &report_defs[i];
+    for (int format = FORMAT_TABLE; format <= FORMAT_JSON; format++) {
+        report_options o = {.format = (report_format)format, .demangle = report_can_demangle()};
+        report_print(db, all, n, &o, null, err, sizeof err);
+    }
     fclose(null);
     snprintf(out, sizeof out, "%s/out.json", g_dir);
     uo_export_json(db, out, err, sizeof err);

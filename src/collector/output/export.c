@@ -139,22 +139,3 @@ const char *uo_csv_suffix(size_t i)
 {
     return i < sizeof k_csv / sizeof k_csv[0] ? k_csv[i].suffix : NULL;
 }
-
-int uo_summary_csv_file(sqlite3 *db, const char *path, char *err, size_t errlen)
-{
-    char *part;
-    FILE *f = uo_part_open(path, "w", &part, err, errlen);
-    if (f == NULL)
-        return -1;
-    int rc = uo_summary(db, f, 1, err, errlen);
-    if (fclose(f) != 0 && rc == 0) {
-        snprintf(err, errlen, "cannot write %s: %m", part);
-        rc = -1;
-    }
-    if (uo_part_finish(part, path, rc == 0, err, errlen) != 0)
-        rc = -1;
-    free(part);
-    if (rc == 0)
-        uo_note_written(path);
-    return rc;
-}

@@ -39,9 +39,6 @@ int uo_outputs_replaceable(const char *base, unsigned formats, char *which, size
 /** The CSV files' suffixes ("api_trace", ...), NULL past the last; *n of them. */
 const char *uo_csv_suffix(size_t i);
 
-typedef struct sqlite3 sqlite3;
-/** Writes the summary tables as CSV to path (through path.part). 0, or -1 with a message. */
-int uo_summary_csv_file(sqlite3 *db, const char *path, char *err, size_t errlen);
 
 /** path + ".part" (malloc'd): where a writer writes before renaming to path. */
 char *uo_part_path(const char *path);

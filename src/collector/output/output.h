@@ -244,18 +244,6 @@ int uo_export_json(sqlite3 *db, const char *path, char *err, size_t errlen);
  */
 int uo_export_csv(sqlite3 *db, const char *prefix, int all_files, int *files, char *err,
                   size_t errlen);
-/** uo_summary's flags. */
-enum {
-    UO_SUMMARY_CSV = 1,       /**< CSV instead of text tables */
-    UO_SUMMARY_FULL_NAMES = 2 /**< text: names whole (default: cut to 48 characters) */
-};
-/** Prints the summary tables (text) or writes them as CSV (flags: UO_SUMMARY_*). */
-int uo_summary(sqlite3 *db, FILE *out, int flags, char *err, size_t errlen);
-/**
- * 1 when head (the first bytes of a file, NUL-terminated) begins as
- * uo_summary()'s text: a file `upti stats -o` may replace.
- */
-int uo_summary_text_is_ours(const char *head);
 /** Output formats (bits of uo_write_outputs' formats). */
 enum {
     UO_FORMAT_DB = UPTI_FORMAT_DB,
@@ -265,11 +253,13 @@ enum {
 };
 /**
  * Writes the formats other than db of the closed database db_path next to it
- * (<base>.pftrace, <base>.json, <base>_*.csv) and, if stats, the summary on
- * stderr (headed with pid) and, with csv, <base>_stats.csv. Each problem is
- * reported (uo_set_reporter), once. Returns 0, or -1 if something was not written.
+ * (<base>.pftrace, <base>.json, <base>_*.csv) and, if stats (a list of
+ * report names, stats_reports.h), those reports on stderr (headed with pid)
+ * and, with csv, in <base>_stats.csv. Each problem is reported
+ * (uo_set_reporter), once. Returns 0, or -1 if something was not written.
  */
-int uo_write_outputs(const char *db_path, const char *base, unsigned formats, int stats, int pid);
+int uo_write_outputs(const char *db_path, const char *base, unsigned formats, const char *stats,
+                     int pid);
 
 /** Merges the inputs into a new database at out_path (truncated). */
 int uo_merge(const char *out_path, const char *const *inputs, int n, char *err, size_t errlen);

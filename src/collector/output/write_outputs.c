@@ -4,6 +4,7 @@
  * process's records. */
 #include "out_files.h"
 #include "output.h"
+#include "stats_reports.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -28,7 +29,8 @@ static char *base_for(const char *base, unsigned format, int pid)
     return alt;
 }
 
-int uo_write_outputs(const char *db_path, const char *base, unsigned formats, int stats, int pid)
+int uo_write_outputs(const char *db_path, const char *base, unsigned formats, const char *stats,
+                     int pid)
 {
     char err[512];
     sqlite3 *db = uo_open(db_path, 0, err, sizeof err);
@@ -59,9 +61,9 @@ int uo_write_outputs(const char *db_path, const char *base, unsigned formats, in
             r = uo_export_json(db, path, err, sizeof err);
         } else {
             r = uo_export_csv(db, b, 0, NULL, err, sizeof err);
-            if (r == 0 && stats) {
+            if (r == 0 && stats != NULL) {
                 snprintf(path, len, "%s_stats.csv", b);
-                r = uo_summary_csv_file(db, path, err, sizeof err);
+                r = report_csv_file(db, path, stats, err, sizeof err);
             }
         }
         if (r != 0)
@@ -69,9 +71,10 @@ int uo_write_outputs(const char *db_path, const char *base, unsigned formats, in
         free(path);
         free(b);
     }
-    if (stats) {
-        fprintf(stderr, "upti: summary of pid %d (%s)\n", pid, db_path);
-        if (uo_summary(db, stderr, 0, err, sizeof err) != 0)
+    if (stats != NULL) {
+        fprintf(stderr, "upti: summary of pid %d (%s)\n\n", pid, db_path);
+        report_options o = {.format = FORMAT_TABLE};
+        if (report_print_list(db, stats, &o, stderr, err, sizeof err) != 0)
             uo_report("%s", err), rc = -1;
     }
     sqlite3_close(db);

@@ -87,7 +87,7 @@ static int write_conf(const char *folder, const char *rings, const ut_helper_con
         return -1;
     snprintf(formats, sizeof formats, "%u", c->formats);
     int rc = upti_kv_put(f, "rings", rings) | upti_kv_put(f, "pattern", c->pattern) |
-             upti_kv_put(f, "formats", formats) | upti_kv_put(f, "stats", c->stats ? "1" : "0") |
+             upti_kv_put(f, "formats", formats) | upti_kv_put(f, "stats", c->stats ? c->stats : "0") |
              upti_kv_put(f, "include", c->include) | upti_kv_put(f, "exclude", c->exclude) |
              upti_kv_put(f, "iterations", c->iterations) |
              /* The program's stderr is the helper's: no "upti: wrote" lines on it. */

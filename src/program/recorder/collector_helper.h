@@ -15,7 +15,7 @@
 typedef struct ut_helper_conf {
     const char *pattern; /**< output path without extension, placeholders unexpanded, absolute */
     unsigned formats;    /**< UO_FORMAT_* bits */
-    int stats;           /**< the summary tables on the helper's stderr */
+    const char *stats;   /**< the reports on the helper's stderr (a list of names), or NULL */
     const char *include, *exclude, *iterations; /**< kernel filters, or NULL */
 } ut_helper_conf;
 

@@ -20,7 +20,8 @@
  *   UPTI_TRACE_OUTPUT    output path without extension; placeholders %pid% %ppid%
  *                        %hostname% %rank% %argv0% %env{NAME}% (default upti-%argv0%-%pid%)
  *   UPTI_TRACE_FORMATS   comma list: db, pftrace, json, csv (default db)
- *   UPTI_TRACE_STATS     1: the helper prints the summary tables when it ends
+ *   UPTI_TRACE_STATS     1: the helper prints the summary reports when it ends
+ *   UPTI_TRACE_STATS_REPORT  comma list of report names: those instead (upti stats --list)
  *   UPTI_TRACE_KERNEL_INCLUDE / UPTI_TRACE_KERNEL_EXCLUDE  POSIX extended regexes on kernel
  *                        names; UPTI_TRACE_KERNEL_ITERATIONS the executions of each kernel
  *                        name kept, e.g. [1-3,5] (the helper applies them)
@@ -57,6 +58,17 @@ static struct {
     int list;    /* UPTI_TRACE_LIST */
 } g_tool;
 
+/* The reports the helper prints at the end: UPTI_TRACE_STATS_REPORT's, or "1"
+ * (the collector's default ones) with UPTI_TRACE_STATS=1 alone; NULL: none.
+ * The collector checks the names. */
+static const char *stats_reports(void)
+{
+    const char *list = getenv("UPTI_TRACE_STATS_REPORT");
+    if (list != NULL && list[0] != '\0')
+        return list;
+    return upti_env_get(UPTI_ENV_TRACE_STATS) != 0 ? "1" : NULL;
+}
+
 /* The output pattern: UPTI_TRACE_OUTPUT or the default. The collector expands it
  * (and says once, using the default, when it has an unknown placeholder). */
 static const char *output_pattern(void)
@@ -77,7 +89,7 @@ static int start_with_helper(unsigned kinds, int args)
     if (pattern == NULL)
         return 1;
     ut_helper_conf c = {pattern, upti_parse_formats(getenv("UPTI_TRACE_FORMATS"), "UPTI_TRACE_FORMATS"),
-                        upti_env_get(UPTI_ENV_TRACE_STATS) != 0,
+                        stats_reports(),
                         getenv("UPTI_TRACE_KERNEL_INCLUDE"), getenv("UPTI_TRACE_KERNEL_EXCLUDE"),
                         getenv("UPTI_TRACE_KERNEL_ITERATIONS")};
     char rings[PATH_MAX];

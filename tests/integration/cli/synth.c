@@ -2,12 +2,13 @@
 /* upti-synth: writes a trace database from synthesized records (no SDK needed),
  * then optionally the other formats. Used by the writer tests and bench/output.
  *
- *   upti-synth OUT.db N [--nasty] [--formats db,pftrace,json,csv] [--quiet]
+ *   upti-synth OUT.db N [--nasty] [--formats db,pftrace,json,csv,stats] [--quiet]
  *
  * N is the number of records, the mix of synth_trace.h. Prints "records/s"
  * lines per format.
  */
 #include "output.h"
+#include "stats_reports.h"
 #include "synth_trace.h"
 
 #include <sqlite3.h>
@@ -136,7 +137,8 @@ int main(int argc, char **argv)
     }
     if (strstr(formats, "stats")) {
         uint64_t a = now_ns();
-        rc |= uo_summary(rdb, stdout, 0, err, sizeof err);
+        report_options o = {.format = FORMAT_TABLE};
+        rc |= report_print_list(rdb, report_default_list, &o, stdout, err, sizeof err);
         uint64_t b = now_ns();
         if (!quiet)
             printf("stats: %.3f s\n", (b - a) / 1e9);

@@ -8,6 +8,7 @@ Each case runs programs under `upti run`, reads every output back (sqlite3,
 the protobuf decoder and JSON/CSV parsers of traceck.py) and checks exact
 counts. Exit 0 = pass, 1 = fail, 77 = skipped (something it needs is absent).
 """
+import json
 import os
 import re
 import shutil
@@ -301,16 +302,63 @@ def case_fork_exec(tmp):
     traceck.check_csv(os.path.join(tmp, "all_region_trace.csv"))
 
 
+DEFAULT_REPORTS = ["api_sum", "api_err_sum", "kern_sum", "mem_time_sum", "mem_size_sum",
+                   "sync_sum", "marker_sum"]
+
+
+def report_titles(text):
+    """The report names of the '** Title (name):' lines of a table output, in order."""
+    return re.findall(r"^\*\* .* \((\w+)\):$", text, re.M)
+
+
 def case_stats(tmp):
+    """--stats prints `upti stats`'s default reports per process, --stats-report chosen ones;
+    upti stats without --report prints the same reports, in every format."""
     d = os.path.join(tmp, "out")
     p = run([UPTI, "run", "--marker-trace", "--stats", "-d", d, "-o", "s", "--", UPTX_APP,
              "--iterations", "7"])
-    check("Marker ranges" in p.stderr, "--stats printed no summary: %s" % p.stderr)
-    p = run([UPTI, "stats", os.path.join(d, "s.db")])
-    line = [l for l in p.stdout.splitlines() if l.startswith("outer ")]
-    check(len(line) == 1 and line[0].split()[1] == "14", "outer calls in stats: %r" % line)
-    p = run([UPTI, "stats", "--csv", os.path.join(d, "s.db")])
-    check(p.stdout.startswith("Domain,Name,Calls,"), "stats --csv header")
+    db = os.path.join(d, "s.db")
+    head = [l for l in p.stderr.splitlines() if l.startswith("upti: summary of pid ")]
+    check(len(head) == 1 and head[0].endswith(" (%s)" % db), "--stats heading: %r" % p.stderr)
+    check(report_titles(p.stderr) == DEFAULT_REPORTS, "--stats reports: %r" % p.stderr)
+    outer = one(db_of(db), "SELECT count(*) FROM regions WHERE name = 'outer'")
+    check(outer == 14, "outer ranges in the database: %d" % outer)
+    rows = [l.split() for l in p.stderr.splitlines() if l.endswith("  outer")]
+    # marker_sum: Time (%), Total Time, Instances, Avg, Med, Min, Max, StdDev, Style, Range
+    check(len(rows) == 1 and rows[0][2] == "14" and rows[0][8] == "PushPop",
+          "--stats marker_sum row of outer: %r" % rows)
+    text = run([UPTI, "stats", db]).stdout
+    check(report_titles(text) == DEFAULT_REPORTS, "upti stats reports: %r" % text)
+    check(text == run([UPTI, "stats", db, "--report", ",".join(DEFAULT_REPORTS)]).stdout,
+          "upti stats differs from its default --report list")
+    body = p.stderr[p.stderr.index("** API Summary"):]
+    check(body.startswith(text), "--stats at exit differs from upti stats:\n%s\n%s" % (body, text))
+    csv = run([UPTI, "stats", "--csv", db]).stdout
+    check(csv.startswith("Time (%),Total Time (ns),Num Calls,Avg (ns),Med (ns),Min (ns),Max (ns),"
+                         "StdDev (ns),Name\n"), "stats --csv header: %r" % csv[:120])
+    doc = json.loads(run([UPTI, "stats", db, "-f", "json"]).stdout)
+    check([r["report"] for r in doc["reports"]] == DEFAULT_REPORTS, "stats -f json: %r" % doc)
+    # --stats-report: these reports only, at exit and in NAME_stats.csv with --format csv.
+    p = run([UPTI, "run", "--marker-trace", "--stats-report", "marker_sum,api_sum", "-f", "db,csv",
+             "-d", d, "-o", "r", "--", UPTX_APP, "--iterations", "3"])
+    check(report_titles(p.stderr) == ["marker_sum", "api_sum"], "--stats-report: %r" % p.stderr)
+    with open(os.path.join(d, "r_stats.csv")) as f:
+        want = run([UPTI, "stats", os.path.join(d, "r.db"), "--report", "marker_sum,api_sum",
+                    "-f", "csv"]).stdout
+        check(f.read() == want, "r_stats.csv differs from upti stats --report ... -f csv")
+    for bad, word in (("kern", "unknown report 'kern'"), ("api_sum,", "empty report name in")):
+        p = run([UPTI, "run", "--stats-report", bad, "--", "true"], expect=2)
+        lines = p.stderr.splitlines()
+        check(len(lines) == 1 and lines[0].startswith("upti: run: --stats-report: " + word) and
+              "(reports: api_sum, api_err_sum, kern_sum," in lines[0], "%r: %r" % (bad, p.stderr))
+    # Without upti run: the helper collector prints UPTI_TRACE_STATS_REPORT's reports.
+    env = dict(os.environ, UPTI_TOOL_LIBRARIES=upti_test.built(BUILD, "lib/libupti-trace.so")[0],
+               UPTI_TRACE_STATS_REPORT="marker_sum", UPTI_TRACE_KINDS="marker_api",
+               UPTI_TRACE_OUTPUT=os.path.join(d, "h"))
+    p = subprocess.run([UPTX_APP, "--iterations", "2"], env=env, capture_output=True, text=True,
+                       timeout=120)
+    check(p.returncode == 0 and report_titles(p.stderr) == ["marker_sum"],
+          "helper --stats-report: rc %d %r" % (p.returncode, p.stderr))
 
 
 def case_cli_errors(tmp):

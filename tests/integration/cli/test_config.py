@@ -98,7 +98,7 @@ EXPECTED = {
     "capture-range": "marker", "capture-range-name": "outer", "capture-range-end": "repeat:2",
     "start-paused": False, "delay": None, "duration": None, "collection-period": None,
     "kernel-iteration-range": "1,3-4", "log-level": "error", "output-config": True,
-    "output-dir": None, "output": "r", "format": ["db", "json"]}
+    "stats-report": None, "output-dir": None, "output": "r", "format": ["db", "json"]}
 
 
 def case_same_settings(tmp):

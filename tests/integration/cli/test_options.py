@@ -66,16 +66,18 @@ def case_option_grammar(tmp):
     check(os.path.exists(os.path.join(tmp, "m", "all.json")), "merge -f json")
     run([UPTI, "merge", db, "--output", os.path.join(tmp, "m2.db")])
     check(os.path.exists(os.path.join(tmp, "m2.db")), "merge --output PATH.db")
-    # stats: -f text|csv, options before or after, --csv kept; -o/-d write a file.
+    # stats: -f text|table|csv|json, options before or after, --csv kept; -o/-d write a file.
     text = run([UPTI, "stats", db]).stdout
-    check("outer" in text, "stats text")
-    check(run([UPTI, "stats", db, "-f", "csv"]).stdout.startswith("Domain,Name,Calls,"), "stats -f csv")
-    check(run([UPTI, "stats", "--format", "csv", db]).stdout.startswith("Domain,"), "stats --format")
-    check(run([UPTI, "stats", "--csv", db]).stdout.startswith("Domain,"), "stats --csv")
+    check("  outer\n" in text, "stats text")
+    csv = run([UPTI, "stats", db, "-f", "csv"]).stdout
+    check(csv.startswith("Time (%),Total Time (ns),Num Calls,"), "stats -f csv: %r" % csv[:80])
+    check(run([UPTI, "stats", "--format", "csv", db]).stdout == csv, "stats --format")
+    check(run([UPTI, "stats", "--csv", db]).stdout == csv, "stats --csv")
     check(run([UPTI, "stats", "-f", "text", db]).stdout == text, "stats -f text")
+    check(run([UPTI, "stats", "-f", "table", db]).stdout == text, "stats -f table")
     run([UPTI, "stats", db, "-f", "csv", "-d", os.path.join(tmp, "s"), "-o", "st"])
     with open(os.path.join(tmp, "s", "st_stats.csv")) as f:
-        check(f.read().startswith("Domain,"), "stats -o: NAME_stats.csv")
+        check(f.read() == csv, "stats -o: NAME_stats.csv")
     run([UPTI, "stats", db, "-o", os.path.join(tmp, "st2")])
     with open(os.path.join(tmp, "st2_stats.txt")) as f:
         check(f.read() == text, "stats -o (text): NAME_stats.txt")

@@ -112,9 +112,20 @@ def case_goldens(tmp):
     check(p.stdout == b"", "stdout with -o: %r" % p.stdout[:100])
     check(open(os.path.join(tmp, "out_stats.json"), "rb").read()
           == open(os.path.join(GOLDEN, "kern_sum.json"), "rb").read(), "-o out_stats.json")
-    # The summary without --report is unchanged by the reports.
-    p = run([db])
-    check(b"Kernels" in p.stdout and b"_Z6vecaddPfS_S_i" in p.stdout, "plain summary")
+    # Without --report: the default reports (upti run --stats prints the same), in order.
+    default = ["api_sum", "api_err_sum", "kern_sum", "mem_time_sum", "mem_size_sum", "sync_sum",
+               "marker_sum"]
+    check(run([db]).stdout == run([db, "--report", ",".join(default)]).stdout,
+          "upti stats without --report is not its default reports")
+    check(run([db, "--top", "1", "--unit", "us"]).stdout ==
+          run([db, "--report", ",".join(default), "--top", "1", "--unit", "us"]).stdout,
+          "--top and --unit without --report")
+    doc = json.loads(run([db, "-f", "json"]).stdout)
+    check([r["report"] for r in doc["reports"]] == default, "-f json without --report")
+    for r in doc["reports"]:
+        if r["report"] in REPORTS:
+            alone = json.loads(open(os.path.join(GOLDEN, r["report"] + ".json"), "rb").read())
+            check(alone["reports"] == [r], "%s differs among the default reports" % r["report"])
 
 
 def rows(db, report, *extra):
@@ -215,8 +226,8 @@ def case_values(tmp):
 
 
 def case_cut_names(tmp):
-    """Names cut in tables (the reports' 60 characters, the summary's 48) are cut
-    between characters: the output stays valid UTF-8; --full-names shows them whole."""
+    """Names cut in tables (at 60 characters) are cut between characters: the output
+    stays valid UTF-8; --full-names shows them whole."""
     db = fixture_db(tmp)
     con = sqlite3.connect(db)
     long60 = "a" * 56 + "\u00e9" * 5  # 61 characters, the 57th is two bytes
@@ -245,11 +256,12 @@ def case_cut_names(tmp):
     try:
         summary = run([db]).stdout.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise Fail("the summary is not valid UTF-8: %s" % e)
-    # 45 characters and "...": 48 in all, the columns after it in place
-    check(("b" * 44 + "\u00e9... ") in summary, "summary cut at 48: %r" % summary)
+        raise Fail("the default reports are not valid UTF-8: %s" % e)
+    # Without --report: the same cut (57 characters and "..."), the 51-character name whole.
+    check(("a" * 56 + "\u00e9...\n") in summary and (long48 + "\n") in summary,
+          "default reports cut at 60: %r" % summary)
     summary = run([db, "--full-names"]).stdout.decode("utf-8")
-    check(long48 + " " in summary and long60 + " " in summary, "summary --full-names: %r" % summary)
+    check(long60 + "\n" in summary, "default reports --full-names: %r" % summary)
 
 
 def case_traced(tmp):
@@ -325,9 +337,10 @@ def case_errors(tmp):
     for bad in ("0", "-1", "x", "1x", "", "99999999999999999999999"):
         line = one_line(run([db, "--report", "kern_sum", "--top", bad], expect=2), "top " + bad)
         check("--top" in line, line)
-    for opt in (["--top", "3"], ["--unit", "us"], ["--demangle"],
-                ["--format", "json"]):
-        one_line(run([db] + opt, expect=2), "%s without --report" % opt)
+    for bad in ("kern", "kern_sum,", ",", "kern_sum,,api_sum"):
+        line = one_line(run([db, "--report", bad], expect=2), "--report " + bad)
+        check(("unknown report 'kern'" if bad == "kern" else "empty report name in '%s'" % bad)
+              in line and "(reports: api_sum, api_err_sum, " in line, line)
     one_line(run(["--list", db], expect=2), "--list with a DATABASE")
     one_line(run([os.path.join(tmp, "nosuch.db"), "--report", "kern_sum"], expect=1),
              "missing database")

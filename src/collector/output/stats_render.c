@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Prints the reports of `upti stats --report` as a table, CSV or JSON: every
  * query runs to its end before anything is written. */
+#include "manifest.h"
+#include "out_files.h"
 #include "output.h"
 #include "stats_reports.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,6 +400,38 @@ int report_print(sqlite3 *db, const report_def *const *reports, size_t n,
         return -1;
     }
     return 0;
+}
+
+int report_print_list(sqlite3 *db, const char *list, const report_options *o, FILE *out,
+                      char *err, size_t errlen)
+{
+    const report_def **defs;
+    size_t n;
+    if (report_parse_list(list, &defs, &n, err, errlen) != 0)
+        return -1;
+    int rc = report_print(db, defs, n, o, out, err, errlen);
+    free(defs);
+    return rc;
+}
+
+int report_csv_file(sqlite3 *db, const char *path, const char *list, char *err, size_t errlen)
+{
+    char *part;
+    FILE *f = uo_part_open(path, "w", &part, err, errlen);
+    if (f == NULL)
+        return -1;
+    report_options o = {.format = FORMAT_CSV};
+    int rc = report_print_list(db, list, &o, f, err, errlen);
+    if (fclose(f) != 0 && rc == 0) {
+        snprintf(err, errlen, "cannot write %s: %s", part, strerror(errno));
+        rc = -1;
+    }
+    if (uo_part_finish(part, path, rc == 0, err, errlen) != 0)
+        rc = -1;
+    free(part);
+    if (rc == 0)
+        uo_note_written(path);
+    return rc;
 }
 
 int report_output_is_ours(const char *head)

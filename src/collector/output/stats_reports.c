@@ -4,6 +4,8 @@
  * Documented in docs/cli.md; a new report is one entry of report_defs. */
 #include "stats_reports.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Statistics of a duration (or size) per key: src selects k (the name), k2 (a
@@ -285,4 +287,65 @@ const report_def *report_find(const char *name)
         if (strcmp(report_defs[i].name, name) == 0)
             return &report_defs[i];
     return NULL;
+}
+
+const char report_default_list[] =
+    "api_sum,api_err_sum,kern_sum,mem_time_sum,mem_size_sum,sync_sum,marker_sum";
+
+/* The names of all reports, ", "-separated, into buf (for messages). */
+static void report_names(char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < report_count && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", report_defs[i].name);
+}
+
+/* The message of report_parse_list for word (len bytes) of list: printable ASCII only. */
+static void unknown_report(const char *list, const char *word, size_t len, char *err, size_t errlen)
+{
+    char shown[64], names[512];
+    const char *what = len == 0 ? "empty report name in" : "unknown report";
+    if (len == 0)
+        word = list, len = strlen(list);
+    size_t w = 0;
+    for (size_t i = 0; i < len && w + 1 < sizeof shown; i++)
+        shown[w++] = word[i] > ' ' && word[i] < 127 ? word[i] : '?';
+    shown[w] = '\0';
+    report_names(names, sizeof names);
+    snprintf(err, errlen, "%s '%s' (reports: %s)", what, shown, names);
+}
+
+int report_parse_list(const char *list, const report_def ***out, size_t *n, char *err,
+                      size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    size_t max = 1;
+    for (const char *p = list; *p; p++)
+        max += *p == ',';
+    const report_def **defs = calloc(max, sizeof *defs);
+    if (defs == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (const char *p = list;; p++) {
+        size_t len = strcspn(p, ",");
+        const report_def *d = NULL;
+        for (size_t i = 0; i < report_count && d == NULL; i++)
+            if (strlen(report_defs[i].name) == len && strncmp(report_defs[i].name, p, len) == 0)
+                d = &report_defs[i];
+        if (d == NULL) {
+            unknown_report(list, p, len, err, errlen);
+            free(defs);
+            *n = 0;
+            return -1;
+        }
+        defs[(*n)++] = d;
+        p += len;
+        if (*p == '\0')
+            break;
+    }
+    *out = defs;
+    return 0;
 }

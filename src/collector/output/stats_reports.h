@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal: the named reports of `upti stats --report` (after `nsys stats`):
- * one table of definitions (stats_reports.c), one renderer (stats_render.c). */
+/* Internal: the named reports of `upti stats` and `upti run --stats` (after
+ * `nsys stats`): one table of definitions (stats_reports.c), one renderer
+ * (stats_render.c). */
 #ifndef UPTI_CLI_STATS_REPORTS_H
 #define UPTI_CLI_STATS_REPORTS_H
 
@@ -47,6 +48,22 @@ extern const size_t report_count;
 const report_def *report_find(const char *name);
 
 /**
+ * The reports printed when none are named (`upti stats DATABASE`, `upti run
+ * --stats`, the NAME_stats.csv of CSV outputs): the per-function, per-kernel,
+ * per-copy-direction, synchronization and marker summaries, and API errors.
+ */
+extern const char report_default_list[];
+
+/**
+ * The reports of a comma-separated list of names (malloc'd array in *out, *n
+ * of them). 0; or -1, *out NULL, with a message in err naming the first word
+ * that names no report ("unknown report 'kern' (reports: api_sum, ...)"; an
+ * empty word: "a,,b", ",") or "out of memory".
+ */
+int report_parse_list(const char *list, const report_def ***out, size_t *n, char *err,
+                      size_t errlen);
+
+/**
  * The name of an API call's result value in domain ("OPENCL_API": CL_SUCCESS,
  * CL_INVALID_VALUE...; "VULKAN_API": VK_NOT_READY...), NULL when unknown.
  * The queries call it as upti_result_name(domain, value).
@@ -77,6 +94,19 @@ typedef struct report_options {
  */
 int report_print(sqlite3 *db, const report_def *const *reports, size_t n,
                  const report_options *o, FILE *out, char *err, size_t errlen);
+
+/**
+ * report_print() of the reports a list names (report_parse_list), one message
+ * in err for a word that names none.
+ */
+int report_print_list(sqlite3 *db, const char *list, const report_options *o, FILE *out,
+                      char *err, size_t errlen);
+
+/**
+ * Writes the reports of list as CSV to path, through path.part (the
+ * NAME_stats.csv of CSV outputs). 0, or -1 with a message in err.
+ */
+int report_csv_file(sqlite3 *db, const char *path, const char *list, char *err, size_t errlen);
 
 /**
  * name demangled as a C++ (Itanium ABI) symbol, malloc'd; NULL when it is not
