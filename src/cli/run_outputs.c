@@ -147,7 +147,7 @@ int run_outputs_end(int traced)
     if (g_quiet)
         ;
     else if (traced == 0)
-        fprintf(stderr, "upti: no OpenCL, uptx or NVTX use seen: no trace written\n");
+        fprintf(stderr, "upti: no OpenCL, Vulkan, uptx or NVTX use seen: no trace written\n");
     else if (said == 0 && traced > 0)
         fprintf(stderr, "upti: nothing was recorded: no trace written\n");
     run_outputs_discard();

@@ -98,6 +98,16 @@ def _busy_intervals(ops):
     return merged
 
 
+def _device_busy(trace, proc):
+    """_busy_intervals of proc's device operations, computed once per process for
+    the rules that use it (device_idle, low_utilization)."""
+    cache = trace.__dict__.setdefault("_device_busy", {})
+    key = (proc.database, proc.process)
+    if key not in cache:
+        cache[key] = _busy_intervals(_device_ops(trace, proc))
+    return cache[key]
+
+
 def rule_sync(trace, cfg):
     """Host threads waiting for the device: synchronizing calls, and transfers
     whose device work ran inside the call (blocking reads, writes, maps)."""
@@ -128,7 +138,7 @@ def rule_device_idle(trace, cfg):
     waiting for the device: the host was too slow to feed it."""
     apis = trace.apis
     for proc in trace.processes.itertuples(index=False):
-        busy = _busy_intervals(_device_ops(trace, proc))
+        busy = _device_busy(trace, proc)
         mine = apis[(apis["database"] == proc.database) & (apis["process"] == proc.process)]
         waits = mine[mine["name"].isin(SYNC_CALLS)]
         gaps = []
@@ -156,8 +166,7 @@ def rule_utilization(trace, cfg):
     """Low device utilisation: the device was busy for less than
     utilization_below of the span from its first to its last operation."""
     for proc in trace.processes.itertuples(index=False):
-        ops = _device_ops(trace, proc)
-        busy = _busy_intervals(ops)
+        busy = _device_busy(trace, proc)
         if not busy:
             continue
         span = busy[-1][1] - busy[0][0]

@@ -884,7 +884,7 @@ def case_outputs_said(tmp):
     check(lines == want + [summary] and records > 0, "summary: %r, expected %r" % (lines[-1:], summary))
     e = os.path.join(tmp, "empty")
     p = run([UPTI, "run", "-d", e, "--", "sh", "-c", "exit 0"])
-    check(upti_lines(p) == ["upti: no OpenCL, uptx or NVTX use seen: no trace written"],
+    check(upti_lines(p) == ["upti: no OpenCL, Vulkan, uptx or NVTX use seen: no trace written"],
           "untraced program: stderr %r" % p.stderr)
     check(os.listdir(e) == [], "untraced program left %r" % os.listdir(e))
     # SIGXFSZ (a file size limit hit) does not kill upti run itself.
