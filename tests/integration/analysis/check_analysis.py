@@ -104,8 +104,12 @@ def case_package():
 
 
 # Rules that may hold beside a mode's own, with the machine's load (below).
+# PoCL may run a non-blocking write inside its enqueue call when its device
+# thread is free; on a loaded machine enough of the 300 small writes did (and
+# the final clFinish waited long enough) for `sync` to hold: the host really
+# waited for those transfers (analysis.rules failed so at a load of 12).
 IDLE = {"device_idle", "low_utilization"}
-ALSO = {"sync": IDLE, "tiny": IDLE, "small": IDLE}
+ALSO = {"sync": IDLE, "tiny": IDLE, "small": IDLE | {"sync"}}
 # The rules each mode is made to show; `clean` shows none.
 SHOWS = {"sync": {"sync"}, "idle": {"device_idle", "low_utilization"},
          "small": {"small_transfers"}, "errors": {"api_errors"}, "tiny": {"launch_overhead"}}
