@@ -72,6 +72,16 @@ def writing_a_tool_builds_and_runs():
         fail("docs/writing-a-tool.md has no complete tool (a ```c block with upti_configure and tool_init)")
     if code[0] != sample:
         fail("the complete tool in docs/writing-a-tool.md differs from samples/first_tool/mytool.c")
+    # The first tool a reader sees uses the 1.0 interface: its buffer made
+    # from an options struct, nothing of <upti/compat.h> (UPTI 0.1's names).
+    compat_h = re.sub(r"/\*.*?\*/", "", read("include/upti/compat.h"), flags=re.S)
+    compat = re.findall(r"#define (UPTI_\w+_MAX) ", compat_h) + \
+        re.findall(r"UPTI_API [^;(]*?\b(upti_\w+)\(", compat_h)
+    used = sorted(n for n in compat if re.search(r"\b" + n + r"\b", sample))
+    if used or "<upti/compat.h>" in sample:
+        fail(f"the complete tool uses UPTI 0.1's names of <upti/compat.h>: {used}")
+    if "upti_create_buffer_with_options(" not in sample or "UPTI_OPTIONS(upti_buffer_options_t" not in sample:
+        fail("the complete tool does not create its buffer with UPTI_OPTIONS and upti_create_buffer_with_options")
     sh = blocks(doc, "sh")
     build_cmd = next((b for b in sh if "mytool.so mytool.c" in b), None)
     run_cmd = next((b for b in sh if "UPTI_TOOL_LIBRARIES=" in b and "./my_opencl_app" in b), None)
