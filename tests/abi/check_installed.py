@@ -17,8 +17,9 @@ The build tree is installed into WORK_DIR/prefix, and then:
 - every header installed, the generated ones included (<upti/opencl_api.h>,
   <upti/vulkan_api.h>), is named in abi/headers.layout, which holds for
   every struct and union typedef of the installed headers its size and each
-  member's offset and size, every enumerator's value, and the value of every
-  integer constant macro (the version's and the Vulkan registry's, which
+  member's offset and size, every enumerator's value (those of anonymous
+  enums as "constant" lines), and the value of every integer constant
+  macro (the version's and the Vulkan registry's, which
   UPTI_VULKAN_TABLE_VERSION repeats, left out: they say which release and
   which build machine's registry it is). A line the installed headers no
   longer give identically fails (a value, offset or size changed, a name
@@ -98,9 +99,11 @@ def exports(path):
     return sorted(set(lines))
 
 
-def macros(include, headers):
-    """NAME -> value of every object-like macro of the installed headers that
-    is an integer constant expression."""
+def macros(include, headers, constants):
+    """The lines "macro NAME = VALUE" of every object-like macro of the
+    installed headers that is an integer constant expression, and
+    "constant NAME = VALUE" of the names in constants (the enumerators of
+    anonymous enums)."""
     src = "".join(f"#include <{h}>\n" for h in headers)
     out = subprocess.run([CC, "-E", "-dD", "-std=c11", "-D_GNU_SOURCE", "-I", include, "-x", "c", "-"],
                          input=src, capture_output=True, text=True, check=True).stdout
@@ -113,6 +116,7 @@ def macros(include, headers):
         m = re.match(r"#define ([A-Za-z_]\w*) +\S", line)
         if keep and m and not m.group(1).endswith("_H") and not VOLATILE_MACROS.match(m.group(1)):
             names.append(m.group(1))
+    names += sorted(constants)
     # Those that do not compile as an integer (strings, attributes, C++
     # guards) are dropped from the probe, one compilation per round.
     while True:
@@ -121,7 +125,7 @@ def macros(include, headers):
         # Only integer constants: __builtin_classify_type 1..4 is an integer,
         # char, enum or bool (a string or a pointer is 5), and it must be a
         # constant; else the array size is negative and the line fails.
-        body += [f'    printf("macro {n} = %lld\\n", (long long)({n}) + 0 * sizeof(char[1 - 2 * '
+        body += [f'    printf("{"constant" if n in constants else "macro"} {n} = %lld\\n", (long long)({n}) + 0 * sizeof(char[1 - 2 * '
                  f'!(__builtin_constant_p({n}) && __builtin_classify_type({n}) >= 1 && '
                  f'__builtin_classify_type({n}) <= 4)]));' for n in names]
         body += ["    return 0;", "}"]
@@ -153,10 +157,15 @@ def layouts(prefix):
         if gen not in headers and companion in headers:
             headers.remove(companion)
     check_layouts.CC, check_layouts.WORK = CC, WORK
-    types, enums = check_layouts.definitions(check_layouts.public_text(include, headers))
+    text = check_layouts.public_text(include, headers)
+    types, enums = check_layouts.definitions(text)
+    # Enumerators of enums with no typedef name (ring.h's states and kinds).
+    constants = set()
+    for body in re.findall(r"(?<!typedef )\benum\s*\{(.*?)\}\s*;", text, re.S):
+        constants.update(re.match(r"\s*(\w+)", e).group(1) for e in check_layouts.split_top(body, ","))
     with open(os.path.join(WORK, "installed_probe.c"), "w") as f:
         f.write(check_layouts.probe(types, enums, headers))
-    layout = check_layouts.run(include, "installed", "installed_probe.c")
+    layout = check_layouts.run(include, "installed", "installed_probe.c", "the installed headers' types")
     lines = [f"header {h}" for h in headers]
     for key, value in layout.items():
         if value.startswith("sizeof "):
@@ -165,7 +174,7 @@ def layouts(prefix):
             lines.append(f"enum {key} {value}")
         else:
             lines.append(f"member {key} {value}")
-    lines += macros(include, headers)
+    lines += macros(include, headers, constants)
     return sorted(set(lines)), headers
 
 

@@ -120,12 +120,12 @@ def probe(types, enums, headers=HEADERS):
     return "\n".join(lines) + "\n"
 
 
-def run(include, tag, probe_c="layout_probe.c"):
+def run(include, tag, probe_c="layout_probe.c", what="the previous release's types"):
     exe = os.path.join(WORK, f"layout_probe_{tag}")
     r = subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-I", include, "-o", exe,
                         os.path.join(WORK, probe_c)], capture_output=True, text=True)
     if r.returncode != 0:
-        print(f"FAIL: the previous release's types do not compile against {include}:\n{r.stderr}")
+        print(f"FAIL: {what} do not compile against {include}:\n{r.stderr}")
         sys.exit(1)
     out = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
     # "T sizeof N", "T.member OFFSET SIZE", "E.NAME = VALUE": the first word names it
