@@ -7,6 +7,16 @@
 # hash of what they are, so the same sources dump the same on any machine.
 #
 #   sh scripts/abi-dump.sh LIBRARY HEADERS_DIR OUTPUT
+#
+# The layers and the bundled tool (libupti-opencl, libupti-vulkan,
+# libupti-nvtx, libupti-trace) export only the entry points their loader
+# looks up: their dumps hold the types those reach, not every type of the
+# headers (the libupti dump has them; abi/headers.layout holds every
+# installed header's).
 set -eu
-exec abidw --headers-dir "$2" --drop-private-types --load-all-types --no-corpus-path \
+all=--load-all-types
+case $(basename "$1") in
+libupti-opencl.* | libupti-vulkan.* | libupti-nvtx.* | libupti-trace.*) all= ;;
+esac
+exec abidw --headers-dir "$2" --drop-private-types $all --no-corpus-path \
     --no-comp-dir-path --short-locs --type-id-style hash --out-file "$3" "$1"

@@ -56,17 +56,20 @@ static double now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* libupti's soname: the major version only. */
+#define UPTI_SONAME "libupti.so." UPTI_VERSION_XSTR_(UPTI_VERSION_MAJOR)
+
 /* Loads libupti.so from the directory libuptx.so was loaded from. */
 static void load_sdk(void)
 {
     Dl_info info;
-    char path[PATH_MAX] = "libupti.so.0";
+    char path[PATH_MAX] = UPTI_SONAME;
     /* libuptx's exported uptx_range_push (the one this program calls is inline). */
     void *uptx_fn = dlsym(RTLD_DEFAULT, "uptx_range_push");
     if (uptx_fn != NULL && dladdr(uptx_fn, &info) != 0 && info.dli_fname != NULL) {
         const char *slash = strrchr(info.dli_fname, '/');
         if (slash != NULL)
-            snprintf(path, sizeof path, "%.*s/libupti.so.0", (int)(slash - info.dli_fname),
+            snprintf(path, sizeof path, "%.*s/" UPTI_SONAME, (int)(slash - info.dli_fname),
                      info.dli_fname);
     }
     void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);

@@ -3,6 +3,7 @@
  * tracing), callback (OPENCL_API callback tracing, empty callback), kernel
  * (KERNEL_DISPATCH buffer tracing). Records are counted, nothing more. */
 #include <upti/upti.h>
+#include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's positional form */
 
 #include <stdlib.h>
 #include <string.h>

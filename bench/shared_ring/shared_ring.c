@@ -24,6 +24,7 @@
  * No assertion: bench.shared_ring_smoke runs it small.
  */
 #include <upti/upti.h>
+#include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's positional form */
 #include <uptx/uptx.h>
 
 #include <limits.h>

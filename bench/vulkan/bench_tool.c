@@ -3,6 +3,7 @@
  * configured), api (VULKAN_API buffer tracing), kernel (VULKAN_API and
  * KERNEL_DISPATCH buffer tracing). Records are dropped on delivery. */
 #include <upti/upti.h>
+#include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's positional form */
 
 #include <stdlib.h>
 #include <string.h>

@@ -103,16 +103,8 @@ UPTI_API upti_status_t upti_create_buffer_with_options(upti_context_id_t context
                                                        const upti_buffer_options_t *options,
                                                        upti_buffer_id_t *buffer_id);
 
-/**
- * The positional form of upti_create_buffer_with_options, kept for tools
- * written against UPTI 0.1: size is region_size (rounded up to a power of
- * two, at least 4096; 0 gives 4096, not the default region size), and policy
- * must be DISCARD or LOSSLESS (no default). Same status codes.
- */
-UPTI_API upti_status_t upti_create_buffer(upti_context_id_t context_id, size_t size,
-                                          size_t watermark, upti_buffer_policy_t policy,
-                                          upti_buffer_tracing_cb_t callback, void *callback_data,
-                                          upti_buffer_id_t *buffer_id);
+/* UPTI 0.1's positional form, upti_create_buffer(context, size, watermark,
+ * policy, callback, data, &buffer), is in <upti/compat.h>. */
 
 /**
  * Delivers every record written so far and returns when the callback has

@@ -12,7 +12,7 @@
  * Inside a subscriber callback only these may be called: the name lookups
  * (upti_get_callback_domain_name(), upti_get_callback_phase_kind_name(),
  * upti_get_gpu_operation_kind_name(), upti_get_status_name(), those of
- * names.h, and their compatibility names),
+ * names.h, and their 0.1 names in compat.h),
  * upti_iterate_callback_tracing_operation_args(), upti_get_timestamp(),
  * upti_get_thread_id(), upti_get_version(), upti_write_buffer_record(),
  * upti_set_buffer_flush_interval(), upti_get_shared_buffer_path(),
@@ -44,8 +44,7 @@ typedef enum upti_callback_domain_t {
     UPTI_CB_DOMAIN_DRIVER_API,                     /**< every driver (OpenCL) call: ENTER and EXIT */
     UPTI_CB_DOMAIN_INTERNAL_THREADS,               /**< a UPTI thread starts or ends */
     UPTI_CB_DOMAIN_INTERNAL_EVENT,                 /**< UPTI noticed something: info, warning, critical */
-    UPTI_CB_DOMAIN_LAST,                           /**< one past the last domain, as every UPTI enum ends */
-    UPTI_CB_DOMAIN_MAX = UPTI_CB_DOMAIN_LAST       /**< compatibility name of UPTI_CB_DOMAIN_LAST (UPTI 0.1) */
+    UPTI_CB_DOMAIN_LAST                            /**< one past the last domain, as every UPTI enum ends */
 } upti_callback_domain_t;
 
 /** Phase of a subscriber callback. */
@@ -56,8 +55,7 @@ typedef enum upti_callback_phase_kind_t {
     UPTI_CB_PHASE_INTERNAL_THREAD_START,
     UPTI_CB_PHASE_INTERNAL_THREAD_END,
     UPTI_CB_PHASE_INTERNAL_EVENT,
-    UPTI_CB_PHASE_LAST,                    /**< one past the last phase */
-    UPTI_CB_PHASE_MAX = UPTI_CB_PHASE_LAST /**< compatibility name of UPTI_CB_PHASE_LAST (UPTI 0.1) */
+    UPTI_CB_PHASE_LAST                     /**< one past the last phase */
 } upti_callback_phase_kind_t;
 
 /** Severity of an INTERNAL_EVENT (its detail). */
@@ -65,8 +63,7 @@ typedef enum upti_internal_event_type_t {
     UPTI_INTERNAL_EVENT_TYPE_INFO = 0,
     UPTI_INTERNAL_EVENT_TYPE_WARNING,
     UPTI_INTERNAL_EVENT_TYPE_CRITICAL,
-    UPTI_INTERNAL_EVENT_TYPE_LAST,                               /**< one past the last type */
-    UPTI_INTERNAL_EVENT_TYPE_MAX = UPTI_INTERNAL_EVENT_TYPE_LAST /**< compatibility name (UPTI 0.1) */
+    UPTI_INTERNAL_EVENT_TYPE_LAST                                /**< one past the last type */
 } upti_internal_event_type_t;
 
 /** Purpose of an internal thread (INTERNAL_THREADS detail). */
@@ -89,8 +86,7 @@ typedef enum upti_gpu_operation_kind_t {
     UPTI_GPU_OPERATION_KIND_BARRIER,
     UPTI_GPU_OPERATION_KIND_FREE,
     UPTI_GPU_OPERATION_KIND_OTHER,
-    UPTI_GPU_OPERATION_KIND_LAST,                              /**< one past the last kind */
-    UPTI_GPU_OPERATION_KIND_MAX = UPTI_GPU_OPERATION_KIND_LAST /**< compatibility name (UPTI 0.1) */
+    UPTI_GPU_OPERATION_KIND_LAST                               /**< one past the last kind */
 } upti_gpu_operation_kind_t;
 
 /** One operation (a kernel, a copy…) or, for MODULE_*, one module. */
@@ -192,13 +188,8 @@ UPTI_API const char *upti_get_callback_domain_name(upti_callback_domain_t domain
 UPTI_API const char *upti_get_callback_phase_kind_name(upti_callback_phase_kind_t phase);
 /** "KERNEL", "MEMORY_COPY"… (the enumerator without UPTI_GPU_OPERATION_KIND_). */
 UPTI_API const char *upti_get_gpu_operation_kind_name(upti_gpu_operation_kind_t kind);
-/** Compatibility name of upti_get_callback_domain_name (UPTI 0.1); the same function. */
-UPTI_API const char *upti_callback_domain_name(upti_callback_domain_t domain);
-/** Compatibility name of upti_get_callback_phase_kind_name (UPTI 0.1): not to be
- *  confused with upti_get_callback_phase_name, which takes a upti_callback_phase_t. */
-UPTI_API const char *upti_callback_phase_name(upti_callback_phase_kind_t phase);
-/** Compatibility name of upti_get_gpu_operation_kind_name (UPTI 0.1). */
-UPTI_API const char *upti_gpu_operation_kind_name(upti_gpu_operation_kind_t kind);
+/* UPTI 0.1's names of these three lookups and of the enums' _LAST
+ * sentinels (_MAX) are in <upti/compat.h>. */
 
 UPTI_EXTERN_C_END
 

@@ -9,8 +9,8 @@
 /* The project's version, stated here only: CMake reads it from this file
  * (cmake/version.cmake), and the configure fails unless the newest node of
  * src/program/sdk/libupti.map is UPTI_<major>.<minor>. */
-#define UPTI_VERSION_MAJOR 0
-#define UPTI_VERSION_MINOR 2
+#define UPTI_VERSION_MAJOR 1
+#define UPTI_VERSION_MINOR 0
 #define UPTI_VERSION_PATCH 0
 /** Version as one number: major * 10000 + minor * 100 + patch. */
 #define UPTI_VERSION                                                          \

@@ -31,7 +31,7 @@ typedef enum upti_log_level_t {
  * without a newline, valid only during the call. Called from whichever
  * thread has something to say (UPTI's own threads included), possibly from
  * several at once, and from inside UPTI calls: it must not call UPTI
- * functions other than the name helpers (names.h, upti_get_status_string).
+ * functions other than the name helpers (names.h, upti_get_status_name).
  * A message the callback itself causes goes to stderr.
  */
 typedef void (*upti_log_callback_t)(upti_log_level_t level, const char *message, void *data);

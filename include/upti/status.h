@@ -38,8 +38,7 @@ typedef enum upti_status_t {
  * allowed anywhere.
  */
 UPTI_API const char *upti_get_status_name(upti_status_t status);
-/** Compatibility name of upti_get_status_name (UPTI 0.1); the same result. */
-UPTI_API const char *upti_get_status_string(upti_status_t status);
+/* UPTI 0.1's name of it, upti_get_status_string, is in <upti/compat.h>. */
 
 UPTI_EXTERN_C_END
 

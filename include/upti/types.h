@@ -17,7 +17,7 @@ typedef uint64_t upti_thread_id_t;
 
 /** A context: a group of services a tool starts and stops together. handle 0 is never valid. */
 typedef struct upti_context_id_t { uint64_t handle; } upti_context_id_t;
-/** A buffer created by upti_create_buffer(). */
+/** A buffer created by upti_create_buffer_with_options() or upti_create_shared_buffer(). */
 typedef struct upti_buffer_id_t { uint64_t handle; } upti_buffer_id_t;
 /** An internal thread that delivers buffers. */
 typedef struct upti_callback_thread_t { uint64_t handle; } upti_callback_thread_t;

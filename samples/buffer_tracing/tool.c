@@ -45,8 +45,12 @@ static int tool_init(upti_client_finalize_t finalize, void *tool_data)
     if (upti_create_context(&ctx) != UPTI_STATUS_SUCCESS)
         return 1;
     /* 64 KiB per producing thread; wake the callback thread at half full. */
-    if (upti_create_buffer(ctx, 64 * 1024, 32 * 1024, UPTI_BUFFER_POLICY_LOSSLESS, buffer_callback,
-                           NULL, &buffer) != UPTI_STATUS_SUCCESS)
+    upti_buffer_options_t options = UPTI_OPTIONS(upti_buffer_options_t,
+                                                 .region_size = 64 * 1024,
+                                                 .watermark = 32 * 1024,
+                                                 .policy = UPTI_BUFFER_POLICY_LOSSLESS,
+                                                 .callback = buffer_callback);
+    if (upti_create_buffer_with_options(ctx, &options, &buffer) != UPTI_STATUS_SUCCESS)
         return 1;
     if (upti_configure_buffer_tracing_service(ctx, UPTI_TRACING_KIND_MARKER_API, NULL, 0, buffer) !=
         UPTI_STATUS_SUCCESS)

@@ -65,8 +65,14 @@ static int tool_init(upti_client_finalize_t finalize, void *data)
         upti_configure_callback_tracing_service(ctx, UPTI_TRACING_KIND_OPENCL_API, NULL, 0, on_call,
                                                 NULL) != UPTI_STATUS_SUCCESS)
         return -1;
-    if (upti_create_buffer(ctx, 64 * 1024, 32 * 1024, UPTI_BUFFER_POLICY_LOSSLESS, on_records, NULL,
-                           &buffer) != UPTI_STATUS_SUCCESS ||
+    /* UPTI_OPTIONS sets size; a field left out takes its default. 64 KiB per
+     * producing thread, delivered at half full, nothing dropped. */
+    upti_buffer_options_t options = UPTI_OPTIONS(upti_buffer_options_t,
+                                                 .region_size = 64 * 1024,
+                                                 .watermark = 32 * 1024,
+                                                 .policy = UPTI_BUFFER_POLICY_LOSSLESS,
+                                                 .callback = on_records);
+    if (upti_create_buffer_with_options(ctx, &options, &buffer) != UPTI_STATUS_SUCCESS ||
         upti_configure_buffer_tracing_service(ctx, UPTI_TRACING_KIND_KERNEL_DISPATCH, NULL, 0,
                                               buffer) != UPTI_STATUS_SUCCESS)
         return -1;

@@ -18,7 +18,7 @@
 /* What upti_configure learned, handed back to initialize and finalize. */
 typedef struct tool_data_t {
     uint32_t version;            /* UPTI_VERSION of the library calling us */
-    const char *runtime_version; /* "0.2.0" */
+    const char *runtime_version; /* "1.0.0" */
     uint32_t priority;           /* 0 for the first tool found */
     upti_client_id_t *client_id;
     upti_client_finalize_t finalizer; /* saved in initialize */

@@ -7,7 +7,8 @@
 #include <stdint.h>
 
 #define UPTI_SDK_ENTRY_SYMBOL "upti_sdk_set_api_table"
-#define UPTI_SDK_SONAME "libupti.so.0"
+/* libupti's soname: the major version only (CMake's SOVERSION). */
+#define UPTI_SDK_SONAME "libupti.so." UPTI_VERSION_XSTR_(UPTI_VERSION_MAJOR)
 
 /**
  * Exported by libupti (upti_ prefix, not in a public header): discovers and

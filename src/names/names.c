@@ -2,6 +2,8 @@
 /* Names of statuses, kinds, operations and phases. */
 #include "kind_info.h"
 
+#include <upti/compat.h> /* upti_get_status_string, UPTI 0.1's name, defined here */
+
 #include <stdbool.h>
 
 static const char *const g_status_names[UPTI_STATUS_LAST] = {

@@ -28,14 +28,19 @@ import re
 import subprocess
 import sys
 
-CC, PREV, CUR, WORK = sys.argv[1:5]
-PREV, CUR = os.path.abspath(PREV), os.path.abspath(CUR)
+# check_installed.py imports this module and sets CC and WORK itself.
+if __name__ == "__main__":
+    CC, PREV, CUR, WORK = sys.argv[1:5]
+    PREV, CUR = os.path.abspath(PREV), os.path.abspath(CUR)
 HEADERS = ["upti/upti.h", "upti/runtime.h", "upti/runtime_callback.h", "upti/register.h",
            "upti/ring.h", "uptx/uptx.h", "uptx/uptx_table.h"]
+# Today's headers give UPTI 0.1's names through <upti/compat.h> (the previous
+# release's have none: their names were in the headers above).
+COMPAT = "#if __has_include(<upti/compat.h>)\n#include <upti/compat.h>\n#endif\n"
 
 
-def public_text(include):
-    src = "".join(f"#include <{h}>\n" for h in HEADERS)
+def public_text(include, headers=HEADERS):
+    src = "".join(f"#include <{h}>\n" for h in headers)
     out = subprocess.run([CC, "-E", "-std=c11", "-D_GNU_SOURCE", "-I", include, "-x", "c", "-"],
                          input=src, capture_output=True, text=True, check=True).stdout
     keep, lines = False, []
@@ -99,9 +104,9 @@ def definitions(text, structs=None):
     return types, enums
 
 
-def probe(types, enums):
+def probe(types, enums, headers=HEADERS):
     lines = ["#include <stddef.h>", "#include <stdio.h>"]
-    lines += [f"#include <{h}>" for h in HEADERS]
+    lines += [f"#include <{h}>" for h in headers] + [COMPAT]
     lines.append("int main(void) {")
     for t, members in sorted(types.items()):
         lines.append(f'    printf("{t} sizeof %zu\\n", sizeof({t}));')
@@ -115,12 +120,12 @@ def probe(types, enums):
     return "\n".join(lines) + "\n"
 
 
-def run(include, tag, probe_c="layout_probe.c"):
+def run(include, tag, probe_c="layout_probe.c", what="the previous release's types"):
     exe = os.path.join(WORK, f"layout_probe_{tag}")
     r = subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-I", include, "-o", exe,
                         os.path.join(WORK, probe_c)], capture_output=True, text=True)
     if r.returncode != 0:
-        print(f"FAIL: the previous release's types do not compile against {include}:\n{r.stderr}")
+        print(f"FAIL: {what} do not compile against {include}:\n{r.stderr}")
         sys.exit(1)
     out = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
     # "T sizeof N", "T.member OFFSET SIZE", "E.NAME = VALUE": the first word names it

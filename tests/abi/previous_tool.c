@@ -16,6 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* check.h names statuses with upti_get_status_name, which UPTI 0.1 called
+ * upti_get_status_string (still exported under UPTI_0.1). */
+#define upti_get_status_name upti_get_status_string
 #include "check.h"
 
 #if UPTI_VERSION_MAJOR != 0 || UPTI_VERSION_MINOR != 1
@@ -109,8 +112,12 @@ static upti_tool_configure_result_t *configure(uint32_t version, const char *run
                                                uint32_t priority, upti_client_id_t *id)
 {
     (void)priority;
-    /* the library is newer than the headers: same major, not older */
-    CHECK(version / 10000 == UPTI_VERSION_MAJOR && version >= UPTI_VERSION);
+    /* The library is newer than the headers: the same major, or 1 for these
+     * 0.x headers. 1.0 kept every interface of 0.x (its version nodes, the
+     * layouts and values of its types); only the soname changed
+     * (libupti.so.0 -> .1), so a 0.x tool is relinked, not rebuilt. */
+    CHECK(version >= UPTI_VERSION &&
+          (version / 10000 == UPTI_VERSION_MAJOR || (UPTI_VERSION_MAJOR == 0 && version / 10000 == 1)));
     CHECK(runtime_version != NULL);
     CHECK_EQ_U64(id->size, sizeof *id);
     id->name = "previous-release";

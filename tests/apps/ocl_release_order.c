@@ -36,14 +36,14 @@ static int g_made[KINDS];
 static cl_device_id g_dev;
 
 #ifdef SUBSCRIBER
-static _Atomic int g_seen[UPTI_CB_DOMAIN_MAX];
+static _Atomic int g_seen[UPTI_CB_DOMAIN_LAST];
 static _Atomic int g_completed_on_device; /* COMPLETED naming the device */
 
 static void on_callback(upti_callback_domain_t domain, uint32_t api_group, uint32_t api_id, void *backend_context,
                         const void *cb_data, void *user_data, void **instance)
 {
     (void)api_group, (void)api_id, (void)backend_context, (void)user_data, (void)instance;
-    if (domain > 0 && domain < UPTI_CB_DOMAIN_MAX) {
+    if (domain > 0 && domain < UPTI_CB_DOMAIN_LAST) {
         const upti_callback_gpu_op_data_t *d = cb_data;
         if (domain >= UPTI_CB_DOMAIN_INTERNAL_THREADS || d->phase == UPTI_CB_PHASE_API_EXIT)
             atomic_fetch_add(&g_seen[domain], 1);
@@ -58,7 +58,7 @@ static int initialize(upti_client_finalize_t fin, void *data)
     upti_callback_subscriber_t s;
     if (upti_callback_subscribe(&s, on_callback, NULL) != UPTI_STATUS_SUCCESS)
         return 1;
-    for (int d = 1; d < UPTI_CB_DOMAIN_MAX; d++)
+    for (int d = 1; d < UPTI_CB_DOMAIN_LAST; d++)
         if (upti_callback_enable_domain(s, (upti_callback_domain_t)d, 1, 1) != UPTI_STATUS_SUCCESS)
             return 1;
     return 0;

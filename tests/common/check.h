@@ -53,8 +53,8 @@ static int test_failures __attribute__((unused));
     do {                                                                                           \
         upti_status_t s_ = (expr);                                                                 \
         if (s_ != (want)) {                                                                        \
-            const char *gn_ = upti_get_status_string(s_);                                          \
-            const char *wn_ = upti_get_status_string(want);                                        \
+            const char *gn_ = upti_get_status_name(s_);                                          \
+            const char *wn_ = upti_get_status_name(want);                                        \
             fprintf(stderr, "FAIL %s:%d: %s returned %s (%d), expected %s\n", __FILE__, __LINE__,  \
                     #expr, gn_ ? gn_ : "?", (int)s_, wn_ ? wn_ : "?");                             \
             test_failures++;                                                                       \

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What the runtime layers' test tools share (layer_tool.h). */
 #include "layer_tool.h"
+#include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's positional form */
 
 #include <inttypes.h>
 #include <stdlib.h>

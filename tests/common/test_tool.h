@@ -44,6 +44,6 @@ static inline void test_force_configure(upti_configure_func_t configure) __attri
 static inline void test_force_configure(upti_configure_func_t configure)
 {
     upti_status_t s = upti_force_configure(configure);
-    say("main force_configure=%s", upti_get_status_string(s));
+    say("main force_configure=%s", upti_get_status_name(s));
 }
 #endif

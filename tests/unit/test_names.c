@@ -3,6 +3,7 @@
  * operation names (by id and by iteration), phase names, timestamps, thread
  * ids, the version, and the host agents. */
 #include <upti/upti.h>
+#include <upti/compat.h> /* the UPTI 0.1 names, checked against the new ones */
 
 #include <pthread.h>
 #include <string.h>
@@ -308,7 +309,7 @@ static int same_name(const char *a, const char *b)
 }
 
 /* One naming scheme: every lookup is upti_get_<enum>_name, every enum ends in
- * _LAST; the UPTI 0.1 names (upti_callback_phase_name…, _MAX) stay as aliases
+ * _LAST; the UPTI 0.1 names (upti_callback_phase_name…, _MAX; compat.h) stay as aliases
  * that give the same answer for every value, one past the end included. */
 static void test_lookup_names_and_aliases(void)
 {

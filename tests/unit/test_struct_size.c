@@ -13,6 +13,7 @@
  *                               the tool is skipped, one stderr line
  */
 #include <upti/runtime.h>
+#include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's positional form */
 #include <upti/runtime_callback.h>
 #include <upti/upti.h>
 

@@ -422,7 +422,7 @@ upti_status_t ut_capture_start(const upti_context_id_t *contexts, size_t n, upti
     if (st != UPTI_STATUS_SUCCESS && st != UPTI_STATUS_ERROR_KIND_NOT_FOUND) {
         if (g_cap.gating) {
             upti_log_warning("cannot watch marker ranges nor pause/resume (%s): "
-                             "recording everything", upti_get_status_string(st));
+                             "recording everything", upti_get_status_name(st));
             g_cap.gating = g_cap.marker = g_cap.paused = g_cap.timed = 0;
         }
     }

@@ -170,7 +170,7 @@ int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
         if (s != UPTI_STATUS_SUCCESS && s != UPTI_STATUS_ERROR_KIND_NOT_FOUND) {
             const char *name = "?";
             upti_get_tracing_kind_name((upti_tracing_kind_t)kind, &name);
-            upti_log_error("cannot trace %s: %s", name, upti_get_status_string(s));
+            upti_log_error("cannot trace %s: %s", name, upti_get_status_name(s));
         }
     }
     int args_ok = 0;
@@ -184,7 +184,7 @@ int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
         if (s == UPTI_STATUS_SUCCESS)
             args_ok = 1;
         else if (s != UPTI_STATUS_ERROR_KIND_NOT_FOUND)
-            upti_log_error("cannot record API arguments: %s", upti_get_status_string(s));
+            upti_log_error("cannot record API arguments: %s", upti_get_status_name(s));
     }
     /* Started now, or when the first capture window opens (capture.h). */
     if (st == UPTI_STATUS_SUCCESS) {
@@ -192,7 +192,7 @@ int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
         st = ut_capture_start(gated, args_ok ? 2 : 1, g_ring.buffer);
     }
     if (st != UPTI_STATUS_SUCCESS) {
-        upti_log_error("tracing not started: %s", upti_get_status_string(st));
+        upti_log_error("tracing not started: %s", upti_get_status_name(st));
         return 1;
     }
     g_ring.started = 1;

@@ -9,6 +9,7 @@
  * the callback, then release-store tail, which frees the space.
  */
 #include "internal.h"
+#include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's form */
 #include "ring.h"
 #include "fork.h"
 

@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "fork.h"
 
+#include <upti/compat.h> /* the UPTI 0.1 names of the lookups, defined here */
 #include <upti/runtime_callback.h>
 
 #include <sched.h>
@@ -29,8 +30,8 @@ struct subscriber {
 };
 
 static struct subscriber g_subs[UPTI_MAX_SUBSCRIBERS];
-static _Atomic uint32_t g_enter_mask[UPTI_CB_DOMAIN_MAX];
-static _Atomic uint32_t g_other_mask[UPTI_CB_DOMAIN_MAX];
+static _Atomic uint32_t g_enter_mask[UPTI_CB_DOMAIN_LAST];
+static _Atomic uint32_t g_other_mask[UPTI_CB_DOMAIN_LAST];
 uint32_t upti_subscriber_domain_word;
 static upti_runtime_subscriber_provider_t g_providers[MAX_PROVIDERS];
 static int g_num_providers;
@@ -59,7 +60,7 @@ static int slot_of(upti_callback_subscriber_t h)
 static void domains_changed(void)
 {
     uint32_t word = 0;
-    for (int d = 1; d < UPTI_CB_DOMAIN_MAX; d++)
+    for (int d = 1; d < UPTI_CB_DOMAIN_LAST; d++)
         if (atomic_load(&g_enter_mask[d]) | atomic_load(&g_other_mask[d]))
             word |= 1u << d;
     if (word == __atomic_load_n(&upti_subscriber_domain_word, __ATOMIC_ACQUIRE))
@@ -112,7 +113,7 @@ static upti_status_t change(upti_callback_subscriber_t h, upti_callback_domain_t
                             bool all, bool enter, bool other, bool unsubscribe)
 {
     UPTI_REFUSE_IN_SUBSCRIBER();
-    if (!all && (domain <= UPTI_CB_DOMAIN_INVALID || domain >= UPTI_CB_DOMAIN_MAX))
+    if (!all && (domain <= UPTI_CB_DOMAIN_INVALID || domain >= UPTI_CB_DOMAIN_LAST))
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     pthread_mutex_lock(&g_subscribers_lock);
     int slot = slot_of(h);
@@ -121,7 +122,7 @@ static upti_status_t change(upti_callback_subscriber_t h, upti_callback_domain_t
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     }
     if (all) {
-        for (int d = 1; d < UPTI_CB_DOMAIN_MAX; d++)
+        for (int d = 1; d < UPTI_CB_DOMAIN_LAST; d++)
             set_bits(slot, (upti_callback_domain_t)d, false, false);
     } else {
         set_bits(slot, domain, enter, other);
@@ -148,7 +149,7 @@ UPTI_API upti_status_t upti_callback_enable_domain(upti_callback_subscriber_t su
                                                    upti_callback_domain_t domain,
                                                    uint32_t enter_cb, uint32_t exit_cb)
 {
-    if (domain > UPTI_CB_DOMAIN_INVALID && domain < UPTI_CB_DOMAIN_MAX && !two_phase(domain)) {
+    if (domain > UPTI_CB_DOMAIN_INVALID && domain < UPTI_CB_DOMAIN_LAST && !two_phase(domain)) {
         bool on = enter_cb || exit_cb;
         return change(subscriber, domain, false, false, on, false);
     }
@@ -170,31 +171,31 @@ UPTI_API upti_status_t upti_callback_disable_all_domains(upti_callback_subscribe
 
 UPTI_API const char *upti_get_callback_domain_name(upti_callback_domain_t domain)
 {
-    static const char *const names[UPTI_CB_DOMAIN_MAX] = {
+    static const char *const names[UPTI_CB_DOMAIN_LAST] = {
         "INVALID", "DRIVER_CONTEXT_CREATED", "DRIVER_MODULE_LOADED", "DRIVER_MODULE_UNLOADED",
         "DRIVER_GPU_OPERATION_APPENDED", "DRIVER_GPU_OPERATION_DISPATCHED",
         "DRIVER_GPU_OPERATION_COMPLETED", "DRIVER_HOST_SYNCHRONIZATION", "DRIVER_API",
         "INTERNAL_THREADS", "INTERNAL_EVENT",
     };
-    return (unsigned)domain < UPTI_CB_DOMAIN_MAX ? names[domain] : NULL;
+    return (unsigned)domain < UPTI_CB_DOMAIN_LAST ? names[domain] : NULL;
 }
 
 UPTI_API const char *upti_get_callback_phase_kind_name(upti_callback_phase_kind_t phase)
 {
-    static const char *const names[UPTI_CB_PHASE_MAX] = {
+    static const char *const names[UPTI_CB_PHASE_LAST] = {
         "INVALID", "API_ENTER", "API_EXIT", "INTERNAL_THREAD_START", "INTERNAL_THREAD_END",
         "INTERNAL_EVENT",
     };
-    return (unsigned)phase < UPTI_CB_PHASE_MAX ? names[phase] : NULL;
+    return (unsigned)phase < UPTI_CB_PHASE_LAST ? names[phase] : NULL;
 }
 
 UPTI_API const char *upti_get_gpu_operation_kind_name(upti_gpu_operation_kind_t kind)
 {
-    static const char *const names[UPTI_GPU_OPERATION_KIND_MAX] = {
+    static const char *const names[UPTI_GPU_OPERATION_KIND_LAST] = {
         "INVALID", "KERNEL", "MEMORY_COPY", "MEMORY_FILL", "MAP", "UNMAP",
         "MIGRATE", "MARKER", "BARRIER", "FREE", "OTHER",
     };
-    return (unsigned)kind < UPTI_GPU_OPERATION_KIND_MAX ? names[kind] : NULL;
+    return (unsigned)kind < UPTI_GPU_OPERATION_KIND_LAST ? names[kind] : NULL;
 }
 
 /* The UPTI 0.1 names of the three lookups above (callback.h): compatibility aliases. */
@@ -252,7 +253,7 @@ UPTI_API const uint32_t *upti_runtime_subscriber_domains(void)
 
 UPTI_API void upti_runtime_subscriber_notify(const upti_runtime_notification_t *n)
 {
-    if (n == NULL || n->domain <= UPTI_CB_DOMAIN_INVALID || n->domain >= UPTI_CB_DOMAIN_MAX)
+    if (n == NULL || n->domain <= UPTI_CB_DOMAIN_INVALID || n->domain >= UPTI_CB_DOMAIN_LAST)
         return;
     _Atomic uint32_t *masks = n->phase == UPTI_CB_PHASE_API_ENTER ? g_enter_mask : g_other_mask;
     uint32_t mask = atomic_load_explicit(&masks[n->domain], memory_order_acquire);
@@ -283,7 +284,7 @@ UPTI_API void upti_runtime_subscriber_internal(upti_callback_domain_t domain,
                                                upti_callback_phase_kind_t phase, uint32_t detail,
                                                const char *message, uint64_t count)
 {
-    if (domain <= UPTI_CB_DOMAIN_INVALID || domain >= UPTI_CB_DOMAIN_MAX ||
+    if (domain <= UPTI_CB_DOMAIN_INVALID || domain >= UPTI_CB_DOMAIN_LAST ||
         atomic_load_explicit(&g_other_mask[domain], memory_order_relaxed) == 0)
         return;
     upti_callback_internal_data_t data = {

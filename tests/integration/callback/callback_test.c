@@ -7,6 +7,7 @@
 #include "../../apps/ocl_common.h"
 
 #include <upti/upti.h>
+#include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's positional form */
 #include <upti/opencl.h>
 
 #include <pthread.h>
@@ -109,7 +110,7 @@ static void on_b(upti_callback_domain_t domain, uint32_t api_group, uint32_t api
         g_inside_flush = upti_flush_buffer((upti_buffer_id_t){1});
         g_inside_enable = upti_callback_enable_domain(g_sub_b, UPTI_CB_DOMAIN_INTERNAL_EVENT, 1, 1);
         /* Name helpers are allowed. */
-        if (upti_callback_domain_name(domain) == NULL || upti_callback_phase_name(UPTI_CB_PHASE_API_EXIT) == NULL) {
+        if (upti_get_callback_domain_name(domain) == NULL || upti_get_callback_phase_kind_name(UPTI_CB_PHASE_API_EXIT) == NULL) {
             pthread_mutex_lock(&g_lock);
             g_b_calls = -1000;
             pthread_mutex_unlock(&g_lock);
@@ -150,7 +151,7 @@ static int initialize(upti_client_finalize_t fin, void *data)
     /* Subscribed first, so the buffer thread's start is seen. */
     if (upti_callback_subscribe(&g_sub_a, on_a, &g_a_calls) != UPTI_STATUS_SUCCESS)
         return 1;
-    for (int d = 1; d < UPTI_CB_DOMAIN_MAX; d++)
+    for (int d = 1; d < UPTI_CB_DOMAIN_LAST; d++)
         if (upti_callback_enable_domain(g_sub_a, (upti_callback_domain_t)d, 1, 1) != UPTI_STATUS_SUCCESS)
             return 1;
     upti_context_id_t ctx;
@@ -228,9 +229,9 @@ static void check_operations(int expected_ops)
                    seq[1]->phase == UPTI_CB_PHASE_API_EXIT && seq[1]->rc == CL_SUCCESS,
                "%s: second is not APPENDED EXIT", e->name);
         EXPECT(seq[2]->domain == UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_DISPATCHED, "%s: third is %s", e->name,
-               upti_callback_domain_name(seq[2]->domain));
+               upti_get_callback_domain_name(seq[2]->domain));
         EXPECT(seq[3]->domain == UPTI_CB_DOMAIN_DRIVER_GPU_OPERATION_COMPLETED, "%s: fourth is %s", e->name,
-               upti_callback_domain_name(seq[3]->domain));
+               upti_get_callback_domain_name(seq[3]->domain));
         EXPECT(seq[3]->start != 0 && seq[3]->start <= seq[3]->end, "%s: start %llu end %llu", e->name,
                (unsigned long long)seq[3]->start, (unsigned long long)seq[3]->end);
         EXPECT(e->queue != 0 && e->device != 0 && seq[3]->queue == e->queue, "%s: queue/device", e->name);
@@ -238,7 +239,7 @@ static void check_operations(int expected_ops)
         EXPECT(has_record(e->corr), "%s: no buffer record with correlation id %llu", e->name,
                (unsigned long long)e->corr);
         printf("op %-22s %-11s corr ok, APPENDED>EXIT>DISPATCHED>COMPLETED, %llu ns on device\n", e->name,
-               upti_gpu_operation_kind_name(e->op_kind), (unsigned long long)(seq[3]->end - seq[3]->start));
+               upti_get_gpu_operation_kind_name(e->op_kind), (unsigned long long)(seq[3]->end - seq[3]->start));
     }
     EXPECT(ops == expected_ops, "%d operations appended, expected %d", ops, expected_ops);
 }
@@ -344,9 +345,9 @@ int main(void)
     CHECK(clFinish(q));
     EXPECT(g_b_calls == b_before, "B called after unsubscribe (%d > %d)", g_b_calls, b_before);
     EXPECT(g_inside_flush == UPTI_STATUS_ERROR_CALLBACK_CONTEXT, "flush inside callback: %s",
-           upti_get_status_string(g_inside_flush));
+           upti_get_status_name(g_inside_flush));
     EXPECT(g_inside_enable == UPTI_STATUS_ERROR_CALLBACK_CONTEXT, "enable inside callback: %s",
-           upti_get_status_string(g_inside_enable));
+           upti_get_status_name(g_inside_enable));
 
     /* Failing calls: DRIVER_API's EXIT carries each one's status (last_exit_rc below), the
      * errcode_ret of clCreateBuffer even where the program passed NULL. */
@@ -409,7 +410,7 @@ int main(void)
             warnings++, dropped += e->count;
         clock_info += e->domain == UPTI_CB_DOMAIN_INTERNAL_EVENT && e->detail == UPTI_INTERNAL_EVENT_TYPE_INFO;
         if (e->domain == UPTI_CB_DOMAIN_INTERNAL_THREADS || e->domain == UPTI_CB_DOMAIN_INTERNAL_EVENT)
-            printf("%s %s detail %u: %s\n", upti_callback_domain_name(e->domain), upti_callback_phase_name(e->phase),
+            printf("%s %s detail %u: %s\n", upti_get_callback_domain_name(e->domain), upti_get_callback_phase_kind_name(e->phase),
                    e->detail, e->name);
     }
     EXPECT(warnings > 0 && dropped == g_drops_seen_by_buffer, "drop warnings %d: %llu dropped, buffer saw %llu",

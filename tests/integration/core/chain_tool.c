@@ -74,6 +74,6 @@ upti_tool_configure_result_t *upti_configure(uint32_t version, const char *runti
                                                            NULL);
     if (s != UPTI_STATUS_SUCCESS)
         say("%s: upti_at_intercept_table_registration: %s", CHAIN_NAME,
-            upti_get_status_string(s));
+            upti_get_status_name(s));
     return &g_result;
 }

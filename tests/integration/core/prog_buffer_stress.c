@@ -14,6 +14,7 @@
  * libuptx has registered before they run: calls racing with that first
  * registration are the subject of prog_first_call_race.c, not of this test. */
 #include <upti/upti.h>
+#include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's positional form */
 #include <uptx/uptx.h>
 
 #include <pthread.h>

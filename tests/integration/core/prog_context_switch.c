@@ -10,6 +10,7 @@
  *  - the two new operations are named uptx_profiler_pause and uptx_profiler_resume.
  */
 #include <upti/upti.h>
+#include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's positional form */
 #include <uptx/uptx.h>
 
 #include <string.h>

@@ -10,6 +10,7 @@
  * itself ROUNDS times (child mode: argument "child") and fails if any round
  * lost a record. */
 #include <upti/upti.h>
+#include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's positional form */
 #include <uptx/uptx.h>
 
 #include <pthread.h>

@@ -10,6 +10,7 @@
  *  - every delivery comes from UPTI's callback thread.
  */
 #include <upti/upti.h>
+#include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's positional form */
 #include <uptx/uptx.h>
 
 #include <pthread.h>

@@ -5,6 +5,7 @@
  * started and stopped. Prints its steps for a golden comparison and checks
  * every status (exit status 1 on a failed check). */
 #include <upti/upti.h>
+#include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's positional form */
 #include <uptx/uptx.h>
 
 #include <stdatomic.h>

@@ -77,14 +77,14 @@ static int tool_initialize(upti_client_finalize_t finalize, void *tool_data)
     upti_status_t s = upti_create_context(&ctx);
     g_context = ctx;
     if (s != UPTI_STATUS_SUCCESS)
-        say("%s: upti_create_context: %s", TOOL_NAME, upti_get_status_string(s));
+        say("%s: upti_create_context: %s", TOOL_NAME, upti_get_status_name(s));
     s = upti_configure_callback_tracing_service(ctx, UPTI_TRACING_KIND_MARKER_API, NULL, 0,
                                                 on_marker, NULL);
     if (s != UPTI_STATUS_SUCCESS)
-        say("%s: configure_callback_tracing_service: %s", TOOL_NAME, upti_get_status_string(s));
+        say("%s: configure_callback_tracing_service: %s", TOOL_NAME, upti_get_status_name(s));
     s = upti_start_context(ctx);
     if (s != UPTI_STATUS_SUCCESS)
-        say("%s: upti_start_context: %s", TOOL_NAME, upti_get_status_string(s));
+        say("%s: upti_start_context: %s", TOOL_NAME, upti_get_status_name(s));
 
 #ifdef TOOL_UPTX_IN_INIT
     int push = uptx_range_push("from initialize");

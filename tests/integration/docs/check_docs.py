@@ -12,6 +12,12 @@ writing_a_tool_builds_and_runs
     the tool's summary with one kernel and no upti: message; on a program
     making 7 marker calls through uptx, and on one making them through NVTX
     (tests/apps/marker_calls.c), it counts exactly 7 marker calls.
+callback_models_mapped
+    docs/callback-api.md says why there are two callback models and maps
+    their phases: its table has one row per value, naming in each column
+    the enumerator of upti_callback_phase_t (include/upti/types.h) and of
+    upti_callback_phase_kind_t (include/upti/callback.h) that has that
+    value, every enumerator of both enums once.
 database_metadata_keys
     Every metadata key the code writes (read from the writers' source) is
     listed in docs/database.md's metadata section, and no other key is.
@@ -72,6 +78,16 @@ def writing_a_tool_builds_and_runs():
         fail("docs/writing-a-tool.md has no complete tool (a ```c block with upti_configure and tool_init)")
     if code[0] != sample:
         fail("the complete tool in docs/writing-a-tool.md differs from samples/first_tool/mytool.c")
+    # The first tool a reader sees uses the 1.0 interface: its buffer made
+    # from an options struct, nothing of <upti/compat.h> (UPTI 0.1's names).
+    compat_h = re.sub(r"/\*.*?\*/", "", read("include/upti/compat.h"), flags=re.S)
+    compat = re.findall(r"#define (UPTI_\w+_MAX) ", compat_h) + \
+        re.findall(r"UPTI_API [^;(]*?\b(upti_\w+)\(", compat_h)
+    used = sorted(n for n in compat if re.search(r"\b" + n + r"\b", sample))
+    if used or "<upti/compat.h>" in sample:
+        fail(f"the complete tool uses UPTI 0.1's names of <upti/compat.h>: {used}")
+    if "upti_create_buffer_with_options(" not in sample or "UPTI_OPTIONS(upti_buffer_options_t" not in sample:
+        fail("the complete tool does not create its buffer with UPTI_OPTIONS and upti_create_buffer_with_options")
     sh = blocks(doc, "sh")
     build_cmd = next((b for b in sh if "mytool.so mytool.c" in b), None)
     run_cmd = next((b for b in sh if "UPTI_TOOL_LIBRARIES=" in b and "./my_opencl_app" in b), None)
@@ -146,6 +162,44 @@ def writing_a_tool_builds_and_runs():
                              p.stderr, re.M):
                 fail(f"{app} makes 7 marker calls: the tool's summary is missing or wrong")
     print("PASS")
+
+
+def enum_values(header, enum):
+    """NAME -> value of the enumerators of a typedef'd enum of header."""
+    text = re.sub(r"/\*.*?\*/", "", read(header), flags=re.S)
+    body = re.search(r"typedef enum " + enum + r"\s*\{(.*?)\}", text, re.S).group(1)
+    values, nxt = {}, 0
+    for item in [i.strip() for i in body.split(",") if i.strip()]:
+        name, _, value = item.partition("=")
+        nxt = values[value.strip()] if value.strip() in values else (int(value, 0) if value.strip() else nxt)
+        values[name.strip()] = nxt
+        nxt += 1
+    return values
+
+
+def callback_models_mapped():
+    doc = read("docs/callback-api.md")
+    if "## Two callback models" not in doc:
+        fail("docs/callback-api.md has no section '## Two callback models'")
+    enums = [enum_values("include/upti/types.h", "upti_callback_phase_t"),
+             enum_values("include/upti/callback.h", "upti_callback_phase_kind_t")]
+    head = "| value | `upti_callback_phase_t` (contexts) | `upti_callback_phase_kind_t` (subscribers) |"
+    if head not in doc:
+        fail("docs/callback-api.md has no table mapping the two phase enums:\n" + head)
+    rows = re.findall(r"^\| (\d+) \|(.*?)\|(.*?)\|$", doc.split(head, 1)[1].split("\n\n", 1)[0], re.M)
+    seen = [set(), set()]
+    for value, *cells in rows:
+        for col, (cell, enum) in enumerate(zip(cells, enums)):
+            named = re.findall(r"`(UPTI_\w+)`", cell)
+            named = [n for n in named if n in enum]
+            want = [n for n, v in enum.items() if v == int(value)]
+            if named[:1] != want[:1]:
+                fail(f"row {value}, column {col + 1}: names {named[:1]}, the enumerator of value {value} is {want}")
+            seen[col].update(named[:1])
+    for col, enum in enumerate(enums):
+        if seen[col] != set(enum):
+            fail(f"column {col + 1} leaves out {sorted(set(enum) - seen[col])}")
+    print(f"PASS: {len(rows)} rows map {len(enums[0])} and {len(enums[1])} enumerators")
 
 
 def metadata_keys_in_code():
@@ -345,4 +399,5 @@ def license_in_every_source():
  "database_metadata_keys": database_metadata_keys,
  "index_lists_every_page": index_lists_every_page,
  "no_internal_history": no_internal_history,
- "license_in_every_source": license_in_every_source}[CASE]()
+ "license_in_every_source": license_in_every_source,
+ "callback_models_mapped": callback_models_mapped}[CASE]()

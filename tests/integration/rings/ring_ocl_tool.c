@@ -38,7 +38,7 @@ static void on_api(upti_callback_tracing_record_t r, upti_user_data_t *user_data
     size_t size = (size_t)(p + a.value_len - buf);
     upti_status_t st = upti_write_buffer_record(g_buffer, UPTI_TRACE_RECORD_ARG, buf, size);
     if (st != UPTI_STATUS_SUCCESS)
-        fprintf(stderr, "ring_ocl_tool: upti_write_buffer_record: %s\n", upti_get_status_string(st));
+        fprintf(stderr, "ring_ocl_tool: upti_write_buffer_record: %s\n", upti_get_status_name(st));
 }
 
 static upti_status_t list_agents(const upti_agent_t **agents, size_t n, void *data)
@@ -57,7 +57,7 @@ static upti_status_t list_agents(const upti_agent_t **agents, size_t n, void *da
 
 static void die(const char *what, upti_status_t st)
 {
-    fprintf(stderr, "ring_ocl_tool: %s: %s\n", what, upti_get_status_string(st));
+    fprintf(stderr, "ring_ocl_tool: %s: %s\n", what, upti_get_status_name(st));
     exit(3);
 }
 

@@ -39,6 +39,7 @@
  * upti_query_available_agents lists>".
  */
 #include <upti/runtime.h>
+#include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's positional form */
 #include <upti/upti.h>
 #include <uptx/uptx.h>
 
@@ -188,12 +189,12 @@ static void tool_records_at_end(void)
     };
     for (int i = 0; i < 5; i++)
         if (st[i] != UPTI_STATUS_SUCCESS)
-            fprintf(stderr, "ring_prog: tool record %d: %s\n", i, upti_get_status_string(st[i]));
+            fprintf(stderr, "ring_prog: tool record %d: %s\n", i, upti_get_status_name(st[i]));
 }
 
 static void show(const char *name, upti_status_t st)
 {
-    printf("%s=%s\n", name, upti_get_status_string(st));
+    printf("%s=%s\n", name, upti_get_status_name(st));
 }
 
 /* Inside initialize: the arguments upti_create_shared_buffer refuses, and the path query. */
@@ -366,7 +367,7 @@ static void marks(const char *who, int word, long from, long to, int crash_at_ha
             upti_status_t st = write_arg((uint64_t)(word + 1) << 32 | (uint64_t)i, (uint32_t)word,
                                          "int", name, msg, 0);
             if (st != UPTI_STATUS_SUCCESS && failed++ == 0) /* said once per thread */
-                fprintf(stderr, "ring_prog: tool record %s: %s\n", msg, upti_get_status_string(st));
+                fprintf(stderr, "ring_prog: tool record %s: %s\n", msg, upti_get_status_name(st));
         }
         if (g_agents && i % (to / 10 > 0 ? to / 10 : 1) == 0) {
             upti_agent_t a = {.size = sizeof a, .type = UPTI_AGENT_TYPE_ACCELERATOR,

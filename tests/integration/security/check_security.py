@@ -37,7 +37,7 @@ ring folder set by hand (UPTI_TRACE_RING_DIR, no collector): its ring stays for 
                  copies): no RUNPATH or RPATH entry that is empty or relative (not
                  $ORIGIN-based), which the loader would search from the working directory:
                  a libsqlite3.so.0 in the folder `upti` is run from would be loaded. And
-                 `upti run` from a folder holding fake libupti.so.0, libsqlite3.so.0 and
+                 `upti run` from a folder holding fake libupti.so.0 and .1, libsqlite3.so.0 and
                  libc.so.6 traces its program.
   claims         a FIFO named like a claim (upti-PID-N.upti-pending) beside a ring: not
                  opened for reading (that blocked for ever), said once, not waited for; a
@@ -599,7 +599,7 @@ def case_runpath(tmp):
                     bad.append('%s: %r in %r' % (os.path.relpath(f, BUILD), entry, m.group(1)))
                     break
     # Fake libraries in the working folder are not what upti or the traced program load.
-    for name in ('libupti.so.0', 'libsqlite3.so.0', 'libc.so.6'):
+    for name in ('libupti.so.0', 'libupti.so.1', 'libsqlite3.so.0', 'libc.so.6'):
         with open(os.path.join(tmp, name), 'wb') as f:
             f.write(b'not a library')
     e = {k: v for k, v in os.environ.items() if not k.startswith(('UPTI_', 'OPENCL_LAYERS'))}

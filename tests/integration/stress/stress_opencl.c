@@ -41,6 +41,7 @@
  * the runtime then holds every queued command (about 55 MiB for 80,000 on
  * PoCL, with or without UPTI), so use it with --rss-report. */
 #include <upti/opencl.h>
+#include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's positional form */
 #include <upti/upti.h>
 
 #include <pthread.h>

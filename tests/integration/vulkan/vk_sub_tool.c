@@ -22,7 +22,7 @@ static void on_event(upti_callback_domain_t domain, uint32_t api_group, uint32_t
     const char *api = "-";
     if (api_id != 0)
         upti_get_tracing_operation_name((upti_tracing_kind_t)api_group, api_id, &api);
-    const char *dom = upti_callback_domain_name(domain), *phase = upti_callback_phase_name(d->phase);
+    const char *dom = upti_get_callback_domain_name(domain), *phase = upti_get_callback_phase_kind_name(d->phase);
     upti_thread_id_t tid = 0;
     upti_get_thread_id(&tid);
     char op[512] = "";
