@@ -29,8 +29,12 @@ a job of many ranks) pays `upti run`'s fixed cost once per process. The probe
 with SHORT_CALLS clSetKernelArg calls, 10 kernels and 10 writes (about 1,000
 records, a process of a few hundred ms, most of it PoCL's start) runs
 SHORT_REPS times bare and under `upti run --sys-trace` (alternating, with
-nothing between upti and the probe), and the row gives the median wall time of
-each, the added ms per process and the ratio to bare.
+nothing between upti and the probe; which goes first alternates too), and the
+row gives the median wall time of each, the added ms per process and the ratio
+to bare; a second line gives, over the rounds, the spread of the added wall ms
+(each round's upti run minus its own bare run: median, quartiles, min, max),
+the CPU time (user + system of upti and the program, from wait4) of each and
+its added ms, and the load average before and after.
 No assertion on any figure: it measures, it does not judge.
 """
 import argparse
@@ -147,8 +151,22 @@ def run_once(a, mode, threads, work):
     return m
 
 
+def spawn_timed(cmd, cwd):
+    """Runs cmd (stdout discarded): its wall ms, the CPU ms (user + system) of it and
+    every process it waited for (upti and the program), its status and stderr."""
+    err = tempfile.TemporaryFile()
+    t0 = time.monotonic_ns()
+    p = subprocess.Popen(cmd, env=clean_env(), cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
+    _, status, ru = os.wait4(p.pid, 0)
+    t1 = time.monotonic_ns()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    err.seek(0)
+    return (t1 - t0) / 1e6, (ru.ru_utime + ru.ru_stime) * 1e3, p.returncode, err.read().decode()
+
+
 def short_process(a, work):
-    """Median wall ms per process, bare and under upti run, of a short probe run."""
+    """The short probe SHORT_REPS times bare and under upti run, alternating (which
+    goes first alternates too): per round, each one's wall and CPU ms."""
     build = os.path.abspath(a.build)
     probe = [os.path.join(build, "bin", "bench_run_overhead_probe"), str(a.short_calls), "1",
              "10", "10"]
@@ -156,20 +174,55 @@ def short_process(a, work):
     os.makedirs(out, exist_ok=True)
     upti = [os.path.join(build, "bin", "upti"), "run", "--sys-trace", "-d", out, "-o",
             "short-%pid%", "--"]
-    times = {"bare": [], "upti-run": []}
-    for _ in range(a.short_reps):
-        for mode, cmd in (("bare", probe), ("upti-run", upti + probe)):
-            t0 = time.monotonic_ns()
-            r = subprocess.run(cmd, env=clean_env(), cwd=out, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
-            t1 = time.monotonic_ns()
-            if r.returncode != 0:
-                sys.exit(f"bench: short process {mode} failed ({r.returncode}):\n{r.stderr[-2000:]}")
-            times[mode].append((t1 - t0) / 1e6)
-    dbs = glob.glob(os.path.join(out, "short-*.db"))
-    records = count_records(dbs[0]) if dbs else 0
+    rounds = []
+    records = 0
+    for i in range(a.short_reps):
+        modes = [("bare", probe), ("upti-run", upti + probe)]
+        got = {}
+        for mode, cmd in (modes if i % 2 == 0 else modes[::-1]):
+            wall, cpu, rc, err = spawn_timed(cmd, out)
+            if rc != 0:
+                sys.exit(f"bench: short process {mode} failed ({rc}):\n{err[-2000:]}")
+            got[mode] = (wall, cpu)
+        rounds.append(got)
+        dbs = glob.glob(os.path.join(out, "short-*.db"))
+        if dbs and records == 0:
+            records = count_records(dbs[0])
+        for db in dbs:
+            os.unlink(db)
     shutil.rmtree(out)
-    return statistics.median(times["bare"]), statistics.median(times["upti-run"]), records
+    return rounds, records
+
+
+def quartiles(values):
+    """(first quartile, median, third quartile)."""
+    if len(values) < 2:
+        return values[0], values[0], values[0]
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[0], statistics.median(values), q[2]
+
+
+def print_short(a, short, load_before):
+    """The short-process row: medians of the rounds, the added ms and the ratio to
+    bare, and the spread of the added ms over the rounds (each round's upti run
+    minus its own bare run: a paired difference)."""
+    rounds, records = short
+    med = lambda mode, k: statistics.median(r[mode][k] for r in rounds)
+    bare_ms, upti_ms = med("bare", 0), med("upti-run", 0)
+    bare_cpu, upti_cpu = med("bare", 1), med("upti-run", 1)
+    added = [r["upti-run"][0] - r["bare"][0] for r in rounds]
+    added_cpu = [r["upti-run"][1] - r["bare"][1] for r in rounds]
+    q1, qm, q3 = quartiles(added)
+    c1, cm, c3 = quartiles(added_cpu)
+    print(f"short process (probe {a.short_calls} calls, {records} records, median of "
+          f"{a.short_reps}): bare {bare_ms:.1f} ms, upti run {upti_ms:.1f} ms, "
+          f"added {upti_ms - bare_ms:.1f} ms per process, ratio {upti_ms / bare_ms:.2f}")
+    print(f"short process, {len(rounds)} rounds of bare and upti run alternating, load average "
+          f"{load_before:.2f} before, {os.getloadavg()[0]:.2f} after: added wall per round "
+          f"median {qm:.1f} ms (quartiles {q1:.1f} to {q3:.1f}, min {min(added):.1f}, max "
+          f"{max(added):.1f}); CPU (user+system of upti and the program) bare {bare_cpu:.1f} ms, "
+          f"upti run {upti_cpu:.1f} ms, added per round median {cm:.1f} ms (quartiles {c1:.1f} "
+          f"to {c3:.1f}), ratio {upti_cpu / bare_cpu:.2f}")
 
 
 def main():
@@ -187,6 +240,7 @@ def main():
     best = {}
     try:
         run_once(a, "bare", a.threads[0], work)  # warm-up (PoCL's kernel cache), not counted
+        short_load = os.getloadavg()[0]
         short = short_process(a, work) if a.short_reps > 0 else None
         for rep in range(a.reps):
             for threads in a.threads:
@@ -243,10 +297,7 @@ def main():
 
 
     if short is not None:
-        bare_ms, upti_ms, records = short
-        print(f"short process (probe {a.short_calls} calls, {records} records, median of "
-              f"{a.short_reps}): bare {bare_ms:.1f} ms, upti run {upti_ms:.1f} ms, "
-              f"added {upti_ms - bare_ms:.1f} ms per process, ratio {upti_ms / bare_ms:.2f}")
+        print_short(a, short, short_load)
 
 
 if __name__ == "__main__":

@@ -38,13 +38,9 @@ static int config_file_is_ours(const char *path)
     return n == sizeof head - 1 && memcmp(head, RC_CONFIG_HEAD, n) == 0;
 }
 
-static void read_db_info(converted *c)
+/* What run_finish needs of the database db of c: its metadata and its process. */
+static void read_db_info(sqlite3 *db, converted *c)
 {
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(c->path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return;
-    }
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "SELECT key, value FROM metadata", -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW) {
@@ -74,6 +70,31 @@ static void read_db_info(converted *c)
         }
         sqlite3_finalize(st);
     }
+}
+
+static void complete_db_on(sqlite3 *db, const converted *c);
+static int worth_completing(const converted *c);
+
+/* One connection per database for what upti adds after the conversion: what
+ * it reads back (metadata, the process) and, for a trace that will be kept,
+ * the rows only the collector knows (complete_db_on), in one transaction. The
+ * database is still upti's own file in the run folder (the spool keeps every
+ * record until it is moved into place): no journal file and no fsync, which
+ * took four fdatasync and a schema read per statement (6 to 17 ms for a short
+ * process); one open instead of two (each reads the whole schema). */
+static void read_and_complete(converted *c)
+{
+    sqlite3 *db = NULL;
+    int flags = c->complete ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+    if (sqlite3_open_v2(c->path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
+        sqlite3_exec(db, c->complete ? "PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY; BEGIN"
+                                     : "BEGIN",
+                     NULL, NULL, NULL) == SQLITE_OK) {
+        read_db_info(db, c);
+        if (c->complete && worth_completing(c))
+            complete_db_on(db, c);
+        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    }
     sqlite3_close(db);
 }
 
@@ -93,7 +114,7 @@ static void on_converted(void *arg, const char *path, int64_t pid, int complete)
     c->path = strdup(path);
     c->pid = pid;
     c->complete = complete;
-    read_db_info(c);
+    read_and_complete(c);
 }
 
 /* A value the program gave for its outputs' names: its own, else (a child
@@ -340,20 +361,14 @@ static void complete_db_on(sqlite3 *db, const converted *c)
     db_exec(db, "INSERT OR REPLACE INTO metadata(key, value) VALUES('ended', ?1)", reason);
 }
 
-/* complete_db_on() in one connection and one transaction. The database is
- * still upti's own file in the run folder (the spool keeps every record until
- * it is moved into place): no journal file and no fsync, which took four
- * fdatasync and a schema read per statement (6 to 17 ms for a short process). */
-static void complete_db(const converted *c)
+/* Whether finish_one keeps c's trace (it says why not, and counts, itself):
+ * a capture window opened, and something was recorded. */
+static int worth_completing(const converted *c)
 {
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(c->path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
-        sqlite3_exec(db, "PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY; BEGIN", NULL, NULL,
-                     NULL) == SQLITE_OK) {
-        complete_db_on(db, c);
-        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-    }
-    sqlite3_close(db);
+    if (upti_kv_get(c->meta, c->meta_len, "capture") != NULL &&
+        metadata_int(c, "capture_windows") == 0)
+        return 0;
+    return metadata_int(c, "records_written") != 0 || metadata_int(c, "records_dropped") != 0;
 }
 
 /* --output-config: the resolved settings in BASE_config.json (BASE-PID_config.json
@@ -418,7 +433,6 @@ static int finish_one(converted *c)
         unlink(c->path); /* nothing recorded (a process that only loaded UPTI) */
         return 0;
     }
-    complete_db(c);
     char *base = output_base(c);
     if (base == NULL)
         return 0;

@@ -100,8 +100,9 @@ struct collector {
     size_t num_seen, cap_seen;
     int wait_pidfd;          /* opts->wait_pid's pidfd, -1 if none */
     int starving;            /* a producer waited for room during this pass */
+    int filling;             /* a slot gave more than LIGHT_SHARE of its size this pass */
     uint64_t pause_ns;       /* the busy pause now (BUSY_PAUSE_MIN_NS..BUSY_PAUSE_NS) */
-    uint64_t idle_passes;    /* passes in a row that moved nothing and found nobody waiting */
+    uint64_t idle_passes;    /* idle passes in a row (idle_pause_ns) */
     int told_first_ring;     /* opts->first_ring was called */
     int discarding;          /* the spool failed: drain without storing */
     char reason[256];        /* why (strerror of the failed write) */
@@ -162,17 +163,25 @@ static int alive_by(int pidfd, int64_t pid, uint64_t start_ticks)
     return n == 0;
 }
 
-/* The pause of an idle pass: opts->poll_ns, lengthened the longer nothing
- * came (by poll_ns per IDLE_STEP passes, up to IDLE_MAX_FACTOR times poll_ns):
- * a program that traces nothing for a while, or nothing at all, is not
- * polled 2,000 times a second (30 ms of CPU per second at 0.5 ms, taken from
- * the program on a busy machine). The first pass that moves anything goes
- * back to the short pauses. */
-#define IDLE_STEP 64u
-#define IDLE_MAX_FACTOR 4u
+/* The pause of an idle pass: opts->poll_ns, doubled every IDLE_STEP idle passes
+ * in a row, up to IDLE_MAX_FACTOR times poll_ns (8 ms at 0.5 ms). A pass is idle
+ * when no producer waited and no slot gave more than 1/LIGHT_SHARE of its size:
+ * a program that records nothing, or a call now and then (a short process
+ * starting its runtime), is far from filling a ring, and is not woken for 2,000
+ * times a second. Each pass is a wake-up of this thread, two context switches
+ * and a few system calls (tens of microseconds of CPU on a virtual machine,
+ * taken from the program on a busy one): with a ramp to 2 ms in 64-pass steps,
+ * reset by every record, a 0.3 s OpenCL process cost upti some 200 passes,
+ * 12 ms of CPU. A pass that fills a slot faster goes back to the short
+ * pauses; a producer that fills its ring meanwhile waits for room, which the
+ * next pass gives. */
+#define IDLE_STEP 4u
+#define LIGHT_SHARE 16u
+#define IDLE_MAX_FACTOR 16u
 static uint64_t idle_pause_ns(uint64_t poll_ns, uint64_t idle_passes)
 {
-    uint64_t factor = 1 + idle_passes / IDLE_STEP;
+    uint64_t doublings = idle_passes / IDLE_STEP;
+    uint64_t factor = doublings < 5 ? (uint64_t)1 << doublings : IDLE_MAX_FACTOR;
     return poll_ns * (factor < IDLE_MAX_FACTOR ? factor : IDLE_MAX_FACTOR);
 }
 
@@ -692,6 +701,7 @@ static long long drain_slot(struct collector *collector, struct ring *r, uint32_
         r->dropped_seen[i] = dropped;
         give_back(slot, head);
         moved += (long long)n;
+        collector->filling |= n > size / LIGHT_SHARE;
     } else if (dropped != r->dropped_seen[i]) {
         ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_DROPS, 0, r->uid, i, 0, 0, 0, dropped, 0};
         if (ur_spool_append(collector->fd, &c, NULL, 0) != 0) {
@@ -955,6 +965,7 @@ int ur_collect(const ur_collect_opts *opts)
         long long moved = 0;
         int open_rings = 0;
         collector->starving = 0;
+        collector->filling = 0;
         for (size_t i = 0; i < collector->num_rings; i++) {
             struct ring *r = &collector->rings[i];
             if (r->done)
@@ -1001,7 +1012,7 @@ int ur_collect(const ur_collect_opts *opts)
                                       : BUSY_PAUSE_MIN_NS;
         else if (collector->pause_ns < BUSY_PAUSE_NS)
             collector->pause_ns += collector->pause_ns / 8 + 1;
-        int idle = moved == 0 && !collector->starving;
+        int idle = !collector->filling && !collector->starving;
         collector->idle_passes = idle ? collector->idle_passes + 1 : 0;
         if (moved < BUSY_BATCH_BYTES) {
             uint64_t ns = idle ? idle_pause_ns(opts->poll_ns, collector->idle_passes - 1)
