@@ -164,7 +164,7 @@ static int alive_by(int pidfd, int64_t pid, uint64_t start_ticks)
 }
 
 /* The pause of an idle pass: opts->poll_ns, doubled every IDLE_STEP idle passes
- * in a row, up to IDLE_MAX_FACTOR times poll_ns (8 ms at 0.5 ms). A pass is idle
+ * in a row, up to IDLE_MAX_FACTOR times poll_ns (2 ms at 0.5 ms). A pass is idle
  * when no producer waited and no slot gave more than 1/LIGHT_SHARE of its size:
  * a program that records nothing, or a call now and then (a short process
  * starting its runtime), is far from filling a ring, and is not woken for 2,000
@@ -174,14 +174,16 @@ static int alive_by(int pidfd, int64_t pid, uint64_t start_ticks)
  * reset by every record, a 0.3 s OpenCL process cost upti some 200 passes,
  * 12 ms of CPU. A pass that fills a slot faster goes back to the short
  * pauses; a producer that fills its ring meanwhile waits for room, which the
- * next pass gives. */
+ * next pass gives: the cap bounds that wait (a 1 MiB ring fills in about a
+ * millisecond at full speed; with an 8 ms cap the 2 M-call bench's program
+ * waited 49 to 116 times instead of 31 to 36, on a loaded machine). */
 #define IDLE_STEP 4u
 #define LIGHT_SHARE 16u
-#define IDLE_MAX_FACTOR 16u
+#define IDLE_MAX_FACTOR 4u
 static uint64_t idle_pause_ns(uint64_t poll_ns, uint64_t idle_passes)
 {
     uint64_t doublings = idle_passes / IDLE_STEP;
-    uint64_t factor = doublings < 5 ? (uint64_t)1 << doublings : IDLE_MAX_FACTOR;
+    uint64_t factor = doublings < 3 ? (uint64_t)1 << doublings : IDLE_MAX_FACTOR;
     return poll_ns * (factor < IDLE_MAX_FACTOR ? factor : IDLE_MAX_FACTOR);
 }
 
