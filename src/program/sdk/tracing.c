@@ -7,6 +7,18 @@
 
 #include <string.h>
 
+/* The plan of a call that is not traced (entered inside a UPTI callback, or on one of UPTI's
+   own threads): no callback, no buffer, not one_api_record. Its call->plan points here, not
+   to NULL, so that upti_runtime_call_exit_result() tests one flag of the plan for its fast
+   path, not the pointer first. */
+static const upti_operation_plan_t untraced_plan;
+
+/* Whether call (entered) is traced. */
+static inline bool call_traced(const upti_runtime_call_t *call)
+{
+    return call->plan != &untraced_plan;
+}
+
 static upti_callback_tracing_record_t callback_record(const upti_runtime_call_t *call,
                                                       uint32_t ctx, upti_thread_state_t *s,
                                                       upti_callback_phase_t phase)
@@ -63,7 +75,7 @@ UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_oper
     }
     /* Calls a tool makes inside a UPTI callback, or UPTI's own threads make, are not traced. */
     if (upti_unlikely(s->in_callback)) {
-        call->plan = NULL;
+        call->plan = &untraced_plan;
         return;
     }
     call->plan = plan;
@@ -118,6 +130,8 @@ static inline void api_record(upti_buffer_tracing_api_record_t *r, const upti_ru
    the API records. */
 static __attribute__((noinline)) void exit_rest(upti_runtime_call_t *call, upti_timestamp_t end, int64_t result)
 {
+    if (!call_traced(call))
+        return;
     const upti_operation_plan_t *plan = call->plan;
     upti_thread_state_t *s = upti_thread_state();
     if (plan->num_callbacks == 0)
@@ -223,10 +237,9 @@ UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
 
 UPTI_API void upti_runtime_call_exit_result(upti_runtime_call_t *call, int64_t result)
 {
+    /* Not traced: untraced_plan, whose one_api_record is false (exit_rest returns). */
     const upti_operation_plan_t *plan = call->plan;
-    if (upti_unlikely(plan == NULL))
-        return;
-    /* Entered on this thread (plan set), so its state exists. */
+    /* Entered on this thread, so its state exists. */
     upti_thread_state_t *s = upti_tls_state;
     upti_timestamp_t end;
     if (upti_unlikely(!upti_now_thread(s, &end))) {
@@ -247,7 +260,7 @@ static inline void capture(upti_thread_state_t *s, const upti_runtime_call_t *ca
 {
     memset(out, 0, sizeof *out);
     out->thread_id = s->tid;
-    if (call == NULL || call->plan == NULL)
+    if (call == NULL || !call_traced(call))
         return;
     out->internal = call->correlation_id;
     if (s->external_mask != 0)
@@ -287,7 +300,7 @@ static __attribute__((noinline)) void capture_current_slow(upti_runtime_correlat
     upti_thread_state_t *s = upti_thread_state();
     const upti_runtime_call_t *call = s->current_call;
     capture(s, call, out);
-    *start = call != NULL && call->plan != NULL && s->in_callback == 0 ? call->start_timestamp
+    *start = call != NULL && call_traced(call) && s->in_callback == 0 ? call->start_timestamp
                                                                         : upti_now_thread_any(s);
 }
 
@@ -301,7 +314,7 @@ UPTI_API void upti_runtime_capture_current(upti_runtime_correlation_t *out, upti
         const upti_runtime_call_t *call = s->current_call;
         memset(out, 0, sizeof *out);
         out->thread_id = s->tid;
-        if (call != NULL && call->plan != NULL) {
+        if (call != NULL && call_traced(call)) {
             out->internal = call->correlation_id;
             if (s->in_callback == 0) {
                 *start = call->start_timestamp;
