@@ -7,7 +7,10 @@
  * The conversion is re-anchored on CLOCK_MONOTONIC_RAW at growing intervals
  * (1 ms doubling to 1 s) and its slope re-measured over the whole run, so
  * the error stays well under a microsecond; a re-anchor never moves time
- * backwards. Parameters are published under a sequence lock.
+ * backwards. Parameters are published under a sequence lock; a thread that
+ * traces calls keeps a copy of the set in force (internal.h: upti_thread_clock,
+ * copied by upti_now_thread_slow()) and converts with it, without the lock,
+ * until the set's interval ends: one set per interval, so the same values.
  */
 #include "internal.h" /* and clock.h */
 #include "env.h"

@@ -11,7 +11,7 @@
    own threads): no callback, no buffer, not one_api_record. Its call->plan points here, not
    to NULL, so that upti_runtime_call_exit_result() tests one flag of the plan for its fast
    path, not the pointer first. */
-static const upti_operation_plan_t untraced_plan;
+static const upti_operation_plan_t untraced_plan = {.one_api_record = false};
 
 /* Whether call (entered) is traced. */
 static inline bool call_traced(const upti_runtime_call_t *call)
