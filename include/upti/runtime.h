@@ -38,6 +38,20 @@ upti_runtime_plan(const upti_operation_plan_t *const *plans, uint32_t op)
 }
 
 /**
+ * Nonzero if some context has a callback for the operation of plan (not NULL):
+ * only then is the payload given to upti_runtime_call_enter() read (by the
+ * ENTER and EXIT callbacks), so a wrapper may leave it unfilled otherwise,
+ * the plan being the call's for its whole duration. A plan's first member is
+ * its uint32_t count of callbacks: part of the UPTI_RUNTIME_ contract, read
+ * inline so that a call traced by buffers only pays one load. New after
+ * UPTI 0.2 (an inline: no symbol).
+ */
+static inline int upti_runtime_plan_has_callbacks(const upti_operation_plan_t *plan)
+{
+    return *(const uint32_t *)(const void *)plan != 0;
+}
+
+/**
  * Correlation captured at an API call, for device records reported later.
  * Holds the external ids of up to 4 contexts (the first 4 with one pushed);
  * more is reported once, as a warning where UPTI's messages go (log.h), and
@@ -73,8 +87,11 @@ typedef struct upti_runtime_call_t {
 
 /**
  * Starts a traced call: assigns its correlation id, reads the start time,
- * runs ENTER callbacks. payload: the kind's callback payload (for
- * OPENCL_API an upti_callback_tracing_opencl_api_data_t with args filled).
+ * runs ENTER callbacks. plan: upti_runtime_plan() of (kind, operation).
+ * payload: the kind's callback payload (for OPENCL_API an
+ * upti_callback_tracing_opencl_api_data_t with args filled; where
+ * upti_runtime_plan_has_callbacks(plan) is 0 nothing reads it). The call
+ * ends with upti_runtime_call_exit() or _exit_result() on the same thread.
  */
 UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_operation_plan_t *plan,
                                       upti_tracing_kind_t kind, uint32_t operation,

@@ -3,7 +3,8 @@
  * in the thread's region) and out of it: through a 4096-byte LOSSLESS region that
  * wraps many times, into two contexts' buffers for an operation both trace, and with
  * the calls' stack popped either way. Exact counts per buffer and operation, ids
- * strictly increasing in call order, start <= end, the thread's id. */
+ * strictly increasing in call order, start <= end, the thread's id, every other field
+ * (size, kind, result, the external id pushed on the thread for half the calls). */
 #include <upti/buffer_tracing.h>
 #include <upti/names.h>
 #include <upti/runtime.h>
@@ -17,7 +18,7 @@ enum { OP_BOTH = 1, OP_ONE = 2, CALLS_ONE = 1000, CALLS_BOTH = 500 };
 typedef struct seen_t {
     int count[3]; /* by operation */
     uint64_t last_id;
-    int out_of_order, bad_times, bad_thread;
+    int out_of_order, bad_times, bad_thread, bad_fields;
 } seen_t;
 static upti_context_id_t g_ctx[2];
 static upti_buffer_id_t g_buf[2];
@@ -41,6 +42,13 @@ static void on_buffer(upti_context_id_t ctx, upti_buffer_id_t id, upti_record_he
         seen->last_id = r->correlation_id.internal;
         seen->bad_times += r->start_timestamp == 0 || r->start_timestamp > r->end_timestamp;
         seen->bad_thread += r->thread_id != g_tid;
+        /* traced_call(): result = its index among the calls of op; the external id
+           (pushed on context 0 for OP_ONE's odd calls) = that index + 1. */
+        uint64_t index = (uint64_t)r->result;
+        uint64_t external = seen == &g_seen[0] && r->operation == OP_ONE && index % 2 ? index + 1 : 0;
+        seen->bad_fields += r->size != sizeof *r || r->kind != UPTI_TRACING_KIND_OPENCL_API ||
+                            index != (uint64_t)seen->count[r->operation] - 1 ||
+                            r->correlation_id.external.value != external;
     }
 }
 
@@ -63,12 +71,12 @@ static int init(upti_client_finalize_t fin, void *tool_data)
 }
 TEST_CONFIGURE(configure, init, NULL)
 
-static void traced_call(const upti_operation_plan_t *plan, uint32_t op)
+static void traced_call(const upti_operation_plan_t *plan, uint32_t op, int64_t index)
 {
     int payload = 0;
     upti_runtime_call_t call;
     upti_runtime_call_enter(&call, plan, UPTI_TRACING_KIND_OPENCL_API, op, &payload);
-    upti_runtime_call_exit(&call);
+    upti_runtime_call_exit_result(&call, index);
 }
 
 UNIT_TEST(api_records)
@@ -79,11 +87,19 @@ UNIT_TEST(api_records)
     CHECK_STATUS(upti_runtime_get_operation_plans(UPTI_TRACING_KIND_OPENCL_API, &plans, NULL), UPTI_STATUS_SUCCESS);
     const upti_operation_plan_t *one = upti_runtime_plan(plans, OP_ONE), *both = upti_runtime_plan(plans, OP_BOTH);
     CHECK(one != NULL && both != NULL);
-    /* One buffer, 64 KB of records through a 4 KB region; then two buffers. */
-    for (int i = 0; i < CALLS_ONE; i++)
-        traced_call(one, OP_ONE);
+    CHECK(!upti_runtime_plan_has_callbacks(one) && !upti_runtime_plan_has_callbacks(both));
+    /* One buffer, 64 KB of records through a 4 KB region, an external id pushed for every
+       other call; then two buffers. */
+    for (int i = 0; i < CALLS_ONE; i++) {
+        if (i % 2)
+            CHECK_STATUS(upti_push_external_correlation_id(g_ctx[0], (upti_user_data_t){.value = (uint64_t)i + 1}),
+                         UPTI_STATUS_SUCCESS);
+        traced_call(one, OP_ONE, i);
+        if (i % 2)
+            CHECK_STATUS(upti_pop_external_correlation_id(g_ctx[0], NULL), UPTI_STATUS_SUCCESS);
+    }
     for (int i = 0; i < CALLS_BOTH; i++)
-        traced_call(both, OP_BOTH);
+        traced_call(both, OP_BOTH, i);
     /* The stack is popped: a capture now sees no call in progress. */
     upti_runtime_correlation_t c;
     upti_timestamp_t t;
@@ -99,6 +115,7 @@ UNIT_TEST(api_records)
         CHECK_EQ_U64(g_seen[k].out_of_order, 0);
         CHECK_EQ_U64(g_seen[k].bad_times, 0);
         CHECK_EQ_U64(g_seen[k].bad_thread, 0);
+        CHECK_EQ_U64(g_seen[k].bad_fields, 0);
     }
     return test_result("api_records");
 }

@@ -239,7 +239,7 @@ def gen_plain_wrapper(f):
     if f.name in REGISTER_FIRST:
         o.append('    uocl_ensure_registered();\n')
     o.append(f'    const upti_operation_plan_t *p = upti_runtime_plan(uocl_api_plans, {f.op});\n')
-    slow = f's_{f.name}(p{", " if f.params else ""}{f.argnames()})'
+    slow = f's_{f.name}({f.argnames()}{", " if f.params else ""}p)'
     if f.ret == 'void':
         # Not traced: the next layer only, once (a void call must not fall through to the slow path).
         o.append(f'    if (__builtin_expect(p == NULL, 1)) {{\n        {call_expr(f)};\n        return;\n    }}\n')
@@ -251,17 +251,23 @@ def gen_plain_wrapper(f):
 
 
 def slow_head(f):
-    ps = ', '.join(['const upti_operation_plan_t *p'] + [p.decl() for p in f.params])
+    # The plan last: the wrapper passes the program's arguments on in the registers they
+    # came in, and adds p in the next one (or on the stack), with no moves.
+    ps = ', '.join([p.decl() for p in f.params] + ['const upti_operation_plan_t *p'])
     o = [f'static __attribute__((noinline)) {f.ret} {("s_" + f.name)}({ps})\n{{\n']
     return o
 
 
-def fill_payload(f, indent='    '):
+def fill_payload(f, indent='    ', cond='upti_runtime_plan_has_callbacks(p)'):
+    """The callback payload, filled where a callback reads it (a call traced by buffers
+    only stores none of it); cond: whether a callback will."""
     o = [f'{indent}upti_callback_tracing_opencl_api_data_t payload;\n',
-         f'{indent}payload.size = sizeof payload;\n',
-         f'{indent}payload.result = UPTI_API_RESULT_NONE;\n']
+         f'{indent}if ({cond}) {{\n',
+         f'{indent}    payload.size = sizeof payload;\n',
+         f'{indent}    payload.result = UPTI_API_RESULT_NONE;\n']
     for p in f.params:
-        o.append(f'{indent}payload.args.{f.name}.{p.name} = {p.name};\n')
+        o.append(f'{indent}    payload.args.{f.name}.{p.name} = {p.name};\n')
+    o.append(f'{indent}}}\n')
     return o
 
 
@@ -324,17 +330,17 @@ def gen_command_wrapper(f):
     o.append(f'    const upti_operation_plan_t *d = upti_runtime_plan({plans}, {dop});\n')
     o.append('    if (__builtin_expect(((uintptr_t)p | (uintptr_t)d) == 0, 1))\n')
     o.append(f'        return {call_expr(f)};\n')
-    o.append(f'    return s_{f.name}(p, d, {f.argnames()});\n}}\n\n')
+    o.append(f'    return s_{f.name}({f.argnames()}, p, d);\n}}\n\n')
     return ''.join(o)
 
 
 def gen_command_slow(f):
     kind, op, describe = COMMANDS[f.name]
     dop = f'UPTI_{kind}_{op}'
-    ps = ', '.join(['const upti_operation_plan_t *p', 'const upti_operation_plan_t *d'] +
-                   [x.decl() for x in f.params])
+    ps = ', '.join([x.decl() for x in f.params] +
+                   ['const upti_operation_plan_t *p', 'const upti_operation_plan_t *d'])
     o = [f'static __attribute__((noinline)) {f.ret} s_{f.name}({ps})\n{{\n']
-    o += fill_payload(f)
+    o += fill_payload(f, cond='p != NULL && upti_runtime_plan_has_callbacks(p)')
     o.append('    upti_runtime_call_t call;\n')
     o.append('    if (p != NULL)\n')
     o.append(f'        upti_runtime_call_enter(&call, p, UPTI_TRACING_KIND_OPENCL_API, {f.op}, &payload);\n')

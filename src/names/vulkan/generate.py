@@ -275,10 +275,15 @@ def gen_command(c):
                    [x.decl() for x in c.params])
     # Slow path: traced.
     o.append(f'static __attribute__((noinline)) {c.ret} s_{c.name}({ps})\n{{\n')
-    o.append('    upti_callback_tracing_vulkan_api_data_t payload;\n    payload.size = sizeof payload;\n'
-             '    payload.result = UPTI_API_RESULT_NONE;\n')
+    # The callback payload, filled where a callback reads it: a call traced by buffers only
+    # stores none of it.
+    o.append('    upti_callback_tracing_vulkan_api_data_t payload;\n'
+             '    if (upti_runtime_plan_has_callbacks(p)) {\n'
+             '        payload.size = sizeof payload;\n'
+             '        payload.result = UPTI_API_RESULT_NONE;\n')
     for p in c.params:
-        o.append(f'    payload.args.{c.name}.{p.name} = {p.name};\n')
+        o.append(f'        payload.args.{c.name}.{p.name} = {p.name};\n')
+    o.append('    }\n')
     o.append('    upti_runtime_call_t call;\n')
     o.append(f'    upti_runtime_call_enter(&call, p, UPTI_TRACING_KIND_VULKAN_API, {c.op}, &payload);\n')
     if c.name in IMPL:

@@ -7,7 +7,10 @@
  * The conversion is re-anchored on CLOCK_MONOTONIC_RAW at growing intervals
  * (1 ms doubling to 1 s) and its slope re-measured over the whole run, so
  * the error stays well under a microsecond; a re-anchor never moves time
- * backwards. Parameters are published under a sequence lock.
+ * backwards. Parameters are published under a sequence lock; a thread that
+ * traces calls keeps a copy of the set in force (internal.h: upti_thread_clock,
+ * copied by upti_now_thread_slow()) and converts with it, without the lock,
+ * until the set's interval ends: one set per interval, so the same values.
  */
 #include "internal.h" /* and clock.h */
 #include "env.h"
@@ -82,6 +85,14 @@ static bool refresh(uint64_t old_base_tsc, uint64_t old_base_ns, uint64_t old_mu
 {
     if (atomic_exchange(&g_refreshing, true))
         return false;
+    /* Another thread re-anchored since the caller read the parameters: read them again
+     * (true) rather than anchor a second time. A second anchor would continue the old set,
+     * not the new one, and publish a second set for ticks the new one already covers,
+     * which threads' copies (upti_thread_clock) may hold. */
+    if (atomic_load_explicit(&upti_tsc.base_tsc, memory_order_relaxed) != old_base_tsc) {
+        atomic_store(&g_refreshing, false);
+        return true;
+    }
     uint64_t tsc, ns;
     sample(&tsc, &ns);
     uint64_t mult = (uint64_t)(((unsigned __int128)(ns - g_first_ns) << 32) / (tsc - g_first_tsc));
@@ -140,6 +151,9 @@ static void clock_after_fork_child(void)
     uint64_t mult = (uint64_t)(((unsigned __int128)(ns - g_first_ns) << 32) / (tsc - g_first_tsc));
     publish(tsc, ns, mult, tsc + g_interval_tsc);
     atomic_store(&g_refreshing, false);
+    /* This set covers ticks the forking thread's copy may cover too: it copies this one. */
+    if (upti_tls_state != NULL)
+        upti_tls_state->clock.span = 0;
 }
 
 __attribute__((constructor)) static void clock_init(void)
@@ -186,9 +200,31 @@ uint64_t upti_now_slow(void)
         return convert(tsc, p.base_tsc, p.base_ns, p.mult);
     }
 }
+
+uint64_t upti_now_thread_slow(upti_thread_state_t *s)
+{
+    uint64_t ns = upti_now_slow();
+    /* Copied after the read: the set upti_now_slow() used, or a newer one. A set being
+     * published is copied at the next read. */
+    struct upti_tsc_snapshot p;
+    if (atomic_load_explicit(&upti_tsc.enabled, memory_order_acquire) && upti_tsc_read(&p) &&
+        p.mult < (uint64_t)1 << 32) {
+        s->clock.base_tsc = p.base_tsc;
+        s->clock.span = p.next_refresh_tsc - p.base_tsc;
+        s->clock.base_ns = p.base_ns;
+        s->clock.mult64 = p.mult << 32;
+    }
+    return ns;
+}
 #else
 uint64_t upti_now_slow(void)
 {
+    return raw_ns();
+}
+
+uint64_t upti_now_thread_slow(upti_thread_state_t *s)
+{
+    (void)s;
     return raw_ns();
 }
 #endif

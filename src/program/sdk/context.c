@@ -102,6 +102,8 @@ static const upti_operation_plan_t *plan_for(upti_tracing_kind_t kind, uint32_t 
     c->plan.buffers = bufs;
     if (c->plan.num_buffers > 0)
         c->plan.buffer0 = bufs[0];
+    c->plan.one_api_record = c->plan.num_callbacks == 0 && c->plan.num_buffers == 1 &&
+                             kind != UPTI_TRACING_KIND_MARKER_API;
     c->next = g_plan_cache[kind][op];
     g_plan_cache[kind][op] = c;
     return &c->plan;

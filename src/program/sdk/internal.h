@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /*
  * Locks of libupti, and the order in which they nest (outermost first). A
@@ -110,6 +111,27 @@ static inline uint64_t upti_now(void)
     return upti_now_slow();
 }
 
+/**
+ * A thread's copy of the conversion parameters in force (a consistent snapshot of
+ * upti_tsc, taken by upti_now_thread_slow()), so that the clock read of a traced call
+ * is one rdtsc and the conversion, without the sequence lock's loads and checks.
+ *
+ * It converts exactly as upti_now_fast() would: one set of parameters is valid from its
+ * base_tsc up to its next_refresh_tsc, and clock.c publishes a new set only for ticks at
+ * or past the current one's next_refresh_tsc (a refresh; refresh() makes sure that two
+ * threads never publish two sets for the same interval), so every tick between base_tsc
+ * and base_tsc + span has one conversion, whoever reads it. Past span, or before base_tsc
+ * (the unsigned difference wraps past span), the slow path reads the shared parameters,
+ * refreshes them when due, and copies them again. span 0 (a new thread's state, the TSC
+ * not used, a forked child's re-anchor) sends every read there.
+ */
+struct upti_thread_clock {
+    uint64_t base_tsc, span, base_ns;
+    /* upti_tsc's mult << 32: the high half of delta * mult64 is (delta * mult) >> 32, one
+     * shift fewer. A mult of 2^32 or more (a TSC under 1 GHz) leaves span 0. */
+    uint64_t mult64;
+};
+
 /* ---- life cycle (registration.c) ---- */
 
 /** True while tools' initialize functions run: the only time services may be configured. */
@@ -132,6 +154,7 @@ typedef struct upti_thread_state_t {
     int in_callback;                    /* >0: inside a UPTI callback, or a UPTI thread */
     int in_subscriber;                  /* >0: inside a subscriber callback (callback.h) */
     uint32_t external_mask;             /* contexts with a non-empty external stack */
+    struct upti_thread_clock clock;     /* upti_now_thread()'s parameters */
     struct external_stack {
         uint32_t depth;
         upti_user_data_t ids[UPTI_EXTERNAL_STACK_DEPTH];
@@ -148,6 +171,60 @@ static inline upti_thread_state_t *upti_thread_state(void)
     if (upti_likely(s != NULL))
         return s;
     return upti_thread_state_slow();
+}
+
+/** The first half of upti_now_thread(): in *delta the ticks since s->clock.base_tsc, false
+ *  where the thread's copy of the parameters does not cover now (upti_now_thread_slow()). */
+static inline bool upti_thread_ticks(const upti_thread_state_t *s, uint64_t *delta)
+{
+#if defined(__x86_64__)
+    *delta = __builtin_ia32_rdtsc() - s->clock.base_tsc;
+    return upti_likely(*delta < s->clock.span);
+#else
+    (void)s;
+    (void)delta;
+    return false;
+#endif
+}
+
+/** The second: upti_thread_ticks()'s delta in ns on UPTI's clock. */
+static inline uint64_t upti_thread_ns(const upti_thread_state_t *s, uint64_t delta)
+{
+#if defined(__x86_64__)
+    /* The high half of the product, where mul leaves it (rdx): GCC otherwise moves it to rax
+       to add base_ns, one instruction more. */
+    uint64_t lo, hi;
+    __asm__("mulq %3" : "=a"(lo), "=d"(hi) : "a"(delta), "rm"(s->clock.mult64) : "cc");
+    (void)lo;
+    return hi + s->clock.base_ns;
+#else
+    (void)s;
+    (void)delta;
+    return 0;
+#endif
+}
+
+/** Now on UPTI's clock where the thread's copy of the parameters covers it: false, leaving
+ *  *ns alone, where upti_now_thread_slow() is needed. The same value upti_now() gives. */
+static inline bool upti_now_thread(const upti_thread_state_t *s, uint64_t *ns)
+{
+    uint64_t delta;
+    if (upti_unlikely(!upti_thread_ticks(s, &delta)))
+        return false;
+    *ns = upti_thread_ns(s, delta);
+    return true;
+}
+
+/** upti_now() for the thread of s, which copies the shared parameters for its next reads. */
+uint64_t upti_now_thread_slow(upti_thread_state_t *s);
+
+/** Now on UPTI's clock, for the thread of s. */
+static inline uint64_t upti_now_thread_any(upti_thread_state_t *s)
+{
+    uint64_t ns;
+    if (upti_likely(upti_now_thread(s, &ns)))
+        return ns;
+    return upti_now_thread_slow(s);
 }
 
 /** Next internal correlation id: unique in the process, never 0. */
@@ -223,12 +300,18 @@ typedef struct upti_plan_buffer_t {
 
 /** What the active contexts want of one (kind, operation). Immutable once published. */
 struct upti_operation_plan_t {
+    /* First: runtime.h's upti_runtime_plan_has_callbacks() reads it (the UPTI_RUNTIME_ ABI). */
     uint32_t num_callbacks;
     uint32_t num_buffers;
     upti_plan_callback_t *callbacks;
     upti_plan_buffer_t *buffers;
     upti_plan_buffer_t buffer0; /* buffers[0] if any: the one-buffer fast path loads less */
+    /* No callback, one buffer, a kind whose calls end in an API record (not MARKER_API):
+     * upti_runtime_call_exit_result() writes it inline, after one test. */
+    bool one_api_record;
 };
+_Static_assert(offsetof(struct upti_operation_plan_t, num_callbacks) == 0,
+               "upti_runtime_plan_has_callbacks() reads the plan's first word");
 
 /** Plans of kind, indexed by operation (see upti_kind_info()->operation_count). */
 const upti_operation_plan_t *const *upti_plans(upti_tracing_kind_t kind);

@@ -167,7 +167,7 @@ marker_fast(const upti_operation_plan_t *plan, upti_thread_state_t *s, uint32_t 
             const char *message, uint64_t value)
 {
     upti_timestamp_t ts;
-    if (upti_unlikely(!upti_now_fast(&ts)))
+    if (upti_unlikely(!upti_now_thread(s, &ts)))
         return MARKER_NOT_DONE;
     if (upti_unlikely(plan->num_buffers != 1))
         return MARKER_NOT_DONE;
@@ -242,7 +242,7 @@ static __attribute__((noinline)) void marker_slow(const upti_operation_plan_t *p
         return;
     }
     struct marker_event e = {.operation = op};
-    e.timestamp = upti_now();
+    e.timestamp = upti_now_thread_any(s);
     e.correlation_id = upti_next_correlation_id(s);
     e.message = message;
     e.range_id = value;
@@ -340,7 +340,7 @@ static __attribute__((noinline)) void marker_slow(const upti_operation_plan_t *p
     OUT_OF_LINE RET_TYPE_##R name##_buf(PLAN_S AND PARAMS)                                      \
     {                                                                                           \
         RET_DECL_##R struct marker_event e = {.operation = UPTI_MARKER_API_##OP};               \
-        e.timestamp = upti_now();                                                               \
+        e.timestamp = upti_now_thread_any(s);                                                   \
         e.correlation_id = upti_next_correlation_id(s);                                         \
         RET_KEEP_##R g_next.name##_fn ARGS;                                                     \
         e.message = MESSAGE;                                                                    \

@@ -7,6 +7,18 @@
 
 #include <string.h>
 
+/* The plan of a call that is not traced (entered inside a UPTI callback, or on one of UPTI's
+   own threads): no callback, no buffer, not one_api_record. Its call->plan points here, not
+   to NULL, so that upti_runtime_call_exit_result() tests one flag of the plan for its fast
+   path, not the pointer first. */
+static const upti_operation_plan_t untraced_plan = {.one_api_record = false};
+
+/* Whether call (entered) is traced. */
+static inline bool call_traced(const upti_runtime_call_t *call)
+{
+    return call->plan != &untraced_plan;
+}
+
 static upti_callback_tracing_record_t callback_record(const upti_runtime_call_t *call,
                                                       uint32_t ctx, upti_thread_state_t *s,
                                                       upti_callback_phase_t phase)
@@ -36,13 +48,13 @@ static __attribute__((noinline)) void enter_callbacks(upti_runtime_call_t *call,
                      cb->data);
     }
     s->in_callback--;
-    call->start_timestamp = upti_now();
+    call->start_timestamp = upti_now_thread_any(s);
 }
 
 /* The start time where the clock takes its slow path (a call apart, as the callbacks). */
-static __attribute__((noinline)) void enter_slow_clock(upti_runtime_call_t *call)
+static __attribute__((noinline)) void enter_slow_clock(upti_runtime_call_t *call, upti_thread_state_t *s)
 {
-    call->start_timestamp = upti_now_slow();
+    call->start_timestamp = upti_now_thread_slow(s);
 }
 
 /* A thread's first traced call: its state made, then the call entered. */
@@ -63,7 +75,7 @@ UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_oper
     }
     /* Calls a tool makes inside a UPTI callback, or UPTI's own threads make, are not traced. */
     if (upti_unlikely(s->in_callback)) {
-        call->plan = NULL;
+        call->plan = &untraced_plan;
         return;
     }
     call->plan = plan;
@@ -78,8 +90,8 @@ UPTI_API void upti_runtime_call_enter(upti_runtime_call_t *call, const upti_oper
         enter_callbacks(call, plan, s); /* and the start time */
         return;
     }
-    if (upti_unlikely(!upti_now_fast(&call->start_timestamp)))
-        enter_slow_clock(call);
+    if (upti_unlikely(!upti_now_thread(s, &call->start_timestamp)))
+        enter_slow_clock(call, s);
 }
 
 void upti_call_exit_callbacks(upti_runtime_call_t *call, upti_thread_state_t *s)
@@ -118,6 +130,8 @@ static inline void api_record(upti_buffer_tracing_api_record_t *r, const upti_ru
    the API records. */
 static __attribute__((noinline)) void exit_rest(upti_runtime_call_t *call, upti_timestamp_t end, int64_t result)
 {
+    if (!call_traced(call))
+        return;
     const upti_operation_plan_t *plan = call->plan;
     upti_thread_state_t *s = upti_thread_state();
     if (plan->num_callbacks == 0)
@@ -141,8 +155,80 @@ static __attribute__((noinline)) void exit_rest(upti_runtime_call_t *call, upti_
 /* exit_rest where the clock takes its slow path. */
 static __attribute__((noinline)) void exit_slow_clock(upti_runtime_call_t *call, int64_t result)
 {
-    exit_rest(call, upti_now_slow(), result);
+    exit_rest(call, upti_now_thread_slow(upti_thread_state()), result);
 }
+
+/* The end of the commit of a record that left pending bytes at or above b's watermark by
+ * p's cached tail (upti_buffer_commit_producer's check, apart). */
+static __attribute__((noinline)) void exit_commit_check(struct upti_buffer *b, struct upti_producer *p,
+                                                        size_t head)
+{
+    p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
+    if (head - p->cached_tail >= b->watermark)
+        upti_buffer_wake(b);
+}
+
+/*
+ * The API record of a call traced by one buffer only (plan->one_api_record), written and
+ * committed without a call: room in the thread's region of the buffer, without a wrap.
+ * What upti_buffer_reserve_fast(), api_record() and upti_buffer_commit_producer() do, in
+ * fewer instructions: the producer's head kept in a register from the reservation to the
+ * commit; the record's fields copied from the call, two runs of 16 bytes at once, not built
+ * apart as a compound literal; the buffer found again through the producer at the commit,
+ * not kept in a register that would have to be saved. False, having published nothing and
+ * left the call in progress, where exit_rest() is needed.
+ */
+static inline bool exit_one_record(const upti_runtime_call_t *call, const upti_operation_plan_t *plan,
+                                   upti_thread_state_t *s, upti_timestamp_t end, int64_t result)
+{
+    struct upti_buffer *b = plan->buffer0.buffer;
+    struct upti_producer *p = s->producers[plan->buffer0.index];
+    if (upti_unlikely(p == NULL || atomic_load_explicit(&b->destroyed, memory_order_relaxed)))
+        return false;
+    enum { LEN = (sizeof(upti_ring_record_t) + sizeof(upti_buffer_tracing_api_record_t) + 7) & ~7u };
+    size_t head = p->local_head, size = p->size;
+    size_t pos = head & (size - 1);
+    if (upti_unlikely(pos + LEN > p->limit || head + LEN - p->cached_tail > size))
+        return false;
+    head += LEN;
+    upti_ring_record_t *h = (upti_ring_record_t *)(p->data + pos);
+    upti_buffer_tracing_api_record_t *r = (upti_buffer_tracing_api_record_t *)(h + 1);
+    /* kind, operation, correlation_id.internal; thread_id, start_timestamp (asserted below). */
+    memcpy((char *)r + offsetof(upti_buffer_tracing_api_record_t, kind),
+           (const char *)call + offsetof(upti_runtime_call_t, kind), 16);
+    memcpy((char *)r + offsetof(upti_buffer_tracing_api_record_t, thread_id),
+           (const char *)call + offsetof(upti_runtime_call_t, thread_id), 16);
+    h->len = LEN;
+    h->kind = r->kind;
+    r->size = sizeof *r;
+    r->correlation_id.external.value = 0;
+    /* No external id pushed on any context: the common case, one test. */
+    if (upti_unlikely(s->external_mask != 0))
+        r->correlation_id.external.value = upti_external_id(s, plan->buffer0.context);
+    r->end_timestamp = end;
+    r->result = result;
+    s->current_call = call->parent;
+    p->local_head = head;
+    atomic_store_explicit(&p->head, head, memory_order_release);
+    /* The cached tail is stale (it only moves forward): confirmed apart before waking anyone. */
+    if (upti_unlikely(head - p->cached_tail >= p->buffer->watermark))
+        exit_commit_check(p->buffer, p, head);
+    return true;
+}
+
+/* The two runs exit_one_record() copies: at the same offsets from their first field in the
+   call (runtime.h) and the record (buffer_tracing.h), 16 bytes each. */
+#define CALL_AT(f, first) (offsetof(upti_runtime_call_t, f) - offsetof(upti_runtime_call_t, first))
+#define RECORD_AT(f, first) (offsetof(upti_buffer_tracing_api_record_t, f) - \
+                             offsetof(upti_buffer_tracing_api_record_t, first))
+_Static_assert(CALL_AT(operation, kind) == 4 && RECORD_AT(operation, kind) == 4 &&
+                   CALL_AT(correlation_id, kind) == 8 && RECORD_AT(correlation_id.internal, kind) == 8,
+               "kind, operation, correlation id: one run of 16 bytes in the call and the record");
+_Static_assert(CALL_AT(start_timestamp, thread_id) == 8 && RECORD_AT(start_timestamp, thread_id) == 8,
+               "thread id, start: one run of 16 bytes in the call and the record");
+#undef CALL_AT
+#undef RECORD_AT
+_Static_assert(sizeof(upti_buffer_tracing_api_record_t) % 8 == 0, "API records fill 8-byte units");
 
 UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
 {
@@ -151,31 +237,19 @@ UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
 
 UPTI_API void upti_runtime_call_exit_result(upti_runtime_call_t *call, int64_t result)
 {
+    /* Not traced: untraced_plan, whose one_api_record is false (exit_rest returns). */
     const upti_operation_plan_t *plan = call->plan;
-    if (upti_unlikely(plan == NULL))
-        return;
+    /* Entered on this thread, so its state exists. */
+    upti_thread_state_t *s = upti_tls_state;
     upti_timestamp_t end;
-    if (upti_unlikely(!upti_now_fast(&end))) {
+    if (upti_unlikely(!upti_now_thread(s, &end))) {
         exit_slow_clock(call, result);
         return;
     }
     /* Inline, without a call that needs registers saved: a call traced by one buffer only
        whose record fits this thread's region (a traced vkCmdDispatch or clEnqueue*). */
-    upti_thread_state_t *s = upti_tls_state;
-    if (upti_likely(s != NULL && plan->num_callbacks == 0 && plan->num_buffers == 1 &&
-                    call->kind != UPTI_TRACING_KIND_MARKER_API)) {
-        const upti_plan_buffer_t *pb = &plan->buffers[0];
-        struct upti_buffer *b = pb->buffer;
-        struct upti_producer *p = s->producers[b->index];
-        upti_buffer_tracing_api_record_t *r =
-            upti_buffer_reserve_fast(b, p, call->kind, sizeof(upti_buffer_tracing_api_record_t));
-        if (upti_likely(r != NULL)) {
-            s->current_call = call->parent;
-            api_record(r, call, s, pb, end, result);
-            upti_buffer_commit_producer(b, p);
-            return;
-        }
-    }
+    if (upti_likely(plan->one_api_record) && upti_likely(exit_one_record(call, plan, s, end, result)))
+        return;
     exit_rest(call, end, result);
 }
 
@@ -186,7 +260,7 @@ static inline void capture(upti_thread_state_t *s, const upti_runtime_call_t *ca
 {
     memset(out, 0, sizeof *out);
     out->thread_id = s->tid;
-    if (call == NULL || call->plan == NULL)
+    if (call == NULL || !call_traced(call))
         return;
     out->internal = call->correlation_id;
     if (s->external_mask != 0)
@@ -226,7 +300,8 @@ static __attribute__((noinline)) void capture_current_slow(upti_runtime_correlat
     upti_thread_state_t *s = upti_thread_state();
     const upti_runtime_call_t *call = s->current_call;
     capture(s, call, out);
-    *start = call != NULL && call->plan != NULL && s->in_callback == 0 ? call->start_timestamp : upti_now();
+    *start = call != NULL && call_traced(call) && s->in_callback == 0 ? call->start_timestamp
+                                                                        : upti_now_thread_any(s);
 }
 
 UPTI_API void upti_runtime_capture_current(upti_runtime_correlation_t *out, upti_timestamp_t *start)
@@ -239,14 +314,14 @@ UPTI_API void upti_runtime_capture_current(upti_runtime_correlation_t *out, upti
         const upti_runtime_call_t *call = s->current_call;
         memset(out, 0, sizeof *out);
         out->thread_id = s->tid;
-        if (call != NULL && call->plan != NULL) {
+        if (call != NULL && call_traced(call)) {
             out->internal = call->correlation_id;
             if (s->in_callback == 0) {
                 *start = call->start_timestamp;
                 return;
             }
         }
-        if (upti_likely(upti_now_fast(start)))
+        if (upti_likely(upti_now_thread(s, start)))
             return;
     }
     capture_current_slow(out, start);
