@@ -161,6 +161,7 @@ static const struct {
 } k_layouts[UPTI_TRACING_KIND_LAST] = {
     [UPTI_TRACING_KIND_OPENCL_API] = LAYOUT(upti_buffer_tracing_api_record_t, end_timestamp),
     [UPTI_TRACING_KIND_VULKAN_API] = LAYOUT(upti_buffer_tracing_api_record_t, end_timestamp),
+    [UPTI_TRACING_KIND_RUNTIME_API] = LAYOUT(upti_buffer_tracing_api_record_t, end_timestamp),
     [UPTI_TRACING_KIND_MARKER_API] =
         LAYOUT_STRING(upti_buffer_tracing_marker_api_record_t, end_timestamp, message),
     [UPTI_TRACING_KIND_KERNEL_DISPATCH] =

@@ -15,7 +15,7 @@
  * whatever ends it, every record it committed is in a ring file.
  *
  * Configured by environment variables (set by `upti run`, documented in docs/cli.md):
- *   UPTI_TRACE_KINDS     comma list: opencl_api, vulkan_api, marker_api, kernel_dispatch,
+ *   UPTI_TRACE_KINDS     comma list: opencl_api, vulkan_api, marker_api, kernel_dispatch, runtime_api,
  *                        memory_copy, memory_allocation, code_object, or all (default all)
  *   UPTI_TRACE_OUTPUT    output path without extension; placeholders %pid% %ppid%
  *                        %hostname% %rank% %argv0% %env{NAME}% (default upti-%argv0%-%pid%)
