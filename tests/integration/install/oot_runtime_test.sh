@@ -1,14 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# An out-of-tree runtime (toy_runtime/: toyrt) traced by an installed UPTI that
+# An out-of-tree runtime (samples/out_of_tree_runtime: toyrt) traced by an installed UPTI that
 # never heard of it: installs the build tree, builds toyrt against it with
 # find_package(upti) and upti_wrap(), then checks, with exact counts and names,
 #   - with no tool: toy_app runs and loads no libupti.so;
-#   - a tool that asks for toyrt's table by name (toy_tool.c): the statuses of the
-#     request, the table, the operations' names, its own wrapper's count, callbacks;
+#   - the sample's tool, which asks for toyrt's table by name (toy_tool.c): the
+#     operations' names, its own wrapper's count, callbacks and arguments;
+#   - named_request_tool.c, built with cc against the installed headers: every
+#     status of the request, and which registrations each request gets;
 #   - upti run: the database's api rows (domain toyrt, names, results, correlation
 #     ids), upti stats, and the JSON trace.
-#   oot_runtime_test.sh BUILD_DIR TOY_DIR CMAKE C_COMPILER
+#   oot_runtime_test.sh BUILD_DIR SAMPLE_DIR CMAKE C_COMPILER
 set -eu
 build=$1
 toy=$2
@@ -43,12 +45,26 @@ step "a tool asks for toyrt's table by name and wraps toyLaunch"
 out=$(env -u LD_LIBRARY_PATH UPTI_TOOL_LIBRARIES="$work/toy/libtoy_tool.so" "$app" 2>&1) ||
     fail "toy_app with toy_tool failed: $out"
 expected="toy_app: 0 unexpected results
-toy_tool: statuses 2 of 2
-toy_tool: toyrt tables 1, kind 8, operations 1..4: toyInit,toyAlloc,toyFree,toyLaunch
-toy_tool: uptx tables 1, toyrt>=2 tables 0
+toy_tool: toyrt operations 1..4: toyInit,toyAlloc,toyFree,toyLaunch
 toy_tool: wrapped toyLaunch 5
 toy_tool: enter 12 exit 12 failed 2 args 10"
 [ "$out" = "$expected" ] || fail "toy_app with toy_tool printed
+$out
+expected
+$expected"
+
+step "the statuses of upti_at_named_intercept_table_registration, its requests' tables"
+here=$(cd "$(dirname "$0")" && pwd)
+libdir=$(dirname "$(find "$prefix" -name libupti.so | head -1)")
+"$cc" -std=c11 -Wall -Wextra -Werror -shared -fPIC -o "$work/named_request_tool.so" \
+    "$here/named_request_tool.c" -I"$prefix/include" -L"$libdir" -lupti -Wl,-rpath,"$libdir" ||
+    fail "building named_request_tool.c against $prefix failed"
+out=$(env -u LD_LIBRARY_PATH UPTI_TOOL_LIBRARIES="$work/named_request_tool.so" "$app" 2>&1) ||
+    fail "toy_app with named_request_tool failed: $out"
+expected="toy_app: 0 unexpected results
+named_request_tool: statuses 2 of 2
+named_request_tool: toyrt tables 1 (kind 8, operations 1+4), uptx tables 1, toyrt>=2 tables 0"
+[ "$out" = "$expected" ] || fail "toy_app with named_request_tool printed
 $out
 expected
 $expected"

@@ -52,22 +52,22 @@ static const toyrt_table_t *table(void)
     return &g_table;
 }
 
-int toyInit(int flags)
+TOYRT_API int toyInit(int flags)
 {
     return table()->toyInit(flags);
 }
 
-int toyAlloc(size_t bytes, void **out)
+TOYRT_API int toyAlloc(size_t bytes, void **out)
 {
     return table()->toyAlloc(bytes, out);
 }
 
-void toyFree(void *ptr)
+TOYRT_API void toyFree(void *ptr)
 {
     table()->toyFree(ptr);
 }
 
-int toyLaunch(const char *kernel, unsigned int count)
+TOYRT_API int toyLaunch(const char *kernel, unsigned int count)
 {
     return table()->toyLaunch(kernel, count);
 }
