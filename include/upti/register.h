@@ -46,7 +46,8 @@ struct upti_runtime_api_t;
  * upti_register_library_api_table(api->name, api->version, &table, 1, id),
  * and, when a tool is present, UPTI also gives the API a range of
  * UPTI_TRACING_KIND_RUNTIME_API operations named after its functions and
- * installs api's tracing wrappers into table before tools see it. Returns
+ * installs api's tracing wrappers into table before tools see it (once: the
+ * same api registered again installs nothing more). Returns
  * what upti_register_library_api_table returns, and
  * UPTI_STATUS_ERROR_INVALID_ARGUMENT if api or table is NULL, api->size is
  * below sizeof(upti_runtime_api_t), a function has no name or an entry

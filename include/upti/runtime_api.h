@@ -70,7 +70,11 @@ typedef struct upti_runtime_api_state_t {
     void (*call_exit_result)(upti_runtime_call_t *call, int64_t result);
 } upti_runtime_api_state_t;
 
-/** An API described to UPTI (made by upti-wrap). Everything it points to lives as long as the process. */
+/**
+ * An API described to UPTI (made by upti-wrap). Everything it points to lives
+ * as long as the process. It describes one table: registered again, it keeps
+ * the operations and wrappers of its first registration and installs nothing.
+ */
 typedef struct upti_runtime_api_t {
     size_t size;          /**< sizeof(upti_runtime_api_t) */
     const char *name;     /**< the runtime's name: the database's api domain ("toyrt") */

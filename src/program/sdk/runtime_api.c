@@ -15,6 +15,14 @@ static upti_status_t install(const upti_runtime_api_t *api, void *table,
                              upti_intercept_table_info_t *info)
 {
     upti_runtime_api_state_t *state = api->state;
+    if (state->size >= sizeof *state && state->kind == UPTI_TRACING_KIND_RUNTIME_API) {
+        /* Registered again (a runtime that lost its first try registers on): its entries
+         * are UPTI's wrappers already, which must not become their own saved entries. */
+        info->kind = UPTI_TRACING_KIND_RUNTIME_API;
+        info->first_operation = state->first_operation;
+        info->num_operations = api->num_functions;
+        return UPTI_STATUS_SUCCESS;
+    }
     if (state->size < sizeof *state || state->call_size != sizeof(upti_runtime_call_t)) {
         upti_log_error("runtime '%s': its wrappers were built for another UPTI "
                        "(upti_runtime_call_t of %zu bytes, this one's %zu): not traced",
