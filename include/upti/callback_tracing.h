@@ -73,8 +73,9 @@ typedef int (*upti_callback_tracing_operation_args_cb_t)(
     const char *arg_value_string, int32_t dereference_count, void *data);
 
 /**
- * Iterates the arguments of the call described by record (MARKER_API and
- * OPENCL_API kinds), in declaration order. max_dereference_count: 0 prints
+ * Iterates the arguments of the call described by record (MARKER_API,
+ * OPENCL_API and RUNTIME_API kinds: RUNTIME_API from the descriptions the
+ * runtimes registered), in declaration order. max_dereference_count: 0 prints
  * pointers as addresses; 1 also prints what they point to (at ENTER only
  * inputs are meaningful). Allowed inside a tracing callback. Returns
  * UPTI_STATUS_ERROR_INVALID_ARGUMENT for callback NULL or record.payload

@@ -214,9 +214,14 @@ int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
     if (st == UPTI_STATUS_SUCCESS && args) {
         /* Arguments come from a callback service, on a context of their own. */
         upti_status_t s = upti_create_context(&g_ring.args_context);
-        if (s == UPTI_STATUS_SUCCESS)
+        /* Of the kinds recorded whose arguments UPTI describes: OpenCL, described runtimes. */
+        if (s == UPTI_STATUS_SUCCESS && ((kinds >> UPTI_TRACING_KIND_OPENCL_API) & 1))
             s = upti_configure_callback_tracing_service(g_ring.args_context,
                                                         UPTI_TRACING_KIND_OPENCL_API, NULL, 0,
+                                                        args_callback, NULL);
+        if (s == UPTI_STATUS_SUCCESS && ((kinds >> UPTI_TRACING_KIND_RUNTIME_API) & 1))
+            s = upti_configure_callback_tracing_service(g_ring.args_context,
+                                                        UPTI_TRACING_KIND_RUNTIME_API, NULL, 0,
                                                         args_callback, NULL);
         if (s == UPTI_STATUS_SUCCESS)
             args_ok = 1;

@@ -32,6 +32,7 @@
  *       context takes the contexts' lock under it.
  *   g_lock (context.c)                  contexts, their services and the plans.
  *   g_agents_lock (agent.c), g_metadata_lock (runtime_metadata.c),
+ *   g_lock (src/names/runtime_api_names.c: RUNTIME_API ids given out),
  *   g_states_lock (thread.c), g_shared_agents_lock (shared_agents.c),
  *   upti_shared_ring.create_lock (shared_buffer.c),
  *   callback_thread.lock (buffer.c)     leaves: nothing is taken under them
