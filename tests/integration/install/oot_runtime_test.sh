@@ -9,7 +9,9 @@
 #   - named_request_tool.c, built with cc against the installed headers: every
 #     status of the request, and which registrations each request gets;
 #   - upti run: the database's api rows (domain toyrt, names, results, correlation
-#     ids), upti stats, and the JSON trace.
+#     ids), upti stats, and the JSON trace; with --args, the arguments' rows;
+#     toy_fork.c: a child forked without exec calls toyrt, registered by its
+#     parent: its own database names its calls too.
 #   oot_runtime_test.sh BUILD_DIR SAMPLE_DIR CMAKE C_COMPILER
 set -eu
 build=$1
@@ -117,5 +119,38 @@ for e in events:
         names[e["name"]] = names.get(e["name"], 0) + 1
 assert names == {"toy": 1, "toyInit": 1, "toyAlloc": 3, "toyFree": 3, "toyLaunch": 5}, names
 print("json: toyrt calls as expected")
+PY
+step "upti run --args --runtime-trace: the arguments, named as toyrt.api declares them"
+out=$(env -u LD_LIBRARY_PATH -u UPTI_TOOL_LIBRARIES "$upti" run --args --runtime-trace \
+      -d "$work/args" -o toy -- "$app" 2>&1) || fail "upti run --args failed: $out"
+python3 - "$work/args/toy.db" <<'PY' || fail "args check"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT g.position, g.type, g.name, g.value FROM args g"
+                  " WHERE g.function = 'toyLaunch' ORDER BY g.api_id, g.position").fetchall()
+want = []
+for count in (1, 0, 2, 0, 3):
+    want += [(0, "const char *", "kernel", "vadd"), (1, "unsigned int", "count", str(count))]
+assert rows == want, rows
+alloc = db.execute("SELECT count(*), count(DISTINCT api_id) FROM args WHERE function = 'toyAlloc'"
+                   " AND ((position = 0 AND name = 'bytes' AND value = '64')"
+                   " OR (position = 1 AND name = 'out' AND type = 'void **'))").fetchone()
+assert alloc == (6, 3), alloc
+print("args: toyrt arguments as expected")
+PY
+step "a child forked without exec calls toyrt: its database names the calls too"
+"$cc" -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$work/toy_fork" "$here/toy_fork.c" -I"$toy" \
+    -L"$work/toy" -ltoyrt -Wl,-rpath,"$work/toy" || fail "building toy_fork.c failed"
+out=$(env -u LD_LIBRARY_PATH -u UPTI_TOOL_LIBRARIES "$upti" run -d "$work/fork" -o f \
+      -- "$work/toy_fork" 2>&1) || fail "upti run toy_fork failed: $out"
+python3 - "$work/fork" <<'PY' || fail "fork check"
+import glob, sqlite3, sys
+found = []
+for path in sorted(glob.glob(sys.argv[1] + "/f*.db")):  # f.db, the child f-PID.db
+    db = sqlite3.connect(path)
+    found.append(sorted(db.execute("SELECT domain, name, count(*) FROM apis GROUP BY domain, name")))
+want = [[("toyrt", "toyInit", 1), ("toyrt", "toyLaunch", 1)], [("toyrt", "toyLaunch", 2)]]
+assert sorted(found) == sorted(want), found
+print("fork: parent and child named")
 PY
 echo "PASS"
