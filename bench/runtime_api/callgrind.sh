@@ -35,7 +35,7 @@ count() {
             "$B/bin/bench_runtime_api" "$2" >/dev/null 2>&1
     fi
     callgrind_annotate --inclusive=yes --threshold=100 "$OUT" 2>/dev/null |
-        grep -E ":toyLaunch \[" | head -1 | awk '{ gsub(",", "", $1); print $1 }'
+        grep -E ":toyLaunch \[" | head -1 | awk '{ gsub(",", "", $1); printf "%s\n", $1 }'
 }
 one() {
     a=$(count "$1" "$N")
