@@ -11,6 +11,7 @@ UPTI_EXTERN_C_BEGIN
  * What a tracing callback receives. payload points to the kind's data:
  * MARKER_API: upti_callback_tracing_marker_api_data_t (marker.h);
  * OPENCL_API: upti_callback_tracing_opencl_api_data_t (opencl.h);
+ * RUNTIME_API: upti_callback_tracing_runtime_api_data_t (below);
  * KERNEL_DISPATCH, MEMORY_COPY, MEMORY_ALLOCATION, CODE_OBJECT: the same
  * record the buffer service stores (buffer_tracing.h), phase NONE, LOAD or UNLOAD.
  */
@@ -24,6 +25,18 @@ typedef struct upti_callback_tracing_record_t {
     upti_callback_phase_t phase;
     void *payload;
 } upti_callback_tracing_record_t;
+
+/**
+ * The callback payload of RUNTIME_API (upti_callback_tracing_record_t.payload),
+ * at ENTER and EXIT.
+ */
+typedef struct upti_callback_tracing_runtime_api_data_t {
+    size_t size;          /**< sizeof(upti_callback_tracing_runtime_api_data_t) */
+    const void *args;     /**< the arguments, a struct of them in declaration order */
+    void *retval;         /**< the return value (EXIT), NULL for a void function */
+    /** EXIT: what a function declared `status` returned, else UPTI_API_RESULT_NONE; ENTER: NONE. */
+    int64_t result;
+} upti_callback_tracing_runtime_api_data_t;
 
 /**
  * A tracing callback. user_data is one slot per call and per context:
@@ -60,8 +73,9 @@ typedef int (*upti_callback_tracing_operation_args_cb_t)(
     const char *arg_value_string, int32_t dereference_count, void *data);
 
 /**
- * Iterates the arguments of the call described by record (MARKER_API and
- * OPENCL_API kinds), in declaration order. max_dereference_count: 0 prints
+ * Iterates the arguments of the call described by record (MARKER_API,
+ * OPENCL_API and RUNTIME_API kinds: RUNTIME_API from the descriptions the
+ * runtimes registered), in declaration order. max_dereference_count: 0 prints
  * pointers as addresses; 1 also prints what they point to (at ENTER only
  * inputs are meaningful). Allowed inside a tracing callback. Returns
  * UPTI_STATUS_ERROR_INVALID_ARGUMENT for callback NULL or record.payload

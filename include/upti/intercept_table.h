@@ -39,6 +39,53 @@ typedef void (*upti_intercept_library_cb_t)(upti_intercept_table_t type, uint64_
 UPTI_API upti_status_t upti_at_intercept_table_registration(upti_intercept_library_cb_t callback,
                                                             int library_mask, void *data);
 
+/** What a tool learns of one registration (upti_at_named_intercept_table_registration). */
+typedef struct upti_intercept_table_info_t {
+    size_t size;          /**< sizeof(upti_intercept_table_info_t) */
+    const char *name;     /**< the name the runtime registered: "uptx", "opencl", "toyrt" */
+    uint64_t version;     /**< the version it registered */
+    uint64_t instance;    /**< the registration's id (upti_register_library_id_t) */
+    /**
+     * UPTI_TRACING_KIND_RUNTIME_API for a runtime that described its API
+     * (upti_register_runtime_api), whose operations are first_operation ..
+     * first_operation + num_operations - 1, in the order of its description;
+     * else UPTI_TRACING_KIND_NONE and 0, 0 (the built-in runtimes have kinds
+     * of their own).
+     */
+    upti_tracing_kind_t kind;
+    uint32_t first_operation;
+    uint32_t num_operations;
+    uint32_t reserved0;   /**< 0 */
+} upti_intercept_table_info_t;
+
+/**
+ * Receives a registered runtime's tables, as upti_intercept_library_cb_t
+ * does: entries may be replaced (the replacement calls the saved original);
+ * UPTI's tracing wrappers are beneath, and a later tool's entries wrap an
+ * earlier one's. info is valid during the call.
+ */
+typedef void (*upti_intercept_named_table_cb_t)(const upti_intercept_table_info_t *info,
+                                                void **tables, uint64_t num_tables, void *data);
+
+/**
+ * Asks for the tables of the runtime registered as name (any name: a
+ * runtime UPTI does not know included; "uptx", "opencl" and "vulkan" are
+ * the built-in ones) in a version >= min_version, or, name NULL, of every
+ * runtime that registers. A registration of a lower version is not passed.
+ * As upti_at_intercept_table_registration: call it in upti_configure() or
+ * the tool's initialize; every registration reaches it, the one that started
+ * tool discovery included. Returns UPTI_STATUS_SUCCESS;
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT for callback NULL, or name "" or
+ * longer than 63 bytes; UPTI_STATUS_ERROR_CONFIGURATION_LOCKED outside
+ * upti_configure() and initialize (nothing is registered);
+ * UPTI_STATUS_ERROR_OUT_OF_RESOURCES once 128 requests are registered (both
+ * calls and all tools together). Since UPTI 1.0.
+ */
+UPTI_API upti_status_t upti_at_named_intercept_table_registration(const char *name,
+                                                                  uint64_t min_version,
+                                                                  upti_intercept_named_table_cb_t callback,
+                                                                  void *data);
+
 UPTI_EXTERN_C_END
 
 #endif

@@ -38,6 +38,29 @@ UPTI_API upti_status_t upti_register_library_api_table(const char *name, uint64_
                                                        void **tables, uint64_t num_tables,
                                                        upti_register_library_id_t *id);
 
+struct upti_runtime_api_t;
+
+/**
+ * Registers the dispatch table of a runtime that describes its API
+ * (upti/runtime_api.h, made by upti-wrap): as
+ * upti_register_library_api_table(api->name, api->version, &table, 1, id),
+ * and, when a tool is present, UPTI also gives the API a range of
+ * UPTI_TRACING_KIND_RUNTIME_API operations named after its functions and
+ * installs api's tracing wrappers into table before tools see it (once: the
+ * same api registered again installs nothing more). Returns
+ * what upti_register_library_api_table returns, and
+ * UPTI_STATUS_ERROR_INVALID_ARGUMENT if api or table is NULL, api->size is
+ * below sizeof(upti_runtime_api_t), a function has no name or an entry
+ * outside table_size, or state, plans or next is NULL;
+ * UPTI_STATUS_ERROR_INCOMPATIBLE_ABI, tracing nothing (tools still get the
+ * table), if the wrappers were built with another upti_runtime_call_t;
+ * UPTI_STATUS_ERROR_OUT_OF_RESOURCES, tracing nothing, once
+ * UPTI_RUNTIME_API_MAX_OPERATIONS operations are given out. Since
+ * UPTI_REGISTER_1.0.
+ */
+UPTI_API upti_status_t upti_register_runtime_api(const struct upti_runtime_api_t *api, void *table,
+                                                 upti_register_library_id_t *id);
+
 /**
  * For a runtime whose registration is in progress on another thread: sets
  * *allowed to 0 if the calling thread must not wait for it, because tools

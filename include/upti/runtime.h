@@ -44,7 +44,7 @@ upti_runtime_plan(const upti_operation_plan_t *const *plans, uint32_t op)
  * the plan being the call's for its whole duration. A plan's first member is
  * its uint32_t count of callbacks: part of the UPTI_RUNTIME_ contract, read
  * inline so that a call traced by buffers only pays one load. New after
- * UPTI 0.2 (an inline: no symbol).
+ * UPTI 0.2, in 1.0 (an inline: no symbol).
  */
 static inline int upti_runtime_plan_has_callbacks(const upti_operation_plan_t *plan)
 {

@@ -51,8 +51,20 @@ typedef enum upti_tracing_kind_t {
     UPTI_TRACING_KIND_MEMORY_ALLOCATION, /**< buffers, images, SVM/USM allocations and releases */
     UPTI_TRACING_KIND_CODE_OBJECT,       /**< programs and kernel symbols loaded and unloaded */
     UPTI_TRACING_KIND_VULKAN_API,        /**< every Vulkan call through the layer (upti/vulkan.h) */
+    /**
+     * Calls of runtimes UPTI does not know at build time, which described their
+     * API when they registered (upti/runtime_api.h). Operation ids are given
+     * out at run time, one range per runtime, from 1 up to
+     * UPTI_RUNTIME_API_MAX_OPERATIONS - 1: look them up by name
+     * (upti_get_tracing_operation_name, upti_at_named_intercept_table_registration).
+     * Since UPTI 1.0.
+     */
+    UPTI_TRACING_KIND_RUNTIME_API,
     UPTI_TRACING_KIND_LAST
 } upti_tracing_kind_t;
+
+/** Operation ids of UPTI_TRACING_KIND_RUNTIME_API are below this (0 is NONE). */
+#define UPTI_RUNTIME_API_MAX_OPERATIONS 1024u
 
 /** Phase of a callback. */
 typedef enum upti_callback_phase_t {

@@ -102,7 +102,7 @@ static const cli_option *find_long(const cli_option *table, size_t n, const char
  * them: an unknown option of these gets the hint instead of "did you mean". */
 static const char k_trace_hint[] =
     "nsys -t/--trace: upti traces everything by default (--sys-trace), or --opencl-trace, "
-    "--vulkan-trace, --kernel-trace, --memory-copy-trace, --memory-alloc-trace, --marker-trace";
+    "--vulkan-trace, --kernel-trace, --memory-copy-trace, --memory-alloc-trace, --marker-trace, --runtime-trace";
 static const struct {
     const char *command, *spelling, *hint;
 } k_foreign[] = {

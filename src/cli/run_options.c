@@ -32,12 +32,15 @@ void cmd_run_help(FILE *out)
             "  --memory-copy-trace       copies, fills, maps, migrations, markers, barriers\n"
             "  --memory-alloc-trace      buffer/image/SVM allocations and releases\n"
             "  --marker-trace            uptx and NVTX markers: ranges, marks, thread names\n"
+            "  --runtime-trace           calls of runtimes that describe their API to UPTI\n"
+            "                            (upti_register_runtime_api: not built in)\n"
             "  --sys-trace               all of the above\n"
             "  --kernel-include-regex RE keep only kernels whose name matches RE (POSIX ERE)\n"
             "  --kernel-exclude-regex RE drop kernels whose name matches RE\n"
             "  --kernel-iteration-range R keep only these executions of each kernel name,\n"
             "                            counted from 1: N, N-M, N-, a comma list, e.g. [1-3,5]\n"
-            "  --args                    also record the arguments of OpenCL calls (names,\n"
+            "  --args                    also record the arguments of OpenCL calls, and with\n"
+            "                            --runtime-trace of described runtimes' calls (names,\n"
             "                            types, printed values: the arg table and the args\n"
             "                            view); implies --opencl-trace; off by default (cost)\n"
             "\n"
@@ -109,6 +112,7 @@ const cli_option run_option_table[] = {
     {O_COPY, 0, "memory-copy-trace", NULL, 0},
     {O_ALLOC, 0, "memory-alloc-trace", NULL, 0},
     {O_MARKER, 0, "marker-trace", NULL, 0},
+    {O_RUNTIME, 0, "runtime-trace", NULL, 0},
     {O_SYS, 0, "sys-trace", NULL, 0},
     {O_STATS, 0, "stats", NULL, 0},
     {O_INCLUDE, 0, "kernel-include-regex", NULL, 1},
@@ -171,6 +175,7 @@ int run_on_option(void *ctx, int id, const char *value)
     case O_COPY: add_kind(o, upti_trace_kind_name(UPTI_TRACING_KIND_MEMORY_COPY)); break;
     case O_ALLOC: add_kind(o, upti_trace_kind_name(UPTI_TRACING_KIND_MEMORY_ALLOCATION)); break;
     case O_MARKER: add_kind(o, upti_trace_kind_name(UPTI_TRACING_KIND_MARKER_API)); break;
+    case O_RUNTIME: add_kind(o, upti_trace_kind_name(UPTI_TRACING_KIND_RUNTIME_API)); break;
     case O_SYS: add_kind(o, "all"); break;
     case O_STATS: o->stats = 1; break;
     case O_STATS_REPORT: {
@@ -362,7 +367,8 @@ char *run_resolved_config(const run_options *o)
 {
     rc_text t = {0};
     rc_text_add(&t, RC_CONFIG_HEAD);
-    static const int k_switch_kinds[] = {O_OPENCL, O_VULKAN, O_KERNEL, O_COPY, O_ALLOC, O_MARKER};
+    static const int k_switch_kinds[] = {O_OPENCL, O_VULKAN, O_KERNEL, O_COPY, O_ALLOC, O_MARKER,
+                                         O_RUNTIME};
     int any_kind = o->given[O_SYS] || o->given[O_ARGS];
     for (size_t i = 0; i < sizeof k_switch_kinds / sizeof k_switch_kinds[0]; i++)
         any_kind |= o->given[k_switch_kinds[i]];

@@ -20,6 +20,17 @@ typedef upti_status_t (*upti_sdk_set_api_table_t)(const char *name, uint64_t ver
                                                   uint64_t num_tables);
 
 /**
+ * Exported by libupti, looked up with the entry: upti_sdk_set_api_table of a
+ * runtime that described its API (upti_register_runtime_api, checked by
+ * libupti-register): gives it RUNTIME_API operations and installs its wrappers
+ * into table first.
+ */
+#define UPTI_SDK_RUNTIME_API_SYMBOL "upti_sdk_set_runtime_api"
+struct upti_runtime_api_t;
+typedef upti_status_t (*upti_sdk_set_runtime_api_t)(const struct upti_runtime_api_t *api,
+                                                    uint64_t instance, void *table);
+
+/**
  * Exported by libupti, looked up with the entry: 1 if the calling thread
  * must not wait for discovery (it runs it, or was started after it began),
  * else 0 (upti_register_wait_allowed).

@@ -15,6 +15,7 @@ static const char *const k_names[UPTI_TRACING_KIND_LAST] = {
     [UPTI_TRACING_KIND_MEMORY_ALLOCATION] = "memory_allocation",
     [UPTI_TRACING_KIND_CODE_OBJECT] = "code_object",
     [UPTI_TRACING_KIND_VULKAN_API] = "vulkan_api",
+    [UPTI_TRACING_KIND_RUNTIME_API] = "runtime_api",
 };
 
 const char *upti_trace_kind_name(upti_tracing_kind_t kind)

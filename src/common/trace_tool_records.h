@@ -20,7 +20,18 @@ enum {
      *  output path without extension, placeholders expanded in the program),
      *  "rank", "session", "kinds", "marker_texts_truncated" (at finalize). */
     UPTI_TRACE_RECORD_METADATA = 2,
+    /** The name of an operation given out at run time (RUNTIME_API), written when its
+     *  runtime registers, before any of its calls: trace_tool_operation_t, then the
+     *  runtime's name (the api domain), then the operation's. */
+    UPTI_TRACE_RECORD_OPERATION = 3,
 };
+
+/** UPTI_TRACE_RECORD_OPERATION. */
+typedef struct trace_tool_operation_t {
+    uint32_t kind;      /**< upti_tracing_kind_t */
+    uint32_t operation;
+    uint32_t domain_len, name_len;
+} trace_tool_operation_t;
 
 /** UPTI_TRACE_RECORD_ARG. */
 typedef struct trace_tool_arg_t {

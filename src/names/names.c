@@ -131,6 +131,8 @@ const upti_kind_info_t *upti_kind_info(upti_tracing_kind_t kind)
         return &g_code_object_info;
     case UPTI_TRACING_KIND_VULKAN_API:
         return &upti_vulkan_api_kind_info;
+    case UPTI_TRACING_KIND_RUNTIME_API:
+        return &upti_runtime_api_kind_info;
     default:
         return &g_none_info;
     }
@@ -158,10 +160,10 @@ UPTI_API upti_status_t upti_get_tracing_operation_name(upti_tracing_kind_t kind,
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     if (!valid_kind(kind))
         return UPTI_STATUS_ERROR_KIND_NOT_FOUND;
-    const upti_kind_info_t *info = upti_kind_info(kind);
-    if (operation == 0 || operation >= info->operation_count)
+    const char *found = upti_operation_name_of(upti_kind_info(kind), operation);
+    if (found == NULL)
         return UPTI_STATUS_ERROR_OPERATION_NOT_FOUND;
-    *name = info->operation_names[operation];
+    *name = found;
     return UPTI_STATUS_SUCCESS;
 }
 
@@ -183,9 +185,9 @@ UPTI_API upti_status_t upti_iterate_tracing_kind_operations(upti_tracing_kind_t 
         return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     if (!valid_kind(kind))
         return UPTI_STATUS_ERROR_KIND_NOT_FOUND;
-    uint32_t n = upti_kind_info(kind)->operation_count;
-    for (uint32_t op = 1; op < n; op++)
-        if (callback(kind, op, data) != 0)
+    const upti_kind_info_t *info = upti_kind_info(kind);
+    for (uint32_t op = 1; op < info->operation_count; op++)
+        if (upti_operation_name_of(info, op) != NULL && callback(kind, op, data) != 0)
             break;
     return UPTI_STATUS_SUCCESS;
 }
@@ -199,7 +201,7 @@ UPTI_API upti_status_t upti_iterate_callback_tracing_operation_args(
     if (!valid_kind(record.kind))
         return UPTI_STATUS_ERROR_KIND_NOT_FOUND;
     const upti_kind_info_t *info = upti_kind_info(record.kind);
-    if (record.operation == 0 || record.operation >= info->operation_count)
+    if (upti_operation_name_of(info, record.operation) == NULL)
         return UPTI_STATUS_ERROR_OPERATION_NOT_FOUND;
     if (info->iterate_args == NULL)
         return UPTI_STATUS_ERROR_NOT_AVAILABLE;

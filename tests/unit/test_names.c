@@ -79,7 +79,7 @@ static void test_kind_and_operation_names(void)
 {
     static const char *const kind_names[UPTI_TRACING_KIND_LAST] = {
         NULL, "MARKER_API", "OPENCL_API", "KERNEL_DISPATCH", "MEMORY_COPY",
-        "MEMORY_ALLOCATION", "CODE_OBJECT", "VULKAN_API",
+        "MEMORY_ALLOCATION", "CODE_OBJECT", "VULKAN_API", "RUNTIME_API",
     };
     /* Operations each kind must have (enum LAST - 1); OPENCL_API: see below. */
     static const uint32_t op_counts[UPTI_TRACING_KIND_LAST] = {
@@ -91,6 +91,7 @@ static void test_kind_and_operation_names(void)
         UPTI_MEMORY_ALLOCATION_LAST - 1,
         UPTI_CODE_OBJECT_LAST - 1,
         0,
+        0, /* RUNTIME_API: none until a runtime describes its API (test_runtime_api_names.c) */
     };
 
     static seen_t kinds;

@@ -60,6 +60,7 @@ static const unit_case k_cases[] = {
     {"intern", unit_test_intern},
     {"db_errors", unit_test_db_errors},
     {"arg_link", unit_test_arg_link},
+    {"runtime_api_names", unit_test_runtime_api_names},
     {"table_pages.trees", unit_test_table_pages},
     {"table_pages.rebuild", unit_test_table_pages},
     {"table_pages.full", unit_test_table_pages},

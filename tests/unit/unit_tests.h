@@ -55,6 +55,7 @@ UNIT_TEST(placeholders);
 UNIT_TEST(private_dir);
 UNIT_TEST(ring_check);
 UNIT_TEST(ring_futex);
+UNIT_TEST(runtime_api_names);
 UNIT_TEST(runtime_metadata);
 UNIT_TEST(spirv);
 UNIT_TEST(spool);

@@ -14,6 +14,7 @@
  */
 #include "collector.h"
 #include "convert_records.h"
+#include "op_names.h"
 #include "output.h"
 #include "spool.h"
 #include <upti/ring.h>
@@ -50,6 +51,7 @@ struct proc {
     uint64_t no_slot_drops;
     uint64_t records, malformed, end;
     uint64_t tool_skipped; /* tool records not the converter's to apply */
+    ur_op_names names;  /* its RUNTIME_API operations' names (owner) */
     int db_failed;      /* its database failed: the rest is only counted (records) */
 };
 
@@ -161,6 +163,7 @@ static const struct {
 } k_layouts[UPTI_TRACING_KIND_LAST] = {
     [UPTI_TRACING_KIND_OPENCL_API] = LAYOUT(upti_buffer_tracing_api_record_t, end_timestamp),
     [UPTI_TRACING_KIND_VULKAN_API] = LAYOUT(upti_buffer_tracing_api_record_t, end_timestamp),
+    [UPTI_TRACING_KIND_RUNTIME_API] = LAYOUT(upti_buffer_tracing_api_record_t, end_timestamp),
     [UPTI_TRACING_KIND_MARKER_API] =
         LAYOUT_STRING(upti_buffer_tracing_marker_api_record_t, end_timestamp, message),
     [UPTI_TRACING_KIND_KERNEL_DISPATCH] =
@@ -198,10 +201,41 @@ static const char *text_in(const char *s, const char *end)
     return s < end && memchr(s, '\0', (size_t)(end - s)) != NULL ? s : NULL;
 }
 
+/* The owner of the process that forked p (a process of the spool whose pid is p's parent
+ * and which started before it), or NULL. */
+static const struct proc *parent_of(const struct converter *v, const struct proc *p)
+{
+    for (size_t i = 0; i < v->num_procs; i++) {
+        const struct proc *q = &v->procs[i];
+        if (q->owner == i && q != p && q->hdr.pid == p->hdr.ppid &&
+            q->hdr.clock_start <= p->hdr.clock_start)
+            return q;
+    }
+    return NULL;
+}
+
+/* A RUNTIME_API operation p's own ring never named: a child forked without exec calls its
+ * parent's runtimes, registered before the fork, by their ids. It takes their names
+ * from the nearest ancestor that has them. -2 if the database failed, else 0. */
+static int inherit_name(const struct converter *v, struct proc *p, uint32_t op)
+{
+    const struct proc *q = p;
+    for (int depth = 0; depth < 64 && (q = parent_of(v, q)) != NULL; depth++) {
+        const ur_op_name *n = ur_op_names_find(&q->names, op);
+        if (n == NULL)
+            continue;
+        if (uo_db_set_operation_name(p->db, UPTI_TRACING_KIND_RUNTIME_API, op, n->domain, n->name) != 0)
+            return -2;
+        ur_op_names_add(&p->names, op, n->domain, n->name);
+        break;
+    }
+    return 0;
+}
+
 /* One ring record (header at r, len bytes, at ring position pos) into p's database.
  * Returns UR_RECORD_DONE, UR_RECORD_MALFORMED or UR_RECORD_DB_ERROR. */
-static int convert_record(struct proc *ring, struct proc *p, const ur_chunk_t *c,
-                          const uint8_t *r, uint32_t len, uint64_t pos)
+static int convert_record(const struct converter *v, struct proc *ring, struct proc *p,
+                          const ur_chunk_t *c, const uint8_t *r, uint32_t len, uint64_t pos)
 {
     const upti_ring_record_header_t *h = (const upti_ring_record_header_t *)r;
     const uint8_t *body = r + sizeof *h, *end = r + len;
@@ -228,7 +262,7 @@ static int convert_record(struct proc *ring, struct proc *p, const ur_chunk_t *c
     if (kind == UPTI_RING_KIND_AGENT)
         return ur_convert_agent(p->db, body, body_len);
     if (kind == UPTI_RING_KIND_TOOL) {
-        int rc = ur_convert_tool(p->db, body, body_len);
+        int rc = ur_convert_tool(p->db, &p->names, body, body_len);
         if (rc == UR_RECORD_SKIPPED)
             p->tool_skipped++;
         return rc == UR_RECORD_SKIPPED ? 0 : rc;
@@ -281,6 +315,9 @@ static int convert_record(struct proc *ring, struct proc *p, const ur_chunk_t *c
             memcpy((uint8_t *)&u + string_offset, &s, sizeof s);
         }
     }
+    if (kind == UPTI_TRACING_KIND_RUNTIME_API && u.api.operation < UPTI_RUNTIME_API_MAX_OPERATIONS &&
+        !ur_op_names_known(&p->names, u.api.operation) && inherit_name(v, p, u.api.operation) != 0)
+        return -2;
     uint64_t t = record_time(kind, &u);
     if (t > p->end)
         p->end = t;
@@ -357,7 +394,7 @@ static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
             off += h.len;
             continue;
         }
-        int rc = convert_record(ring, p, c, payload + off, h.len, c->pos_begin + off);
+        int rc = convert_record(v, ring, p, c, payload + off, h.len, c->pos_begin + off);
         if (rc == UR_RECORD_MALFORMED)
             p->malformed++;
         else if (rc == UR_RECORD_DB_ERROR)
@@ -568,6 +605,7 @@ static int convert(const ur_convert_opts *opts)
         free(v.procs[i].tid);
         free(v.procs[i].dropped);
         free(v.procs[i].waits);
+        ur_op_names_free(&v.procs[i].names);
     }
     if (stats)
         printf("converted %llu records, %llu dropped, %zu processes\n",

@@ -104,6 +104,26 @@ static int convert_arg(uo_db *db, const uint8_t *data, size_t size)
                : UR_RECORD_DB_ERROR;
 }
 
+/* UPTI_TRACE_RECORD_OPERATION: trace_tool_operation_t, then domain, name. */
+static int convert_operation(uo_db *db, ur_op_names *names, const uint8_t *data, size_t size)
+{
+    trace_tool_operation_t o;
+    const uint8_t *s;
+    size_t left;
+    if (read_head(data, size, &o, sizeof o, &s, &left) != 0)
+        return UR_RECORD_MALFORMED;
+    const uint32_t lens[2] = {o.domain_len, o.name_len};
+    const char *text[2];
+    if (read_strings(&s, &left, lens, text, 2) != 0 || left != 0 ||
+        o.kind != UPTI_TRACING_KIND_RUNTIME_API || o.operation == 0 ||
+        o.operation >= UPTI_RUNTIME_API_MAX_OPERATIONS)
+        return UR_RECORD_MALFORMED;
+    return uo_db_set_operation_name(db, o.kind, o.operation, text[0], text[1]) == 0 &&
+                   ur_op_names_add(names, o.operation, text[0], text[1]) == 0
+               ? UR_RECORD_DONE
+               : UR_RECORD_DB_ERROR;
+}
+
 /* UPTI_TRACE_RECORD_METADATA: key, then value, filling the data exactly. */
 static int convert_metadata(uo_db *db, const uint8_t *data, size_t size)
 {
@@ -123,7 +143,7 @@ static int convert_metadata(uo_db *db, const uint8_t *data, size_t size)
     return uo_db_set_metadata(db, key, value) == 0 ? UR_RECORD_DONE : UR_RECORD_DB_ERROR;
 }
 
-int ur_convert_tool(uo_db *db, const uint8_t *body, size_t body_len)
+int ur_convert_tool(uo_db *db, ur_op_names *names, const uint8_t *body, size_t body_len)
 {
     upti_ring_tool_t t;
     const uint8_t *data;
@@ -137,6 +157,8 @@ int ur_convert_tool(uo_db *db, const uint8_t *body, size_t body_len)
         return convert_arg(db, data, t.size);
     case UPTI_TRACE_RECORD_METADATA:
         return convert_metadata(db, data, t.size);
+    case UPTI_TRACE_RECORD_OPERATION:
+        return convert_operation(db, names, data, t.size);
     default:
         return UR_RECORD_SKIPPED;
     }

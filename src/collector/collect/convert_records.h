@@ -4,6 +4,7 @@
 #ifndef UPTI_COLLECTOR_CONVERT_RECORDS_H
 #define UPTI_COLLECTOR_CONVERT_RECORDS_H
 
+#include "op_names.h"
 #include "output.h"
 
 #include <stddef.h>
@@ -27,9 +28,10 @@ int ur_convert_agent(uo_db *db, const uint8_t *body, size_t body_len);
 /**
  * UPTI_RING_KIND_TOOL: body is a upti_ring_tool_t and its data. The bundled
  * tool's kinds (trace_tool_records.h): ARG adds an arg row, METADATA sets a
- * metadata entry unless the converter owns its key (then SKIPPED). Any other
+ * metadata entry unless the converter owns its key (then SKIPPED), OPERATION
+ * names a RUNTIME_API operation in db and keeps its names in names. Any other
  * kind: SKIPPED.
  */
-int ur_convert_tool(uo_db *db, const uint8_t *body, size_t body_len);
+int ur_convert_tool(uo_db *db, ur_op_names *names, const uint8_t *body, size_t body_len);
 
 #endif

@@ -506,7 +506,7 @@ static void free_state(uo_db *db)
     free(db->thr);
     free(db->pending);
     uo_arg_link_free(&db->args);
-    upti_map *maps[] = {&db->str_ids, &db->op_ids,  &db->threads, &db->ranges, &db->stops,
+    upti_map *maps[] = {&db->str_ids, &db->op_ids, &db->op_domains, &db->threads, &db->ranges, &db->stops,
                         &db->stop_tids, &db->queues, &db->symbols, &db->objects, &db->filter};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         upti_map_free(maps[i]);

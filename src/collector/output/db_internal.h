@@ -70,6 +70,7 @@ struct uo_db {
     size_t nstr, strcap;
     upti_map str_ids;
     upti_map op_ids;     /* (kind << 32 | op) → string id */
+    upti_map op_domains; /* (kind << 32 | op) → string id of its api domain, where not the kind's */
     /* The same for the small ones (0: not yet), and table_id()'s ids. */
     int64_t op_small[OP_KINDS][OP_OPS];
     int64_t kind_ids[UPTI_TRACING_KIND_LAST], direction_ids[5], alloc_type_ids[10];
@@ -107,6 +108,9 @@ struct uo_db {
 extern const char *const uo_db_directions[5];
 extern const char *const uo_db_alloc_types[10];
 extern const char *const uo_db_agent_types[4];
+
+/** The string id of (kind, op)'s api domain (db_strings.c). */
+int64_t db_domain_id(uo_db *db, uint32_t kind, uint32_t op);
 
 /* db.c */
 /** Keeps db's first error (uo_db_error) and reports it. */

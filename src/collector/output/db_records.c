@@ -267,10 +267,11 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
     const upti_record_prefix_t *p = record;
     switch (kind) {
     case UPTI_TRACING_KIND_OPENCL_API:
-    case UPTI_TRACING_KIND_VULKAN_API: {
+    case UPTI_TRACING_KIND_VULKAN_API:
+    case UPTI_TRACING_KIND_RUNTIME_API: {
         const upti_buffer_tracing_api_record_t *a = record;
         thread_of(db, a->thread_id, a->start_timestamp);
-        int64_t domain = db_kind_id(db, kind);
+        int64_t domain = db_domain_id(db, kind, a->operation);
         int64_t op = db_op_id(db, kind, a->operation);
         int64_t *v = db_row_new(db, ST_API);
         if (v == NULL)

@@ -85,6 +85,32 @@ static int64_t op_id_slow(uo_db *db, uint32_t kind, uint32_t op)
     return (int64_t)*v;
 }
 
+int uo_db_set_operation_name(uo_db *db, uint32_t kind, uint32_t op, const char *domain,
+                             const char *name)
+{
+    int inserted;
+    uint64_t key = ((uint64_t)kind << 32) | op;
+    uint64_t *v = upti_map_insert(&db->op_ids, key, &inserted);
+    uint64_t *d = v != NULL ? upti_map_insert(&db->op_domains, key, &inserted) : NULL;
+    if (d == NULL)
+        return -1;
+    *v = (uint64_t)uo_db_intern(db, name);
+    *d = (uint64_t)uo_db_intern(db, domain);
+    return *v != 0 && *d != 0 ? 0 : -1;
+}
+
+/* The string id of the api domain of (kind, op): its runtime's name where one was set
+ * (uo_db_set_operation_name), else the kind's name. */
+int64_t db_domain_id(uo_db *db, uint32_t kind, uint32_t op)
+{
+    if (kind == UPTI_TRACING_KIND_RUNTIME_API) {
+        const uint64_t *d = upti_map_find(&db->op_domains, ((uint64_t)kind << 32) | op);
+        if (d != NULL)
+            return (int64_t)*d;
+    }
+    return db_kind_id(db, kind);
+}
+
 /* The string id of (kind, operation)'s name; the common ones from a table. */
 int64_t db_op_id(uo_db *db, uint32_t kind, uint32_t op)
 {

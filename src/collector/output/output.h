@@ -153,6 +153,14 @@ int uo_db_make_template(const char *path);
 void uo_db_use_template(const char *path);
 /** Sets metadata(key, value). */
 int uo_db_set_metadata(uo_db *db, const char *key, const char *value);
+
+/**
+ * Names operation op of kind (a RUNTIME_API operation, given out at run time)
+ * name, and its api rows' domain `domain` (the runtime's name), for the
+ * records added after this call. 0, or -1 (out of memory).
+ */
+int uo_db_set_operation_name(uo_db *db, uint32_t kind, uint32_t op, const char *domain,
+                             const char *name);
 /** Sets the process's command line and start (ns, UPTI's clock; wall_start: ns since the
  *  epoch) in info_process: those of the first image of a program that exec'd. 0 or -1. */
 int uo_db_set_process_start(uo_db *db, const char *command, uint64_t start, uint64_t wall_start);

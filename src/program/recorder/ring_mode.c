@@ -124,6 +124,36 @@ static void args_callback(upti_callback_tracing_record_t record, upti_user_data_
     upti_iterate_callback_tracing_operation_args(record, write_arg, 1, &c);
 }
 
+/* A runtime that described its API registered: the names of its operations, in the
+ * registering thread's ring, before any call of them is recorded (the collector
+ * knows nothing of that runtime: the api rows get their names and domain from these). */
+static void write_operation_names(const upti_intercept_table_info_t *info, void **tables,
+                                  uint64_t num_tables, void *data)
+{
+    (void)tables;
+    (void)num_tables;
+    (void)data;
+    if (!g_ring.started || info->kind != UPTI_TRACING_KIND_RUNTIME_API)
+        return;
+    for (uint32_t i = 0; i < info->num_operations; i++) {
+        uint32_t op = info->first_operation + i;
+        const char *name = NULL;
+        if (upti_get_tracing_operation_name(info->kind, op, &name) != UPTI_STATUS_SUCCESS)
+            continue;
+        char buf[sizeof(trace_tool_operation_t) + 512];
+        size_t domain_len = strnlen(info->name, 255) + 1, name_len = strnlen(name, 255) + 1;
+        trace_tool_operation_t h = {(uint32_t)info->kind, op, (uint32_t)domain_len,
+                                    (uint32_t)name_len};
+        memcpy(buf, &h, sizeof h);
+        memcpy(buf + sizeof h, info->name, domain_len - 1);
+        buf[sizeof h + domain_len - 1] = '\0';
+        memcpy(buf + sizeof h + domain_len, name, name_len - 1);
+        buf[sizeof h + domain_len + name_len - 1] = '\0';
+        upti_write_buffer_record(g_ring.buffer, UPTI_TRACE_RECORD_OPERATION, buf,
+                                 sizeof h + domain_len + name_len);
+    }
+}
+
 int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
 {
     /* Per thread, 1 MiB by default: the collector drains it while the program runs,
@@ -173,13 +203,25 @@ int ut_ring_start(const char *dir, unsigned kinds, int args, const char *output)
             upti_log_error("cannot trace %s: %s", name, upti_get_status_name(s));
         }
     }
+    if (st == UPTI_STATUS_SUCCESS && ((kinds >> UPTI_TRACING_KIND_RUNTIME_API) & 1)) {
+        upti_status_t s = upti_at_named_intercept_table_registration(NULL, 0, write_operation_names,
+                                                                     NULL);
+        if (s != UPTI_STATUS_SUCCESS)
+            upti_log_error("cannot name the operations of described runtimes: %s",
+                           upti_get_status_name(s));
+    }
     int args_ok = 0;
     if (st == UPTI_STATUS_SUCCESS && args) {
         /* Arguments come from a callback service, on a context of their own. */
         upti_status_t s = upti_create_context(&g_ring.args_context);
-        if (s == UPTI_STATUS_SUCCESS)
+        /* Of the kinds recorded whose arguments UPTI describes: OpenCL, described runtimes. */
+        if (s == UPTI_STATUS_SUCCESS && ((kinds >> UPTI_TRACING_KIND_OPENCL_API) & 1))
             s = upti_configure_callback_tracing_service(g_ring.args_context,
                                                         UPTI_TRACING_KIND_OPENCL_API, NULL, 0,
+                                                        args_callback, NULL);
+        if (s == UPTI_STATUS_SUCCESS && ((kinds >> UPTI_TRACING_KIND_RUNTIME_API) & 1))
+            s = upti_configure_callback_tracing_service(g_ring.args_context,
+                                                        UPTI_TRACING_KIND_RUNTIME_API, NULL, 0,
                                                         args_callback, NULL);
         if (s == UPTI_STATUS_SUCCESS)
             args_ok = 1;

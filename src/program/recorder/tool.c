@@ -15,7 +15,7 @@
  * whatever ends it, every record it committed is in a ring file.
  *
  * Configured by environment variables (set by `upti run`, documented in docs/cli.md):
- *   UPTI_TRACE_KINDS     comma list: opencl_api, vulkan_api, marker_api, kernel_dispatch,
+ *   UPTI_TRACE_KINDS     comma list: opencl_api, vulkan_api, marker_api, kernel_dispatch, runtime_api,
  *                        memory_copy, memory_allocation, code_object, or all (default all)
  *   UPTI_TRACE_OUTPUT    output path without extension; placeholders %pid% %ppid%
  *                        %hostname% %rank% %argv0% %env{NAME}% (default upti-%argv0%-%pid%)
@@ -26,7 +26,7 @@
  *                        names; UPTI_TRACE_KERNEL_ITERATIONS the executions of each kernel
  *                        name kept, e.g. [1-3,5] (the helper applies them)
  *   UPTI_TRACE_BUFFER_SIZE  bytes of each producing thread's ring (default 1 MiB)
- *   UPTI_TRACE_ARGS      1: record the arguments of OpenCL calls (arg table)
+ *   UPTI_TRACE_ARGS      1: record the arguments of OpenCL calls and described runtimes' (arg table)
  *   UPTI_TRACE_LIST      1: print the agents seen (upti_query_available_agents) at finalize
  *   UPTI_TRACE_CAPTURE_RANGE, UPTI_TRACE_CAPTURE_END, UPTI_TRACE_START_PAUSED,
  *   UPTI_TRACE_COLLECTION_PERIOD  capture windows (capture.h): when records are kept
@@ -113,7 +113,8 @@ static int tool_initialize(upti_client_finalize_t finalize, void *data)
     (void)data;
     unsigned kinds = upti_parse_trace_kinds(getenv("UPTI_TRACE_KINDS"), "UPTI_TRACE_KINDS");
     int args = upti_env_get(UPTI_ENV_TRACE_ARGS) != 0 &&
-               ((kinds >> UPTI_TRACING_KIND_OPENCL_API) & 1);
+               ((kinds >> UPTI_TRACING_KIND_OPENCL_API) & 1 ||
+                (kinds >> UPTI_TRACING_KIND_RUNTIME_API) & 1);
     g_tool.list = upti_env_get(UPTI_ENV_TRACE_LIST) != 0;
     int rc;
     if (ut_ring_dir() != NULL) {

@@ -6,6 +6,7 @@
  * loaded and no thread is started.
  */
 #include <upti/register.h>
+#include <upti/runtime_api.h>
 
 #include "compiler.h"
 #include "log.h"
@@ -26,6 +27,7 @@ static _Atomic uint64_t g_next_instance = 1;
 static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
 static upti_sdk_set_api_table_t g_sdk_entry;
 static upti_sdk_thread_must_not_wait_t g_sdk_must_not_wait; /* under g_load_lock */
+static upti_sdk_set_runtime_api_t g_sdk_runtime_api;         /* under g_load_lock */
 /* Set while this thread is inside a registration: a nested one would deadlock. */
 static UPTI_TLS int t_registering;
 
@@ -74,6 +76,8 @@ static upti_sdk_set_api_table_t load_sdk(void)
             g_sdk_entry = (upti_sdk_set_api_table_t)dlsym(handle, UPTI_SDK_ENTRY_SYMBOL);
             g_sdk_must_not_wait =
                 (upti_sdk_thread_must_not_wait_t)dlsym(handle, UPTI_SDK_MUST_NOT_WAIT_SYMBOL);
+            g_sdk_runtime_api =
+                (upti_sdk_set_runtime_api_t)dlsym(handle, UPTI_SDK_RUNTIME_API_SYMBOL);
             if (g_sdk_entry == NULL)
                 upti_log_error("%s has no %s", UPTI_SDK_SONAME, UPTI_SDK_ENTRY_SYMBOL);
         }
@@ -83,12 +87,12 @@ static upti_sdk_set_api_table_t load_sdk(void)
     return entry;
 }
 
-UPTI_API upti_status_t upti_register_library_api_table(const char *name, uint64_t version,
-                                                       void **tables, uint64_t num_tables,
-                                                       upti_register_library_id_t *id)
+/* Both registrations: api NULL, the tables only; else the described API's table,
+ * tables[0]. */
+static upti_status_t register_tables(const char *name, uint64_t version, void **tables,
+                                     uint64_t num_tables, const upti_runtime_api_t *api,
+                                     upti_register_library_id_t *id)
 {
-    if (name == NULL || (num_tables > 0 && tables == NULL))
-        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
     if (t_registering)
         return UPTI_STATUS_ERROR_DEADLOCK;
     uint64_t instance = atomic_fetch_add(&g_next_instance, 1);
@@ -100,10 +104,51 @@ UPTI_API upti_status_t upti_register_library_api_table(const char *name, uint64_
     t_registering = 1;
     upti_status_t status = UPTI_STATUS_ERROR;
     upti_sdk_set_api_table_t entry = load_sdk();
-    if (entry != NULL)
+    pthread_mutex_lock(&g_load_lock);
+    upti_sdk_set_runtime_api_t described = g_sdk_runtime_api;
+    pthread_mutex_unlock(&g_load_lock);
+    if (api != NULL && described != NULL)
+        status = described(api, instance, tables[0]);
+    else if (entry != NULL)
         status = entry(name, version, instance, tables, num_tables);
     t_registering = 0;
     return status;
+}
+
+UPTI_API upti_status_t upti_register_library_api_table(const char *name, uint64_t version,
+                                                       void **tables, uint64_t num_tables,
+                                                       upti_register_library_id_t *id)
+{
+    if (name == NULL || (num_tables > 0 && tables == NULL))
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    return register_tables(name, version, tables, num_tables, NULL, id);
+}
+
+/* Whether api describes functions of a table of its table_size, with its state,
+ * plans and saved entries. */
+static int valid_api(const upti_runtime_api_t *api)
+{
+    if (api->size < sizeof *api || api->name == NULL || api->state == NULL ||
+        api->plans == NULL || api->next == NULL || api->table_size < sizeof(size_t) ||
+        (api->num_functions > 0 && api->functions == NULL))
+        return 0;
+    for (uint32_t i = 0; i < api->num_functions; i++) {
+        const upti_runtime_api_function_t *f = &api->functions[i];
+        if (f->name == NULL || f->name[0] == '\0' || f->wrapper == NULL ||
+            f->table_offset < sizeof(size_t) || f->table_offset > api->table_size - sizeof(void *) ||
+            (f->num_args > 0 && f->args == NULL))
+            return 0;
+    }
+    return 1;
+}
+
+UPTI_API upti_status_t upti_register_runtime_api(const upti_runtime_api_t *api, void *table,
+                                                 upti_register_library_id_t *id)
+{
+    if (api == NULL || table == NULL || !valid_api(api))
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    void *tables[] = {table};
+    return register_tables(api->name, api->version, tables, 1, api, id);
 }
 
 UPTI_API upti_status_t upti_register_wait_allowed(int *allowed)

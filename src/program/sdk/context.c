@@ -36,6 +36,16 @@ static bool g_contexts_final; /* finalization stopped everything for good */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const upti_operation_plan_t **g_plans[UPTI_TRACING_KIND_LAST];
+
+/* Copies of plans in a runtime's own memory (upti_runtime_api_t.plans): count
+ * plans of kind from operation first, kept equal to g_plans by rebuild_plans. */
+struct plan_mirror {
+    upti_tracing_kind_t kind;
+    uint32_t first, count;
+    const upti_operation_plan_t **dest;
+    struct plan_mirror *next;
+};
+static struct plan_mirror *g_mirrors; /* under g_lock */
 static struct cached_plan **g_plan_cache[UPTI_TRACING_KIND_LAST];
 static pthread_once_t g_plans_once = PTHREAD_ONCE_INIT;
 
@@ -134,6 +144,26 @@ static void rebuild_plans(void)
             __atomic_store_n(&g_plans[k][op], plan, __ATOMIC_RELEASE);
         }
     }
+    for (struct plan_mirror *m = g_mirrors; m != NULL; m = m->next)
+        for (uint32_t i = 0; i < m->count; i++)
+            __atomic_store_n(&m->dest[i], g_plans[m->kind][m->first + i], __ATOMIC_RELEASE);
+}
+
+bool upti_plans_mirror(upti_tracing_kind_t kind, uint32_t first, uint32_t count,
+                       const upti_operation_plan_t **dest)
+{
+    pthread_once(&g_plans_once, allocate_plans);
+    struct plan_mirror *m = malloc(sizeof *m);
+    if (m == NULL)
+        return false;
+    *m = (struct plan_mirror){kind, first, count, dest, NULL};
+    pthread_mutex_lock(&g_lock);
+    for (uint32_t i = 0; i < count; i++)
+        __atomic_store_n(&dest[i], g_plans[kind][first + i], __ATOMIC_RELEASE);
+    m->next = g_mirrors;
+    g_mirrors = m;
+    pthread_mutex_unlock(&g_lock);
+    return true;
 }
 
 UPTI_API upti_status_t upti_create_context(upti_context_id_t *context_id)
@@ -213,9 +243,10 @@ static upti_status_t make_filter(upti_tracing_kind_t kind, const uint32_t *opera
 {
     if (!valid_kind(kind))
         return UPTI_STATUS_ERROR_KIND_NOT_FOUND;
-    uint32_t n = upti_kind_info(kind)->operation_count;
+    const upti_kind_info_t *info = upti_kind_info(kind);
+    uint32_t n = info->operation_count;
     for (size_t i = 0; operations != NULL && i < count; i++)
-        if (operations[i] == 0 || operations[i] >= n)
+        if (upti_operation_name_of(info, operations[i]) == NULL)
             return UPTI_STATUS_ERROR_OPERATION_NOT_FOUND;
     uint8_t *f = calloc(n ? n : 1, 1);
     if (f == NULL)

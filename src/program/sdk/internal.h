@@ -33,6 +33,7 @@
  *       context takes the contexts' lock under it.
  *   g_lock (context.c)                  contexts, their services and the plans.
  *   g_agents_lock (agent.c), g_metadata_lock (runtime_metadata.c),
+ *   g_lock (src/names/runtime_api_names.c: RUNTIME_API ids given out),
  *   g_states_lock (thread.c), g_shared_agents_lock (shared_agents.c),
  *   upti_shared_ring.create_lock (shared_buffer.c),
  *   callback_thread.lock (buffer.c)     leaves: nothing is taken under them
@@ -142,6 +143,10 @@ int upti_current_tool(void);
  *  false, at once, to a thread started while discovery runs on another
  *  thread (a tool's initialize may be waiting for it): it goes on untraced. */
 bool upti_ensure_tools(void);
+
+/** Hands a registered runtime's tables to the tools' requests that want them (by
+ *  mask for the built-in names, by name, or any), in the order they asked. */
+void upti_pass_tables(const upti_intercept_table_info_t *info, void **tables, uint64_t num_tables);
 
 /* ---- per-thread state (thread.c) ---- */
 
@@ -315,6 +320,10 @@ _Static_assert(offsetof(struct upti_operation_plan_t, num_callbacks) == 0,
 
 /** Plans of kind, indexed by operation (see upti_kind_info()->operation_count). */
 const upti_operation_plan_t *const *upti_plans(upti_tracing_kind_t kind);
+/** Keeps dest[0 .. count) equal to the plans of kind's operations first .. first + count - 1,
+ *  from now on (a described runtime's own copy, upti_runtime_api_t.plans). False: out of memory. */
+bool upti_plans_mirror(upti_tracing_kind_t kind, uint32_t first, uint32_t count,
+                       const upti_operation_plan_t **dest);
 /** Stops every context and clears every plan (finalization). */
 void upti_stop_all_contexts(void);
 /** True once upti_stop_all_contexts ran (finalization): nothing is recorded any more. */

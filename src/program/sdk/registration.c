@@ -26,10 +26,14 @@ struct tool {
     _Atomic bool finalized;
 };
 
+/* A tool's request for tables: by mask (callback), or by name (named; name[0] == 0: any). */
 struct intercept_request {
     upti_intercept_library_cb_t callback;
     int mask;
     void *data;
+    upti_intercept_named_table_cb_t named;
+    uint64_t min_version;
+    char name[64];
 };
 
 static struct tool g_tools[UPTI_MAX_TOOLS];
@@ -461,25 +465,37 @@ static int library_mask(const char *name)
     return UPTI_INTERCEPT_TABLE_NONE;
 }
 
+void upti_pass_tables(const upti_intercept_table_info_t *info, void **tables, uint64_t num_tables)
+{
+    int mask = library_mask(info->name);
+    upti_thread_state()->in_callback++;
+    for (int i = 0; i < g_num_intercepts; i++) {
+        const struct intercept_request *r = &g_intercepts[i];
+        if (r->named != NULL) {
+            if ((r->name[0] == '\0' || strcmp(r->name, info->name) == 0) &&
+                info->version >= r->min_version)
+                r->named(info, tables, num_tables, r->data);
+        } else if (r->mask & mask) {
+            r->callback((upti_intercept_table_t)mask, info->version, info->instance, tables,
+                        num_tables, r->data);
+        }
+    }
+    upti_thread_state()->in_callback--;
+}
+
 UPTI_API upti_status_t upti_sdk_set_api_table(const char *name, uint64_t version,
                                               uint64_t instance, void **tables,
                                               uint64_t num_tables)
 {
     if (!upti_ensure_tools())
         return UPTI_STATUS_ERROR_DEADLOCK; /* started during discovery: registers later */
-    upti_log_debug("runtime '%s' registered (version %llu, %llu table(s))", name ? name : "?",
+    upti_log_debug("runtime '%s' registered (version %llu, %llu table(s))", name,
                    (unsigned long long)version, (unsigned long long)num_tables);
-    int mask = library_mask(name);
-    if (mask == UPTI_INTERCEPT_TABLE_MARKER && num_tables >= 1)
+    if (library_mask(name) == UPTI_INTERCEPT_TABLE_MARKER && num_tables >= 1)
         upti_marker_install_wrappers(tables[0]);
-    if (mask == UPTI_INTERCEPT_TABLE_NONE)
-        return UPTI_STATUS_SUCCESS;
-    upti_thread_state()->in_callback++;
-    for (int i = 0; i < g_num_intercepts; i++)
-        if (g_intercepts[i].mask & mask)
-            g_intercepts[i].callback((upti_intercept_table_t)mask, version, instance, tables,
-                                     num_tables, g_intercepts[i].data);
-    upti_thread_state()->in_callback--;
+    upti_intercept_table_info_t info = {sizeof info, name, version, instance,
+                                        UPTI_TRACING_KIND_NONE, 0, 0, 0};
+    upti_pass_tables(&info, tables, num_tables);
     return UPTI_STATUS_SUCCESS;
 }
 
@@ -504,7 +520,28 @@ UPTI_API upti_status_t upti_at_intercept_table_registration(upti_intercept_libra
         return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
     if (g_num_intercepts == (int)(sizeof g_intercepts / sizeof g_intercepts[0]))
         return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
-    g_intercepts[g_num_intercepts++] = (struct intercept_request){callback, library_mask, data};
+    g_intercepts[g_num_intercepts++] =
+        (struct intercept_request){.callback = callback, .mask = library_mask, .data = data};
+    return UPTI_STATUS_SUCCESS;
+}
+
+UPTI_API upti_status_t upti_at_named_intercept_table_registration(const char *name,
+                                                                  uint64_t min_version,
+                                                                  upti_intercept_named_table_cb_t callback,
+                                                                  void *data)
+{
+    UPTI_REFUSE_IN_SUBSCRIBER();
+    struct intercept_request r = {.named = callback, .min_version = min_version, .data = data};
+    if (callback == NULL ||
+        (name != NULL && (name[0] == '\0' || strlen(name) >= sizeof r.name)))
+        return UPTI_STATUS_ERROR_INVALID_ARGUMENT;
+    if (!discovery_thread())
+        return UPTI_STATUS_ERROR_CONFIGURATION_LOCKED;
+    if (g_num_intercepts == (int)(sizeof g_intercepts / sizeof g_intercepts[0]))
+        return UPTI_STATUS_ERROR_OUT_OF_RESOURCES;
+    if (name != NULL)
+        memcpy(r.name, name, strlen(name) + 1);
+    g_intercepts[g_num_intercepts++] = r;
     return UPTI_STATUS_SUCCESS;
 }
 

@@ -375,7 +375,7 @@ def case_cli_errors(tmp):
         check(p.stdout.strip() != "", "%r printed nothing" % args)
     h = run([UPTI, "run", "--help"]).stdout
     for opt in ("--opencl-trace", "--kernel-trace", "--memory-copy-trace", "--memory-alloc-trace",
-                "--marker-trace", "--sys-trace", "--stats", "--output-dir", "--output-file",
+                "--marker-trace", "--runtime-trace", "--sys-trace", "--stats", "--output-dir", "--output-file",
                 "--format", "--kernel-include-regex", "--kernel-exclude-regex", "--list", "--args"):
         check(opt in h, "run --help lacks " + opt)
     run([UPTI, "run", "-d", os.path.join(tmp, "o"), "--", "/nonexistent/program"], expect=127)

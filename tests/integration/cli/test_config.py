@@ -93,6 +93,7 @@ CLI = ["--marker-trace", "--kernel-trace", "--format", "db,json",
 EXPECTED = {
     "upti-config": 1, "opencl-trace": False, "vulkan-trace": False, "kernel-trace": True,
     "memory-copy-trace": False, "memory-alloc-trace": False, "marker-trace": True,
+    "runtime-trace": False,
     "sys-trace": False, "stats": False, "kernel-include-regex": "^kern_",
     "kernel-exclude-regex": None, "args": False, "list": False, "force-overwrite": False,
     "capture-range": "marker", "capture-range-name": "outer", "capture-range-end": "repeat:2",

@@ -295,6 +295,7 @@ CODE_SAMPLE_PRELUDE = """#define _GNU_SOURCE
 #include <upti/register.h>
 #include <upti/runtime.h>
 #include <upti/runtime_callback.h>
+#include <upti/runtime_api.h>
 #include <uptx/uptx_table.h>
 """
 ELIDED_LINE = re.compile(r"^\s*(?:\.\.\.|/\*.*\*/|//.*)\s*$")
