@@ -93,23 +93,6 @@ static const cli_format k_formats[] = {
 static const char *const k_exts[] = {".txt", ".csv", ".json", ".db", NULL};
 static const char *const k_units[] = {"ns", "us", "ms", "s"};
 
-/* 1 if path may be replaced by a stats output: nothing there, an empty file,
- * one of UPTI's outputs (uo_file_is_replaceable), or what upti stats writes
- * (a report's table, CSV or JSON). */
-static int stats_file_is_replaceable(const char *path)
-{
-    if (uo_file_is_replaceable(path))
-        return 1;
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return 0;
-    char head[1024];
-    size_t n = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
-    head[n] = '\0';
-    return report_output_is_ours(head);
-}
-
 /* The file for -d/-o: DIR/NAME_stats.EXT; NULL (stdout) without them. */
 static char *stats_path(const stats_options *o, const char *input, const char *ext)
 {
@@ -214,7 +197,7 @@ int cmd_stats(int argc, char **argv)
     FILE *out = stdout;
     if (path != NULL) {
         rc = cli_make_output_dir(path, 0);
-        if (rc == 0 && !o.force && !stats_file_is_replaceable(path))
+        if (rc == 0 && !o.force && !uo_file_is_replaceable(path))
             rc = cli_error("%s exists and was not written by upti: not replaced (choose another -o, "
                            "or --force-overwrite)", path);
         else if (rc == 0 && (out = uo_fopen_new(path, "w")) == NULL)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Which existing files an output of UPTI may replace (see out_files.h). */
 #include "out_files.h"
+#include "stats_reports.h"
 #include "output.h"
 
 #include <fcntl.h>
@@ -68,6 +69,25 @@ static int json_tail_says_upti(int fd, off_t size)
     return memcmp(tail, k_tail, k) == 0;
 }
 
+/* The summary of upti 0.2 and earlier (`upti stats` without --report, its
+ * NAME_stats.csv and NAME_stats.txt), before the named reports replaced it:
+ * its CSV header, or a table title followed by its column line. */
+static int old_summary(const unsigned char *b, size_t n)
+{
+    static const char *const k_titles[] = {"API calls", "Marker ranges", "Kernels",
+                                           "Memory copies by direction",
+                                           "Synchronization operations"};
+    if (starts_with(b, n, "Domain,Name,Calls,Total_ns,"))
+        return 1;
+    for (size_t i = 0; i < sizeof k_titles / sizeof k_titles[0]; i++) {
+        size_t len = strlen(k_titles[i]);
+        if (n > len + 7 && b[0] == '\n' && memcmp(b + 1, k_titles[i], len) == 0 &&
+            memcmp(b + 1 + len, "\nNAME ", 6) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 int uo_file_is_replaceable(const char *path)
 {
     struct stat st;
@@ -80,9 +100,11 @@ int uo_file_is_replaceable(const char *path)
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    unsigned char b[128];
-    ssize_t got = pread(fd, b, sizeof b, 0);
+    /* A report's CSV header can be 300 bytes long (stats_reports.h). */
+    unsigned char b[1024];
+    ssize_t got = pread(fd, b, sizeof b - 1, 0);
     size_t n = got > 0 ? (size_t)got : 0;
+    b[n] = '\0';
     int ours = 0;
     if (starts_with(b, n, "SQLite format 3")) {
         uint32_t app = n >= 72 ? ((uint32_t)b[68] << 24 | (uint32_t)b[69] << 16 |
@@ -94,7 +116,7 @@ int uo_file_is_replaceable(const char *path)
     } else if (starts_with(b, n, "{\"traceEvents\":[")) {
         ours = json_tail_says_upti(fd, st.st_size);
     } else if (starts_with(b, n, "Process_Id,Thread_Id,") ||
-               starts_with(b, n, "Domain,Name,Calls,Total_ns,")) {
+               report_output_is_ours((const char *)b) || old_summary(b, n)) {
         ours = 1;
     } else {
         ours = is_upti_pftrace(b, n);

@@ -21,7 +21,9 @@
  * exist, is an empty regular file, or is a regular file UPTI wrote (a
  * database with UPTI's application_id, or an older one whose metadata names
  * UPTI as its writer; a JSON trace starting with UO_JSON_HEAD; a Perfetto
- * trace starting with UPTI's first packet; a CSV with one of UPTI's headers).
+ * trace starting with UPTI's first packet; a CSV with one of UPTI's headers;
+ * what `upti stats` writes: its reports as a table, CSV or JSON, or the
+ * summary of upti 0.2 and earlier).
  * 0 otherwise (a symbolic link, another program's file).
  */
 int uo_file_is_replaceable(const char *path);

@@ -85,10 +85,29 @@ static void rows_free(report_rows *r, size_t ncols)
     memset(r, 0, sizeof *r);
 }
 
-/* Runs d's query; its first o->top rows (all for 0) in r. 0, or -1 with err. */
+/* 1 when db's table has column (needs: "table.column"), as a database
+ * written before that column was added does not. */
+static int has_column(sqlite3 *db, const char *needs)
+{
+    const char *dot = strchr(needs, '.');
+    sqlite3_stmt *st;
+    if (dot == NULL || sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
+                                          -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, needs, (int)(dot - needs), SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, dot + 1, -1, SQLITE_STATIC);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* Runs d's query; its first o->top rows (all for 0) in r; none when the
+ * database lacks a column it needs. 0, or -1 with err. */
 static int run_report(sqlite3 *db, const report_def *d, const report_options *o, report_rows *r,
                       char *err, size_t errlen)
 {
+    if (d->needs != NULL && !has_column(db, d->needs))
+        return 0;
     if (d->prep != NULL && sqlite3_exec(db, d->prep, NULL, NULL, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s: %s", d->name, sqlite3_errmsg(db));
         return -1;

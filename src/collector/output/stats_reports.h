@@ -38,6 +38,9 @@ typedef struct report_def {
     const report_col *cols;
     size_t ncols;
     const char *prep; /**< SQL run first (temporary tables and indexes), or NULL */
+    /** A column the query needs that older databases lack, as "table.column"
+     *  (NULL: none): without it the report has no rows. */
+    const char *needs;
 } report_def;
 
 /** The reports, in the order `upti stats --list` prints them. */

@@ -39,6 +39,16 @@ int uo_write_outputs(const char *db_path, const char *base, unsigned formats, co
         return -1;
     }
     int rc = 0;
+    const report_def **checked;
+    size_t nreports;
+    if (stats != NULL && report_parse_list(stats, &checked, &nreports, err, sizeof err) != 0) {
+        /* A list no `upti run` checked (UPTI_TRACE_STATS_REPORT): said once, no reports. */
+        uo_report("stats: %s", err);
+        stats = NULL;
+        rc = -1;
+    } else if (stats != NULL) {
+        free(checked);
+    }
     static const unsigned k_formats[] = {UO_FORMAT_PFTRACE, UO_FORMAT_JSON, UO_FORMAT_CSV};
     for (size_t i = 0; i < 3; i++) {
         unsigned f = k_formats[i];

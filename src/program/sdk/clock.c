@@ -209,10 +209,15 @@ uint64_t upti_now_thread_slow(upti_thread_state_t *s)
     struct upti_tsc_snapshot p;
     if (atomic_load_explicit(&upti_tsc.enabled, memory_order_acquire) && upti_tsc_read(&p) &&
         p.mult < (uint64_t)1 << 32) {
+        /* span last, 0 meanwhile: a signal handler on this thread that reads the clock
+           between these stores takes the slow path instead of half a set. */
+        s->clock.span = 0;
+        atomic_signal_fence(memory_order_seq_cst);
         s->clock.base_tsc = p.base_tsc;
-        s->clock.span = p.next_refresh_tsc - p.base_tsc;
         s->clock.base_ns = p.base_ns;
         s->clock.mult64 = p.mult << 32;
+        atomic_signal_fence(memory_order_seq_cst);
+        s->clock.span = p.next_refresh_tsc - p.base_tsc;
     }
     return ns;
 }

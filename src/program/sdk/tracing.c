@@ -155,6 +155,8 @@ static __attribute__((noinline)) void exit_rest(upti_runtime_call_t *call, upti_
 /* exit_rest where the clock takes its slow path. */
 static __attribute__((noinline)) void exit_slow_clock(upti_runtime_call_t *call, int64_t result)
 {
+    if (!call_traced(call))
+        return; /* no end time wanted: not read (clock_gettime where the TSC is not used) */
     exit_rest(call, upti_now_thread_slow(upti_thread_state()), result);
 }
 
@@ -237,7 +239,8 @@ UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
 
 UPTI_API void upti_runtime_call_exit_result(upti_runtime_call_t *call, int64_t result)
 {
-    /* Not traced: untraced_plan, whose one_api_record is false (exit_rest returns). */
+    /* Not traced: untraced_plan, whose one_api_record is false (exit_rest returns; on the
+       slow clock, exit_slow_clock returns before reading it). */
     const upti_operation_plan_t *plan = call->plan;
     /* Entered on this thread, so its state exists. */
     upti_thread_state_t *s = upti_tls_state;

@@ -359,6 +359,37 @@ def case_stats(tmp):
                        timeout=120)
     check(p.returncode == 0 and report_titles(p.stderr) == ["marker_sum"],
           "helper --stats-report: rc %d %r" % (p.returncode, p.stderr))
+    # A bad list there is said once, and no report is printed.
+    env.update(UPTI_TRACE_STATS_REPORT="bogus,api_sum", UPTI_TRACE_FORMATS="db,csv",
+               UPTI_TRACE_OUTPUT=os.path.join(d, "hb"))
+    p = subprocess.run([UPTX_APP, "--iterations", "2"], env=env, capture_output=True, text=True,
+                       timeout=120)
+    said = [l for l in p.stderr.splitlines() if "unknown report" in l]
+    check(p.returncode == 0 and len(said) == 1 and said[0].startswith("upti: stats: unknown report "
+          "'bogus' (reports: ") and report_titles(p.stderr) == [] and "summary of pid" not in
+          p.stderr, "helper, bad UPTI_TRACE_STATS_REPORT: %r" % p.stderr)
+    # NAME_stats.csv is upti's own: a second run or export replaces it.
+    for _ in range(2):
+        run([UPTI, "run", "--marker-trace", "--stats", "-f", "db,csv", "-d", d, "-o", "twice", "--",
+             UPTX_APP, "--iterations", "1"])
+        run([UPTI, "export", os.path.join(d, "twice.db"), "-f", "csv", "-o",
+             os.path.join(d, "ex")])
+    left = sorted(f for f in os.listdir(d) if f.startswith(("twice", "ex")))
+    check("twice_stats.csv" in left and "ex_stats.csv" in left and
+          not any(re.match(r"twice-\d+", f) for f in left), "second run and export: %r" % left)
+    # A database written before API results were recorded (no apis.result): the
+    # error report is empty, the others as before.
+    old = os.path.join(d, "old.db")
+    shutil.copyfile(os.path.join(d, "r.db"), old)
+    con = sqlite3.connect(old)
+    view = con.execute("SELECT sql FROM sqlite_master WHERE name = 'apis'").fetchone()[0]
+    cols = [r[1] for r in con.execute("PRAGMA table_info(apis)") if r[1] != "result"]
+    con.executescript("CREATE VIEW apis_full AS " + view.split(" AS ", 1)[1] + ";"
+                      "DROP VIEW apis; CREATE VIEW apis AS SELECT %s FROM apis_full;" % ",".join(cols))
+    con.close()
+    text = run([UPTI, "stats", old]).stdout
+    check(report_titles(text) == DEFAULT_REPORTS and
+          "** API Error Summary (api_err_sum):\n\n(no data)\n" in text, "old database: %r" % text)
 
 
 def case_cli_errors(tmp):
