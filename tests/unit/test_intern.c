@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "unit_db.h"
 #include "unit_tests.h"
 
 enum { MANY = 5000 }; /* past the first growth of the slot table and the text arrays (1024) */
@@ -41,15 +42,8 @@ static char *query_text(sqlite3 *db, int64_t id)
 
 UNIT_TEST(intern)
 {
-    char dir[] = "/tmp/upti-intern-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    char path[256];
-    snprintf(path, sizeof path, "%s/trace.db", dir);
-    uo_process_info proc = {.pid = 1, .ppid = 0, .rank = -1, .hostname = "h", .command = "c"};
-    char err[256] = "";
-    uo_db *db = uo_db_create(path, &proc, NULL, err, sizeof err);
-    if (db == NULL)
-        fprintf(stderr, "uo_db_create: %s\n", err);
+    char dir[] = "/tmp/upti-intern-XXXXXX", path[256];
+    uo_db *db = unit_temp_db(dir, path);
     CHECK(db != NULL);
     if (db == NULL)
         return test_result("intern");

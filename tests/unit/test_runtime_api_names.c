@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "unit_db.h"
 #include "unit_tests.h"
 
 struct launch_args {
@@ -119,14 +120,9 @@ static void api_record(uo_db *db, uint32_t op, uint64_t corr)
 
 static void test_database(void)
 {
-    char dir[] = "/tmp/upti-rtnames-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    char path[256];
-    snprintf(path, sizeof path, "%s/trace.db", dir);
-    uo_process_info proc = {.pid = 1, .ppid = 0, .rank = -1, .hostname = "h", .command = "c"};
-    char err[256] = "";
+    char dir[] = "/tmp/upti-rtnames-XXXXXX", path[256];
     /* The collector's name table knows nothing of the runtime: what names it is the call. */
-    uo_db *db = uo_db_create(path, &proc, NULL, err, sizeof err);
+    uo_db *db = unit_temp_db(dir, path);
     CHECK(db != NULL);
     if (db == NULL)
         return;
