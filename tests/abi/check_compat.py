@@ -20,6 +20,9 @@ import subprocess
 import sys
 
 CC, INCLUDE, LIBDIR, WORK = sys.argv[1:5]
+# The build's sanitizers (UPTI_SANITIZE, "" when none): a program linked against a
+# sanitized libupti is built with them too.
+SANITIZE = ["-fsanitize=" + sys.argv[5], "-fno-omit-frame-pointer"] if len(sys.argv) > 5 and sys.argv[5] else []
 INCLUDE = os.path.abspath(INCLUDE)
 NAMES = {
     "UPTI_CB_DOMAIN_MAX": "macro", "UPTI_CB_PHASE_MAX": "macro",
@@ -38,7 +41,7 @@ def compile_c(name, text, link=False):
     out = os.path.join(WORK, name)
     cmd = [CC, "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Werror", "-I", INCLUDE, c, "-o", out]
     if link:
-        cmd += ["-L", LIBDIR, "-Wl,-rpath," + LIBDIR, "-lupti"]
+        cmd += SANITIZE + ["-L", LIBDIR, "-Wl,-rpath," + LIBDIR, "-lupti"]
     else:
         cmd[1:1] = ["-c"]
         cmd[-1] = out + ".o"
