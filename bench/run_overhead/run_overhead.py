@@ -35,11 +35,22 @@ to bare; a second line gives, over the rounds, the spread of the added wall ms
 (each round's upti run minus its own bare run: median, quartiles, min, max),
 the CPU time (user + system of upti and the program, from wait4) of each and
 its added ms, and the load average before and after.
+Per thread count, paired over the repetitions (each upti run against its own
+bare run): the added wall ns per clSetKernelArg, the whole run's ratio, the
+time after the program's end, upti's own CPU per record (drain, conversion,
+outputs: all the CPU of the command but the program's) and the time the
+program waited for ring room, also as a share of the run; with --big-ring
+(default 256m) the same program under upti run with rings of that size
+(mode upti-big). The marker row: MARK_THREADS threads x MARKS uptx_mark calls
+(bench_run_overhead_marks), bare and under `upti run --marker-trace`: the whole
+run, the time after the end, the waits summed over threads and as a share of
+the run, upti's CPU per record.
 No assertion on any figure: it measures, it does not judge.
 """
 import argparse
 import glob
 import os
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -63,6 +74,12 @@ def parse_args():
     p.add_argument("--short-calls", type=int, default=1000)
     p.add_argument("--ring-size", default=None,
                    help="UPTI_TRACE_BUFFER_SIZE for upti run: each thread's ring (default 1m)")
+    p.add_argument("--big-ring", default="256m",
+                   help="also upti run with rings of this size (mode upti-big; '' for none)")
+    p.add_argument("--marks", type=int, default=1000000,
+                   help="the marker row: uptx_mark calls per thread (0: no marker row)")
+    p.add_argument("--mark-threads", type=int, default=16)
+    p.add_argument("--mark-reps", type=int, default=1)
     a = p.parse_args()
     a.threads = [int(t) for t in a.threads.split(",") if t]
     if a.calls < 1 or a.reps < 1 or not a.threads or min(a.threads) < 1:
@@ -107,11 +124,12 @@ def run_once(a, mode, threads, work):
     os.makedirs(out, exist_ok=True)
     if mode == "bare":
         cmd = probe
-    elif mode == "upti-run":
+    elif mode in ("upti-run", "upti-big"):
         cmd = [os.path.join(build, "bin", "upti"), "run", "--sys-trace", "-d", out,
                "-o", "upti-%pid%", "--"] + probe
-        if a.ring_size is not None:
-            env["UPTI_TRACE_BUFFER_SIZE"] = a.ring_size
+        ring = a.big_ring if mode == "upti-big" else a.ring_size
+        if ring is not None:
+            env["UPTI_TRACE_BUFFER_SIZE"] = ring
     elif mode == "old-writer":
         cmd = probe
         env["UPTI_TOOL_LIBRARIES"] = os.path.join(build, "lib", "libupti-trace.so")
@@ -120,35 +138,60 @@ def run_once(a, mode, threads, work):
         env["UPTI_TRACE_OUTPUT"] = os.path.join(out, "old-%pid%")
     else:
         cmd = ["cliloader", "-h", "-d"] + probe
-    t0 = time.monotonic_ns()
-    r = subprocess.run(cmd, env=env, cwd=out, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True)
-    t1 = time.monotonic_ns()
-    if r.returncode != 0:
-        sys.exit(f"bench: {mode} threads={threads} failed ({r.returncode}):\n{r.stderr[-2000:]}")
-    f = {}
-    for line in r.stdout.splitlines():
-        for item in line.split():
-            k, _, v = item.partition("=")
-            if v:
-                f[k] = v
+    f, wall_ns, cpu_ms = run_timed(cmd, env, out, f"{mode} threads={threads}")
+    ended_ns = time.monotonic_ns()
     m = {
         "ns_call": float(f["wall_ns_per_call"]),
         "cpu_call": float(f["cpu_ns_per_call"]),
         "exit_ms": (int(f["child_exited_ns"]) - int(f["exit_start_ns"])) / 1e6,
         "rss_mib": int(f["maxrss_kb"]) / 1024,
-        "wall_s": (t1 - t0) / 1e9,
+        "wall_s": wall_ns / 1e9,
     }
-    if mode == "upti-run":
+    if mode in ("upti-run", "upti-big"):
         dbs = glob.glob(os.path.join(out, "upti-*.db"))
         if len(dbs) != 1:
-            sys.exit(f"bench: upti run left {len(dbs)} databases in {out}:\n{r.stderr[-2000:]}")
-        m["convert_s"] = (t1 - int(f["child_exited_ns"])) / 1e9
+            sys.exit(f"bench: upti run left {len(dbs)} databases in {out}")
+        m["convert_s"] = (ended_ns - int(f["child_exited_ns"])) / 1e9
         m["records"] = count_records(dbs[0])
         m["waits"], m["wait_ms"] = ring_waits(dbs[0])
         m["rate"] = m["records"] / m["convert_s"]
+        # upti's own CPU (drain, conversion, outputs, its start): all but the program's.
+        m["collector_ns_record"] = (cpu_ms * 1e6 - int(f["child_cpu_ns"])) / m["records"]
     shutil.rmtree(out)
     return m
+
+
+def run_timed(cmd, env, cwd, what):
+    """Runs cmd: its key=value output, its wall ns and the CPU ms (user + system)
+    of it and of every process it waited for."""
+    children_cpu_ms_delta()  # the CPU of the children reaped before: not this run's
+    t0 = time.monotonic_ns()
+    p = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    out, err = p.communicate()
+    t1 = time.monotonic_ns()
+    # (communicate() reaped it: RUSAGE_CHILDREN holds it, and what it waited for.)
+    if p.returncode != 0:
+        sys.exit(f"bench: {what} failed ({p.returncode}):\n{err[-2000:]}")
+    f = {}
+    for line in out.splitlines():
+        for item in line.split():
+            k, _, v = item.partition("=")
+            if v:
+                f[k] = v
+    return f, t1 - t0, children_cpu_ms_delta()
+
+
+_children_cpu = [0.0]
+
+
+def children_cpu_ms_delta():
+    """CPU ms (user + system) of this process's reaped children since the last call."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    now = (ru.ru_utime + ru.ru_stime) * 1e3
+    d = now - _children_cpu[0]
+    _children_cpu[0] = now
+    return d
 
 
 def spawn_timed(cmd, cwd):
@@ -194,6 +237,54 @@ def short_process(a, work):
     return rounds, records
 
 
+def marker_row(a, work):
+    """MARK_THREADS threads x MARKS uptx_mark calls, bare and under upti run
+    --marker-trace, MARK_REPS times alternating: per repetition, each one's figures."""
+    build = os.path.abspath(a.build)
+    probe = [os.path.join(build, "bin", "bench_run_overhead_wait"),
+             os.path.join(build, "bin", "bench_run_overhead_marks"), str(a.marks),
+             str(a.mark_threads)]
+    out = os.path.join(work, "marks")
+    os.makedirs(out, exist_ok=True)
+    upti = [os.path.join(build, "bin", "upti"), "run", "--marker-trace", "-d", out, "-o",
+            "marks-%pid%", "--"]
+    reps = []
+    for i in range(a.mark_reps):
+        got = {}
+        for mode, cmd in (("bare", probe), ("upti-run", upti + probe)):
+            f, wall_ns, cpu_ms = run_timed(cmd, clean_env(), out, "marker row " + mode)
+            got[mode] = {"wall_s": wall_ns / 1e9, "ns_call": float(f["wall_ns_per_call"]),
+                         "marks_s": float(f["wall_ns"]) / 1e9, "cpu_ms": cpu_ms,
+                         "program_cpu_ms": int(f["child_cpu_ns"]) / 1e6,
+                         "after_s": (time.monotonic_ns() - int(f["child_exited_ns"])) / 1e9}
+            if mode == "upti-run":
+                dbs = glob.glob(os.path.join(out, "marks-*.db"))
+                if len(dbs) != 1:
+                    sys.exit(f"bench: the marker row left {len(dbs)} databases")
+                got[mode]["records"] = count_records(dbs[0])
+                got[mode]["waits"], got[mode]["wait_ms"] = ring_waits(dbs[0])
+                os.unlink(dbs[0])
+        reps.append(got)
+    shutil.rmtree(out)
+    return reps
+
+
+def print_marks(a, reps):
+    med = lambda mode, k: statistics.median(r[mode][k] for r in reps)
+    bare, upti = med("bare", "wall_s"), med("upti-run", "wall_s")
+    records = reps[0]["upti-run"]["records"]
+    coll = statistics.median((r["upti-run"]["cpu_ms"] - r["upti-run"]["program_cpu_ms"]) * 1e6 /
+                             r["upti-run"]["records"] for r in reps)
+    wait_ms = med("upti-run", "wait_ms")
+    print(f"marker row ({a.mark_threads} threads x {a.marks} uptx_mark, {records} records, "
+          f"median of {len(reps)}, load {os.getloadavg()[0]:.2f}): bare {bare:.2f} s, upti run "
+          f"{upti:.2f} s ({upti / bare:.2f}x), marking {med('bare', 'marks_s'):.2f} s bare / "
+          f"{med('upti-run', 'marks_s'):.2f} s traced, after the program's end "
+          f"{med('upti-run', 'after_s'):.2f} s; the threads waited for room "
+          f"{med('upti-run', 'waits'):.0f} times, {wait_ms / 1e3:.2f} s summed over threads "
+          f"({wait_ms / 1e3 / upti * 100:.1f}% of the run); collector CPU {coll:.0f} ns per record")
+
+
 def quartiles(values):
     """(first quartile, median, third quartile)."""
     if len(values) < 2:
@@ -227,7 +318,7 @@ def print_short(a, short, load_before):
 
 def main():
     a = parse_args()
-    modes = ["bare", "upti-run", "old-writer"]
+    modes = ["bare", "upti-run", "old-writer"] + (["upti-big"] if a.big_ring else [])
     cliloader = shutil.which("cliloader")
     if cliloader:
         modes.append("cliloader")
@@ -238,6 +329,8 @@ def main():
                            "not available (not installed; no Debian package clintercept)"))
     work = tempfile.mkdtemp(prefix="upti-run-overhead-")
     best = {}
+    runs = {}  # (threads, mode): every repetition's figures, in order
+    marks = None
     try:
         run_once(a, "bare", a.threads[0], work)  # warm-up (PoCL's kernel cache), not counted
         short_load = os.getloadavg()[0]
@@ -246,12 +339,15 @@ def main():
             for threads in a.threads:
                 for mode in modes:
                     m = run_once(a, mode, threads, work)
+                    runs.setdefault((threads, mode), []).append(m)
                     b = best.setdefault((threads, mode), dict(m))
                     for k, v in m.items():
                         b[k] = max(b[k], v) if k in ("rate", "records") else min(b[k], v)
                     # The waits of the run whose ns/call is kept.
                     if mode == "upti-run" and m["ns_call"] == b["ns_call"]:
                         b["waits"], b["wait_ms"] = m["waits"], m["wait_ms"]
+        if a.marks > 0:
+            marks = marker_row(a, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -296,6 +392,33 @@ def main():
                   f"added cpu ns/call at {hi} / at {lo}: {cpu:.2f}x")
 
 
+    for threads in a.threads:
+        # Paired: each repetition's upti run against its own bare run (same load).
+        pairs = [u["ns_call"] - b["ns_call"]
+                 for b, u in zip(runs[(threads, "bare")], runs[(threads, "upti-run")])]
+        wall = [u["wall_s"] / b["wall_s"]
+                for b, u in zip(runs[(threads, "bare")], runs[(threads, "upti-run")])]
+        q1, qm, q3 = quartiles(pairs)
+        w1, wm, w3 = quartiles(wall)
+        u = runs[(threads, "upti-run")]
+        coll = statistics.median(m["collector_ns_record"] for m in u)
+        after = statistics.median(m["convert_s"] for m in u)
+        waits = statistics.median(m["wait_ms"] for m in u)
+        waited = statistics.median(m["wait_ms"] / 1e3 / m["wall_s"] * 100 for m in u)
+        print(f"threads={threads} paired over {len(pairs)} repetitions (median, quartiles): "
+              f"added wall ns per clSetKernelArg {qm:.1f} ({q1:.1f} to {q3:.1f}); whole run "
+              f"{wm:.2f}x bare ({w1:.2f} to {w3:.2f}); after the program's end {after:.3f} s; "
+              f"collector CPU {coll:.0f} ns per record; waited for room {waits:.1f} ms "
+              f"({waited:.2f}% of the run)")
+        if a.big_ring:
+            g = runs[(threads, "upti-big")]
+            gp = [x["ns_call"] - y["ns_call"] for x, y in zip(g, u)]
+            print(f"threads={threads} rings of {a.big_ring}: ns per call {best[(threads, 'upti-big')]['ns_call']:.1f} "
+                  f"against {best[(threads, 'upti-run')]['ns_call']:.1f} with the default rings "
+                  f"(paired median {statistics.median(gp):+.1f} ns), program's peak RSS "
+                  f"{best[(threads, 'upti-big')]['rss_mib'] - best[(threads, 'upti-run')]['rss_mib']:+.1f} MiB")
+    if marks is not None:
+        print_marks(a, marks)
     if short is not None:
         print_short(a, short, short_load)
 

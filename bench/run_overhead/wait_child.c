@@ -5,8 +5,9 @@
  *   bench_run_overhead_wait PROGRAM [ARGS...]
  *
  * Forks and execs PROGRAM, waits for it with wait4, and prints
- * `child_exited_ns=T maxrss_kb=K status=S`: T is CLOCK_MONOTONIC when wait4
- * returned, K the peak RSS of PROGRAM alone (its rusage, not upti's nor this
+ * `child_exited_ns=T maxrss_kb=K child_cpu_ns=C status=S`: T is
+ * CLOCK_MONOTONIC when wait4 returned, K the peak RSS and C the CPU time
+ * (user + system) of PROGRAM alone (its rusage, not upti's nor this
  * process's). It links no OpenCL and no UPTI, so under `upti run` it records
  * nothing itself. Exits with PROGRAM's status. */
 #include <errno.h>
@@ -43,8 +44,10 @@ int main(int argc, char **argv)
     }
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    printf("child_exited_ns=%lld maxrss_kb=%ld status=%d\n",
-           (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec, ru.ru_maxrss, status);
+    long long cpu_ns = ((long long)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+                       ((long long)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
+    printf("child_exited_ns=%lld maxrss_kb=%ld child_cpu_ns=%lld status=%d\n",
+           (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec, ru.ru_maxrss, cpu_ns, status);
     fflush(stdout);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

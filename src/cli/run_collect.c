@@ -246,6 +246,7 @@ static void *template_thread(void *arg)
     snprintf(template, sizeof template, "%s/schema.db", g_run.folder);
     if (uo_db_make_template(template) == 0)
         uo_db_use_template(template);
+    __atomic_store_n(&g_run.template_done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -253,6 +254,8 @@ static void start_template(void *arg)
 {
     (void)arg;
     g_run.template_started = pthread_create(&g_run.template_thread, NULL, template_thread, NULL) == 0;
+    if (!g_run.template_started)
+        __atomic_store_n(&g_run.template_done, 1, __ATOMIC_RELEASE);
 }
 
 static void *collect_thread(void *arg)
@@ -264,7 +267,8 @@ static void *collect_thread(void *arg)
                          .poll_ns = 500 * 1000,
                          .stop = &g_run.stop,
                          .discarded = on_discarded,
-                         .first_ring = start_template};
+                         .first_ring = start_template,
+                         .spool_complete = &g_run.spool_complete};
     g_run.collect_rc = ur_collect(&o);
     return NULL;
 }
@@ -275,6 +279,7 @@ int run_collect_start(pid_t program)
     if (pthread_create(&g_run.thread, NULL, collect_thread, NULL) != 0)
         return -1;
     g_run.thread_started = 1;
+    run_follow_start();
     return 0;
 }
 
@@ -314,6 +319,10 @@ int run_collect_end(pid_t program, int status)
     if (g_run.template_started)
         pthread_join(g_run.template_thread, NULL);
     g_run.template_started = 0;
+    __atomic_store_n(&g_run.collect_done, 1, __ATOMIC_RELEASE);
+    if (g_run.follow_started)
+        pthread_join(g_run.follow_thread, NULL);
+    g_run.follow_started = 0;
     g_run.program = program;
     g_run.status = status;
     g_run.have_status = 1;

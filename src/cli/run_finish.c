@@ -19,11 +19,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A NAME_config.json that upti wrote (it starts with RC_CONFIG_HEAD). */
@@ -529,26 +532,84 @@ void run_say_summary(int outputs)
             g_run.sum_dropped, span, outputs, outputs == 1 ? "" : "s");
 }
 
+/* The options of converting this run's spool (prefix: the run folder's "p"). */
+static ur_convert_opts convert_options(void)
+{
+    static char prefix[PATH_MAX + 8];
+    snprintf(prefix, sizeof prefix, "%s/p", g_run.folder);
+    return (ur_convert_opts){.spool = g_run.spool,
+                             .prefix = prefix,
+                             .quiet = 1,
+                             .kernel_filter = (g_run.has_include || g_run.has_exclude)
+                                                  ? run_kernel_filter
+                                                  : NULL,
+                             .kernel_iterations =
+                                 g_run.has_iterations ? &g_run.iteration_range : NULL,
+                             .converted = on_converted,
+                             .losses = g_run.losses,
+                             .num_losses = g_run.num_losses};
+}
+
+/* ---- converting while the program runs ----
+ *
+ * A program that records millions of records used to leave them all to
+ * convert after its end, while the second CPU sat mostly idle during its run
+ * (the collecting thread takes a fraction of one). The follow thread converts
+ * what the spool holds as it grows, at SCHED_IDLE: it takes only the CPU time
+ * that neither the program nor the collecting thread wants, so that the
+ * program never waits for it (a program that keeps every CPU busy leaves it
+ * all to the end, as before). A spool below FOLLOW_FROM_BYTES waits for the
+ * end: a short process's database is small (4 KiB pages, from the template)
+ * and is made from the whole spool at once. */
+#define FOLLOW_FROM_BYTES UO_DB_SMALL_SOURCE_BYTES
+#define FOLLOW_PAUSE_MIN_NS (2 * 1000 * 1000)
+#define FOLLOW_PAUSE_MAX_NS (64 * 1000 * 1000)
+
+static void *follow_thread(void *arg)
+{
+    (void)arg;
+    struct sched_param sp = {0};
+    (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+    uint64_t pause_ns = FOLLOW_PAUSE_MIN_NS, followed = 0;
+    while (!__atomic_load_n(&g_run.collect_done, __ATOMIC_ACQUIRE)) {
+        uint64_t complete = __atomic_load_n(&g_run.spool_complete, __ATOMIC_ACQUIRE);
+        if (complete >= FOLLOW_FROM_BYTES && complete > followed &&
+            __atomic_load_n(&g_run.template_done, __ATOMIC_ACQUIRE)) {
+            if (g_run.converter == NULL) {
+                ur_convert_opts o = convert_options();
+                if ((g_run.converter = ur_converter_open(&o)) == NULL)
+                    break; /* (said; the end tries again) */
+            }
+            ur_converter_follow(g_run.converter, complete);
+            followed = complete;
+            pause_ns = FOLLOW_PAUSE_MIN_NS;
+        } else if (pause_ns < FOLLOW_PAUSE_MAX_NS) {
+            pause_ns *= 2; /* nothing new: a program that records little wakes it seldom */
+        }
+        struct timespec ts = {0, (long)pause_ns};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+void run_follow_start(void)
+{
+    g_run.follow_started = pthread_create(&g_run.follow_thread, NULL, follow_thread, NULL) == 0;
+}
+
 /* Converts the spool and writes every process's outputs. The number written. */
 int run_convert_and_finish(void)
 {
-    char prefix[PATH_MAX + 8];
-    snprintf(prefix, sizeof prefix, "%s/p", g_run.folder);
-    ur_convert_opts o = {.spool = g_run.spool,
-                         .prefix = prefix,
-                         .quiet = 1,
-                         .kernel_filter =
-                             (g_run.has_include || g_run.has_exclude) ? run_kernel_filter : NULL,
-                         .kernel_iterations = g_run.has_iterations ? &g_run.iteration_range : NULL,
-                         .converted = on_converted,
-                         .losses = g_run.losses,
-                         .num_losses = g_run.num_losses};
+    ur_convert_opts o = convert_options();
     run_save_not_stored(); /* for `upti recover`, if the folder is kept */
     struct stat st;
     /* A conversion that failed (a database that could not even be created:
      * $TMPDIR full) keeps the run folder, whose spool holds every record
      * stored, for `upti recover`. */
-    if (stat(g_run.spool, &st) == 0 && st.st_size > 0 && ur_convert_with(&o) != 0)
+    ur_converter *c = g_run.converter;
+    g_run.converter = NULL;
+    if (c != NULL ? ur_converter_finish(c, o.losses, o.num_losses) != 0
+                  : stat(g_run.spool, &st) == 0 && st.st_size > 0 && ur_convert_with(&o) != 0)
         g_run.kept = 1;
     int written = 0;
     for (size_t i = 0; i < g_run.num_dbs; i++)

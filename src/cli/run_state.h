@@ -37,7 +37,16 @@ struct run_state {
     pthread_t thread, template_thread;
     int thread_started, collect_rc;
     int template_started; /* template_thread runs (set by the collecting thread) */
+    int template_done;    /* template_thread is done, or never will run (atomic) */
     volatile int stop;
+    /* Converting while the program runs (run_finish.c): the thread that
+     * follows the spool, the spool's complete size as the collecting thread
+     * last said it, and whether that thread has ended (both atomic). */
+    pthread_t follow_thread;
+    int follow_started;
+    uint64_t spool_complete;
+    int collect_done;
+    ur_converter *converter; /* the follow thread's, finished after it is joined */
     pid_t program;
     /* the run's configuration (also in run.conf) */
     char *pattern, *include, *exclude, *session, *iterations, *capture_never;
@@ -91,9 +100,13 @@ int run_kernel_filter(void *data, int64_t name_id, const char *name);
 /** Writes the records not stored, per process, beside the rings (NOT_STORED_FILE). */
 void run_save_not_stored(void);
 
-/** Converts the spool into one database per process, then names, completes and
- *  moves each into place and writes its other outputs. The number of processes
- *  whose outputs were written. */
+/** Starts the thread that converts the spool while the program runs (run_finish.c). */
+void run_follow_start(void);
+
+/** Converts the spool (the rest of it, after the follow thread) into one
+ *  database per process, then names, completes and moves each into place and
+ *  writes its other outputs. The number of processes whose outputs were
+ *  written. */
 int run_convert_and_finish(void);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* src/collector/collect/spool.c: the collector's spool is read in blocks, not mapped.
  * Exact chunk counts and payloads across block boundaries, a chunk larger than
- * the read block, an incomplete last chunk (cut off by ur_spool_open, never
+ * the read block, read in ranges (as a converter that follows it), an incomplete last chunk (cut off by ur_spool_open, never
  * by a read that failed), a file that is not a spool, and appending after a
  * reopen. */
 #include "spool.h"
@@ -97,6 +97,46 @@ UNIT_TEST(spool)
     CHECK_EQ_U64(s.last_pos_end, pos);
     CHECK(s.payload_ok);
     CHECK_EQ_U64(end, (uint64_t)whole);
+
+    /* Read in ranges, as a converter that follows the spool reads it: each stops
+     * before the first chunk that passes its limit and the next goes on from
+     * there; together they see every chunk once, in order. A small buffer
+     * grows for the 9 MiB chunk and is kept. */
+    memset(&s, 0, sizeof s);
+    s.payload_ok = 1;
+    fd = open(path, O_RDONLY);
+    ur_spool_buffer buffer = {malloc(4096), 4096};
+    uint64_t at = 0, step = 1000003, ranges = 0, limit = 0;
+    int edges_ok = 1;
+    while (at < (uint64_t)whole) {
+        limit = limit + step < (uint64_t)whole ? limit + step : (uint64_t)whole;
+        uint64_t got = 0, was = at;
+        CHECK(ur_spool_read_range(fd, at, limit, on_chunk, &s, &got, &buffer) == 0);
+        /* got: a chunk's end at or below limit (the magic's for the first) */
+        edges_ok &= got >= was && got <= limit && (got == was || got >= 8);
+        at = got;
+        ranges++;
+    }
+    close(fd);
+    CHECK(edges_ok);
+    CHECK_EQ_U64(s.chunks, 1000);
+    CHECK_EQ_U64(s.payload_bytes, want_bytes);
+    CHECK_EQ_U64(s.last_pos_end, pos);
+    CHECK(s.payload_ok);
+    CHECK_EQ_U64(at, (uint64_t)whole);
+    CHECK(ranges > 10);
+    CHECK(buffer.cap >= (9u << 20) + 64);
+    ur_spool_buffer_free(&buffer);
+    CHECK(buffer.data == NULL && buffer.cap == 0);
+    /* A limit inside the first chunk: only the magic; below the magic: nothing. */
+    fd = open(path, O_RDONLY);
+    uint64_t got = 99;
+    CHECK(ur_spool_read_range(fd, 0, 8 + 63, on_chunk, &s, &got, NULL) == 0);
+    CHECK_EQ_U64(got, 8);
+    CHECK(ur_spool_read_range(fd, 0, 5, on_chunk, &s, &got, NULL) == 0);
+    CHECK_EQ_U64(got, 0);
+    close(fd);
+    CHECK_EQ_U64(s.chunks, 1000);
 
     /* An incomplete last chunk: its header promises more than the file holds. */
     fd = open(path, O_WRONLY | O_APPEND);

@@ -61,8 +61,24 @@ static const int64_t k_edges[] = {0, 1, -1, 2, 127, 128, -128, -129, 32767, 3276
                                   140737488355327LL, 140737488355328LL, INT64_MAX, INT64_MIN};
 enum { EDGES = sizeof k_edges / sizeof k_edges[0] };
 
-/* Row i of t: a (the indexed key: every size, in no order), b, s. */
-static int64_t row_a(int i) { return i % 3 == 0 ? k_edges[i % EDGES] : (int64_t)((i * 7919) % 1000) - 500; }
+/* 1: the keys of t come mostly in order (row_a). */
+static int g_keys_mostly_in_order;
+
+/* Row i of t: a (the indexed key: every size, in no order; or mostly in
+ * order, as correlation ids come: rising, equal in pairs, with a key below
+ * every 97th row, above every 89th, an edge value every 101st), b, s. */
+static int64_t row_a(int i)
+{
+    if (!g_keys_mostly_in_order)
+        return i % 3 == 0 ? k_edges[i % EDGES] : (int64_t)((i * 7919) % 1000) - 500;
+    if (i % 101 == 3)
+        return k_edges[(i / 101) % EDGES];
+    if (i % 97 == 50)
+        return i / 3 - 40;
+    if (i % 89 == 7)
+        return (int64_t)i * 1000;
+    return i / 2;
+}
 static int64_t row_b(int i) { return (int64_t)i * 1000003; }
 
 /* s: NULL, "", short, or past a 512-byte page's local limit (477 bytes). */
@@ -514,9 +530,6 @@ UNIT_TEST(table_pages)
         uo_index_entries_max = UO_INDEX_ENTRIES_MAX;
         return test_result("table_pages.rebuild");
     }
-    /* Every count up to several leaves, and around where the level above the
-     * leaves fills its first page (the last page of a level must not be left
-     * with one child, nor the last leaf with no entry). */
     /* Every count up to several leaves, and those where a level's last page
      * takes a child from the page before it (table levels: 1,075..1,094 rows;
      * index levels: from 1,788; found by trying every count up to 8,000): the
@@ -533,5 +546,17 @@ UNIT_TEST(table_pages)
     CHECK(uo_pages_moved.index_leaves > before.index_leaves);
     CHECK(uo_pages_moved.index_levels > before.index_levels);
     one_tree(path, 20000);
+    /* Keys mostly in order: sorted by merging the few out of order into the
+     * rest, once there are enough of them (one in eight at most); the same
+     * trees, rows and order. */
+    g_keys_mostly_in_order = 1;
+    before = uo_pages_moved;
+    for (int n = 0; n <= 120; n++)
+        one_tree(path, n);
+    CHECK(uo_pages_moved.index_merged > before.index_merged);
+    before = uo_pages_moved;
+    one_tree(path, 20000);
+    CHECK_EQ_U64(uo_pages_moved.index_merged, before.index_merged + 1);
+    g_keys_mostly_in_order = 0;
     return test_result("table_pages.trees");
 }

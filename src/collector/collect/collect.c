@@ -988,6 +988,12 @@ int ur_collect(const ur_collect_opts *opts)
                     announce_wait(collector, r);
             }
         }
+        if (moved > 0 && opts->spool_complete != NULL && !collector->discarding) {
+            /* Every chunk of this pass is whole in the spool: a converter may read it. */
+            off_t end = lseek(collector->fd, 0, SEEK_CUR);
+            if (end > 0)
+                __atomic_store_n(opts->spool_complete, (uint64_t)end, __ATOMIC_RELEASE);
+        }
         if (!waiting && !stopping && (open_rings > 0 || claims > 0))
             say_unbounded_wait(collector);
         if (open_rings == 0 && !waiting && claims == 0) {

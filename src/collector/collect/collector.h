@@ -51,6 +51,10 @@ typedef struct ur_collect_opts {
      *  added (a process will have a trace). NULL: not called. */
     void (*first_ring)(void *arg);
     void *first_ring_arg;
+    /** If not NULL: set (atomically, release) after each pass that stored
+     *  something to the spool's size, where its last complete chunk ends, for
+     *  a converter that follows it (ur_converter_follow). */
+    uint64_t *spool_complete;
 } ur_collect_opts;
 
 /**
@@ -112,6 +116,30 @@ typedef struct ur_convert_opts {
 
 /** ur_convert with options. Returns 0 or 1. */
 int ur_convert_with(const ur_convert_opts *opts);
+
+/**
+ * A conversion that begins while the spool is still written (the collector
+ * drains rings into it while the program runs), so that less is left to do
+ * once the program ends: ur_converter_open, then ur_converter_follow as the
+ * spool grows (from one thread, the same that finishes), then
+ * ur_converter_finish once nothing more will be written, which converts the
+ * rest and does all that ur_convert_with does at the end. The databases are
+ * the same as ur_convert_with would make of the whole spool.
+ */
+typedef struct ur_converter ur_converter;
+
+/** Opens opts->spool for converting (opts is copied; its losses are given at the finish).
+ *  NULL if it cannot be opened (reported). */
+ur_converter *ur_converter_open(const ur_convert_opts *opts);
+
+/** Converts the chunks of the spool that end at or before file offset complete
+ *  (ur_collect_opts.spool_complete: what its writer says is whole); a chunk
+ *  that passes it waits for a later call. */
+void ur_converter_follow(ur_converter *c, uint64_t complete);
+
+/** Converts the rest of the spool (to its end), closes every database and frees c:
+ *  ur_convert_with's result, with losses as its opts would give them. */
+int ur_converter_finish(ur_converter *c, const ur_loss *losses, size_t num_losses);
 
 /** 1 if process pid is running and started at start_ticks (0: not checked). */
 int ur_process_alive(int64_t pid, uint64_t start_ticks);

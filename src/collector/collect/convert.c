@@ -507,50 +507,106 @@ static void raise_fd_limit(struct rlimit *was)
     }
 }
 
-static int convert(const ur_convert_opts *opts);
+#define FOLLOW_READ (256u << 10)
+
+struct ur_converter {
+    struct converter v;
+    ur_convert_opts opts;
+    int fd;
+    uint64_t at;          /* the spool read through to here (0: not begun) */
+    int read_failed, read_errno;
+    struct rlimit was;    /* the descriptor limit before (raise_fd_limit) */
+    ur_spool_buffer buffer;
+};
+
+ur_converter *ur_converter_open(const ur_convert_opts *opts)
+{
+    ur_converter *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        uo_report("cannot convert %s: out of memory", opts->spool);
+        return NULL;
+    }
+    c->fd = open(opts->spool, O_RDONLY | O_CLOEXEC);
+    if (c->fd < 0) {
+        uo_report("cannot open %s: %s", opts->spool, strerror(errno));
+        free(c);
+        return NULL;
+    }
+    /* Reads of FOLLOW_READ bytes: the thread that follows a spool may be
+     * interrupted only between system calls (on a kernel without preemption),
+     * and a long copy would keep the collecting thread from its CPU. */
+    if ((c->buffer.data = malloc(FOLLOW_READ)) != NULL)
+        c->buffer.cap = FOLLOW_READ;
+    c->opts = *opts;
+    c->v.opts = &c->opts;
+    c->v.prefix = c->opts.prefix;
+    c->v.next_progress = 1000000;
+    raise_fd_limit(&c->was);
+    return c;
+}
+
+/* Reads the spool on from c->at to limit (UINT64_MAX: its end). */
+static void read_on(ur_converter *c, uint64_t limit)
+{
+    if (c->read_failed)
+        return;
+    uint64_t end = 0;
+    if (ur_spool_read_range(c->fd, c->at, limit, on_chunk, &c->v, &end, &c->buffer) != 0) {
+        c->read_failed = 1;
+        c->read_errno = errno;
+    }
+    c->at = end;
+}
+
+void ur_converter_follow(ur_converter *c, uint64_t complete)
+{
+    /* The databases are sized by the spool as it is now: a bound no smaller
+     * than UO_DB_SMALL_SOURCE_BYTES makes big ones, as the whole spool would. */
+    if (c->v.spool_bytes == 0)
+        c->v.spool_bytes = complete;
+    if (complete > c->at)
+        read_on(c, complete);
+}
 
 int ur_convert_with(const ur_convert_opts *opts)
 {
-    struct rlimit was;
-    raise_fd_limit(&was);
-    int rc = convert(opts);
-    if (was.rlim_cur != RLIM_INFINITY)
-        setrlimit(RLIMIT_NOFILE, &was); /* (every database is closed) */
-    return rc;
+    ur_converter *c = ur_converter_open(opts);
+    return c != NULL ? ur_converter_finish(c, opts->losses, opts->num_losses) : 1;
 }
 
-static int convert(const ur_convert_opts *opts)
+int ur_converter_finish(ur_converter *c, const ur_loss *losses, size_t num_losses)
 {
-    const char *spool = opts->spool, *prefix = opts->prefix;
+    c->opts.losses = losses;
+    c->opts.num_losses = num_losses;
+    const ur_convert_opts *opts = &c->opts;
+    const char *spool = opts->spool;
     int stats = opts->stats;
-    int fd = open(spool, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        uo_report("cannot open %s: %s", spool, strerror(errno));
-        return 1;
-    }
-    struct converter v = {.opts = opts, .prefix = prefix, .next_progress = 1000000, .progress = isatty(2)};
+    struct converter *v = &c->v;
     struct stat st;
-    if (fstat(fd, &st) == 0 && st.st_size > 0)
-        v.spool_bytes = (uint64_t)st.st_size;
-    size_t used = 0;
-    int read_rc = ur_spool_read(fd, on_chunk, &v, &used);
-    int read_errno = errno;
-    close(fd);
-    if (v.progress && v.records >= 1000000)
+    if (v->spool_bytes == 0 && fstat(c->fd, &st) == 0 && st.st_size > 0)
+        v->spool_bytes = (uint64_t)st.st_size;
+    v->progress = isatty(2); /* (not while the program runs: its terminal) */
+    read_on(c, UINT64_MAX);
+    size_t used = (size_t)c->at;
+    int read_rc = c->read_failed ? -1 : 0;
+    int read_errno = c->read_errno;
+    close(c->fd);
+    ur_spool_buffer_free(&c->buffer);
+    if (v->progress && v->records >= 1000000)
         fprintf(stderr, "\n");
-    int rc = used == 0 || v.error || read_rc != 0;
+    int rc = used == 0 || v->error || read_rc != 0;
     if (read_rc != 0)
         uo_report("cannot read %s: %s", spool, strerror(read_errno));
     else if (used == 0)
         uo_report("%s is not a spool", spool);
     uint64_t all_records = 0, all_drops = 0;
     size_t num_processes = 0;
-    for (size_t i = 0; i < v.num_procs; i++) {
-        struct proc *p = &v.procs[i];
+    for (size_t i = 0; i < v->num_procs; i++) {
+        struct proc *p = &v->procs[i];
         if (p->owner != i)
             continue; /* another image of a process: its counts are the owner's */
         num_processes++;
-        uint64_t no_slot = 0, drops = proc_drops(&v, i, &no_slot);
+        uint64_t no_slot = 0, drops = proc_drops(v, i, &no_slot);
         all_records += p->records;
         all_drops += drops;
         uint64_t not_stored = 0;
@@ -563,17 +619,17 @@ static int convert(const ur_convert_opts *opts)
         set_metadata_count(p->db, "records_dropped_no_slot", no_slot);
         set_metadata_count(p->db, "records_not_stored", not_stored);
         uint64_t waits = 0, wait_ns = 0;
-        for (size_t r = i; r < v.num_procs; r++) {
-            if (v.procs[r].owner != i)
+        for (size_t r = i; r < v->num_procs; r++) {
+            if (v->procs[r].owner != i)
                 continue;
-            for (uint32_t s = 0; s < v.procs[r].hdr.max_slots; s++) {
-                waits += v.procs[r].waits[s];
-                wait_ns += v.procs[r].wait_ns[s];
+            for (uint32_t s = 0; s < v->procs[r].hdr.max_slots; s++) {
+                waits += v->procs[r].waits[s];
+                wait_ns += v->procs[r].wait_ns[s];
             }
         }
         set_metadata_count(p->db, "ring_waits", waits);
         set_metadata_count(p->db, "ring_wait_ns", wait_ns);
-        write_images(&v, i);
+        write_images(v, i);
         if (drops > no_slot)
             uo_report("process %lld: %llu records were dropped (ring full)",
                     (long long)p->hdr.pid, (unsigned long long)(drops - no_slot));
@@ -601,15 +657,18 @@ static int convert(const ur_convert_opts *opts)
             opts->converted(opts->arg, p->path, p->hdr.pid, complete);
         free(p->path);
     }
-    for (size_t i = 0; i < v.num_procs; i++) {
-        free(v.procs[i].tid);
-        free(v.procs[i].dropped);
-        free(v.procs[i].waits);
-        ur_op_names_free(&v.procs[i].names);
+    for (size_t i = 0; i < v->num_procs; i++) {
+        free(v->procs[i].tid);
+        free(v->procs[i].dropped);
+        free(v->procs[i].waits);
+        ur_op_names_free(&v->procs[i].names);
     }
     if (stats)
         printf("converted %llu records, %llu dropped, %zu processes\n",
                (unsigned long long)all_records, (unsigned long long)all_drops, num_processes);
-    free(v.procs);
+    free(v->procs);
+    if (c->was.rlim_cur != RLIM_INFINITY)
+        setrlimit(RLIMIT_NOFILE, &c->was); /* (every database is closed) */
+    free(c);
     return rc;
 }

@@ -3,12 +3,15 @@
  *
  *   upti-ring collect SPOOL [--dir DIR] [--wait-pid PID] [--keep] [RING_FILE...]
  *   upti-ring convert [--stats] SPOOL PREFIX
+ *   upti-ring convert --follow BYTES SPOOL PREFIX   (converts BYTES more at a time,
+ *                     as `upti run` follows the spool while the program runs)
  *   upti-ring recover PREFIX RING_FILE|DIR...   (collect what is left, then convert)
  */
 #include "collector.h"
 #include "output.h"
 #include "private_dir.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,7 @@ static int usage(void)
     fprintf(stderr,
             "usage: upti-ring collect SPOOL [--dir DIR] [--wait-pid PID] [--keep] [RING_FILE...]\n"
             "       upti-ring convert [--stats] SPOOL PREFIX  (writes PREFIX-<pid>.db per process)\n"
+            "       upti-ring convert --follow BYTES SPOOL PREFIX  (BYTES of the spool at a time)\n"
             "       upti-ring recover PREFIX DIR|RING_FILE  (collect what is left, then convert)\n");
     return 2;
 }
@@ -68,6 +72,25 @@ static int collect(int argc, char **argv)
     return rc;
 }
 
+/* The spool converted as a converter that follows it reads it: up to BYTES, 2 * BYTES, ...
+ * of the file (a chunk that passes one waits for the next), then the rest. */
+static int convert_following(const char *bytes, const char *spool, const char *prefix)
+{
+    char *end;
+    unsigned long long step = strtoull(bytes, &end, 10);
+    struct stat st;
+    if (*bytes == '\0' || *end != '\0' || step == 0)
+        return usage();
+    ur_convert_opts o = {.spool = spool, .prefix = prefix};
+    ur_converter *c = ur_converter_open(&o);
+    if (c == NULL)
+        return 1;
+    if (stat(spool, &st) == 0)
+        for (uint64_t at = step; at < (uint64_t)st.st_size; at += step)
+            ur_converter_follow(c, at);
+    return ur_converter_finish(c, NULL, 0);
+}
+
 static int recover(int argc, char **argv)
 {
     if (argc != 2)
@@ -101,6 +124,8 @@ int main(int argc, char **argv)
         return usage();
     if (strcmp(argv[1], "collect") == 0)
         return collect(argc - 2, argv + 2);
+    if (strcmp(argv[1], "convert") == 0 && argc == 6 && strcmp(argv[2], "--follow") == 0)
+        return convert_following(argv[3], argv[4], argv[5]);
     if (strcmp(argv[1], "convert") == 0 && argc == 5 && strcmp(argv[2], "--stats") == 0)
         return ur_convert(argv[3], argv[4], 1);
     if (strcmp(argv[1], "convert") == 0)

@@ -20,11 +20,16 @@
  * mapped. */
 #define READ_BLOCK (4u << 20)
 
-/* Fills buf[have..cap) from fd as far as it goes; the new have, or -1 on an error. */
-static ssize_t fill(int fd, uint8_t *buf, size_t have, size_t cap)
+/* Fills buf[have..cap) from fd, buf[have] being at file offset at, reading
+ * nothing at or past limit; the new have, or -1 on an error. */
+static ssize_t fill(int fd, uint8_t *buf, size_t have, size_t cap, uint64_t at, uint64_t limit)
 {
+    if (at >= limit)
+        return (ssize_t)have;
+    if (cap - have > limit - at)
+        cap = have + (size_t)(limit - at);
     while (have < cap) {
-        ssize_t n = read(fd, buf + have, cap - have);
+        ssize_t n = pread(fd, buf + have, cap - have, (off_t)at);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -32,36 +37,66 @@ static ssize_t fill(int fd, uint8_t *buf, size_t have, size_t cap)
         if (n == 0)
             break;
         have += (size_t)n;
+        at += (uint64_t)n;
     }
     return (ssize_t)have;
 }
 
 int ur_spool_read(int fd, ur_chunk_fn fn, void *arg, size_t *end)
 {
-    *end = 0;
+    uint64_t e = 0;
+    int rc = ur_spool_read_range(fd, 0, UINT64_MAX, fn, arg, &e, NULL);
+    *end = (size_t)e;
+    return rc;
+}
+
+void ur_spool_buffer_free(ur_spool_buffer *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->cap = 0;
+}
+
+int ur_spool_read_range(int fd, uint64_t from, uint64_t limit, ur_chunk_fn fn, void *arg,
+                        uint64_t *end, ur_spool_buffer *buffer)
+{
     size_t magic = sizeof UR_SPOOL_MAGIC - 1;
-    struct stat st;
-    off_t start = lseek(fd, 0, SEEK_CUR);
-    if (fstat(fd, &st) != 0 || start < 0 || st.st_size < start)
-        return -1;
-    size_t file_left = (size_t)(st.st_size - start); /* a chunk claiming more is incomplete */
-    size_t cap = READ_BLOCK;
-    uint8_t *buf = malloc(cap);
-    if (buf == NULL)
-        return -1;
-    ssize_t got = fill(fd, buf, 0, cap);
-    if (got < 0) {
-        free(buf);
-        return -1;
+    *end = from;
+    if (limit == UINT64_MAX) {
+        struct stat st;
+        if (fstat(fd, &st) != 0)
+            return -1;
+        limit = (uint64_t)st.st_size; /* a chunk claiming more is incomplete */
     }
-    if ((size_t)got < magic || memcmp(buf, UR_SPOOL_MAGIC, magic) != 0) {
-        free(buf);
-        return 0; /* not a spool: *end stays 0 */
+    if (from == 0 && limit < magic) {
+        *end = 0;
+        return 0;
     }
+    if (limit < from)
+        return -1;
+    ur_spool_buffer own = {NULL, 0}, *b = buffer != NULL ? buffer : &own;
+    if (b->data == NULL) {
+        if ((b->data = malloc(READ_BLOCK)) == NULL)
+            return -1;
+        b->cap = READ_BLOCK;
+    }
+    uint8_t *buf = b->data;
+    size_t cap = b->cap;
     int rc = 0;
-    size_t have = (size_t)got, at = magic; /* buf[at..have): not yet taken */
-    size_t done = magic;                     /* file offset of buf[at] */
-    int eof = have < cap;
+    ssize_t got = fill(fd, buf, 0, cap, from, limit);
+    if (got < 0) {
+        rc = -1;
+        goto out;
+    }
+    size_t have = (size_t)got, at = 0; /* buf[at..have): not yet taken */
+    uint64_t done = from;              /* file offset of buf[at] */
+    if (from == 0) {
+        if ((size_t)got < magic || memcmp(buf, UR_SPOOL_MAGIC, magic) != 0) {
+            *end = 0; /* not a spool */
+            goto out;
+        }
+        at = done = magic;
+    }
     for (;;) {
         ur_chunk_t c;
         size_t need = sizeof c;
@@ -70,7 +105,7 @@ int ur_spool_read(int fd, ur_chunk_fn fn, void *arg, size_t *end)
             if (c.magic != UR_CHUNK_MAGIC || c.bytes % 8 != 0 || c.bytes > SIZE_MAX / 2)
                 break;
             need = sizeof c + (size_t)c.bytes;
-            if (need > file_left - done)
+            if (need > limit - done)
                 break; /* an incomplete last chunk, or a corrupt size */
             if (have - at >= need) {
                 if (fn != NULL)
@@ -80,33 +115,34 @@ int ur_spool_read(int fd, ur_chunk_fn fn, void *arg, size_t *end)
                 continue;
             }
         }
-        if (eof)
+        if (done + (have - at) >= limit)
             break; /* an incomplete last chunk */
         /* Keep what is left at the front, make room for the whole chunk, read on. */
         memmove(buf, buf + at, have - at);
         have -= at;
         at = 0;
         if (need > cap) {
-            uint8_t *b = realloc(buf, need);
-            if (b == NULL) {
+            uint8_t *nb = realloc(buf, need);
+            if (nb == NULL) {
                 rc = -1;
                 break;
             }
-            buf = b;
-            cap = need;
+            b->data = buf = nb;
+            b->cap = cap = need;
         }
-        got = fill(fd, buf, have, cap);
+        got = fill(fd, buf, have, cap, done + have, limit);
         if (got < 0) {
             rc = -1;
             break;
         }
-        eof = (size_t)got < cap;
         if ((size_t)got == have)
-            break;
+            break; /* the file ends before limit */
         have = (size_t)got;
     }
-    free(buf);
     *end = done;
+out:
+    if (b == &own)
+        ur_spool_buffer_free(&own);
     return rc;
 }
 

@@ -45,13 +45,33 @@ _Static_assert(sizeof(ur_chunk_t) == 64, "chunk header size");
 /** What ur_spool_read calls for each complete chunk; payload is valid only during the call. */
 typedef void (*ur_chunk_fn)(void *arg, const ur_chunk_t *c, const uint8_t *payload);
 /**
- * Reads the spool from fd's current offset (its start) to its end, calling fn
- * (if not NULL) for each complete chunk. *end receives the bytes of the magic
- * and the complete chunks (where an incomplete or corrupt last chunk begins),
- * 0 if fd holds no spool. Returns 0, or -1 with errno set when the file could
- * not be read (then *end is only how far it got and must not be used to cut it).
+ * Reads the spool from its start to its end, calling fn (if not NULL) for
+ * each complete chunk. *end receives the bytes of the magic and the complete
+ * chunks (where an incomplete or corrupt last chunk begins), 0 if fd holds no
+ * spool. Returns 0, or -1 with errno set when the file could not be read
+ * (then *end is only how far it got and must not be used to cut it).
  */
 int ur_spool_read(int fd, ur_chunk_fn fn, void *arg, size_t *end);
+
+/** A read buffer kept between calls of ur_spool_read_range (zeroed: none yet). */
+typedef struct ur_spool_buffer {
+    uint8_t *data;
+    size_t cap;
+} ur_spool_buffer;
+
+/** Frees b's memory (b stays usable). */
+void ur_spool_buffer_free(ur_spool_buffer *b);
+
+/**
+ * ur_spool_read from file offset `from` (0: the start, where the magic is
+ * checked; else where a complete chunk ended) up to `limit` (UINT64_MAX: the
+ * file's size), nothing past it read: a spool still being written is read up
+ * to what its writer says is complete. *end: where the last complete chunk
+ * ends (from if none; 0 if from is 0 and fd holds no spool). buffer (NULL:
+ * one for this call) is reused across calls.
+ */
+int ur_spool_read_range(int fd, uint64_t from, uint64_t limit, ur_chunk_fn fn, void *arg,
+                        uint64_t *end, ur_spool_buffer *buffer);
 
 /**
  * Opens (creating) the spool for appending: an incomplete last chunk is cut

@@ -2,6 +2,7 @@
 /* An index of a page-written table, written as index b-tree pages (index_pages.h). */
 #include "index_pages.h"
 
+#include "big_array.h"
 #include "table_pages.h"
 
 #include <stdio.h>
@@ -66,7 +67,7 @@ size_t uo_index_memory(void) { return g_index_bytes; }
 static void drop_entries(uo_index_tree *ix)
 {
     g_index_bytes -= ix->cap * sizeof *ix->e;
-    free(ix->e);
+    uo_big_array_free(ix->e, ix->cap * sizeof *ix->e);
     if (ix->budget != NULL)
         *ix->budget += ix->cap;
     ix->e = NULL;
@@ -82,7 +83,9 @@ void uo_index_grow(uo_index_tree *ix)
         more = *ix->budget;
     size_t bytes = more * sizeof *ix->e;
     uo_index_entry *e = more > 0 && g_index_bytes + bytes <= uo_index_memory_max
-                            ? realloc(ix->e, (ix->cap + more) * sizeof *e) : NULL;
+                            ? uo_big_array_resize(ix->e, ix->cap * sizeof *e,
+                                                  (ix->cap + more) * sizeof *e)
+                            : NULL;
     if (e == NULL) {
         drop_entries(ix);
         ix->rebuild = 1;
@@ -140,6 +143,82 @@ static int entry_cmp(const void *a, const void *b)
     if (x->key != y->key)
         return x->key < y->key ? -1 : 1;
     return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
+}
+
+/* Entries that arrive mostly in key order (the correlation ids of a table
+ * written in about call order, a call that ended late here and there) are
+ * sorted without moving the rest through a second array: the entries that
+ * break the order go into out[], the others close up in e, and the two sorted
+ * runs are merged in place from the back.
+ *
+ * An entry breaks the order if its key is below the last one kept, or if the
+ * entry after it or the one LOOKAHEAD after it lies between the two (it is a
+ * spike: keeping it would make the entries after it break the order; two
+ * probes, not a scan of the window, as this runs for each of millions of
+ * entries). Which entries are taken out only decides the cost: the kept ones
+ * are in order whatever the probes say. With out NULL, only counts them, and
+ * stops counting past max. Returns how many break it. */
+enum { LOOKAHEAD = 8 };
+
+static int is_spike(const uo_index_entry *e, size_t n, size_t i, int64_t last)
+{
+    int64_t k = e[i].key;
+    if (i + 1 < n && e[i + 1].key < k && e[i + 1].key >= last)
+        return 1;
+    size_t j = i + LOOKAHEAD < n ? i + LOOKAHEAD : n - 1;
+    return j > i + 1 && e[j].key < k && e[j].key >= last;
+}
+
+static size_t take_out_of_order(uo_index_entry *e, size_t n, uo_index_entry *out, size_t max)
+{
+    size_t kept = 0, taken = 0;
+    int64_t last = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        int64_t k = e[i].key;
+        if (k < last || is_spike(e, n, i, last)) {
+            if (out != NULL)
+                out[taken] = e[i];
+            else if (taken == max)
+                return max + 1;
+            taken++;
+        } else {
+            if (out != NULL)
+                e[kept] = e[i];
+            kept++;
+            last = k;
+        }
+    }
+    return taken;
+}
+
+/* Sorts e[0..n) (n >= 2, in row id order) by key then row id: in place when
+ * few entries break the order, else through *tmp (n entries, made here: the
+ * caller frees it with uo_big_array_free) or, without the memory, by qsort.
+ * Returns the array that holds the result: e or *tmp. */
+static uo_index_entry *sort_entries(uo_index_entry *e, size_t n, uo_index_entry **tmp)
+{
+    size_t taken = take_out_of_order(e, n, NULL, n / 8);
+    uo_index_entry *out = taken <= n / 8 ? malloc(2 * taken * sizeof *out) : NULL;
+    if (out == NULL) {
+        *tmp = uo_big_array_resize(NULL, 0, n * sizeof **tmp);
+        if (*tmp != NULL)
+            return radix_sort(e, *tmp, n);
+        qsort(e, n, sizeof *e, entry_cmp);
+        return e;
+    }
+    take_out_of_order(e, n, out, taken);
+    /* out[0..taken) is in row id order: the radix sort keeps equal keys so. */
+    uo_index_entry *sorted = taken > 1 ? radix_sort(out, out + taken, taken) : out;
+    size_t i = n - taken, j = taken, k = n;
+    while (j > 0) {
+        if (i > 0 && entry_cmp(&e[i - 1], &sorted[j - 1]) > 0)
+            e[--k] = e[--i];
+        else
+            e[--k] = sorted[--j];
+    }
+    free(out);
+    uo_pages_moved.index_merged++;
+    return e;
 }
 
 /* ---- the pages ---- */
@@ -281,13 +360,8 @@ int uo_index_attach(uo_index_tree *ix, sqlf_out *out)
     int in_order = 1;
     for (size_t i = 1; i < n && in_order; i++)
         in_order = e[i].key >= e[i - 1].key;
-    if (!in_order) {
-        tmp = malloc(n * sizeof *tmp);
-        if (tmp != NULL)
-            e = radix_sort(e, tmp, n);
-        else
-            qsort(e, n, sizeof *e, entry_cmp);
-    }
+    if (!in_order)
+        e = sort_entries(e, n, &tmp);
     level a = {0}, b = {0};
     /* Each leaf holds one entry at least, and takes one more as separator. */
     size_t max = n / 2 + 2;
@@ -306,7 +380,7 @@ int uo_index_attach(uo_index_tree *ix, sqlf_out *out)
     }
     level_free(&a);
     level_free(&b);
-    free(tmp);
+    uo_big_array_free(tmp, n * sizeof *tmp);
     drop_entries(ix);
     return rc;
 }

@@ -3,9 +3,12 @@
  * SQLite index b-tree pages too (index_pages.c).
  *
  * An index on one integer column of a table whose rows are written as pages
- * gets its entries (key, row id) kept in memory while the rows are written;
- * at the attach they are sorted (by key, then row id: a stable radix sort of
- * entries that arrive in row id order) and the b-tree is built bottom-up:
+ * gets its entries (key, row id) kept in memory while the rows are written
+ * (big_array.h: past 4 MiB in memory that 2 MiB pages can back); at the
+ * attach they are sorted by key, then row id: entries that arrive mostly in
+ * key order (a table's correlation ids, in about call order) by merging the
+ * few out of order into the rest in place, others by a stable radix sort of
+ * entries that arrive in row id order. Then the b-tree is built bottom-up:
  * leaves (type 10) of consecutive entries, and between two neighbours one
  * entry lifted into the level above (type 2), as in every B-tree (an index
  * holds each entry once, interior pages included). The top goes into the

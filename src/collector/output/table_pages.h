@@ -94,11 +94,13 @@ int uo_pages_insert_deferred(uo_page_spool *s, sqlite3 *db);
 /**
  * How often the last page of a level was given the last child (or entry) of
  * the page before it, so as not to be left with one child or the last leaf
- * with no entry: in table levels, index leaves, index levels. Counted for the
- * tests, which must reach every case.
+ * with no entry: in table levels, index leaves, index levels; and how often
+ * an index's entries, few of them out of key order, were sorted by merging
+ * those into the rest (index_merged, index_pages.c). Counted for the tests,
+ * which must reach every case.
  */
 typedef struct uo_pages_moves {
-    unsigned long table_levels, index_leaves, index_levels;
+    unsigned long table_levels, index_leaves, index_levels, index_merged;
 } uo_pages_moves;
 extern uo_pages_moves uo_pages_moved;
 

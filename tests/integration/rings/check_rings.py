@@ -344,6 +344,66 @@ def case_fork(root):
     check_thread("fork parent", groups.get("p", []), "p", n, False)
 
 
+def db_dump(path):
+    """Every row of every table, in order: what a reader of the database sees."""
+    con = sqlite3.connect(path)
+    tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
+                                        " ORDER BY name")]
+    dump = {t: con.execute("SELECT * FROM \"%s\" ORDER BY rowid" % t).fetchall()
+            for t in tables if t != "metadata"}
+    # (The clock snapshots are the converter's, taken as it writes.)
+    dump["metadata"] = sorted(con.execute("SELECT key, value FROM metadata WHERE key NOT LIKE"
+                                          " 'clock_snapshot%'").fetchall())
+    con.close()
+    return dump
+
+
+def case_follow(root):
+    """A spool converted while it is written (upti run's follow thread: `upti-ring
+    convert --follow BYTES` reads it BYTES more at a time, a chunk that passes the
+    limit waiting for the next) makes the same databases, row for row, as one
+    converted whole: a parent and the child it forked, each with its own ring file."""
+    work = tempfile.mkdtemp(dir=root)
+    n = 20000 // SCALE
+    prog = start_prog(work, "fork", n, 1, extra=PATIENT)
+    coll = start_collector(work, prog.pid)
+    rc, _out, err = finish(prog, "follow: ring_prog")
+    crc, _co, cerr = finish(coll, "follow: the collector")
+    if rc != 0 or crc != 0 or cerr:
+        fail("follow: exit %d / collector %d: %s %s" % (rc, crc, err, cerr))
+        return
+    spool = os.path.join(work, "spool")
+    whole = {}
+    for db in convert(work):
+        whole[os.path.basename(db)] = db_dump(db)
+        os.unlink(db)
+    if len(whole) != 2:
+        fail("follow: %d databases converted whole, expected 2" % len(whole))
+    size = os.path.getsize(spool)
+    # Steps: less than a chunk header, odd (never on a chunk's edge), a page, a third.
+    for step in (40, 4093, 65536, size // 3 + 1):
+        out = os.path.join(work, "f%d" % step)
+        p = subprocess.run([RING, "convert", "--follow", str(step), spool, out],
+                           capture_output=True, text=True, env=env())
+        if p.returncode != 0 or p.stderr:
+            fail("follow %d: exit %d: %s" % (step, p.returncode, p.stderr.strip()))
+            continue
+        dbs = p.stdout.split()
+        got = {os.path.basename(db).replace("f%d-" % step, "out-"): db_dump(db) for db in dbs}
+        if sorted(got) != sorted(whole):
+            fail("follow %d: databases %s, expected %s" % (step, sorted(got), sorted(whole)))
+            continue
+        for name, tables in whole.items():
+            for t, rows in tables.items():
+                if got[name].get(t) != rows:
+                    fail("follow %d: %s: table %s differs (%d rows, whole %d)" % (
+                        step, name, t, len(got[name].get(t) or []), len(rows)))
+    p = subprocess.run([RING, "convert", "--follow", "0", spool, os.path.join(work, "z")],
+                       capture_output=True, text=True, env=env())
+    if p.returncode != 2 or not p.stderr.startswith("usage: "):
+        fail("follow 0: exit %d, %r" % (p.returncode, p.stderr))
+
+
 def case_threads_slots(root):
     """4 threads alive together, 2 rings: the first 2 to record take them and
     keep them; the other 2 find none, and all their records are counted drops."""
@@ -952,6 +1012,8 @@ def main():
             case_tool_corrupt(root)
         elif CASE == "agents":
             case_agents(root)
+        elif CASE == "follow":
+            case_follow(root)
         elif CASE == "ocl_agents":
             case_ocl(root, False)
         elif CASE == "ocl_fork":
