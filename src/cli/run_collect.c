@@ -319,10 +319,7 @@ int run_collect_end(pid_t program, int status)
     if (g_run.template_started)
         pthread_join(g_run.template_thread, NULL);
     g_run.template_started = 0;
-    __atomic_store_n(&g_run.collect_done, 1, __ATOMIC_RELEASE);
-    if (g_run.follow_started)
-        pthread_join(g_run.follow_thread, NULL);
-    g_run.follow_started = 0;
+    run_follow_end();
     g_run.program = program;
     g_run.status = status;
     g_run.have_status = 1;

@@ -571,14 +571,18 @@ static void *follow_thread(void *arg)
     struct sched_param sp = {0};
     (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
     uint64_t pause_ns = FOLLOW_PAUSE_MIN_NS, followed = 0;
-    while (!__atomic_load_n(&g_run.collect_done, __ATOMIC_ACQUIRE)) {
+    pthread_mutex_lock(&g_run.follow_lock);
+    while (!g_run.collect_done) {
+        pthread_mutex_unlock(&g_run.follow_lock);
         uint64_t complete = __atomic_load_n(&g_run.spool_complete, __ATOMIC_ACQUIRE);
         if (complete >= FOLLOW_FROM_BYTES && complete > followed &&
             __atomic_load_n(&g_run.template_done, __ATOMIC_ACQUIRE)) {
             if (g_run.converter == NULL) {
                 ur_convert_opts o = convert_options();
-                if ((g_run.converter = ur_converter_open(&o)) == NULL)
+                if ((g_run.converter = ur_converter_open(&o)) == NULL) {
+                    pthread_mutex_lock(&g_run.follow_lock);
                     break; /* (said; the end tries again) */
+                }
             }
             ur_converter_follow(g_run.converter, complete);
             followed = complete;
@@ -586,15 +590,53 @@ static void *follow_thread(void *arg)
         } else if (pause_ns < FOLLOW_PAUSE_MAX_NS) {
             pause_ns *= 2; /* nothing new: a program that records little wakes it seldom */
         }
-        struct timespec ts = {0, (long)pause_ns};
-        nanosleep(&ts, NULL);
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += (long)pause_ns;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_mutex_lock(&g_run.follow_lock);
+        if (!g_run.collect_done)
+            pthread_cond_timedwait(&g_run.follow_wake, &g_run.follow_lock, &until);
     }
+    pthread_mutex_unlock(&g_run.follow_lock);
     return NULL;
 }
 
 void run_follow_start(void)
 {
-    g_run.follow_started = pthread_create(&g_run.follow_thread, NULL, follow_thread, NULL) == 0;
+    pthread_condattr_t ca;
+    g_run.follow_started = 0;
+    g_run.collect_done = 0;
+    if (pthread_mutex_init(&g_run.follow_lock, NULL) != 0)
+        return;
+    if (pthread_condattr_init(&ca) != 0 ||
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+        pthread_cond_init(&g_run.follow_wake, &ca) != 0) {
+        pthread_mutex_destroy(&g_run.follow_lock);
+        return;
+    }
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&g_run.follow_thread, NULL, follow_thread, NULL) == 0) {
+        g_run.follow_started = 1;
+        return;
+    }
+    pthread_cond_destroy(&g_run.follow_wake);
+    pthread_mutex_destroy(&g_run.follow_lock);
+}
+
+void run_follow_end(void)
+{
+    if (!g_run.follow_started)
+        return;
+    pthread_mutex_lock(&g_run.follow_lock);
+    g_run.collect_done = 1;
+    pthread_cond_signal(&g_run.follow_wake);
+    pthread_mutex_unlock(&g_run.follow_lock);
+    pthread_join(g_run.follow_thread, NULL);
+    pthread_cond_destroy(&g_run.follow_wake);
+    pthread_mutex_destroy(&g_run.follow_lock);
+    g_run.follow_started = 0;
 }
 
 /* Converts the spool and writes every process's outputs. The number written. */

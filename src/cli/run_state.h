@@ -41,11 +41,14 @@ struct run_state {
     volatile int stop;
     /* Converting while the program runs (run_finish.c): the thread that
      * follows the spool, the spool's complete size as the collecting thread
-     * last said it, and whether that thread has ended (both atomic). */
+     * last said it (atomic), and whether that thread has ended (under
+     * follow_lock; follow_wake ends the follow thread's pause at once). */
     pthread_t follow_thread;
     int follow_started;
     uint64_t spool_complete;
     int collect_done;
+    pthread_mutex_t follow_lock;
+    pthread_cond_t follow_wake;
     ur_converter *converter; /* the follow thread's, finished after it is joined */
     pid_t program;
     /* the run's configuration (also in run.conf) */
@@ -102,6 +105,10 @@ void run_save_not_stored(void);
 
 /** Starts the thread that converts the spool while the program runs (run_finish.c). */
 void run_follow_start(void);
+
+/** Ends the follow thread (at once, even in its pause) and waits for it: the
+ *  collecting thread has ended. */
+void run_follow_end(void);
 
 /** Converts the spool (the rest of it, after the follow thread) into one
  *  database per process, then names, completes and moves each into place and
