@@ -4,7 +4,8 @@
  *
  *   bench_run_overhead_wait PROGRAM [ARGS...]
  *
- * Forks and execs PROGRAM, waits for it with wait4, and prints
+ * Prints `wait_start_ns=T0` (CLOCK_MONOTONIC as it starts: after upti's own
+ * start, under upti run), forks and execs PROGRAM, waits for it with wait4, and prints
  * `child_exited_ns=T maxrss_kb=K child_cpu_ns=C status=S`: T is
  * CLOCK_MONOTONIC when wait4 returned, K the peak RSS and C the CPU time
  * (user + system) of PROGRAM alone (its rusage, not upti's nor this
@@ -23,6 +24,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s PROGRAM [ARGS...]\n", argv[0]);
         return 2;
     }
+    struct timespec started;
+    clock_gettime(CLOCK_MONOTONIC, &started);
+    printf("wait_start_ns=%lld\n", (long long)started.tv_sec * 1000000000LL + started.tv_nsec);
     fflush(stdout);
     pid_t pid = fork();
     if (pid < 0) {

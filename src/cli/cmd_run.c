@@ -335,7 +335,14 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
     char *launched = launched_command(program);
     if (launched != NULL)
         putenv(launched);
-    g_child = fork();
+    /* vfork: the child borrows upti's memory until its exec instead of a copy
+     * of its page tables, which upti would then fault back page by page
+     * (measured: the program started 2.5-3 ms sooner; page faults are dear on
+     * a virtual machine). upti has one thread here, and the child only resets
+     * its own signal dispositions and mask (not upti's: it has its own copy),
+     * writes its pid into `launched` (which upti frees unread) and execs or
+     * says why it could not and _exits. */
+    g_child = vfork();
     if (g_child != 0) {
         unsetenv("UPTI_RUN_COMMAND"); /* (the program's, not upti's) */
         free(launched);

@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <regex.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +243,9 @@ static void on_discarded(void *arg, int64_t pid, uint64_t records, const char *r
 static void *template_thread(void *arg)
 {
     (void)arg;
+    /* Only the CPU time nobody else wants: the program starts meanwhile. */
+    struct sched_param sp = {0};
+    (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
     char template[sizeof g_run.folder + 16];
     snprintf(template, sizeof template, "%s/schema.db", g_run.folder);
     if (uo_db_make_template(template) == 0)
