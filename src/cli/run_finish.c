@@ -101,23 +101,56 @@ static void read_and_complete(converted *c)
     sqlite3_close(db);
 }
 
-static void on_converted(void *arg, const char *path, int64_t pid, int complete)
+/* The entry of the database at path, made if there is none (NULL: out of memory). */
+static converted *converted_entry(const char *path, int64_t pid, int *made)
 {
-    (void)arg;
+    *made = 0;
+    for (size_t i = 0; i < g_run.num_dbs; i++)
+        if (strcmp(g_run.dbs[i].path, path) == 0)
+            return &g_run.dbs[i];
     if (g_run.num_dbs == g_run.cap_dbs) {
         size_t cap = g_run.cap_dbs ? 2 * g_run.cap_dbs : 8;
         converted *n = realloc(g_run.dbs, cap * sizeof *n);
         if (n == NULL)
-            return;
+            return NULL;
         g_run.dbs = n;
         g_run.cap_dbs = cap;
     }
-    converted *c = &g_run.dbs[g_run.num_dbs++];
+    converted *c = &g_run.dbs[g_run.num_dbs];
     memset(c, 0, sizeof *c);
-    c->path = strdup(path);
+    if ((c->path = strdup(path)) == NULL)
+        return NULL;
     c->pid = pid;
+    g_run.num_dbs++;
+    *made = 1;
+    return c;
+}
+
+/* The converter's last transaction on a database: read back and completed on
+ * its own connection (read_and_complete's work without an open of its own). */
+static void on_completing(void *arg, sqlite3 *conn, const char *path, int64_t pid)
+{
+    (void)arg;
+    int made;
+    converted *c = converted_entry(path, pid, &made);
+    if (c == NULL || !made)
+        return;
+    c->complete = 1; /* (as far as it goes: on_converted says) */
+    read_db_info(conn, c);
+    if (worth_completing(c))
+        complete_db_on(conn, c);
+}
+
+static void on_converted(void *arg, const char *path, int64_t pid, int complete)
+{
+    (void)arg;
+    int made;
+    converted *c = converted_entry(path, pid, &made);
+    if (c == NULL)
+        return;
     c->complete = complete;
-    read_and_complete(c);
+    if (made) /* a database that failed before its last transaction */
+        read_and_complete(c);
 }
 
 /* A value the program gave for its outputs' names: its own, else (a child
@@ -546,6 +579,7 @@ static ur_convert_opts convert_options(void)
                              .kernel_iterations =
                                  g_run.has_iterations ? &g_run.iteration_range : NULL,
                              .converted = on_converted,
+                             .completing = on_completing,
                              .losses = g_run.losses,
                              .num_losses = g_run.num_losses};
 }

@@ -107,6 +107,11 @@ typedef struct ur_convert_opts {
     /** Called once per database after it is closed: its path, its process,
      *  and complete = 1 (0: it could not be completed). NULL: none. */
     void (*converted)(void *arg, const char *db_path, int64_t pid, int complete);
+    /** Called before converted, with the database's last connection, within
+     *  its last transaction, once every row is in (uo_db_close_with): to read
+     *  back and add to it without opening it again. Not called for a database
+     *  that failed before. NULL: none. */
+    void (*completing)(void *arg, sqlite3 *conn, const char *db_path, int64_t pid);
     void *arg;
     /** Records not stored, per process: each database says its sum
      *  (metadata records_not_stored). */

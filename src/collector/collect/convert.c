@@ -461,16 +461,29 @@ static void write_images(struct converter *v, size_t owner)
     }
 }
 
+struct completing {
+    const ur_convert_opts *opts;
+    const struct proc *p;
+};
+
+static void on_last(void *arg, sqlite3 *conn)
+{
+    const struct completing *c = arg;
+    c->opts->completing(c->opts->arg, conn, c->p->path, c->p->hdr.pid);
+}
+
 /* Closes p's database; *held: the records its last successful commit stored;
  * *filtered: those the kernel filter left out (neither held nor lost). */
-static int close_proc(struct proc *p, uint64_t *held, uint64_t *filtered)
+static int close_proc(const ur_convert_opts *opts, struct proc *p, uint64_t *held,
+                      uint64_t *filtered)
 {
     /* uo_db_close frees the handle: its count is read through a last commit
      * first (which fails, as close would, on a full disk). */
     uo_db_checkpoint(p->db, p->end, 0);
     *held = uo_db_committed_records(p->db);
     *filtered = uo_db_filtered_records(p->db);
-    int rc = uo_db_close(p->db, p->end);
+    struct completing c = {opts, p};
+    int rc = uo_db_close_with(p->db, p->end, opts->completing != NULL ? on_last : NULL, &c);
     if (rc == 0)
         *held = p->records - *filtered;
     return rc;
@@ -640,7 +653,7 @@ int ur_converter_finish(ur_converter *c, const ur_loss *losses, size_t num_losse
             uo_report("process %lld: %llu malformed records skipped",
                     (long long)p->hdr.pid, (unsigned long long)p->malformed);
         uint64_t held = 0, filtered = 0;
-        int complete = close_proc(p, &held, &filtered) == 0;
+        int complete = close_proc(opts, p, &held, &filtered) == 0;
         if (!complete) {
             /* Written after the fact (no journal, one commit): a database
              * that cannot be completed holds nothing; the spool still has

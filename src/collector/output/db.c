@@ -523,7 +523,7 @@ static void free_state(uo_db *db)
  * the rows written as pages (table_pages.h), then reopens it for what needs
  * SQLite: the rows not written as pages, the indexes to rebuild, the
  * arguments joined to their call. 0, or -1 (reported; the file is not to be kept). */
-static int finish_pages(uo_db *db)
+static int finish_pages(uo_db *db, uo_db_last_fn last, void *arg)
 {
     if (uo_pages_attach(db->pages, db->part) != 0) {
         db_keep_error(db, uo_pages_error(db->pages));
@@ -536,8 +536,11 @@ static int finish_pages(uo_db *db)
         if (uo_pages_insert_deferred(db->pages, db->db) != SQLITE_OK)
             db_keep_error(db, uo_pages_error(db->pages) != NULL ? uo_pages_error(db->pages)
                                                              : sqlite3_errmsg(db->db));
-        else
-            exec_sql(db, JOIN_WAITING_ARGS "COMMIT;");
+        else if (exec_sql(db, JOIN_WAITING_ARGS) == 0) {
+            if (last != NULL)
+                last(arg, db->db);
+            exec_sql(db, "COMMIT;");
+        }
     }
     if (sqlite3_close(db->db) != SQLITE_OK)
         db_keep_error(db, "cannot close");
@@ -545,7 +548,9 @@ static int finish_pages(uo_db *db)
     return db->failed ? -1 : 0;
 }
 
-int uo_db_close(uo_db *db, uint64_t end)
+int uo_db_close(uo_db *db, uint64_t end) { return uo_db_close_with(db, end, NULL, NULL); }
+
+int uo_db_close_with(uo_db *db, uint64_t end, uo_db_last_fn last, void *arg)
 {
     if (db == NULL)
         return -1;
@@ -597,6 +602,8 @@ int uo_db_close(uo_db *db, uint64_t end)
             exec_sql(db, JOIN_WAITING_ARGS);
         set_tally_metadata(db);
         set_metadata_clock_snapshot(db, "clock_snapshot_end");
+        if (db->pages == NULL && last != NULL && !db->failed)
+            last(arg, db->db); /* (with pages: on the connection after the attach) */
         if (exec_sql(db, "COMMIT") == 0) {
             db->committed_records += db->txn_records;
             db->txn_records = 0;
@@ -611,7 +618,7 @@ int uo_db_close(uo_db *db, uint64_t end)
         failed = 1;
     db->db = NULL;
     if (db->pages != NULL) {
-        if (!failed && finish_pages(db) != 0)
+        if (!failed && finish_pages(db, last, arg) != 0)
             failed = 1;
         uo_pages_free(db->pages);
     }

@@ -192,6 +192,20 @@ void uo_db_name_thread(uo_db *db, uint64_t tid, const char *name);
  * (its first error was reported: uo_set_reporter).
  */
 int uo_db_close(uo_db *db, uint64_t end);
+
+typedef struct sqlite3 sqlite3;
+
+/** What uo_db_close_with calls last (see there). */
+typedef void (*uo_db_last_fn)(void *arg, sqlite3 *conn);
+
+/**
+ * uo_db_close, and once every row is in, within the database's last
+ * transaction, last(arg, conn) with its connection: for the caller to read
+ * back what it needs and add what only it knows, without opening the file
+ * again (an open reads the whole schema). Not called when the database
+ * failed before (nothing is written then). last may be NULL.
+ */
+int uo_db_close_with(uo_db *db, uint64_t end, uo_db_last_fn last, void *arg);
 /**
  * The first error of db ("database PATH: message"), or NULL while it has had
  * none. It is also reported (uo_set_reporter) once, when it happens; an error
@@ -221,7 +235,6 @@ void uo_db_set_kernel_iterations(uo_db *db, const upti_iteration_range *range);
 
 /* ---- readers of a closed database (export.c, timeline.c, summary.c, merge.c) ---- */
 
-typedef struct sqlite3 sqlite3;
 
 /** Opens a database read-only (read-write if writable); NULL with a message in err. */
 sqlite3 *uo_open(const char *path, int writable, char *err, size_t errlen);
