@@ -592,10 +592,9 @@ static ur_convert_opts convert_options(void)
  * what the spool holds as it grows, at SCHED_IDLE: it takes only the CPU time
  * that neither the program nor the collecting thread wants, so that the
  * program never waits for it (a program that keeps every CPU busy leaves it
- * all to the end, as before). A spool below FOLLOW_FROM_BYTES waits for the
- * end: a short process's database is small (4 KiB pages, from the template)
- * and is made from the whole spool at once. */
-#define FOLLOW_FROM_BYTES UO_DB_SMALL_SOURCE_BYTES
+ * all to the end, as before). While the spool is small (a short process, so
+ * far) it only makes each process's database ahead of the end
+ * (ur_converter_follow). */
 #define FOLLOW_PAUSE_MIN_NS (2 * 1000 * 1000)
 #define FOLLOW_PAUSE_MAX_NS (64 * 1000 * 1000)
 
@@ -609,8 +608,7 @@ static void *follow_thread(void *arg)
     while (!g_run.collect_done) {
         pthread_mutex_unlock(&g_run.follow_lock);
         uint64_t complete = __atomic_load_n(&g_run.spool_complete, __ATOMIC_ACQUIRE);
-        if (complete >= FOLLOW_FROM_BYTES && complete > followed &&
-            __atomic_load_n(&g_run.template_done, __ATOMIC_ACQUIRE)) {
+        if (complete > followed && __atomic_load_n(&g_run.template_done, __ATOMIC_ACQUIRE)) {
             if (g_run.converter == NULL) {
                 ur_convert_opts o = convert_options();
                 if ((g_run.converter = ur_converter_open(&o)) == NULL) {

@@ -53,6 +53,7 @@ struct proc {
     uint64_t tool_skipped; /* tool records not the converter's to apply */
     ur_op_names names;  /* its RUNTIME_API operations' names (owner) */
     int db_failed;      /* its database failed: the rest is only counted (records) */
+    int small;          /* its database was made small (4 KiB pages, spool_bytes) */
 };
 
 struct converter {
@@ -83,6 +84,8 @@ static void drop_process(struct converter *v, struct proc *p)
     free(p->path);
     v->error = 1;
 }
+
+static uo_db *create_db(struct converter *v, struct proc *p);
 
 static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *payload)
 {
@@ -135,23 +138,55 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
                  (unsigned long long)p->uid);
     else
         snprintf(p->path, len, "%s-%lld.db", v->prefix, (long long)p->hdr.pid);
-    uo_process_info info = {p->hdr.pid,         p->hdr.ppid,        -1, p->hdr.hostname,
-                            p->hdr.command,     p->hdr.clock_start, p->hdr.wall_start};
-    char err[512];
-    p->db = uo_db_create_bulk_sized(p->path, &info, uo_upti_operation_name, v->spool_bytes, err,
-                                    sizeof err);
-    if (p->db == NULL) {
-        uo_report("%s", err);
+    if ((p->db = create_db(v, p)) == NULL) {
         drop_process(v, p);
         return;
     }
     p->wait_ns = p->waits + p->hdr.max_slots;
-    uo_db_set_metadata(p->db, "source", "shared-ring");
-    if (v->opts->kernel_filter != NULL)
-        uo_db_set_kernel_filter(p->db, v->opts->kernel_filter, v->opts->kernel_filter_data);
-    uo_db_set_kernel_iterations(p->db, v->opts->kernel_iterations);
     p->end = p->hdr.clock_start;
     v->num_procs++;
+}
+
+/* The database of process p at p->path, sized by v->spool_bytes; NULL (said) if it
+ * could not be made. */
+static uo_db *create_db(struct converter *v, struct proc *p)
+{
+    uo_process_info info = {p->hdr.pid,         p->hdr.ppid,        -1, p->hdr.hostname,
+                            p->hdr.command,     p->hdr.clock_start, p->hdr.wall_start};
+    char err[512];
+    uo_db *db = uo_db_create_bulk_sized(p->path, &info, uo_upti_operation_name, v->spool_bytes,
+                                        err, sizeof err);
+    if (db == NULL) {
+        uo_report("%s", err);
+        return NULL;
+    }
+    p->small = v->spool_bytes > 0 && v->spool_bytes < UO_DB_SMALL_SOURCE_BYTES;
+    uo_db_set_metadata(db, "source", "shared-ring");
+    if (v->opts->kernel_filter != NULL)
+        uo_db_set_kernel_filter(db, v->opts->kernel_filter, v->opts->kernel_filter_data);
+    uo_db_set_kernel_iterations(db, v->opts->kernel_iterations);
+    return db;
+}
+
+/* The databases made ahead (ur_converter_follow, while the spool was small) for
+ * a spool that has grown past UO_DB_SMALL_SOURCE_BYTES: made again with big
+ * pages, as a conversion of the whole spool makes them (none holds a record yet).
+ * One that cannot be made again keeps the first (whose file that try removed:
+ * it is then said not to be complete, and the spool is kept). */
+static void size_made_ahead(struct converter *v)
+{
+    if (v->spool_bytes < UO_DB_SMALL_SOURCE_BYTES)
+        return;
+    for (size_t i = 0; i < v->num_procs; i++) {
+        struct proc *p = &v->procs[i];
+        if (p->owner != i || !p->small || p->records != 0)
+            continue;
+        uo_db *db = create_db(v, p);
+        if (db != NULL) {
+            uo_db_drop(p->db);
+            p->db = db;
+        }
+    }
 }
 
 /* Each kind's public struct: its size, the offset of its last timestamp and of its
@@ -527,6 +562,7 @@ struct ur_converter {
     ur_convert_opts opts;
     int fd;
     uint64_t at;          /* the spool read through to here (0: not begun) */
+    uint64_t made_ahead;  /* the spool read for its processes' databases only, to here */
     int read_failed, read_errno;
     struct rlimit was;    /* the descriptor limit before (raise_fd_limit) */
     ur_spool_buffer buffer;
@@ -571,12 +607,40 @@ static void read_on(ur_converter *c, uint64_t limit)
     c->at = end;
 }
 
+/* The PROCESS chunks only: each process's database made ahead. */
+static void on_process_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
+{
+    struct converter *v = arg;
+    if (!v->error && c->type == UR_CHUNK_PROCESS)
+        open_proc(v, c, payload);
+}
+
+/* The conversion proper begins: the databases are sized by the spool as it is
+ * now (the whole of it at the finish), those made ahead too. */
+static void begin(ur_converter *c, uint64_t spool_bytes)
+{
+    c->v.spool_bytes = spool_bytes;
+    size_made_ahead(&c->v);
+}
+
 void ur_converter_follow(ur_converter *c, uint64_t complete)
 {
-    /* The databases are sized by the spool as it is now: a bound no smaller
-     * than UO_DB_SMALL_SOURCE_BYTES makes big ones, as the whole spool would. */
-    if (c->v.spool_bytes == 0)
-        c->v.spool_bytes = complete;
+    if (c->at == 0 && complete < UO_DB_SMALL_SOURCE_BYTES) {
+        /* A small spool (a short process, so far): its records wait for the
+         * end, where they take little time, but each process's database is
+         * made now (its schema, statements and file: most of a short
+         * process's conversion), small as the spool is. */
+        if (complete > c->made_ahead && !c->read_failed) {
+            uint64_t end = 0;
+            c->v.spool_bytes = complete;
+            if (ur_spool_read_range(c->fd, c->made_ahead, complete, on_process_chunk, &c->v, &end,
+                                    &c->buffer) == 0)
+                c->made_ahead = end;
+        }
+        return;
+    }
+    if (c->at == 0)
+        begin(c, complete);
     if (complete > c->at)
         read_on(c, complete);
 }
@@ -596,8 +660,8 @@ int ur_converter_finish(ur_converter *c, const ur_loss *losses, size_t num_losse
     int stats = opts->stats;
     struct converter *v = &c->v;
     struct stat st;
-    if (v->spool_bytes == 0 && fstat(c->fd, &st) == 0 && st.st_size > 0)
-        v->spool_bytes = (uint64_t)st.st_size;
+    if (c->at == 0)
+        begin(c, fstat(c->fd, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0);
     v->progress = isatty(2); /* (not while the program runs: its terminal) */
     read_on(c, UINT64_MAX);
     size_t used = (size_t)c->at;

@@ -361,6 +361,25 @@ static int copy_template(const char *path)
     return ok ? 0 : -1;
 }
 
+/* Closes db's connection and statements; with remove, removes its file (a
+ * bulk database's PATH.part; nothing else was written). */
+static void discard_file(uo_db *db, int remove)
+{
+    for (int i = 0; i < ST_COUNT; i++) {
+        sqlite3_finalize(db->st[i]);
+        db->st[i] = NULL;
+        uo_rows_free(&db->batch[i]);
+    }
+    sqlite3_close(db->db);
+    db->db = NULL;
+    uo_pages_free(db->pages);
+    db->pages = NULL;
+    if (remove && db->part != NULL)
+        unlink(db->part);
+    free(db->part);
+    db->part = NULL;
+}
+
 /* bulk: 1 for uo_db_create_bulk, 2 for a small one (4 KiB pages, uo_db_create_bulk_sized:
  * a copy of the template when there is one). */
 static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
@@ -462,19 +481,12 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
         uo_report("%s", db->error);
     return db;
 fail:
-    for (int i = 0; i < ST_COUNT; i++) {
-        sqlite3_finalize(db->st[i]);
-        uo_rows_free(&db->batch[i]);
-    }
-    sqlite3_close(db->db);
-    uo_pages_free(db->pages);
-    if (db->part != NULL)
-        unlink(db->part);
-    free(db->part);
+    discard_file(db, 1);
     free(db->path);
     free(db);
     return NULL;
 }
+
 
 uo_db *uo_db_create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
                     char *err, size_t errlen)
@@ -512,6 +524,14 @@ static void free_state(uo_db *db)
         upti_map_free(maps[i]);
     free(db->path);
     free(db);
+}
+
+void uo_db_drop(uo_db *db)
+{
+    if (db == NULL)
+        return;
+    discard_file(db, 0);
+    free_state(db);
 }
 
 /* The arguments written before their call was known (api_id 0), joined to it. */

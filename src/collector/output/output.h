@@ -212,6 +212,9 @@ int uo_db_close_with(uo_db *db, uint64_t end, uo_db_last_fn last, void *arg);
  * of uo_db_create is its err instead. After an error db writes nothing more.
  */
 const char *uo_db_error(const uo_db *db);
+/** Closes and frees a bulk database (uo_db_create_bulk*) made again at its
+ *  path (which removed its file first): nothing more is written to the path. */
+void uo_db_drop(uo_db *db);
 /** Abandons the handle without touching the file (a forked child). */
 void uo_db_abandon(uo_db *db);
 /** The tool's counts of buffer records received and dropped, stored as metadata at each commit. */

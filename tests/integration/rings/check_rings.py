@@ -354,6 +354,8 @@ def db_dump(path):
     # (The clock snapshots are the converter's, taken as it writes.)
     dump["metadata"] = sorted(con.execute("SELECT key, value FROM metadata WHERE key NOT LIKE"
                                           " 'clock_snapshot%'").fetchall())
+    dump["page_size"] = con.execute("PRAGMA page_size").fetchall()
+    dump["integrity_check"] = con.execute("PRAGMA integrity_check").fetchall()
     con.close()
     return dump
 
@@ -361,10 +363,22 @@ def db_dump(path):
 def case_follow(root):
     """A spool converted while it is written (upti run's follow thread: `upti-ring
     convert --follow BYTES` reads it BYTES more at a time, a chunk that passes the
-    limit waiting for the next) makes the same databases, row for row, as one
-    converted whole: a parent and the child it forked, each with its own ring file."""
+    limit waiting for the next) makes the same databases, row for row and page
+    size, as one converted whole: a parent and the child it forked, each with its
+    own ring file. While the spool is under 4 MiB only the databases are made
+    (4 KiB pages); past it they are made again with 64 KiB pages, as for the
+    whole spool, and the records converted: a small spool (2,000 marks) and, but
+    under the sanitizers, one past 4 MiB."""
+    for n in (2000, 80000 // SCALE):
+        follow_spool(root, n)
+    p = subprocess.run([RING, "convert", "--follow", "0", "nothing", "z"],
+                       capture_output=True, text=True, env=env())
+    if p.returncode != 2 or not p.stderr.startswith("usage: "):
+        fail("follow 0: exit %d, %r" % (p.returncode, p.stderr))
+
+
+def follow_spool(root, n):
     work = tempfile.mkdtemp(dir=root)
-    n = 20000 // SCALE
     prog = start_prog(work, "fork", n, 1, extra=PATIENT)
     coll = start_collector(work, prog.pid)
     rc, _out, err = finish(prog, "follow: ring_prog")
@@ -380,8 +394,14 @@ def case_follow(root):
     if len(whole) != 2:
         fail("follow: %d databases converted whole, expected 2" % len(whole))
     size = os.path.getsize(spool)
+    want_page = 4096 if size < 4 << 20 else 65536
+    for name, tables in whole.items():
+        if tables["page_size"] != [(want_page,)] or tables["integrity_check"] != [("ok",)]:
+            fail("follow: %s of a %d-byte spool: page size %r, integrity %r" % (
+                name, size, tables["page_size"], tables["integrity_check"][:3]))
     # Steps: less than a chunk header, odd (never on a chunk's edge), a page, a third.
-    for step in (40, 4093, 65536, size // 3 + 1):
+    steps = (40, 4093, 65536, size // 3 + 1) if size < 4 << 20 else (4093, 65536, size // 3 + 1)
+    for step in steps:
         out = os.path.join(work, "f%d" % step)
         p = subprocess.run([RING, "convert", "--follow", str(step), spool, out],
                            capture_output=True, text=True, env=env())
@@ -396,12 +416,12 @@ def case_follow(root):
         for name, tables in whole.items():
             for t, rows in tables.items():
                 if got[name].get(t) != rows:
-                    fail("follow %d: %s: table %s differs (%d rows, whole %d)" % (
-                        step, name, t, len(got[name].get(t) or []), len(rows)))
-    p = subprocess.run([RING, "convert", "--follow", "0", spool, os.path.join(work, "z")],
-                       capture_output=True, text=True, env=env())
-    if p.returncode != 2 or not p.stderr.startswith("usage: "):
-        fail("follow 0: exit %d, %r" % (p.returncode, p.stderr))
+                    fail("follow %d of a %d-byte spool: %s: %s differs (%d rows, whole %d)" % (
+                        step, size, name, t, len(got[name].get(t) or []), len(rows)))
+        leftovers = [f for f in os.listdir(work) if f.startswith("f%d-" % step) and
+                     not f.endswith(".db")]
+        if leftovers:
+            fail("follow %d: left %s" % (step, leftovers))
 
 
 def case_threads_slots(root):
