@@ -15,31 +15,23 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "timed_threads.h"
+
 struct worker {
-    pthread_t thread;
+    timed_thread timed; /* (first) */
     long marks;
-    double start_ns, end_ns, cpu_ns;
 };
 
 static pthread_barrier_t start_line;
-
-static double clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static void *mark(void *arg)
 {
     struct worker *w = arg;
     pthread_barrier_wait(&start_line);
-    double cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    w->start_ns = clock_ns(CLOCK_MONOTONIC);
+    timed_begin(&w->timed);
     for (long i = 0; i < w->marks; i++)
         uptx_mark("tick");
-    w->end_ns = clock_ns(CLOCK_MONOTONIC);
-    w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    timed_end(&w->timed);
     return NULL;
 }
 
@@ -57,22 +49,17 @@ int main(int argc, char **argv)
     pthread_barrier_init(&start_line, NULL, (unsigned)threads);
     for (int t = 0; t < threads; t++) {
         w[t].marks = marks;
-        if (pthread_create(&w[t].thread, NULL, mark, &w[t]) != 0) {
+        if (pthread_create(&w[t].timed.thread, NULL, mark, &w[t]) != 0) {
             fprintf(stderr, "bench: pthread_create failed\n");
             return 1;
         }
     }
-    double start = 0, end = 0, cpu = 0;
-    for (int t = 0; t < threads; t++) {
-        pthread_join(w[t].thread, NULL);
-        start = t == 0 || w[t].start_ns < start ? w[t].start_ns : start;
-        end = w[t].end_ns > end ? w[t].end_ns : end;
-        cpu += w[t].cpu_ns;
-    }
+    double span, cpu;
+    timed_join(w, sizeof *w, threads, &span, &cpu);
     free(w);
     pthread_barrier_destroy(&start_line);
     printf("marks=%ld threads=%d wall_ns=%.0f wall_ns_per_call=%.2f cpu_ns_per_call=%.2f\n", marks,
-           threads, end - start, (end - start) / (double)marks, cpu / ((double)marks * threads));
+           threads, span, span / (double)marks, cpu / ((double)marks * threads));
     printf("exit_start_ns=%.0f\n", clock_ns(CLOCK_MONOTONIC));
     fflush(stdout);
     return 0;

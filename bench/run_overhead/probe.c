@@ -19,36 +19,26 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "timed_threads.h"
+
 struct worker {
-    pthread_t thread;
+    timed_thread timed; /* (first) */
     cl_kernel kernel;
     long calls;
-    double cpu_ns;
-    double start_ns;
-    double end_ns;
 };
 
 static pthread_barrier_t start_line;
-
-static double clock_ns(clockid_t clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 static void *set_args(void *arg)
 {
     struct worker *w = arg;
     pthread_barrier_wait(&start_line);
-    w->start_ns = clock_ns(CLOCK_MONOTONIC);
-    double cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    timed_begin(&w->timed);
     for (long i = 0; i < w->calls; i++) {
         int v = (int)i;
         clSetKernelArg(w->kernel, 0, sizeof v, &v);
     }
-    w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-    w->end_ns = clock_ns(CLOCK_MONOTONIC);
+    timed_end(&w->timed);
     return NULL;
 }
 
@@ -99,18 +89,12 @@ int main(int argc, char **argv)
         if (err != CL_SUCCESS)
             return fail("clCreateKernel", err);
         w[t].calls = calls / threads + (t < calls % threads);
-        if (pthread_create(&w[t].thread, NULL, set_args, &w[t]) != 0)
+        if (pthread_create(&w[t].timed.thread, NULL, set_args, &w[t]) != 0)
             return fail("pthread_create", 0);
     }
     pthread_barrier_wait(&start_line);
-    double start = 0, end = 0, cpu = 0;
-    for (int t = 0; t < threads; t++) {
-        pthread_join(w[t].thread, NULL);
-        start = t == 0 || w[t].start_ns < start ? w[t].start_ns : start;
-        end = w[t].end_ns > end ? w[t].end_ns : end;
-        cpu += w[t].cpu_ns;
-    }
-    double setarg_wall = end - start;
+    double setarg_wall, cpu;
+    timed_join(w, sizeof *w, threads, &setarg_wall, &cpu);
 
     /* Kernels and writes, as in an ocl_overhead-style probe (not in the per-call figure). */
     double t0 = clock_ns(CLOCK_MONOTONIC);
