@@ -19,7 +19,8 @@
  *                        by SQLite (REINDEX), the same rows and order
  *   table_pages.full     a write that fills the disk halfway through a page
  *                        (a file size limit not on a page boundary, as a full
- *                        tmpfs does): in the spool, in the copy of the spool,
+ *                        tmpfs does): in the spool, in the copy of the spool
+ *                        (inline and by its own thread),
  *                        in the attach's own pages; the error names the
  *                        reason (EFBIG here, ENOSPC on a full disk), not
  *                        "short write"
@@ -504,12 +505,19 @@ UNIT_TEST(table_pages)
         if (strcmp(error, want) != 0)
             fprintf(stderr, "spool: got '%s'\n", error);
         CHECK(strcmp(error, want) == 0);
-        /* The spool copied into the file: cut 100 bytes into its eleventh page. */
+        /* The spool copied into the file: cut 100 bytes into its eleventh page;
+         * also by the copying thread, while the attach's own pages fail too
+         * (the copy's error is said: its pages come first). */
         snprintf(want, sizeof want, "cannot copy the database's pages: %s", strerror(EFBIG));
-        fill_until_full(path, 2000, RLIM_INFINITY, 10 * 512 + 100, 1, error, sizeof error, &size);
-        if (strcmp(error, want) != 0)
-            fprintf(stderr, "copy: got '%s'\n", error);
-        CHECK(strcmp(error, want) == 0);
+        for (int threaded = 0; threaded < 2; threaded++) {
+            uo_pages_copy_thread_bytes = threaded ? 0 : UO_PAGES_COPY_THREAD_BYTES;
+            fill_until_full(path, 2000, RLIM_INFINITY, 10 * 512 + 100, 1, error, sizeof error,
+                            &size);
+            if (strcmp(error, want) != 0)
+                fprintf(stderr, "copy (threaded %d): got '%s'\n", threaded, error);
+            CHECK(strcmp(error, want) == 0);
+        }
+        uo_pages_copy_thread_bytes = UO_PAGES_COPY_THREAD_BYTES;
         /* The pages the attach writes itself (the last leaf, the index, the
          * levels above): the last one of the file cut 100 bytes in. */
         fill_until_full(path, 2000, RLIM_INFINITY, RLIM_INFINITY, 0, error, sizeof error, &size);
@@ -558,5 +566,12 @@ UNIT_TEST(table_pages)
     one_tree(path, 20000);
     CHECK_EQ_U64(uo_pages_moved.index_merged, before.index_merged + 1);
     g_keys_mostly_in_order = 0;
+    /* The spool's pages copied by a thread of their own while the attach
+     * writes the rest: the same trees. */
+    uo_pages_copy_thread_bytes = 0;
+    for (int n = 1070; n <= 1080; n++)
+        one_tree(path, n);
+    one_tree(path, 20000);
+    uo_pages_copy_thread_bytes = UO_PAGES_COPY_THREAD_BYTES;
     return test_result("table_pages.trees");
 }

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -602,23 +603,39 @@ static int attach_tree(sqlf_out *o, uo_table_tree *t, uint32_t spool_base)
     return build_tree(o, t->leaves, t->nleaves, t->root);
 }
 
-/* Copies spool bytes [in, len) into o's file at out. */
-static int copy_range(uo_page_spool *s, sqlf_out *o, off_t in, off_t out, off_t len)
+/* The copy of the spool's pages into the database file: made by a thread of
+ * its own while the attach writes the index and interior pages (other pages
+ * of the same file, at their own offsets), or inline for a small spool. */
+typedef struct page_copy {
+    int from, to;       /* the spool's descriptor, the database's */
+    uint32_t page_size;
+    uint32_t pages;     /* spooled */
+    uint32_t base;      /* the database's pages before them */
+    uint8_t *page;      /* a page of room, where copy_file_range cannot copy */
+    char error[256];    /* why it failed ("" if it did not) */
+} page_copy;
+
+size_t uo_pages_copy_thread_bytes = UO_PAGES_COPY_THREAD_BYTES;
+
+/* Copies spool bytes [in, len) into the database at out. */
+static int copy_range(page_copy *c, off_t in, off_t out, off_t len)
 {
     while (in < len) {
-        ssize_t n = copy_file_range(s->fd, &in, o->fd, &out, (size_t)(len - in), 0);
+        ssize_t n = copy_file_range(c->from, &in, c->to, &out, (size_t)(len - in), 0);
         if (n > 0)
             continue;
         if (n < 0 && errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP) {
-            set_error(s, "cannot copy the database's pages: %s", strerror(errno));
+            snprintf(c->error, sizeof c->error, "cannot copy the database's pages: %s",
+                     strerror(errno));
             return -1;
         }
         /* No copy_file_range between these files: page by page (from
          * wherever it stopped). */
         while (in < len) {
-            size_t n = len - in < (off_t)s->page_size ? (size_t)(len - in) : s->page_size;
-            if (read_at(s->fd, o->page, n, in) != 0 || write_at(o->fd, o->page, n, out) != 0) {
-                set_error(s, "cannot copy the database's pages: %s", strerror(errno));
+            size_t n = len - in < (off_t)c->page_size ? (size_t)(len - in) : c->page_size;
+            if (read_at(c->from, c->page, n, in) != 0 || write_at(c->to, c->page, n, out) != 0) {
+                snprintf(c->error, sizeof c->error, "cannot copy the database's pages: %s",
+                         strerror(errno));
                 return -1;
             }
             in += (off_t)n;
@@ -628,19 +645,21 @@ static int copy_range(uo_page_spool *s, sqlf_out *o, off_t in, off_t out, off_t 
     return 0;
 }
 
-/* Copies the spool's pages into o's file from page base + 1 on, around the
+/* Copies the spool's pages into the database from page base + 1 on, around the
  * lock page (left a hole, as SQLite leaves it). */
-static int copy_spool(uo_page_spool *s, sqlf_out *o, uint32_t base)
+static void *copy_spool(void *arg)
 {
-    off_t ps = s->page_size, len = (off_t)s->pages * ps;
-    uint32_t lock = sqlf_lock_page(s->page_size);
-    if (base >= lock || base + s->pages < lock)
-        return copy_range(s, o, 0, (off_t)base * ps, len);
-    off_t before = (off_t)(lock - 1 - base) * ps; /* spool bytes before the lock page */
-    return copy_range(s, o, 0, (off_t)base * ps, before) != 0 ||
-                   copy_range(s, o, before, (off_t)lock * ps, len) != 0
-               ? -1
-               : 0;
+    page_copy *c = arg;
+    off_t ps = c->page_size, len = (off_t)c->pages * ps;
+    uint32_t lock = sqlf_lock_page(c->page_size);
+    if (c->base >= lock || c->base + c->pages < lock) {
+        copy_range(c, 0, (off_t)c->base * ps, len);
+        return NULL;
+    }
+    off_t before = (off_t)(lock - 1 - c->base) * ps; /* spool bytes before the lock page */
+    if (copy_range(c, 0, (off_t)c->base * ps, before) == 0)
+        copy_range(c, before, (off_t)lock * ps, len);
+    return NULL;
 }
 
 int uo_pages_attach(uo_page_spool *s, const char *path)
@@ -672,14 +691,31 @@ int uo_pages_attach(uo_page_spool *s, const char *path)
         goto out;
     }
     uint32_t base = (uint32_t)(sb.st_size / page_size);
-    if (copy_spool(s, &o, base) != 0)
-        goto out;
+    page_copy copy = {.from = s->fd, .to = o.fd, .page_size = page_size, .pages = s->pages,
+                      .base = base, .page = malloc(page_size)};
+    pthread_t copier;
+    int threaded = (uint64_t)s->pages * page_size >= uo_pages_copy_thread_bytes &&
+                   copy.page != NULL &&
+                   pthread_create(&copier, NULL, copy_spool, &copy) == 0;
+    if (!threaded && copy.page != NULL)
+        copy_spool(&copy);
     o.next = base + s->pages + 1;
     if (base < sqlf_lock_page(page_size) && o.next > sqlf_lock_page(page_size))
         o.next++; /* a spooled leaf moved past the lock page */
-    for (uo_table_tree *t = s->trees; t != NULL; t = t->next)
-        if (attach_tree(&o, t, base) != 0)
-            goto out;
+    int trees = copy.page == NULL || copy.error[0] != '\0'; /* (inline: it failed first) */
+    for (uo_table_tree *t = s->trees; t != NULL && trees == 0; t = t->next)
+        trees = attach_tree(&o, t, base);
+    if (threaded)
+        pthread_join(copier, NULL);
+    int no_room = copy.page == NULL;
+    free(copy.page);
+    /* The copy's error first: its pages come first in the file. */
+    if (no_room)
+        snprintf(s->error, sizeof s->error, "out of memory");
+    else if (copy.error[0] != '\0')
+        snprintf(s->error, sizeof s->error, "%s", copy.error);
+    if (trees != 0 || s->error[0] != '\0')
+        goto out;
     /* The header: its page count, valid for a new change counter. */
     uint32_t counter = sqlf_get_be32(h + 24) + 1;
     sqlf_put_be32(h + 24, counter);

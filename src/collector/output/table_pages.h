@@ -99,6 +99,16 @@ int uo_pages_insert_deferred(uo_page_spool *s, sqlite3 *db);
  * those into the rest (index_merged, index_pages.c). Counted for the tests,
  * which must reach every case.
  */
+/**
+ * From how many bytes of spooled pages uo_pages_attach copies them into the
+ * database in a thread of its own while it writes the index and interior
+ * pages (other pages of the file): 16 MiB, about 4 ms of copying; below it a
+ * thread costs more than it saves. uo_pages_copy_thread_bytes: the size in
+ * force (tests lower it).
+ */
+#define UO_PAGES_COPY_THREAD_BYTES ((size_t)16 << 20)
+extern size_t uo_pages_copy_thread_bytes;
+
 typedef struct uo_pages_moves {
     unsigned long table_levels, index_leaves, index_levels, index_merged;
 } uo_pages_moves;
