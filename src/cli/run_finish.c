@@ -570,6 +570,8 @@ static ur_convert_opts convert_options(void)
 {
     static char prefix[PATH_MAX + 8];
     snprintf(prefix, sizeof prefix, "%s/p", g_run.folder);
+    /* (No losses: the collecting thread adds to them until it ends, while the
+     * follow thread opens its converter; the finish is given them.) */
     return (ur_convert_opts){.spool = g_run.spool,
                              .prefix = prefix,
                              .quiet = 1,
@@ -579,9 +581,7 @@ static ur_convert_opts convert_options(void)
                              .kernel_iterations =
                                  g_run.has_iterations ? &g_run.iteration_range : NULL,
                              .converted = on_converted,
-                             .completing = on_completing,
-                             .losses = g_run.losses,
-                             .num_losses = g_run.num_losses};
+                             .completing = on_completing};
 }
 
 /* ---- converting while the program runs ----
@@ -682,6 +682,9 @@ int run_convert_and_finish(void)
      * stored, for `upti recover`. */
     ur_converter *c = g_run.converter;
     g_run.converter = NULL;
+    /* The collecting thread has ended: its losses are all said. */
+    o.losses = g_run.losses;
+    o.num_losses = g_run.num_losses;
     if (c != NULL ? ur_converter_finish(c, o.losses, o.num_losses) != 0
                   : stat(g_run.spool, &st) == 0 && st.st_size > 0 && ur_convert_with(&o) != 0)
         g_run.kept = 1;
