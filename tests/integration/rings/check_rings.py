@@ -307,15 +307,26 @@ def case_full_lossless(root):
              "(expected >= 20 ms)" % (waits, wait_ns))
 
 
+def run_fork(work, n, label):
+    """ring_prog fork with N marks and a collector beside it: (prog, its stdout),
+    or None after saying how it failed."""
+    prog = start_prog(work, "fork", n, 1, extra=PATIENT)
+    coll = start_collector(work, prog.pid)
+    rc, out, err = finish(prog, "%s: ring_prog" % label)
+    crc, _co, cerr = finish(coll, "%s: the collector" % label)
+    if rc != 0 or crc != 0 or cerr:
+        fail("%s: exit %d / collector %d: %s %s" % (label, rc, crc, err, cerr))
+        return None
+    return prog, out
+
+
 def case_fork(root):
     work = tempfile.mkdtemp(dir=root)
     n = 2000
-    prog = start_prog(work, "fork", n, 1, extra=PATIENT)
-    coll = start_collector(work, prog.pid)
-    rc, out, err = finish(prog, "fork: ring_prog")
-    crc, _co, cerr = finish(coll, "fork: the collector")
-    if rc != 0 or crc != 0 or cerr:
-        fail("fork: exit %d / collector %d: %s %s" % (rc, crc, err, cerr))
+    ran = run_fork(work, n, "fork")
+    if ran is None:
+        return
+    prog, out = ran
     paths = out.split()
     if len(paths) != 2 or paths[0] == paths[1]:
         fail("fork: the parent and the child should name two ring files: %s" % paths)
@@ -379,12 +390,7 @@ def case_follow(root):
 
 def follow_spool(root, n):
     work = tempfile.mkdtemp(dir=root)
-    prog = start_prog(work, "fork", n, 1, extra=PATIENT)
-    coll = start_collector(work, prog.pid)
-    rc, _out, err = finish(prog, "follow: ring_prog")
-    crc, _co, cerr = finish(coll, "follow: the collector")
-    if rc != 0 or crc != 0 or cerr:
-        fail("follow: exit %d / collector %d: %s %s" % (rc, crc, err, cerr))
+    if run_fork(work, n, "follow") is None:
         return
     spool = os.path.join(work, "spool")
     whole = {}
