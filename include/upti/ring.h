@@ -73,6 +73,25 @@
  * FUTEX_WAKE on that word (ring_futex.h). Every dropped record
  * is counted, exactly: slot->dropped (the slot's producer), or
  * header->no_slot_drops (a thread found no free slot).
+ *
+ * Doorbell. A consumer may sleep between its passes instead of polling: it
+ * stores 1 in header->doorbell (seq_cst), then reads every slot's head, tail
+ * and starving, and sleeps in FUTEX_WAIT on header->doorbell, expecting 1,
+ * only if no slot holds UPTI_RING_DOORBELL_BYTES(slot_size) unread bytes or
+ * more and none is starving; it stores 0 once awake. A producer whose commit
+ * leaves that many unread bytes in its slot (by the tail it last read; it
+ * reads tail again first) and finds header->doorbell at 1 exchanges it for 0
+ * and, if it got the 1, calls FUTEX_WAKE on it; so does a producer about to
+ * wait for room, after it set starving (seq_cst). The producer's commit reads
+ * the doorbell without a fence, so a sleeping consumer can miss the one commit
+ * that crosses the mark; the next commit above it rings again, and the
+ * consumer's sleep has a timeout for a producer that stops right there (a
+ * producer waiting for room never misses: it fences). (libupti rings at the
+ * first commit past the mark, then, while the slot stays above it, at every
+ * commit of an API record and once per 4 KiB of marker records.) Nothing else depends on
+ * the doorbell: a consumer that never sets it is never woken, a producer that
+ * never rings it is drained when the consumer's sleep times out. Added in
+ * version 1 without a change of the version: files made before it hold 0 there.
  */
 #ifndef UPTI_RING_ABI_H
 #define UPTI_RING_ABI_H
@@ -102,6 +121,10 @@
 #define UPTI_RING_PENDING_SUFFIX ".upti-pending"
 /** Default of header->full_wait_ns (UPTI_RING_FULL_WAIT_MS overrides it at creation). */
 #define UPTI_RING_DEFAULT_FULL_WAIT_NS (50ull * 1000 * 1000)
+/** Unread bytes in a slot from which a producer rings the doorbell: 256 KiB, or a
+ *  quarter of a smaller slot (slot_size is a power of two). */
+#define UPTI_RING_DOORBELL_BYTES(slot_size) \
+    ((slot_size) / 4 < (256ull << 10) ? (uint64_t)(slot_size) / 4 : (256ull << 10))
 
 /** header->state. */
 enum {
@@ -144,6 +167,9 @@ typedef struct upti_ring_header_t {
     _Atomic int64_t collector_pid;  /**< the collector attached to the file, 0 if none */
     char hostname[64];    /**< NUL-terminated */
     char command[1024];   /**< the command line, arguments separated by spaces, NUL-terminated */
+    /** 1 while the consumer sleeps on it (FUTEX_WAIT, shared): see "Doorbell" above. */
+    _Atomic uint32_t doorbell;
+    uint32_t reserved1;   /**< 0 */
 } upti_ring_header_t;
 
 /**

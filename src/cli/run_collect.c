@@ -272,7 +272,8 @@ static void *collect_thread(void *arg)
                          .stop = &g_run.stop,
                          .discarded = on_discarded,
                          .first_ring = start_template,
-                         .spool_complete = &g_run.spool_complete};
+                         .spool_complete = &g_run.spool_complete,
+                         .wake = &g_run.collect_wake};
     g_run.collect_rc = ur_collect(&o);
     return NULL;
 }
@@ -291,6 +292,7 @@ void run_collect_stop(void)
 {
     /* From the main thread (a signal forwarded), read by the collector's thread. */
     __atomic_store_n(&g_run.stop, 1, __ATOMIC_RELEASE);
+    ur_collect_wake(&g_run.collect_wake);
 }
 
 /* Ring files left in the ring folder (processes still running when collecting
@@ -318,8 +320,10 @@ static int rings_left(void)
 int run_collect_end(pid_t program, int status)
 {
     /* g_run.program is the collecting thread's (read as it starts): set after it ended. */
-    if (g_run.thread_started)
+    if (g_run.thread_started) {
+        ur_collect_wake(&g_run.collect_wake); /* the program ended: its last pass, now */
         pthread_join(g_run.thread, NULL);
+    }
     if (g_run.template_started)
         pthread_join(g_run.template_thread, NULL);
     g_run.template_started = 0;

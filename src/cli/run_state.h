@@ -39,6 +39,7 @@ struct run_state {
     int template_started; /* template_thread runs (set by the collecting thread) */
     int template_done;    /* template_thread is done, or never will run (atomic) */
     volatile int stop;
+    uint32_t collect_wake; /* ends the collecting thread's sleep (ur_collect_wake) */
     /* Converting while the program runs (run_finish.c): the thread that
      * follows the spool, the spool's complete size as the collecting thread
      * last said it (atomic), and whether that thread has ended (under

@@ -44,4 +44,14 @@ static inline void upti_ring_futex_wake(_Atomic uint64_t *pos)
     (void)syscall(SYS_futex, upti_ring_futex_word(pos), FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 }
 
+/* The producer's side of the doorbell (upti/ring.h, "Doorbell"): wakes a consumer
+ * sleeping on *doorbell, unless another producer took its 1 first. The load first: a
+ * doorbell at 0 (the consumer awake) costs a read of a line that rarely changes. */
+static inline void upti_ring_doorbell_ring(_Atomic uint32_t *doorbell)
+{
+    if (atomic_load_explicit(doorbell, memory_order_relaxed) != 0 &&
+        atomic_exchange_explicit(doorbell, 0, memory_order_relaxed) != 0)
+        (void)syscall(SYS_futex, (uint32_t *)(void *)doorbell, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
 #endif

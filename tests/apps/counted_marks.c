@@ -17,9 +17,17 @@
  *   drain        a SIGTERM handler sets a flag; the threads stop at the next
  *                call, then main makes 1000 marks "drain:<i>" (counted in word
  *                THREADS) and returns 0. The test sends SIGTERM.
+ *   burst        each thread makes its first call, then waits until a collector
+ *                attached to the program's ring file (the header's collector_pid,
+ *                in $UPTI_TRACE_RING_DIR; 30 s at most; main prints "counted:
+ *                collector attached" or "counted: no collector"), then makes the
+ *                rest at full speed, as run (crash.run_doorbell)
  * With N = 0 the threads mark until the program is killed or signalled.
  */
+#include <upti/ring.h>
 #include <uptx/uptx.h>
+
+#include <dirent.h>
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -31,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *g_mode;
@@ -41,6 +50,7 @@ static _Atomic int g_started;
 static volatile sig_atomic_t g_stop;
 static sigjmp_buf g_jump;
 static volatile int *g_null;
+static _Atomic int g_go = 1; /* burst: 0 until the collector attached */
 
 static void on_segv(int sig)
 {
@@ -69,6 +79,8 @@ static void *work(void *arg)
             printf("counted: started\n");
             fflush(stdout);
         }
+        while (!atomic_load(&g_go))
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
         if (t == 0 && g_n > 0 && i == g_n / 2) {
             if (strcmp(g_mode, "exit") == 0)
                 _exit(3);
@@ -87,10 +99,48 @@ static void *work(void *arg)
     return NULL;
 }
 
+/* burst: whether a collector attached to one of this process's ring files in
+ * $UPTI_TRACE_RING_DIR within 30 s. */
+static int collector_attached(void)
+{
+    const char *dir = getenv("UPTI_TRACE_RING_DIR");
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "upti-%ld-", (long)getpid());
+    for (int tries = 0; dir != NULL && tries < 30000; tries++) {
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        while (d != NULL && (e = readdir(d)) != NULL) {
+            size_t n = strlen(e->d_name), k = strlen(UPTI_RING_SUFFIX);
+            if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || n < k ||
+                strcmp(e->d_name + n - k, UPTI_RING_SUFFIX) != 0)
+                continue;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            int fd = open(path, O_RDONLY);
+            void *map = fd >= 0 ? mmap(NULL, UPTI_RING_HEADER_BYTES, PROT_READ, MAP_SHARED, fd, 0)
+                                : MAP_FAILED;
+            if (fd >= 0)
+                close(fd);
+            int attached = map != MAP_FAILED &&
+                           atomic_load(&((upti_ring_header_t *)map)->collector_pid) != 0;
+            if (map != MAP_FAILED)
+                munmap(map, UPTI_RING_HEADER_BYTES);
+            if (attached) {
+                closedir(d);
+                return 1;
+            }
+        }
+        if (d != NULL)
+            closedir(d);
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: counted_marks run|exit|segv|segv_caught|drain COUNTER N [THREADS]\n");
+        fprintf(stderr, "usage: counted_marks run|exit|segv|segv_caught|drain|burst COUNTER N [THREADS]\n");
         return 2;
     }
     g_mode = argv[1];
@@ -122,10 +172,20 @@ int main(int argc, char **argv)
     sigemptyset(&term);
     sigaddset(&term, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &term, &old);
+    int burst = strcmp(g_mode, "burst") == 0;
+    if (burst)
+        atomic_store(&g_go, 0);
     pthread_t t[64];
     for (long k = 0; k < g_threads; k++)
         pthread_create(&t[k], NULL, work, (void *)k);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (burst) {
+        while (atomic_load(&g_started) < g_threads)
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+        printf(collector_attached() ? "counted: collector attached\n" : "counted: no collector\n");
+        fflush(stdout);
+        atomic_store(&g_go, 1);
+    }
     for (int k = 0; k < g_threads; k++)
         pthread_join(t[k], NULL);
     if (strcmp(g_mode, "drain") == 0) {

@@ -71,6 +71,7 @@ struct ring {
     int process_written;     /* the PROCESS chunk is in the spool */
     int done;                /* the producer ended and the rings are empty */
     int pidfd;               /* the producer's pidfd, -1 if none (then /proc is read) */
+    int armed;               /* its doorbell is set for this sleep (sleep_on_doorbells) */
 };
 
 /* What a resumed spool already holds, per ring uid (known before the files are opened). */
@@ -103,6 +104,9 @@ struct collector {
     int filling;             /* a slot gave more than LIGHT_SHARE of its size this pass */
     uint64_t pause_ns;       /* the busy pause now (BUSY_PAUSE_MIN_NS..BUSY_PAUSE_NS) */
     uint64_t idle_passes;    /* idle passes in a row (idle_pause_ns) */
+    int no_doorbells;        /* futex_waitv is not there: opts->wake or not, it polls */
+    int slept_long;          /* the last pause was a long idle sleep: scan the folder */
+    uint64_t test_doorbell_ns; /* tests: the length of every sleep on doorbells (0: none) */
     int told_first_ring;     /* opts->first_ring was called */
     int discarding;          /* the spool failed: drain without storing */
     char reason[256];        /* why (strerror of the failed write) */
@@ -180,11 +184,18 @@ static int alive_by(int pidfd, int64_t pid, uint64_t start_ticks)
 #define IDLE_STEP 4u
 #define LIGHT_SHARE 16u
 #define IDLE_MAX_FACTOR 4u
-static uint64_t idle_pause_ns(uint64_t poll_ns, uint64_t idle_passes)
+/* With doorbells (ur_collect_opts.wake), while the program runs: a producer that
+ * fills its slot, or waits for room, rings, and the program's end wakes the
+ * collector too; the idle sleep only bounds what nothing rings for (a new
+ * process's ring file, a few records under a slot's mark), and grows to 16 times
+ * poll_ns (8 ms at 0.5 ms). A 0.1 s OpenCL process cost some 60 passes at a 2 ms
+ * cap, most of them finding nothing. */
+#define DOORBELL_MAX_FACTOR 16u
+static uint64_t idle_pause_ns(uint64_t poll_ns, uint64_t idle_passes, uint64_t max_factor)
 {
     uint64_t doublings = idle_passes / IDLE_STEP;
-    uint64_t factor = doublings < 3 ? (uint64_t)1 << doublings : IDLE_MAX_FACTOR;
-    return poll_ns * (factor < IDLE_MAX_FACTOR ? factor : IDLE_MAX_FACTOR);
+    uint64_t factor = doublings < 8 ? (uint64_t)1 << doublings : max_factor;
+    return poll_ns * (factor < max_factor ? factor : max_factor);
 }
 
 /* Sleeps ns, or less: while the program is awaited, until it ends (its pidfd
@@ -197,6 +208,97 @@ static void pause_pass(const struct collector *c, int waiting, uint64_t ns)
         ppoll(&p, 1, &pause, NULL);
     } else {
         nanosleep(&pause, NULL);
+    }
+}
+
+void ur_collect_wake(uint32_t *word)
+{
+    __atomic_fetch_add(word, 1, __ATOMIC_RELEASE);
+    (void)syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* Sets ring r's doorbell to value; with 1, *due tells whether r needs a pass
+ * rather than a sleep: a slot holding its doorbell's bytes unread, or a producer
+ * waiting for room (upti/ring.h, "Doorbell": the store, the fence, then the
+ * reads). Under a guard: -1 if the file was cut short (the next pass gives it up). */
+static int set_doorbell(struct ring *r, uint32_t value, int *due)
+{
+    ur_guard g;
+    ur_guard_push(&g, r->map, r->map_size);
+    if (sigsetjmp(g.env, 0) != 0)
+        return -1;
+    atomic_store(&r->hdr->doorbell, value);
+    if (value != 0) {
+        atomic_thread_fence(memory_order_seq_cst);
+        uint64_t mark = UPTI_RING_DOORBELL_BYTES(r->slot_size);
+        for (uint32_t i = 0; i < r->max_slots && !*due; i++) {
+            upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
+            uint64_t head = atomic_load_explicit(&slot->head, memory_order_acquire);
+            uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
+            *due = head - tail >= mark ||
+                   atomic_load_explicit(&slot->starving, memory_order_relaxed) != 0;
+        }
+    }
+    ur_guard_leave(&g);
+    return 0;
+}
+
+/* Sleeps ns at most on opts->wake and the doorbells of the rings (at most
+ * FUTEX_WAITV_MAX - 1 of them; with more, the others are polled: ns is
+ * capped at poll_ns), or not at all where a ring is due (set_doorbell). */
+static void sleep_on_doorbells(struct collector *c, uint64_t ns)
+{
+    const ur_collect_opts *o = c->opts;
+    struct futex_waitv w[FUTEX_WAITV_MAX];
+    uint32_t seen = __atomic_load_n(o->wake, __ATOMIC_ACQUIRE);
+    w[0] = (struct futex_waitv){.val = seen, .uaddr = (uintptr_t)o->wake,
+                                .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG};
+    unsigned n = 1;
+    int due = 0;
+    for (size_t i = 0; i < c->num_rings && !due; i++) {
+        struct ring *r = &c->rings[i];
+        if (r->done || r->map == NULL)
+            continue;
+        if (n == FUTEX_WAITV_MAX) {
+            ns = ns < o->poll_ns ? ns : o->poll_ns;
+            break;
+        }
+        if (set_doorbell(r, 1, &due) != 0)
+            continue;
+        r->armed = 1;
+        w[n++] = (struct futex_waitv){.val = 1, .uaddr = (uintptr_t)&r->hdr->doorbell,
+                                      .flags = FUTEX_32};
+    }
+#ifndef SYS_futex_waitv
+    due = 1;
+    c->no_doorbells = 1; /* (headers older than the system call: polls, from the next pause) */
+#endif
+    if (c->test_doorbell_ns > 0 && n > 1)
+        ns = c->test_doorbell_ns;
+    if (!due) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        uint64_t at = (uint64_t)t.tv_nsec + ns;
+        t.tv_sec += (time_t)(at / 1000000000u);
+        t.tv_nsec = (long)(at % 1000000000u);
+#ifdef SYS_futex_waitv
+        long rc = syscall(SYS_futex_waitv, w, n, 0, &t, CLOCK_MONOTONIC);
+#else
+        long rc = -1;
+#endif
+        if (rc < 0 && (errno == ENOSYS || errno == EFAULT)) {
+            /* No futex_waitv here (then never again), or a ring cut short (its
+             * pass gives it up): this pause as a plain sleep. */
+            c->no_doorbells |= errno == ENOSYS;
+            struct timespec pause = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+            nanosleep(&pause, NULL);
+        }
+    }
+    for (size_t i = 0; i < c->num_rings; i++) {
+        struct ring *r = &c->rings[i];
+        if (r->armed && r->map != NULL)
+            (void)set_doorbell(r, 0, &due);
+        r->armed = 0;
     }
 }
 
@@ -893,12 +995,12 @@ static void announce_wait(struct collector *collector, struct ring *r)
     r->announced = 1;
 }
 
-/* UPTI_RING_TEST_CRASH_AFTER_CHUNKS, for UPTI's own tests (rings.collector_kill):
- * honoured only by a program of the build tree (UPTI_BUILD_BIN_DIR, set by
- * CMake). An installed upti, whatever its environment, never kills itself. */
-static long test_crash_after(void)
+/* A setting for UPTI's own tests, from the environment: honoured only by a program
+ * of the build tree (UPTI_BUILD_BIN_DIR, set by CMake), else 0. An installed upti,
+ * whatever its environment, never kills itself nor sleeps longer. */
+static long test_setting(const char *name)
 {
-    const char *v = getenv("UPTI_RING_TEST_CRASH_AFTER_CHUNKS");
+    const char *v = getenv(name);
 #ifdef UPTI_BUILD_BIN_DIR
     char exe[4096];
     ssize_t n = v != NULL ? readlink("/proc/self/exe", exe, sizeof exe - 1) : -1;
@@ -927,7 +1029,11 @@ int ur_collect(const ur_collect_opts *opts)
      * 100 us busy pause, and the program's rings fill meanwhile). */
     (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     collector->wait_pidfd = open_pidfd(opts->wait_pid, 0);
-    collector->crash_after = test_crash_after();
+    /* UPTI_RING_TEST_CRASH_AFTER_CHUNKS: rings.collector_kill. UPTI_TEST_DOORBELL_SLEEP_MS:
+     * every sleep on doorbells that long (crash.run_doorbell: only the doorbells and the
+     * program's end can end it). */
+    collector->crash_after = test_setting("UPTI_RING_TEST_CRASH_AFTER_CHUNKS");
+    collector->test_doorbell_ns = (uint64_t)test_setting("UPTI_TEST_DOORBELL_SLEEP_MS") * 1000000u;
     collector->fd = ur_spool_open(opts->spool, remember, collector);
     if (collector->fd < 0)
         spool_failed(collector); /* the rings are drained all the same */
@@ -943,7 +1049,7 @@ int ur_collect(const ur_collect_opts *opts)
         int stopping = opts->stop != NULL && __atomic_load_n(opts->stop, __ATOMIC_ACQUIRE);
         int waiting =
             !stopping && opts->wait_pid > 0 && alive_by(collector->wait_pidfd, opts->wait_pid, 0);
-        if (opts->dir != NULL && (pass % 8 == 0 || !waiting))
+        if (opts->dir != NULL && (pass % 8 == 0 || !waiting || collector->slept_long))
             scan_dir(collector);
         pass++;
         /* Checked before the rings: a child's claim goes after its ring file exists.
@@ -1022,12 +1128,23 @@ int ur_collect(const ur_collect_opts *opts)
             collector->pause_ns += collector->pause_ns / 8 + 1;
         int idle = !collector->filling && !collector->starving;
         collector->idle_passes = idle ? collector->idle_passes + 1 : 0;
+        collector->slept_long = 0;
         if (moved < BUSY_BATCH_BYTES) {
-            uint64_t ns = idle ? idle_pause_ns(opts->poll_ns, collector->idle_passes - 1)
+            int doorbells = opts->wake != NULL && !collector->no_doorbells;
+            uint64_t ns = idle ? idle_pause_ns(opts->poll_ns, collector->idle_passes - 1,
+                                               doorbells && waiting ? DOORBELL_MAX_FACTOR
+                                                                    : IDLE_MAX_FACTOR)
                                : collector->pause_ns;
             if (open_rings == 0 && !waiting && claims > 0)
                 ns = CLAIM_POLL_NS; /* only a daemon that has not recorded yet: no hurry */
-            pause_pass(collector, waiting, ns);
+            /* The short pauses of a busy pass stay plain sleeps: what they wait
+             * for is a batch, and a producer that far behind its mark rings nothing. */
+            if (doorbells && ns >= opts->poll_ns) {
+                sleep_on_doorbells(collector, ns);
+                collector->slept_long = ns > IDLE_MAX_FACTOR * opts->poll_ns;
+            } else {
+                pause_pass(collector, waiting, ns);
+            }
         }
     }
     for (size_t i = 0; i < collector->num_rings; i++) {

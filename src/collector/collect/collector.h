@@ -55,7 +55,17 @@ typedef struct ur_collect_opts {
      *  something to the spool's size, where its last complete chunk ends, for
      *  a converter that follows it (ur_converter_follow). */
     uint64_t *spool_complete;
+    /** If not NULL: the collector sleeps between passes on the doorbells of its
+     *  rings (upti/ring.h, "Doorbell") and on this word, a futex private to the
+     *  process, and its idle sleeps are longer: whoever needs a pass at once
+     *  (wait_pid ended, stop set) calls ur_collect_wake(wake) after. NULL: it
+     *  polls, and wait_pid's end ends a pause (its pidfd). */
+    uint32_t *wake;
 } ur_collect_opts;
+
+/** Ends the sleep of the collector whose ur_collect_opts.wake is word
+ *  (async-signal-safe: a signal handler may call it). */
+void ur_collect_wake(uint32_t *word);
 
 /**
  * Drains ring files into the spool until every producer whose file it found

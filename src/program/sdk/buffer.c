@@ -386,6 +386,10 @@ void *upti_buffer_reserve_slow(struct upti_buffer *b, upti_thread_state_t *s, ui
 
 void upti_buffer_wake(struct upti_buffer *b)
 {
+    if (b->shared != NULL) {
+        upti_shared_ring_doorbell(b);
+        return;
+    }
     wake_thread(atomic_load_explicit(&b->thread, memory_order_relaxed));
 }
 

@@ -117,6 +117,8 @@ upti_status_t upti_buffer_register(struct upti_buffer *b, upti_buffer_id_t *buff
 /* ---- shared buffers (shared_buffer.c) ---- */
 /** Claims a slot of b's ring file for the thread of s; NULL (counted) if none. */
 struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_thread_state_t *s);
+/** Wakes b's collector if it sleeps on the doorbell of b's ring file (upti/ring.h). */
+void upti_shared_ring_doorbell(struct upti_buffer *b);
 /** A shared ring's record of len bytes at pos would end past p->limit: true to go back to
  *  the ring's start now (a padding record to its end; the collector is close behind), else
  *  moves p->limit on (up to the ring's end) and returns false. */

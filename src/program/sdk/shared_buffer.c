@@ -333,7 +333,8 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
     b->tool = upti_current_tool();
     b->context = context_id;
     b->size = r->slot_size;
-    b->watermark = SIZE_MAX; /* nobody in the process is woken */
+    /* Nobody in the process is woken: upti_buffer_wake() rings the file's doorbell. */
+    b->watermark = UPTI_RING_DOORBELL_BYTES(r->slot_size);
     b->policy = policy;
     b->shared = r;
     pthread_mutex_init(&b->lock, NULL);
@@ -517,6 +518,8 @@ static bool wait_for_left_slot(struct upti_buffer *b, struct upti_shared_ring *r
             atomic_store_explicit(&r->left_wait_stalled, true, memory_order_relaxed);
             return false;
         }
+        if (first)
+            upti_shared_ring_doorbell(b); /* a collector asleep drains left slots when woken */
         *waited = true;
         struct timespec pause = {0, 200 * 1000};
         nanosleep(&pause, NULL);
@@ -574,6 +577,13 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
     return p;
 }
 
+void upti_shared_ring_doorbell(struct upti_buffer *b)
+{
+    upti_ring_header_t *h = __atomic_load_n(&b->shared->hdr, __ATOMIC_ACQUIRE);
+    if (h != NULL)
+        upti_ring_doorbell_ring(&h->doorbell);
+}
+
 bool upti_shared_past_limit(struct upti_producer *p, size_t pos, size_t len)
 {
     /* The collector is less than half of this lap behind (p->cached_tail was just
@@ -601,6 +611,7 @@ bool upti_shared_wait_for_room(struct upti_producer *p, size_t need)
     uint64_t deadline = started + r->full_wait_ns;
     atomic_store(&p->starving, true);
     atomic_thread_fence(memory_order_seq_cst); /* starving before tail: see give_back() in the collector */
+    upti_shared_ring_doorbell(p->buffer);      /* (after the fence: upti/ring.h, "Doorbell") */
     bool ok = false;
     for (;;) {
         uint64_t tail = atomic_load_explicit(&p->tail, memory_order_acquire);

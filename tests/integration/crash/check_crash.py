@@ -573,7 +573,7 @@ def counters(path, n):
 
 
 def run_counted(tmp, name, mode, n, threads=2, preexec=None, signal_after=None, sig=None,
-                expect_rc=0):
+                expect_rc=0, extra_env=None, timeout=300):
     """`upti run --marker-trace` on counted_marks; returns (db path, calls completed per thread,
     stderr). signal_after: seconds after the program started when sig goes to it (SIGKILL: the
     program only; others through upti, which forwards them)."""
@@ -581,7 +581,9 @@ def run_counted(tmp, name, mode, n, threads=2, preexec=None, signal_after=None, 
     counter = os.path.join(tmp, name + '.counter')
     cmd = [UPTI, 'run', '--marker-trace', '-d', d, '-o', 'c', '--', COUNTED, mode, counter,
            str(n), str(threads)]
-    p = subprocess.Popen(cmd, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    e = env()
+    e.update(extra_env or {})
+    p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, errors='replace', preexec_fn=preexec)
     if signal_after is not None:
         first = p.stdout.readline()
@@ -594,7 +596,14 @@ def run_counted(tmp, name, mode, n, threads=2, preexec=None, signal_after=None, 
                 os.kill(k, sig)
         else:
             p.send_signal(sig)
-    out, err = p.communicate(timeout=300)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        fail('%s: upti did not end within %d s\nstderr: %s' % (name, timeout, err))
+    if mode == 'burst' and 'counted: collector attached' not in out:
+        fail('%s: no collector attached to the program\'s ring: %r' % (name, out))
     if p.returncode != expect_rc:
         fail('%s: upti exit %d, expected %d\nstderr: %s' % (name, p.returncode, expect_rc, err))
     return os.path.join(d, 'c.db'), counters(counter, threads + 1), err
@@ -621,6 +630,26 @@ def check_counted(name, path, counts, threads, may_be_one_more):
                  'first missing %r)' % (name, t, c, len(got), dup,
                                         next((i for i in range(c) if i not in set(got)), None)))
     return rows
+
+
+def case_run_doorbell(tmp):
+    """The collector sleeps on its rings' doorbells (upti/ring.h): here each sleep lasts
+    120 s (UPTI_TEST_DOORBELL_SLEEP_MS, honoured by the build tree's upti only) unless a
+    doorbell or the program's end ends it. Two threads wait until the collector attached to
+    their ring file, then make 200,000 marks each through rings of 1 MiB (12.8 MiB each): the
+    producers ring as their slots fill (without it each would wait a second for room, then
+    drop), and the program's end ends the last sleep (without it upti would end 120 s later).
+    Every mark is there, none dropped, none waited for past the ring's limit."""
+    n = 200000
+    path, counts, err = run_counted(tmp, 'doorbell', 'burst', n,
+                                    extra_env={'UPTI_TEST_DOORBELL_SLEEP_MS': '120000'},
+                                    timeout=90)
+    if counts[:2] != [n, n]:
+        fail('doorbell: the program completed %r calls, expected %d per thread' % (counts, n))
+    if 'traced 1 process: %d records, 0 dropped' % (2 * n) not in err:
+        fail('doorbell: upti said %r' % err)
+    check_counted('doorbell', path, counts, 2, False)
+    print('run_doorbell: %d marks per thread through 1 MiB rings, all there' % n)
 
 
 def case_run_kill(tmp):
@@ -766,6 +795,7 @@ CASES = {
     'collector_killed': case_collector_killed,
     'recover_full': case_recover_full,
     'run_kill': case_run_kill,
+    'run_doorbell': case_run_doorbell,
     'run_endings': case_run_endings,
     'run_sigint_nohup': case_run_sigint_nohup,
     'run_sigterm_drain': case_run_sigterm_drain,

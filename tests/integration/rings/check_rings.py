@@ -514,6 +514,28 @@ after_initialize=UPTI_STATUS_ERROR_CONFIGURATION_LOCKED
 """
 
 
+def case_doorbell(root):
+    """A producer rings its ring's doorbell (upti/ring.h, "Doorbell") with the commit that
+    leaves the slot's mark or more unread, not before; the sleeper on it wakes; set again
+    above the mark, a commit within the next 4 KiB rings (a marker checks once per 4 KiB
+    while it stays above: marker_slow; its records here are 56 bytes)."""
+    work = tempfile.mkdtemp(dir=root)
+    prog = start_prog(work, "doorbell", 0, 1, size=1 << 20)
+    rc, out, err = finish(prog, "doorbell: ring_prog")
+    lines = out.split("\n")
+    got = dict(kv.split("=") for line in lines[1:] for kv in line.split()[1:] if "=" in kv)
+    if rc != 0 or len(got) != 6:
+        fail("doorbell: exit %d, %r, %r" % (rc, out, err))
+        return
+    before, head, mark = int(got["before"]), int(got["head"]), int(got["mark"])
+    if mark != 256 << 10 or not before < mark <= head:
+        fail("doorbell: rang by the commit from %d to %d, mark %d" % (before, head, mark))
+    if got["woken"] != "1" or got["doorbell"] != "0":
+        fail("doorbell: the sleeper: %r" % lines)
+    if not 1 <= int(got["after"]) <= 4096 // 56 + 1:
+        fail("doorbell: set again above the mark, rang after %s marks" % got["after"])
+
+
 def case_api(root):
     work = tempfile.mkdtemp(dir=root)
     prog = start_prog(work, "api", 10, 1)
@@ -1026,6 +1048,8 @@ def main():
             case_cli(root)
         elif CASE == "api":
             case_api(root)
+        elif CASE == "doorbell":
+            case_doorbell(root)
         elif CASE == "corrupt":
             case_corrupt(root)
         elif CASE == "tool":

@@ -36,11 +36,17 @@
  * like return, and each thread also registers 10 agents while it marks
  * (upti_runtime_add_agent, runtime "race", name "<thread>:<i>"), racing the
  * other threads' first records; then prints "agents=<what
- * upti_query_available_agents lists>".
+ * upti_query_available_agents lists>". MODE doorbell (no collector): maps its
+ * ring file, sets the header's doorbell as a sleeping collector would, and a
+ * thread sleeps on it (FUTEX_WAIT); marks one at a time until the doorbell is
+ * 0 and prints "rang before=B head=H mark=M" (the slot's head before and after
+ * that mark, the doorbell's bytes) and "waiter woken=W doorbell=D"; sets it
+ * again and prints "again after=K" (marks until it rang again).
  */
 #include <upti/runtime.h>
 #include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's positional form */
 #include <upti/upti.h>
+#include <upti/ring.h>
 #include <uptx/uptx.h>
 
 #include "trace_tool_records.h"
@@ -56,7 +62,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/futex.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -428,6 +437,68 @@ static void process_state(int *tasks, int *handlers)
 
 static int g_tasks0, g_handlers0;
 
+/* MODE doorbell: a collector's sleep on the doorbell, in a thread. */
+static void *doorbell_waiter(void *arg)
+{
+    _Atomic uint32_t *bell = arg;
+    struct timespec limit = {60, 0};
+    syscall(SYS_futex, (uint32_t *)(void *)bell, FUTEX_WAIT, 1u, &limit, NULL, 0);
+    return (void *)(intptr_t)(atomic_load(bell) == 0);
+}
+
+/* MODE doorbell: the head of the calling thread's slot. */
+static uint64_t own_head(void *map)
+{
+    const upti_ring_header_t *h = map;
+    for (uint32_t i = 0; i < h->max_slots; i++) {
+        upti_ring_slot_t *slot = upti_ring_slot(map, i);
+        if (atomic_load(&slot->owner) == (uint64_t)syscall(SYS_gettid))
+            return atomic_load(&slot->head);
+    }
+    return 0;
+}
+
+static int doorbell_mode(const char *path)
+{
+    int fd = open(path, O_RDWR);
+    struct stat st;
+    void *map = fd >= 0 && fstat(fd, &st) == 0
+                    ? mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                    : MAP_FAILED;
+    if (fd >= 0)
+        close(fd);
+    if (map == MAP_FAILED)
+        return 2;
+    upti_ring_header_t *h = map;
+    uint64_t mark = UPTI_RING_DOORBELL_BYTES(h->slot_size);
+    uptx_mark("first"); /* claims the slot */
+    atomic_store(&h->doorbell, 1);
+    pthread_t waiter;
+    if (pthread_create(&waiter, NULL, doorbell_waiter, &h->doorbell) != 0)
+        return 2;
+    uint64_t before = own_head(map), head = before;
+    char msg[32];
+    for (long i = 0; i < 1000000 && atomic_load(&h->doorbell) != 0; i++) {
+        before = head;
+        snprintf(msg, sizeof msg, "d:%ld", i);
+        uptx_mark(msg);
+        head = own_head(map);
+    }
+    printf("rang before=%llu head=%llu mark=%llu\n", (unsigned long long)before,
+           (unsigned long long)head, (unsigned long long)mark);
+    void *woken;
+    pthread_join(waiter, &woken);
+    printf("waiter woken=%d doorbell=%u\n", (int)(intptr_t)woken, atomic_load(&h->doorbell));
+    atomic_store(&h->doorbell, 1);
+    long k = 0;
+    while (k < 1000 && atomic_load(&h->doorbell) != 0) {
+        uptx_mark("again");
+        k++;
+    }
+    printf("again after=%ld\n", k);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     process_state(&g_tasks0, &g_handlers0); /* before UPTI (a sanitizer has its own) */
@@ -482,6 +553,8 @@ int main(int argc, char **argv)
     }
     printf("%s\n", path);
     fflush(stdout);
+    if (strcmp(mode, "doorbell") == 0)
+        return doorbell_mode(path);
 
     if (strcmp(mode, "fork") == 0) {
         marks("0", 0, 0, g_n / 2, 0);
