@@ -192,7 +192,9 @@ typedef struct upti_ring_slot_t {
     _Atomic uint64_t tail;          /**< 256: consumed position (consumer, store-release) */
     uint64_t producer_private3[7];  /**< 264: the producer's */
     _Atomic uint64_t owner;         /**< 320: tid of the thread holding the slot, 0 = never used */
-    uint64_t data_offset;           /**< 328: where the slot's data starts in the file */
+    /** 328: where the slot's data starts in the file; 0 until the slot is first claimed
+     *  (written before the producer's first store of head). */
+    uint64_t data_offset;
     /** 336: LOSSLESS, the producer's: tail + 1 where it last gave up waiting (0: never).
      *  While tail is still there the collector is stalled: it drops without waiting again. */
     uint64_t stalled_at;

@@ -70,8 +70,10 @@ UNIT_TEST(ring_check)
                        "file's 16384 bytes");
     upti_ring_slot(file, 1)->data_offset = 12289;
     CHECK_REASON(file, "slot 1: data_offset 12289 + slot_size 4096 outside the file's 16384 bytes");
-    upti_ring_slot(file, 1)->data_offset = 0; /* over the header */
-    CHECK_REASON(file, "slot 1: data_offset 0 + slot_size 4096 outside the file's 16384 bytes");
+    upti_ring_slot(file, 1)->data_offset = 4096; /* over the slots' table */
+    CHECK_REASON(file, "slot 1: data_offset 4096 + slot_size 4096 outside the file's 16384 bytes");
+    upti_ring_slot(file, 1)->data_offset = 0; /* a slot never claimed: its producer sets it */
+    CHECK_REASON(file, "");
     valid(file);
     h->file_size = 1ull << 40;
     CHECK_REASON(file, "file_size 1099511627776, the file has 16384 bytes");

@@ -665,6 +665,14 @@ static uint64_t count_records(const uint8_t *data, uint64_t mask, uint64_t tail,
     return n;
 }
 
+/* Whether a slot's data_offset, read once, places its data inside the file past the
+ * slots' table (0 is a slot never claimed: it holds nothing to read). */
+static int slot_data_fits(const struct ring *r, uint64_t offset)
+{
+    return offset >= UPTI_RING_HEADER_BYTES + (uint64_t)r->max_slots * UPTI_RING_SLOT_BYTES &&
+           ur_span_fits(offset, r->slot_size, r->map_size);
+}
+
 /* Moves the slot's tail to head (the space is free again), waking its producer
  * if it waits for room. The fence orders the tail store before the starving
  * load, as the producer's orders its starving store before its tail load:
@@ -687,7 +695,7 @@ static uint64_t skip_padding(const struct ring *r, const upti_ring_slot_t *slot,
     uint64_t size = r->slot_size, rest = size - (tail & (size - 1));
     uint64_t offset = slot->data_offset; /* read once: what is used is what was checked */
     if (head - tail < rest || head - tail > size || rest < sizeof(upti_ring_record_header_t) ||
-        !ur_span_fits(offset, size, r->map_size))
+        !slot_data_fits(r, offset))
         return tail;
     upti_ring_record_header_t h;
     memcpy(&h, (const uint8_t *)r->map + offset + (tail & (size - 1)), sizeof h);
@@ -703,7 +711,7 @@ static uint64_t lap_end(const struct ring *r, const upti_ring_slot_t *slot, uint
     uint64_t size = r->slot_size, mask = size - 1;
     uint64_t offset = slot->data_offset; /* read once: what is used is what was checked */
     if (head - tail > size || (tail & mask) + (head - tail) < size ||
-        !ur_span_fits(offset, size, r->map_size))
+        !slot_data_fits(r, offset))
         return head;
     const uint8_t *data = (const uint8_t *)r->map + offset;
     for (uint64_t pos = tail; pos < head;) {
@@ -729,7 +737,7 @@ static void discard_slot(struct collector *collector, struct ring *r, uint32_t i
 {
     upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
     uint64_t size = r->slot_size, lost = 0, offset = slot->data_offset;
-    if (head != tail && head - tail <= size && ur_span_fits(offset, size, r->map_size))
+    if (head != tail && head - tail <= size && slot_data_fits(r, offset))
         lost = count_records((const uint8_t *)r->map + offset, size - 1, tail, head);
     lost += dropped - r->dropped_seen[i];
     r->dropped_seen[i] = dropped;
@@ -772,7 +780,7 @@ static long long drain_slot(struct collector *collector, struct ring *r, uint32_
     if (head != tail) {
         /* Read once: the file is shared, and what is used is what was checked. */
         uint64_t offset = slot->data_offset;
-        if (head - tail > size || !ur_span_fits(offset, size, r->map_size)) {
+        if (head - tail > size || !slot_data_fits(r, offset)) {
             uo_report("%s: slot %u is corrupt (head %llu, tail %llu): skipped", r->path, i,
                       (unsigned long long)head, (unsigned long long)tail);
             give_back(slot, head);

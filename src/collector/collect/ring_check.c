@@ -48,7 +48,7 @@ int ur_ring_check(const void *map, uint64_t size, upti_ring_header_t *checked, c
     }
     for (uint32_t i = 0; i < h->max_slots; i++) {
         uint64_t off = upti_ring_slot((void *)map, i)->data_offset;
-        if (off < table_end || !ur_span_fits(off, h->slot_size, size)) {
+        if (off != 0 && (off < table_end || !ur_span_fits(off, h->slot_size, size))) {
             snprintf(why, why_len, "slot %u: data_offset %llu + slot_size %llu outside the "
                      "file's %llu bytes", i, (unsigned long long)off,
                      (unsigned long long)h->slot_size, (unsigned long long)size);

@@ -218,8 +218,10 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool au
     h->wall_start = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
     gethostname(h->hostname, sizeof h->hostname - 1);
     read_command(h->command, sizeof h->command, first_of_pid);
-    for (uint32_t i = 0; i < r->max_slots; i++)
-        upti_ring_slot(map, i)->data_offset = data + (size_t)i * r->slot_size;
+    /* Each slot's data_offset is written when the slot is first claimed (reserve_slot):
+     * writing all of them here touched every page of the slots' table, a page fault
+     * each (25 at 256 slots: half a millisecond of a short process, on a virtual
+     * machine), for slots most processes never use. */
     atomic_store_explicit(&h->state, UPTI_RING_STATE_LIVE, memory_order_release);
     __atomic_store_n(&r->hdr, h, __ATOMIC_RELEASE); /* producers may claim slots from now */
     return 0;
@@ -364,11 +366,14 @@ UPTI_API upti_status_t upti_get_shared_buffer_path(upti_buffer_id_t buffer_id, c
 /* A slot used for the first time: its data gets storage before anything is written
  * there. Where there is none, the slot stays unused (owner 0), and so do all the
  * file's unused slots from then on: their threads' records are dropped, counted. */
-static bool reserve_slot(struct upti_shared_ring *r, upti_ring_slot_t *slot)
+static bool reserve_slot(struct upti_shared_ring *r, uint32_t i, upti_ring_slot_t *slot)
 {
-    int e = upti_ring_room_reserve(r->path, r->dev, r->ino, (off_t)slot->data_offset, r->slot_size);
-    if (e == 0)
+    uint64_t offset = upti_ring_data_start(r->max_slots) + (uint64_t)i * r->slot_size;
+    int e = upti_ring_room_reserve(r->path, r->dev, r->ino, (off_t)offset, r->slot_size);
+    if (e == 0) {
+        slot->data_offset = offset; /* (the collector reads it after a head that covers data) */
         return true;
+    }
     atomic_store_explicit(&slot->owner, 0, memory_order_release);
     if (!atomic_exchange(&r->room_exhausted, true))
         upti_log_warning("no room for another thread's ring in %s (%s): threads without one "
@@ -409,7 +414,7 @@ static bool claim_slot(struct upti_shared_ring *r, uint32_t i, upti_thread_id_t 
     /* A slot used for the first time: the owner word is the claim. */
     if (!atomic_compare_exchange_strong(&slot->owner, &owner, tid))
         return false;
-    return reserve_slot(r, slot);
+    return reserve_slot(r, i, slot);
 }
 
 /* The path of this process's claim in r->dir (UPTI_RING_PENDING_SUFFIX); tmp: the
