@@ -363,8 +363,10 @@ void *upti_buffer_reserve_slow(struct upti_buffer *b, upti_thread_state_t *s, ui
     if (!wrap && pos + len > p->limit)
         wrap = upti_shared_past_limit(p, pos, len);
     size_t need = len + (wrap ? contiguous : 0);
-    if (head + need - p->cached_tail > p->size) {
-        if (len > p->size / 2 || b->policy != UPTI_BUFFER_POLICY_LOSSLESS ||
+    /* A shared ring's record that fits nowhere its file has storage for: dropped. */
+    bool no_storage = !wrap && pos + len > p->limit;
+    if (no_storage || head + need - p->cached_tail > p->size) {
+        if (no_storage || len > p->size / 2 || b->policy != UPTI_BUFFER_POLICY_LOSSLESS ||
             !(b->shared != NULL ? upti_shared_wait_for_room(p, need) : wait_for_room(p, need))) {
             atomic_store_explicit(&p->dropped,
                                   atomic_load_explicit(&p->dropped, memory_order_relaxed) + 1,

@@ -25,6 +25,9 @@ struct upti_producer {
     size_t size;
     struct upti_buffer *buffer;
     upti_thread_id_t tid;
+    /* A shared ring's: the bytes from the data's start that have storage (the slot's, kept
+     * by its later owners; only grows; limit never passes it). */
+    size_t reserved;
     /* Producer only, written per record. */
     _Alignas(UPTI_CACHELINE) size_t local_head; /* where the pending record starts */
     size_t pending_head;                        /* head after it, published at commit */
@@ -120,8 +123,10 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
 /** Wakes b's collector if it sleeps on the doorbell of b's ring file (upti/ring.h). */
 void upti_shared_ring_doorbell(struct upti_buffer *b);
 /** A shared ring's record of len bytes at pos would end past p->limit: true to go back to
- *  the ring's start now (a padding record to its end; the collector is close behind), else
- *  moves p->limit on (up to the ring's end) and returns false. */
+ *  the ring's start now (a padding record to its end; the collector is close behind, or
+ *  the file has no storage for more), else moves p->limit on (up to the ring's end, the
+ *  storage first) and returns false; false with p->limit unchanged: the record fits
+ *  nowhere the file has storage for (dropped). */
 bool upti_shared_past_limit(struct upti_producer *p, size_t pos, size_t len);
 /** LOSSLESS: waits while the collector makes progress; false once it stalled (drop). */
 bool upti_shared_wait_for_room(struct upti_producer *p, size_t need);

@@ -55,10 +55,18 @@ _Static_assert(sizeof(size_t) == sizeof(uint64_t), "positions are 64-bit");
  * rings are the room for bursts, touched only when the collector falls behind. */
 #define HOT_BYTES ((size_t)1 << 20)
 
-/* Where a producer's writing goes back to the ring's start while the collector keeps up. */
+/* A slot's data gets storage this much at a time: at its claim, then as its producer
+ * goes further (grow_limit). The whole slot at its claim cost a short process 0.1 to
+ * 1 ms per MiB (zeroed pages, on a virtual machine more) for the 20 to 100 KiB most
+ * of its threads write, and as much again to free at the end. */
+#define RESERVE_STEP ((size_t)128 << 10)
+
+/* Where a producer's writing goes back to the ring's start while the collector keeps up:
+ * its hot part, within what has storage. */
 static inline size_t hot_limit(const struct upti_producer *p)
 {
-    return p->size < HOT_BYTES ? p->size : HOT_BYTES;
+    size_t hot = p->size < HOT_BYTES ? p->size : HOT_BYTES;
+    return hot < p->reserved ? hot : p->reserved;
 }
 
 struct upti_shared_ring {
@@ -363,21 +371,31 @@ UPTI_API upti_status_t upti_get_shared_buffer_path(upti_buffer_id_t buffer_id, c
     return UPTI_STATUS_SUCCESS;
 }
 
+/* No storage could be had in r's file (error e): from now on no unused slot is claimed
+ * and no slot's storage grows; said once. */
+static void no_room(struct upti_shared_ring *r, int e)
+{
+    if (!atomic_exchange(&r->room_exhausted, true))
+        upti_log_warning("no room for more of the rings in %s (%s): threads without a ring "
+                         "have their records dropped and counted, the others keep the rings "
+                         "they have", r->path, strerror(e));
+}
+
 /* A slot used for the first time: its data gets storage before anything is written
  * there. Where there is none, the slot stays unused (owner 0), and so do all the
  * file's unused slots from then on: their threads' records are dropped, counted. */
 static bool reserve_slot(struct upti_shared_ring *r, uint32_t i, upti_ring_slot_t *slot)
 {
     uint64_t offset = upti_ring_data_start(r->max_slots) + (uint64_t)i * r->slot_size;
-    int e = upti_ring_room_reserve(r->path, r->dev, r->ino, (off_t)offset, r->slot_size);
+    size_t first = r->slot_size < RESERVE_STEP ? r->slot_size : RESERVE_STEP;
+    int e = upti_ring_room_reserve(r->path, r->dev, r->ino, (off_t)offset, first);
     if (e == 0) {
         slot->data_offset = offset; /* (the collector reads it after a head that covers data) */
+        ((struct upti_producer *)slot)->reserved = first;
         return true;
     }
     atomic_store_explicit(&slot->owner, 0, memory_order_release);
-    if (!atomic_exchange(&r->room_exhausted, true))
-        upti_log_warning("no room for another thread's ring in %s (%s): threads without one "
-                         "have their records dropped and counted", r->path, strerror(e));
+    no_room(r, e);
     return false;
 }
 
@@ -589,6 +607,37 @@ void upti_shared_ring_doorbell(struct upti_buffer *b)
         upti_ring_doorbell_ring(&h->doorbell);
 }
 
+/* Moves p->limit on to pos + len or past it: RESERVE_STEP at a time within the hot part,
+ * HOT_BYTES at a time beyond (as far as the collector lags, twice, no further), giving
+ * storage first to what it did not have. False, p->limit unchanged, where the file's
+ * folder has no room for it (ring_room.h): the slot stays the size it has storage for. */
+static bool grow_limit(struct upti_producer *p, size_t want)
+{
+    size_t limit = p->limit;
+    while (limit < want) {
+        size_t step = limit < HOT_BYTES ? RESERVE_STEP : HOT_BYTES;
+        limit = p->size - limit > step ? limit + step : p->size;
+    }
+    if (limit > p->reserved) {
+        struct upti_shared_ring *r = p->buffer->shared;
+        upti_ring_slot_t *slot = (upti_ring_slot_t *)p;
+        size_t to = (limit + RESERVE_STEP - 1) & ~(RESERVE_STEP - 1);
+        if (to > p->size)
+            to = p->size;
+        if (atomic_load_explicit(&r->room_exhausted, memory_order_relaxed))
+            return false; /* (not asked again at every record) */
+        int e = upti_ring_room_reserve(r->path, r->dev, r->ino,
+                                       (off_t)(slot->data_offset + p->reserved), to - p->reserved);
+        if (e != 0) {
+            no_room(r, e);
+            return false;
+        }
+        p->reserved = to;
+    }
+    p->limit = limit;
+    return true;
+}
+
 bool upti_shared_past_limit(struct upti_producer *p, size_t pos, size_t len)
 {
     /* The collector is less than half of this lap behind (p->cached_tail was just
@@ -599,10 +648,12 @@ bool upti_shared_past_limit(struct upti_producer *p, size_t pos, size_t len)
         p->limit = hot_limit(p);
         return true;
     }
-    /* Further on, a MiB at a time: as far as the collector lags, twice, no further. */
-    while (p->limit < pos + len)
-        p->limit = p->size - p->limit > HOT_BYTES ? p->limit + HOT_BYTES : p->size;
-    return false;
+    if (grow_limit(p, pos + len))
+        return false;
+    /* No storage for more: back to the start, once the collector has taken this lap
+     * (the caller waits for that room, or drops); a record longer than what has storage
+     * is dropped (the caller sees it still past the limit). */
+    return len <= p->reserved;
 }
 
 bool upti_shared_wait_for_room(struct upti_producer *p, size_t need)

@@ -29,6 +29,7 @@ with an impossible length is counted as malformed, never read past; a spool
 cut inside a chunk is read up to it and cut there on resume).
 """
 import glob
+import shutil
 import os
 import random
 import signal
@@ -534,6 +535,50 @@ def case_doorbell(root):
         fail("doorbell: the sleeper: %r" % lines)
     if not 1 <= int(got["after"]) <= 4096 // 56 + 1:
         fail("doorbell: set again above the mark, rang after %s marks" % got["after"])
+
+
+def case_storage(root):
+    """A slot's data gets storage 128 KiB at a time (docs/shared-rings.md, "Storage before
+    any write"): ring_prog makes one mark, renames its ring file away (no more storage can
+    be had: libupti asks by the path), makes 19,999 more (about 1.1 MB into a 1 MiB ring,
+    no collector) and renames it back. The file holds the header's storage and 128 KiB,
+    not the slot's 1 MiB; nothing was written past it (no SIGBUS, the file is whole); every
+    mark is in the database or counted as dropped, with DISCARD (dropped at once) and with
+    LOSSLESS (after a wait of 20 ms for a collector)."""
+    n = 20000
+    for policy in ("discard", "lossless"):
+        work = tempfile.mkdtemp(prefix="upti-storage-", dir="/dev/shm")
+        try:
+            prog = start_prog(work, "storage", n, 1, size=1 << 20, policy=policy,
+                              extra={"UPTI_RING_FULL_WAIT_MS": "20"})
+            rc, out, err = finish(prog, "storage: ring_prog")
+            ring = out.strip()
+            if rc != 0 or not os.path.exists(ring):
+                fail("storage %s: exit %d, %r, %r" % (policy, rc, out, err))
+                continue
+            with open(ring, "rb") as f:
+                f.seek(4096 + 328)  # slot 0's data_offset: where the header's storage ends
+                data_start = int.from_bytes(f.read(8), "little")
+            allocated = os.stat(ring).st_blocks * 512
+            if allocated != data_start + (128 << 10):
+                fail("storage %s: %d bytes have storage, expected %d + 128 KiB"
+                     % (policy, allocated, data_start))
+            p = subprocess.run([RING, "recover", os.path.join(work, "r"), ring],
+                               capture_output=True, text=True, env=env())
+            dbs = p.stdout.split()
+            if p.returncode != 0 or len(dbs) != 1:
+                fail("storage %s: recover exit %d, %r, %r" % (policy, p.returncode, p.stdout,
+                                                            p.stderr))
+                continue
+            rows, meta, _pid = db_marks(dbs[0])
+            dropped = int(meta.get("records_dropped", -1))
+            if len(rows) + dropped != n or dropped <= 0 or len(rows) < 1000:
+                fail("storage %s: %d marks and %d dropped of %d" % (policy, len(rows), dropped, n))
+            got = sorted(int(m.split(":")[1]) for _t, m in rows)
+            if got != list(range(len(rows))):
+                fail("storage %s: the marks kept are not the first %d" % (policy, len(rows)))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def case_api(root):
@@ -1050,6 +1095,8 @@ def main():
             case_api(root)
         elif CASE == "doorbell":
             case_doorbell(root)
+        elif CASE == "storage":
+            case_storage(root)
         elif CASE == "corrupt":
             case_corrupt(root)
         elif CASE == "tool":

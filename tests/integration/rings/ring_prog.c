@@ -41,7 +41,9 @@
  * thread sleeps on it (FUTEX_WAIT); marks one at a time until the doorbell is
  * 0 and prints "rang before=B head=H mark=M" (the slot's head before and after
  * that mark, the doorbell's bytes) and "waiter woken=W doorbell=D"; sets it
- * again and prints "again after=K" (marks until it rang again).
+ * again and prints "again after=K" (marks until it rang again). MODE storage:
+ * one mark, then its ring file is renamed away (PATH.away: no more storage can be
+ * had for it, which libupti asks by the file's path), N - 1 marks, and back.
  */
 #include <upti/runtime.h>
 #include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's positional form */
@@ -555,6 +557,15 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (strcmp(mode, "doorbell") == 0)
         return doorbell_mode(path);
+    if (strcmp(mode, "storage") == 0) {
+        char away[4200];
+        snprintf(away, sizeof away, "%s.away", path);
+        marks("0", 0, 0, 1, 0);
+        if (rename(path, away) != 0)
+            return 2;
+        marks("0", 0, 1, g_n, 0);
+        return rename(away, path) != 0 ? 2 : 0;
+    }
 
     if (strcmp(mode, "fork") == 0) {
         marks("0", 0, 0, g_n / 2, 0);
