@@ -28,13 +28,15 @@ Then the short-process row: a test suite of thousands of short processes (or
 a job of many ranks) pays `upti run`'s fixed cost once per process. The probe
 with SHORT_CALLS clSetKernelArg calls, 10 kernels and 10 writes (about 1,000
 records, a process of a few hundred ms, most of it PoCL's start) runs
-SHORT_REPS times bare and under `upti run --sys-trace` (alternating, with
-nothing between upti and the probe; which goes first alternates too), and the
+SHORT_REPS times bare and under `upti run --sys-trace` (alternating, under
+bench_run_overhead_wait both ways; which goes first alternates too), and the
 row gives the median wall time of each, the added ms per process and the ratio
 to bare; a second line gives, over the rounds, the spread of the added wall ms
 (each round's upti run minus its own bare run: median, quartiles, min, max),
 the CPU time (user + system of upti and the program, from wait4) of each and
-its added ms, and the load average before and after.
+its added ms, and the load average before and after; a third line splits the
+added wall ms (paired, median) into upti's start before the program's, the
+program's own run, and the time from its end to upti's.
 Per thread count, paired over the repetitions (each upti run against its own
 bare run): the added wall ns per clSetKernelArg, the whole run's ratio, the
 time after the program's end, upti's own CPU per record (drain, conversion,
@@ -195,23 +197,32 @@ def children_cpu_ms_delta():
 
 
 def spawn_timed(cmd, cwd):
-    """Runs cmd (stdout discarded): its wall ms, the CPU ms (user + system) of it and
-    every process it waited for (upti and the program), its status and stderr."""
-    err = tempfile.TemporaryFile()
+    """Runs cmd, whose program runs under bench_run_overhead_wait: its wall ms, the CPU ms
+    (user + system) of it and every process it waited for (upti and the program), its
+    status and stderr, and its parts in ms: from the start to the program's (the wait
+    tool's wait_start_ns: upti's own start, under upti run), the program's run (to
+    child_exited_ns), and from the program's end to the command's."""
+    err, out = tempfile.TemporaryFile(), tempfile.TemporaryFile()
     t0 = time.monotonic_ns()
-    p = subprocess.Popen(cmd, env=clean_env(), cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
+    p = subprocess.Popen(cmd, env=clean_env(), cwd=cwd, stdout=out, stderr=err)
     _, status, ru = os.wait4(p.pid, 0)
     t1 = time.monotonic_ns()
     p.returncode = os.waitstatus_to_exitcode(status)
     err.seek(0)
-    return (t1 - t0) / 1e6, (ru.ru_utime + ru.ru_stime) * 1e3, p.returncode, err.read().decode()
+    out.seek(0)
+    kv = dict(w.split("=", 1) for w in out.read().decode().split() if "=" in w)
+    start, ended = int(kv.get("wait_start_ns", t0)), int(kv.get("child_exited_ns", t1))
+    parts = ((start - t0) / 1e6, (ended - start) / 1e6, (t1 - ended) / 1e6)
+    return ((t1 - t0) / 1e6, (ru.ru_utime + ru.ru_stime) * 1e3, p.returncode,
+            err.read().decode(), parts)
 
 
 def short_process(a, work):
     """The short probe SHORT_REPS times bare and under upti run, alternating (which
     goes first alternates too): per round, each one's wall and CPU ms."""
     build = os.path.abspath(a.build)
-    probe = [os.path.join(build, "bin", "bench_run_overhead_probe"), str(a.short_calls), "1",
+    probe = [os.path.join(build, "bin", "bench_run_overhead_wait"),
+             os.path.join(build, "bin", "bench_run_overhead_probe"), str(a.short_calls), "1",
              "10", "10"]
     out = os.path.join(work, "short")
     os.makedirs(out, exist_ok=True)
@@ -223,10 +234,10 @@ def short_process(a, work):
         modes = [("bare", probe), ("upti-run", upti + probe)]
         got = {}
         for mode, cmd in (modes if i % 2 == 0 else modes[::-1]):
-            wall, cpu, rc, err = spawn_timed(cmd, out)
+            wall, cpu, rc, err, parts = spawn_timed(cmd, out)
             if rc != 0:
                 sys.exit(f"bench: short process {mode} failed ({rc}):\n{err[-2000:]}")
-            got[mode] = (wall, cpu)
+            got[mode] = (wall, cpu) + parts
         rounds.append(got)
         dbs = glob.glob(os.path.join(out, "short-*.db"))
         if dbs and records == 0:
@@ -314,6 +325,11 @@ def print_short(a, short, load_before):
           f"{max(added):.1f}); CPU (user+system of upti and the program) bare {bare_cpu:.1f} ms, "
           f"upti run {upti_cpu:.1f} ms, added per round median {cm:.1f} ms (quartiles {c1:.1f} "
           f"to {c3:.1f}), ratio {upti_cpu / bare_cpu:.2f}")
+    # Where the added time goes: each part's paired difference, median over the rounds.
+    part = lambda k: statistics.median(r["upti-run"][k] - r["bare"][k] for r in rounds)
+    print(f"short process, added per part (median of the paired differences): before the "
+          f"program starts {part(2):.1f} ms, the program's run {part(3):.1f} ms, after its end "
+          f"{part(4):.1f} ms")
 
 
 def main():
