@@ -217,6 +217,11 @@ void ur_collect_wake(uint32_t *word)
     (void)syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
+#if defined(SYS_futex_waitv) && defined(FUTEX_32) && defined(FUTEX_WAITV_MAX)
+#define HAVE_FUTEX_WAITV 1
+#endif
+
+#ifdef HAVE_FUTEX_WAITV
 /* Sets ring r's doorbell to value; with 1, *due tells whether r needs a pass
  * rather than a sleep: a slot holding its doorbell's bytes unread, or a producer
  * waiting for room (upti/ring.h, "Doorbell": the store, the fence, then the
@@ -242,25 +247,38 @@ static int set_doorbell(struct ring *r, uint32_t value, int *due)
     ur_guard_leave(&g);
     return 0;
 }
+#endif
 
-/* Sleeps ns at most on opts->wake and the doorbells of the rings (at most
- * FUTEX_WAITV_MAX - 1 of them; with more, the others are polled: ns is
- * capped at poll_ns), or not at all where a ring is due (set_doorbell). */
-static void sleep_on_doorbells(struct collector *c, uint64_t ns)
+/* The pause without doorbells: ns at most on opts->wake alone (a plain futex: it
+ * ends at the program's end or a stop all the same). */
+static void sleep_on_wake(const struct collector *c, uint32_t seen, uint64_t ns)
 {
+    struct timespec pause = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    (void)syscall(SYS_futex, c->opts->wake, FUTEX_WAIT_PRIVATE, seen, &pause, NULL, 0);
+}
+
+/* Sleeps ns at most on opts->wake (unless it moved past seen, read before this
+ * pass looked at the program and the stop flag) and the doorbells of the rings
+ * (at most FUTEX_WAITV_MAX - 1 of them; with more, the others are polled: ns is
+ * capped at poll_ns), or not at all where a ring is due (set_doorbell). Where
+ * futex_waitv is refused (not in this kernel, a seccomp filter of a container),
+ * on the wake word alone from then on. */
+static void sleep_on_doorbells(struct collector *c, uint32_t seen, uint64_t ns)
+{
+#ifdef HAVE_FUTEX_WAITV
     const ur_collect_opts *o = c->opts;
     struct futex_waitv w[FUTEX_WAITV_MAX];
-    uint32_t seen = __atomic_load_n(o->wake, __ATOMIC_ACQUIRE);
     w[0] = (struct futex_waitv){.val = seen, .uaddr = (uintptr_t)o->wake,
                                 .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG};
     unsigned n = 1;
-    int due = 0;
+    int due = 0, capped = 0;
     for (size_t i = 0; i < c->num_rings && !due; i++) {
         struct ring *r = &c->rings[i];
         if (r->done || r->map == NULL)
             continue;
         if (n == FUTEX_WAITV_MAX) {
             ns = ns < o->poll_ns ? ns : o->poll_ns;
+            capped = 1;
             break;
         }
         if (set_doorbell(r, 1, &due) != 0)
@@ -269,29 +287,20 @@ static void sleep_on_doorbells(struct collector *c, uint64_t ns)
         w[n++] = (struct futex_waitv){.val = 1, .uaddr = (uintptr_t)&r->hdr->doorbell,
                                       .flags = FUTEX_32};
     }
-#ifndef SYS_futex_waitv
-    due = 1;
-    c->no_doorbells = 1; /* (headers older than the system call: polls, from the next pause) */
-#endif
-    if (c->test_doorbell_ns > 0 && n > 1)
-        ns = c->test_doorbell_ns;
+    if (c->test_doorbell_ns > 0 && n > 1 && !capped)
+        ns = c->test_doorbell_ns; /* (only once a ring can ring: a new one is found by a pass) */
     if (!due) {
         struct timespec t;
         clock_gettime(CLOCK_MONOTONIC, &t);
         uint64_t at = (uint64_t)t.tv_nsec + ns;
         t.tv_sec += (time_t)(at / 1000000000u);
         t.tv_nsec = (long)(at % 1000000000u);
-#ifdef SYS_futex_waitv
-        long rc = syscall(SYS_futex_waitv, w, n, 0, &t, CLOCK_MONOTONIC);
-#else
-        long rc = -1;
-#endif
-        if (rc < 0 && (errno == ENOSYS || errno == EFAULT)) {
-            /* No futex_waitv here (then never again), or a ring cut short (its
-             * pass gives it up): this pause as a plain sleep. */
-            c->no_doorbells |= errno == ENOSYS;
-            struct timespec pause = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-            nanosleep(&pause, NULL);
+        if (syscall(SYS_futex_waitv, w, n, 0, &t, CLOCK_MONOTONIC) < 0 && errno != EAGAIN &&
+            errno != ETIMEDOUT && errno != EINTR) {
+            /* Refused (ENOSYS, EPERM from a filter: then never again), or a ring cut
+             * short (EFAULT: its next pass gives it up): this pause on the wake word. */
+            c->no_doorbells |= errno != EFAULT;
+            sleep_on_wake(c, seen, ns);
         }
     }
     for (size_t i = 0; i < c->num_rings; i++) {
@@ -300,6 +309,10 @@ static void sleep_on_doorbells(struct collector *c, uint64_t ns)
             (void)set_doorbell(r, 0, &due);
         r->armed = 0;
     }
+#else
+    c->no_doorbells = 1; /* (headers older than futex_waitv) */
+    sleep_on_wake(c, seen, ns);
+#endif
 }
 
 static void remember(void *arg, const ur_chunk_t *c, const uint8_t *payload)
@@ -1054,6 +1067,8 @@ int ur_collect(const ur_collect_opts *opts)
     for (;;) {
         /* Whether the producers were alive before this pass: a pass that starts
          * after a producer ended sees all it committed. */
+        /* Read first: a wake after it (the program's end, a stop) ends this pass's sleep. */
+        uint32_t wake_seen = opts->wake != NULL ? __atomic_load_n(opts->wake, __ATOMIC_ACQUIRE) : 0;
         int stopping = opts->stop != NULL && __atomic_load_n(opts->stop, __ATOMIC_ACQUIRE);
         int waiting =
             !stopping && opts->wait_pid > 0 && alive_by(collector->wait_pidfd, opts->wait_pid, 0);
@@ -1138,17 +1153,20 @@ int ur_collect(const ur_collect_opts *opts)
         collector->idle_passes = idle ? collector->idle_passes + 1 : 0;
         collector->slept_long = 0;
         if (moved < BUSY_BATCH_BYTES) {
-            int doorbells = opts->wake != NULL && !collector->no_doorbells;
+            int doorbells = opts->wake != NULL;
             uint64_t ns = idle ? idle_pause_ns(opts->poll_ns, collector->idle_passes - 1,
-                                               doorbells && waiting ? DOORBELL_MAX_FACTOR
-                                                                    : IDLE_MAX_FACTOR)
+                                               doorbells && !collector->no_doorbells && waiting
+                                                   ? DOORBELL_MAX_FACTOR
+                                                   : IDLE_MAX_FACTOR)
                                : collector->pause_ns;
             if (open_rings == 0 && !waiting && claims > 0)
                 ns = CLAIM_POLL_NS; /* only a daemon that has not recorded yet: no hurry */
             /* The short pauses of a busy pass stay plain sleeps: what they wait
              * for is a batch, and a producer that far behind its mark rings nothing. */
-            if (doorbells && ns >= opts->poll_ns) {
-                sleep_on_doorbells(collector, ns);
+            if (doorbells && collector->no_doorbells) {
+                sleep_on_wake(collector, wake_seen, ns);
+            } else if (doorbells && ns >= opts->poll_ns) {
+                sleep_on_doorbells(collector, wake_seen, ns);
                 collector->slept_long = ns > IDLE_MAX_FACTOR * opts->poll_ns;
             } else {
                 pause_pass(collector, waiting, ns);

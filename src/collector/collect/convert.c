@@ -89,7 +89,9 @@ static uo_db *create_db(struct converter *v, struct proc *p);
 
 static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *payload)
 {
-    if (find_proc(v, c->ring_uid) != NULL || c->bytes < sizeof(upti_ring_header_t))
+    /* A spool written before the header grew holds the shorter header (up to command):
+     * read as it was, the fields added since zero. */
+    if (find_proc(v, c->ring_uid) != NULL || c->bytes < offsetof(upti_ring_header_t, doorbell))
         return;
     if (v->num_procs == v->cap_procs) {
         size_t cap = v->cap_procs ? 2 * v->cap_procs : 8;
@@ -104,7 +106,7 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
     struct proc *p = &v->procs[v->num_procs];
     memset(p, 0, sizeof *p);
     p->uid = c->ring_uid;
-    memcpy(&p->hdr, payload, sizeof p->hdr);
+    memcpy(&p->hdr, payload, c->bytes < sizeof p->hdr ? (size_t)c->bytes : sizeof p->hdr);
     p->hdr.hostname[sizeof p->hdr.hostname - 1] = '\0';
     p->hdr.command[sizeof p->hdr.command - 1] = '\0';
     if (p->hdr.max_slots == 0 || p->hdr.max_slots > 65536 ||

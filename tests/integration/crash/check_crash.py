@@ -634,16 +634,20 @@ def check_counted(name, path, counts, threads, may_be_one_more):
 
 def case_run_doorbell(tmp):
     """The collector sleeps on its rings' doorbells (upti/ring.h): here each sleep lasts
-    120 s (UPTI_TEST_DOORBELL_SLEEP_MS, honoured by the build tree's upti only) unless a
+    1,000 s (UPTI_TEST_DOORBELL_SLEEP_MS, honoured by the build tree's upti only) unless a
     doorbell or the program's end ends it. Two threads wait until the collector attached to
     their ring file, then make 200,000 marks each through rings of 1 MiB (12.8 MiB each): the
-    producers ring as their slots fill (without it each would wait a second for room, then
-    drop), and the program's end ends the last sleep (without it upti would end 120 s later).
+    producers ring as their slots fill or wait for room (without it each would wait 20 s
+    for room, then drop), and the program's end ends the last sleep (without it upti would end 1,000 s
+    later: the run must end within 240 s, room for a loaded machine).
     Every mark is there, none dropped, none waited for past the ring's limit."""
     n = 200000
     path, counts, err = run_counted(tmp, 'doorbell', 'burst', n,
-                                    extra_env={'UPTI_TEST_DOORBELL_SLEEP_MS': '120000'},
-                                    timeout=90)
+                                    extra_env={'UPTI_TEST_DOORBELL_SLEEP_MS': '1000000',
+                                               # (a producer waits for room up to 20 s, not 1:
+                                               # a loaded machine may hold the collector back)
+                                               'UPTI_RING_FULL_WAIT_MS': '20000'},
+                                    timeout=240)
     if counts[:2] != [n, n]:
         fail('doorbell: the program completed %r calls, expected %d per thread' % (counts, n))
     if 'traced 1 process: %d records, 0 dropped' % (2 * n) not in err:

@@ -611,6 +611,36 @@ def spool_chunks(data):
     return out
 
 
+def case_old_spool(root):
+    """A spool written before the ring header grew (1,216 bytes, before the doorbell): its
+    PROCESS chunks hold the shorter header, and it converts as it did, every mark there."""
+    work = tempfile.mkdtemp(dir=root)
+    prog = start_prog(work, "exit", 100, 1)
+    _rc, out, _err = finish(prog, "old_spool: ring_prog")
+    spool = os.path.join(work, "spool")
+    subprocess.run([RING, "collect", spool, out.strip()], check=True, env=env())
+    with open(spool, "rb") as f:
+        data = bytearray(f.read())
+    process = [c for c in spool_chunks(data) if c[1] == 1]
+    if len(process) != 1 or process[0][2] != 1224:
+        fail("old_spool: PROCESS chunks %r, expected one of 1,224 bytes" % process)
+        return
+    off = process[0][0]
+    struct.pack_into("<Q", data, off + 8, 1216)  # its payload: the header up to command
+    del data[off + 64 + 1216:off + 64 + 1224]
+    old = os.path.join(work, "old.spool")
+    with open(old, "wb") as f:
+        f.write(data)
+    p = subprocess.run([RING, "convert", old, os.path.join(work, "old")], capture_output=True,
+                       text=True, env=env())
+    if p.returncode != 0 or p.stderr or len(p.stdout.split()) != 1:
+        fail("old_spool: convert exited %d, %r, %r" % (p.returncode, p.stdout, p.stderr))
+        return
+    rows, _meta, pid = db_marks(p.stdout.strip())
+    if len(rows) != 100 or pid[0] != prog.pid:
+        fail("old_spool: %d marks of pid %r, expected 100 of %d" % (len(rows), pid, prog.pid))
+
+
 def case_corrupt(root):
     work = tempfile.mkdtemp(dir=root)
     prog = start_prog(work, "exit", 100, 1)
@@ -1097,6 +1127,8 @@ def main():
             case_doorbell(root)
         elif CASE == "storage":
             case_storage(root)
+        elif CASE == "old_spool":
+            case_old_spool(root)
         elif CASE == "corrupt":
             case_corrupt(root)
         elif CASE == "tool":
