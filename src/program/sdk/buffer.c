@@ -302,6 +302,7 @@ static struct upti_producer *producer_create(struct upti_buffer *b, upti_thread_
         return NULL;
     }
     p->size = p->limit = b->size;
+    p->watermark = b->watermark;
     p->buffer = b;
     p->tid = s->tid;
     /* Lock-free push: a thread's first record never waits for a running callback. */
@@ -384,6 +385,19 @@ void *upti_buffer_reserve_slow(struct upti_buffer *b, upti_thread_state_t *s, ui
     r->kind = kind;
     p->pending_head = head + len;
     return r + 1;
+}
+
+__attribute__((noinline)) void upti_buffer_commit_check(struct upti_buffer *b,
+                                                        struct upti_producer *p, size_t head)
+{
+    p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
+    size_t pending = head - p->cached_tail;
+    p->watermark = b->watermark;
+    if (pending >= b->watermark) {
+        upti_buffer_wake(b);
+        size_t step = b->watermark / 8;
+        p->watermark = pending + (step < 4096 ? step : 4096);
+    }
 }
 
 void upti_buffer_wake(struct upti_buffer *b)
@@ -697,7 +711,8 @@ static void fork_reset_producer(struct upti_producer *p, upti_thread_state_t *se
 {
     size_t head = atomic_load(&p->head);
     atomic_store(&p->tail, head);
-    p->local_head = p->pending_head = p->cached_tail = p->wake_check = head;
+    p->local_head = p->pending_head = p->cached_tail = head;
+    p->watermark = p->buffer->watermark;
     p->drops_reported = atomic_load(&p->dropped);
     atomic_store(&p->starving, false);
     if (self != NULL && self->producers[p->buffer->index] == p)

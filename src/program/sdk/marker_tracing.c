@@ -155,8 +155,8 @@ static inline __attribute__((always_inline)) void copy_short_text(char *dst, con
  * the thread's region without a wrap, a fresh correlation id and the
  * clock's fast path. Writes and commits the record (as upti_buffer_reserve()
  * and upti_buffer_commit_producer() would) and returns MARKER_DONE, or
- * MARKER_WAKE if the region holds the buffer's watermark or more by its
- * cached tail and is due for a check (p->wake_check; the rest of the commit
+ * MARKER_WAKE if the region holds p->watermark or more by its cached tail
+ * (due for a check on the consumer: upti_buffer_commit_check; the rest of the commit
  * is marker_slow()'s); in every other case returns
  * MARKER_NOT_DONE having published nothing (at most unpublished bytes past
  * the region's head) and taken no correlation id.
@@ -213,8 +213,7 @@ marker_fast(const upti_operation_plan_t *plan, upti_thread_state_t *s, uint32_t 
     s->corr_next = corr + 1;
     p->local_head = head;
     atomic_store_explicit(&p->head, head, memory_order_release);
-    if (upti_unlikely(head - p->cached_tail >= b->watermark) &&
-        (ptrdiff_t)(head - p->wake_check) >= 0)
+    if (upti_unlikely(head - p->cached_tail >= p->watermark))
         return MARKER_WAKE;
     return MARKER_DONE;
 }
@@ -228,17 +227,7 @@ static __attribute__((noinline)) void marker_slow(const upti_operation_plan_t *p
 {
     if (done == MARKER_WAKE) {
         struct upti_buffer *b = plan->buffers[0].buffer;
-        struct upti_producer *p = s->producers[b->index];
-        size_t head = p->local_head;
-        p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
-        if (head - p->cached_tail >= b->watermark) {
-            upti_buffer_wake(b);
-            /* Woken, and still above the watermark: marker_fast() checks again after
-             * another watermark / 8 bytes (4 KiB at most), not at every record (a
-             * consumer slower than the producer made a fifth of them pay this). */
-            size_t step = b->watermark / 8;
-            p->wake_check = head + (step < 4096 ? step : 4096);
-        }
+        upti_buffer_commit_check(b, s->producers[b->index], s->producers[b->index]->local_head);
         return;
     }
     struct marker_event e = {.operation = op};

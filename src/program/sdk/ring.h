@@ -32,12 +32,14 @@ struct upti_producer {
     _Alignas(UPTI_CACHELINE) size_t local_head; /* where the pending record starts */
     size_t pending_head;                        /* head after it, published at commit */
     size_t cached_tail;
-    size_t wake_check; /* marker_fast(): head from which a commit above the watermark re-checks */
     /* Where the fast path stops writing (a position in the ring, at most size): size in an
      * in-process ring; in a shared one, the end of the part in use (upti_buffer_reserve_slow:
      * the producer goes back to the ring's start there when the collector took everything,
      * so that a large ring costs the pages it needs, not its size). */
     size_t limit;
+    /* Pending bytes (by cached_tail) from which a commit checks on its consumer
+     * (upti_buffer_commit_check): the buffer's watermark, or further while it catches up. */
+    size_t watermark;
     /* Producer, written rarely; read by the consumer. */
     _Alignas(UPTI_CACHELINE) _Atomic uint64_t dropped;
     _Atomic bool orphaned; /* the thread exited: free once drained */
@@ -111,6 +113,12 @@ struct upti_buffer {
 void *upti_buffer_reserve_slow(struct upti_buffer *b, upti_thread_state_t *s, uint32_t kind,
                                size_t len);
 void upti_buffer_wake(struct upti_buffer *b);
+/** The end of a commit that left head at or above p->watermark by p's cached tail: reads
+ *  the tail again and, still at b's watermark or above, wakes b's consumer
+ *  (upti_buffer_wake) and moves p->watermark 4 KiB (or b's watermark / 8) past what is
+ *  pending: the next check comes that much further on, not at every record while the
+ *  consumer catches up (each reads lines the consumer writes, and costs a call). */
+void upti_buffer_commit_check(struct upti_buffer *b, struct upti_producer *p, size_t head);
 /** What every buffer creation checks first: not from a subscriber callback, inside a
  *  tool's initialize (else CONFIGURATION_LOCKED), a valid context (else CONTEXT_NOT_FOUND). */
 upti_status_t upti_buffer_may_create(upti_context_id_t context_id);
@@ -181,12 +189,9 @@ static inline void upti_buffer_commit_producer(struct upti_buffer *b, struct upt
     size_t head = p->pending_head;
     p->local_head = head;
     atomic_store_explicit(&p->head, head, memory_order_release);
-    /* The cached tail is stale (it only moves forward): confirm before waking anyone. */
-    if (upti_unlikely(head - p->cached_tail >= b->watermark)) {
-        p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
-        if (head - p->cached_tail >= b->watermark)
-            upti_buffer_wake(b);
-    }
+    /* The cached tail is stale (it only moves forward): confirmed apart before waking anyone. */
+    if (upti_unlikely(head - p->cached_tail >= p->watermark))
+        upti_buffer_commit_check(b, p, head);
 }
 
 /** Publishes the record this thread last reserved in b. */

@@ -582,7 +582,8 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
     p->limit = hot_limit(p);
     p->buffer = b;
     p->tid = s->tid;
-    p->local_head = p->pending_head = p->cached_tail = p->wake_check = head;
+    p->local_head = p->pending_head = p->cached_tail = head;
+    p->watermark = b->watermark;
     atomic_store(&p->starving, false);
     /* (atomic: the slot's previous owner, another thread, wrote it last) */
     __atomic_store_n(&slot->stalled_at, 0, __ATOMIC_RELAXED);

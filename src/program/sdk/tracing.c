@@ -160,16 +160,6 @@ static __attribute__((noinline)) void exit_slow_clock(upti_runtime_call_t *call,
     exit_rest(call, upti_now_thread_slow(upti_thread_state()), result);
 }
 
-/* The end of the commit of a record that left pending bytes at or above b's watermark by
- * p's cached tail (upti_buffer_commit_producer's check, apart). */
-static __attribute__((noinline)) void exit_commit_check(struct upti_buffer *b, struct upti_producer *p,
-                                                        size_t head)
-{
-    p->cached_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
-    if (head - p->cached_tail >= b->watermark)
-        upti_buffer_wake(b);
-}
-
 /*
  * The API record of a call traced by one buffer only (plan->one_api_record), written and
  * committed without a call: room in the thread's region of the buffer, without a wrap.
@@ -213,8 +203,8 @@ static inline bool exit_one_record(const upti_runtime_call_t *call, const upti_o
     p->local_head = head;
     atomic_store_explicit(&p->head, head, memory_order_release);
     /* The cached tail is stale (it only moves forward): confirmed apart before waking anyone. */
-    if (upti_unlikely(head - p->cached_tail >= p->buffer->watermark))
-        exit_commit_check(p->buffer, p, head);
+    if (upti_unlikely(head - p->cached_tail >= p->watermark))
+        upti_buffer_commit_check(p->buffer, p, head);
     return true;
 }
 
