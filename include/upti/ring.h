@@ -34,9 +34,10 @@
  * first MiB of a large slot): a padding record then covers the rest, whose
  * bytes were never written; a consumer skips a padding record that reaches
  * the data's end without reading what it covers. Every byte the producer
- * writes has its storage reserved first (libupti: the first 128 KiB of a
- * slot's data when the slot is first claimed, more as its producer goes
- * further), so no write through the mapping faults. kind is
+ * writes has its storage reserved first (libupti: a slot's data when the
+ * slot is first claimed; a slot of 1 MiB or less 128 KiB first, then as much
+ * again as it has when its producer goes further), so no write through the
+ * mapping faults. kind is
  *   - a upti_tracing_kind_t: the payload is that kind's public record struct
  *     (include/upti/buffer_tracing.h, the producer's ABI), followed by the
  *     bytes of its string (kernel_name, name, message), if any; the string
