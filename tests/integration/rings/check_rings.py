@@ -611,16 +611,22 @@ def spool_chunks(data):
     return out
 
 
-def case_old_spool(root):
-    """A spool written before the ring header grew (1,216 bytes, before the doorbell): its
-    PROCESS chunks hold the shorter header, and it converts as it did, every mark there."""
+def collected_spool(root, label):
+    """ring_prog's 100 marks (mode exit) collected into a spool: (its folder, the program, the
+    spool's bytes, to be rewritten)."""
     work = tempfile.mkdtemp(dir=root)
     prog = start_prog(work, "exit", 100, 1)
-    _rc, out, _err = finish(prog, "old_spool: ring_prog")
+    _rc, out, _err = finish(prog, "%s: ring_prog" % label)
     spool = os.path.join(work, "spool")
     subprocess.run([RING, "collect", spool, out.strip()], check=True, env=env())
     with open(spool, "rb") as f:
-        data = bytearray(f.read())
+        return work, prog, bytearray(f.read())
+
+
+def case_old_spool(root):
+    """A spool written before the ring header grew (1,216 bytes, before the doorbell): its
+    PROCESS chunks hold the shorter header, and it converts as it did, every mark there."""
+    work, prog, data = collected_spool(root, "old_spool")
     process = [c for c in spool_chunks(data) if c[1] == 1]
     if len(process) != 1 or process[0][2] != 1224:
         fail("old_spool: PROCESS chunks %r, expected one of 1,224 bytes" % process)
@@ -642,13 +648,7 @@ def case_old_spool(root):
 
 
 def case_corrupt(root):
-    work = tempfile.mkdtemp(dir=root)
-    prog = start_prog(work, "exit", 100, 1)
-    _rc, out, _err = finish(prog, "corrupt: ring_prog")
-    spool = os.path.join(work, "spool")
-    subprocess.run([RING, "collect", spool, out.strip()], check=True, env=env())
-    with open(spool, "rb") as f:
-        data = bytearray(f.read())
+    work, prog, data = collected_spool(root, "corrupt")
     chunks = [c for c in spool_chunks(data) if c[1] == 2]
     if len(chunks) != 1:
         fail("corrupt: %d DATA chunks, expected 1" % len(chunks))
