@@ -236,32 +236,6 @@ static void on_discarded(void *arg, int64_t pid, uint64_t records, const char *r
             (unsigned long long)records, reason);
 }
 
-/* The empty database the traces of this run start from (the schema made once,
- * ahead of time; SQLite loaded and warm), made in a thread of its own while
- * the program runs, once a process has a ring (a program that traces nothing
- * gets no database and costs nothing more). */
-static void *template_thread(void *arg)
-{
-    (void)arg;
-    /* Only the CPU time nobody else wants: the program starts meanwhile. */
-    struct sched_param sp = {0};
-    (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
-    char template[sizeof g_run.folder + 16];
-    snprintf(template, sizeof template, "%s/schema.db", g_run.folder);
-    if (uo_db_make_template(template) == 0)
-        uo_db_use_template(template);
-    __atomic_store_n(&g_run.template_done, 1, __ATOMIC_RELEASE);
-    return NULL;
-}
-
-static void start_template(void *arg)
-{
-    (void)arg;
-    g_run.template_started = pthread_create(&g_run.template_thread, NULL, template_thread, NULL) == 0;
-    if (!g_run.template_started)
-        __atomic_store_n(&g_run.template_done, 1, __ATOMIC_RELEASE);
-}
-
 static void *collect_thread(void *arg)
 {
     (void)arg;
@@ -271,7 +245,6 @@ static void *collect_thread(void *arg)
                          .poll_ns = 500 * 1000,
                          .stop = &g_run.stop,
                          .discarded = on_discarded,
-                         .first_ring = start_template,
                          .spool_complete = &g_run.spool_complete,
                          .wake = &g_run.collect_wake};
     g_run.collect_rc = ur_collect(&o);
@@ -324,9 +297,6 @@ int run_collect_end(pid_t program, int status)
         ur_collect_wake(&g_run.collect_wake); /* the program ended: its last pass, now */
         pthread_join(g_run.thread, NULL);
     }
-    if (g_run.template_started)
-        pthread_join(g_run.template_thread, NULL);
-    g_run.template_started = 0;
     run_follow_end();
     g_run.program = program;
     g_run.status = status;

@@ -614,7 +614,7 @@ static void *follow_thread(void *arg)
     while (!g_run.collect_done) {
         pthread_mutex_unlock(&g_run.follow_lock);
         uint64_t complete = __atomic_load_n(&g_run.spool_complete, __ATOMIC_ACQUIRE);
-        if (complete > followed && __atomic_load_n(&g_run.template_done, __ATOMIC_ACQUIRE)) {
+        if (complete > followed) {
             if (g_run.converter == NULL) {
                 ur_convert_opts o = convert_options();
                 if ((g_run.converter = ur_converter_open(&o)) == NULL) {

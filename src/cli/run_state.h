@@ -34,10 +34,8 @@ struct run_state {
     char rings[PATH_MAX];   /* the ring folder */
     char spool[PATH_MAX + 16];
     int lock_fd;
-    pthread_t thread, template_thread;
+    pthread_t thread;
     int thread_started, collect_rc;
-    int template_started; /* template_thread runs (set by the collecting thread) */
-    int template_done;    /* template_thread is done, or never will run (atomic) */
     volatile int stop;
     uint32_t collect_wake; /* ends the collecting thread's sleep (ur_collect_wake) */
     /* Converting while the program runs (run_finish.c): the thread that

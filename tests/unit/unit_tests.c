@@ -59,6 +59,7 @@ static const unit_case k_cases[] = {
     {"placeholders", unit_test_placeholders},
     {"intern", unit_test_intern},
     {"db_errors", unit_test_db_errors},
+    {"db_template", unit_test_db_template},
     {"arg_link", unit_test_arg_link},
     {"runtime_api_names", unit_test_runtime_api_names},
     {"table_pages.trees", unit_test_table_pages},

@@ -41,6 +41,7 @@ UNIT_TEST(capture_current);
 UNIT_TEST(capture_spec);
 UNIT_TEST(config_parse);
 UNIT_TEST(db_errors);
+UNIT_TEST(db_template);
 UNIT_TEST(documented_status);
 UNIT_TEST(env);
 UNIT_TEST(handle_map);

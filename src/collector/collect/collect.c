@@ -107,7 +107,6 @@ struct collector {
     int no_doorbells;        /* futex_waitv is not there: opts->wake or not, it polls */
     int slept_long;          /* the last pause was a long idle sleep: scan the folder */
     uint64_t test_doorbell_ns; /* tests: the length of every sleep on doorbells (0: none) */
-    int told_first_ring;     /* opts->first_ring was called */
     int discarding;          /* the spool failed: drain without storing */
     char reason[256];        /* why (strerror of the failed write) */
     uint64_t wait_since;     /* CLOCK_MONOTONIC ns when only producers were left to wait for */
@@ -481,9 +480,6 @@ static int add_ring(struct collector *collector, int dirfd, const char *name, co
         munmap(map, (size_t)st.st_size);
         return 0;
     }
-    if (!collector->told_first_ring && collector->opts->first_ring != NULL)
-        collector->opts->first_ring(collector->opts->first_ring_arg);
-    collector->told_first_ring = 1;
     if (uid != checked.uid)
         uo_report("%s has the ring uid of another file (a copy?): collected as a process of "
                   "its own", path);

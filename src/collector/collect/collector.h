@@ -47,10 +47,6 @@ typedef struct ur_collect_opts {
      *  (strerror). NULL: not reported. */
     void (*discarded)(void *arg, int64_t pid, uint64_t records, const char *reason);
     void *discarded_arg;
-    /** Called once, from the collecting thread, when the first ring file is
-     *  added (a process will have a trace). NULL: not called. */
-    void (*first_ring)(void *arg);
-    void *first_ring_arg;
     /** If not NULL: set (atomically, release) after each pass that stored
      *  something to the spool's size, where its last complete chunk ends, for
      *  a converter that follows it (ur_converter_follow). */

@@ -5,6 +5,7 @@
 #include "db_internal.h"
 
 #include "out_files.h"
+#include "db_template.h"
 #include "schema.h"
 
 #include <errno.h>
@@ -291,15 +292,7 @@ static int count_params(const char *sql)
     " PRAGMA application_id=" UO_APPLICATION_ID_SQL ";"                                          \
     " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-32768;"
 
-/* Written after the fact (uo_db_create_bulk): no journal at all, the file is
- * PATH.part until it is complete. Pages of 64 KiB, 4 KiB for a small trace
- * (uo_db_create_bulk_sized; set first, in create()). A small cache (2 MiB): pages are appended
- * and written out once; a bigger cache only adds fresh memory to fault in
- * (measured: 1.46 s of CPU for 3.58 M records at 2 MiB, 1.94 s at 32 MiB).
- * temp_store=FILE: a sorter (the join of unlinked arguments at the close)
- * keeps its keys in one growing block instead of one malloc per key.
- *
- * Both modes create the indexes with the tables. Streaming: rows arrive in
+/* Both modes create the indexes with the tables. Streaming: rows arrive in
  * about the order of their correlation ids, so each index entry goes near the
  * end of its index, which costs less than sorting every key at the close
  * (callgrind: 7% fewer instructions converting 300k clSetKernelArg calls, 11%
@@ -307,56 +300,24 @@ static int count_params(const char *sql)
  * (the program's exit without `upti run`) nothing to build. Bulk: the big
  * tables and these indexes are written as pages (table_pages.h, index_pages.h),
  * the indexes at the close from their entries sorted in memory; SQLite fills
- * only the small tables. */
-#define PRAGMAS_BULK                                                                              \
-    " PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"                                          \
-    " PRAGMA application_id=" UO_APPLICATION_ID_SQL ";"                                          \
-    " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=FILE; PRAGMA cache_size=-2048;"
+ * only the small tables. The bulk pragmas: db_template.h. */
 
-/* An empty small bulk database made ahead of time (uo_db_use_template), or NULL. */
-static char *g_template;
-
-/* The schema, in one transaction, on db whose pragmas are set. */
-#define SCHEMA_SQL "BEGIN;" UO_SCHEMA_TABLES UO_SCHEMA_VIEWS UO_SCHEMA_INDEXES
-
-int uo_db_make_template(const char *path)
+/* A new file at path holding the empty small database (db_template.h).
+ * 0, or -1 (nothing left at path). */
+static int write_template(const char *path)
 {
-    sqlite3 *db = NULL;
-    if ((unlink(path) != 0 && errno != ENOENT) ||
-        sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                        NULL) != SQLITE_OK ||
-        sqlite3_exec(db, "PRAGMA page_size=4096;" PRAGMAS_BULK SCHEMA_SQL "; COMMIT", NULL, NULL,
-                     NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        unlink(path);
+    int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (out < 0)
         return -1;
+    int ok = 1;
+    for (size_t done = 0; ok && done < uo_db_template_size;) {
+        ssize_t n = write(out, uo_db_template + done, uo_db_template_size - done);
+        ok = n > 0;
+        done += ok ? (size_t)n : 0;
     }
-    return sqlite3_close(db) == SQLITE_OK ? 0 : -1;
-}
-
-void uo_db_use_template(const char *path)
-{
-    free(g_template);
-    g_template = path != NULL ? strdup(path) : NULL;
-}
-
-/* A copy of the template at path (a new file). 0, or -1 (nothing left at path). */
-static int copy_template(const char *path)
-{
-    if (g_template == NULL)
-        return -1;
-    int in = open(g_template, O_RDONLY | O_CLOEXEC);
-    int out = in >= 0 ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644) : -1;
-    int ok = out >= 0;
-    char buf[16384];
-    ssize_t n;
-    while (ok && (n = read(in, buf, sizeof buf)) != 0)
-        ok = n > 0 && write(out, buf, (size_t)n) == n;
-    if (in >= 0)
-        close(in);
-    if (out >= 0 && close(out) != 0)
+    if (close(out) != 0)
         ok = 0;
-    if (!ok && out >= 0)
+    if (!ok)
         unlink(path);
     return ok ? 0 : -1;
 }
@@ -381,7 +342,7 @@ static void discard_file(uo_db *db, int remove)
 }
 
 /* bulk: 1 for uo_db_create_bulk, 2 for a small one (4 KiB pages, uo_db_create_bulk_sized:
- * a copy of the template when there is one). */
+ * the empty database of db_template.h, written whole). */
 static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_fn op_name,
                      int bulk, char *err, size_t errlen)
 {
@@ -406,7 +367,7 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
         snprintf(err, errlen, "cannot create %s: %s", file, strerror(errno));
         goto fail;
     }
-    int from_template = bulk == 2 && copy_template(file) == 0;
+    int from_template = bulk == 2 && write_template(file) == 0;
     if (sqlite3_open_v2(file, &db->db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
@@ -415,11 +376,11 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
         goto fail;
     }
     /* The page size first: the next pragmas write the file's header. */
-    const char *pragmas = from_template ? PRAGMAS_BULK
-                          : bulk == 2   ? "PRAGMA page_size=4096;" PRAGMAS_BULK
-                          : bulk        ? "PRAGMA page_size=65536;" PRAGMAS_BULK
+    const char *pragmas = from_template ? UO_PRAGMAS_BULK
+                          : bulk == 2   ? "PRAGMA page_size=4096;" UO_PRAGMAS_BULK
+                          : bulk        ? "PRAGMA page_size=65536;" UO_PRAGMAS_BULK
                                         : PRAGMAS_STREAMING;
-    if (exec_sql(db, pragmas) != 0 || exec_sql(db, from_template ? "BEGIN" : SCHEMA_SQL) != 0) {
+    if (exec_sql(db, pragmas) != 0 || exec_sql(db, from_template ? "BEGIN" : UO_SCHEMA_SQL) != 0) {
         snprintf(err, errlen, "cannot create the schema of %s: %s", path, sqlite3_errmsg(db->db));
         goto fail;
     }
@@ -552,7 +513,7 @@ static int finish_pages(uo_db *db, uo_db_last_fn last, void *arg)
     int rc = sqlite3_open_v2(db->part, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         db_keep_error(db, db->db != NULL ? sqlite3_errmsg(db->db) : "out of memory");
-    } else if (exec_sql(db, PRAGMAS_BULK "BEGIN;") == 0) {
+    } else if (exec_sql(db, UO_PRAGMAS_BULK "BEGIN;") == 0) {
         if (uo_pages_insert_deferred(db->pages, db->db) != SQLITE_OK)
             db_keep_error(db, uo_pages_error(db->pages) != NULL ? uo_pages_error(db->pages)
                                                              : sqlite3_errmsg(db->db));

@@ -143,14 +143,6 @@ uo_db *uo_db_create_bulk(const char *path, const uo_process_info *proc, uo_op_na
 uo_db *uo_db_create_bulk_sized(const char *path, const uo_process_info *proc,
                                uo_op_name_fn op_name, uint64_t source_bytes, char *err,
                                size_t errlen);
-/**
- * Makes the empty database (schema, 4 KiB pages) that uo_db_create_bulk_sized
- * copies for a small trace instead of creating the schema: `upti run` makes it
- * while the program runs. 0, or -1 (nothing left at path).
- */
-int uo_db_make_template(const char *path);
-/** The template the small bulk databases of this process start from (NULL: none). */
-void uo_db_use_template(const char *path);
 /** Sets metadata(key, value). */
 int uo_db_set_metadata(uo_db *db, const char *key, const char *value);
 
