@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: MIT
 # CI: builds the libFuzzer targets of tests/fuzz (clang, ASan + UBSan, with
 # coverage of the library code: -fsanitize=fuzzer-no-link) into build-fuzz
-# and runs each for UPTI_FUZZ_SECONDS (default 20). Any crash, sanitizer
+# and runs each for UPTI_FUZZ_SECONDS (default 15). Any crash, sanitizer
 # report, leak or timeout fails; the reproducer is left in build-fuzz/fuzz-out/.
 #   scripts/ci-fuzz.sh [target...]
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 JOBS=${JOBS:-$(nproc)}
-SECONDS_EACH=${UPTI_FUZZ_SECONDS:-20}
+SECONDS_EACH=${UPTI_FUZZ_SECONDS:-15}
 CC=${CC_SANITIZE:-clang}
 B=build-fuzz
 targets=${*:-fuzz_placeholders fuzz_cli_options fuzz_opencl_args fuzz_trace_reader fuzz_ring_file fuzz_spool fuzz_job_file}

@@ -9,6 +9,7 @@ marks that say where they were made) and upti-test-ocl-e2e (kernels).
 Exit 0 = pass, 1 = fail, 77 = skipped. No timing is asserted: the timed cases
 put the window edges half a phase away from the phases.
 """
+import concurrent.futures
 import os
 import sqlite3
 import subprocess
@@ -24,12 +25,32 @@ UPTI, PHASES, OCL_APP, NVTX_APP, OCL_EDGES = upti_test.built(
     "bin/capture_ocl")
 
 
+def upti_run(tmp, name, opts, program):
+    """The folder of a run named name, and the command that runs program under upti run with opts."""
+    d = os.path.join(tmp, name)
+    return d, [UPTI, "run", "-d", d, "-o", "r"] + opts + ["--"] + program
+
+
+def database(d):
+    """The database a run wrote in folder d, or None."""
+    path = os.path.join(d, "r.db")
+    return sqlite3.connect(path) if os.path.exists(path) else None
+
+
 def traced(tmp, name, opts, program, expect=0):
     """Runs program under upti run with opts; its database (None if none was written)."""
-    d = os.path.join(tmp, name)
-    p = run([UPTI, "run", "-d", d, "-o", "r"] + opts + ["--"] + program, expect=expect)
-    path = os.path.join(d, "r.db")
-    return (sqlite3.connect(path) if os.path.exists(path) else None), p, d
+    d, cmd = upti_run(tmp, name, opts, program)
+    p = run(cmd, expect=expect)
+    return database(d), p, d
+
+
+def traced_together(tmp, runs):
+    """traced() of each (name, opts, program) of runs, all at once: programs that mostly sleep
+    (the timed cases: 7 s each, 43 s of a CI job slot one after another)."""
+    started = [upti_run(tmp, *r) for r in runs]
+    with concurrent.futures.ThreadPoolExecutor(len(runs)) as pool:
+        procs = [f.result() for f in [pool.submit(run, cmd) for _, cmd in started]]
+    return [(database(d), p, d) for (d, _), p in zip(started, procs)]
 
 
 def marks_by_prefix(db):
@@ -169,20 +190,24 @@ def case_timed(tmp):
     2 s, 1 s from the nearest phase; A, the program's first call, may come up to 1 s late
     (a slow start: a sanitizer's), the others are made at their times."""
     prog = [PHASES, "phases", "2000"]
-    for opts, want in ((["--delay", "2"], {"B": 10, "C": 10, "D": 10}),
-                       (["--duration", "2"], {"A": 10}),
-                       (["--delay", "2", "--duration", "2"], {"B": 10}),
-                       (["--collection-period", "2:2:2"], {"B": 10, "D": 10}),
-                       (["-P", "2:2:1"], {"B": 10})):
-        db, p, _ = traced(tmp, "t" + "".join(opts).replace(":", "_"), opts, prog)
+    cases = ((["--delay", "2"], {"B": 10, "C": 10, "D": 10}),
+             (["--duration", "2"], {"A": 10}),
+             (["--delay", "2", "--duration", "2"], {"B": 10}),
+             (["--collection-period", "2:2:2"], {"B": 10, "D": 10}),
+             (["-P", "2:2:1"], {"B": 10}))
+    # The last two: a window that opened (3.6 to 4.4 s) while the program made no call (B at
+    # 3, C at 5), and a delay past the program's end.
+    runs = [("t" + "".join(opts).replace(":", "_"), opts, prog) for opts, _ in cases]
+    runs += [("empty", ["-P", "3.6:0.8:1"], prog), ("late", ["--delay", "30"], [PHASES, "phases", "0"])]
+    results = traced_together(tmp, runs)
+    for (opts, want), (db, p, _) in zip(cases, results):
         check(db is not None, "%r: no database: %s" % (opts, p.stderr))
         check(marks_by_prefix(db) == want, "%r: %r, expected %r" % (opts, marks_by_prefix(db), want))
-    # A window that opened (3.6 to 4.4 s) while the program made no call (B at 3, C at 5).
-    db, p, _ = traced(tmp, "empty", ["-P", "3.6:0.8:1"], prog)
+    db, p, _ = results[-2]
     check(db is None and p.stderr.strip().splitlines() == [
         "upti: the capture windows opened but nothing was recorded in them: no trace written"],
         "empty window: %r" % p.stderr)
-    db, p, _ = traced(tmp, "late", ["--delay", "30"], [PHASES, "phases", "0"])
+    db, p, _ = results[-1]
     check(db is None and "the program ended before the first period began (30.000 s)" in p.stderr,
           "--delay past the end: %r" % p.stderr)
 
