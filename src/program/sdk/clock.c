@@ -17,11 +17,10 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <x86intrin.h>
 #endif
 
@@ -116,21 +115,14 @@ static bool refresh(uint64_t old_base_tsc, uint64_t old_base_ns, uint64_t old_mu
     return true;
 }
 
+/* CPUID 0x80000007 EDX bit 8: the TSC ticks at one rate in every P-, C- and
+ * T-state (Linux's constant_tsc and nonstop_tsc, which it sets from that bit).
+ * It was read from /proc/cpuinfo, which every process that loads libupti read
+ * whole at its start. */
 static bool invariant_tsc(void)
 {
-    char line[4096];
-    bool constant = false, nonstop = false;
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
-        if (strncmp(line, "flags", 5) == 0) {
-            constant = strstr(line, " constant_tsc") != NULL;
-            nonstop = strstr(line, " nonstop_tsc") != NULL;
-            break;
-        }
-    }
-    if (f != NULL)
-        fclose(f);
-    return constant && nonstop;
+    unsigned a, b, c, d;
+    return __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8)) != 0;
 }
 
 /* In a child of fork(), the only thread: a thread of the parent that was inside publish()
@@ -156,31 +148,52 @@ static void clock_after_fork_child(void)
         upti_tls_state->clock.span = 0;
 }
 
+/* The first slope is measured over at least this long from the first sample. */
+#define FIRST_SLOPE_NS 200000u
+static _Atomic bool g_calibrating; /* the first sample is taken, the slope not yet */
+
 __attribute__((constructor)) static void clock_init(void)
 {
     /* UPTI_CLOCK=gettime: clock_gettime() only; tsc (or unset, empty): the TSC when invariant. */
     if (upti_env_get(UPTI_ENV_CLOCK) == UPTI_ENV_CLOCK_GETTIME || !invariant_tsc())
         return;
     sample(&g_first_tsc, &g_first_ns);
-    /* First slope over ~200 us; refined at every re-anchor over the whole run. */
-    uint64_t tsc, ns;
-    do
-        sample(&tsc, &ns);
-    while (ns - g_first_ns < 200000);
-    uint64_t mult = (uint64_t)(((unsigned __int128)(ns - g_first_ns) << 32) / (tsc - g_first_tsc));
-    /* Short first intervals: the first slope is only good to ~100 ppm, and each
-     * re-anchor both removes the offset and measures the slope over a longer span. */
-    g_interval_tsc = (uint64_t)(((unsigned __int128)1000000ull << 32) / mult); /* 1 ms */
-    publish(tsc, ns, mult, tsc + g_interval_tsc);
-    atomic_store_explicit(&upti_tsc.enabled, true, memory_order_release);
     pthread_atfork(NULL, NULL, clock_after_fork_child);
+    atomic_store_explicit(&g_calibrating, true, memory_order_release);
+}
+
+/* The first slope, over the FIRST_SLOPE_NS at least since clock_init's sample, by
+ * the first reading of the clock after them (the TSC is used from then on; until
+ * then every reading is clock_gettime()'s). It was measured in clock_init, which
+ * spun 200 us in every process that loads libupti. */
+static void calibrate(uint64_t now)
+{
+    if (now - g_first_ns < FIRST_SLOPE_NS || atomic_exchange(&g_refreshing, true))
+        return;
+    if (!atomic_load_explicit(&upti_tsc.enabled, memory_order_acquire)) {
+        uint64_t tsc, ns;
+        sample(&tsc, &ns);
+        uint64_t mult =
+            (uint64_t)(((unsigned __int128)(ns - g_first_ns) << 32) / (tsc - g_first_tsc));
+        /* Short first intervals: the first slope is only good to ~100 ppm, and each
+         * re-anchor both removes the offset and measures the slope over a longer span. */
+        g_interval_tsc = (uint64_t)(((unsigned __int128)1000000ull << 32) / mult); /* 1 ms */
+        publish(tsc, ns, mult, tsc + g_interval_tsc);
+        atomic_store_explicit(&upti_tsc.enabled, true, memory_order_release);
+        atomic_store_explicit(&g_calibrating, false, memory_order_relaxed);
+    }
+    atomic_store(&g_refreshing, false);
 }
 
 /* Called by upti_now() when the TSC is not used or the parameters are due for a refresh. */
 uint64_t upti_now_slow(void)
 {
-    if (!atomic_load_explicit(&upti_tsc.enabled, memory_order_acquire))
-        return raw_ns();
+    if (!atomic_load_explicit(&upti_tsc.enabled, memory_order_acquire)) {
+        uint64_t ns = raw_ns();
+        if (atomic_load_explicit(&g_calibrating, memory_order_acquire))
+            calibrate(ns);
+        return ns;
+    }
     for (;;) {
         struct upti_tsc_snapshot p;
         if (!upti_tsc_read(&p)) {
