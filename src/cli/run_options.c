@@ -274,8 +274,11 @@ int run_output_pattern(const run_options *o, char **pattern)
     free(base);
     if (*pattern == NULL)
         return cli_error("out of memory");
+    /* Expanded only to check it (the program's values are not known yet): upti's
+     * own host name and argv[0] (from /proc) are not needed for that. */
     char err[256];
-    char *expanded = uo_expand_placeholders(*pattern, err, sizeof err);
+    uo_placeholder_values checked = {1, 1, "h", "0", "a", NULL, NULL};
+    char *expanded = uo_expand_placeholders_with(*pattern, &checked, err, sizeof err);
     if (expanded == NULL) {
         free(*pattern);
         *pattern = NULL;

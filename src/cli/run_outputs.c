@@ -12,31 +12,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char g_manifest[PATH_MAX]; /* "" when none: the file itself is unlinked at once */
 static int g_manifest_fd = -1;
 
 int run_outputs_begin(void)
 {
+    /* Only upti writes it (the program only records): in memory where the
+     * kernel allows, else an unlinked file (a file system's create and unlink
+     * cost a short run 0.1 to 0.2 ms). */
+    int mem = memfd_create("upti-run-manifest", MFD_CLOEXEC);
+    if (mem >= 0) {
+        fcntl(mem, F_SETFL, O_APPEND);
+        g_manifest_fd = mem;
+        uo_manifest_set_fd(mem);
+        return 0;
+    }
     const char *tmp = getenv("TMPDIR");
-    snprintf(g_manifest, sizeof g_manifest, "%s/upti-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    int fd = mkstemp(g_manifest);
+    char name[PATH_MAX];
+    snprintf(name, sizeof name, "%s/upti-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    int fd = mkstemp(name);
     if (fd < 0) {
-        snprintf(g_manifest, sizeof g_manifest, "/tmp/upti-run-XXXXXX");
-        fd = mkstemp(g_manifest);
+        snprintf(name, sizeof name, "/tmp/upti-run-XXXXXX");
+        fd = mkstemp(name);
     }
     if (fd < 0) {
-        g_manifest[0] = '\0';
         fprintf(stderr, "upti: cannot create a run manifest (%s): the files written will not "
                         "be listed\n", strerror(errno));
         return -1;
     }
     /* Only upti writes it (the program only records): open, it needs no name, and
      * an upti killed leaves no file behind. */
-    unlink(g_manifest);
+    unlink(name);
     fcntl(fd, F_SETFD, FD_CLOEXEC);
     fcntl(fd, F_SETFL, O_APPEND);
     g_manifest_fd = fd;
@@ -50,7 +60,6 @@ void run_outputs_discard(void)
     if (g_manifest_fd >= 0)
         close(g_manifest_fd);
     g_manifest_fd = -1;
-    g_manifest[0] = '\0';
 }
 
 /* The manifest's fields: NUL-terminated strings, one after the other. */
@@ -124,7 +133,7 @@ void run_outputs_quiet(void)
 
 int run_outputs_end(int traced)
 {
-    if (g_manifest[0] == '\0')
+    if (g_manifest_fd < 0)
         return 0;
     /* What the collector wrote, once per path, in order. */
     fields m;
