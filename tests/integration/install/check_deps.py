@@ -48,7 +48,8 @@ REQUIREMENTS = {
     "package:Python3": ["python3"],
     "package:OpenCL": ["ocl-icd-opencl-dev", "opencl-c-headers"],
     "package:upti": [],  # UPTI itself (the install test's consumer project)
-    "library:sqlite3": ["libsqlite3-dev"],
+    # (the static library first: `upti` links it where installed)
+    "library:libsqlite3.a": ["libsqlite3-dev"],
     "header:sqlite3.h": ["libsqlite3-dev"],
     # upti stats --demangle: libiberty's C++ demangler
     "library:libiberty.a": ["libiberty-dev"],
@@ -65,7 +66,7 @@ REQUIREMENTS = {
     "vulkan-validation-layer": ["vulkan-validationlayers"],
     # OTF2 (upti export --format otf2) and OTF2's reader, which checks the export.
     "header:otf2/otf2.h": ["libotf2-trace-dev"],
-    "library:otf2": ["libotf2-trace-dev"],
+    "library:libotf2.a": ["libotf2-trace-dev"],
     "command:otf2-print": ["otf2-tools"],
     # upti run -i FILE.yaml: libyaml
     "header:yaml.h": ["libyaml-dev"],
@@ -253,7 +254,7 @@ def deps_cover_build_and_tests():
     have = script_packages()
     reqs = cmake_requirements()
     reqs.update({k: v for k, v in test_requirements().items() if k not in reqs})
-    for must in ("language:C", "package:OpenCL", "library:sqlite3", "command:python3",
+    for must in ("language:C", "package:OpenCL", "library:libsqlite3.a", "command:python3",
                  "command:sqlite3", "command:make"):
         if must not in reqs:
             fail(f"the scan found no '{must}': the scan is broken")
