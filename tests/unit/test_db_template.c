@@ -24,11 +24,15 @@ static char *describe(const char *path)
         sqlite3_close(db);
         return NULL;
     }
-    static const char *const queries[] = {
-        "SELECT type || ' ' || name || ' ' || tbl_name || ' ' || coalesce(sql, '') FROM"
-        " sqlite_master ORDER BY type, name",
-        "PRAGMA page_size", "PRAGMA application_id", "PRAGMA user_version",
-        "PRAGMA auto_vacuum", "PRAGMA encoding", "PRAGMA integrity_check"};
+    static const char schema[] = "SELECT type || ' ' || name || ' ' || tbl_name || ' ' || "
+                                 "coalesce(sql, '') FROM sqlite_master ORDER BY type, name";
+    static const char *const queries[] = {schema,
+                                          "PRAGMA page_size",
+                                          "PRAGMA application_id",
+                                          "PRAGMA user_version",
+                                          "PRAGMA auto_vacuum",
+                                          "PRAGMA encoding",
+                                          "PRAGMA integrity_check"};
     size_t len = 0, cap = 1 << 16;
     char *text = malloc(cap);
     for (size_t q = 0; text != NULL && q < sizeof queries / sizeof queries[0]; q++) {
