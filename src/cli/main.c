@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,16 +102,6 @@ static int check_stdout(int rc, int keep_status)
 
 int main(int argc, char **argv)
 {
-    /* upti's threads hand their work on (the follow thread makes a trace's
-     * database while the program runs, the main thread finishes it; SQLite
-     * allocates in both): one malloc arena, and what is freed kept for the
-     * next allocation rather than given back and faulted in again. A page
-     * fault cost 10 to 20 us on the 2-CPU VMs measured; the main thread's end
-     * of a short trace took 85 of them, 27 with these. upti is short-lived:
-     * its heap stays at its peak until it exits. */
-    mallopt(M_ARENA_MAX, 1);
-    mallopt(M_TRIM_THRESHOLD, 64 << 20);
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
     int rc = run_command(argc, argv);
     return check_stdout(rc, cli_status_is_programs);
 }
