@@ -51,9 +51,9 @@ build() { # dir sanitizer [extra cmake args]
 # C code is what the other tests run. Their place in the sanitized suites was
 # about 90 s of CI's 30 minutes. The tests among them that run UPTI's code
 # in a way no other does stay: an old tool against the new libraries
-# (abi.previous_release_tool), the documents' samples built and run
-# (docs.writing_a_tool_builds_and_runs, docs.code_samples_build) and the
-# runtime built out of the tree (install.out_of_tree_runtime).
+# (abi.previous_release_tool) and the documents' samples built and run
+# (docs.writing_a_tool_builds_and_runs, docs.code_samples_build).
+# (install.out_of_tree_runtime disables itself in a sanitized build.)
 SANITIZER_SKIP='^(install\.(deps_cover|install_deps|readme_commands|find_package)|abi\.(version_scripts|exports|abidiff|previous_release_layouts|installed|compat_header|release)|docs\.(database_metadata|index_lists|no_internal|license_in|callback_models|cli_options)|layout\.|bench\.)'
 
 run_suite() { # dir label
