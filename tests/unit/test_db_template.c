@@ -35,6 +35,8 @@ static char *describe(const char *path)
                                           "PRAGMA integrity_check"};
     size_t len = 0, cap = 1 << 16;
     char *text = malloc(cap);
+    if (text != NULL)
+        text[0] = '\0';
     for (size_t q = 0; text != NULL && q < sizeof queries / sizeof queries[0]; q++) {
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(db, queries[q], -1, &st, NULL) != SQLITE_OK)

@@ -6,6 +6,7 @@
 
 #include "out_files.h"
 #include "db_template.h"
+#include "table_pages.h"
 #include "schema.h"
 
 #include <errno.h>
@@ -309,12 +310,7 @@ static int write_template(const char *path)
     int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (out < 0)
         return -1;
-    int ok = 1;
-    for (size_t done = 0; ok && done < uo_db_template_size;) {
-        ssize_t n = write(out, uo_db_template + done, uo_db_template_size - done);
-        ok = n > 0;
-        done += ok ? (size_t)n : 0;
-    }
+    int ok = uo_write_at(out, uo_db_template, uo_db_template_size, 0) == 0;
     if (close(out) != 0)
         ok = 0;
     if (!ok)

@@ -107,7 +107,7 @@ static int transfer_at(int fd, uint8_t *p, size_t len, off_t off, int writing)
     return 0;
 }
 
-static int write_at(int fd, const void *buf, size_t len, off_t off)
+int uo_write_at(int fd, const void *buf, size_t len, off_t off)
 {
     return transfer_at(fd, (uint8_t *)(uintptr_t)buf, len, off, 1);
 }
@@ -391,7 +391,7 @@ static int spool_leaf(uo_table_tree *t)
         t->leafcap = cap;
     }
     finish_leaf(t);
-    if (write_at(s->fd, t->leaf, s->page_size, (off_t)s->pages * s->page_size) != 0) {
+    if (uo_write_at(s->fd, t->leaf, s->page_size, (off_t)s->pages * s->page_size) != 0) {
         set_error(s, "cannot write the database's pages to a temporary file: %s", strerror(errno));
         return -1;
     }
@@ -502,7 +502,7 @@ uo_pages_moves uo_pages_moved;
 
 int sqlf_write_page(sqlf_out *o, uint32_t pgno, const uint8_t *data)
 {
-    if (write_at(o->fd, data, o->page_size, (off_t)(pgno - 1) * o->page_size) == 0)
+    if (uo_write_at(o->fd, data, o->page_size, (off_t)(pgno - 1) * o->page_size) == 0)
         return 0;
     if (o->error[0] == '\0')
         snprintf(o->error, o->errlen, "cannot write page %u of the database: %s", pgno,
@@ -633,7 +633,7 @@ static int copy_range(page_copy *c, off_t in, off_t out, off_t len)
          * wherever it stopped). */
         while (in < len) {
             size_t n = len - in < (off_t)c->page_size ? (size_t)(len - in) : c->page_size;
-            if (read_at(c->from, c->page, n, in) != 0 || write_at(c->to, c->page, n, out) != 0) {
+            if (read_at(c->from, c->page, n, in) != 0 || uo_write_at(c->to, c->page, n, out) != 0) {
                 snprintf(c->error, sizeof c->error, "cannot copy the database's pages: %s",
                          strerror(errno));
                 return -1;
@@ -722,7 +722,7 @@ int uo_pages_attach(uo_page_spool *s, const char *path)
     sqlf_put_be32(h + 28, o.next - 1);
     sqlf_put_be32(h + 92, counter);
     sqlf_put_be32(h + 96, (uint32_t)sqlite3_libversion_number());
-    if (write_at(o.fd, h, sizeof h, 0) != 0 ||
+    if (uo_write_at(o.fd, h, sizeof h, 0) != 0 ||
         ftruncate(o.fd, (off_t)(o.next - 1) * page_size) != 0) {
         set_error(s, "cannot write the header of %s: %s", path, strerror(errno));
         goto out;

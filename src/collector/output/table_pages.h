@@ -44,9 +44,14 @@
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 typedef struct uo_page_spool uo_page_spool;
 typedef struct uo_table_tree uo_table_tree;
+
+/** Writes len bytes of buf at off in fd, whole (a short write goes on; EINTR
+ *  is retried). 0, or -1 with errno (EIO for a write that made no progress). */
+int uo_write_at(int fd, const void *buf, size_t len, off_t off);
 
 /**
  * The spool of db's page-written tables: a temporary file in the folder of
