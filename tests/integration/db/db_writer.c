@@ -17,6 +17,10 @@
  *   70,000 bytes (a kernel name, a marker, an argument: past a 64 KiB page's
  *   local limit, inserted by SQLite after the pages), invalid UTF-8, empty
  *   texts, control characters, a NULL argument; every table identical.
+ * rebuilt: as same_big, the bulk writer's indexes limited to 50,000 entries:
+ *   the arguments' index (120,000) is left to SQLite to rebuild (REINDEX) on
+ *   the connection that wrote the small tables, after the pages went in under
+ *   it; every table identical all the same.
  * gib: a converted database past 1 GiB (SQLite's lock page; see case_gib).
  * threads: a thread's name when no uptx/NVTX name is given: streaming (the
  *   writer runs in the traced process), its /proc comm; bulk (a converter,
@@ -24,6 +28,7 @@
  *   own threads (the converter's name is not the program's thread's).
  * Prints "ok CASE" or "FAIL: ..." (exit 1).
  */
+#include "index_pages.h"
 #include "output.h"
 
 #include <sqlite3.h>
@@ -365,7 +370,8 @@ static void write_big(uo_db *db, const char *lng)
         mark(db, UPTI_MARKER_API_MARK, c, c % 10 == 0 ? lng : odd[c % 4]);
 }
 
-static int case_same_big(const char *dir)
+/* index_limit: the bulk writer's uo_index_entries_max. */
+static int case_same_big(const char *dir, size_t index_limit)
 {
     char a[4096], b[4096];
     snprintf(a, sizeof a, "%s/big-streaming.db", dir);
@@ -376,7 +382,10 @@ static int case_same_big(const char *dir)
     for (int i = 0; i < 70000; i++)
         lng[i] = i % 1000 == 999 ? '\xff' : (char)('a' + i % 26); /* invalid UTF-8 in it too */
     lng[70000] = '\0';
-    uo_db *x = create(a, 0), *y = create(b, 1);
+    uo_db *x = create(a, 0);
+    uo_index_entries_max = index_limit;
+    uo_db *y = create(b, 1);
+    uo_index_entries_max = UO_INDEX_ENTRIES_MAX;
     write_big(x, lng);
     write_big(y, lng);
     if (uo_db_close(x, 900000) != 0 || uo_db_close(y, 900000) != 0)
@@ -496,7 +505,8 @@ int main(int argc, char **argv)
              : strcmp(g_case, "same") == 0     ? case_same(argv[1])
              : strcmp(g_case, "args") == 0     ? case_args(argv[1])
              : strcmp(g_case, "threads") == 0  ? case_threads(argv[1])
-             : strcmp(g_case, "same_big") == 0 ? case_same_big(argv[1])
+             : strcmp(g_case, "same_big") == 0 ? case_same_big(argv[1], UO_INDEX_ENTRIES_MAX)
+             : strcmp(g_case, "rebuilt") == 0  ? case_same_big(argv[1], 50000)
              : strcmp(g_case, "gib") == 0      ? case_gib(argv[1])
                                                : 2;
     if (rc == 0)
