@@ -25,7 +25,9 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 struct run_state g_run = {.lock_fd = -1};
@@ -236,6 +238,15 @@ static void on_discarded(void *arg, int64_t pid, uint64_t records, const char *r
             (unsigned long long)records, reason);
 }
 
+/* From the collecting thread: the spool holds every record (the rings are
+ * unmapped and removed after this, while the main thread converts). */
+static void on_drained(void *arg)
+{
+    (void)arg;
+    if (!__atomic_load_n(&g_run.collect_drained, __ATOMIC_ACQUIRE))
+        ur_collect_wake(&g_run.collect_drained);
+}
+
 static void *collect_thread(void *arg)
 {
     (void)arg;
@@ -246,9 +257,18 @@ static void *collect_thread(void *arg)
                          .stop = &g_run.stop,
                          .discarded = on_discarded,
                          .spool_complete = &g_run.spool_complete,
-                         .wake = &g_run.collect_wake};
+                         .wake = &g_run.collect_wake,
+                         .drained = on_drained};
     g_run.collect_rc = ur_collect(&o);
+    on_drained(NULL); /* (an ur_collect that failed before its passes did not) */
     return NULL;
+}
+
+/* Until the collecting thread has put every record in the spool (on_drained). */
+static void wait_drained(void)
+{
+    while (__atomic_load_n(&g_run.collect_drained, __ATOMIC_ACQUIRE) == 0)
+        (void)syscall(SYS_futex, &g_run.collect_drained, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
 }
 
 int run_collect_start(pid_t program)
@@ -292,20 +312,24 @@ static int rings_left(void)
 
 int run_collect_end(pid_t program, int status)
 {
-    /* g_run.program is the collecting thread's (read as it starts): set after it ended. */
+    /* g_run.program is the collecting thread's (read as it starts): set once it drained. */
     if (g_run.thread_started) {
         ur_collect_wake(&g_run.collect_wake); /* the program ended: its last pass, now */
-        pthread_join(g_run.thread, NULL);
+        wait_drained();
     }
     run_follow_end();
     g_run.program = program;
     g_run.status = status;
     g_run.have_status = 1;
-    g_run.thread_started = 0;
     char note[64];
     snprintf(note, sizeof note, "%lld %d\n", (long long)program, status);
     write_ring_note(STATUS_FILE, note);
     int written = run_convert_and_finish();
+    /* The collecting thread unmapped its rings and removed their files
+     * meanwhile: the ring folder is as it leaves it (rings_left) once it ended. */
+    if (g_run.thread_started)
+        pthread_join(g_run.thread, NULL);
+    g_run.thread_started = 0;
     if (written == 0 && (g_run.lost > 0 || g_run.kept))
         written = -1; /* traced, and said what was lost or kept: nothing more to say */
     else if (written == 0 && g_run.never_opened > 0) {

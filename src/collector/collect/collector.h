@@ -57,6 +57,14 @@ typedef struct ur_collect_opts {
      *  (wait_pid ended, stop set) calls ur_collect_wake(wake) after. NULL: it
      *  polls, and wait_pid's end ends a pause (its pidfd). */
     uint32_t *wake;
+    /** If not NULL: called once every record is in the spool and the spool is
+     *  closed, the losses said (discarded) and skipped set, from the collecting
+     *  thread, before ur_collect unmaps the last rings and removes their files
+     *  (which takes a while for big rings): a converter may read the whole
+     *  spool from then on; the ring folder is as ur_collect leaves it only once
+     *  it has returned. */
+    void (*drained)(void *arg);
+    void *drained_arg;
 } ur_collect_opts;
 
 /** Ends the sleep of the collector whose ur_collect_opts.wake is word
