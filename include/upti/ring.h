@@ -90,7 +90,8 @@
  * consumer's sleep has a timeout for a producer that stops right there (a
  * producer waiting for room never misses: it fences). (libupti rings at the
  * first commit past the mark, then, while the slot stays above it, once per
- * 4 KiB of records.) Nothing else depends on
+ * 4 KiB of records; and once as it stores UPTI_RING_STATE_CLOSED, so that a
+ * collector drains the ring while the process exits.) Nothing else depends on
  * the doorbell: a consumer that never sets it is never woken, a producer that
  * never rings it is drained when the consumer's sleep times out. Added in
  * version 1 without a change of the version: files made before it hold 0 there.

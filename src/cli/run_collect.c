@@ -247,6 +247,12 @@ static void on_drained(void *arg)
         ur_collect_wake(&g_run.collect_drained);
 }
 
+static void on_closed(void *arg)
+{
+    (void)arg;
+    run_follow_closed();
+}
+
 static void *collect_thread(void *arg)
 {
     (void)arg;
@@ -258,7 +264,9 @@ static void *collect_thread(void *arg)
                          .discarded = on_discarded,
                          .spool_complete = &g_run.spool_complete,
                          .wake = &g_run.collect_wake,
-                         .drained = on_drained};
+                         .drained = on_drained,
+                         .leave_mapped = 1,
+                         .closed = on_closed};
     g_run.collect_rc = ur_collect(&o);
     on_drained(NULL); /* (an ur_collect that failed before its passes did not) */
     return NULL;
@@ -274,10 +282,10 @@ static void wait_drained(void)
 int run_collect_start(pid_t program)
 {
     g_run.program = program;
+    run_follow_start(); /* (first: the collecting thread tells it when the rings close) */
     if (pthread_create(&g_run.thread, NULL, collect_thread, NULL) != 0)
         return -1;
     g_run.thread_started = 1;
-    run_follow_start();
     return 0;
 }
 

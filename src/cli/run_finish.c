@@ -594,7 +594,10 @@ static ur_convert_opts convert_options(void)
  * program never waits for it (a program that keeps every CPU busy leaves it
  * all to the end, as before). While the spool is small (a short process, so
  * far) it only makes each process's database ahead of the end
- * (ur_converter_follow). */
+ * (ur_converter_follow), until the producers have closed their rings (their
+ * tools ended, the processes exit: run_follow_closed); then it converts what
+ * there is while the processes exit (4 to 5 ms for an OpenCL program here), which
+ * was left to the end (ur_converter_follow_closed). */
 #define FOLLOW_PAUSE_MIN_NS (2 * 1000 * 1000)
 #define FOLLOW_PAUSE_MAX_NS (64 * 1000 * 1000)
 /* It converts this much of the spool at a time (some 30,000 records, a few ms), and
@@ -604,41 +607,60 @@ static ur_convert_opts convert_options(void)
  * loops beside a 2 x 200,000-mark run. */
 #define FOLLOW_STEP_BYTES ((uint64_t)2 << 20)
 
+/* Converts the spool up to complete, FOLLOW_STEP_BYTES at a time, by whoever
+ * holds follow_busy; closed: the producers closed their rings. -1 if the
+ * converter cannot be opened (said; the end tries again). */
+static int follow_upto(uint64_t complete, int closed)
+{
+    if (complete <= g_run.followed)
+        return 0;
+    if (g_run.converter == NULL) {
+        ur_convert_opts o = convert_options();
+        if ((g_run.converter = ur_converter_open(&o)) == NULL)
+            return -1;
+    }
+    while (g_run.followed < complete && !__atomic_load_n(&g_run.collect_done, __ATOMIC_ACQUIRE)) {
+        uint64_t upto = complete - g_run.followed > FOLLOW_STEP_BYTES
+                            ? g_run.followed + FOLLOW_STEP_BYTES
+                            : complete;
+        if (closed)
+            ur_converter_follow_closed(g_run.converter, upto);
+        else
+            ur_converter_follow(g_run.converter, upto);
+        g_run.followed = upto;
+    }
+    return 0;
+}
+
 static void *follow_thread(void *arg)
 {
     (void)arg;
     struct sched_param sp = {0};
     (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
-    uint64_t pause_ns = FOLLOW_PAUSE_MIN_NS, followed = 0;
+    uint64_t pause_ns = FOLLOW_PAUSE_MIN_NS;
     pthread_mutex_lock(&g_run.follow_lock);
     while (!g_run.collect_done) {
-        pthread_mutex_unlock(&g_run.follow_lock);
-        uint64_t complete = __atomic_load_n(&g_run.spool_complete, __ATOMIC_ACQUIRE);
-        if (complete > followed) {
-            if (g_run.converter == NULL) {
-                ur_convert_opts o = convert_options();
-                if ((g_run.converter = ur_converter_open(&o)) == NULL) {
-                    pthread_mutex_lock(&g_run.follow_lock);
-                    break; /* (said; the end tries again) */
-                }
-            }
-            while (followed < complete && !__atomic_load_n(&g_run.collect_done, __ATOMIC_ACQUIRE)) {
-                uint64_t upto = complete - followed > FOLLOW_STEP_BYTES
-                                    ? followed + FOLLOW_STEP_BYTES
-                                    : complete;
-                ur_converter_follow(g_run.converter, upto);
-                followed = upto;
-            }
-            pause_ns = FOLLOW_PAUSE_MIN_NS;
-        } else if (pause_ns < FOLLOW_PAUSE_MAX_NS) {
-            pause_ns *= 2; /* nothing new: a program that records little wakes it seldom */
+        if (!g_run.follow_busy) { /* (else the collecting thread converts: run_follow_closed) */
+            g_run.follow_busy = 1;
+            int closed = g_run.producers_closed;
+            pthread_mutex_unlock(&g_run.follow_lock);
+            uint64_t before = g_run.followed;
+            int failed = follow_upto(__atomic_load_n(&g_run.spool_complete, __ATOMIC_ACQUIRE),
+                                     closed);
+            if (g_run.followed > before)
+                pause_ns = FOLLOW_PAUSE_MIN_NS;
+            else if (pause_ns < FOLLOW_PAUSE_MAX_NS)
+                pause_ns *= 2; /* nothing new: a program that records little wakes it seldom */
+            pthread_mutex_lock(&g_run.follow_lock);
+            g_run.follow_busy = 0;
+            if (failed)
+                break;
         }
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_nsec += (long)pause_ns;
         until.tv_sec += until.tv_nsec / 1000000000L;
         until.tv_nsec %= 1000000000L;
-        pthread_mutex_lock(&g_run.follow_lock);
         if (!g_run.collect_done)
             pthread_cond_timedwait(&g_run.follow_wake, &g_run.follow_lock, &until);
     }
@@ -668,6 +690,38 @@ void run_follow_start(void)
     pthread_mutex_destroy(&g_run.follow_lock);
 }
 
+/* Once the producers closed their rings the conversion is what the end will
+ * wait for: the collecting thread, idle until the processes are gone, converts
+ * what the spool holds itself, at its own priority, unless the follow thread
+ * is in a step (which it ends at SCHED_IDLE, then follows as closed). At
+ * SCHED_IDLE beside a program's exit, the follow thread's conversion of a
+ * 1,000-record spool was still under way when the program was gone. A new
+ * process meanwhile waits for its ring to be drained at most that long: a
+ * small spool's conversion (under UO_DB_SMALL_SOURCE_BYTES). */
+void run_follow_closed(void)
+{
+    if (!g_run.follow_started)
+        return;
+    pthread_mutex_lock(&g_run.follow_lock);
+    g_run.producers_closed = 1;
+    int mine = !g_run.follow_busy && !g_run.collect_done;
+    g_run.follow_busy |= mine;
+    pthread_mutex_unlock(&g_run.follow_lock);
+    if (mine)
+        (void)follow_upto(__atomic_load_n(&g_run.spool_complete, __ATOMIC_ACQUIRE), 1);
+    pthread_mutex_lock(&g_run.follow_lock);
+    if (mine)
+        g_run.follow_busy = 0;
+    pthread_cond_signal(&g_run.follow_wake);
+    pthread_mutex_unlock(&g_run.follow_lock);
+}
+
+/* The follow thread's converter is the end's from now on. Only a step under
+ * way is waited for: a follow thread in its pause wakes to find collect_done and
+ * returns without touching anything, and is left to do so (detached, its lock
+ * and condition kept for the life of the process). Joining it cost the end of a
+ * short process up to 3 ms: a SCHED_IDLE thread woken while the collecting
+ * thread still ran waited that long for a CPU. */
 void run_follow_end(void)
 {
     if (!g_run.follow_started)
@@ -675,10 +729,12 @@ void run_follow_end(void)
     pthread_mutex_lock(&g_run.follow_lock);
     __atomic_store_n(&g_run.collect_done, 1, __ATOMIC_RELEASE); /* (read between steps unlocked) */
     pthread_cond_signal(&g_run.follow_wake);
+    int busy = g_run.follow_busy;
     pthread_mutex_unlock(&g_run.follow_lock);
-    pthread_join(g_run.follow_thread, NULL);
-    pthread_cond_destroy(&g_run.follow_wake);
-    pthread_mutex_destroy(&g_run.follow_lock);
+    if (busy)
+        pthread_join(g_run.follow_thread, NULL);
+    else
+        pthread_detach(g_run.follow_thread);
     g_run.follow_started = 0;
 }
 

@@ -41,12 +41,16 @@ struct run_state {
     uint32_t collect_drained; /* the spool holds every record (ur_collect_opts.drained) */
     /* Converting while the program runs (run_finish.c): the thread that
      * follows the spool, the spool's complete size as the collecting thread
-     * last said it (atomic), and whether that thread has ended (under
+     * last said it (atomic), whether that thread has ended, whether a thread
+     * is converting and whether the producers closed their rings (under
      * follow_lock; follow_wake ends the follow thread's pause at once). */
     pthread_t follow_thread;
     int follow_started;
     uint64_t spool_complete;
     int collect_done;
+    int follow_busy;      /* a thread converts (the follow thread, or run_follow_closed) */
+    int producers_closed; /* every ring was closed once (ur_collect_opts.closed) */
+    uint64_t followed;    /* the spool converted so far (by whoever holds follow_busy) */
     pthread_mutex_t follow_lock;
     pthread_cond_t follow_wake;
     ur_converter *converter; /* the follow thread's, finished after it is joined */
@@ -106,8 +110,12 @@ void run_save_not_stored(void);
 /** Starts the thread that converts the spool while the program runs (run_finish.c). */
 void run_follow_start(void);
 
-/** Ends the follow thread (at once, even in its pause) and waits for it: the
- *  collecting thread has ended. */
+/** Tells the follow thread that every producer closed its ring (from the
+ *  collecting thread, ur_collect_opts.closed): it converts a small spool too. */
+void run_follow_closed(void);
+
+/** Ends the follow thread (at once, even in its pause), waiting only for a
+ *  conversion step under way: the collecting thread has drained the rings. */
 void run_follow_end(void);
 
 /** Converts the spool (the rest of it, after the follow thread) into one

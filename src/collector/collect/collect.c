@@ -72,6 +72,7 @@ struct ring {
     int done;                /* the producer ended and the rings are empty */
     int pidfd;               /* the producer's pidfd, -1 if none (then /proc is read) */
     int armed;               /* its doorbell is set for this sleep (sleep_on_doorbells) */
+    int closed;              /* its producer closed it (state CLOSED) before a pass that drained it */
     int release;             /* closed: to unmap, and its file to remove (release_rings) */
     int keep_file;           /* closed with its file kept */
 };
@@ -108,6 +109,7 @@ struct collector {
     uint64_t idle_passes;    /* idle passes in a row (idle_pause_ns) */
     int no_doorbells;        /* futex_waitv is not there: opts->wake or not, it polls */
     int slept_long;          /* the last pause was a long idle sleep: scan the folder */
+    int said_closed;         /* opts->closed was called, and no ring opened since */
     uint64_t test_doorbell_ns; /* tests: the length of every sleep on doorbells (0: none) */
     int discarding;          /* the spool failed: drain without storing */
     char reason[256];        /* why (strerror of the failed write) */
@@ -916,16 +918,18 @@ static long long drain_guarded(struct collector *collector, struct ring *r)
         ring_cut(collector, r);
         return 0;
     }
+    /* Read first: what the producer committed before it closed the ring, this pass takes. */
+    int closed = atomic_load_explicit(&r->hdr->state, memory_order_acquire) == UPTI_RING_STATE_CLOSED;
     long long moved = drain_ring(collector, r);
+    r->closed = closed;
     ur_guard_leave(&g);
     return moved;
 }
 
 /* Ends the reading of ring r: its last counts go to the spool and its header
  * says no collector reads it. Unmapping it and removing its file (unless
- * keep) wait for release_rings: an unmap of a big ring file took the end of a
- * short `upti run` 0.4 to 0.7 ms, which, once the last pass is over, can go
- * on beside the conversion (ur_collect_opts.drained). */
+ * keep) wait for release_rings, after the pass (ur_collect_opts.drained,
+ * leave_mapped). */
 static void close_ring(struct collector *collector, struct ring *r, int keep)
 {
     if (r->map != NULL)
@@ -937,14 +941,15 @@ static void close_ring(struct collector *collector, struct ring *r, int keep)
     r->keep_file = keep;
 }
 
-/* Unmaps the rings closed since the last call and removes their files (close_ring). */
-static void release_rings(struct collector *collector)
+/* Unmaps the rings closed since the last call (but with unmap 0) and removes
+ * their files (close_ring). */
+static void release_rings(struct collector *collector, int unmap)
 {
     for (size_t i = 0; i < collector->num_rings; i++) {
         struct ring *r = &collector->rings[i];
         if (!r->release)
             continue;
-        if (r->map != NULL)
+        if (r->map != NULL && unmap)
             munmap(r->map, r->map_size);
         r->map = NULL;
         r->hdr = NULL;
@@ -967,6 +972,27 @@ static void ring_cut(struct collector *collector, struct ring *r)
     r->done = 1;
     r->alive = 0;
     close_ring(collector, r, collector->opts->keep);
+}
+
+/* opts->closed, once every ring found so far was closed by its producer and
+ * drained since (or has ended): said again only after a ring that is not. */
+static void say_if_all_closed(struct collector *collector)
+{
+    int rings = 0, all = 1;
+    for (size_t i = 0; i < collector->num_rings && all; i++) {
+        const struct ring *r = &collector->rings[i];
+        if (r->max_slots == 0)
+            continue; /* a file skipped, or not yet a ring */
+        rings++;
+        all = r->done || r->closed;
+    }
+    if (!all || rings == 0) {
+        collector->said_closed = 0;
+        return;
+    }
+    if (!collector->said_closed)
+        collector->opts->closed(collector->opts->closed_arg);
+    collector->said_closed = 1;
 }
 
 /* opts->producer_wait_ns: whether the producers still running have been
@@ -1088,7 +1114,7 @@ int ur_collect(const ur_collect_opts *opts)
         int stopping = opts->stop != NULL && __atomic_load_n(opts->stop, __ATOMIC_ACQUIRE);
         int waiting =
             !stopping && opts->wait_pid > 0 && alive_by(collector->wait_pidfd, opts->wait_pid, 0);
-        release_rings(collector); /* (those the last pass closed) */
+        release_rings(collector, 1); /* (those the last pass closed) */
         if (opts->dir != NULL && (pass % 8 == 0 || !waiting || collector->slept_long))
             scan_dir(collector);
         pass++;
@@ -1140,6 +1166,8 @@ int ur_collect(const ur_collect_opts *opts)
             if (end > 0)
                 __atomic_store_n(opts->spool_complete, (uint64_t)end, __ATOMIC_RELEASE);
         }
+        if (opts->closed != NULL)
+            say_if_all_closed(collector);
         if (!waiting && !stopping && (open_rings > 0 || claims > 0))
             say_unbounded_wait(collector);
         if (open_rings == 0 && !waiting && claims == 0) {
@@ -1203,7 +1231,7 @@ int ur_collect(const ur_collect_opts *opts)
         *opts->skipped = collector->skipped;
     if (opts->drained != NULL)
         opts->drained(opts->drained_arg);
-    release_rings(collector);
+    release_rings(collector, !opts->leave_mapped);
     for (size_t i = 0; i < collector->num_rings; i++) {
         free(collector->rings[i].path);
         free(collector->rings[i].resume_pos);

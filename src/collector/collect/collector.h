@@ -65,6 +65,20 @@ typedef struct ur_collect_opts {
      *  it has returned. */
     void (*drained)(void *arg);
     void *drained_arg;
+    /** 1: the rings still mapped when collecting ends stay mapped (their files
+     *  are removed all the same), for a caller whose process ends soon: its
+     *  exit unmaps them with one thread left, where an unmap while its other
+     *  threads run has the kernel interrupt each CPU that runs them to flush
+     *  its TLB (0.4 to 0.7 ms at the end of a short `upti run` on a 2-CPU
+     *  guest). 0: unmapped before ur_collect returns. */
+    int leave_mapped;
+    /** If not NULL: called after a pass once every ring found so far was closed
+     *  by its producer (upti/ring.h, UPTI_RING_STATE_CLOSED: its tool ended,
+     *  before its process exits) and drained since (spool_complete covers it),
+     *  or has ended: nothing more is expected unless a new process starts.
+     *  Called again only after a ring that is not. From the collecting thread. */
+    void (*closed)(void *arg);
+    void *closed_arg;
 } ur_collect_opts;
 
 /** Ends the sleep of the collector whose ur_collect_opts.wake is word
@@ -155,6 +169,13 @@ ur_converter *ur_converter_open(const ur_convert_opts *opts);
  *  (ur_collect_opts.spool_complete: what its writer says is whole); a chunk
  *  that passes it waits for a later call. */
 void ur_converter_follow(ur_converter *c, uint64_t complete);
+
+/** ur_converter_follow once every producer closed its ring
+ *  (ur_collect_opts.closed): a spool under UO_DB_SMALL_SOURCE_BYTES is converted
+ *  too, not left to the finish, while the processes exit. The databases are
+ *  those of the whole spool, but for a process that starts after it and makes
+ *  the spool big: its database is sized by the spool when it starts. */
+void ur_converter_follow_closed(ur_converter *c, uint64_t complete);
 
 /** Converts the rest of the spool (to its end), closes every database and frees c:
  *  ur_convert_with's result, with losses as its opts would give them. */

@@ -625,6 +625,17 @@ static void begin(ur_converter *c, uint64_t spool_bytes)
     size_made_ahead(&c->v);
 }
 
+/* Converts up to complete (ur_converter_follow, ur_converter_follow_closed). */
+static void follow(ur_converter *c, uint64_t complete)
+{
+    if (c->at == 0)
+        begin(c, complete);
+    else if (complete > c->v.spool_bytes)
+        c->v.spool_bytes = complete; /* a process that starts from now: sized by the spool so far */
+    if (complete > c->at)
+        read_on(c, complete);
+}
+
 void ur_converter_follow(ur_converter *c, uint64_t complete)
 {
     if (c->at == 0 && complete < UO_DB_SMALL_SOURCE_BYTES) {
@@ -641,11 +652,10 @@ void ur_converter_follow(ur_converter *c, uint64_t complete)
         }
         return;
     }
-    if (c->at == 0)
-        begin(c, complete);
-    if (complete > c->at)
-        read_on(c, complete);
+    follow(c, complete);
 }
+
+void ur_converter_follow_closed(ur_converter *c, uint64_t complete) { follow(c, complete); }
 
 int ur_convert_with(const ur_convert_opts *opts)
 {

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* upti-ring: the collector of shared rings (docs/shared-rings.md).
  *
- *   upti-ring collect SPOOL [--dir DIR] [--wait-pid PID] [--keep] [RING_FILE...]
+ *   upti-ring collect SPOOL [--dir DIR] [--wait-pid PID] [--keep] [--say-closed] [RING_FILE...]
+ *                     (--say-closed: prints "closed spool=BYTES" on stdout each time
+ *                     every ring found was closed by its producer and drained)
  *   upti-ring convert [--stats] SPOOL PREFIX
  *   upti-ring convert --follow BYTES SPOOL PREFIX   (converts BYTES more at a time,
  *                     as `upti run` follows the spool while the program runs)
+ *   upti-ring convert --follow-closed BYTES SPOOL PREFIX   (the same, as it follows
+ *                     once the producers closed their rings: a small spool too)
  *   upti-ring recover PREFIX RING_FILE|DIR...   (collect what is left, then convert)
  */
 #include "collector.h"
@@ -21,9 +25,11 @@
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: upti-ring collect SPOOL [--dir DIR] [--wait-pid PID] [--keep] [RING_FILE...]\n"
+            "usage: upti-ring collect SPOOL [--dir DIR] [--wait-pid PID] [--keep] [--say-closed]\n"
+            "                         [RING_FILE...]\n"
             "       upti-ring convert [--stats] SPOOL PREFIX  (writes PREFIX-<pid>.db per process)\n"
             "       upti-ring convert --follow BYTES SPOOL PREFIX  (BYTES of the spool at a time)\n"
+            "       upti-ring convert --follow-closed BYTES SPOOL PREFIX  (the same, producers closed)\n"
             "       upti-ring recover PREFIX DIR|RING_FILE  (collect what is left, then convert)\n");
     return 2;
 }
@@ -42,6 +48,15 @@ static int check_folder(const char *dir)
     return 0;
 }
 
+/* --say-closed: every ring closed and drained (ur_collect_opts.closed). */
+static void say_closed(void *arg)
+{
+    const char *spool = arg;
+    struct stat st;
+    printf("closed spool=%lld\n", stat(spool, &st) == 0 ? (long long)st.st_size : -1LL);
+    fflush(stdout);
+}
+
 static int collect(int argc, char **argv)
 {
     if (argc < 1)
@@ -57,6 +72,9 @@ static int collect(int argc, char **argv)
             o.wait_pid = strtoll(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--keep") == 0) {
             o.keep = 1;
+        } else if (strcmp(argv[i], "--say-closed") == 0) {
+            o.closed = say_closed;
+            o.closed_arg = argv[0];
         } else if (argv[i][0] == '-') {
             free(files);
             return usage();
@@ -73,8 +91,9 @@ static int collect(int argc, char **argv)
 }
 
 /* The spool converted as a converter that follows it reads it: up to BYTES, 2 * BYTES, ...
- * of the file (a chunk that passes one waits for the next), then the rest. */
-static int convert_following(const char *bytes, const char *spool, const char *prefix)
+ * of the file (a chunk that passes one waits for the next), then the rest; closed: as
+ * it follows once the producers closed their rings (ur_converter_follow_closed). */
+static int convert_following(const char *bytes, const char *spool, const char *prefix, int closed)
 {
     char *end;
     unsigned long long step = strtoull(bytes, &end, 10);
@@ -87,7 +106,7 @@ static int convert_following(const char *bytes, const char *spool, const char *p
         return 1;
     if (stat(spool, &st) == 0)
         for (uint64_t at = step; at < (uint64_t)st.st_size; at += step)
-            ur_converter_follow(c, at);
+            (closed ? ur_converter_follow_closed : ur_converter_follow)(c, at);
     return ur_converter_finish(c, NULL, 0);
 }
 
@@ -125,7 +144,9 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "collect") == 0)
         return collect(argc - 2, argv + 2);
     if (strcmp(argv[1], "convert") == 0 && argc == 6 && strcmp(argv[2], "--follow") == 0)
-        return convert_following(argv[3], argv[4], argv[5]);
+        return convert_following(argv[3], argv[4], argv[5], 0);
+    if (strcmp(argv[1], "convert") == 0 && argc == 6 && strcmp(argv[2], "--follow-closed") == 0)
+        return convert_following(argv[3], argv[4], argv[5], 1);
     if (strcmp(argv[1], "convert") == 0 && argc == 5 && strcmp(argv[2], "--stats") == 0)
         return ur_convert(argv[3], argv[4], 1);
     if (strcmp(argv[1], "convert") == 0)

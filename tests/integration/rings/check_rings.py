@@ -32,6 +32,7 @@ import glob
 import shutil
 import os
 import random
+import select
 import signal
 import sqlite3
 import struct
@@ -380,7 +381,9 @@ def case_follow(root):
     own ring file. While the spool is under 4 MiB only the databases are made
     (4 KiB pages); past it they are made again with 64 KiB pages, as for the
     whole spool, and the records converted: a small spool (2,000 marks) and, but
-    under the sanitizers, one past 4 MiB."""
+    under the sanitizers, one past 4 MiB. The small spool converted as the
+    follow thread converts it once the producers closed their rings (`convert
+    --follow-closed`: the records too, from the first step on): the same again."""
     for n in (2000, 80000 // SCALE):
         follow_spool(root, n)
     p = subprocess.run([RING, "convert", "--follow", "0", "nothing", "z"],
@@ -408,27 +411,29 @@ def follow_spool(root, n):
                 name, size, tables["page_size"], tables["integrity_check"][:3]))
     # Steps: less than a chunk header, odd (never on a chunk's edge), a page, a third.
     steps = (40, 4093, 65536, size // 3 + 1) if size < 4 << 20 else (4093, 65536, size // 3 + 1)
-    for step in steps:
-        out = os.path.join(work, "f%d" % step)
-        p = subprocess.run([RING, "convert", "--follow", str(step), spool, out],
+    ways = ("--follow", "--follow-closed") if size < 4 << 20 else ("--follow",)
+    for way, step in ((w, s) for w in ways for s in steps):
+        name_of = "f%d%s" % (step, "c" if way == "--follow-closed" else "")
+        out = os.path.join(work, name_of)
+        p = subprocess.run([RING, "convert", way, str(step), spool, out],
                            capture_output=True, text=True, env=env())
         if p.returncode != 0 or p.stderr:
-            fail("follow %d: exit %d: %s" % (step, p.returncode, p.stderr.strip()))
+            fail("%s %d: exit %d: %s" % (way, step, p.returncode, p.stderr.strip()))
             continue
         dbs = p.stdout.split()
-        got = {os.path.basename(db).replace("f%d-" % step, "out-"): db_dump(db) for db in dbs}
+        got = {os.path.basename(db).replace(name_of + "-", "out-"): db_dump(db) for db in dbs}
         if sorted(got) != sorted(whole):
-            fail("follow %d: databases %s, expected %s" % (step, sorted(got), sorted(whole)))
+            fail("%s %d: databases %s, expected %s" % (way, step, sorted(got), sorted(whole)))
             continue
         for name, tables in whole.items():
             for t, rows in tables.items():
                 if got[name].get(t) != rows:
-                    fail("follow %d of a %d-byte spool: %s: %s differs (%d rows, whole %d)" % (
-                        step, size, name, t, len(got[name].get(t) or []), len(rows)))
-        leftovers = [f for f in os.listdir(work) if f.startswith("f%d-" % step) and
+                    fail("%s %d of a %d-byte spool: %s: %s differs (%d rows, whole %d)" % (
+                        way, step, size, name, t, len(got[name].get(t) or []), len(rows)))
+        leftovers = [f for f in os.listdir(work) if f.startswith(name_of + "-") and
                      not f.endswith(".db")]
         if leftovers:
-            fail("follow %d: left %s" % (step, leftovers))
+            fail("%s %d: left %s" % (way, step, leftovers))
 
 
 def case_threads_slots(root):
@@ -519,11 +524,17 @@ def case_doorbell(root):
     """A producer rings its ring's doorbell (upti/ring.h, "Doorbell") with the commit that
     leaves the slot's mark or more unread, not before; the sleeper on it wakes; set again
     above the mark, a commit within the next 4 KiB rings (a marker checks once per 4 KiB
-    while it stays above: marker_slow; its records here are 56 bytes)."""
+    while it stays above: marker_slow; its records here are 56 bytes). The tool's end
+    (its buffer destroyed: the ring CLOSED) rings it too, below the mark: a collector
+    asleep drains the ring while the process exits, not after."""
     work = tempfile.mkdtemp(dir=root)
     prog = start_prog(work, "doorbell", 0, 1, size=1 << 20)
     rc, out, err = finish(prog, "doorbell: ring_prog")
     lines = out.split("\n")
+    closed = [line for line in lines if line.startswith("closed ")]
+    if closed != ["closed status=0 woken=1 doorbell=0 state=2"]:
+        fail("doorbell: at the tool's end: %r" % closed)
+    lines = [line for line in lines if not line.startswith("closed ")]
     got = dict(kv.split("=") for line in lines[1:] for kv in line.split()[1:] if "=" in kv)
     if rc != 0 or len(got) != 6:
         fail("doorbell: exit %d, %r, %r" % (rc, out, err))
@@ -535,6 +546,43 @@ def case_doorbell(root):
         fail("doorbell: the sleeper: %r" % lines)
     if not 1 <= int(got["after"]) <= 4096 // 56 + 1:
         fail("doorbell: set again above the mark, rang after %s marks" % got["after"])
+
+
+def case_closed(root):
+    """A producer that closes its ring (its buffer destroyed: a tool's end, before the
+    program's exit) while its process goes on: the collector drains the ring and
+    says every ring is closed (ur_collect_opts.closed, what lets `upti run` convert
+    while the program exits) before the process ends; the spool then holds every
+    mark. Said once; the process's end adds nothing to convert."""
+    work = tempfile.mkdtemp(dir=root)
+    n = 3000
+    prog = subprocess.Popen([PROG, "closed", work, os.path.join(work, "counter"), str(n)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env())
+    coll = subprocess.Popen([RING, "collect", os.path.join(work, "spool"), "--dir", work,
+                             "--wait-pid", str(prog.pid), "--say-closed"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
+    # (the collector polls: within a pass or two; the producer waits for its input's end)
+    said = coll.stdout.readline().decode() if select.select([coll.stdout], [], [], 60)[0] else ""
+    alive = prog.poll() is None
+    snapshot = os.path.join(work, "at-closed")
+    shutil.copyfile(os.path.join(work, "spool"), snapshot)
+    rc, out, err = finish(prog, "closed: ring_prog")  # (its input ends)
+    crc, cout, cerr = finish(coll, "closed: collector")
+    if not said.startswith("closed spool=") or not alive:
+        fail("closed: said %r, the producer %s" % (said, "alive" if alive else "had ended"))
+        return
+    if rc != 0 or "closed" not in out.split() or crc != 0 or cout != "" or cerr != "":
+        fail("closed: ring_prog %d %r %r, collector %d %r %r" % (rc, out, err, crc, cout, cerr))
+    if int(said.split("=")[1]) != os.path.getsize(snapshot):
+        fail("closed: said %s, the spool was %d bytes" % (said.strip(), os.path.getsize(snapshot)))
+    p = subprocess.run([RING, "convert", snapshot, os.path.join(work, "early")],
+                       capture_output=True, text=True, env=env())
+    dbs = p.stdout.split()
+    marks = len(db_marks(dbs[0])[0]) if p.returncode == 0 and len(dbs) == 1 else None
+    if marks != n:
+        fail("closed: the spool when it was said holds %r marks, expected %d (%s)" % (
+            marks, n, p.stderr.strip()))
 
 
 def case_storage(root):
@@ -1125,6 +1173,8 @@ def main():
             case_api(root)
         elif CASE == "doorbell":
             case_doorbell(root)
+        elif CASE == "closed":
+            case_closed(root)
         elif CASE == "storage":
             case_storage(root)
         elif CASE == "old_spool":

@@ -11,7 +11,9 @@
  * kill: a call counted there had returned, so its record was committed).
  * MODE: return (main returns, having printed UPTI's threads (named upti-*)
  * and the signals with a handler, before UPTI started and after its own
- * threads ended), exit (_exit(0)), segv (SIGSEGV, default
+ * threads ended), closed (its buffer destroyed after the marks, as a tool's
+ * end does before the program's exit; prints "closed", then returns once its
+ * standard input ends), exit (_exit(0)), segv (SIGSEGV, default
  * action), segv_caught (a handler swallows a SIGSEGV halfway; the program
  * goes on), kill (return, but the test kills it before), fork (thread 0
  * makes N/2 marks, forks a child that execs /bin/true (it records nothing:
@@ -41,7 +43,9 @@
  * thread sleeps on it (FUTEX_WAIT); marks one at a time until the doorbell is
  * 0 and prints "rang before=B head=H mark=M" (the slot's head before and after
  * that mark, the doorbell's bytes) and "waiter woken=W doorbell=D"; sets it
- * again and prints "again after=K" (marks until it rang again). MODE storage:
+ * again and prints "again after=K" (marks until it rang again); sets it again,
+ * destroys its buffer (the tool's end) and prints "closed status=S woken=W
+ * doorbell=D state=T" (the header's state). MODE storage:
  * one mark, then its ring file is renamed away (PATH.away: no more storage can be
  * had for it, which libupti asks by the file's path), N - 1 marks, and back.
  */
@@ -498,6 +502,14 @@ static int doorbell_mode(const char *path)
         k++;
     }
     printf("again after=%ld\n", k);
+    /* The tool's end (upti_destroy_buffer: CLOSED) rings too, wherever the slots stand. */
+    atomic_store(&h->doorbell, 1);
+    if (pthread_create(&waiter, NULL, doorbell_waiter, &h->doorbell) != 0)
+        return 2;
+    upti_status_t destroyed = upti_destroy_buffer(g_buffer);
+    pthread_join(waiter, &woken);
+    printf("closed status=%d woken=%d doorbell=%u state=%u\n", (int)destroyed, (int)(intptr_t)woken,
+           atomic_load(&h->doorbell), atomic_load(&h->state));
     return 0;
 }
 
@@ -630,6 +642,14 @@ int main(int argc, char **argv)
         process_state(&tasks, &handlers);
         printf("before: upti_threads=%d handlers=%d\nafter: upti_threads=%d handlers=%d\n", g_tasks0,
                g_handlers0, tasks, handlers);
+    }
+    if (strcmp(mode, "closed") == 0) {
+        upti_destroy_buffer(g_buffer);
+        printf("closed\n");
+        fflush(stdout);
+        char c;
+        while (read(0, &c, 1) > 0)
+            continue;
     }
     if (strcmp(mode, "exit") == 0)
         _exit(0);
