@@ -25,12 +25,12 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <linux/futex.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-struct run_state g_run = {.lock_fd = -1};
+struct run_state g_run = {.lock_fd = -1,
+                         .drained_lock = PTHREAD_MUTEX_INITIALIZER,
+                         .drained_wake = PTHREAD_COND_INITIALIZER};
 
 /* ---- run.conf: key\0value\0 pairs (kv_pairs.h) ---- */
 
@@ -239,12 +239,14 @@ static void on_discarded(void *arg, int64_t pid, uint64_t records, const char *r
 }
 
 /* From the collecting thread: the spool holds every record (the rings are
- * unmapped and removed after this, while the main thread converts). */
+ * removed after this, while the main thread converts). */
 static void on_drained(void *arg)
 {
     (void)arg;
-    if (!__atomic_load_n(&g_run.collect_drained, __ATOMIC_ACQUIRE))
-        ur_collect_wake(&g_run.collect_drained);
+    pthread_mutex_lock(&g_run.drained_lock);
+    g_run.collect_drained = 1;
+    pthread_cond_signal(&g_run.drained_wake);
+    pthread_mutex_unlock(&g_run.drained_lock);
 }
 
 static void on_closed(void *arg)
@@ -272,11 +274,16 @@ static void *collect_thread(void *arg)
     return NULL;
 }
 
-/* Until the collecting thread has put every record in the spool (on_drained). */
+/* Until the collecting thread has put every record in the spool (on_drained).
+ * A condition, not a bare futex: a signal forwarded to the program (its
+ * handler stops the collecting) must run here, and ThreadSanitizer delivers
+ * one only inside the calls it knows. */
 static void wait_drained(void)
 {
-    while (__atomic_load_n(&g_run.collect_drained, __ATOMIC_ACQUIRE) == 0)
-        (void)syscall(SYS_futex, &g_run.collect_drained, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    pthread_mutex_lock(&g_run.drained_lock);
+    while (!g_run.collect_drained)
+        pthread_cond_wait(&g_run.drained_wake, &g_run.drained_lock);
+    pthread_mutex_unlock(&g_run.drained_lock);
 }
 
 int run_collect_start(pid_t program)

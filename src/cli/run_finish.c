@@ -693,22 +693,24 @@ void run_follow_start(void)
 /* Once the producers closed their rings the conversion is what the end will
  * wait for: the collecting thread, idle until the processes are gone, converts
  * what the spool holds itself, at its own priority, unless the follow thread
- * is in a step (which it ends at SCHED_IDLE, then follows as closed). At
+ * is in a step (which it ends at SCHED_IDLE, then follows as closed) or more
+ * than UO_DB_SMALL_SOURCE_BYTES wait (the follow thread's, as closed). At
  * SCHED_IDLE beside a program's exit, the follow thread's conversion of a
  * 1,000-record spool was still under way when the program was gone. A new
- * process meanwhile waits for its ring to be drained at most that long: a
- * small spool's conversion (under UO_DB_SMALL_SOURCE_BYTES). */
+ * process meanwhile waits for its ring to be drained at most that long. */
 void run_follow_closed(void)
 {
     if (!g_run.follow_started)
         return;
+    uint64_t complete = __atomic_load_n(&g_run.spool_complete, __ATOMIC_ACQUIRE);
     pthread_mutex_lock(&g_run.follow_lock);
     g_run.producers_closed = 1;
-    int mine = !g_run.follow_busy && !g_run.collect_done;
+    int mine = !g_run.follow_busy && !g_run.collect_done &&
+               complete - g_run.followed <= UO_DB_SMALL_SOURCE_BYTES;
     g_run.follow_busy |= mine;
     pthread_mutex_unlock(&g_run.follow_lock);
     if (mine)
-        (void)follow_upto(__atomic_load_n(&g_run.spool_complete, __ATOMIC_ACQUIRE), 1);
+        (void)follow_upto(complete, 1);
     pthread_mutex_lock(&g_run.follow_lock);
     if (mine)
         g_run.follow_busy = 0;

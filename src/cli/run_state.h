@@ -38,7 +38,10 @@ struct run_state {
     int thread_started, collect_rc;
     volatile int stop;
     uint32_t collect_wake; /* ends the collecting thread's sleep (ur_collect_wake) */
-    uint32_t collect_drained; /* the spool holds every record (ur_collect_opts.drained) */
+    /* The spool holds every record (ur_collect_opts.drained), under drained_lock. */
+    int collect_drained;
+    pthread_mutex_t drained_lock;
+    pthread_cond_t drained_wake;
     /* Converting while the program runs (run_finish.c): the thread that
      * follows the spool, the spool's complete size as the collecting thread
      * last said it (atomic), whether that thread has ended, whether a thread
