@@ -43,6 +43,7 @@ for t in $targets; do
     mkdir -p "$corpus"
     [ "$t" = fuzz_trace_reader ] && cp "$out"/seed-reader/*.db "$corpus"/ 2>/dev/null || true
     start=$(date +%s)
+    ls -d /tmp/upti-fuzz-* >"$out/folders-before" 2>/dev/null || true
     # -close_fd_mask=3: the targets' own messages (upti: ...) stay out of the log;
     # libFuzzer's crash report and the sanitizers' still come through.
     # A fixed seed (UPTI_FUZZ_SEED, default 1): a CI run replays the same inputs,
@@ -51,6 +52,13 @@ for t in $targets; do
             -rss_limit_mb=2048 -close_fd_mask=1 -artifact_prefix="$out/$t-" "$corpus" \
             >"$out/$t.log" 2>&1); then
         echo "ci-fuzz: $t: $(grep -a -o 'Done [0-9]* runs' "$out/$t.log" | tail -1) in $(($(date +%s) - start)) s, no crash"
+        # A target that ended normally removed its work folder (tests/fuzz/fuzz_workdir.h).
+        ls -d /tmp/upti-fuzz-* >"$out/folders-after" 2>/dev/null || true
+        left=$(comm -13 "$out/folders-before" "$out/folders-after")
+        if [ -n "$left" ]; then
+            echo "ci-fuzz: $t left its work folder: $left"
+            fail=1
+        fi
     else
         echo "ci-fuzz: $t FAILED (reproducer: $out/$t-*):"
         grep -a -E 'ERROR|SUMMARY|#[0-9]+ 0x' "$out/$t.log" | head -30

@@ -4,6 +4,8 @@
  * from the input (NUL-separated).
  * Runs in an empty directory; arguments naming other places ('/') or the run
  * subcommand (which would start programs) are dropped. */
+#include "fuzz_workdir.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static int ready;
     if (!ready) {
-        char dir[64];
-        snprintf(dir, sizeof dir, "/tmp/upti-fuzz-cli-%d", (int)getpid());
-        mkdir(dir, 0700);
-        if (chdir(dir) != 0)
+        if (chdir(fuzz_workdir("cli")) != 0)
             abort();
         freopen("/dev/null", "w", stdout);
         ready = 1;

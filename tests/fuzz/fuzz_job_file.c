@@ -5,6 +5,7 @@
  * crash. The first byte chooses the file's name (.json, .yaml, or none: the
  * reader guesses); the rest is the file. The option table is a small one of
  * the shapes `upti run` has: flags, values, lists. */
+#include "fuzz_workdir.h"
 #include "options.h"
 #include "run_config.h"
 
@@ -35,11 +36,7 @@ static int accept_all(void *ctx, int id, const char *value)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char dir[64];
-    if (dir[0] == '\0') {
-        snprintf(dir, sizeof dir, "/tmp/upti-fuzz-job-%d", (int)getpid());
-        mkdir(dir, 0700);
-    }
+    const char *dir = fuzz_workdir("job");
     if (size < 1)
         return 0;
     static const char *const names[] = {"job.json", "job.yaml", "job"};

@@ -8,6 +8,7 @@
  * THREAD record and a compact marker, committed): an empty input is that
  * ring; each 3 bytes XOR a byte at an offset they name (ring_template.h),
  * so that the header, the slot table and the records are all reached. */
+#include "fuzz_workdir.h"
 #include "collector.h"
 #include "output.h"
 #include "ring_template.h"
@@ -22,7 +23,7 @@
 
 #define RING_BYTES RING_TEMPLATE_BYTES
 
-static char g_dir[64];
+static const char *g_dir; /* fuzz_workdir */
 
 static void quiet(void *data, const char *msg)
 {
@@ -43,9 +44,8 @@ static void template_ring(uint8_t *file)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (g_dir[0] == '\0') {
-        snprintf(g_dir, sizeof g_dir, "/tmp/upti-fuzz-ring-%d", (int)getpid());
-        mkdir(g_dir, 0700);
+    if (g_dir == NULL) {
+        g_dir = fuzz_workdir("ring");
         uo_set_reporter(quiet, NULL);
     }
     if (size > 4096)

@@ -11,6 +11,7 @@
  * input is that spool. Its first byte cuts that many bytes off the end (a
  * collector killed while appending); each 3 bytes after it XOR a byte at an
  * offset they name (ring_template.h). */
+#include "fuzz_workdir.h"
 #include "collector.h"
 #include "output.h"
 #include "spool.h"
@@ -27,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char g_dir[64];
+static const char *g_dir; /* fuzz_workdir */
 static uint8_t g_template[8192];
 static size_t g_template_len;
 
@@ -88,9 +89,8 @@ static void make_template(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (g_dir[0] == '\0') {
-        snprintf(g_dir, sizeof g_dir, "/tmp/upti-fuzz-spool-%d", (int)getpid());
-        mkdir(g_dir, 0700);
+    if (g_dir == NULL) {
+        g_dir = fuzz_workdir("spool");
         uo_set_reporter(quiet, NULL);
         make_template();
     }

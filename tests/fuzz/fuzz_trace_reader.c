@@ -3,6 +3,7 @@
  * trace database (every report of `upti stats` in each format, every export):
  * an error message, never a crash. Seed it with a real trace
  * (scripts/ci-sanitizers.sh makes one with a small page size). */
+#include "fuzz_workdir.h"
 #include "output.h"
 #include "stats_reports.h"
 
@@ -15,14 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char g_dir[64];
+static const char *g_dir; /* fuzz_workdir */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (g_dir[0] == '\0') {
-        snprintf(g_dir, sizeof g_dir, "/tmp/upti-fuzz-reader-%d", (int)getpid());
-        mkdir(g_dir, 0700);
-    }
+    g_dir = fuzz_workdir("reader");
     char path[128], out[128];
     snprintf(path, sizeof path, "%s/in.db", g_dir);
     FILE *f = fopen(path, "wb");
