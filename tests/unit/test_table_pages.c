@@ -159,7 +159,13 @@ static void one_tree(const char *path, int n)
                    "CREATE TABLE r(id INTEGER PRIMARY KEY, x REAL);"
                    "CREATE TABLE u(id INTEGER PRIMARY KEY, k INTEGER UNIQUE);"
                    "CREATE TABLE f(id INTEGER PRIMARY KEY, k INTEGER);"
-                   "INSERT INTO f(k) VALUES(1);") == SQLITE_OK);
+                   "INSERT INTO f(k) VALUES(1);"
+                   "CREATE TABLE g(id INTEGER PRIMARY KEY, k INTEGER);"
+                   "CREATE TRIGGER g_k AFTER INSERT ON g BEGIN UPDATE f SET k = k + 1; END;"
+                   "CREATE TABLE c(id INTEGER PRIMARY KEY, k INTEGER CHECK (k > 0));"
+                   "CREATE TABLE e(id INTEGER PRIMARY KEY, k INTEGER REFERENCES f(id));"
+                   "CREATE TABLE w(id INTEGER PRIMARY KEY AUTOINCREMENT, k INTEGER);") ==
+          SQLITE_OK);
     char err[256] = "";
     uo_page_spool *sp = uo_pages_open(db, path, err, sizeof err);
     CHECK(sp != NULL);
@@ -175,6 +181,13 @@ static void one_tree(const char *path, int n)
     CHECK(uo_pages_table(sp, db, "INSERT INTO r(x) VALUES(?)", 1, -1) == NULL);
     CHECK(uo_pages_table(sp, db, "INSERT INTO u(k) VALUES(?)", 1, -1) == NULL);
     CHECK(uo_pages_table(sp, db, "INSERT INTO f(k) VALUES(?)", 1, -1) == NULL);
+    /* A trigger, a CHECK, a foreign key, AUTOINCREMENT (its sqlite_sequence),
+     * a table that does not exist: SQLite's too. */
+    CHECK(uo_pages_table(sp, db, "INSERT INTO g(k) VALUES(?)", 1, -1) == NULL);
+    CHECK(uo_pages_table(sp, db, "INSERT INTO c(k) VALUES(?)", 1, -1) == NULL);
+    CHECK(uo_pages_table(sp, db, "INSERT INTO e(k) VALUES(?)", 1, -1) == NULL);
+    CHECK(uo_pages_table(sp, db, "INSERT INTO w(k) VALUES(?)", 1, -1) == NULL);
+    CHECK(uo_pages_table(sp, db, "INSERT INTO nowhere(k) VALUES(?)", 1, -1) == NULL);
     if (t == NULL || s == NULL) {
         uo_pages_free(sp);
         sqlite3_close(db);
