@@ -340,8 +340,9 @@ int run_collect_end(pid_t program, int status)
     snprintf(note, sizeof note, "%lld %d\n", (long long)program, status);
     write_ring_note(STATUS_FILE, note);
     int written = run_convert_and_finish();
-    /* The collecting thread unmapped its rings and removed their files
-     * meanwhile: the ring folder is as it leaves it (rings_left) once it ended. */
+    /* The collecting thread removed the ring files meanwhile (their mappings
+     * stay until upti exits: leave_mapped): the ring folder is as it leaves
+     * it (rings_left) once it ended. */
     if (g_run.thread_started)
         pthread_join(g_run.thread, NULL);
     g_run.thread_started = 0;
