@@ -585,6 +585,57 @@ def case_closed(root):
             marks, n, p.stderr.strip()))
 
 
+def case_late_header(root):
+    """A ring file that the collector finds before its producer has written its header
+    (created empty, then filled: a producer writes its header through its mapping, which
+    tells inotify nothing) is read again at the next passes, and taken once whole, while
+    the program it waits for still runs: not left to that program's end. Here the file is
+    a closed ring of ring_prog's, written into the folder with its magic last."""
+    made = tempfile.mkdtemp(dir=root)
+    n = 2000
+    prog = subprocess.Popen([PROG, "closed", made, os.path.join(made, "counter"), str(n)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env())
+    said = None
+    while said not in ("closed\n", "") and select.select([prog.stdout], [], [], 60)[0]:
+        said = prog.stdout.readline().decode()  # (its ring's path, then "closed")
+    rings = glob.glob(os.path.join(made, "*.upti-ring"))
+    if said != "closed\n" or len(rings) != 1:
+        fail("late_header: ring_prog said %r, rings %r" % (said, rings))
+        finish(prog, "late_header: ring_prog")
+        return
+    with open(rings[0], "rb") as f:
+        data = f.read()
+    work = tempfile.mkdtemp(dir=root)
+    late = os.path.join(work, "late.upti-ring")
+    open(late, "wb").close()
+    sleeper = subprocess.Popen(["sleep", "60"])
+    coll = subprocess.Popen([RING, "collect", os.path.join(work, "spool"), "--dir", work,
+                             "--wait-pid", str(sleeper.pid), "--say-closed"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env())
+    time.sleep(0.3)  # (the collector has read the folder: an empty file, not yet a ring)
+    fd = os.open(late, os.O_WRONLY)
+    os.pwrite(fd, bytes(8) + data[8:], 0)
+    time.sleep(0.1)
+    os.pwrite(fd, data[:8], 0)  # the magic: now a ring
+    os.close(fd)
+    took = coll.stdout.readline().decode() if select.select([coll.stdout], [], [], 20)[0] else ""
+    running = sleeper.poll() is None
+    sleeper.kill()
+    sleeper.wait()
+    finish(prog, "late_header: ring_prog")  # (its input ends)
+    crc, cout, cerr = finish(coll, "late_header: collector")
+    if not took.startswith("closed spool=") or not running:
+        fail("late_header: the collector said %r while the program it waits for %s" % (
+            took, "ran" if running else "had ended"))
+    if crc != 0 or cerr != "":
+        fail("late_header: collector %d %r" % (crc, cerr))
+    dbs = convert(work)
+    marks = len(db_marks(dbs[0])[0]) if len(dbs) == 1 else None
+    if marks != n:
+        fail("late_header: %r marks in %r, expected %d" % (marks, dbs, n))
+
+
 def case_storage(root):
     """A slot's data gets storage 128 KiB at a time (docs/shared-rings.md, "Storage before
     any write"): ring_prog makes one mark, renames its ring file away (no more storage can
@@ -1173,6 +1224,8 @@ def main():
             case_api(root)
         elif CASE == "doorbell":
             case_doorbell(root)
+        elif CASE == "late_header":
+            case_late_header(root)
         elif CASE == "closed":
             case_closed(root)
         elif CASE == "storage":
