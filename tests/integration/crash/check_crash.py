@@ -457,10 +457,22 @@ def case_kill_in_outputs(tmp):
     fail('never saw an output being written')
 
 
-def upti_killed(tmp, iterations, sleep, after):
+def ended(pid):
+    """Whether process pid has ended (gone, or a zombie nobody reaped)."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0] in ('Z', 'X')
+    except OSError:
+        return True
+
+
+def upti_killed(tmp, iterations, sleep, after, wait_program):
     """upti run of upti-test-uptx-app (whose child sleeps sleep s) into tmp/out/c.*, its run
-    folder in tmp/tmpdir, upti SIGKILLed after s in: (the environment, the output folder, the
-    one run folder, upti's children when it was killed)."""
+    folder in tmp/tmpdir, upti SIGKILLed after s in; with wait_program, returns once the
+    program has ended. (The environment, the output folder, the one run folder, upti's
+    children when it was killed.) upti's output goes to files: pipes would be held open by
+    the program, and reading them to their end would wait for it without saying so (it
+    closes them in its exit, before it is seen to have ended)."""
     tmpdir = os.path.join(tmp, 'tmpdir')
     os.makedirs(tmpdir)
     e = env()
@@ -468,12 +480,17 @@ def upti_killed(tmp, iterations, sleep, after):
     d = os.path.join(tmp, 'out')
     cmd = [UPTI, 'run', '--marker-trace', '-d', d, '-o', 'c', '--', UPTX_APP, '--iterations',
            str(iterations), '--fork-exec', '/bin/sh', '-c', 'sleep %d' % sleep]
-    p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         errors='replace')
+    with open(os.path.join(tmp, 'run.out'), 'w') as out:
+        p = subprocess.Popen(cmd, env=e, stdout=out, stderr=subprocess.STDOUT)
     time.sleep(after)
     kids = children(p.pid)
     p.kill()
-    p.communicate(timeout=60)
+    p.wait(timeout=60)
+    deadline = time.monotonic() + 120
+    while wait_program and not all(ended(k) for k in kids):
+        if time.monotonic() > deadline:
+            fail('the program %r still runs 120 s after upti was killed' % kids)
+        time.sleep(0.02)
     folders = [os.path.join(tmpdir, f) for f in os.listdir(tmpdir) if f.startswith('upti-collect-')]
     if len(folders) != 1:
         fail('expected one run folder in %s, found %r' % (tmpdir, folders))
@@ -482,20 +499,32 @@ def upti_killed(tmp, iterations, sleep, after):
 
 def case_collector_killed(tmp):
     """upti killed while its program runs: the program goes on, recording into its rings;
-    `upti recover` started at once waits for it to end, and its database holds every
-    record, those made after upti died included."""
+    `upti recover` started at once waits for it to end (said in one line naming the
+    program, its ring and the longest wait), and its database holds every record, those
+    made after upti died included."""
     iterations = 3000
-    # The program waits for its child's sleep 2: all its workers' calls are later than 0.8 s.
-    e, d, folder, kids = upti_killed(tmp, iterations, 2, 0.8)
+    # The program waits for its child's sleep 3: all its workers' calls are later than 0.8 s.
+    e, d, folder, kids = upti_killed(tmp, iterations, 3, 0.8, False)
     if len(kids) != 1:
         fail('expected the program as the one child of upti, found %r' % kids)
     r = subprocess.run([UPTI, 'recover', folder], env=e,
                        capture_output=True, text=True, errors='replace', timeout=120)
     where = '\nrecover stderr: %s' % r.stderr
-    if os.path.exists('/proc/%d' % kids[0]) and open('/proc/%d/stat' % kids[0]).read().split()[2] != 'Z':
+    if not ended(kids[0]):
         fail('upti recover returned while the program still ran%s' % where)
-    if r.returncode != 0 or upti_test.said(r.stderr) != ['upti: wrote ' + os.path.join(d, 'c.db')]:
-        fail('upti recover exit %d%s' % (r.returncode, where))
+    wrote = 'upti: wrote ' + os.path.join(d, 'c.db')
+    lines = upti_test.said(r.stderr)
+    # Named as its ring says: pid, command, start tick (/proc/PID/stat field 22), its
+    # ring file (in the ring folder, /dev/shm's where there is room).
+    waiting = r'upti: waiting for pid %d \(%s, started at tick \d+, as its ring says\) to end: ' \
+              r'it writes to /\S+/upti-%d-0\.upti-ring \(at most 60 s\)$' \
+              % (kids[0], re.escape(UPTX_APP), kids[0])
+    # The program ran when recover was started, 2 s before its end: it is waited for, and
+    # said; only a machine that stalled recover that long would find it ended.
+    said_wait = len(lines) == 2 and re.match(waiting, lines[0]) is not None
+    if r.returncode != 0 or not (said_wait and lines[1] == wrote or lines == [wrote]):
+        fail('upti recover exit %d (expected 0, the wait for pid %d and %r)%s'
+             % (r.returncode, kids[0], wrote, where))
     con = sqlite3.connect('file:%s?mode=ro' % os.path.join(d, 'c.db'), uri=True)
     q = lambda sql: con.execute(sql).fetchone()[0]  # noqa: E731
     markers = q('SELECT count(*) FROM marker')
@@ -506,8 +535,9 @@ def case_collector_killed(tmp):
     if markers != want or dropped != 0 or finalized != 1:
         fail('c.db: %d markers (expected %d), %d dropped, finalized %d%s'
              % (markers, want, dropped, finalized, where))
-    print('collector_killed: upti killed 0.8 s in; upti recover waited for the program and '
-          'wrote all %d markers' % markers)
+    print('collector_killed: upti killed 0.8 s in; upti recover %s and wrote all %d markers'
+          % ('said it waits for the program' if said_wait else 'found the program ended',
+             markers))
 
 
 def case_recover_full(tmp):
@@ -519,7 +549,7 @@ def case_recover_full(tmp):
     again without the limit, it writes every marker."""
     import resource
     iterations = 100
-    e, d, folder, _ = upti_killed(tmp, iterations, 1, 0.5)
+    e, d, folder, _ = upti_killed(tmp, iterations, 1, 0.5, True)
     path = os.path.join(d, 'c.db')
     limit = 64 << 10
 
