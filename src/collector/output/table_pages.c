@@ -59,7 +59,7 @@ struct uo_table_tree {
     size_t ndeferred, defcap;
 };
 
-/* A table of sqlite_master as its spool first read it (tables_of): its root
+/* A table of sqlite_master as its spool first read it (read_tables): its root
  * page, and whether an INSERT into it touches nothing but its rows. */
 typedef struct master_table {
     char *name;
@@ -75,7 +75,7 @@ struct uo_page_spool {
     uo_table_tree *trees;
     size_t index_budget; /* entries the indexes may still take (index_pages.h) */
     master_table *tables; /* the database's tables, read at the first uo_pages_table */
-    size_t ntables;
+    size_t ntables, cap_tables;
     int tables_read;      /* 1: read; -1: could not be (no table is written as pages) */
     char error[256];
 };
@@ -284,16 +284,10 @@ static int read_tables(uo_page_spool *s, sqlite3 *db)
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     int rc;
-    size_t cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 0);
-        if (s->ntables == cap) {
-            cap = cap ? 2 * cap : 16;
-            master_table *n = realloc(s->tables, cap * sizeof *n);
-            if (n == NULL)
-                break;
-            s->tables = n;
-        }
+        if (uo_grow(&s->tables, &s->cap_tables, s->ntables + 1, sizeof *s->tables, 16) != 0)
+            break;
         master_table *m = &s->tables[s->ntables];
         if (name == NULL || (m->name = strdup(name)) == NULL)
             break;
