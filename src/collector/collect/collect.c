@@ -100,8 +100,8 @@ struct collector {
     struct ring *rings;      /* every file seen, as many as there are */
     size_t num_rings, cap_rings;
     upti_map by_path;        /* hash of a ring's path -> its index in rings (known_path) */
-    int dirfd;               /* opts->dir, -1 until opened */
     DIR *dir;                /* opts->dir read by scans (rewound), NULL until opened */
+    int dirfd;               /* dir's descriptor (the ring files opened in it), or -1 */
     int notify_fd;           /* inotify on opts->dir (scan_due), -1 if none */
     int unready;             /* the last scan found a ring file still being made */
     struct seen *seen;
@@ -653,19 +653,15 @@ static int scan_due(struct collector *collector, uint64_t pass, int waiting)
 
 static void scan_dir(struct collector *collector)
 {
-    if (collector->dirfd < 0) {
-        collector->dirfd = open(collector->opts->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (collector->dirfd < 0)
-            return;
-        watch_dir(collector);
-    }
     if (collector->dir == NULL) {
-        int fd = dup(collector->dirfd);
+        int fd = open(collector->opts->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0 || (collector->dir = fdopendir(fd)) == NULL) {
             if (fd >= 0)
                 close(fd);
             return;
         }
+        collector->dirfd = fd;
+        watch_dir(collector);
     }
     rewinddir(collector->dir);
     collector->unready = 0;
@@ -1305,10 +1301,8 @@ int ur_collect(const ur_collect_opts *opts)
     }
     if (collector->wait_pidfd >= 0)
         close(collector->wait_pidfd);
-    if (collector->dirfd >= 0)
-        close(collector->dirfd);
     if (collector->dir != NULL)
-        closedir(collector->dir);
+        closedir(collector->dir); /* (and dirfd) */
     if (collector->notify_fd >= 0)
         close(collector->notify_fd);
     free(collector->rings);
