@@ -173,6 +173,15 @@ typedef struct upti_ring_header_t {
     /** 1 while the consumer sleeps on it (FUTEX_WAIT, shared): see "Doorbell" above. */
     _Atomic uint32_t doorbell;
     uint32_t reserved1;   /**< 0 */
+    /** How many slots at the end of the table no producer has claimed yet: slots
+     *  [max_slots - slots_unused, max_slots) are all zero, and a consumer need not
+     *  read them (nor fault in their pages). The producer stores max_slots before
+     *  state becomes LIVE, and lowers it (atomic, release) before its first write to
+     *  a slot it claims for the first time; slots are claimed lowest first. A value
+     *  above max_slots is read as 0. Added in version 1 without a change of the
+     *  version: files made before it hold 0 there (every slot is read). */
+    _Atomic uint32_t slots_unused;
+    uint32_t reserved2;   /**< 0 */
 } upti_ring_header_t;
 
 /**

@@ -74,6 +74,21 @@ UNIT_TEST(ring_check)
     CHECK_REASON(file, "slot 1: data_offset 4096 + slot_size 4096 outside the file's 16384 bytes");
     upti_ring_slot(file, 1)->data_offset = 0; /* a slot never claimed: its producer sets it */
     CHECK_REASON(file, "");
+    /* Slots the producer says it never claimed (slots_unused) are not read: slot 1's
+     * data_offset is not looked at; 0 (a file made before the field) or more than
+     * max_slots reads them all. */
+    upti_ring_slot(file, 1)->data_offset = 12289;
+    h->slots_unused = 1;
+    CHECK_REASON(file, "");
+    h->slots_unused = 2;
+    CHECK_REASON(file, "");
+    h->slots_unused = 3;
+    CHECK_REASON(file, "slot 1: data_offset 12289 + slot_size 4096 outside the file's 16384 bytes");
+    h->slots_unused = 0;
+    CHECK_REASON(file, "slot 1: data_offset 12289 + slot_size 4096 outside the file's 16384 bytes");
+    upti_ring_slot(file, 0)->data_offset = 1;
+    h->slots_unused = 1;
+    CHECK_REASON(file, "slot 0: data_offset 1 + slot_size 4096 outside the file's 16384 bytes");
     valid(file);
     h->file_size = 1ull << 40;
     CHECK_REASON(file, "file_size 1099511627776, the file has 16384 bytes");

@@ -228,6 +228,16 @@ void ur_collect_wake(uint32_t *word)
 #define HAVE_FUTEX_WAITV 1
 #endif
 
+/* The slots of r that a producer may have claimed: [0, the result) (upti/ring.h,
+ * slots_unused). The others are all zero: their pages are neither read nor
+ * faulted in (a ring of 256 slots, most never used, has 24 pages of them, and
+ * each pass read every slot). Read under the caller's guard. */
+static uint32_t slots_claimed(const struct ring *r)
+{
+    uint32_t unused = atomic_load_explicit(&r->hdr->slots_unused, memory_order_acquire);
+    return unused <= r->max_slots ? r->max_slots - unused : r->max_slots;
+}
+
 #ifdef HAVE_FUTEX_WAITV
 /* Sets ring r's doorbell to value; with 1, *due tells whether r needs a pass
  * rather than a sleep: a slot holding its doorbell's bytes unread, or a producer
@@ -243,7 +253,8 @@ static int set_doorbell(struct ring *r, uint32_t value, int *due)
     if (value != 0) {
         atomic_thread_fence(memory_order_seq_cst);
         uint64_t mark = UPTI_RING_DOORBELL_BYTES(r->slot_size);
-        for (uint32_t i = 0; i < r->max_slots && !*due; i++) {
+        uint32_t claimed = slots_claimed(r);
+        for (uint32_t i = 0; i < claimed && !*due; i++) {
             upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
             uint64_t head = atomic_load_explicit(&slot->head, memory_order_acquire);
             uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
@@ -920,7 +931,8 @@ static long long drain_ring(struct collector *collector, struct ring *r)
         else
             r->process_written = 1;
     }
-    for (uint32_t i = 0; i < r->max_slots; i++) {
+    uint32_t claimed = slots_claimed(r);
+    for (uint32_t i = 0; i < claimed; i++) {
         int again = 0;
         moved += drain_slot(collector, r, i, &again);
         if (again)
@@ -942,7 +954,8 @@ static long long drain_ring(struct collector *collector, struct ring *r)
  * a later collector that writes them again for a kept file gives the converter the same). */
 static void note_waits(struct collector *collector, struct ring *r)
 {
-    for (uint32_t i = 0; i < r->max_slots && !collector->discarding; i++) {
+    uint32_t claimed = slots_claimed(r);
+    for (uint32_t i = 0; i < claimed && !collector->discarding; i++) {
         upti_ring_slot_t *slot = upti_ring_slot(r->map, i);
         uint64_t waits = atomic_load_explicit(&slot->waits, memory_order_relaxed);
         if (waits == 0)

@@ -230,7 +230,9 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool au
     /* Each slot's data_offset is written when the slot is first claimed (reserve_slot):
      * writing all of them here touched every page of the slots' table, a page fault
      * each (25 at 256 slots: half a millisecond of a short process, on a virtual
-     * machine), for slots most processes never use. */
+     * machine), for slots most processes never use; slots_unused tells a collector
+     * which it need not read (claim_slot lowers it). */
+    atomic_store_explicit(&h->slots_unused, r->max_slots, memory_order_relaxed);
     atomic_store_explicit(&h->state, UPTI_RING_STATE_LIVE, memory_order_release);
     __atomic_store_n(&r->hdr, h, __ATOMIC_RELEASE); /* producers may claim slots from now */
     return 0;
@@ -438,6 +440,13 @@ static bool claim_slot(struct upti_shared_ring *r, uint32_t i, upti_thread_id_t 
     /* A slot used for the first time: the owner word is the claim. */
     if (!atomic_compare_exchange_strong(&slot->owner, &owner, tid))
         return false;
+    /* Slots from i + 1 on are still unused: the collector reads up to i from now. */
+    upti_ring_header_t *h = r->hdr;
+    uint32_t unused = atomic_load_explicit(&h->slots_unused, memory_order_relaxed);
+    while (unused > r->max_slots - i - 1 &&
+           !atomic_compare_exchange_weak_explicit(&h->slots_unused, &unused, r->max_slots - i - 1,
+                                                  memory_order_release, memory_order_relaxed))
+        ;
     return reserve_slot(r, i, slot);
 }
 
