@@ -514,14 +514,15 @@ def case_collector_killed(tmp):
         fail('upti recover returned while the program still ran%s' % where)
     wrote = 'upti: wrote ' + os.path.join(d, 'c.db')
     lines = upti_test.said(r.stderr)
-    # Named as its ring says: pid, command, start tick (/proc/PID/stat field 22), its
-    # ring file (in the ring folder, /dev/shm's where there is room).
-    waiting = r'upti: waiting for pid %d \(%s, started at tick \d+, as its ring says\) to end: ' \
-              r'it writes to /\S+/upti-%d-0\.upti-ring \(at most 60 s\)$' \
-              % (kids[0], re.escape(UPTX_APP), kids[0])
+    # Named as its ring says: pid, command (its first word, cut at 63 characters: a
+    # build in a deep folder has a longer path), start tick (/proc/PID/stat field 22),
+    # its ring file (in the ring folder, /dev/shm's where there is room).
+    waiting = r'upti: waiting for pid %d \(([^,]+), started at tick \d+, as its ring says\) to ' \
+              r'end: it writes to /\S+/upti-%d-0\.upti-ring \(at most 60 s\)$' % (kids[0], kids[0])
     # The program ran when recover was started, 2 s before its end: it is waited for, and
     # said; only a machine that stalled recover that long would find it ended.
-    said_wait = len(lines) == 2 and re.match(waiting, lines[0]) is not None
+    m = re.match(waiting, lines[0]) if len(lines) == 2 else None
+    said_wait = m is not None and UPTX_APP[:63] == m.group(1)
     if r.returncode != 0 or not (said_wait and lines[1] == wrote or lines == [wrote]):
         fail('upti recover exit %d (expected 0, the wait for pid %d and %r)%s'
              % (r.returncode, kids[0], wrote, where))
