@@ -234,8 +234,8 @@ void ur_collect_wake(uint32_t *word)
  * each pass read every slot). Read under the caller's guard. */
 static uint32_t slots_claimed(const struct ring *r)
 {
-    uint32_t unused = atomic_load_explicit(&r->hdr->slots_unused, memory_order_acquire);
-    return unused <= r->max_slots ? r->max_slots - unused : r->max_slots;
+    return ur_slots_claimed(r->max_slots,
+                            atomic_load_explicit(&r->hdr->slots_unused, memory_order_acquire));
 }
 
 #ifdef HAVE_FUTEX_WAITV

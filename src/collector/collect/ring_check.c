@@ -48,8 +48,8 @@ int ur_ring_check(const void *map, uint64_t size, upti_ring_header_t *checked, c
     }
     /* Only the slots a producer may have claimed (the others are zero, and are
      * not faulted in); drain_slot checks data_offset again at each read. */
-    uint32_t unused = h->slots_unused <= h->max_slots ? h->slots_unused : 0;
-    for (uint32_t i = 0; i < h->max_slots - unused; i++) {
+    uint32_t claimed = ur_slots_claimed(h->max_slots, h->slots_unused);
+    for (uint32_t i = 0; i < claimed; i++) {
         uint64_t off = upti_ring_slot((void *)map, i)->data_offset;
         if (off != 0 && (off < table_end || !ur_span_fits(off, h->slot_size, size))) {
             snprintf(why, why_len, "slot %u: data_offset %llu + slot_size %llu outside the "

@@ -29,4 +29,11 @@ static inline int ur_span_fits(uint64_t offset, uint64_t len, uint64_t size)
     return offset <= size && len <= size - offset;
 }
 
+/** The slots a producer may have claimed, [0, the result), by a header's
+ *  slots_unused (upti/ring.h): a value above max_slots reads them all. */
+static inline uint32_t ur_slots_claimed(uint32_t max_slots, uint32_t slots_unused)
+{
+    return slots_unused <= max_slots ? max_slots - slots_unused : max_slots;
+}
+
 #endif
