@@ -4,6 +4,7 @@
 
     bench/run_overhead/run_overhead.py [BUILD_DIR] [--calls N] [--threads 1,8]
         [--kernels K] [--writes W] [--reps R] [--ring-size SIZE]
+        [--short-reps S] [--marks M]   (--reps 0: only the short and marker rows)
 
 Runs the probe (bench_run_overhead_probe: CALLS clSetKernelArg calls split over
 THREADS threads, each its own kernel, then KERNELS launches and WRITES buffer
@@ -71,7 +72,8 @@ def parse_args():
     p.add_argument("--threads", default="1,8")
     p.add_argument("--kernels", type=int, default=20000)
     p.add_argument("--writes", type=int, default=10000)
-    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--reps", type=int, default=3,
+                   help="repetitions of the long rows (0: only the short-process and marker rows)")
     p.add_argument("--short-reps", type=int, default=20)
     p.add_argument("--short-calls", type=int, default=1000)
     p.add_argument("--ring-size", default=None,
@@ -84,8 +86,8 @@ def parse_args():
     p.add_argument("--mark-reps", type=int, default=1)
     a = p.parse_args()
     a.threads = [int(t) for t in a.threads.split(",") if t]
-    if a.calls < 1 or a.reps < 1 or not a.threads or min(a.threads) < 1:
-        p.error("--calls, --reps and --threads must be positive")
+    if a.calls < 1 or a.reps < 0 or not a.threads or min(a.threads) < 1:
+        p.error("--calls and --threads must be positive, --reps at least 0")
     return a
 
 
@@ -367,6 +369,16 @@ def main():
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
+    if a.reps > 0:
+        print_long_rows(a, modes, best, runs)
+    if marks is not None:
+        print_marks(a, marks)
+    if short is not None:
+        print_short(a, short, short_load)
+
+
+def print_long_rows(a, modes, best, runs):
+    """The table of the long rows, per thread count and mode, and their paired figures."""
     head = (f"{'threads':>7} {'mode':<10} {'ns/call':>9} {'added':>8} {'ratio':>7} "
             f"{'cpu ns':>8} {'exit ms':>8} {'+exit':>8} {'rss MiB':>8} {'+rss':>7} "
             f"{'wall s':>7} {'ratio':>6}")
@@ -433,10 +445,6 @@ def main():
                   f"against {best[(threads, 'upti-run')]['ns_call']:.1f} with the default rings "
                   f"(paired median {statistics.median(gp):+.1f} ns), program's peak RSS "
                   f"{best[(threads, 'upti-big')]['rss_mib'] - best[(threads, 'upti-run')]['rss_mib']:+.1f} MiB")
-    if marks is not None:
-        print_marks(a, marks)
-    if short is not None:
-        print_short(a, short, short_load)
 
 
 if __name__ == "__main__":

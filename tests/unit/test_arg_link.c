@@ -96,5 +96,32 @@ UNIT_TEST(arg_link)
     CHECK(l.num_waiting == 0);
 
     uo_arg_link_free(&l);
+
+    /* The table of recent calls is zeroed a chunk at a time, as calls land
+     * there: a short process's 1,000 calls (one thread's blocks of 1,024
+     * ids, 16 bytes a slot) zero 4 of its 16 chunks of 4 KiB, not the whole table,
+     * and the call just added is always found. */
+    memset(&l, 0, sizeof l);
+    CHECK(uo_arg_link_find_call(&l, 1) == 0 && l.calls == NULL);
+    for (uint64_t c = 1; c <= 1000; c++) {
+        CHECK(uo_arg_link_add_call(&l, c) == (int64_t)c);
+        CHECK(uo_arg_link_find_call(&l, c) == (int64_t)c);
+    }
+    CHECK(__builtin_popcount(l.calls_zeroed) == 4);
+    CHECK(uo_arg_link_find_call(&l, 500) == 500); /* 1,000 calls fit without a collision */
+    uo_arg_link_free(&l);
+
+    /* Eight threads calling in step, each from its own blocks of 1,024 ids:
+     * each one's latest call is found after each round (the ids' low bits
+     * alone would put threads 4,096 ids apart on the same slots every time). */
+    memset(&l, 0, sizeof l);
+    int lost = 0;
+    for (uint64_t i = 0; i < 1000; i++)
+        for (uint64_t t = 0; t < 8; t++)
+            uo_arg_link_add_call(&l, 1 + t * 1024 + i);
+    for (uint64_t t = 0; t < 8; t++)
+        lost += uo_arg_link_find_call(&l, 1 + t * 1024 + 999) == 0;
+    CHECK(lost == 0);
+    uo_arg_link_free(&l);
     return test_result("arg_link");
 }

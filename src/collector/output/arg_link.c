@@ -5,25 +5,55 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(UO_ARG_LINK_CALLS / UO_ARG_LINK_CHUNK <= 32, "calls_zeroed has a bit per chunk");
+
+/* A call's slot. Correlation ids come in blocks of 1,024 that each thread
+ * takes in turn (src/program/sdk/internal.h): the ids of a block keep
+ * neighbouring slots, from an offset hashed from the block's number. So a
+ * short process's calls touch a few pages of the table, not every one of
+ * them as a hash of each id did (page faults are dear on a virtual machine),
+ * and threads calling in step do not meet at the same slots, as they would
+ * with the id's low bits alone (blocks 4,096 ids apart). */
 static size_t call_slot(uint64_t correlation_id)
 {
-    return (size_t)((correlation_id * 0x9e3779b97f4a7c15ull) >> 32) & (UO_ARG_LINK_CALLS - 1);
+    uint64_t block = correlation_id >> 10;
+    return (size_t)(correlation_id + ((block * 0x9e3779b97f4a7c15ull) >> 32)) &
+           (UO_ARG_LINK_CALLS - 1);
+}
+
+/* The slot of correlation_id in a zeroed chunk, or NULL where its chunk was
+ * never written (make: zero it first; NULL without memory: the call is not
+ * remembered, and its arguments are joined at the close). */
+static struct uo_arg_link_call *call_at(uo_arg_link *l, uint64_t correlation_id, int make)
+{
+    size_t i = call_slot(correlation_id);
+    uint32_t bit = 1u << (i / UO_ARG_LINK_CHUNK);
+    if (l->calls_zeroed & bit)
+        return &l->calls[i];
+    if (!make)
+        return NULL;
+    if (l->calls == NULL && (l->calls = malloc(UO_ARG_LINK_CALLS * sizeof *l->calls)) == NULL)
+        return NULL;
+    memset(&l->calls[i & ~(size_t)(UO_ARG_LINK_CHUNK - 1)], 0, UO_ARG_LINK_CHUNK * sizeof *l->calls);
+    l->calls_zeroed |= bit;
+    return &l->calls[i];
 }
 
 int64_t uo_arg_link_add_call(uo_arg_link *l, uint64_t correlation_id)
 {
-    size_t i = call_slot(correlation_id);
-    l->calls[i].correlation_id = correlation_id;
-    l->calls[i].api_id = ++l->calls_added;
+    struct uo_arg_link_call *c = call_at(l, correlation_id, 1);
+    l->calls_added++;
+    if (c != NULL) {
+        c->correlation_id = correlation_id;
+        c->api_id = l->calls_added;
+    }
     return l->calls_added;
 }
 
 int64_t uo_arg_link_find_call(const uo_arg_link *l, uint64_t correlation_id)
 {
-    size_t i = call_slot(correlation_id);
-    return l->calls[i].api_id != 0 && l->calls[i].correlation_id == correlation_id
-               ? l->calls[i].api_id
-               : 0;
+    const struct uo_arg_link_call *c = call_at((uo_arg_link *)l, correlation_id, 0);
+    return c != NULL && c->api_id != 0 && c->correlation_id == correlation_id ? c->api_id : 0;
 }
 
 /* Copies len bytes to the end of l->text; their offset + 1, or 0 on ENOMEM. */
@@ -113,6 +143,7 @@ int uo_arg_link_release(uo_arg_link *l, uint64_t correlation_id, int all, int64_
 
 void uo_arg_link_free(uo_arg_link *l)
 {
+    free(l->calls);
     free(l->waiting);
     free(l->text);
     memset(l, 0, sizeof *l);

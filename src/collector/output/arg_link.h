@@ -26,6 +26,9 @@
 
 /** Recent calls remembered (a power of two). */
 #define UO_ARG_LINK_CALLS 4096u
+/** Slots of the table of recent calls zeroed at a time (4 KiB): a slot is
+ * zeroed with its chunk when a call first lands there. */
+#define UO_ARG_LINK_CHUNK 256u
 /** Arguments that may wait for their call before the oldest are written unlinked. */
 #define UO_ARG_LINK_WAITING 4096u
 
@@ -39,10 +42,11 @@ typedef struct uo_waiting_arg {
 
 typedef struct uo_arg_link {
     int64_t calls_added; /* api rows added: the id of the last one */
-    struct {
+    struct uo_arg_link_call {
         uint64_t correlation_id;
         int64_t api_id; /* 0: empty */
-    } calls[UO_ARG_LINK_CALLS];
+    } *calls;            /* UO_ARG_LINK_CALLS slots, or NULL (none yet, or no memory) */
+    uint32_t calls_zeroed; /* bit c: the chunk of slots c * UO_ARG_LINK_CHUNK on is zeroed */
     uo_waiting_arg *waiting;
     size_t num_waiting, cap_waiting;
     /* The copies of the waiting values, one after the other: emptied when

@@ -134,7 +134,9 @@ static int flush_rows(uo_db *db)
 int64_t *db_row_new(uo_db *db, int st)
 {
     int64_t *v = uo_rows_add(&db->batch[st]);
-    if (v == NULL)
+    if (v == NULL && db->batch[st].vals == NULL)
+        db_keep_error(db, "out of memory");
+    else if (v == NULL)
         db_rows_failed(db);
     return v;
 }
@@ -356,6 +358,7 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
     /* One writer thread at a time (the caller serializes): skip SQLite's own
      * statistics mutex. Refused harmlessly if SQLite is already initialized. */
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    sqlite3_config(SQLITE_CONFIG_PAGECACHE, NULL, 0, 0);
     /* Truncate rather than unlink: the caller may hold a lock on this inode.
      * A bulk database starts afresh in PATH.part (nobody locks it). */
     const char *file = bulk ? db->part : path;

@@ -12,15 +12,22 @@ int uo_rows_init(uo_rows *r, sqlite3 *db, const char *insert, int ncols, int tex
     r->ncols = ncols;
     r->text_col = text_col;
     uo_buf_init(&r->arena, NULL);
-    size_t cells = (size_t)UO_ROWS_BATCH * (size_t)ncols;
     r->insert = strdup(insert);
-    r->vals = malloc(cells * sizeof *r->vals);
-    r->bound = malloc((cells + (size_t)ncols) * sizeof *r->bound);
+    return r->insert != NULL && strstr(insert, " VALUES(") != NULL ? 0 : -1;
+}
+
+int64_t *uo_rows_add_first(uo_rows *r)
+{
+    r->vals = malloc((size_t)UO_ROWS_BATCH * (size_t)r->ncols * sizeof *r->vals);
     r->text = malloc(UO_ROWS_BATCH * sizeof *r->text);
-    return r->insert != NULL && strstr(insert, " VALUES(") != NULL && r->vals != NULL &&
-                   r->bound != NULL && r->text != NULL
-               ? 0
-               : -1;
+    if (r->vals == NULL || r->text == NULL) {
+        free(r->vals);
+        free(r->text);
+        r->vals = NULL;
+        r->text = NULL;
+        return NULL;
+    }
+    return uo_rows_add(r);
 }
 
 /* Prepares r->one, the INSERT of one row, or r->many, of UO_ROWS_BATCH:
@@ -28,6 +35,11 @@ int uo_rows_init(uo_rows *r, sqlite3 *db, const char *insert, int ncols, int tex
  * SQLITE_OK, or SQLite's error (the connection's message says why). */
 static int prepare(uo_rows *r, int many)
 {
+    if (r->bound == NULL) { /* made with the first statement: rows written as pages bind nothing */
+        size_t cells = (size_t)UO_ROWS_BATCH * (size_t)r->ncols;
+        if ((r->bound = malloc((cells + (size_t)r->ncols) * sizeof *r->bound)) == NULL)
+            return SQLITE_NOMEM;
+    }
     if (!many)
         return sqlite3_prepare_v3(r->db, r->insert, -1, SQLITE_PREPARE_PERSISTENT, &r->one, NULL);
     const char *group = strstr(r->insert, " VALUES(") + strlen(" VALUES");
@@ -127,11 +139,11 @@ int uo_rows_flush(uo_rows *r)
             rc = run(r->many);
         }
     } else if (r->n > 0) {
-        int64_t *bound_one = r->bound + (size_t)UO_ROWS_BATCH * (size_t)r->ncols;
         if (r->one == NULL)
             rc = prepare(r, 0);
         for (int i = 0; i < r->n && rc == SQLITE_OK; i++) {
-            bind_rows(r, r->one, bound_one, &r->primed_one, i, 1);
+            bind_rows(r, r->one, r->bound + (size_t)UO_ROWS_BATCH * (size_t)r->ncols,
+                      &r->primed_one, i, 1);
             rc = run(r->one);
         }
     }

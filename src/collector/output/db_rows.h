@@ -38,10 +38,14 @@ typedef struct uo_rows {
     int ncols;
     int text_col;     /**< the column (0-based) that holds text, or -1 */
     int n;            /**< rows pending */
-    int64_t *vals;    /**< UO_ROWS_BATCH rows of ncols values */
+    /* vals and text are made at the first row, bound at the first statement:
+     * a short process leaves most tables empty, and its rows are written as
+     * pages (direct), which bind nothing; each buffer made up front was fresh
+     * memory to fault in. */
+    int64_t *vals;    /**< UO_ROWS_BATCH rows of ncols values, or NULL */
     size_t *text;     /**< per pending row: offset + 1 of its text in arena, 0 for NULL */
     uo_buf arena;     /**< the pending rows' texts, NUL-terminated */
-    int64_t *bound;   /**< what is bound at each parameter of many, then of one */
+    int64_t *bound;   /**< what is bound at each parameter of many, then of one, or NULL */
     int primed_many;  /**< every parameter of many has been bound once */
     int primed_one;
     /** Set (bulk databases, db.c): the rows are written as pages (table_pages.h), not inserted. */
@@ -56,12 +60,18 @@ typedef struct uo_rows {
  */
 int uo_rows_init(uo_rows *r, sqlite3 *db, const char *insert, int ncols, int text_col);
 
+/** uo_rows_add's first row: makes the batch's buffers (NULL on ENOMEM). */
+int64_t *uo_rows_add_first(uo_rows *r);
+
 /**
  * The values of a new pending row (ncols of them, to fill), or NULL if the
- * batch is full (flush first: the writer flushes as soon as it fills).
+ * batch is full (flush first: the writer flushes as soon as it fills) or
+ * out of memory.
  */
 static inline int64_t *uo_rows_add(uo_rows *r)
 {
+    if (r->vals == NULL)
+        return uo_rows_add_first(r);
     if (r->n >= UO_ROWS_BATCH)
         return NULL;
     int64_t *v = r->vals + (size_t)r->n * (size_t)r->ncols;

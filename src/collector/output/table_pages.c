@@ -50,8 +50,10 @@ struct uo_table_tree {
     int64_t last_rowid;
     uo_index_tree index[INDEXES_MAX];
     int nindex;
-    uint8_t *record;    /* a row's record, before it goes into the leaf */
-    uint8_t *leaf;      /* the leaf being filled */
+    /* Made at the first row (a short process leaves most tables empty, and
+     * each buffer it made was fresh memory to fault in): one allocation. */
+    uint8_t *leaf;      /* the leaf being filled (page_size bytes), or NULL */
+    uint8_t *record;    /* a row's record, before it goes into the leaf: after the leaf */
     uint32_t cells, content;
     page_ref *leaves;   /* the full leaves, spooled */
     size_t nleaves, leafcap;
@@ -368,8 +370,7 @@ static void tree_free(uo_table_tree *t)
     for (int i = 0; i < t->nindex; i++)
         uo_index_free(&t->index[i]);
     free(t->leaves);
-    free(t->record);
-    free(t->leaf);
+    free(t->leaf); /* (and the record after it) */
     free(t->deferred_sql);
     free(t->table);
     free(t);
@@ -389,10 +390,7 @@ uo_table_tree *uo_pages_table(uo_page_spool *s, sqlite3 *db, const char *insert,
     t->spool = s;
     t->ncols = ncols;
     t->table = strdup(table);
-    t->leaf = malloc(s->page_size);
-    t->record = malloc(s->page_size + 8 * COLS_MAX + 8);
-    if (t->table == NULL || t->leaf == NULL || t->record == NULL ||
-        map_columns(t, db, names, ncols, text_col) != 0 || plain_table(t, db) != 0 ||
+    if (t->table == NULL || map_columns(t, db, names, ncols, text_col) != 0 || plain_table(t, db) != 0 ||
         map_indexes(t, db) != 0 ||
         (t->deferred_sql = deferred_insert(insert, t->rowid_at >= 0)) == NULL) {
         tree_free(t);
@@ -508,6 +506,15 @@ int uo_tree_add(uo_table_tree *t, const int64_t *vals, const char *text)
         return defer(t, rowid, vals, text); /* SQLite says what is wrong with it */
     /* A payload over the page's local limit needs overflow pages: SQLite's to write. */
     uint32_t max = t->spool->page_size - 35;
+    if (t->leaf == NULL) {
+        /* The record's room: a page, and the spare that put_record may fill before it checks. */
+        t->leaf = malloc((size_t)t->spool->page_size * 2 + 8 * COLS_MAX + 8);
+        if (t->leaf == NULL) {
+            set_error(t->spool, "out of memory");
+            return -1;
+        }
+        t->record = t->leaf + t->spool->page_size;
+    }
     size_t text_len = text != NULL ? strlen(text) : 0;
     uint32_t payload = text_len < max ? put_record(t, vals, text, text_len, max) : 0;
     if (payload == 0)
