@@ -75,7 +75,7 @@ UNIT_TEST(spool)
     char path[256];
     snprintf(path, sizeof path, "%s/spool", dir);
 
-    /* 1000 chunks of 40 KiB cross many 4 MiB blocks; one of 9 MiB is bigger than a block. */
+    /* 1000 chunks of 40 KiB cross many 64 KiB reads; one of 9 MiB is bigger than a read. */
     int fd = ur_spool_open(path, NULL, NULL);
     CHECK(fd >= 0);
     uint64_t pos = 0, want_bytes = 0;

@@ -17,8 +17,11 @@
  * every page of a fresh mapping costs a page fault (on some virtual machines
  * tens of microseconds each: a 128 MiB spool then costs more than its
  * conversion), while read() copies from the page cache into memory that stays
- * mapped. */
-#define READ_BLOCK (4u << 20)
+ * mapped. The buffer starts at READ_BLOCK and is filled READ_BLOCK at a time,
+ * growing only for a bigger chunk: a buffer of 4 MiB filled whole had a short
+ * process's 80 KiB spool fault in 20 fresh pages, and was a mapping of its own
+ * to make and unmap. */
+#define READ_BLOCK (64u << 10)
 
 /* Fills buf[have..cap) from fd, buf[have] being at file offset at, reading
  * nothing at or past limit; the new have, or -1 on an error. */
@@ -57,6 +60,13 @@ void ur_spool_buffer_free(ur_spool_buffer *b)
     b->cap = 0;
 }
 
+/* How full a fill makes a buffer of cap bytes whose next chunk needs need. */
+static size_t read_upto(size_t need, size_t cap)
+{
+    size_t upto = need > READ_BLOCK ? need : READ_BLOCK;
+    return upto < cap ? upto : cap;
+}
+
 int ur_spool_read_range(int fd, uint64_t from, uint64_t limit, ur_chunk_fn fn, void *arg,
                         uint64_t *end, ur_spool_buffer *buffer)
 {
@@ -83,7 +93,7 @@ int ur_spool_read_range(int fd, uint64_t from, uint64_t limit, ur_chunk_fn fn, v
     uint8_t *buf = b->data;
     size_t cap = b->cap;
     int rc = 0;
-    ssize_t got = fill(fd, buf, 0, cap, from, limit);
+    ssize_t got = fill(fd, buf, 0, read_upto(0, cap), from, limit);
     if (got < 0) {
         rc = -1;
         goto out;
@@ -130,7 +140,7 @@ int ur_spool_read_range(int fd, uint64_t from, uint64_t limit, ur_chunk_fn fn, v
             b->data = buf = nb;
             b->cap = cap = need;
         }
-        got = fill(fd, buf, have, cap, done + have, limit);
+        got = fill(fd, buf, have, read_upto(need, cap), done + have, limit);
         if (got < 0) {
             rc = -1;
             break;
