@@ -89,6 +89,37 @@ UNIT_TEST(db_template)
                         "--- built in\n%s", want, got);
     CHECK(want != NULL && got != NULL && strcmp(want, got) == 0);
 
+    /* Its page-written tables' setup, read when UPTI was built, is what
+     * uo_pages_table reads from it now, table by table. */
+    CHECK(sqlite3_open_v2(built, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    char perr[256];
+    uo_page_spool *spool = uo_pages_open(db, built, perr, sizeof perr);
+    CHECK(spool != NULL);
+    int paged = 0;
+    for (int st = 0; spool != NULL && st < ST_COUNT; st++) {
+        const uo_table_setup *b = &uo_db_template_tables[st];
+        uo_table_tree *t = uo_db_batched(st) ? uo_pages_table(spool, db, uo_db_statements[st],
+                                                              uo_db_params(st), uo_db_text_param(st))
+                                             : NULL;
+        CHECK((t != NULL) == (b->tcols > 0));
+        if (t == NULL)
+            continue;
+        paged++;
+        uo_table_setup r;
+        uo_pages_table_setup(t, &r);
+        CHECK(r.root == b->root && r.tcols == b->tcols && r.rowid_at == b->rowid_at &&
+              r.text_at == b->text_at && r.text_not_null == b->text_not_null &&
+              r.nindex == b->nindex);
+        CHECK(memcmp(r.from, b->from, (size_t)r.tcols * sizeof r.from[0]) == 0);
+        for (int i = 0; i < r.nindex && i < b->nindex; i++)
+            CHECK(strcmp(r.index[i].name, b->index[i].name) == 0 &&
+                  r.index[i].root == b->index[i].root && r.index[i].key_at == b->index[i].key_at);
+    }
+    /* string, api, kernel_dispatch, memory_copy, memory_allocate, marker, region, arg */
+    CHECK(paged == 8);
+    uo_pages_free(spool);
+    sqlite3_close(db);
+
     /* A small trace's database starts from it. */
     uo_process_info proc = {.pid = 7, .ppid = 1, .rank = -1, .hostname = "h", .command = "c"};
     char err[512] = "";

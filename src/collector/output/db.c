@@ -16,52 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const k_statements[ST_COUNT] = {
-    [ST_STRING] = "INSERT INTO string(id, string) VALUES(?,?)",
-    [ST_API] = "INSERT INTO api(process_id, tid, domain_id, name_id, correlation_id, external_id,"
-               " start, end, result) VALUES(?,?,?,?,?,?,?,?,?)",
-    [ST_KERNEL] = "INSERT INTO kernel_dispatch(process_id, tid, agent_handle, queue_handle,"
-                  " runtime_context, kernel_id, name_id, operation_id, correlation_id,"
-                  " external_id, work_dim, grid_x, grid_y, grid_z, workgroup_x, workgroup_y,"
-                  " workgroup_z, offset_x, offset_y, offset_z, queued, submit, start, end, status)"
-                  " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_COPY] = "INSERT INTO memory_copy(process_id, tid, agent_handle, queue_handle,"
-                " runtime_context, operation_id, direction_id, src_agent, dst_agent, bytes,"
-                " correlation_id, external_id, queued, submit, start, end, status)"
-                " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_ALLOC] = "INSERT INTO memory_allocate(process_id, tid, operation_id, agent_handle,"
-                 " runtime_context, type_id, handle, size, flags, correlation_id, external_id,"
-                 " timestamp) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_MARKER] = "INSERT INTO marker(process_id, tid, operation, operation_id, correlation_id,"
-                  " external_id, timestamp, range_id, domain, category, color, payload_type,"
-                  " payload, message_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_REGION] = "INSERT INTO region(process_id, tid, end_tid, kind, name_id, depth, domain,"
-                  " category, color, payload_type, payload, correlation_id, start, end)"
-                  " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_QUEUE] = "INSERT INTO info_queue(process_id, handle, agent_handle, runtime_context)"
-                 " VALUES(?,?,?,?)",
-    [ST_CATEGORY] = "INSERT INTO info_category(process_id, domain, category, name_id)"
-                    " VALUES(?,?,?,?)",
-    [ST_CODE_OBJECT] = "INSERT INTO info_code_object(process_id, code_object_id, runtime_context,"
-                       " name_id, load) VALUES(?,?,?,?,?)",
-    [ST_SYMBOL] = "INSERT INTO info_kernel_symbol(process_id, kernel_id, code_object_id,"
-                  " runtime_context, name_id, load) VALUES(?,?,?,?,?,?)",
-    [ST_UNLOAD_OBJECT] = "UPDATE info_code_object SET unload = ? WHERE id = ?",
-    [ST_UNLOAD_SYMBOL] = "UPDATE info_kernel_symbol SET unload = ? WHERE id = ?",
-    [ST_AGENT] = "INSERT INTO info_agent(process_id, handle, type, runtime, name, vendor,"
-                 " driver_version, compute_units, global_memory_bytes, runtime_handle, node_id)"
-                 " VALUES(?,?,?,?,?,?,?,?,?,?,?)",
-    [ST_ARG] = "INSERT INTO arg(api_id, correlation_id, position, type_id, name_id, value)"
-               " VALUES(?,?,?,?,?,?)",
-};
-
-/* The tables written row by row as records arrive: batched (db_rows.h). */
-static int batched(int st)
-{
-    return st == ST_STRING || st == ST_API || st == ST_KERNEL || st == ST_COPY || st == ST_ALLOC ||
-           st == ST_MARKER || st == ST_REGION || st == ST_ARG;
-}
-
 const char *const uo_db_directions[5] = {"NONE", "HOST_TO_DEVICE", "DEVICE_TO_HOST",
                                            "DEVICE_TO_DEVICE", "HOST_TO_HOST"};
 const char *const uo_db_alloc_types[10] = {"NONE",  "BUFFER", "SUB_BUFFER", "IMAGE",
@@ -276,14 +230,6 @@ uint64_t uo_db_committed_records(const uo_db *db) { return db ? db->committed_re
 uint64_t uo_db_filtered_records(const uo_db *db) { return db ? db->filtered : 0; }
 
 /* The number of parameters ('?') of an INSERT. */
-static int count_params(const char *sql)
-{
-    int n = 0;
-    for (; *sql; sql++)
-        n += *sql == '?';
-    return n;
-}
-
 /* The settings of a database written as its records arrive: a rollback
  * journal (not journal_mode=OFF): a process killed in the middle of a commit,
  * or of a transaction that spilled pages, leaves a hot journal that rolls the
@@ -392,17 +338,22 @@ static uo_db *create(const char *path, const uo_process_info *proc, uo_op_name_f
     }
     for (int i = 0; i < ST_COUNT; i++) {
         int rc;
-        if (batched(i)) {
-            int ncols = count_params(k_statements[i]), text_col = i == ST_STRING ? 1 : i == ST_ARG ? 5 : -1;
-            rc = uo_rows_init(&db->batch[i], db->db, k_statements[i], ncols, text_col);
+        if (uo_db_batched(i)) {
+            int ncols = uo_db_params(i), text_col = uo_db_text_param(i);
+            rc = uo_rows_init(&db->batch[i], db->db, uo_db_statements[i], ncols, text_col);
+            /* From the template: set up as the build read it (db_template.h). */
             if (rc == 0 && db->pages != NULL)
-                db->batch[i].direct = uo_pages_table(db->pages, db->db, k_statements[i], ncols, text_col);
+                db->batch[i].direct =
+                    from_template ? uo_pages_table_set(db->pages, uo_db_statements[i], ncols,
+                                                       &uo_db_template_tables[i])
+                                  : uo_pages_table(db->pages, db->db, uo_db_statements[i], ncols,
+                                                   text_col);
         } else
-            rc = sqlite3_prepare_v3(db->db, k_statements[i], -1, SQLITE_PREPARE_PERSISTENT,
+            rc = sqlite3_prepare_v3(db->db, uo_db_statements[i], -1, SQLITE_PREPARE_PERSISTENT,
                                     &db->st[i], NULL) == SQLITE_OK ? 0 : -1;
         if (rc != 0) {
             snprintf(err, errlen, "%s: %s", path,
-                     batched(i) ? "out of memory" : sqlite3_errmsg(db->db));
+                     uo_db_batched(i) ? "out of memory" : sqlite3_errmsg(db->db));
             goto fail;
         }
     }

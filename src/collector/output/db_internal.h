@@ -8,29 +8,12 @@
 
 #include "arg_link.h"
 #include "db_rows.h"
+#include "db_statements.h"
 #include "output.h"
 
 #include <sqlite3.h>
 #include <stdint.h>
 
-enum {
-    ST_STRING,
-    ST_API,
-    ST_KERNEL,
-    ST_COPY,
-    ST_ALLOC,
-    ST_MARKER,
-    ST_REGION,
-    ST_QUEUE,
-    ST_CATEGORY,
-    ST_CODE_OBJECT,
-    ST_SYMBOL,
-    ST_UNLOAD_OBJECT,
-    ST_UNLOAD_SYMBOL,
-    ST_AGENT,
-    ST_ARG,
-    ST_COUNT
-};
 
 
 /* The (kind, operation) pairs whose name ids op_id() keeps in a table. */

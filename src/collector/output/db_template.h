@@ -4,8 +4,10 @@
 #ifndef UPTI_OUTPUT_DB_TEMPLATE_H
 #define UPTI_OUTPUT_DB_TEMPLATE_H
 
+#include "db_statements.h"
 #include "out_files.h"
 #include "schema.h"
+#include "table_pages.h"
 
 #include <stddef.h>
 
@@ -35,5 +37,12 @@
  * write(2). */
 extern const unsigned char uo_db_template[];
 extern const size_t uo_db_template_size;
+
+/* Its page-written tables as uo_pages_table read them from it when the build
+ * made it, per statement (db_statements.h): a database made from the template
+ * sets them up with uo_pages_table_set, without a query. tcols 0: the
+ * statement's rows are inserted (not batched, or not a table that pages can
+ * hold). */
+extern const uo_table_setup uo_db_template_tables[ST_COUNT];
 
 #endif

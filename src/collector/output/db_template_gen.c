@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Build step: makes the empty small database (db_template.h) with SQLite and
- * writes it as a C array. Usage: upti-db-template-gen OUTPUT.c
- * (OUTPUT.c.db is the scratch database, removed). */
+ * writes it as a C array, with the setup of its page-written tables as
+ * uo_pages_table reads it from the database. Usage: upti-db-template-gen
+ * OUTPUT.c (OUTPUT.c.db is the scratch database, removed). */
 #include "db_template.h"
 
 #include <sqlite3.h>
@@ -14,6 +15,52 @@ static int fail(const char *what, const char *why)
 {
     fprintf(stderr, "upti-db-template-gen: %s: %s\n", what, why);
     return 1;
+}
+
+/* Writes uo_db_template_tables: each batched statement's table as
+ * uo_pages_table sets it up from the database at path (read, not changed). */
+static int write_setups(FILE *out, const char *path)
+{
+    sqlite3 *db = NULL;
+    char err[256];
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return fail(path, "cannot open the database again");
+    }
+    uo_page_spool *s = uo_pages_open(db, path, err, sizeof err);
+    if (s == NULL) {
+        sqlite3_close(db);
+        return fail(path, err);
+    }
+    fprintf(out, "\nconst uo_table_setup uo_db_template_tables[ST_COUNT] = {\n");
+    int paged = 0;
+    for (int st = 0; st < ST_COUNT; st++) {
+        uo_table_tree *t = !uo_db_batched(st) ? NULL
+                           : uo_pages_table(s, db, uo_db_statements[st], uo_db_params(st),
+                                            uo_db_text_param(st));
+        if (t == NULL)
+            continue;
+        uo_table_setup u;
+        uo_pages_table_setup(t, &u);
+        fprintf(out, "    [%d] = {.root = %u, .tcols = %d, .from = {", st, u.root, u.tcols);
+        for (int c = 0; c < u.tcols; c++)
+            fprintf(out, "%s%d", c ? ", " : "", u.from[c]);
+        fprintf(out, "},\n           .rowid_at = %d, .text_at = %d, .text_not_null = %d, .nindex = %d",
+                u.rowid_at, u.text_at, u.text_not_null, u.nindex);
+        if (u.nindex > 0)
+            fprintf(out, ",\n           .index = {");
+        for (int i = 0; i < u.nindex; i++)
+            fprintf(out, "%s{\"%s\", %u, %d}", i ? ", " : "", u.index[i].name, u.index[i].root,
+                    u.index[i].key_at);
+        fprintf(out, "%s},\n", u.nindex > 0 ? "}" : "");
+        paged++;
+    }
+    fprintf(out, "};\n");
+    uo_pages_free(s);
+    sqlite3_close(db);
+    /* Every database that UPTI writes has page-written tables: none here is a schema
+     * that pages cannot hold, which would make every short trace slower unsaid. */
+    return paged > 0 ? 0 : fail(path, "no table of the database can be written as pages");
 }
 
 int main(int argc, char **argv)
@@ -52,9 +99,11 @@ int main(int argc, char **argv)
         fprintf(out, "%s%d,", n++ % 24 == 0 ? "\n" : "", c);
     fprintf(out, "\n};\nconst size_t uo_db_template_size = %zu;\n", n);
     fclose(in);
+    int rc = n == 0 || n % 4096 != 0 ? fail(argv[1], "the database is not whole 4 KiB pages")
+                                     : write_setups(out, scratch);
     unlink(scratch);
     free(scratch);
-    if (n == 0 || n % 4096 != 0)
-        return fail(argv[1], "the database is not whole 4 KiB pages");
-    return fclose(out) == 0 ? 0 : fail(argv[1], "cannot write");
+    if (fclose(out) != 0 && rc == 0)
+        rc = fail(argv[1], "cannot write");
+    return rc;
 }

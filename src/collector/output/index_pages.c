@@ -55,6 +55,15 @@ int uo_index_setup(uo_index_tree *ix, sqlite3 *db, const char *name, const int *
     return 0;
 }
 
+int uo_index_set(uo_index_tree *ix, const char *name, uint32_t root, int key_at, size_t *budget)
+{
+    memset(ix, 0, sizeof *ix);
+    ix->budget = budget;
+    ix->root = root;
+    ix->key_at = key_at;
+    return (ix->name = strdup(name)) != NULL ? 0 : -1;
+}
+
 size_t uo_index_entries_max = UO_INDEX_ENTRIES_MAX;
 size_t uo_index_memory_max = UO_INDEX_MEMORY_MAX;
 

@@ -78,6 +78,13 @@ int uo_index_setup(uo_index_tree *ix, sqlite3 *db, const char *name, const int *
                    int text_at, size_t *budget);
 
 /**
+ * Sets ix up as uo_index_setup found it (uo_table_setup): the index name of
+ * the table, its root page, and the row value that is its key. 0, or -1 on
+ * ENOMEM.
+ */
+int uo_index_set(uo_index_tree *ix, const char *name, uint32_t root, int key_at, size_t *budget);
+
+/**
  * Grows ix's entries; on failure, past its database's budget or past
  * uo_index_memory_max for the indexes of all databases, drops them and marks
  * it for rebuilding (then keeps no more).

@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 enum {
-    COLS_MAX = 64,
-    INDEXES_MAX = 4,
+    COLS_MAX = UO_TABLE_COLS_MAX,
+    INDEXES_MAX = UO_TABLE_INDEXES_MAX,
 };
 
 /* A page of a tree and the largest row id under it. */
@@ -376,23 +376,32 @@ static void tree_free(uo_table_tree *t)
     free(t);
 }
 
-uo_table_tree *uo_pages_table(uo_page_spool *s, sqlite3 *db, const char *insert, int ncols,
-                              int text_col)
+/* A table tree of insert (its table's name from it; its columns' into names,
+ * which point into buf), not yet set up: NULL if insert is not one that can
+ * be written as pages, or out of memory. */
+static uo_table_tree *new_tree(uo_page_spool *s, const char *insert, int ncols, char *buf,
+                               size_t cap, char **names)
 {
-    if (s == NULL || ncols <= 0 || ncols > COLS_MAX || strstr(insert, " VALUES(") == NULL)
-        return NULL;
-    char buf[1024], *table, *names[COLS_MAX];
-    if (parse_insert(insert, buf, sizeof buf, &table, names, COLS_MAX) != ncols)
+    char *table;
+    if (s == NULL || ncols <= 0 || ncols > COLS_MAX || strstr(insert, " VALUES(") == NULL ||
+        parse_insert(insert, buf, cap, &table, names, COLS_MAX) != ncols)
         return NULL;
     uo_table_tree *t = calloc(1, sizeof *t);
     if (t == NULL)
         return NULL;
     t->spool = s;
     t->ncols = ncols;
-    t->table = strdup(table);
-    if (t->table == NULL || map_columns(t, db, names, ncols, text_col) != 0 || plain_table(t, db) != 0 ||
-        map_indexes(t, db) != 0 ||
-        (t->deferred_sql = deferred_insert(insert, t->rowid_at >= 0)) == NULL) {
+    if ((t->table = strdup(table)) == NULL) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* t, set up, joins s's trees; NULL (t freed) when out of memory. */
+static uo_table_tree *add_tree(uo_page_spool *s, uo_table_tree *t, const char *insert)
+{
+    if ((t->deferred_sql = deferred_insert(insert, t->rowid_at >= 0)) == NULL) {
         tree_free(t);
         return NULL;
     }
@@ -400,6 +409,65 @@ uo_table_tree *uo_pages_table(uo_page_spool *s, sqlite3 *db, const char *insert,
     t->next = s->trees;
     s->trees = t;
     return t;
+}
+
+uo_table_tree *uo_pages_table(uo_page_spool *s, sqlite3 *db, const char *insert, int ncols,
+                              int text_col)
+{
+    char buf[1024], *names[COLS_MAX];
+    uo_table_tree *t = new_tree(s, insert, ncols, buf, sizeof buf, names);
+    if (t == NULL)
+        return NULL;
+    if (map_columns(t, db, names, ncols, text_col) != 0 || plain_table(t, db) != 0 ||
+        map_indexes(t, db) != 0) {
+        tree_free(t);
+        return NULL;
+    }
+    return add_tree(s, t, insert);
+}
+
+void uo_pages_table_setup(const uo_table_tree *t, uo_table_setup *setup)
+{
+    memset(setup, 0, sizeof *setup);
+    setup->root = t->root;
+    setup->tcols = t->tcols;
+    memcpy(setup->from, t->from, sizeof t->from);
+    setup->rowid_at = t->rowid_at;
+    setup->text_at = t->text_at;
+    setup->text_not_null = t->text_not_null;
+    setup->nindex = t->nindex;
+    for (int i = 0; i < t->nindex; i++) {
+        setup->index[i].name = t->index[i].name;
+        setup->index[i].root = t->index[i].root;
+        setup->index[i].key_at = t->index[i].key_at;
+    }
+}
+
+uo_table_tree *uo_pages_table_set(uo_page_spool *s, const char *insert, int ncols,
+                                  const uo_table_setup *setup)
+{
+    char buf[1024], *names[COLS_MAX];
+    if (setup->tcols <= 0 || setup->tcols > COLS_MAX || setup->nindex < 0 ||
+        setup->nindex > INDEXES_MAX)
+        return NULL;
+    uo_table_tree *t = new_tree(s, insert, ncols, buf, sizeof buf, names);
+    if (t == NULL)
+        return NULL;
+    t->root = setup->root;
+    t->tcols = setup->tcols;
+    memcpy(t->from, setup->from, sizeof t->from);
+    t->rowid_at = setup->rowid_at;
+    t->text_at = setup->text_at;
+    t->text_not_null = setup->text_not_null;
+    for (int i = 0; i < setup->nindex; i++) {
+        if (uo_index_set(&t->index[i], setup->index[i].name, setup->index[i].root,
+                         setup->index[i].key_at, &s->index_budget) != 0) {
+            tree_free(t);
+            return NULL;
+        }
+        t->nindex++;
+    }
+    return add_tree(s, t, insert);
 }
 
 /* ---- adding rows ---- */

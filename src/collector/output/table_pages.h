@@ -69,6 +69,44 @@ uo_page_spool *uo_pages_open(sqlite3 *db, const char *path, char *err, size_t er
 uo_table_tree *uo_pages_table(uo_page_spool *s, sqlite3 *db, const char *insert, int ncols,
                               int text_col);
 
+/** The most columns of a page-written table, and indexes on it. */
+#define UO_TABLE_COLS_MAX 64
+#define UO_TABLE_INDEXES_MAX 4
+
+/**
+ * What uo_pages_table reads from the schema to set a table up (its root
+ * page, where each column's value comes from, its indexes): the same table of
+ * a database made from the same schema is then set up without a query
+ * (uo_pages_table_set). The empty small database's are read when UPTI is
+ * built (db_template.h): reading them took a short process's database some
+ * 30 statements to prepare, a quarter of upti's instructions.
+ */
+typedef struct uo_table_setup {
+    uint32_t root;                 /**< the table's root page */
+    int tcols;                     /**< columns of the table */
+    int from[UO_TABLE_COLS_MAX];   /**< per column: its value's index, -1 NULL */
+    int rowid_at;                  /**< the value that names the row id, or -1 */
+    int text_at;                   /**< the text value, or -1 */
+    int text_not_null;
+    int nindex;
+    struct {
+        const char *name;
+        uint32_t root;
+        int key_at;                /**< the value that is the key */
+    } index[UO_TABLE_INDEXES_MAX];
+} uo_table_setup;
+
+/** t's setup; its index names are t's (valid while t is). */
+void uo_pages_table_setup(const uo_table_tree *t, uo_table_setup *setup);
+
+/**
+ * The table of insert set up as setup says, as uo_pages_table would have set
+ * it up from a database whose schema gave setup, which must be empty; NULL
+ * when out of memory.
+ */
+uo_table_tree *uo_pages_table_set(uo_page_spool *s, const char *insert, int ncols,
+                                  const uo_table_setup *setup);
+
 /**
  * Adds one row: vals are the insert's ncols values (the text column's ignored),
  * text the text column's value (NULL: NULL). 0, or -1 on a write error or
