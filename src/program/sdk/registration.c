@@ -197,14 +197,55 @@ static upti_configure_func_t own_configure(void *handle)
 }
 
 struct object_list {
-    char **names;
+    char **names; /* "" for the executable */
     size_t count, capacity;
+    size_t seen; /* objects iterated: the first is the executable */
 };
+
+/* Whether the object may define name among its dynamic symbols: 0 only where
+ * the Bloom filter of its GNU hash table says it does not, which is most of
+ * a process's libraries; those are then not opened to look (a dlopen, a
+ * dlsym over the object and its dependencies, a dlclose: for the 29 objects
+ * of an OpenCL program on PoCL, 0.7 M instructions at its first call, two
+ * thirds of the tools' discovery). 1 where it may, or without that table. */
+static int may_define(const struct dl_phdr_info *info, const char *name)
+{
+    const ElfW(Dyn) *dyn = NULL;
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    const uint32_t *table = NULL;
+    for (; dyn != NULL && dyn->d_tag != DT_NULL; dyn++) {
+        if (dyn->d_tag != DT_GNU_HASH)
+            continue;
+        /* The dynamic loader moves d_ptr by the load address in place, but not
+         * in a read-only dynamic section (the vDSO's): there it is an offset. */
+        ElfW(Addr) at = dyn->d_un.d_ptr;
+        table = (const uint32_t *)(at < info->dlpi_addr ? at + info->dlpi_addr : at);
+    }
+    if (table == NULL)
+        return 1;
+    /* nbuckets, symoffset, Bloom words (a power of two), Bloom shift, then the words. */
+    uint32_t words = table[2], shift = table[3];
+    if (words == 0 || (words & (words - 1)) != 0)
+        return 1;
+    uint32_t h = 5381;
+    for (const unsigned char *c = (const unsigned char *)name; *c != '\0'; c++)
+        h = h * 33 + *c;
+    enum { BITS = sizeof(ElfW(Addr)) * 8 };
+    const ElfW(Addr) *bloom = (const ElfW(Addr) *)(table + 4);
+    ElfW(Addr) word = bloom[(h / BITS) & (words - 1)];
+    ElfW(Addr) mask = ((ElfW(Addr))1 << (h % BITS)) | ((ElfW(Addr))1 << ((h >> shift) % BITS));
+    return (word & mask) == mask;
+}
 
 static int collect_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     struct object_list *list = arg;
+    int executable = list->seen++ == 0;
+    if (!may_define(info, "upti_configure"))
+        return 0;
     if (list->count == list->capacity) {
         size_t cap = list->capacity ? list->capacity * 2 : 64;
         char **n = realloc(list->names, cap * sizeof *n);
@@ -213,7 +254,7 @@ static int collect_object(struct dl_phdr_info *info, size_t size, void *arg)
         list->names = n;
         list->capacity = cap;
     }
-    list->names[list->count] = strdup(info->dlpi_name ? info->dlpi_name : "");
+    list->names[list->count] = strdup(executable || info->dlpi_name == NULL ? "" : info->dlpi_name);
     if (list->names[list->count] != NULL)
         list->count++;
     return 0;
@@ -224,9 +265,11 @@ static void scan_loaded_objects(void)
 {
     struct object_list list = {0};
     dl_iterate_phdr(collect_object, &list);
+    upti_log_debug("tool discovery: looked in %zu of %zu loaded objects for upti_configure",
+                   list.count, list.seen);
     for (size_t i = 0; i < list.count; i++) {
         const char *name = list.names[i];
-        void *handle = dlopen(i == 0 || name[0] == '\0' ? NULL : name, RTLD_LAZY | RTLD_NOLOAD);
+        void *handle = dlopen(name[0] == '\0' ? NULL : name, RTLD_LAZY | RTLD_NOLOAD);
         if (handle != NULL) {
             upti_configure_func_t fn = own_configure(handle);
             if (fn != NULL)
