@@ -21,39 +21,34 @@ static size_t call_slot(uint64_t correlation_id)
            (UO_ARG_LINK_CALLS - 1);
 }
 
-/* The slot of correlation_id in a zeroed chunk, or NULL where its chunk was
- * never written (make: zero it first; NULL without memory: the call is not
- * remembered, and its arguments are joined at the close). */
-static struct uo_arg_link_call *call_at(uo_arg_link *l, uint64_t correlation_id, int make)
-{
-    size_t i = call_slot(correlation_id);
-    uint32_t bit = 1u << (i / UO_ARG_LINK_CHUNK);
-    if (l->calls_zeroed & bit)
-        return &l->calls[i];
-    if (!make)
-        return NULL;
-    if (l->calls == NULL && (l->calls = malloc(UO_ARG_LINK_CALLS * sizeof *l->calls)) == NULL)
-        return NULL;
-    memset(&l->calls[i & ~(size_t)(UO_ARG_LINK_CHUNK - 1)], 0, UO_ARG_LINK_CHUNK * sizeof *l->calls);
-    l->calls_zeroed |= bit;
-    return &l->calls[i];
-}
+/* The bit of calls_zeroed for slot i's chunk. */
+static uint32_t chunk_bit(size_t i) { return 1u << (i / UO_ARG_LINK_CHUNK); }
 
 int64_t uo_arg_link_add_call(uo_arg_link *l, uint64_t correlation_id)
 {
-    struct uo_arg_link_call *c = call_at(l, correlation_id, 1);
-    l->calls_added++;
-    if (c != NULL) {
-        c->correlation_id = correlation_id;
-        c->api_id = l->calls_added;
+    /* The slot's chunk is zeroed first. Without memory the call is not
+     * remembered: its arguments are joined to it at the close. */
+    size_t i = call_slot(correlation_id);
+    if (!(l->calls_zeroed & chunk_bit(i)) &&
+        (l->calls != NULL || (l->calls = malloc(UO_ARG_LINK_CALLS * sizeof *l->calls)) != NULL)) {
+        memset(&l->calls[i & ~(size_t)(UO_ARG_LINK_CHUNK - 1)], 0,
+               UO_ARG_LINK_CHUNK * sizeof *l->calls);
+        l->calls_zeroed |= chunk_bit(i);
     }
+    l->calls_added++;
+    if (l->calls_zeroed & chunk_bit(i))
+        l->calls[i] = (struct uo_arg_link_call){correlation_id, l->calls_added};
     return l->calls_added;
 }
 
 int64_t uo_arg_link_find_call(const uo_arg_link *l, uint64_t correlation_id)
 {
-    const struct uo_arg_link_call *c = call_at((uo_arg_link *)l, correlation_id, 0);
-    return c != NULL && c->api_id != 0 && c->correlation_id == correlation_id ? c->api_id : 0;
+    size_t i = call_slot(correlation_id);
+    if (!(l->calls_zeroed & chunk_bit(i))) /* no call landed in that chunk */
+        return 0;
+    return l->calls[i].api_id != 0 && l->calls[i].correlation_id == correlation_id
+               ? l->calls[i].api_id
+               : 0;
 }
 
 /* Copies len bytes to the end of l->text; their offset + 1, or 0 on ENOMEM. */
