@@ -7,7 +7,10 @@
 #       the build tree, installed with --prefix into an /opt-like prefix
 #   install_test.sh BUILD_DIR PROJECT_DIR CMAKE C_COMPILER usr SOURCE_DIR [SANITIZE]
 #       a build configured with -DCMAKE_INSTALL_PREFIX=/usr (Debian: multiarch
-#       libdir lib/<triplet>), installed with DESTDIR, used from there
+#       libdir lib/<triplet>), installed with DESTDIR, used from there; built
+#       as Debian's packaging builds (CMAKE_BUILD_TYPE None, and here without
+#       its flags: unoptimized, which takes half the time of RelWithDebInfo
+#       in a test that waits alone, RUN_SERIAL, for its build)
 set -eu
 build=$1
 project=$2
@@ -26,7 +29,7 @@ if [ "$mode" = usr ]; then
     build=$work/build-usr
     step "configure $src with -DCMAKE_INSTALL_PREFIX=/usr, build, install with DESTDIR"
     "$cmake" -S "$src" -B "$build" -DCMAKE_INSTALL_PREFIX=/usr -DBUILD_TESTING=OFF \
-        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER="$cc" -DUPTI_SANITIZE="$sanitize" \
+        -DCMAKE_BUILD_TYPE=None -DCMAKE_C_COMPILER="$cc" -DUPTI_SANITIZE="$sanitize" \
         >"$work/usr-configure.log" 2>&1 || { cat "$work/usr-configure.log" >&2; fail "configure failed"; }
     "$cmake" --build "$build" -j 2 >"$work/usr-build.log" 2>&1 || {
         tail -40 "$work/usr-build.log" >&2; fail "build failed"; }
