@@ -101,16 +101,17 @@ UNIT_TEST(db_template)
         uo_table_tree *t = uo_db_batched(st) ? uo_pages_table(spool, db, uo_db_statements[st],
                                                               uo_db_params(st), uo_db_text_param(st))
                                              : NULL;
-        CHECK((t != NULL) == (b->tcols > 0));
+        CHECK((t != NULL) == (b->layout.tcols > 0));
         if (t == NULL)
             continue;
         paged++;
         uo_table_setup r;
         uo_pages_table_setup(t, &r);
-        CHECK(r.root == b->root && r.tcols == b->tcols && r.rowid_at == b->rowid_at &&
-              r.text_at == b->text_at && r.text_not_null == b->text_not_null &&
+        const uo_table_layout *rl = &r.layout, *bl = &b->layout;
+        CHECK(rl->root == bl->root && rl->tcols == bl->tcols && rl->rowid_at == bl->rowid_at &&
+              rl->text_at == bl->text_at && rl->text_not_null == bl->text_not_null &&
               r.nindex == b->nindex);
-        CHECK(memcmp(r.from, b->from, (size_t)r.tcols * sizeof r.from[0]) == 0);
+        CHECK(memcmp(rl->from, bl->from, (size_t)rl->tcols * sizeof rl->from[0]) == 0);
         for (int i = 0; i < r.nindex && i < b->nindex; i++)
             CHECK(strcmp(r.index[i].name, b->index[i].name) == 0 &&
                   r.index[i].root == b->index[i].root && r.index[i].key_at == b->index[i].key_at);

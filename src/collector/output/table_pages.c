@@ -40,13 +40,8 @@ struct uo_table_tree {
     uo_table_tree *next;
     char *table;
     char *deferred_sql; /* the INSERT of a deferred row, with its row id first */
-    uint32_t root;      /* the table's root page */
     int ncols;          /* values of a row (the insert's) */
-    int tcols;          /* columns of the table */
-    int from[COLS_MAX]; /* per table column: its value's index, -1 NULL (the rowid alias) */
-    int rowid_at;       /* the value that names the row id, or -1: one more than the last */
-    int text_at;        /* the text value, or -1 */
-    int text_not_null;
+    uo_table_layout layout;
     int64_t last_rowid;
     uo_index_tree index[INDEXES_MAX];
     int nindex;
@@ -214,7 +209,7 @@ static int affinity_text(const char *type)
            (strcasestr(type, "CHAR") || strcasestr(type, "CLOB") || strcasestr(type, "TEXT"));
 }
 
-/* Fills t->from, rowid_at, text_at from the table's columns (PRAGMA
+/* Fills t->layout.from, rowid_at, text_at from the table's columns (PRAGMA
  * table_info). 0 if every column can be written as pages, else -1. */
 static int map_columns(uo_table_tree *t, sqlite3 *db, char **names, int ncols, int text_col)
 {
@@ -224,9 +219,9 @@ static int map_columns(uo_table_tree *t, sqlite3 *db, char **names, int ncols, i
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return -1;
     int ok = 1, keys = 0, used = 0;
-    t->rowid_at = -1;
-    t->text_at = -1;
-    t->tcols = 0;
+    t->layout.rowid_at = -1;
+    t->layout.text_at = -1;
+    t->layout.tcols = 0;
     while (ok && sqlite3_step(st) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 1);
         const char *type = (const char *)sqlite3_column_text(st, 2);
@@ -237,16 +232,16 @@ static int map_columns(uo_table_tree *t, sqlite3 *db, char **names, int ncols, i
         for (int i = 0; i < ncols && name != NULL; i++)
             if (strcmp(names[i], name) == 0)
                 at = i;
-        if (t->tcols == COLS_MAX) {
+        if (t->layout.tcols == COLS_MAX) {
             ok = 0;
             break;
         }
-        int c = t->tcols++;
-        t->from[c] = -1;
+        int c = t->layout.tcols++;
+        t->layout.from[c] = -1;
         if (pk) { /* the row id itself: NULL in the record */
             keys++;
             ok = type != NULL && strcasecmp(type, "INTEGER") == 0;
-            t->rowid_at = at;
+            t->layout.rowid_at = at;
             used += at >= 0;
             continue;
         }
@@ -255,17 +250,17 @@ static int map_columns(uo_table_tree *t, sqlite3 *db, char **names, int ncols, i
             continue;
         }
         used++;
-        t->from[c] = at;
+        t->layout.from[c] = at;
         if (at == text_col) {
             ok = affinity_text(type);
-            t->text_at = at;
-            t->text_not_null = not_null;
+            t->layout.text_at = at;
+            t->layout.text_not_null = not_null;
         } else {
             ok = affinity_int(type);
         }
     }
     sqlite3_finalize(st);
-    return ok && keys == 1 && used == ncols && t->tcols > 0 ? 0 : -1;
+    return ok && keys == 1 && used == ncols && t->layout.tcols > 0 ? 0 : -1;
 }
 
 /* Reads the tables of db's schema into s, in one query: plain where no
@@ -303,7 +298,7 @@ static int read_tables(uo_page_spool *s, sqlite3 *db)
 }
 
 /* 0 if nothing but its rows would be touched by an INSERT into t's table
- * (read_tables) and it holds none; t->root set. */
+ * (read_tables) and it holds none; t->layout.root set. */
 static int plain_table(uo_table_tree *t, sqlite3 *db)
 {
     uo_page_spool *s = t->spool;
@@ -315,7 +310,7 @@ static int plain_table(uo_table_tree *t, sqlite3 *db)
             m = &s->tables[i];
     if (m == NULL || !m->plain || m->root == 0)
         return -1;
-    t->root = m->root;
+    t->layout.root = m->root;
     char sql[160];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM (SELECT 1 FROM \"%s\" LIMIT 1)", t->table);
     return uo_sql_int(db, sql, 1) == 0 ? 0 : -1;
@@ -333,7 +328,7 @@ static int map_indexes(uo_table_tree *t, sqlite3 *db)
     while (ok && sqlite3_step(st) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 1);
         ok = name != NULL && t->nindex < INDEXES_MAX &&
-             uo_index_setup(&t->index[t->nindex], db, name, t->from, t->tcols, t->text_at,
+             uo_index_setup(&t->index[t->nindex], db, name, t->layout.from, t->layout.tcols, t->layout.text_at,
                             &t->spool->index_budget) == 0;
         t->nindex += ok;
     }
@@ -401,7 +396,7 @@ static uo_table_tree *new_tree(uo_page_spool *s, const char *insert, int ncols, 
 /* t, set up, joins s's trees; NULL (t freed) when out of memory. */
 static uo_table_tree *add_tree(uo_page_spool *s, uo_table_tree *t, const char *insert)
 {
-    if ((t->deferred_sql = deferred_insert(insert, t->rowid_at >= 0)) == NULL) {
+    if ((t->deferred_sql = deferred_insert(insert, t->layout.rowid_at >= 0)) == NULL) {
         tree_free(t);
         return NULL;
     }
@@ -429,12 +424,7 @@ uo_table_tree *uo_pages_table(uo_page_spool *s, sqlite3 *db, const char *insert,
 void uo_pages_table_setup(const uo_table_tree *t, uo_table_setup *setup)
 {
     memset(setup, 0, sizeof *setup);
-    setup->root = t->root;
-    setup->tcols = t->tcols;
-    memcpy(setup->from, t->from, sizeof t->from);
-    setup->rowid_at = t->rowid_at;
-    setup->text_at = t->text_at;
-    setup->text_not_null = t->text_not_null;
+    setup->layout = t->layout;
     setup->nindex = t->nindex;
     for (int i = 0; i < t->nindex; i++) {
         setup->index[i].name = t->index[i].name;
@@ -447,18 +437,13 @@ uo_table_tree *uo_pages_table_set(uo_page_spool *s, const char *insert, int ncol
                                   const uo_table_setup *setup)
 {
     char buf[1024], *names[COLS_MAX];
-    if (setup->tcols <= 0 || setup->tcols > COLS_MAX || setup->nindex < 0 ||
+    if (setup->layout.tcols <= 0 || setup->layout.tcols > COLS_MAX || setup->nindex < 0 ||
         setup->nindex > INDEXES_MAX)
         return NULL;
     uo_table_tree *t = new_tree(s, insert, ncols, buf, sizeof buf, names);
     if (t == NULL)
         return NULL;
-    t->root = setup->root;
-    t->tcols = setup->tcols;
-    memcpy(t->from, setup->from, sizeof t->from);
-    t->rowid_at = setup->rowid_at;
-    t->text_at = setup->text_at;
-    t->text_not_null = setup->text_not_null;
+    t->layout = setup->layout;
     for (int i = 0; i < setup->nindex; i++) {
         if (uo_index_set(&t->index[i], setup->index[i].name, setup->index[i].root,
                          setup->index[i].key_at, &s->index_budget) != 0) {
@@ -535,7 +520,7 @@ nomem:
 static uint32_t put_record(uo_table_tree *t, const int64_t *vals, const char *text,
                            size_t text_len, uint32_t max)
 {
-    int tcols = t->tcols;
+    int tcols = t->layout.tcols;
     uint64_t text_type = 13 + 2 * (uint64_t)text_len;
     uint64_t header = (uint64_t)tcols + (text != NULL ? (uint64_t)sqlf_varint_len(text_type) - 1 : 0);
     int hlen = 1;
@@ -546,10 +531,10 @@ static uint32_t put_record(uo_table_tree *t, const int64_t *vals, const char *te
         return 0;
     uint8_t *h = sqlf_put_varint(t->record, header), *b = t->record + header;
     for (int c = 0; c < tcols; c++) {
-        int at = t->from[c];
+        int at = t->layout.from[c];
         if (at < 0) {
             *h++ = 0; /* NULL: the row id's own column, or not given */
-        } else if (at == t->text_at) {
+        } else if (at == t->layout.text_at) {
             if (text == NULL) {
                 *h++ = 0;
             } else {
@@ -569,8 +554,8 @@ static uint32_t put_record(uo_table_tree *t, const int64_t *vals, const char *te
 
 int uo_tree_add(uo_table_tree *t, const int64_t *vals, const char *text)
 {
-    int64_t rowid = t->rowid_at >= 0 ? vals[t->rowid_at] : t->last_rowid + 1;
-    if (rowid <= t->last_rowid || (text == NULL && t->text_not_null))
+    int64_t rowid = t->layout.rowid_at >= 0 ? vals[t->layout.rowid_at] : t->last_rowid + 1;
+    if (rowid <= t->last_rowid || (text == NULL && t->layout.text_not_null))
         return defer(t, rowid, vals, text); /* SQLite says what is wrong with it */
     /* A payload over the page's local limit needs overflow pages: SQLite's to write. */
     uint32_t max = t->spool->page_size - 35;
@@ -681,7 +666,7 @@ static int attach_tree(sqlf_out *o, uo_table_tree *t, uint32_t spool_base)
         if (t->cells == 0)
             return 0; /* the root SQLite made stays an empty leaf */
         finish_leaf(t);
-        return sqlf_write_page(o, t->root, t->leaf);
+        return sqlf_write_page(o, t->layout.root, t->leaf);
     }
     /* The spooled leaves are pages spool_base + 1 + their index, less the lock
      * page (copy_spool); the last one follows. (A tree of one leaf was never
@@ -707,7 +692,7 @@ static int attach_tree(sqlf_out *o, uo_table_tree *t, uint32_t spool_base)
             return -1;
         t->leaves[t->nleaves++] = (page_ref){pgno, t->last_rowid};
     }
-    return build_tree(o, t->leaves, t->nleaves, t->root);
+    return build_tree(o, t->leaves, t->nleaves, t->layout.root);
 }
 
 /* The copy of the spool's pages into the database file: made by a thread of
@@ -858,13 +843,13 @@ int uo_pages_insert_deferred(uo_page_spool *s, sqlite3 *db)
         int rc = sqlite3_prepare_v2(db, t->deferred_sql, -1, &st, NULL);
         if (rc != SQLITE_OK)
             return rc;
-        int first = t->rowid_at >= 0 ? 1 : 2; /* the parameter of the first value */
+        int first = t->layout.rowid_at >= 0 ? 1 : 2; /* the parameter of the first value */
         for (size_t i = 0; i < t->ndeferred && rc == SQLITE_OK; i++) {
             const deferred_row *d = &t->deferred[i];
             if (first == 2)
                 sqlite3_bind_int64(st, 1, d->rowid);
             for (int c = 0; c < t->ncols; c++) {
-                if (c != t->text_at)
+                if (c != t->layout.text_at)
                     sqlite3_bind_int64(st, first + c, d->vals[c]);
                 else if (d->text != NULL)
                     sqlite3_bind_text(st, first + c, d->text, -1, SQLITE_STATIC);

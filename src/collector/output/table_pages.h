@@ -73,6 +73,16 @@ uo_table_tree *uo_pages_table(uo_page_spool *s, sqlite3 *db, const char *insert,
 #define UO_TABLE_COLS_MAX 64
 #define UO_TABLE_INDEXES_MAX 4
 
+/** Where a row's values go in a page-written table's records. */
+typedef struct uo_table_layout {
+    uint32_t root;                 /**< the table's root page */
+    int tcols;                     /**< columns of the table */
+    int from[UO_TABLE_COLS_MAX];   /**< per column: its value's index, -1 NULL (the rowid alias) */
+    int rowid_at;                  /**< the value that names the row id, or -1: one more than the last */
+    int text_at;                   /**< the text value, or -1 */
+    int text_not_null;             /**< the text column is NOT NULL */
+} uo_table_layout;
+
 /**
  * What uo_pages_table reads from the schema to set a table up (its root
  * page, where each column's value comes from, its indexes): the same table of
@@ -82,12 +92,7 @@ uo_table_tree *uo_pages_table(uo_page_spool *s, sqlite3 *db, const char *insert,
  * 30 statements to prepare, a quarter of upti's instructions.
  */
 typedef struct uo_table_setup {
-    uint32_t root;                 /**< the table's root page */
-    int tcols;                     /**< columns of the table */
-    int from[UO_TABLE_COLS_MAX];   /**< per column: its value's index, -1 NULL */
-    int rowid_at;                  /**< the value that names the row id, or -1 */
-    int text_at;                   /**< the text value, or -1 */
-    int text_not_null;
+    uo_table_layout layout;
     int nindex;
     struct {
         const char *name;
