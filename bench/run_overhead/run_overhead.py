@@ -4,7 +4,8 @@
 
     bench/run_overhead/run_overhead.py [BUILD_DIR] [--calls N] [--threads 1,8]
         [--kernels K] [--writes W] [--reps R] [--ring-size SIZE]
-        [--short-reps S] [--marks M]   (--reps 0: only the short and marker rows)
+        [--short-reps S] [--marks M] [--no-callgrind]
+        (--reps 0: only the short, marker and instructions rows)
 
 Runs the probe (bench_run_overhead_probe: CALLS clSetKernelArg calls split over
 THREADS threads, each its own kernel, then KERNELS launches and WRITES buffer
@@ -47,12 +48,15 @@ program waited for ring room, also as a share of the run; with --big-ring
 (mode upti-big). The marker row: MARK_THREADS threads x MARKS uptx_mark calls
 (bench_run_overhead_marks), bare and under `upti run --marker-trace`: the whole
 run, the time after the end, the waits summed over threads and as a share of
-the run, upti's CPU per record.
+the run, upti's CPU per record. Last, unless --no-callgrind, the instructions a
+traced clSetKernelArg adds (callgrind_per_call.sh; valgrind): counted, not
+timed, so the machine's load does not move them.
 No assertion on any figure: it measures, it does not judge.
 """
 import argparse
 import glob
 import os
+import re
 import resource
 import shutil
 import sqlite3
@@ -84,6 +88,8 @@ def parse_args():
                    help="the marker row: uptx_mark calls per thread (0: no marker row)")
     p.add_argument("--mark-threads", type=int, default=16)
     p.add_argument("--mark-reps", type=int, default=1)
+    p.add_argument("--no-callgrind", dest="callgrind", action="store_false",
+                   help="leave out the instructions row (callgrind_per_call.sh, about 25 s)")
     a = p.parse_args()
     a.threads = [int(t) for t in a.threads.split(",") if t]
     if a.calls < 1 or a.reps < 0 or not a.threads or min(a.threads) < 1:
@@ -375,6 +381,24 @@ def main():
         print_marks(a, marks)
     if short is not None:
         print_short(a, short, short_load)
+    if a.callgrind:
+        print_instructions(a)
+
+
+def print_instructions(a):
+    """The instructions a traced clSetKernelArg adds (callgrind_per_call.sh): counted,
+    not timed, so the machine's load does not move them."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "callgrind_per_call.sh")
+    if shutil.which("valgrind") is None:
+        print("instructions per clSetKernelArg: valgrind is not installed (apt-get install valgrind)")
+        return
+    p = subprocess.run(["sh", script, os.path.abspath(a.build)], capture_output=True, text=True)
+    got = dict(re.findall(r"^(traced|bare): ([0-9.]+) instructions", p.stdout, re.M))
+    added = re.search(r"^added: ([-+][0-9.]+)", p.stdout, re.M)
+    if p.returncode != 0 or len(got) != 2 or added is None:
+        sys.exit(f"bench: callgrind_per_call.sh failed ({p.returncode}):\n{p.stdout}{p.stderr[-2000:]}")
+    print(f"instructions per clSetKernelArg (callgrind, 1,000 and 11,000 calls, one thread, no "
+          f"collector): traced {got['traced']}, bare {got['bare']}, added {added.group(1)}")
 
 
 def print_long_rows(a, modes, best, runs):
