@@ -62,8 +62,20 @@ static const int64_t k_edges[] = {0, 1, -1, 2, 127, 128, -128, -129, 32767, 3276
                                   140737488355327LL, 140737488355328LL, INT64_MAX, INT64_MIN};
 enum { EDGES = sizeof k_edges / sizeof k_edges[0] };
 
-/* 1: the keys of t come mostly in order (row_a). */
+/* 1: the keys of t come mostly in order (row_a); 2: as the correlation ids of
+ * rows that 8 threads wrote. */
 static int g_keys_mostly_in_order;
+
+/* Case 2's key of row i: each thread's ids in order, the threads' chunks of 16
+ * rows interleaved as the spool holds them, every 23rd row the id of the row
+ * before it again: within a span of about the row count (index_counted). */
+static int64_t interleaved_key(int i)
+{
+    if (i % 23 == 22)
+        i--;
+    int chunk = i / 16;
+    return 8 * ((int64_t)(chunk / 8) * 16 + i % 16) + chunk % 8;
+}
 
 /* Row i of t: a (the indexed key: every size, in no order; or mostly in
  * order, as correlation ids come: rising, equal in pairs, with a key below
@@ -72,6 +84,8 @@ static int64_t row_a(int i)
 {
     if (!g_keys_mostly_in_order)
         return i % 3 == 0 ? k_edges[i % EDGES] : (int64_t)((i * 7919) % 1000) - 500;
+    if (g_keys_mostly_in_order == 2)
+        return interleaved_key(i);
     if (i % 101 == 3)
         return k_edges[(i / 101) % EDGES];
     if (i % 97 == 50)
@@ -578,6 +592,16 @@ UNIT_TEST(table_pages)
     before = uo_pages_moved;
     one_tree(path, 20000);
     CHECK_EQ_U64(uo_pages_moved.index_merged, before.index_merged + 1);
+    /* Keys within a span of about their number, in chunks out of order (as the
+     * correlation ids of rows several threads wrote): sorted by counting them,
+     * equal keys in row id order; the same trees, rows and order. */
+    g_keys_mostly_in_order = 2;
+    before = uo_pages_moved;
+    for (int n = 1785; n <= 1800; n++)
+        one_tree(path, n);
+    one_tree(path, 20000);
+    CHECK_EQ_U64(uo_pages_moved.index_counted, before.index_counted + 17);
+    CHECK_EQ_U64(uo_pages_moved.index_merged, before.index_merged);
     g_keys_mostly_in_order = 0;
     /* The spool's pages copied by a thread of their own while the attach
      * writes the rest: the same trees. */

@@ -146,6 +146,44 @@ static uo_index_entry *radix_sort(uo_index_entry *e, uo_index_entry *tmp, size_t
     return e;
 }
 
+/* Sorts e[0..n) as radix_sort does, into tmp, where the keys lie within a span
+ * under twice their number: one pass counts each key, one puts each entry in
+ * its place (a radix sort passes over them once per byte of the span: three
+ * times for two million keys). The correlation ids of a table that several
+ * threads wrote are so: every call has one, and the table holds nearly all
+ * of them, a thread's in order, the threads' chunks interleaved in the spool
+ * (8 threads, 2 million calls: the radix sort was a sixth of the time after
+ * the program's end). NULL where the keys spread wider, or where there is no
+ * memory for the counts: then radix_sort. */
+static uo_index_entry *count_sort(uo_index_entry *e, uo_index_entry *tmp, size_t n)
+{
+    int64_t lo = e[0].key, hi = e[0].key;
+    for (size_t i = 1; i < n; i++) {
+        if (e[i].key < lo)
+            lo = e[i].key;
+        else if (e[i].key > hi)
+            hi = e[i].key;
+    }
+    uint64_t span = (uint64_t)hi - (uint64_t)lo; /* (two's complement: no overflow) */
+    if (n >= UINT32_MAX || span >= 2 * (uint64_t)n)
+        return NULL;
+    /* at[k - lo + 1]: how many keys are k; then at[k - lo]: where the next k goes. */
+    size_t slots = (size_t)span + 2, bytes = slots * sizeof(uint32_t);
+    uint32_t *at = bytes >= UO_BIG_ARRAY_MIN ? uo_big_array_resize(NULL, 0, bytes) /* zeroed */
+                                             : calloc(slots, sizeof *at);
+    if (at == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        at[(uint64_t)e[i].key - (uint64_t)lo + 1]++;
+    for (size_t k = 1; k < slots; k++)
+        at[k] += at[k - 1];
+    for (size_t i = 0; i < n; i++) /* in row id order: equal keys stay so */
+        tmp[at[(uint64_t)e[i].key - (uint64_t)lo]++] = e[i];
+    uo_big_array_free(at, bytes);
+    uo_pages_moved.index_counted++;
+    return tmp;
+}
+
 static int entry_cmp(const void *a, const void *b)
 {
     const uo_index_entry *x = a, *y = b;
@@ -210,8 +248,10 @@ static uo_index_entry *sort_entries(uo_index_entry *e, size_t n, uo_index_entry 
     uo_index_entry *out = taken <= n / 8 ? malloc(2 * taken * sizeof *out) : NULL;
     if (out == NULL) {
         *tmp = uo_big_array_resize(NULL, 0, n * sizeof **tmp);
-        if (*tmp != NULL)
-            return radix_sort(e, *tmp, n);
+        if (*tmp != NULL) {
+            uo_index_entry *counted = count_sort(e, *tmp, n);
+            return counted != NULL ? counted : radix_sort(e, *tmp, n);
+        }
         qsort(e, n, sizeof *e, entry_cmp);
         return e;
     }

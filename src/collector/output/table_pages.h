@@ -140,14 +140,6 @@ int uo_pages_attach(uo_page_spool *s, const char *path);
 int uo_pages_insert_deferred(uo_page_spool *s, sqlite3 *db);
 
 /**
- * How often the last page of a level was given the last child (or entry) of
- * the page before it, so as not to be left with one child or the last leaf
- * with no entry: in table levels, index leaves, index levels; and how often
- * an index's entries, few of them out of key order, were sorted by merging
- * those into the rest (index_merged, index_pages.c). Counted for the tests,
- * which must reach every case.
- */
-/**
  * From how many bytes of spooled pages uo_pages_attach copies them into the
  * database in a thread of its own while it writes the index and interior
  * pages (other pages of the file): 16 MiB, about 4 ms of copying; below it a
@@ -157,8 +149,17 @@ int uo_pages_insert_deferred(uo_page_spool *s, sqlite3 *db);
 #define UO_PAGES_COPY_THREAD_BYTES ((size_t)16 << 20)
 extern size_t uo_pages_copy_thread_bytes;
 
+/**
+ * How often the last page of a level was given the last child (or entry) of
+ * the page before it, so as not to be left with one child or the last leaf
+ * with no entry: in table levels, index leaves, index levels; how often an
+ * index's entries, few of them out of key order, were sorted by merging those
+ * into the rest (index_merged), and how often by counting their keys, all
+ * within a span of twice their number (index_counted, index_pages.c).
+ * Counted for the tests, which must reach every case.
+ */
 typedef struct uo_pages_moves {
-    unsigned long table_levels, index_leaves, index_levels, index_merged;
+    unsigned long table_levels, index_leaves, index_levels, index_merged, index_counted;
 } uo_pages_moves;
 extern uo_pages_moves uo_pages_moved;
 
