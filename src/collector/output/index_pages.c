@@ -281,17 +281,24 @@ static uint32_t entry_payload(const uo_index_entry *x)
     return 3 + (uint32_t)kb + (uint32_t)rb; /* header: its size, two serial types */
 }
 
-/* Writes x's payload size and record at p; returns the end. */
-static uint8_t *put_entry(uint8_t *p, const uo_index_entry *x)
+/* Writes x's payload size and record at p (its key's and row id's serial types
+ * kt, rt and sizes kb, rb); returns the end. */
+static uint8_t *put_entry_typed(uint8_t *p, const uo_index_entry *x, int kt, int kb, int rt, int rb)
 {
-    int kb, rb;
-    int kt = sqlf_int_type(x->key, &kb), rt = sqlf_int_type(x->rowid, &rb);
     *p++ = (uint8_t)(3 + kb + rb);
     *p++ = 3;
     *p++ = (uint8_t)kt;
     *p++ = (uint8_t)rt;
     p = sqlf_put_int(p, x->key, kb);
     return sqlf_put_int(p, x->rowid, rb);
+}
+
+/* Writes x's payload size and record at p; returns the end. */
+static uint8_t *put_entry(uint8_t *p, const uo_index_entry *x)
+{
+    int kb, rb;
+    int kt = sqlf_int_type(x->key, &kb), rt = sqlf_int_type(x->rowid, &rb);
+    return put_entry_typed(p, x, kt, kb, rt, rb);
 }
 
 /* A level of the tree being built: its pages, and between two neighbours the
@@ -323,29 +330,31 @@ static void level_free(level *l)
 /* The leaves of e[0..n): up's pages and separators. */
 static int write_leaves(sqlf_out *out, const uo_index_entry *e, size_t n, uint32_t root, level *up)
 {
-    uint32_t room_empty = out->page_size - SQLF_LEAF_HEADER;
     for (size_t i = 0; i < n;) {
+        /* Each entry written as it is found to fit (its serial types found once: an
+         * index of millions of entries is written after the program's end). */
+        uint8_t *p = out->page;
+        uint32_t content = out->page_size, room = out->page_size - SQLF_LEAF_HEADER, last = 0;
         size_t j = i;
-        uint32_t room = room_empty;
         while (j < n) {
-            uint32_t cell = 1 + entry_payload(&e[j]) + 2;
-            if (cell > room)
+            int kb, rb;
+            int kt = sqlf_int_type(e[j].key, &kb), rt = sqlf_int_type(e[j].rowid, &rb);
+            uint32_t record = 1 + 3 + (uint32_t)kb + (uint32_t)rb; /* with its size's byte */
+            if (record + 2 > room)
                 break;
-            room -= cell;
+            room -= record + 2;
+            content -= record;
+            put_entry_typed(p + content, &e[j], kt, kb, rt, rb);
+            sqlf_put_be16(p + SQLF_LEAF_HEADER + 2 * (j - i), content);
+            last = record;
             j++;
         }
         if (j + 1 == n) { /* the separator e[j] would leave the next leaf empty */
             j--;
+            content += last; /* e[j] (the last written) goes up instead */
             uo_pages_moved.index_leaves++;
         }
         /* Leaf e[i..j); e[j], if any, separates it from the next. */
-        uint8_t *p = out->page;
-        uint32_t content = out->page_size;
-        for (size_t k = i; k < j; k++) {
-            content -= 1 + entry_payload(&e[k]);
-            put_entry(p + content, &e[k]);
-            sqlf_put_be16(p + SQLF_LEAF_HEADER + 2 * (k - i), content);
-        }
         sqlf_page_header(p, SQLF_LEAF_INDEX, (uint32_t)(j - i), content);
         uint32_t pgno = i == 0 && j == n ? root : sqlf_new_page(out);
         if (sqlf_write_page(out, pgno, p) != 0)

@@ -83,12 +83,13 @@ static inline int sqlf_int_type(int64_t v, int *bytes)
         return 8 + (int)v;
     }
     uint64_t u = v < 0 ? ~(uint64_t)v : (uint64_t)v; /* the magnitude, less its sign bit */
-    int need = (64 - __builtin_clzll(u | 1) + 8) / 8; /* bytes with a sign bit: 1..8 */
-    static const unsigned char type[9] = {0, 1, 2, 3, 4, 5, 5, 6, 6};
-    static const unsigned char size[7] = {0, 1, 2, 3, 4, 6, 8};
-    int t = type[need];
-    *bytes = size[t];
-    return t;
+    int need = (72 - __builtin_clzll(u | 1)) >> 3;   /* bytes with a sign bit: 1..8 */
+    /* Per need, the type (low 4 bits) and its size (high 4): 1-4 bytes as they are, 5
+     * and 6 in 6 (type 5), 7 and 8 in 8 (type 6). One load, not two in a row. */
+    static const unsigned char type_size[9] = {0, 0x11, 0x22, 0x33, 0x44, 0x65, 0x65, 0x86, 0x86};
+    unsigned ts = type_size[need];
+    *bytes = (int)(ts >> 4);
+    return (int)(ts & 0xf);
 }
 
 /* Writes v's low bytes big-endian at p (bytes 1..8, or 0: nothing). */

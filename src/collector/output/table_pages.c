@@ -530,11 +530,15 @@ static uint32_t put_record(uo_table_tree *t, const int64_t *vals, const char *te
     if (header + text_len > max) /* then the integers fit in t->record's spare */
         return 0;
     uint8_t *h = sqlf_put_varint(t->record, header), *b = t->record + header;
+    /* (In locals: a byte stored through h or b may alias t, as far as the compiler knows,
+     * and each would have the layout read again.) */
+    const int *from = t->layout.from;
+    int text_at = t->layout.text_at;
     for (int c = 0; c < tcols; c++) {
-        int at = t->layout.from[c];
+        int at = from[c];
         if (at < 0) {
             *h++ = 0; /* NULL: the row id's own column, or not given */
-        } else if (at == t->layout.text_at) {
+        } else if (at == text_at) {
             if (text == NULL) {
                 *h++ = 0;
             } else {
@@ -543,9 +547,10 @@ static uint32_t put_record(uo_table_tree *t, const int64_t *vals, const char *te
                 b += text_len;
             }
         } else {
+            int64_t v = vals[at];
             int bytes;
-            *h++ = (uint8_t)sqlf_int_type(vals[at], &bytes);
-            b = sqlf_put_int_wide(b, vals[at], bytes); /* t->record has 8 spare bytes */
+            *h++ = (uint8_t)sqlf_int_type(v, &bytes);
+            b = sqlf_put_int_wide(b, v, bytes); /* t->record has 8 spare bytes */
         }
     }
     uint64_t size = (uint64_t)(b - t->record);
