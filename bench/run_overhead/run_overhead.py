@@ -390,13 +390,15 @@ def print_instructions(a):
     not timed, so the machine's load does not move them."""
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "callgrind_per_call.sh")
     if shutil.which("valgrind") is None:
-        print("instructions per clSetKernelArg: valgrind is not installed (apt-get install valgrind)")
+        print("instructions per clSetKernelArg: valgrind is not installed "
+              "(apt-get install valgrind)")
         return
     p = subprocess.run(["sh", script, os.path.abspath(a.build)], capture_output=True, text=True)
     got = dict(re.findall(r"^(traced|bare): ([0-9.]+) instructions", p.stdout, re.M))
     added = re.search(r"^added: ([-+][0-9.]+)", p.stdout, re.M)
     if p.returncode != 0 or len(got) != 2 or added is None:
-        sys.exit(f"bench: callgrind_per_call.sh failed ({p.returncode}):\n{p.stdout}{p.stderr[-2000:]}")
+        sys.exit(f"bench: callgrind_per_call.sh failed ({p.returncode}):\n"
+                 f"{p.stdout}{p.stderr[-2000:]}")
     print(f"instructions per clSetKernelArg (callgrind, 1,000 and 11,000 calls, one thread, no "
           f"collector): traced {got['traced']}, bare {got['bare']}, added {added.group(1)}")
 

@@ -109,7 +109,8 @@ static cl_program new_program(cl_context c)
     cl_program p;
     if (g_binary == NULL) {
         p = ocl_build(c, g_dev, source);
-        CHECK(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof g_binary_size, &g_binary_size, NULL));
+        CHECK(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof g_binary_size, &g_binary_size,
+                               NULL));
         g_binary = malloc(g_binary_size);
         if (g_binary == NULL) {
             printf("FAILED malloc\n");

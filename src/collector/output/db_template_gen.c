@@ -42,10 +42,12 @@ static int write_setups(FILE *out, const char *path)
             continue;
         uo_table_setup u;
         uo_pages_table_setup(t, &u);
-        fprintf(out, "    [%d] = {.layout = {.root = %u, .tcols = %d, .from = {", st, u.layout.root, u.layout.tcols);
+        fprintf(out, "    [%d] = {.layout = {.root = %u, .tcols = %d, .from = {", st, u.layout.root,
+                u.layout.tcols);
         for (int c = 0; c < u.layout.tcols; c++)
             fprintf(out, "%s%d", c ? ", " : "", u.layout.from[c]);
-        fprintf(out, "},\n           .rowid_at = %d, .text_at = %d, .text_not_null = %d}, .nindex = %d",
+        fprintf(out,
+                "},\n           .rowid_at = %d, .text_at = %d, .text_not_null = %d}, .nindex = %d",
                 u.layout.rowid_at, u.layout.text_at, u.layout.text_not_null, u.nindex);
         if (u.nindex > 0)
             fprintf(out, ",\n           .index = {");

@@ -328,8 +328,8 @@ static int map_indexes(uo_table_tree *t, sqlite3 *db)
     while (ok && sqlite3_step(st) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 1);
         ok = name != NULL && t->nindex < INDEXES_MAX &&
-             uo_index_setup(&t->index[t->nindex], db, name, t->layout.from, t->layout.tcols, t->layout.text_at,
-                            &t->spool->index_budget) == 0;
+             uo_index_setup(&t->index[t->nindex], db, name, t->layout.from, t->layout.tcols,
+                            t->layout.text_at, &t->spool->index_budget) == 0;
         t->nindex += ok;
     }
     sqlite3_finalize(st);

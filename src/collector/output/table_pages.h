@@ -77,8 +77,8 @@ uo_table_tree *uo_pages_table(uo_page_spool *s, sqlite3 *db, const char *insert,
 typedef struct uo_table_layout {
     uint32_t root;                 /**< the table's root page */
     int tcols;                     /**< columns of the table */
-    int from[UO_TABLE_COLS_MAX];   /**< per column: its value's index, -1 NULL (the rowid alias) */
-    int rowid_at;                  /**< the value that names the row id, or -1: one more than the last */
+    int from[UO_TABLE_COLS_MAX];   /**< per column: its value's index, -1 NULL (row id alias) */
+    int rowid_at;                  /**< the value that names the row id, or -1: the last + 1 */
     int text_at;                   /**< the text value, or -1 */
     int text_not_null;             /**< the text column is NOT NULL */
 } uo_table_layout;
