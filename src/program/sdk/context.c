@@ -123,11 +123,11 @@ static const upti_operation_plan_t *plan_for(upti_tracing_kind_t kind, uint32_t 
     return &c->plan;
 }
 
-/* Recomputes every plan from the active contexts. Caller holds g_lock. */
 /* Rebuilds the plans of kind (0: of every kind) from the active contexts, and
- * the mirrors of those plans. A subscriber's domains are enabled a kind at a
- * time: rebuilding every kind each time cost an OpenCL program's first call
- * some 0.1 ms (four rebuilds of all operations of all kinds). */
+ * the mirrors of those plans. Caller holds g_lock. A subscriber's domains are
+ * enabled a kind at a time: rebuilding every kind each time cost an OpenCL
+ * program's first call some 0.1 ms (four rebuilds of all operations of all
+ * kinds). */
 static void rebuild_plans_of(int kind)
 {
     pthread_once(&g_plans_once, allocate_plans);
@@ -135,7 +135,8 @@ static void rebuild_plans_of(int kind)
     for (uint32_t i = 0; i < g_num_contexts; i++)
         if (atomic_load(&g_contexts[i].active))
             active |= 1u << i;
-    for (int k = kind ? kind : 1; k < (kind ? kind + 1 : UPTI_TRACING_KIND_LAST); k++) {
+    int first = kind != 0 ? kind : 1, end = kind != 0 ? kind + 1 : UPTI_TRACING_KIND_LAST;
+    for (int k = first; k < end; k++) {
         uint32_t ops = upti_kind_info((upti_tracing_kind_t)k)->operation_count;
         for (uint32_t op = 1; op < ops; op++) {
             uint32_t callback_mask = 0, buffer_mask = 0;
