@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -65,6 +66,10 @@ enum { EDGES = sizeof k_edges / sizeof k_edges[0] };
 /* 1: the keys of t come mostly in order (row_a); 2: as the correlation ids of
  * rows that 8 threads wrote. */
 static int g_keys_mostly_in_order;
+/* one_tree: rows through SQLite after the spool is made, about this many
+ * pages of them; 1: the name a spool would be renamed through
+ * (PATH.pages) is taken, by a file that must stay as it is. */
+static int g_sqlite_pages_after, g_pages_name_taken;
 
 /* Case 2's key of row i: each thread's ids in order, the threads' chunks of 16
  * rows interleaved as the spool holds them, every 23rd row the id of the row
@@ -207,6 +212,9 @@ static void one_tree(const char *path, int n)
         sqlite3_close(db);
         return;
     }
+    /* SQLite's pages past those the spool left them (g_sqlite_pages_after). */
+    for (int i = 0; i < g_sqlite_pages_after * 40; i++)
+        CHECK(exec(db, "INSERT INTO r(x) VALUES(0.5)") == SQLITE_OK);
     char buf[700];
     for (int i = 0; i < n; i++) {
         const char *text;
@@ -221,7 +229,32 @@ static void one_tree(const char *path, int n)
     CHECK(uo_tree_add(s, late, n > 1 ? "late" : "early") == 0);
     CHECK(exec(db, "COMMIT") == SQLITE_OK);
     CHECK(sqlite3_close(db) == SQLITE_OK);
-    CHECK(uo_pages_attach(sp, path) == 0);
+    /* The spool becomes the file from uo_pages_rename_bytes on (0 here: all),
+     * with the file's mode. */
+    struct stat before, after;
+    CHECK(stat(path, &before) == 0);
+    CHECK(chmod(path, 0640) == 0);
+    unsigned long renamed = uo_pages_moved.spools_renamed;
+    char taken[PATH_MAX];
+    snprintf(taken, sizeof taken, "%s.pages", path);
+    if (g_pages_name_taken) {
+        FILE *f = fopen(taken, "w");
+        CHECK(f != NULL && fputs("another's", f) >= 0 && fclose(f) == 0);
+    }
+    int rc = uo_pages_attach(sp, path);
+    if (g_pages_name_taken) {
+        char got[32] = "";
+        FILE *f = fopen(taken, "r");
+        CHECK(f != NULL && fgets(got, sizeof got, f) != NULL && fclose(f) == 0);
+        CHECK(strcmp(got, "another's") == 0);
+        unlink(taken);
+    }
+    int want = uo_pages_rename_bytes == 0 && uo_pages_renaming && !g_pages_name_taken;
+    CHECK_EQ_U64(rc, want);
+    CHECK_EQ_U64(uo_pages_moved.spools_renamed, renamed + (unsigned long)want);
+    CHECK(stat(path, &after) == 0);
+    CHECK_EQ_U64(after.st_mode & 07777, 0640);
+    CHECK(want ? after.st_ino != before.st_ino : after.st_ino == before.st_ino);
     if (uo_pages_error(sp) != NULL)
         fprintf(stderr, "attach: %s\n", uo_pages_error(sp));
     db = open_db(path);
@@ -353,7 +386,9 @@ static void fill_until_full(const char *path, int n, rlim_t spool_limit, rlim_t 
         sqlite3_close(db);
         return;
     }
-    limit_files(spool_limit);
+    /* The spool's first leaf: after the pages it leaves SQLite's. */
+    rlim_t head = (rlim_t)(query_i64(db, "PRAGMA page_count") + uo_pages_head_slack) * 512;
+    limit_files(spool_limit == RLIM_INFINITY ? spool_limit : head + spool_limit);
     int failed = 0;
     for (int i = 0; i < n && !failed; i++) {
         int64_t v[3] = {row_a(i), row_b(i), 0};
@@ -532,19 +567,28 @@ UNIT_TEST(table_pages)
         if (strcmp(error, want) != 0)
             fprintf(stderr, "spool: got '%s'\n", error);
         CHECK(strcmp(error, want) == 0);
-        /* The spool copied into the file: cut 100 bytes into its eleventh page;
-         * also by the copying thread, while the attach's own pages fail too
-         * (the copy's error is said: its pages come first). */
-        snprintf(want, sizeof want, "cannot copy the database's pages: %s", strerror(EFBIG));
-        for (int threaded = 0; threaded < 2; threaded++) {
-            uo_pages_copy_thread_bytes = threaded ? 0 : UO_PAGES_COPY_THREAD_BYTES;
+        /* Files cut 100 bytes into the eleventh page after SQLite's: the
+         * attach's own pages, written into the spool after the leaves, fail
+         * first, whether the spool is to be copied or renamed; the copying
+         * thread (a spool that cannot be renamed) fails on the leaves while
+         * the attach's pages fail too (the copy's error is said: its pages
+         * come first). */
+        for (int mode = 0; mode < 3; mode++) {
+            uo_pages_rename_bytes = mode == 0 ? UO_PAGES_RENAME_BYTES : 0;
+            uo_pages_renaming = mode != 2;
             fill_until_full(path, 2000, RLIM_INFINITY, 10 * 512 + 100, 1, error, sizeof error,
                             &size);
-            if (strcmp(error, want) != 0)
-                fprintf(stderr, "copy (threaded %d): got '%s'\n", threaded, error);
-            CHECK(strcmp(error, want) == 0);
+            const char *cut = strstr(error, ": ");
+            int ok = mode == 2 ? strncmp(error, "cannot copy the database's pages", 32) == 0
+                               : strncmp(error, "cannot write page ", 18) == 0;
+            if (!ok || cut == NULL || strcmp(cut + 2, strerror(EFBIG)) != 0) {
+                fprintf(stderr, "files cut (mode %d): got '%s'\n", mode, error);
+                ok = 0;
+            }
+            CHECK(ok);
         }
-        uo_pages_copy_thread_bytes = UO_PAGES_COPY_THREAD_BYTES;
+        uo_pages_rename_bytes = UO_PAGES_RENAME_BYTES;
+        uo_pages_renaming = 1;
         /* The pages the attach writes itself (the last leaf, the index, the
          * levels above): the last one of the file cut 100 bytes in. */
         fill_until_full(path, 2000, RLIM_INFINITY, RLIM_INFINITY, 0, error, sizeof error, &size);
@@ -603,12 +647,36 @@ UNIT_TEST(table_pages)
     CHECK_EQ_U64(uo_pages_moved.index_counted, before.index_counted + 17);
     CHECK_EQ_U64(uo_pages_moved.index_merged, before.index_merged);
     g_keys_mostly_in_order = 0;
-    /* The spool's pages copied by a thread of their own while the attach
-     * writes the rest: the same trees. */
-    uo_pages_copy_thread_bytes = 0;
-    for (int n = 1070; n <= 1080; n++)
-        one_tree(path, n);
+    /* The spool laid out as the file: SQLite's pages grew past those it
+     * left them (the leaves on theirs go to the end), or not as far (the
+     * last leaves fill the pages between; one_tree's default), a tree of
+     * fewer leaves than those pages; the same trees. */
+    before = uo_pages_moved;
+    one_tree(path, 100);
+    CHECK(uo_pages_moved.leaves_to_gap > before.leaves_to_gap);
+    CHECK_EQ_U64(uo_pages_moved.leaves_to_end, before.leaves_to_end);
+    before = uo_pages_moved;
+    g_sqlite_pages_after = UO_PAGES_HEAD_SLACK + 5;
+    one_tree(path, 100);
     one_tree(path, 20000);
-    uo_pages_copy_thread_bytes = UO_PAGES_COPY_THREAD_BYTES;
+    g_sqlite_pages_after = 0;
+    CHECK(uo_pages_moved.leaves_to_end > before.leaves_to_end);
+    CHECK_EQ_U64(uo_pages_moved.leaves_to_gap, before.leaves_to_gap);
+    /* The spool made the file (and the connection opened again); or, where it
+     * cannot be renamed, copied by a thread of its own while the attach
+     * writes the rest; or copied after all, its name being taken. */
+    uo_pages_rename_bytes = 0;
+    for (int mode = 0; mode < 3; mode++) {
+        uo_pages_renaming = mode != 1;
+        g_pages_name_taken = mode == 2;
+        g_sqlite_pages_after = mode == 0 ? UO_PAGES_HEAD_SLACK + 5 : 0;
+        for (int n = 1070; n <= 1080; n++)
+            one_tree(path, n);
+        one_tree(path, 20000);
+    }
+    uo_pages_renaming = 1;
+    g_pages_name_taken = 0;
+    g_sqlite_pages_after = 0;
+    uo_pages_rename_bytes = UO_PAGES_RENAME_BYTES;
     return test_result("table_pages.trees");
 }

@@ -450,6 +450,21 @@ void uo_db_drop(uo_db *db)
     "UPDATE arg SET api_id = (SELECT a.id FROM api a WHERE a.correlation_id = arg.correlation_id)" \
     " WHERE api_id = 0;"
 
+/* The connection opened again on db->part, which the attach replaced (a big
+ * spool became the file): the old one reads the file that was there. */
+static int reopen_part(uo_db *db)
+{
+    int rc = sqlite3_close(db->db);
+    db->db = NULL;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_open_v2(db->part, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        db_keep_error(db, db->db != NULL ? sqlite3_errmsg(db->db) : sqlite3_errstr(rc));
+        return -1;
+    }
+    return exec_sql(db, UO_PRAGMAS_CONNECTION);
+}
+
 /* Bulk, with pages: once SQLite has committed, puts in the file the rows
  * written as pages (table_pages.h), then goes on on the same connection for
  * what needs SQLite: the rows not written as pages, the indexes to rebuild,
@@ -458,16 +473,20 @@ void uo_db_drop(uo_db *db)
  * and keeps its parsed schema: the attach leaves the schema cookie as it was
  * and moves the change counter, so its next transaction drops the pages it
  * cached and reads the file again. A new connection read and parsed the whole
- * schema again (1 to 1.5 ms of a short process's end). 0, or -1 (reported;
- * the file is not to be kept). */
+ * schema again (1 to 1.5 ms of a short process's end): only where a big spool
+ * became the file (what saves copying its pages). 0, or -1 (reported; the
+ * file is not to be kept). */
 static int finish_pages(uo_db *db, uo_db_last_fn last, void *arg)
 {
     if (exec_sql(db, "PRAGMA locking_mode=NORMAL; SELECT count(*) FROM metadata;") != 0)
         return -1;
-    if (uo_pages_attach(db->pages, db->part) != 0) {
+    int attached = uo_pages_attach(db->pages, db->part);
+    if (attached < 0) {
         db_keep_error(db, uo_pages_error(db->pages));
         return -1;
     }
+    if (attached == 1 && reopen_part(db) != 0)
+        return -1;
     if (exec_sql(db, "PRAGMA locking_mode=EXCLUSIVE; BEGIN;") == 0) {
         if (uo_pages_insert_deferred(db->pages, db->db) != SQLITE_OK)
             db_keep_error(db, uo_pages_error(db->pages) != NULL ? uo_pages_error(db->pages)

@@ -21,9 +21,14 @@
  * page_size, application_id and the schema are kept in the file; the other
  * pragmas are set on each connection. */
 #define UO_PRAGMAS_BULK                                                                           \
-    " PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"                                          \
-    " PRAGMA application_id=" UO_APPLICATION_ID_SQL ";"                                          \
-    " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=FILE; PRAGMA cache_size=-2048;"
+    UO_PRAGMAS_CONNECTION " PRAGMA application_id=" UO_APPLICATION_ID_SQL ";"                     \
+    " PRAGMA locking_mode=EXCLUSIVE;"
+
+/* The pragmas of a connection to a bulk database that only set the
+ * connection (also for one opened again, uo_pages_attach). */
+#define UO_PRAGMAS_CONNECTION                                                                     \
+    " PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=FILE;"                  \
+    " PRAGMA cache_size=-2048;"
 
 /* The schema, in one transaction, on a database whose pragmas are set. */
 #define UO_SCHEMA_SQL "BEGIN;" UO_SCHEMA_TABLES UO_SCHEMA_VIEWS UO_SCHEMA_INDEXES

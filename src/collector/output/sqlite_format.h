@@ -118,9 +118,12 @@ static inline uint8_t *sqlf_put_int_wide(uint8_t *p, int64_t v, int bytes)
  * PENDING_BYTE): never a page of a tree, in a file past 1 GiB. */
 static inline uint32_t sqlf_lock_page(uint32_t page_size) { return 0x40000000u / page_size + 1; }
 
-/* Pages appended to a database file (uo_pages_attach). */
+/* Pages appended to a database file (uo_pages_attach): pages 1 to sqlite_pages
+ * (SQLite's: the roots) into sqlite_fd, the others into fd. */
 typedef struct sqlf_out {
     int fd;
+    int sqlite_fd;
+    uint32_t sqlite_pages;
     uint32_t page_size;
     uint32_t next;  /* the next page number to append (never the lock page) */
     uint8_t *page;  /* one page to fill */

@@ -69,6 +69,13 @@ struct uo_page_spool {
     char *dir; /* the database's folder: the spool's, and SQLite's sorter's at a REINDEX */
     uint32_t page_size;
     uint32_t pages; /* spooled */
+    /* The spool is laid out as the database will be: its leaf i is at page
+     * leaf_page(head, i), after head pages left to SQLite's (as many as the
+     * database had when the spool was made, and uo_pages_head_slack more), so
+     * that the attach can make the spool the database file instead of copying
+     * its pages (linkable: an O_TMPFILE file, which can be given a name). */
+    uint32_t head;
+    int linkable;
     uo_table_tree *trees;
     size_t index_budget; /* entries the indexes may still take (index_pages.h) */
     master_table *tables; /* the database's tables, read at the first uo_pages_table */
@@ -146,7 +153,7 @@ uo_page_spool *uo_pages_open(sqlite3 *db, const char *path, char *err, size_t er
         dir[1] = '\0';
     else
         *slash = '\0';
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600), linkable = fd >= 0;
     if (fd < 0) { /* a file system without O_TMPFILE: a named file, unlinked at once */
         size_t n = strlen(path) + 16;
         char *name = malloc(n);
@@ -173,6 +180,8 @@ uo_page_spool *uo_pages_open(sqlite3 *db, const char *path, char *err, size_t er
     s->fd = fd;
     s->dir = dir;
     s->page_size = (uint32_t)page_size;
+    s->linkable = linkable && uo_pages_renaming;
+    s->head = (uint32_t)uo_sql_int(db, "PRAGMA page_count", 0) + uo_pages_head_slack;
     s->index_budget = uo_index_entries_max;
     return s;
 }
@@ -457,6 +466,14 @@ uo_table_tree *uo_pages_table_set(uo_page_spool *s, const char *insert, int ncol
 
 /* ---- adding rows ---- */
 
+/* The page of spooled leaf i where the leaves follow page base: the one after
+ * it, or the next but one past the lock page. */
+static uint32_t leaf_page(uint32_t base, uint32_t i, uint32_t lock)
+{
+    uint32_t page = base + 1 + i;
+    return page + (page >= lock && base < lock);
+}
+
 /* Writes the leaf's header (and zeroes its free space) for cells cells. */
 static void finish_leaf(uo_table_tree *t) { sqlf_page_header(t->leaf, SQLF_LEAF_TABLE, t->cells, t->content); }
 
@@ -474,7 +491,9 @@ static int spool_leaf(uo_table_tree *t)
         t->leafcap = cap;
     }
     finish_leaf(t);
-    if (uo_write_at(s->fd, t->leaf, s->page_size, (off_t)s->pages * s->page_size) != 0) {
+    uint32_t page = leaf_page(s->head, s->pages, sqlf_lock_page(s->page_size));
+    off_t at = (off_t)(page - 1) * s->page_size;
+    if (uo_write_at(s->fd, t->leaf, s->page_size, at) != 0) {
         set_error(s, "cannot write the database's pages to a temporary file: %s", strerror(errno));
         return -1;
     }
@@ -599,7 +618,8 @@ uo_pages_moves uo_pages_moved;
 
 int sqlf_write_page(sqlf_out *o, uint32_t pgno, const uint8_t *data)
 {
-    if (uo_write_at(o->fd, data, o->page_size, (off_t)(pgno - 1) * o->page_size) == 0)
+    int fd = pgno <= o->sqlite_pages ? o->sqlite_fd : o->fd;
+    if (uo_write_at(fd, data, o->page_size, (off_t)(pgno - 1) * o->page_size) == 0)
         return 0;
     if (o->error[0] == '\0')
         snprintf(o->error, o->errlen, "cannot write page %u of the database: %s", pgno,
@@ -662,7 +682,7 @@ static int build_tree(sqlf_out *o, page_ref *level, size_t n, uint32_t root)
     return 0;
 }
 
-static int attach_tree(sqlf_out *o, uo_table_tree *t, uint32_t spool_base)
+static int attach_tree(sqlf_out *o, uo_table_tree *t)
 {
     for (int i = 0; i < t->nindex; i++)
         if (uo_index_attach(&t->index[i], o) != 0)
@@ -673,14 +693,9 @@ static int attach_tree(sqlf_out *o, uo_table_tree *t, uint32_t spool_base)
         finish_leaf(t);
         return sqlf_write_page(o, t->layout.root, t->leaf);
     }
-    /* The spooled leaves are pages spool_base + 1 + their index, less the lock
-     * page (copy_spool); the last one follows. (A tree of one leaf was never
-     * spooled: a leaf is spooled only when a row follows.) */
-    uint32_t lock = sqlf_lock_page(o->page_size);
-    for (size_t i = 0; i < t->nleaves; i++) {
-        t->leaves[i].page += spool_base + 1;
-        t->leaves[i].page += t->leaves[i].page >= lock && spool_base < lock;
-    }
+    /* The spooled leaves have their pages (place_leaves); the last one follows.
+     * (A tree of one leaf was never spooled: a leaf is spooled only when a row
+     * follows.) */
     if (t->cells > 0) {
         if (t->nleaves == t->leafcap) {
             page_ref *l = realloc(t->leaves, (t->leafcap + 1) * sizeof *l);
@@ -700,23 +715,86 @@ static int attach_tree(sqlf_out *o, uo_table_tree *t, uint32_t spool_base)
     return build_tree(o, t->leaves, t->nleaves, t->layout.root);
 }
 
-/* The copy of the spool's pages into the database file: made by a thread of
- * its own while the attach writes the index and interior pages (other pages
- * of the same file, at their own offsets), or inline for a small spool. */
+/* Moves a spooled leaf to page to of the spool (o->fd). */
+static int move_leaf(sqlf_out *o, page_ref *leaf, uint32_t to)
+{
+    off_t ps = o->page_size;
+    if (read_at(o->fd, o->page, o->page_size, (off_t)(leaf->page - 1) * ps) != 0 ||
+        uo_write_at(o->fd, o->page, o->page_size, (off_t)(to - 1) * ps) != 0) {
+        snprintf(o->error, o->errlen, "cannot write the database's pages to a temporary file: %s",
+                 strerror(errno));
+        return -1;
+    }
+    leaf->page = to;
+    return 0;
+}
+
+/* Gives each spooled leaf its page in the database, whose first base pages
+ * are SQLite's, and sets o->next past the last. Leaf i was written at page
+ * leaf_page(s->head, i) of the spool: where SQLite's pages are more than
+ * head, the leaves on theirs move to the end; where fewer, the last leaves
+ * move into the pages between. The leaves then fill pages base + 1 on,
+ * around the lock page; a few move at most (head is the page count SQLite
+ * had when the spool was made, and uo_pages_head_slack more). */
+static int place_leaves(uo_page_spool *s, sqlf_out *o, uint32_t base)
+{
+    uint32_t n = s->pages, lock = sqlf_lock_page(s->page_size);
+    o->next = base + 1;
+    if (n == 0)
+        return 0;
+    page_ref **at = malloc((size_t)n * sizeof *at); /* the leaves in spool order */
+    if (at == NULL) {
+        snprintf(o->error, o->errlen, "out of memory");
+        return -1;
+    }
+    for (uo_table_tree *t = s->trees; t != NULL; t = t->next)
+        for (size_t j = 0; j < t->nleaves; j++)
+            at[t->leaves[j].page] = &t->leaves[j];
+    for (uint32_t i = 0; i < n; i++)
+        at[i]->page = leaf_page(s->head, i, lock);
+    uint32_t last = at[n - 1]->page;
+    o->next = (last > base ? last : base) + 1;
+    uint32_t first = 0; /* at[first..] stay where they are */
+    int rc = 0;
+    while (rc == 0 && first < n && at[first]->page <= base) {
+        rc = move_leaf(o, at[first++], sqlf_new_page(o));
+        uo_pages_moved.leaves_to_end++;
+    }
+    /* The pages from base + 1 to the first leaf that stays. */
+    uint32_t free_page = base + 1, k = n;
+    while (rc == 0 && k > first && free_page < at[first]->page) {
+        if (free_page != lock) {
+            rc = move_leaf(o, at[--k], free_page);
+            uo_pages_moved.leaves_to_gap++;
+        }
+        free_page++;
+    }
+    if (rc == 0 && k < n) /* the last ones moved: the end is what stayed, or the pages filled */
+        o->next = (k > first && at[k - 1]->page >= free_page ? at[k - 1]->page + 1 : free_page);
+    free(at);
+    return rc;
+}
+
+/* Pages [first, end) of the spool copied into the database at the same
+ * offsets, around the lock page (left a hole, as SQLite leaves it): by a
+ * thread of their own while the attach writes the pages after them, or
+ * inline. */
 typedef struct page_copy {
     int from, to;       /* the spool's descriptor, the database's */
     uint32_t page_size;
-    uint32_t pages;     /* spooled */
-    uint32_t base;      /* the database's pages before them */
+    uint32_t first, end;
     uint8_t *page;      /* a page of room, where copy_file_range cannot copy */
     char error[256];    /* why it failed ("" if it did not) */
 } page_copy;
 
-size_t uo_pages_copy_thread_bytes = UO_PAGES_COPY_THREAD_BYTES;
+size_t uo_pages_rename_bytes = UO_PAGES_RENAME_BYTES;
+uint32_t uo_pages_head_slack = UO_PAGES_HEAD_SLACK;
+int uo_pages_renaming = 1;
 
-/* Copies spool bytes [in, len) into the database at out. */
-static int copy_range(page_copy *c, off_t in, off_t out, off_t len)
+/* Copies the bytes [in, len) of the spool into the database at the same offsets. */
+static int copy_range(page_copy *c, off_t in, off_t len)
 {
+    off_t out = in;
     while (in < len) {
         ssize_t n = copy_file_range(c->from, &in, c->to, &out, (size_t)(len - in), 0);
         if (n > 0)
@@ -730,49 +808,87 @@ static int copy_range(page_copy *c, off_t in, off_t out, off_t len)
          * wherever it stopped). */
         while (in < len) {
             size_t n = len - in < (off_t)c->page_size ? (size_t)(len - in) : c->page_size;
-            if (read_at(c->from, c->page, n, in) != 0 || uo_write_at(c->to, c->page, n, out) != 0) {
+            if (read_at(c->from, c->page, n, in) != 0 || uo_write_at(c->to, c->page, n, in) != 0) {
                 snprintf(c->error, sizeof c->error, "cannot copy the database's pages: %s",
                          strerror(errno));
                 return -1;
             }
             in += (off_t)n;
-            out += (off_t)n;
         }
     }
     return 0;
 }
 
-/* Copies the spool's pages into the database from page base + 1 on, around the
- * lock page (left a hole, as SQLite leaves it). */
-static void *copy_spool(void *arg)
+static void *copy_pages(void *arg)
 {
     page_copy *c = arg;
-    off_t ps = c->page_size, len = (off_t)c->pages * ps;
+    off_t ps = c->page_size;
     uint32_t lock = sqlf_lock_page(c->page_size);
-    if (c->base >= lock || c->base + c->pages < lock) {
-        copy_range(c, 0, (off_t)c->base * ps, len);
+    if (c->first >= c->end || c->end <= lock || c->first > lock) {
+        copy_range(c, (off_t)(c->first - 1) * ps, (off_t)(c->end - 1) * ps);
         return NULL;
     }
-    off_t before = (off_t)(lock - 1 - c->base) * ps; /* spool bytes before the lock page */
-    if (copy_range(c, 0, (off_t)c->base * ps, before) == 0)
-        copy_range(c, before, (off_t)lock * ps, len);
+    if (copy_range(c, (off_t)(c->first - 1) * ps, (off_t)(lock - 1) * ps) == 0)
+        copy_range(c, (off_t)lock * ps, (off_t)(c->end - 1) * ps);
     return NULL;
+}
+
+/* The spool, now the whole database but SQLite's pages (1 to base) and the
+ * header, made the file at path: those put into it, then given a name and
+ * renamed over path (whose inode SQLite's connection still holds open). 1, or
+ * 0 where it cannot be (no O_TMPFILE, no /proc, a name taken), s->error
+ * untouched: the caller copies the pages instead. -1: s->error says why. */
+static int spool_becomes_file(uo_page_spool *s, page_copy *c, const char *path, const uint8_t *h,
+                              const struct stat *sb)
+{
+    if (!s->linkable)
+        return 0;
+    page_copy back = *c; /* SQLite's pages, from the database into the spool */
+    back.from = c->to;
+    back.to = c->from;
+    back.first = 1;
+    back.end = c->first;
+    copy_pages(&back);
+    if (back.error[0] != '\0') {
+        snprintf(s->error, sizeof s->error, "%s", back.error);
+        return -1;
+    }
+    if (uo_write_at(s->fd, h, SQLF_DB_HEADER, 0) != 0 ||
+        ftruncate(s->fd, (off_t)(c->end - 1) * c->page_size) != 0 ||
+        fchmod(s->fd, sb->st_mode & 07777) != 0) {
+        set_error(s, "cannot write the database's pages to a temporary file: %s", strerror(errno));
+        return -1;
+    }
+    char proc[64], *name = malloc(strlen(path) + sizeof ".pages");
+    if (name == NULL)
+        return 0;
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", s->fd);
+    sprintf(name, "%s.pages", path);
+    int linked = linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0;
+    int renamed = linked && rename(name, path) == 0;
+    if (linked && !renamed)
+        unlink(name);
+    free(name);
+    uo_pages_moved.spools_renamed += (unsigned long)renamed;
+    return renamed;
 }
 
 int uo_pages_attach(uo_page_spool *s, const char *path)
 {
     if (s->error[0] != '\0')
         return -1;
-    sqlf_out o = {.fd = open(path, O_RDWR | O_CLOEXEC), .page_size = s->page_size,
-                  .page = malloc(s->page_size), .error = s->error, .errlen = sizeof s->error};
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    sqlf_out o = {.fd = s->fd, .page_size = s->page_size, .page = malloc(s->page_size),
+                  .error = s->error, .errlen = sizeof s->error};
     uint8_t h[SQLF_DB_HEADER];
     struct stat sb;
     int rc = -1;
-    if (o.fd < 0 || o.page == NULL) {
+    page_copy copy = {.from = s->fd, .to = fd, .page_size = s->page_size};
+    if (fd < 0 || o.page == NULL) {
         set_error(s, "cannot open %s: %s", path, o.page ? strerror(errno) : "out of memory");
         goto out;
     }
-    if (read_at(o.fd, h, sizeof h, 0) != 0 || fstat(o.fd, &sb) != 0) {
+    if (read_at(fd, h, sizeof h, 0) != 0 || fstat(fd, &sb) != 0) {
         set_error(s, "cannot read the header of %s", path);
         goto out;
     }
@@ -788,53 +904,67 @@ int uo_pages_attach(uo_page_spool *s, const char *path)
         goto out;
     }
     uint32_t base = (uint32_t)(sb.st_size / page_size);
-    page_copy copy = {.from = s->fd, .to = o.fd, .page_size = page_size, .pages = s->pages,
-                      .base = base, .page = malloc(page_size)};
+    o.sqlite_fd = fd;
+    o.sqlite_pages = base;
+    if (place_leaves(s, &o, base) != 0)
+        goto out;
+    /* The database's pages are written into the spool after the leaves. A big
+     * spool becomes the database file (spool_becomes_file); where it cannot, or
+     * for a small one, its pages are copied into the database: the leaves by a
+     * thread of their own while the rest is written, for a big one. */
+    int big = (uint64_t)s->pages * page_size >= uo_pages_rename_bytes;
+    copy.first = base + 1;
+    copy.end = o.next;
+    copy.page = malloc(page_size);
     pthread_t copier;
-    int threaded = (uint64_t)s->pages * page_size >= uo_pages_copy_thread_bytes &&
-                   copy.page != NULL &&
-                   pthread_create(&copier, NULL, copy_spool, &copy) == 0;
-    if (!threaded && copy.page != NULL)
-        copy_spool(&copy);
-    o.next = base + s->pages + 1;
-    if (base < sqlf_lock_page(page_size) && o.next > sqlf_lock_page(page_size))
-        o.next++; /* a spooled leaf moved past the lock page */
-    int trees = copy.page == NULL || copy.error[0] != '\0'; /* (inline: it failed first) */
+    int threaded = big && !s->linkable && copy.page != NULL &&
+                   pthread_create(&copier, NULL, copy_pages, &copy) == 0;
+    int trees = copy.page == NULL;
     for (uo_table_tree *t = s->trees; t != NULL && trees == 0; t = t->next)
-        trees = attach_tree(&o, t, base);
+        trees = attach_tree(&o, t);
     if (threaded)
         pthread_join(copier, NULL);
-    int no_room = copy.page == NULL;
-    free(copy.page);
-    /* The copy's error first: its pages come first in the file. */
-    if (no_room)
-        snprintf(s->error, sizeof s->error, "out of memory");
-    else if (copy.error[0] != '\0')
-        snprintf(s->error, sizeof s->error, "%s", copy.error);
-    if (trees != 0 || s->error[0] != '\0')
-        goto out;
+    if (copy.page == NULL)
+        set_error(s, "out of memory");
+    if (trees != 0 || s->error[0] != '\0' || copy.error[0] != '\0')
+        goto copy_error;
     /* The header: its page count, valid for a new change counter. */
     uint32_t counter = sqlf_get_be32(h + 24) + 1;
     sqlf_put_be32(h + 24, counter);
     sqlf_put_be32(h + 28, o.next - 1);
     sqlf_put_be32(h + 92, counter);
     sqlf_put_be32(h + 96, (uint32_t)sqlite3_libversion_number());
-    if (uo_write_at(o.fd, h, sizeof h, 0) != 0 ||
-        ftruncate(o.fd, (off_t)(o.next - 1) * page_size) != 0) {
+    copy.first = threaded ? copy.end : base + 1;
+    copy.end = o.next;
+    int became = big && !threaded ? spool_becomes_file(s, &copy, path, h, &sb) : 0;
+    if (became != 0) {
+        rc = became;
+        goto out;
+    }
+    copy_pages(&copy);
+    if (copy.error[0] != '\0')
+        goto copy_error;
+    if (uo_write_at(fd, h, sizeof h, 0) != 0 ||
+        ftruncate(fd, (off_t)(o.next - 1) * page_size) != 0) {
         set_error(s, "cannot write the header of %s: %s", path, strerror(errno));
         goto out;
     }
     rc = 0;
+    goto out;
+copy_error: /* the copy's error first: its pages come first in the file */
+    if (copy.error[0] != '\0')
+        snprintf(s->error, sizeof s->error, "%s", copy.error);
 out:
     /* The spool's pages are in the file (or the file is discarded): its disk
      * space is freed now, not after SQLite's work on the file (a REINDEX
      * needs room for its sort). */
     close(s->fd);
     s->fd = -1;
-    if (o.fd >= 0 && close(o.fd) != 0 && rc == 0) {
+    if (fd >= 0 && close(fd) != 0 && rc == 0) {
         set_error(s, "cannot write %s: %s", path, strerror(errno));
         rc = -1;
     }
+    free(copy.page);
     free(o.page);
     return rc;
 }

@@ -20,15 +20,17 @@
  *    keeps INSERT).
  *  - Each row becomes a cell of a table leaf page (type 13): its record (a
  *    header of serial types, then the values) under its row id. A full leaf
- *    goes to the spool, an unlinked temporary file beside the database.
- *  - uo_pages_attach, once SQLite has committed and closed the database:
- *    appends the spooled leaves after SQLite's last page, then each table's
- *    last leaf and the interior pages (type 5) above its leaves, written into
- *    the table's root page (sqlite_master.rootpage) at the top; sets the
- *    header's page count and change counter. Every leaf is at the same depth;
- *    no page is free or used twice, and none is the page of SQLite's lock
- *    bytes (offset 2^30: left a hole, as SQLite does) (PRAGMA
- *    integrity_check: tests).
+ *    goes to the spool, an unlinked temporary file beside the database, at
+ *    the offset it will have in the database's file.
+ *  - uo_pages_attach, once SQLite has committed the database: places the
+ *    spooled leaves after SQLite's last page, then each table's last leaf and
+ *    the interior pages (type 5) above its leaves, written into the table's
+ *    root page (sqlite_master.rootpage) at the top; sets the header's page
+ *    count and change counter. A big spool, SQLite's pages put into it,
+ *    becomes the database's file; a small one is copied into the file.
+ *    Every leaf is at the same depth; no page is free or used twice, and
+ *    none is the page of SQLite's lock bytes (offset 2^30: left a hole, as
+ *    SQLite does) (PRAGMA integrity_check: tests).
  *  - A row a leaf cannot hold whole (a payload over the page's local limit,
  *    which would need overflow pages) is kept in memory and inserted through
  *    SQLite after the attach (uo_pages_insert_deferred), under the row id it
@@ -123,10 +125,12 @@ int uo_tree_add(uo_table_tree *t, const int64_t *vals, const char *text);
 const char *uo_pages_error(const uo_page_spool *s);
 
 /**
- * Puts every table's pages into path, which SQLite has committed and closed,
- * and updates its header; closes the spool (its disk space is freed). 0, or
- * -1 (uo_pages_error says why; the file is then damaged and must be
- * discarded). Once only.
+ * Puts every table's pages into path, which SQLite has committed (its
+ * connection may stay open, holding no lock), and updates its header; closes
+ * the spool (its disk space is freed). 0: the pages were written into path's
+ * file; 1: the spool, with SQLite's pages put into it, was renamed to path (a
+ * connection open on the old file must be opened again); -1: uo_pages_error
+ * says why, and the file is then damaged and must be discarded. Once only.
  */
 int uo_pages_attach(uo_page_spool *s, const char *path);
 
@@ -140,14 +144,28 @@ int uo_pages_attach(uo_page_spool *s, const char *path);
 int uo_pages_insert_deferred(uo_page_spool *s, sqlite3 *db);
 
 /**
- * From how many bytes of spooled pages uo_pages_attach copies them into the
- * database in a thread of its own while it writes the index and interior
- * pages (other pages of the file): 16 MiB, about 4 ms of copying; below it a
- * thread costs more than it saves. uo_pages_copy_thread_bytes: the size in
- * force (tests lower it).
+ * From how many bytes of spooled leaves uo_pages_attach makes the spool the
+ * database file (its pages are laid out as the file's) instead of copying
+ * them into it: 16 MiB, about 4 ms of copying; below it the connection that
+ * the caller opens again costs more than the copy. Where the spool cannot be
+ * given a name (a file system without O_TMPFILE, no /proc), a spool this big
+ * is copied by a thread of its own while the attach writes the index and
+ * interior pages. uo_pages_rename_bytes: the size in force (tests lower it).
  */
-#define UO_PAGES_COPY_THREAD_BYTES ((size_t)16 << 20)
-extern size_t uo_pages_copy_thread_bytes;
+#define UO_PAGES_RENAME_BYTES ((size_t)16 << 20)
+extern size_t uo_pages_rename_bytes;
+
+/**
+ * Pages the spool leaves before its first leaf beyond the database's page
+ * count when it is made: SQLite's pages grow to about that many by the attach
+ * (strings, threads, kernels), so that few leaves move there. 8;
+ * uo_pages_head_slack: the number in force (tests change it).
+ */
+#define UO_PAGES_HEAD_SLACK 8u
+extern uint32_t uo_pages_head_slack;
+
+/** 0: spools made from now on are never renamed, but copied (tests). */
+extern int uo_pages_renaming;
 
 /**
  * How often the last page of a level was given the last child (or entry) of
@@ -155,11 +173,15 @@ extern size_t uo_pages_copy_thread_bytes;
  * with no entry: in table levels, index leaves, index levels; how often an
  * index's entries, few of them out of key order, were sorted by merging those
  * into the rest (index_merged), and how often by counting their keys, all
- * within a span of twice their number (index_counted, index_pages.c).
- * Counted for the tests, which must reach every case.
+ * within a span of twice their number (index_counted, index_pages.c); how
+ * many spooled leaves the attach moved to the end, off pages SQLite's took
+ * (leaves_to_end), or into pages SQLite's left (leaves_to_gap); how often a
+ * spool became the database file (spools_renamed). Counted for the tests,
+ * which must reach every case.
  */
 typedef struct uo_pages_moves {
     unsigned long table_levels, index_leaves, index_levels, index_merged, index_counted;
+    unsigned long leaves_to_end, leaves_to_gap, spools_renamed;
 } uo_pages_moves;
 extern uo_pages_moves uo_pages_moved;
 
