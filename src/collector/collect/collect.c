@@ -36,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -102,7 +101,8 @@ struct collector {
     upti_map by_path;        /* hash of a ring's path -> its index in rings (known_path) */
     DIR *dir;                /* opts->dir read by scans (rewound), NULL until opened */
     int dirfd;               /* dir's descriptor (the ring files opened in it), or -1 */
-    int notify_fd;           /* inotify on opts->dir (scan_due), -1 if none */
+    struct stat dir_seen;    /* opts->dir as its last scan began (scan_due), if dir_known */
+    int dir_known;
     int unready;             /* the last scan found a ring file still being made */
     struct seen *seen;
     size_t num_seen, cap_seen;
@@ -608,58 +608,39 @@ static void give_up_claims(struct collector *collector)
     }
 }
 
-/* Watches opts->dir for the files that appear in it (a ring file is created
- * in it, a claim renamed into it), from before its first read: nothing that
- * comes after that read is missed. Without (no inotify, no watch left), the
- * scans come every few passes. */
-static void watch_dir(struct collector *collector)
+/* Whether opts->dir changed since the last scan began: its size (a tmpfs or
+ * ext4 folder grows with its entries), modification or change time. A file
+ * that comes in while another goes, within a clock tick of that scan's start
+ * (the times are coarse where the kernel has no fine-grained ones), leaves no
+ * trace here: the periodic scans find it. */
+static int dir_changed(struct collector *collector)
 {
-    collector->notify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    if (collector->notify_fd >= 0 &&
-        inotify_add_watch(collector->notify_fd, collector->opts->dir,
-                          IN_CREATE | IN_MOVED_TO | IN_ONLYDIR) < 0) {
-        close(collector->notify_fd);
-        collector->notify_fd = -1;
-    }
-}
-
-/* Whether a file came into opts->dir since the last call (its events read). */
-static int took_notice(struct collector *collector)
-{
-    char events[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-    int came = 0;
-    for (;;) {
-        ssize_t n = read(collector->notify_fd, events, sizeof events);
-        if (n > 0) {
-            came = 1;
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno != EAGAIN) { /* (not expected: then scans as without) */
-            close(collector->notify_fd);
-            collector->notify_fd = -1;
-            came = 1;
-        }
-        return came;
-    }
+    struct stat st;
+    if (!collector->dir_known || fstat(collector->dirfd, &st) != 0)
+        return 1;
+    const struct stat *was = &collector->dir_seen;
+    return st.st_size != was->st_size || st.st_mtim.tv_sec != was->st_mtim.tv_sec ||
+           st.st_mtim.tv_nsec != was->st_mtim.tv_nsec ||
+           st.st_ctim.tv_sec != was->st_ctim.tv_sec || st.st_ctim.tv_nsec != was->st_ctim.tv_nsec;
 }
 
 /* Whether this pass scans opts->dir. While the program runs, the folder is
- * read only once a file came into it (or the last scan found a ring file
- * still being made: its producer writes its header through its mapping,
- * which tells inotify nothing); without inotify, every 8th pass and after a
- * long sleep. A scan is some six system calls and a read of the folder: a
- * 0.1 s OpenCL process cost 20 to 30 of them, most finding nothing new, all
- * of it CPU taken beside the program. Once the program has ended (or
- * without one), every pass. */
+ * read only once its state changed (dir_changed: one fstat), or the last scan
+ * found a ring file still being made (its producer writes its header through
+ * its mapping, which changes nothing in the folder), every 16th pass and after
+ * a long sleep. A scan is some six system calls and a read of the folder: a
+ * 0.1 s OpenCL process cost 20 to 30 of them at every 8th pass, most finding
+ * nothing new, all of it CPU taken beside the program. (An inotify watch told
+ * of new files for one read a pass, but closing it waits for the kernel to
+ * free its mark, an RCU grace period: 0.1 to 16 ms, 10 ms in the median, at
+ * the end of every short process.) Once the program has ended (or without
+ * one), every pass. */
 static int scan_due(struct collector *collector, uint64_t pass, int waiting)
 {
     if (collector->dirfd < 0 || !waiting)
         return 1;
-    if (collector->notify_fd < 0)
-        return pass % 8 == 0 || collector->slept_long;
-    return took_notice(collector) || collector->unready;
+    return pass % 16 == 0 || collector->slept_long || collector->unready ||
+           dir_changed(collector);
 }
 
 static void scan_dir(struct collector *collector)
@@ -672,8 +653,8 @@ static void scan_dir(struct collector *collector)
             return;
         }
         collector->dirfd = fd;
-        watch_dir(collector);
     }
+    collector->dir_known = fstat(collector->dirfd, &collector->dir_seen) == 0;
     rewinddir(collector->dir);
     collector->unready = 0;
     struct dirent *e;
@@ -1175,7 +1156,6 @@ int ur_collect(const ur_collect_opts *opts)
     if (collector->fd < 0)
         spool_failed(collector); /* the rings are drained all the same */
     collector->dirfd = -1;
-    collector->notify_fd = -1;
     for (int i = 0; i < opts->num_files; i++)
         if (add_ring(collector, -1, NULL, opts->files[i]) == 0)
             uo_report("%s is not a ring file: skipped", opts->files[i]);
@@ -1316,8 +1296,6 @@ int ur_collect(const ur_collect_opts *opts)
         close(collector->wait_pidfd);
     if (collector->dir != NULL)
         closedir(collector->dir); /* (and dirfd) */
-    if (collector->notify_fd >= 0)
-        close(collector->notify_fd);
     free(collector->rings);
     upti_map_free(&collector->by_path);
     for (size_t i = 0; i < collector->num_pending; i++)
