@@ -588,7 +588,7 @@ def case_closed(root):
 def case_late_header(root):
     """A ring file that the collector finds before its producer has written its header
     (created empty, then filled: a producer writes its header through its mapping, which
-    tells inotify nothing) is read again at the next passes, and taken once whole, while
+    changes nothing in the folder) is read again at the next passes, and taken once whole, while
     the program it waits for still runs: not left to that program's end. Here the file is
     a closed ring of ring_prog's, written into the folder with its magic last."""
     made = tempfile.mkdtemp(dir=root)
