@@ -21,6 +21,10 @@
  *   the arguments' index (120,000) is left to SQLite to rebuild (REINDEX) on
  *   the connection that wrote the small tables, after the pages went in under
  *   it; every table identical all the same.
+ * renamed, rebuilt_renamed: as same_big and rebuilt, the bulk writer's page
+ *   spool made the database file whatever its size (uo_pages_rename_bytes 0:
+ *   a conversion's from 16 MiB of pages), its connection opened again for
+ *   the rows SQLite inserts and the index it rebuilds; every table identical.
  * gib: a converted database past 1 GiB (SQLite's lock page; see case_gib).
  * threads: a thread's name when no uptx/NVTX name is given: streaming (the
  *   writer runs in the traced process), its /proc comm; bulk (a converter,
@@ -29,6 +33,7 @@
  * Prints "ok CASE" or "FAIL: ..." (exit 1).
  */
 #include "index_pages.h"
+#include "table_pages.h"
 #include "output.h"
 
 #include <sqlite3.h>
@@ -370,8 +375,9 @@ static void write_big(uo_db *db, const char *lng)
         mark(db, UPTI_MARKER_API_MARK, c, c % 10 == 0 ? lng : odd[c % 4]);
 }
 
-/* index_limit: the bulk writer's uo_index_entries_max. */
-static int case_same_big(const char *dir, size_t index_limit)
+/* index_limit: the bulk writer's uo_index_entries_max; renamed: its spool
+ * becomes the file (else, at this size, it is copied into it). */
+static int case_same_big(const char *dir, size_t index_limit, int renamed)
 {
     char a[4096], b[4096];
     snprintf(a, sizeof a, "%s/big-streaming.db", dir);
@@ -388,8 +394,14 @@ static int case_same_big(const char *dir, size_t index_limit)
     uo_index_entries_max = UO_INDEX_ENTRIES_MAX;
     write_big(x, lng);
     write_big(y, lng);
+    unsigned long spools_renamed = uo_pages_moved.spools_renamed;
+    uo_pages_rename_bytes = renamed ? 0 : UO_PAGES_RENAME_BYTES;
     if (uo_db_close(x, 900000) != 0 || uo_db_close(y, 900000) != 0)
         fail("close");
+    uo_pages_rename_bytes = UO_PAGES_RENAME_BYTES;
+    if (uo_pages_moved.spools_renamed != spools_renamed + (unsigned long)renamed)
+        fail("spools renamed: %lu, not %lu", uo_pages_moved.spools_renamed - spools_renamed,
+             (unsigned long)renamed);
     free(lng);
     sqlite3 *db = open_db(a);
     char sql[8192];
@@ -505,8 +517,10 @@ int main(int argc, char **argv)
              : strcmp(g_case, "same") == 0     ? case_same(argv[1])
              : strcmp(g_case, "args") == 0     ? case_args(argv[1])
              : strcmp(g_case, "threads") == 0  ? case_threads(argv[1])
-             : strcmp(g_case, "same_big") == 0 ? case_same_big(argv[1], UO_INDEX_ENTRIES_MAX)
-             : strcmp(g_case, "rebuilt") == 0  ? case_same_big(argv[1], 50000)
+             : strcmp(g_case, "same_big") == 0 ? case_same_big(argv[1], UO_INDEX_ENTRIES_MAX, 0)
+             : strcmp(g_case, "rebuilt") == 0  ? case_same_big(argv[1], 50000, 0)
+             : strcmp(g_case, "renamed") == 0  ? case_same_big(argv[1], UO_INDEX_ENTRIES_MAX, 1)
+             : strcmp(g_case, "rebuilt_renamed") == 0 ? case_same_big(argv[1], 50000, 1)
              : strcmp(g_case, "gib") == 0      ? case_gib(argv[1])
                                                : 2;
     if (rc == 0)
