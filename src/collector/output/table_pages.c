@@ -42,6 +42,11 @@ struct uo_table_tree {
     char *deferred_sql; /* the INSERT of a deferred row, with its row id first */
     int ncols;          /* values of a row (the insert's) */
     uo_table_layout layout;
+    /* The layout as put_record's common case follows it (plan_columns): the
+     * integer columns in order, each with its value's index and its type's
+     * place in the header; the text column's place there (-1: none). */
+    int nints, ints_before_text, text_place;
+    uint8_t int_from[COLS_MAX], int_place[COLS_MAX];
     int64_t last_rowid;
     uo_index_tree index[INDEXES_MAX];
     int nindex;
@@ -403,8 +408,30 @@ static uo_table_tree *new_tree(uo_page_spool *s, const char *insert, int ncols, 
 }
 
 /* t, set up, joins s's trees; NULL (t freed) when out of memory. */
+/* put_record's plan of t's columns (the layout is checked: every index
+ * below COLS_MAX). */
+static void plan_columns(uo_table_tree *t)
+{
+    t->nints = 0;
+    t->ints_before_text = 0;
+    t->text_place = -1;
+    for (int c = 0; c < t->layout.tcols; c++) {
+        int at = t->layout.from[c];
+        if (at >= 0 && at == t->layout.text_at) {
+            t->text_place = c;
+            t->ints_before_text = t->nints;
+        } else if (at >= 0) {
+            t->int_from[t->nints] = (uint8_t)at;
+            t->int_place[t->nints++] = (uint8_t)c;
+        }
+    }
+    if (t->text_place < 0)
+        t->ints_before_text = t->nints;
+}
+
 static uo_table_tree *add_tree(uo_page_spool *s, uo_table_tree *t, const char *insert)
 {
+    plan_columns(t);
     if ((t->deferred_sql = deferred_insert(insert, t->layout.rowid_at >= 0)) == NULL) {
         tree_free(t);
         return NULL;
@@ -533,12 +560,52 @@ nomem:
     return -1;
 }
 
+/* Writes integers ints[0..n) of a row (vals) into its record: each one's type
+ * at its place among the header's types h, its bytes at b; returns the end. */
+static uint8_t *put_ints(const uo_table_tree *t, int from, int to, const int64_t *vals,
+                         uint8_t *h, uint8_t *b)
+{
+    for (int k = from; k < to; k++) {
+        int64_t v = vals[t->int_from[k]];
+        int bytes;
+        h[t->int_place[k]] = (uint8_t)sqlf_int_type(v, &bytes);
+        b = sqlf_put_int_wide(b, v, bytes); /* t->record has 8 spare bytes */
+    }
+    return b;
+}
+
+/* put_record where every serial type takes one byte (a text under 57 bytes,
+ * or none): the header's size is one byte too (at most 65), its NULL types
+ * are zeroed at once, and only the integer columns and the text are visited
+ * (put_record's loop goes through every column with three tests each). */
+static uint32_t put_record_short(uo_table_tree *t, const int64_t *vals, const char *text,
+                                 size_t text_len, uint32_t max)
+{
+    uint32_t header = (uint32_t)t->layout.tcols + 1;
+    if (header + text_len > max) /* then the integers fit in t->record's spare */
+        return 0;
+    uint8_t *rec = t->record, *h = rec + 1;
+    rec[0] = (uint8_t)header;
+    memset(h, 0, (size_t)t->layout.tcols);
+    uint8_t *b = put_ints(t, 0, t->ints_before_text, vals, h, rec + header);
+    if (text != NULL && t->text_place >= 0) {
+        h[t->text_place] = (uint8_t)(13 + 2 * text_len);
+        memcpy(b, text, text_len);
+        b += text_len;
+    }
+    b = put_ints(t, t->ints_before_text, t->nints, vals, h, b);
+    uint32_t size = (uint32_t)(b - rec);
+    return size <= max ? size : 0;
+}
+
 /* Writes the record of a row (its values, text of text_len bytes) into
  * t->record: the header (its size, a serial type per column), then the
  * values. Returns its size, or 0 if it is over max bytes. */
 static uint32_t put_record(uo_table_tree *t, const int64_t *vals, const char *text,
                            size_t text_len, uint32_t max)
 {
+    if (text == NULL || text_len < 57) /* 13 + 2 * 56 = 125: a one-byte varint */
+        return put_record_short(t, vals, text, text_len, max);
     int tcols = t->layout.tcols;
     uint64_t text_type = 13 + 2 * (uint64_t)text_len;
     uint64_t header = (uint64_t)tcols + (text != NULL ? (uint64_t)sqlf_varint_len(text_type) - 1 : 0);
