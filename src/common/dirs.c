@@ -3,9 +3,12 @@
 #include "dirs.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int make_one(const char *path)
 {
@@ -61,4 +64,18 @@ int upti_mkdirs_for(const char *file)
     free(dir);
     errno = err;
     return rc;
+}
+
+int upti_replace_file(const char *from, const char *to, int to_fd)
+{
+    struct stat want, got;
+    if (to_fd >= 0 && fstat(to_fd, &want) == 0 && S_ISREG(want.st_mode) &&
+        renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0) {
+        if (lstat(from, &got) == 0 && got.st_dev == want.st_dev && got.st_ino == want.st_ino)
+            return unlink(from) == 0 || errno == ENOENT ? 0 : -1;
+        /* Not the file expected: back where it was, then as rename would. */
+        if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) != 0)
+            return -1;
+    }
+    return rename(from, to);
 }

@@ -55,6 +55,7 @@ static const unit_case k_cases[] = {
     {"config_parse", unit_test_config_parse},
     {"private_dir", unit_test_private_dir},
     {"private_dir.proc_stat", unit_test_private_dir},
+    {"replace_file", unit_test_replace_file},
 #ifdef UNIT_HAVE_OUTPUT
     {"placeholders", unit_test_placeholders},
     {"intern", unit_test_intern},

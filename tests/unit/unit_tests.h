@@ -54,6 +54,7 @@ UNIT_TEST(log_callback);
 UNIT_TEST(names);
 UNIT_TEST(placeholders);
 UNIT_TEST(private_dir);
+UNIT_TEST(replace_file);
 UNIT_TEST(ring_check);
 UNIT_TEST(ring_futex);
 UNIT_TEST(runtime_api_names);
