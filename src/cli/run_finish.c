@@ -290,11 +290,11 @@ static int open_part(const char *part)
     return fd;
 }
 
-/* Moves the converted database to dst, the file claimed for it (dst_fd): a
- * rename (upti_replace_file), or a copy across file systems. */
-static int move_file(const char *src, const char *dst, int dst_fd)
+/* Moves the converted database to dst, the file claimed for it: a rename
+ * (upti_replace_file), or a copy across file systems. */
+static int move_file(const char *src, const char *dst)
 {
-    if (upti_replace_file(src, dst, dst_fd) == 0)
+    if (upti_replace_file(src, dst) == 0)
         return 0;
     if (errno != EXDEV)
         return -1;
@@ -510,7 +510,7 @@ static int finish_one(converted *c)
             }
         }
         snprintf(final, sizeof final, "%s.db", base);
-        if (fd < 0 || move_file(c->path, final, fd) != 0) {
+        if (fd < 0 || move_file(c->path, final) != 0) {
             fprintf(stderr, "upti: cannot write %s (%s): the trace of pid %lld stays in %s\n",
                     final, strerror(errno), c->pid, c->path);
             g_run.kept = 1;

@@ -66,14 +66,18 @@ int upti_mkdirs_for(const char *file)
     return rc;
 }
 
-int upti_replace_file(const char *from, const char *to, int to_fd)
+int upti_replace_file(const char *from, const char *to)
 {
     struct stat want, got;
-    if (to_fd >= 0 && fstat(to_fd, &want) == 0 && S_ISREG(want.st_mode) &&
-        renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0) {
+    int fd = open(to, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    int exchanged = fd >= 0 && fstat(fd, &want) == 0 && S_ISREG(want.st_mode) &&
+                    renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0;
+    if (fd >= 0)
+        close(fd);
+    if (exchanged) {
         if (lstat(from, &got) == 0 && got.st_dev == want.st_dev && got.st_ino == want.st_ino)
             return unlink(from) == 0 || errno == ENOENT ? 0 : -1;
-        /* Not the file expected: back where it was, then as rename would. */
+        /* Not the file looked at: back where it was, then as rename would. */
         if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) != 0)
             return -1;
     }

@@ -16,15 +16,14 @@ int upti_mkdirs(const char *path);
 int upti_mkdirs_for(const char *file);
 
 /**
- * rename(from, to) where to is the regular file open as to_fd (-1: not known,
- * a plain rename), without the writeback that ext4 starts, in the caller,
- * when a rename replaces a file (auto_da_alloc: every dirty page of from,
- * throttled by the block layer: 35 ms for a 100 MB trace database here): the
- * two are exchanged (renameat2 RENAME_EXCHANGE), then from, now the file
- * that was at to, is removed. Where something else came to to meanwhile, it
- * is put back first; where the exchange is not possible, a rename. 0, or -1
- * with errno.
+ * rename(from, to), without the writeback that ext4 starts in the caller when
+ * a rename replaces a file (auto_da_alloc: every dirty page of from,
+ * throttled by the block layer: 35 ms for a 100 MB trace database here):
+ * where to is a regular file, the two are exchanged (renameat2
+ * RENAME_EXCHANGE), then from, now that file, is removed. Where something
+ * else came to to between the look and the exchange, it is put back first;
+ * where the exchange is not possible, a rename. 0, or -1 with errno.
  */
-int upti_replace_file(const char *from, const char *to, int to_fd);
+int upti_replace_file(const char *from, const char *to);
 
 #endif

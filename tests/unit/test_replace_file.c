@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* src/common/dirs.c, upti_replace_file: a finished output put in the place of
- * the file claimed for it as rename would, by an exchange (no ext4 writeback
- * in the caller), and as rename where the exchange would take something else:
- *   - to is the file expected: to then holds from's content, from is gone,
- *     and the file that was at to is removed (its descriptor sees no link);
- *   - to was replaced by another file after it was opened: that one is put
- *     back, then replaced by rename (as rename would have);
- *   - to is a folder: put back where it was, the rename's EISDIR, from kept;
- *   - no descriptor (-1), or to missing: a plain rename. */
+ * the file at its name as rename would, by an exchange where that is a
+ * regular file (no ext4 writeback in the caller), else by rename:
+ *   - a regular file: to then holds from's content, from is gone, and the
+ *     file that was at to is removed (its descriptor sees no link);
+ *   - a folder: left where it is, the rename's EISDIR, from kept;
+ *   - nothing: renamed;
+ *   - a symbolic link: replaced as rename replaces it, its target untouched. */
 #include "dirs.h"
 
 #include <errno.h>
@@ -54,7 +53,7 @@ UNIT_TEST(replace_file)
     put(to, "");
     int fd = open(to, O_RDONLY);
     CHECK(fd >= 0);
-    CHECK(upti_replace_file(from, to, fd) == 0);
+    CHECK(upti_replace_file(from, to) == 0);
     CHECK(strcmp(got(to), "trace") == 0);
     CHECK(access(from, F_OK) != 0 && errno == ENOENT);
     struct stat sb;
@@ -62,31 +61,21 @@ UNIT_TEST(replace_file)
     close(fd);
 
     put(from, "trace 2");
-    fd = open(to, O_RDONLY);
-    put(other, "another");
-    CHECK(rename(other, to) == 0); /* to is no longer the file fd holds */
-    CHECK(upti_replace_file(from, to, fd) == 0);
-    CHECK(strcmp(got(to), "trace 2") == 0);
-    CHECK(access(from, F_OK) != 0);
-    close(fd);
-
-    put(from, "trace 3");
-    fd = open(to, O_RDONLY);
     CHECK(unlink(to) == 0 && mkdir(to, 0700) == 0);
-    CHECK(upti_replace_file(from, to, fd) == -1 && errno == EISDIR);
-    CHECK(strcmp(got(from), "trace 3") == 0);
+    CHECK(upti_replace_file(from, to) == -1 && errno == EISDIR);
+    CHECK(strcmp(got(from), "trace 2") == 0);
     CHECK(stat(to, &sb) == 0 && S_ISDIR(sb.st_mode));
-    close(fd);
     CHECK(rmdir(to) == 0);
 
-    CHECK(upti_replace_file(from, to, -1) == 0);
-    CHECK(strcmp(got(to), "trace 3") == 0);
-    put(from, "trace 4");
-    fd = open(to, O_RDONLY);
-    CHECK(unlink(to) == 0);
-    CHECK(upti_replace_file(from, to, fd) == 0); /* to missing: renamed */
-    CHECK(strcmp(got(to), "trace 4") == 0);
-    close(fd);
-    CHECK(unlink(to) == 0 && rmdir(dir) == 0);
+    CHECK(upti_replace_file(from, to) == 0); /* to missing */
+    CHECK(strcmp(got(to), "trace 2") == 0);
+
+    put(from, "trace 3");
+    put(other, "another");
+    CHECK(unlink(to) == 0 && symlink(other, to) == 0);
+    CHECK(upti_replace_file(from, to) == 0);
+    CHECK(lstat(to, &sb) == 0 && S_ISREG(sb.st_mode) && strcmp(got(to), "trace 3") == 0);
+    CHECK(strcmp(got(other), "another") == 0);
+    CHECK(unlink(to) == 0 && unlink(other) == 0 && rmdir(dir) == 0);
     return test_result("replace_file");
 }

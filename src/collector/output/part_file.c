@@ -4,6 +4,7 @@
  * removes), never a truncated file under the final name. */
 #include "out_files.h"
 #include "safe_open.h"
+#include "dirs.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -35,7 +36,7 @@ FILE *uo_part_open(const char *path, const char *mode, char **part, char *err, s
 
 int uo_part_finish(const char *part, const char *path, int ok, char *err, size_t errlen)
 {
-    if (ok && rename(part, path) == 0)
+    if (ok && upti_replace_file(part, path) == 0)
         return 0;
     if (ok)
         snprintf(err, errlen, "cannot rename %s to %s: %s", part, path, strerror(errno));

@@ -907,7 +907,7 @@ static void *copy_pages(void *arg)
  * 0 where it cannot be (no O_TMPFILE, no /proc, a name taken), s->error
  * untouched: the caller copies the pages instead. -1: s->error says why. */
 static int spool_becomes_file(uo_page_spool *s, page_copy *c, const char *path, const uint8_t *h,
-                              const struct stat *sb, int path_fd)
+                              const struct stat *sb)
 {
     if (!s->linkable)
         return 0;
@@ -933,7 +933,7 @@ static int spool_becomes_file(uo_page_spool *s, page_copy *c, const char *path, 
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", s->fd);
     sprintf(name, "%s.pages", path);
     int linked = linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0;
-    int renamed = linked && upti_replace_file(name, path, path_fd) == 0;
+    int renamed = linked && upti_replace_file(name, path) == 0;
     if (linked && !renamed)
         unlink(name);
     free(name);
@@ -1004,7 +1004,7 @@ int uo_pages_attach(uo_page_spool *s, const char *path)
     sqlf_put_be32(h + 96, (uint32_t)sqlite3_libversion_number());
     copy.first = threaded ? copy.end : base + 1;
     copy.end = o.next;
-    int became = big && !threaded ? spool_becomes_file(s, &copy, path, h, &sb, fd) : 0;
+    int became = big && !threaded ? spool_becomes_file(s, &copy, path, h, &sb) : 0;
     if (became != 0) {
         rc = became;
         goto out;
