@@ -75,8 +75,10 @@ int upti_replace_file(const char *from, const char *to)
     if (fd >= 0)
         close(fd);
     if (exchanged) {
-        if (lstat(from, &got) == 0 && got.st_dev == want.st_dev && got.st_ino == want.st_ino)
-            return unlink(from) == 0 || errno == ENOENT ? 0 : -1;
+        if (lstat(from, &got) == 0 && got.st_dev == want.st_dev && got.st_ino == want.st_ino) {
+            unlink(from); /* (the move is done: a file left there would only be a leftover) */
+            return 0;
+        }
         /* Not the file looked at: back where it was, then as rename would. */
         if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) != 0)
             return -1;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal: directories created with their parents (`upti -d a/b/c`, `-o newdir/name`). */
+/* Internal: directories created with their parents (`upti -d a/b/c`, `-o newdir/name`),
+ * and finished files put in the place of others (upti_replace_file). */
 #ifndef UPTI_COMMON_DIRS_H
 #define UPTI_COMMON_DIRS_H
 
