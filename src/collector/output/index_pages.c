@@ -262,14 +262,26 @@ static uo_index_entry *sort_entries(uo_index_entry *e, size_t n, uo_index_entry 
         qsort(e, n, sizeof *e, entry_cmp);
         return e;
     }
-    /* out[0..taken) is in row id order: the radix sort keeps equal keys so. */
+    /* out[0..taken) is in row id order: the radix sort keeps equal keys so.
+     * Merged from the end: the kept entries above each taken one move up as
+     * a block (found by bisection), where comparing each cost a pass of
+     * comparisons over all of them (another thread's early ids taken out
+     * move nearly every entry). */
     uo_index_entry *sorted = taken > 1 ? radix_sort(out, out + taken, taken) : out;
-    size_t i = n - taken, j = taken, k = n;
+    size_t i = n - taken, j = taken;
     while (j > 0) {
-        if (i > 0 && entry_cmp(&e[i - 1], &sorted[j - 1]) > 0)
-            e[--k] = e[--i];
-        else
-            e[--k] = sorted[--j];
+        const uo_index_entry *x = &sorted[j - 1];
+        size_t lo = 0, hi = i; /* the first of e[0..i) above x */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (entry_cmp(&e[mid], x) > 0)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        memmove(&e[lo + j], &e[lo], (i - lo) * sizeof *e);
+        i = lo;
+        e[i + --j] = *x;
     }
     free(out);
     uo_pages_moved.index_merged++;
