@@ -70,6 +70,8 @@ static int g_keys_mostly_in_order;
  * pages of them; 1: the name a spool would be renamed through
  * (PATH.pages) is taken, by a file that must stay as it is. */
 static int g_sqlite_pages_after, g_pages_name_taken;
+/* row_s: texts of 40 to 439 bytes (a serial type of two bytes from 57). */
+static int g_medium_texts;
 
 /* Case 2's key of row i: each thread's ids in order, the threads' chunks of 16
  * rows interleaved as the spool holds them, every 23rd row the id of the row
@@ -109,7 +111,10 @@ static void row_s(int i, char *buf, size_t cap, const char **s)
         *s = NULL;
         return;
     }
-    size_t len = kind == 1 ? 0 : kind == 6 && i % 5 == 1 ? 600 : (size_t)(i % 40);
+    size_t len = kind == 1                 ? 0
+                 : kind == 6 && i % 5 == 1 ? 600
+                 : g_medium_texts          ? 40 + (size_t)(i * 7 % 400)
+                                           : (size_t)(i % 40);
     if (len >= cap)
         len = cap - 1;
     for (size_t k = 0; k < len; k++)
@@ -171,9 +176,13 @@ static void one_tree(const char *path, int n)
     CHECK(db != NULL);
     if (db == NULL)
         return;
-    CHECK(exec(db, "BEGIN;"
-                   "CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b INTEGER, s TEXT);"
-                   "CREATE INDEX t_a ON t(a);"
+    /* With medium texts, the text column before an integer one: the types
+     * after a two-byte one move. */
+    CHECK(exec(db, g_medium_texts ? "BEGIN; CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER,"
+                                    " s TEXT, b INTEGER);"
+                                  : "BEGIN; CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER,"
+                                    " b INTEGER, s TEXT);") == SQLITE_OK);
+    CHECK(exec(db, "CREATE INDEX t_a ON t(a);"
                    "CREATE TABLE s(id INTEGER PRIMARY KEY, v TEXT NOT NULL);"
                    "CREATE TABLE r(id INTEGER PRIMARY KEY, x REAL);"
                    "CREATE TABLE u(id INTEGER PRIMARY KEY, k INTEGER UNIQUE);"
@@ -647,6 +656,13 @@ UNIT_TEST(table_pages)
     CHECK_EQ_U64(uo_pages_moved.index_counted, before.index_counted + 17);
     CHECK_EQ_U64(uo_pages_moved.index_merged, before.index_merged);
     g_keys_mostly_in_order = 0;
+    /* Texts whose serial type takes two bytes, moving the types after it;
+     * the same trees, rows and texts. */
+    g_medium_texts = 1;
+    for (int n = 0; n <= 60; n++)
+        one_tree(path, n);
+    one_tree(path, 3000);
+    g_medium_texts = 0;
     /* The spool laid out as the file: SQLite's pages grew past those it
      * left them (the leaves on theirs go to the end), or not as far (the
      * last leaves fill the pages between; one_tree's default), a tree of

@@ -43,7 +43,7 @@ struct uo_table_tree {
     char *deferred_sql; /* the INSERT of a deferred row, with its row id first */
     int ncols;          /* values of a row (the insert's) */
     uo_table_layout layout;
-    /* The layout as put_record's common case follows it (plan_columns): the
+    /* The layout as put_record follows it (plan_columns): the
      * integer columns in order, each with its value's index and its type's
      * place in the header; the text column's place there (-1: none). */
     int nints, ints_before_text, text_place;
@@ -408,7 +408,6 @@ static uo_table_tree *new_tree(uo_page_spool *s, const char *insert, int ncols, 
     return t;
 }
 
-/* t, set up, joins s's trees; NULL (t freed) when out of memory. */
 /* put_record's plan of t's columns (the layout is checked: every index
  * below COLS_MAX). */
 static void plan_columns(uo_table_tree *t)
@@ -430,6 +429,7 @@ static void plan_columns(uo_table_tree *t)
         t->ints_before_text = t->nints;
 }
 
+/* t, set up, joins s's trees; NULL (t freed) when out of memory. */
 static uo_table_tree *add_tree(uo_page_spool *s, uo_table_tree *t, const char *insert)
 {
     plan_columns(t);
@@ -575,72 +575,34 @@ static uint8_t *put_ints(const uo_table_tree *t, int from, int to, const int64_t
     return b;
 }
 
-/* put_record where every serial type takes one byte (a text under 57 bytes,
- * or none): the header's size is one byte too (at most 65), its NULL types
- * are zeroed at once, and only the integer columns and the text are visited
- * (put_record's loop goes through every column with three tests each). */
-static uint32_t put_record_short(uo_table_tree *t, const int64_t *vals, const char *text,
-                                 size_t text_len, uint32_t max)
+/* Writes the record of a row (its values, text of text_len bytes) into
+ * t->record: the header (its size, a serial type per column), then the
+ * values. Returns its size, or 0 if it is over max bytes. Only the integer
+ * columns and the text are visited, from the plan (plan_columns); the other
+ * types are zeroed at once (NULL). Every type takes one byte but the text's
+ * (a varint: two bytes from 57 bytes of text), which moves the types after
+ * it; the header's size is one byte (at most 64 + 9 + 1 bytes). */
+_Static_assert(COLS_MAX + 9 + 1 < 128, "a record header's size must be a one-byte varint");
+static uint32_t put_record(uo_table_tree *t, const int64_t *vals, const char *text,
+                           size_t text_len, uint32_t max)
 {
-    uint32_t header = (uint32_t)t->layout.tcols + 1;
+    int stored = text != NULL && t->text_place >= 0;
+    uint64_t text_type = 13 + 2 * (uint64_t)text_len;
+    int text_bytes = stored ? sqlf_varint_len(text_type) : 1;
+    uint32_t header = 1 + (uint32_t)t->layout.tcols + (uint32_t)text_bytes - 1;
     if (header + text_len > max) /* then the integers fit in t->record's spare */
         return 0;
     uint8_t *rec = t->record, *h = rec + 1;
     rec[0] = (uint8_t)header;
-    memset(h, 0, (size_t)t->layout.tcols);
+    memset(h, 0, header - 1);
     uint8_t *b = put_ints(t, 0, t->ints_before_text, vals, h, rec + header);
-    if (text != NULL && t->text_place >= 0) {
-        h[t->text_place] = (uint8_t)(13 + 2 * text_len);
+    if (stored) {
+        sqlf_put_varint(h + t->text_place, text_type);
         memcpy(b, text, text_len);
         b += text_len;
     }
-    b = put_ints(t, t->ints_before_text, t->nints, vals, h, b);
-    uint32_t size = (uint32_t)(b - rec);
-    return size <= max ? size : 0;
-}
-
-/* Writes the record of a row (its values, text of text_len bytes) into
- * t->record: the header (its size, a serial type per column), then the
- * values. Returns its size, or 0 if it is over max bytes. */
-static uint32_t put_record(uo_table_tree *t, const int64_t *vals, const char *text,
-                           size_t text_len, uint32_t max)
-{
-    if (text == NULL || text_len < 57) /* 13 + 2 * 56 = 125: a one-byte varint */
-        return put_record_short(t, vals, text, text_len, max);
-    int tcols = t->layout.tcols;
-    uint64_t text_type = 13 + 2 * (uint64_t)text_len;
-    uint64_t header = (uint64_t)tcols + (text != NULL ? (uint64_t)sqlf_varint_len(text_type) - 1 : 0);
-    int hlen = 1;
-    while (sqlf_varint_len(header + (uint64_t)hlen) != hlen)
-        hlen++;
-    header += (uint64_t)hlen;
-    if (header + text_len > max) /* then the integers fit in t->record's spare */
-        return 0;
-    uint8_t *h = sqlf_put_varint(t->record, header), *b = t->record + header;
-    /* (In locals: a byte stored through h or b may alias t, as far as the compiler knows,
-     * and each would have the layout read again.) */
-    const int *from = t->layout.from;
-    int text_at = t->layout.text_at;
-    for (int c = 0; c < tcols; c++) {
-        int at = from[c];
-        if (at < 0) {
-            *h++ = 0; /* NULL: the row id's own column, or not given */
-        } else if (at == text_at) {
-            if (text == NULL) {
-                *h++ = 0;
-            } else {
-                h = sqlf_put_varint(h, text_type);
-                memcpy(b, text, text_len);
-                b += text_len;
-            }
-        } else {
-            int64_t v = vals[at];
-            int bytes;
-            *h++ = (uint8_t)sqlf_int_type(v, &bytes);
-            b = sqlf_put_int_wide(b, v, bytes); /* t->record has 8 spare bytes */
-        }
-    }
-    uint64_t size = (uint64_t)(b - t->record);
+    b = put_ints(t, t->ints_before_text, t->nints, vals, h + text_bytes - 1, b);
+    uint64_t size = (uint64_t)(b - rec);
     return size <= max ? (uint32_t)size : 0;
 }
 
