@@ -140,6 +140,19 @@ static int read_at(int fd, void *buf, size_t len, off_t off)
 
 /* ---- setting up ---- */
 
+/* The spool's name beside the database at path (malloc'd; NULL: out of
+ * memory): the named spool where there is no O_TMPFILE, unlinked at once,
+ * and the name an O_TMPFILE spool is linked under before it becomes the
+ * file (spool_becomes_file). */
+static char *spool_name(const char *path)
+{
+    size_t n = strlen(path) + sizeof ".pages";
+    char *name = malloc(n);
+    if (name != NULL)
+        snprintf(name, n, "%s.pages", path);
+    return name;
+}
+
 uo_page_spool *uo_pages_open(sqlite3 *db, const char *path, char *err, size_t errlen)
 {
     int64_t page_size = uo_sql_int(db, "PRAGMA page_size", 0);
@@ -161,10 +174,8 @@ uo_page_spool *uo_pages_open(sqlite3 *db, const char *path, char *err, size_t er
         *slash = '\0';
     int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600), linkable = fd >= 0;
     if (fd < 0) { /* a file system without O_TMPFILE: a named file, unlinked at once */
-        size_t n = strlen(path) + 16;
-        char *name = malloc(n);
+        char *name = spool_name(path);
         if (name != NULL) {
-            snprintf(name, n, "%s.pages", path);
             fd = open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
             if (fd >= 0)
                 unlink(name);
@@ -889,11 +900,10 @@ static int spool_becomes_file(uo_page_spool *s, page_copy *c, const char *path, 
         set_error(s, "cannot write the database's pages to a temporary file: %s", strerror(errno));
         return -1;
     }
-    char proc[64], *name = malloc(strlen(path) + sizeof ".pages");
+    char proc[64], *name = spool_name(path);
     if (name == NULL)
         return 0;
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", s->fd);
-    sprintf(name, "%s.pages", path);
     int linked = linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0;
     int renamed = linked && upti_replace_file(name, path) == 0;
     if (linked && !renamed)
