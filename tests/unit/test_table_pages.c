@@ -64,7 +64,7 @@ static const int64_t k_edges[] = {0, 1, -1, 2, 127, 128, -128, -129, 32767, 3276
 enum { EDGES = sizeof k_edges / sizeof k_edges[0] };
 
 /* 1: the keys of t come mostly in order (row_a); 2: as the correlation ids of
- * rows that 8 threads wrote. */
+ * rows that 8 threads wrote, some repeated; 3: the same, none repeated. */
 static int g_keys_mostly_in_order;
 /* one_tree: rows through SQLite after the spool is made, about this many
  * pages of them; 1: the name a spool would be renamed through
@@ -75,13 +75,15 @@ static int g_medium_texts;
 
 /* Case 2's key of row i: each thread's ids in order, the threads' chunks of 16
  * rows interleaved as the spool holds them, every 23rd row the id of the row
- * before it again: within a span of about the row count (index_counted). */
+ * before it again: within a span of about the row count (index_counted).
+ * Case 3's: none again, every 5th id missing (index_placed). */
 static int64_t interleaved_key(int i)
 {
-    if (i % 23 == 22)
+    if (g_keys_mostly_in_order == 2 && i % 23 == 22)
         i--;
     int chunk = i / 16;
-    return 8 * ((int64_t)(chunk / 8) * 16 + i % 16) + chunk % 8;
+    int64_t k = 8 * ((int64_t)(chunk / 8) * 16 + i % 16) + chunk % 8;
+    return g_keys_mostly_in_order == 3 ? k + k / 4 : k;
 }
 
 /* Row i of t: a (the indexed key: every size, in no order; or mostly in
@@ -91,7 +93,7 @@ static int64_t row_a(int i)
 {
     if (!g_keys_mostly_in_order)
         return i % 3 == 0 ? k_edges[i % EDGES] : (int64_t)((i * 7919) % 1000) - 500;
-    if (g_keys_mostly_in_order == 2)
+    if (g_keys_mostly_in_order >= 2)
         return interleaved_key(i);
     if (i % 101 == 3)
         return k_edges[(i / 101) % EDGES];
@@ -655,6 +657,15 @@ UNIT_TEST(table_pages)
     one_tree(path, 20000);
     CHECK_EQ_U64(uo_pages_moved.index_counted, before.index_counted + 17);
     CHECK_EQ_U64(uo_pages_moved.index_merged, before.index_merged);
+    CHECK_EQ_U64(uo_pages_moved.index_placed, before.index_placed);
+    /* The same without a key repeated: each entry placed at its key, in place. */
+    g_keys_mostly_in_order = 3;
+    before = uo_pages_moved;
+    for (int n = 1785; n <= 1800; n++)
+        one_tree(path, n);
+    one_tree(path, 20000);
+    CHECK_EQ_U64(uo_pages_moved.index_placed, before.index_placed + 17);
+    CHECK_EQ_U64(uo_pages_moved.index_counted, before.index_counted);
     g_keys_mostly_in_order = 0;
     /* Texts whose serial type takes two bytes, moving the types after it;
      * the same trees, rows and texts. */

@@ -146,31 +146,76 @@ static uo_index_entry *radix_sort(uo_index_entry *e, uo_index_entry *tmp, size_t
     return e;
 }
 
-/* Sorts e[0..n) as radix_sort does, into tmp, where the keys lie within a span
- * under twice their number: one pass counts each key, one puts each entry in
- * its place (a radix sort passes over them once per byte of the span: three
- * times for two million keys). The correlation ids of a table that several
- * threads wrote are so: every call has one, and the table holds nearly all
- * of them, a thread's in order, the threads' chunks interleaved in the spool
- * (8 threads, 2 million calls: the radix sort was a sixth of the time after
- * the program's end). NULL where the keys spread wider, or where there is no
- * memory for the counts: then radix_sort. */
-static uo_index_entry *count_sort(uo_index_entry *e, uo_index_entry *tmp, size_t n)
+/* Whether the keys of e[0..n) lie within a span under twice their number:
+ * then *lo is the least key and *span the greatest minus it. */
+static int narrow_keys(const uo_index_entry *e, size_t n, int64_t *lo, uint64_t *span)
 {
-    int64_t lo = e[0].key, hi = e[0].key;
+    int64_t least = e[0].key, most = e[0].key;
     for (size_t i = 1; i < n; i++) {
-        if (e[i].key < lo)
-            lo = e[i].key;
-        else if (e[i].key > hi)
-            hi = e[i].key;
+        if (e[i].key < least)
+            least = e[i].key;
+        else if (e[i].key > most)
+            most = e[i].key;
     }
-    uint64_t span = (uint64_t)hi - (uint64_t)lo; /* (two's complement: no overflow) */
-    if (n >= UINT32_MAX || span >= 2 * (uint64_t)n)
-        return NULL;
+    *lo = least;
+    *span = (uint64_t)most - (uint64_t)least; /* (two's complement: no overflow) */
+    return n < UINT32_MAX && *span < 2 * (uint64_t)n;
+}
+
+/* Zeroed memory for count 32-bit slots (UO_BIG_ARRAY_MIN bytes or more: mapped),
+ * freed by uo_big_array_free(slots, count * 4). */
+static uint32_t *zeroed_slots(size_t count)
+{
+    size_t bytes = count * sizeof(uint32_t);
+    return bytes >= UO_BIG_ARRAY_MIN ? uo_big_array_resize(NULL, 0, bytes) : calloc(count, 4);
+}
+
+/* Sorts e[0..n) in place where no key repeats, the keys lying within span of lo
+ * (narrow_keys) and the row ids within 2^32 - 2 of the first: each entry's row
+ * id goes to its key's place in a table of the span, read back in key order
+ * into e. The correlation ids of a table that several threads wrote are so
+ * (each call has its own). The table takes 4 bytes a key, where count_sort
+ * takes as much for its counts and 16 more for a copy of the entries: fresh
+ * memory, which the kernel zeroes at its first touch (for a 2 M-call run of 8
+ * threads, a fifth of the time after the program's end). 0, or -1 with e
+ * unchanged where a key repeats or there is no memory for the table. */
+static int place_unique(uo_index_entry *e, size_t n, int64_t lo, uint64_t span)
+{
+    int64_t first = e[0].rowid; /* the least: e is in row id order */
+    if ((uint64_t)e[n - 1].rowid - (uint64_t)first >= UINT32_MAX - 1)
+        return -1;
+    size_t slots = (size_t)span + 1;
+    uint32_t *at = zeroed_slots(slots); /* at[k - lo]: k's row id - first + 1, or 0 */
+    if (at == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t *slot = &at[(uint64_t)e[i].key - (uint64_t)lo];
+        if (*slot != 0) {
+            uo_big_array_free(at, slots * sizeof *at);
+            return -1;
+        }
+        *slot = (uint32_t)((uint64_t)e[i].rowid - (uint64_t)first) + 1;
+    }
+    size_t w = 0;
+    for (size_t k = 0; k < slots; k++)
+        if (at[k] != 0)
+            e[w++] = (uo_index_entry){lo + (int64_t)k, first + (int64_t)at[k] - 1};
+    uo_big_array_free(at, slots * sizeof *at);
+    uo_pages_moved.index_placed++;
+    return 0;
+}
+
+/* Sorts e[0..n) as radix_sort does, into tmp, where the keys lie within span
+ * of lo (narrow_keys): one pass counts each key, one puts each entry in its
+ * place (a radix sort passes over them once per byte of the span: three times
+ * for two million keys). The keys of such a table where some repeat. NULL
+ * where there is no memory for the counts: then radix_sort. */
+static uo_index_entry *count_sort(uo_index_entry *e, uo_index_entry *tmp, size_t n, int64_t lo,
+                                  uint64_t span)
+{
     /* at[k - lo + 1]: how many keys are k; then at[k - lo]: where the next k goes. */
-    size_t slots = (size_t)span + 2, bytes = slots * sizeof(uint32_t);
-    uint32_t *at = bytes >= UO_BIG_ARRAY_MIN ? uo_big_array_resize(NULL, 0, bytes) /* zeroed */
-                                             : calloc(slots, sizeof *at);
+    size_t slots = (size_t)span + 2;
+    uint32_t *at = zeroed_slots(slots);
     if (at == NULL)
         return NULL;
     for (size_t i = 0; i < n; i++)
@@ -179,7 +224,7 @@ static uo_index_entry *count_sort(uo_index_entry *e, uo_index_entry *tmp, size_t
         at[k] += at[k - 1];
     for (size_t i = 0; i < n; i++) /* in row id order: equal keys stay so */
         tmp[at[(uint64_t)e[i].key - (uint64_t)lo]++] = e[i];
-    uo_big_array_free(at, bytes);
+    uo_big_array_free(at, slots * sizeof *at);
     uo_pages_moved.index_counted++;
     return tmp;
 }
@@ -254,9 +299,14 @@ static uo_index_entry *sort_entries(uo_index_entry *e, size_t n, uo_index_entry 
     size_t taken = out != NULL ? take_out_of_order(e, n, out, max) : max + 1;
     if (taken > max) {
         free(out);
+        int64_t lo;
+        uint64_t span;
+        int narrow = narrow_keys(e, n, &lo, &span);
+        if (narrow && place_unique(e, n, lo, span) == 0)
+            return e;
         *tmp = uo_big_array_resize(NULL, 0, n * sizeof **tmp);
         if (*tmp != NULL) {
-            uo_index_entry *counted = count_sort(e, *tmp, n);
+            uo_index_entry *counted = narrow ? count_sort(e, *tmp, n, lo, span) : NULL;
             return counted != NULL ? counted : radix_sort(e, *tmp, n);
         }
         qsort(e, n, sizeof *e, entry_cmp);

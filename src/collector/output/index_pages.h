@@ -7,8 +7,11 @@
  * (big_array.h: past 4 MiB in memory that 2 MiB pages can back); at the
  * attach they are sorted by key, then row id: entries that arrive mostly in
  * key order (a table's correlation ids, in about call order) by merging the
- * few out of order into the rest in place, others by a stable radix sort of
- * entries that arrive in row id order. Then the b-tree is built bottom-up:
+ * few out of order into the rest in place; keys within a span of twice their
+ * number (the correlation ids of several threads, their chunks interleaved)
+ * by placing each row id at its key in a table of the span where none
+ * repeats, else by counting them; others by a stable radix sort of entries
+ * that arrive in row id order. Then the b-tree is built bottom-up:
  * leaves (type 10) of consecutive entries, and between two neighbours one
  * entry lifted into the level above (type 2), as in every B-tree (an index
  * holds each entry once, interior pages included). The top goes into the
