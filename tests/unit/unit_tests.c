@@ -72,6 +72,7 @@ static const unit_case k_cases[] = {
 #ifdef UNIT_HAVE_COLLECTOR
     {"spool", unit_test_spool},
     {"ring_check", unit_test_ring_check},
+    {"thread_slice", unit_test_thread_slice},
 #endif
 #ifdef UNIT_HAVE_SPIRV
     {"spirv", unit_test_spirv},

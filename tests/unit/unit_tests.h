@@ -61,6 +61,7 @@ UNIT_TEST(runtime_api_names);
 UNIT_TEST(runtime_metadata);
 UNIT_TEST(spirv);
 UNIT_TEST(spool);
+UNIT_TEST(thread_slice);
 UNIT_TEST(struct_size);
 UNIT_TEST(table_pages);
 UNIT_TEST(uptx_table);

@@ -25,6 +25,7 @@
 #include "ring_futex.h"
 #include "ring_guard.h"
 #include "spool.h"
+#include "thread_slice.h"
 #include <upti/ring.h>
 
 #include <dirent.h>
@@ -47,6 +48,10 @@
 #define BUSY_BATCH_BYTES (256u << 10)
 #define BUSY_PAUSE_NS (100u * 1000u)
 #define BUSY_PAUSE_MIN_NS (10u * 1000u)
+/* The collecting thread's time slice: the least the scheduler takes. A 2 M-call
+ * run of one thread, 20 alternating runs: the program waited for room 2.8 ms
+ * on average (0.8 median), against 11.6 (2.7) with the default slice. */
+#define COLLECTOR_SLICE_NS (100u * 1000u)
 /* The pause while the only processes left are forked children yet to record (claims). */
 #define CLAIM_POLL_NS (10u * 1000u * 1000u)
 
@@ -1146,6 +1151,9 @@ int ur_collect(const ur_collect_opts *opts)
     /* This thread's sleeps end on time (the default slack of 50 us would double the
      * 100 us busy pause, and the program's rings fill meanwhile). */
     (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    /* And once woken (a doorbell, its pause's end) it runs at once rather than after
+     * the slice of the thread on the CPU, up to 3 ms, while a ring fills (thread_slice.h). */
+    (void)ur_thread_slice_set(0, COLLECTOR_SLICE_NS);
     collector->wait_pidfd = open_pidfd(opts->wait_pid, 0);
     /* UPTI_RING_TEST_CRASH_AFTER_CHUNKS: rings.collector_kill. UPTI_TEST_DOORBELL_SLEEP_MS:
      * every sleep on doorbells that long (crash.run_doorbell: only the doorbells and the
