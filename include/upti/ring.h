@@ -45,6 +45,10 @@
  *     producer_base + (position & (slot_size - 1)) to find it in the record;
  *   - UPTI_RING_KIND_COMPACT_MARKER: upti_ring_compact_marker_t, then the
  *     NUL-terminated message if has_message (the thread is the slot's);
+ *   - UPTI_RING_KIND_COMPACT_API (version 2): upti_ring_compact_api_t, an
+ *     API call whose record needs no more than it holds (the thread is the
+ *     slot's, no external correlation id); other calls are written as
+ *     their public record;
  *   - UPTI_RING_KIND_THREAD: upti_ring_thread_t, the first record a thread
  *     writes into a slot it claimed: the records after it are that thread's.
  *   - UPTI_RING_KIND_AGENT: upti_ring_agent_t then its four strings; libupti
@@ -103,7 +107,11 @@
 #include <stdint.h>
 
 #define UPTI_RING_MAGIC 0x474e495249545055ull /* "UPTIRING" little-endian */
-#define UPTI_RING_VERSION 1u
+/** 2: UPTI_RING_KIND_COMPACT_API. A reader of version 2 reads version 1 files too
+ *  (the same layout, without that kind). libupti writes version 2 files only into
+ *  the folder of a collector of upti's (`upti run`'s, UPTI_TRACE_RING_DIR), whose
+ *  reader is upti; elsewhere (a tool's own folder, /dev/shm) version 1, as before. */
+#define UPTI_RING_VERSION 2u
 #define UPTI_RING_HEADER_BYTES 4096u
 #define UPTI_RING_SLOT_BYTES 384u
 /** The file name suffix of ring files (what a collector scanning a folder takes). */
@@ -140,6 +148,7 @@ enum {
 enum {
     UPTI_RING_KIND_PADDING = 0,
     UPTI_RING_KIND_COMPACT_MARKER = 0x100, /**< same value as libupti's in-process rings */
+    UPTI_RING_KIND_COMPACT_API = 0x101,    /**< the same (version 2) */
     UPTI_RING_KIND_THREAD = 0x200,
     UPTI_RING_KIND_AGENT = 0x201,
     UPTI_RING_KIND_TOOL = 0x202,
@@ -236,6 +245,21 @@ typedef struct upti_ring_compact_marker_t {
     uint64_t timestamp;      /**< ns, UPTI's clock */
     uint64_t value;          /**< the range id, or the category of NAME_CATEGORY */
 } upti_ring_compact_marker_t;
+
+/**
+ * UPTI_RING_KIND_COMPACT_API: an API call (upti_buffer_tracing_api_record_t) in
+ * half the bytes, for a call whose end is within 2^32 - 1 ns of its start,
+ * whose result is UPTI_API_RESULT_NONE or fits 32 bits (not INT32_MIN), and
+ * without an external correlation id. The thread is the slot's.
+ */
+typedef struct upti_ring_compact_api_t {
+    uint32_t kind;            /**< upti_tracing_kind_t of the call */
+    uint32_t operation;       /**< the operation within the kind */
+    uint64_t correlation_id;  /**< the call's correlation id */
+    uint64_t start_timestamp; /**< ns, UPTI's clock */
+    uint32_t duration;        /**< end_timestamp - start_timestamp, ns */
+    int32_t result;           /**< the result; INT32_MIN: UPTI_API_RESULT_NONE */
+} upti_ring_compact_api_t;
 
 /** UPTI_RING_KIND_THREAD: the thread that writes the records after it. */
 typedef struct upti_ring_thread_t {

@@ -6,6 +6,7 @@
 #define UPTI_TESTS_RING_TEMPLATE_H
 
 #include <upti/ring.h>
+#include <upti/types.h>
 
 #include <dirent.h>
 #include <stdint.h>
@@ -33,7 +34,8 @@ static inline void ring_template_header(uint8_t *file)
     upti_ring_slot(file, 1)->data_offset = 12288;
 }
 
-/** A THREAD record (tid 1234) and a compact marker "mark" at p: their bytes. */
+/** A THREAD record (tid 1234), a compact marker "mark" and a compact API call at p:
+ *  their bytes. */
 static inline size_t ring_template_records(uint8_t *p)
 {
     upti_ring_record_header_t rh = {sizeof rh + sizeof(upti_ring_thread_t), UPTI_RING_KIND_THREAD};
@@ -46,6 +48,11 @@ static inline size_t ring_template_records(uint8_t *p)
     memcpy(p + n, &rh, sizeof rh);
     memcpy(p + n + sizeof rh, &m, sizeof m);
     memcpy(p + n + sizeof rh + sizeof m, "mark\0\0\0", 8);
+    n += rh.len;
+    upti_ring_compact_api_t a = {UPTI_TRACING_KIND_OPENCL_API, 3, 8, 10, 5, -30};
+    rh = (upti_ring_record_header_t){sizeof rh + sizeof a, UPTI_RING_KIND_COMPACT_API};
+    memcpy(p + n, &rh, sizeof rh);
+    memcpy(p + n + sizeof rh, &a, sizeof a);
     return n + rh.len;
 }
 

@@ -4,11 +4,15 @@
  * wraps many times, into two contexts' buffers for an operation both trace, and with
  * the calls' stack popped either way. Exact counts per buffer and operation, ids
  * strictly increasing in call order, start <= end, the thread's id, every other field
- * (size, kind, result, the external id pushed on the thread for half the calls). */
+ * (size, kind, result, the external id pushed on the thread for half the calls). The
+ * inline case writes the compact record where it holds the call (test_compact_api.c),
+ * expanded at delivery: results of every form it holds, and of both it does not. */
 #include <upti/buffer_tracing.h>
 #include <upti/names.h>
 #include <upti/runtime.h>
 #include <upti/upti.h>
+
+#include <stdint.h>
 
 #include "check.h"
 #include "test_tool.h"
@@ -24,6 +28,18 @@ static upti_context_id_t g_ctx[2];
 static upti_buffer_id_t g_buf[2];
 static seen_t g_seen[2];
 static upti_thread_id_t g_tid;
+
+/* The result of a call, by its index among the calls of its operation. */
+static int64_t result_of(uint64_t index)
+{
+    switch (index % 5) {
+    case 0: return (int64_t)index;
+    case 1: return -(int64_t)index;
+    case 2: return UPTI_API_RESULT_NONE;
+    case 3: return ((int64_t)1 << 40) + (int64_t)index; /* wider than 32 bits */
+    default: return INT32_MIN;                          /* the compact record's NONE */
+    }
+}
 
 static void on_buffer(upti_context_id_t ctx, upti_buffer_id_t id, upti_record_header_t **headers, size_t n,
                       void *data, uint64_t drops)
@@ -42,12 +58,12 @@ static void on_buffer(upti_context_id_t ctx, upti_buffer_id_t id, upti_record_he
         seen->last_id = r->correlation_id.internal;
         seen->bad_times += r->start_timestamp == 0 || r->start_timestamp > r->end_timestamp;
         seen->bad_thread += r->thread_id != g_tid;
-        /* traced_call(): result = its index among the calls of op; the external id
-           (pushed on context 0 for OP_ONE's odd calls) = that index + 1. */
-        uint64_t index = (uint64_t)r->result;
+        /* traced_call(): result = result_of(its index among the calls of op); the
+           external id (pushed on context 0 for OP_ONE's odd calls) = that index + 1. */
+        uint64_t index = (uint64_t)seen->count[r->operation] - 1;
         uint64_t external = seen == &g_seen[0] && r->operation == OP_ONE && index % 2 ? index + 1 : 0;
         seen->bad_fields += r->size != sizeof *r || r->kind != UPTI_TRACING_KIND_OPENCL_API ||
-                            index != (uint64_t)seen->count[r->operation] - 1 ||
+                            r->result != result_of(index) ||
                             r->correlation_id.external.value != external;
     }
 }
@@ -76,7 +92,7 @@ static void traced_call(const upti_operation_plan_t *plan, uint32_t op, int64_t 
     int payload = 0;
     upti_runtime_call_t call;
     upti_runtime_call_enter(&call, plan, UPTI_TRACING_KIND_OPENCL_API, op, &payload);
-    upti_runtime_call_exit_result(&call, index);
+    upti_runtime_call_exit_result(&call, result_of((uint64_t)index));
 }
 
 UNIT_TEST(api_records)

@@ -96,6 +96,14 @@ UNIT_TEST(ring_check)
     h->version = 7;
     CHECK_REASON(file, "version 7, header 4096 bytes, slot 384 bytes: not this format");
     valid(file);
+    /* Version 1 is read too (version 2 added a record kind: the layout is the same). */
+    h->version = 1;
+    CHECK_REASON(file, "");
+    h->version = 0;
+    CHECK_REASON(file, "version 0, header 4096 bytes, slot 384 bytes: not this format");
+    h->version = UPTI_RING_VERSION + 1;
+    CHECK_REASON(file, "version 3, header 4096 bytes, slot 384 bytes: not this format");
+    valid(file);
     h->record_abi = 4;
     CHECK_REASON(file, "records of 4-byte pointers");
 

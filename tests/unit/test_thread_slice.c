@@ -30,8 +30,7 @@ typedef struct collecting {
 } collecting;
 
 /* ur_collect, from a thread at nice 3 (a nice value of its own to keep). */
-static void *collect(void *arg)
-{
+static void *collect(void *arg) {
     collecting *c = arg;
     CHECK(setpriority(PRIO_PROCESS, (id_t)gettid(), 3) == 0);
     c->tid = gettid();
@@ -40,22 +39,22 @@ static void *collect(void *arg)
 }
 
 /* Whether this kernel keeps a slice asked for (read on the calling thread, then put back). */
-static int slices_kept(void)
-{
+static int slices_kept(void) {
     int policy, nice;
     uint64_t before, after;
-    if (ur_thread_slice_get(0, &policy, &nice, &before) != 0 || ur_thread_slice_set(0, 300000) != 0 ||
-        ur_thread_slice_get(0, &policy, &nice, &after) != 0)
+    if (ur_thread_slice_get(0, &policy, &nice, &before) != 0 ||
+        ur_thread_slice_set(0, 300000) != 0 || ur_thread_slice_get(0, &policy, &nice, &after) != 0)
         return 0;
     (void)ur_thread_slice_set(0, 0); /* 0: the default slice again */
     return after == 300000;
 }
 
-UNIT_TEST(thread_slice)
-{
+UNIT_TEST(thread_slice) {
     if (!slices_kept()) {
-        fprintf(stderr, "thread_slice: skipped (this kernel keeps no time slice of a thread's own: "
-                        "%s)\n", strerror(errno));
+        fprintf(stderr,
+                "thread_slice: skipped (this kernel keeps no time slice of a thread's own: "
+                "%s)\n",
+                strerror(errno));
         return 77;
     }
     char dir[] = "/tmp/upti-slice-XXXXXX", spool[64];
@@ -67,8 +66,8 @@ UNIT_TEST(thread_slice)
         pause();
         _exit(0);
     }
-    collecting c = {.opts = {.spool = spool, .dir = dir, .wait_pid = program,
-                             .poll_ns = 500 * 1000}};
+    collecting c = {
+        .opts = {.spool = spool, .dir = dir, .wait_pid = program, .poll_ns = 500 * 1000}};
     c.opts.stop = &c.stop;
     c.opts.wake = &c.wake;
     pthread_t thread;

@@ -30,6 +30,7 @@ static const unit_case k_cases[] = {
     {"lock_order", unit_test_lock_order},
     {"capture_current", unit_test_capture_current},
     {"api_records", unit_test_api_records},
+    {"compact_api", unit_test_compact_api},
     {"struct_size.copy", unit_test_struct_size},
     {"struct_size.buffer_options", unit_test_struct_size},
     {"struct_size.result_small", unit_test_struct_size},

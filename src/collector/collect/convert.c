@@ -326,6 +326,25 @@ static int convert_record(const struct converter *v, struct proc *ring, struct p
             .message = msg,
         };
         kind = UPTI_TRACING_KIND_MARKER_API;
+    } else if (kind == UPTI_RING_KIND_COMPACT_API) {
+        upti_ring_compact_api_t a;
+        if (body_len < sizeof a)
+            return -1;
+        memcpy(&a, body, sizeof a);
+        if (a.kind != UPTI_TRACING_KIND_OPENCL_API && a.kind != UPTI_TRACING_KIND_VULKAN_API &&
+            a.kind != UPTI_TRACING_KIND_RUNTIME_API)
+            return -1; /* not a kind whose record is upti_buffer_tracing_api_record_t */
+        u.api = (upti_buffer_tracing_api_record_t){
+            .size = sizeof u.api,
+            .kind = a.kind,
+            .operation = a.operation,
+            .correlation_id = {a.correlation_id, {0}},
+            .thread_id = ring->tid[c->slot],
+            .start_timestamp = a.start_timestamp,
+            .end_timestamp = a.start_timestamp + a.duration,
+            .result = a.result == INT32_MIN ? UPTI_API_RESULT_NONE : a.result,
+        };
+        kind = a.kind;
     } else {
         size_t string_offset;
         size_t size = kind_layout(kind, &string_offset);

@@ -20,8 +20,7 @@ struct sched_attr_v0 {
 };
 _Static_assert(sizeof(struct sched_attr_v0) == 48, "sched_attr: SCHED_ATTR_SIZE_VER0");
 
-int ur_thread_slice_get(pid_t tid, int *policy, int *nice, uint64_t *ns)
-{
+int ur_thread_slice_get(pid_t tid, int *policy, int *nice, uint64_t *ns) {
 #ifdef SYS_sched_getattr
     struct sched_attr_v0 a;
     memset(&a, 0, sizeof a);
@@ -38,8 +37,7 @@ int ur_thread_slice_get(pid_t tid, int *policy, int *nice, uint64_t *ns)
 #endif
 }
 
-int ur_thread_slice_set(pid_t tid, uint64_t ns)
-{
+int ur_thread_slice_set(pid_t tid, uint64_t ns) {
 #ifdef SYS_sched_setattr
     int policy, nice;
     uint64_t now;
@@ -50,8 +48,7 @@ int ur_thread_slice_set(pid_t tid, uint64_t ns)
         return -1;
     }
     /* The same nice value: never a raise of priority, which needs a privilege. */
-    struct sched_attr_v0 a = {.size = sizeof a, .policy = SCHED_OTHER, .nice = nice,
-                              .runtime = ns};
+    struct sched_attr_v0 a = {.size = sizeof a, .policy = SCHED_OTHER, .nice = nice, .runtime = ns};
     return syscall(SYS_sched_setattr, tid, &a, 0u) == 0 ? 0 : -1;
 #else
     (void)tid, (void)ns;

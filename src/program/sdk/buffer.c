@@ -37,7 +37,10 @@ struct callback_thread {
     pthread_cond_t flushed;
     upti_record_header_t *headers;
     upti_record_header_t **header_ptrs;
-    upti_buffer_tracing_marker_api_record_t *decoded; /* compact records expanded for delivery */
+    union decoded_record {
+        upti_buffer_tracing_marker_api_record_t marker;
+        upti_buffer_tracing_api_record_t api;
+    } *decoded; /* compact records expanded for delivery */
 };
 
 
@@ -87,6 +90,22 @@ static void decode_marker(const struct upti_producer *p, const upti_compact_mark
     };
 }
 
+/* Expands a compact API record into the public struct. */
+static void decode_api(const struct upti_producer *p, const upti_ring_compact_api_t *c,
+                       upti_buffer_tracing_api_record_t *out)
+{
+    *out = (upti_buffer_tracing_api_record_t){
+        .size = sizeof *out,
+        .kind = c->kind,
+        .operation = c->operation,
+        .correlation_id = {c->correlation_id, {0}},
+        .thread_id = p->tid,
+        .start_timestamp = c->start_timestamp,
+        .end_timestamp = c->start_timestamp + c->duration,
+        .result = c->result == INT32_MIN ? UPTI_API_RESULT_NONE : c->result,
+    };
+}
+
 static void wake_thread(struct callback_thread *t)
 {
     if (atomic_load_explicit(&t->wake, memory_order_relaxed) == 0 &&
@@ -113,10 +132,17 @@ static void deliver(struct upti_buffer *b, struct upti_producer *p, struct callb
         while (tail != head && n < DELIVERY_BATCH) {
             upti_ring_record_t *r = (upti_ring_record_t *)(p->data + (tail & mask));
             if (r->kind == UPTI_RING_COMPACT_MARKER) {
-                decode_marker(p, (const upti_compact_marker_t *)(r + 1), &t->decoded[n]);
+                decode_marker(p, (const upti_compact_marker_t *)(r + 1), &t->decoded[n].marker);
                 t->headers[n] = (upti_record_header_t){UPTI_BUFFER_CATEGORY_TRACING,
                                                        UPTI_TRACING_KIND_MARKER_API,
-                                                       &t->decoded[n]};
+                                                       &t->decoded[n].marker};
+                t->header_ptrs[n] = &t->headers[n];
+                n++;
+            } else if (r->kind == UPTI_RING_COMPACT_API) {
+                upti_buffer_tracing_api_record_t *api = &t->decoded[n].api;
+                decode_api(p, (const upti_ring_compact_api_t *)(r + 1), api);
+                t->headers[n] =
+                    (upti_record_header_t){UPTI_BUFFER_CATEGORY_TRACING, api->kind, api};
                 t->header_ptrs[n] = &t->headers[n];
                 n++;
             } else if (r->kind == UPTI_RING_TOOL_RECORD) {
@@ -466,6 +492,7 @@ static upti_status_t create_buffer(upti_context_id_t context_id, const upti_buff
     b->size = round_up_pow2(o->region_size);
     b->watermark = o->watermark < b->size ? o->watermark : b->size;
     b->policy = o->policy;
+    b->compact_api = true; /* (read back by deliver(), here) */
     b->callback = o->callback;
     b->callback_data = o->callback_data;
     pthread_mutex_init(&b->lock, NULL);

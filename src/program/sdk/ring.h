@@ -11,10 +11,13 @@
 
 #include "internal.h"
 
+#include <upti/ring.h>
+
 typedef struct upti_ring_record_t {
     uint32_t len;  /* bytes of this record in the ring, header included, multiple of 8 */
     uint32_t kind; /* upti_tracing_kind_t (a full record), UPTI_RING_COMPACT_MARKER,
-                      UPTI_RING_TOOL_RECORD, UPTI_RING_AGENT_RECORD, or 0 = padding */
+                      UPTI_RING_COMPACT_API, UPTI_RING_TOOL_RECORD,
+                      UPTI_RING_AGENT_RECORD, or 0 = padding */
 } upti_ring_record_t;
 
 /* Fields are grouped by who writes them, one cache line each, so the
@@ -68,6 +71,14 @@ typedef struct upti_compact_marker_t {
     uint64_t value; /* range id, or the category of NAME_CATEGORY */
 } upti_compact_marker_t;
 
+/** Ring kind of a compact API record (upti_ring_compact_api_t, <upti/ring.h>: the
+ *  shared format's, in-process rings the same), expanded at delivery. Written by the
+ *  inline case of upti_runtime_call_exit (tracing.c) for the calls it holds. */
+#define UPTI_RING_COMPACT_API 0x101u
+_Static_assert(UPTI_RING_COMPACT_API == UPTI_RING_KIND_COMPACT_API &&
+                   UPTI_RING_COMPACT_MARKER == UPTI_RING_KIND_COMPACT_MARKER,
+               "compact kinds: the shared format's values");
+
 /** Ring kind of a tool's own record (upti_write_buffer_record; tool_record.c). The same
  *  value as the shared format's UPTI_RING_KIND_TOOL. In a shared buffer the body is
  *  upti_ring_tool_t, then the data; in an in-process one it is
@@ -95,6 +106,9 @@ struct upti_buffer {
     upti_buffer_tracing_cb_t callback;
     void *callback_data;
     _Atomic bool destroyed;
+    /* The inline case of upti_runtime_call_exit may write UPTI_RING_COMPACT_API records:
+     * every in-process buffer; a shared one whose files are of version 2 (shared_buffer.c). */
+    bool compact_api;
     struct callback_thread *_Atomic thread;
     /* The consumer's: guards the producer list, serializes delivery. Taken under
      * g_buffers_lock (fork), and held while the callback runs: a callback may take

@@ -91,6 +91,10 @@ struct upti_shared_ring {
     bool file_pending;
     int pending_fd; /* the child's claim while file_pending (UPTI_RING_PENDING_SUFFIX), or -1 */
     bool claims;    /* dir is a collector's folder of upti's: its collector waits for claims */
+    /* Of its files: UPTI_RING_VERSION in a collector's folder of upti's (claims), whose
+     * reader is upti's; 1 elsewhere, for a reader of the format's first version (a tool's
+     * own collector), which knows no compact API record. */
+    uint32_t version;
     uint32_t claim_id; /* tells this buffer's claim from another's of the same process */
     pthread_mutex_t create_lock;
 };
@@ -207,7 +211,7 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool au
     r->map_size = size;
     upti_ring_header_t *h = map;
     h->magic = UPTI_RING_MAGIC;
-    h->version = UPTI_RING_VERSION;
+    h->version = r->version;
     h->header_bytes = UPTI_RING_HEADER_BYTES;
     h->slot_bytes = UPTI_RING_SLOT_BYTES;
     h->max_slots = r->max_slots;
@@ -327,6 +331,7 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
         else
             *slash = '\0';
     }
+    r->version = r->claims ? UPTI_RING_VERSION : 1;
     /* A folder another user owns or may write: that user could remove the rings
      * or put forged ones beside them. Refused, said once. */
     char why[PATH_MAX + 256];
@@ -349,6 +354,7 @@ UPTI_API upti_status_t upti_create_shared_buffer(upti_context_id_t context_id, s
     /* Nobody in the process is woken: upti_buffer_wake() rings the file's doorbell. */
     b->watermark = UPTI_RING_DOORBELL_BYTES(r->slot_size);
     b->policy = policy;
+    b->compact_api = r->version >= 2;
     b->shared = r;
     pthread_mutex_init(&b->lock, NULL);
     upti_status_t rc = upti_buffer_register(b, buffer_id); /* frees b on failure */

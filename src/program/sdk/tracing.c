@@ -165,40 +165,43 @@ static __attribute__((noinline)) void exit_slow_clock(upti_runtime_call_t *call,
  * committed without a call: room in the thread's region of the buffer, without a wrap.
  * What upti_buffer_reserve_fast(), api_record() and upti_buffer_commit_producer() do, in
  * fewer instructions: the producer's head kept in a register from the reservation to the
- * commit; the record's fields copied from the call, two runs of 16 bytes at once, not built
- * apart as a compound literal; the buffer found again through the producer at the commit,
- * not kept in a register that would have to be saved. False, having published nothing and
- * left the call in progress, where exit_rest() is needed.
+ * commit; the kind, operation and correlation id copied from the call as one run of 16
+ * bytes; the buffer found again through the producer at the commit, not kept in a
+ * register that would have to be saved. The record is the compact one (<upti/ring.h>:
+ * 40 bytes with its header, where the public record takes 72), expanded where it is
+ * read (buffer.c's delivery, the collector's conversion): a call with an external id
+ * pushed, a result wider than 32 bits or a duration of 2^32 ns or more gets the public
+ * record from exit_rest(). False, having published nothing and left the call in
+ * progress, where exit_rest() is needed.
  */
 static inline bool exit_one_record(const upti_runtime_call_t *call, const upti_operation_plan_t *plan,
                                    upti_thread_state_t *s, upti_timestamp_t end, int64_t result)
 {
     struct upti_buffer *b = plan->buffer0.buffer;
     struct upti_producer *p = s->producers[plan->buffer0.index];
-    if (upti_unlikely(p == NULL || atomic_load_explicit(&b->destroyed, memory_order_relaxed)))
+    if (upti_unlikely(p == NULL || atomic_load_explicit(&b->destroyed, memory_order_relaxed) ||
+                      !b->compact_api))
         return false;
-    enum { LEN = (sizeof(upti_ring_record_t) + sizeof(upti_buffer_tracing_api_record_t) + 7) & ~7u };
+    enum { LEN = sizeof(upti_ring_record_t) + sizeof(upti_ring_compact_api_t) };
     size_t head = p->local_head, size = p->size;
     size_t pos = head & (size - 1);
-    if (upti_unlikely(pos + LEN > p->limit || head + LEN - p->cached_tail > size))
+    uint64_t duration = end - call->start_timestamp;
+    /* (A result in (INT32_MIN, INT32_MAX]: INT32_MIN stands for UPTI_API_RESULT_NONE.) */
+    bool narrow = (uint64_t)result + INT32_MAX <= 2 * (uint64_t)INT32_MAX;
+    if (upti_unlikely(pos + LEN > p->limit || head + LEN - p->cached_tail > size ||
+                      duration > UINT32_MAX || s->external_mask != 0 ||
+                      (!narrow && result != UPTI_API_RESULT_NONE)))
         return false;
     head += LEN;
     upti_ring_record_t *h = (upti_ring_record_t *)(p->data + pos);
-    upti_buffer_tracing_api_record_t *r = (upti_buffer_tracing_api_record_t *)(h + 1);
-    /* kind, operation, correlation_id.internal; thread_id, start_timestamp (asserted below). */
-    memcpy((char *)r + offsetof(upti_buffer_tracing_api_record_t, kind),
-           (const char *)call + offsetof(upti_runtime_call_t, kind), 16);
-    memcpy((char *)r + offsetof(upti_buffer_tracing_api_record_t, thread_id),
-           (const char *)call + offsetof(upti_runtime_call_t, thread_id), 16);
+    upti_ring_compact_api_t *r = (upti_ring_compact_api_t *)(h + 1);
+    /* kind, operation, correlation id (asserted below). */
+    memcpy(r, (const char *)call + offsetof(upti_runtime_call_t, kind), 16);
     h->len = LEN;
-    h->kind = r->kind;
-    r->size = sizeof *r;
-    r->correlation_id.external.value = 0;
-    /* No external id pushed on any context: the common case, one test. */
-    if (upti_unlikely(s->external_mask != 0))
-        r->correlation_id.external.value = upti_external_id(s, plan->buffer0.context);
-    r->end_timestamp = end;
-    r->result = result;
+    h->kind = UPTI_RING_COMPACT_API;
+    r->start_timestamp = call->start_timestamp;
+    r->duration = (uint32_t)duration;
+    r->result = narrow ? (int32_t)result : INT32_MIN;
     s->current_call = call->parent;
     p->local_head = head;
     atomic_store_explicit(&p->head, head, memory_order_release);
@@ -208,18 +211,16 @@ static inline bool exit_one_record(const upti_runtime_call_t *call, const upti_o
     return true;
 }
 
-/* The two runs exit_one_record() copies: at the same offsets from their first field in the
-   call (runtime.h) and the record (buffer_tracing.h), 16 bytes each. */
-#define CALL_AT(f, first) (offsetof(upti_runtime_call_t, f) - offsetof(upti_runtime_call_t, first))
-#define RECORD_AT(f, first) (offsetof(upti_buffer_tracing_api_record_t, f) - \
-                             offsetof(upti_buffer_tracing_api_record_t, first))
-_Static_assert(CALL_AT(operation, kind) == 4 && RECORD_AT(operation, kind) == 4 &&
-                   CALL_AT(correlation_id, kind) == 8 && RECORD_AT(correlation_id.internal, kind) == 8,
+/* The run exit_one_record() copies: at the same offsets from kind in the call (runtime.h)
+   and the compact record (<upti/ring.h>), 16 bytes. */
+#define CALL_AT(f) (offsetof(upti_runtime_call_t, f) - offsetof(upti_runtime_call_t, kind))
+_Static_assert(CALL_AT(operation) == 4 && offsetof(upti_ring_compact_api_t, operation) == 4 &&
+                   CALL_AT(correlation_id) == 8 &&
+                   offsetof(upti_ring_compact_api_t, correlation_id) == 8 &&
+                   offsetof(upti_ring_compact_api_t, kind) == 0,
                "kind, operation, correlation id: one run of 16 bytes in the call and the record");
-_Static_assert(CALL_AT(start_timestamp, thread_id) == 8 && RECORD_AT(start_timestamp, thread_id) == 8,
-               "thread id, start: one run of 16 bytes in the call and the record");
 #undef CALL_AT
-#undef RECORD_AT
+_Static_assert(sizeof(upti_ring_compact_api_t) % 8 == 0, "compact API records fill 8-byte units");
 _Static_assert(sizeof(upti_buffer_tracing_api_record_t) % 8 == 0, "API records fill 8-byte units");
 
 UPTI_API void upti_runtime_call_exit(upti_runtime_call_t *call)
