@@ -46,9 +46,8 @@
  *   - UPTI_RING_KIND_COMPACT_MARKER: upti_ring_compact_marker_t, then the
  *     NUL-terminated message if has_message (the thread is the slot's);
  *   - UPTI_RING_KIND_COMPACT_API (version 2): upti_ring_compact_api_t, an
- *     API call whose record needs no more than it holds (the thread is the
- *     slot's, no external correlation id); other calls are written as
- *     their public record;
+ *     API call without an external correlation id (the thread is the
+ *     slot's); other calls are written as their public record;
  *   - UPTI_RING_KIND_THREAD: upti_ring_thread_t, the first record a thread
  *     writes into a slot it claimed: the records after it are that thread's.
  *   - UPTI_RING_KIND_AGENT: upti_ring_agent_t then its four strings; libupti
@@ -247,18 +246,17 @@ typedef struct upti_ring_compact_marker_t {
 } upti_ring_compact_marker_t;
 
 /**
- * UPTI_RING_KIND_COMPACT_API: an API call (upti_buffer_tracing_api_record_t) in
- * half the bytes, for a call whose end is within 2^32 - 1 ns of its start,
- * whose result is UPTI_API_RESULT_NONE or fits 32 bits (not INT32_MIN), and
- * without an external correlation id. The thread is the slot's.
+ * UPTI_RING_KIND_COMPACT_API: an API call without an external correlation id:
+ * upti_buffer_tracing_api_record_t less its size, thread (the slot's) and
+ * external id, 48 bytes with its header where the public record takes 72.
  */
 typedef struct upti_ring_compact_api_t {
     uint32_t kind;            /**< upti_tracing_kind_t of the call */
     uint32_t operation;       /**< the operation within the kind */
     uint64_t correlation_id;  /**< the call's correlation id */
     uint64_t start_timestamp; /**< ns, UPTI's clock */
-    uint32_t duration;        /**< end_timestamp - start_timestamp, ns */
-    int32_t result;           /**< the result; INT32_MIN: UPTI_API_RESULT_NONE */
+    uint64_t end_timestamp;   /**< ns, UPTI's clock */
+    int64_t result;           /**< what the call returned, or UPTI_API_RESULT_NONE */
 } upti_ring_compact_api_t;
 
 /** UPTI_RING_KIND_THREAD: the thread that writes the records after it. */

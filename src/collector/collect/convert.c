@@ -341,8 +341,8 @@ static int convert_record(const struct converter *v, struct proc *ring, struct p
             .correlation_id = {a.correlation_id, {0}},
             .thread_id = ring->tid[c->slot],
             .start_timestamp = a.start_timestamp,
-            .end_timestamp = a.start_timestamp + a.duration,
-            .result = a.result == INT32_MIN ? UPTI_API_RESULT_NONE : a.result,
+            .end_timestamp = a.end_timestamp,
+            .result = a.result,
         };
         kind = a.kind;
     } else {

@@ -20,7 +20,8 @@ struct sched_attr_v0 {
 };
 _Static_assert(sizeof(struct sched_attr_v0) == 48, "sched_attr: SCHED_ATTR_SIZE_VER0");
 
-int ur_thread_slice_get(pid_t tid, int *policy, int *nice, uint64_t *ns) {
+int ur_thread_slice_get(pid_t tid, int *policy, int *nice, uint64_t *ns)
+{
 #ifdef SYS_sched_getattr
     struct sched_attr_v0 a;
     memset(&a, 0, sizeof a);
@@ -37,7 +38,8 @@ int ur_thread_slice_get(pid_t tid, int *policy, int *nice, uint64_t *ns) {
 #endif
 }
 
-int ur_thread_slice_set(pid_t tid, uint64_t ns) {
+int ur_thread_slice_set(pid_t tid, uint64_t ns)
+{
 #ifdef SYS_sched_setattr
     int policy, nice;
     uint64_t now;

@@ -101,8 +101,8 @@ static void decode_api(const struct upti_producer *p, const upti_ring_compact_ap
         .correlation_id = {c->correlation_id, {0}},
         .thread_id = p->tid,
         .start_timestamp = c->start_timestamp,
-        .end_timestamp = c->start_timestamp + c->duration,
-        .result = c->result == INT32_MIN ? UPTI_API_RESULT_NONE : c->result,
+        .end_timestamp = c->end_timestamp,
+        .result = c->result,
     };
 }
 
@@ -492,7 +492,7 @@ static upti_status_t create_buffer(upti_context_id_t context_id, const upti_buff
     b->size = round_up_pow2(o->region_size);
     b->watermark = o->watermark < b->size ? o->watermark : b->size;
     b->policy = o->policy;
-    b->compact_api = true; /* (read back by deliver(), here) */
+    b->compact_api = true; /* (expanded by deliver(), here) */
     b->callback = o->callback;
     b->callback_data = o->callback_data;
     pthread_mutex_init(&b->lock, NULL);

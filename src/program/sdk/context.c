@@ -117,7 +117,7 @@ static const upti_operation_plan_t *plan_for(upti_tracing_kind_t kind, uint32_t 
     if (c->plan.num_buffers > 0)
         c->plan.buffer0 = bufs[0];
     c->plan.one_api_record = c->plan.num_callbacks == 0 && c->plan.num_buffers == 1 &&
-                             kind != UPTI_TRACING_KIND_MARKER_API;
+                             kind != UPTI_TRACING_KIND_MARKER_API && bufs[0].buffer->compact_api;
     c->next = g_plan_cache[kind];
     g_plan_cache[kind] = c;
     return &c->plan;

@@ -311,8 +311,9 @@ struct upti_operation_plan_t {
     upti_plan_callback_t *callbacks;
     upti_plan_buffer_t *buffers;
     upti_plan_buffer_t buffer0; /* buffers[0] if any: the one-buffer fast path loads less */
-    /* No callback, one buffer, a kind whose calls end in an API record (not MARKER_API):
-     * upti_runtime_call_exit_result() writes it inline, after one test. */
+    /* No callback, one buffer that takes compact API records (ring.h), a kind whose calls
+     * end in an API record (not MARKER_API): upti_runtime_call_exit_result() writes it
+     * inline, after one test. */
     bool one_api_record;
 };
 _Static_assert(offsetof(struct upti_operation_plan_t, num_callbacks) == 0,

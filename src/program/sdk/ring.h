@@ -106,8 +106,9 @@ struct upti_buffer {
     upti_buffer_tracing_cb_t callback;
     void *callback_data;
     _Atomic bool destroyed;
-    /* The inline case of upti_runtime_call_exit may write UPTI_RING_COMPACT_API records:
-     * every in-process buffer; a shared one whose files are of version 2 (shared_buffer.c). */
+    /* It takes UPTI_RING_COMPACT_API records, which the inline case of
+     * upti_runtime_call_exit writes (one_api_record, context.c): every in-process buffer;
+     * a shared one whose files are of version 2 (shared_buffer.c). */
     bool compact_api;
     struct callback_thread *_Atomic thread;
     /* The consumer's: guards the producer list, serializes delivery. Taken under

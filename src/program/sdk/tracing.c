@@ -168,29 +168,25 @@ static __attribute__((noinline)) void exit_slow_clock(upti_runtime_call_t *call,
  * commit; the kind, operation and correlation id copied from the call as one run of 16
  * bytes; the buffer found again through the producer at the commit, not kept in a
  * register that would have to be saved. The record is the compact one (<upti/ring.h>:
- * 40 bytes with its header, where the public record takes 72), expanded where it is
- * read (buffer.c's delivery, the collector's conversion): a call with an external id
- * pushed, a result wider than 32 bits or a duration of 2^32 ns or more gets the public
- * record from exit_rest(). False, having published nothing and left the call in
- * progress, where exit_rest() is needed.
+ * 48 bytes with its header, where the public record takes 72), expanded where it is
+ * read (buffer.c's delivery, the collector's conversion); a call with an external id
+ * pushed gets the public record from exit_rest(), as does every call of a shared buffer
+ * whose file is of version 1 (no one_api_record: context.c). False, having published
+ * nothing and left the call in progress, where exit_rest() is needed.
  */
 static inline bool exit_one_record(const upti_runtime_call_t *call, const upti_operation_plan_t *plan,
                                    upti_thread_state_t *s, upti_timestamp_t end, int64_t result)
 {
     struct upti_buffer *b = plan->buffer0.buffer;
     struct upti_producer *p = s->producers[plan->buffer0.index];
-    if (upti_unlikely(p == NULL || atomic_load_explicit(&b->destroyed, memory_order_relaxed) ||
-                      !b->compact_api))
+    if (upti_unlikely(p == NULL || atomic_load_explicit(&b->destroyed, memory_order_relaxed)))
         return false;
     enum { LEN = sizeof(upti_ring_record_t) + sizeof(upti_ring_compact_api_t) };
     size_t head = p->local_head, size = p->size;
     size_t pos = head & (size - 1);
-    uint64_t duration = end - call->start_timestamp;
-    /* (A result in (INT32_MIN, INT32_MAX]: INT32_MIN stands for UPTI_API_RESULT_NONE.) */
-    bool narrow = (uint64_t)result + INT32_MAX <= 2 * (uint64_t)INT32_MAX;
+    /* No external id pushed on any context: the common case, one test. */
     if (upti_unlikely(pos + LEN > p->limit || head + LEN - p->cached_tail > size ||
-                      duration > UINT32_MAX || s->external_mask != 0 ||
-                      (!narrow && result != UPTI_API_RESULT_NONE)))
+                      s->external_mask != 0))
         return false;
     head += LEN;
     upti_ring_record_t *h = (upti_ring_record_t *)(p->data + pos);
@@ -200,8 +196,8 @@ static inline bool exit_one_record(const upti_runtime_call_t *call, const upti_o
     h->len = LEN;
     h->kind = UPTI_RING_COMPACT_API;
     r->start_timestamp = call->start_timestamp;
-    r->duration = (uint32_t)duration;
-    r->result = narrow ? (int32_t)result : INT32_MIN;
+    r->end_timestamp = end;
+    r->result = result;
     s->current_call = call->parent;
     p->local_head = head;
     atomic_store_explicit(&p->head, head, memory_order_release);
