@@ -10,12 +10,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,7 +22,7 @@
 
 typedef struct collecting {
     ur_collect_opts opts;
-    volatile int stop;
+    int stop;
     uint32_t wake;
     _Atomic pid_t tid;
 } collecting;
@@ -63,12 +61,10 @@ UNIT_TEST(thread_slice)
     char dir[] = "/tmp/upti-slice-XXXXXX", spool[64];
     CHECK(mkdtemp(dir) != NULL);
     snprintf(spool, sizeof spool, "%s/spool", dir);
-    /* A program to wait for, which keeps the collector in its passes until stopped. */
-    pid_t program = fork();
-    if (program == 0) {
-        pause();
-        _exit(0);
-    }
+    /* A process to wait for, which keeps the collector in its passes until stopped: this
+     * one's parent (ctest, a shell), alive for as long as the test runs. A child forked
+     * here would outlive a test that a sanitizer ends early, holding ctest's pipes. */
+    pid_t program = getppid();
     collecting c = {
         .opts = {.spool = spool, .dir = dir, .wait_pid = program, .poll_ns = 500 * 1000}};
     c.opts.stop = &c.stop;
@@ -86,11 +82,9 @@ UNIT_TEST(thread_slice)
     CHECK_EQ_U64(ns, 100000);
     CHECK(policy == SCHED_OTHER);
     CHECK(nice == 3);
-    c.stop = 1;
+    __atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE); /* (read so by ur_collect) */
     ur_collect_wake(&c.wake);
     CHECK(pthread_join(thread, NULL) == 0);
-    kill(program, SIGKILL);
-    waitpid(program, NULL, 0);
 
     /* A thread of another policy keeps it, and its slice. */
     struct sched_param sp = {0};
