@@ -160,13 +160,15 @@ static void launched_command_pid(char *env)
 }
 
 static pid_t g_child;
-static volatile sig_atomic_t g_child_ended;
+static volatile sig_atomic_t g_child_ended, g_collecting_apart;
 static void forward(int sig)
 {
     int saved_errno = errno; /* kill() may set it under the interrupted waitpid's check */
     /* Once the program ended, a SIGINT/SIGTERM to upti ends the wait for
      * the processes it left running: their traces so far are written. */
-    if (g_child_ended && sig != SIGHUP)
+    if (g_child_ended && sig != SIGHUP && g_collecting_apart)
+        run_collect_apart_stop();
+    else if (g_child_ended && sig != SIGHUP)
         run_collect_stop();
     else if (g_child > 0)
         kill(g_child, sig);
@@ -370,8 +372,9 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
     /* The signals' handlers were set before the fork, with the signals
      * blocked until g_child is known: one sent to upti meanwhile is forwarded
      * now, not lost nor fatal to upti. */
+    g_collecting_apart = run_collect_apart(g_child);
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
-    if (run_collect_start(g_child) != 0)
+    if (!g_collecting_apart && run_collect_start(g_child) != 0)
         fprintf(stderr, "upti: cannot start collecting: the trace is written after the program "
                         "ended\n");
     int status = 0;
@@ -382,8 +385,10 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
         }
     }
     g_child_ended = 1;
-    int converted = run_collect_end(g_child, status);
-    run_say_summary(run_outputs_end(converted));
+    if (g_collecting_apart)
+        (void)run_collect_apart_end(status);
+    else
+        run_say_summary(run_outputs_end(run_collect_end(g_child, status)));
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status))

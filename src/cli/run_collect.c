@@ -16,6 +16,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <regex.h>
@@ -25,7 +26,9 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct run_state g_run = {.lock_fd = -1,
@@ -323,6 +326,128 @@ static int rings_left(void)
     }
     closedir(d);
     return n;
+}
+
+/* ---- collecting in a process of its own ----
+ *
+ * The collecting, the conversion and the outputs run in a fork of upti in a
+ * session of its own. The scheduler groups the processes of a session
+ * (autogroup, on where the kernel has it: /proc/sys/kernel/sched_autogroup_enabled)
+ * and gives each group an equal share of the CPUs. In upti's own process, its
+ * threads were in the program's group, one thread's share among the program's
+ * threads, and the follow thread (SCHED_IDLE) got no CPU while the program kept
+ * both busy: the conversion waited for the program's end. Apart, they get half
+ * of the CPUs when both groups want them (figures in docs/cli.md). The program
+ * stays in upti's session and process group (its terminal, its job control) and
+ * upti's child: upti waits for it and forwards its signals, and hands its wait
+ * status to the collecting process through a pipe; once the program ended, a
+ * SIGINT or SIGTERM to upti reaches the collecting process as SIGTERM
+ * (run_collect_stop). The collecting process dies with upti
+ * (PR_SET_PDEATHSIG): a killed upti leaves its run folder to `upti recover`, as
+ * before. */
+static pid_t g_apart;       /* in upti: the collecting process, or 0 */
+static int g_apart_fd = -1; /* in upti: the pipe's end the program's status goes to */
+
+static void stop_on_signal(int sig)
+{
+    (void)sig;
+    run_collect_stop();
+}
+
+/* The collecting process: collects for program, then, given its status on
+ * from_upti, writes the outputs and exits. */
+static void collect_apart(pid_t program, pid_t upti, int from_upti)
+{
+    /* Dies with upti (its SIGKILL included); upti may have died before this. */
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != upti)
+        _exit(1);
+    (void)setsid(); /* (a fork: never a process group's leader) */
+    /* upti's handlers forward to the program: not this process's (only upti signals it). */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = SIG_DFL;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sa.sa_handler = stop_on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGTERM, &sa, NULL);
+    /* (upti forked it with these blocked, until it knew this process's pid) */
+    sigset_t handled;
+    sigemptyset(&handled);
+    sigaddset(&handled, SIGINT);
+    sigaddset(&handled, SIGHUP);
+    sigaddset(&handled, SIGTERM);
+    sigprocmask(SIG_UNBLOCK, &handled, NULL);
+    if (run_collect_start(program) != 0)
+        fprintf(stderr, "upti: cannot start collecting: the trace is written after the program "
+                        "ended\n");
+    int status = 0;
+    size_t got = 0;
+    while (got < sizeof status) {
+        ssize_t n = read(from_upti, (char *)&status + got, sizeof status - got);
+        if (n > 0)
+            got += (size_t)n;
+        else if (n == 0 || errno != EINTR)
+            _exit(1); /* upti ended without it: killed (this process too, by now) */
+    }
+    close(from_upti);
+    run_say_summary(run_outputs_end(run_collect_end(program, status)));
+    exit(0);
+}
+
+int run_collect_apart(pid_t program)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return 0;
+    pid_t upti = getpid();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[1]);
+        collect_apart(program, upti, fds[0]);
+    }
+    close(fds[0]);
+    if (pid < 0) {
+        close(fds[1]);
+        return 0;
+    }
+    g_apart = pid;
+    g_apart_fd = fds[1];
+    return 1;
+}
+
+void run_collect_apart_stop(void)
+{
+    if (g_apart > 0)
+        kill(g_apart, SIGTERM);
+}
+
+int run_collect_apart_end(int status)
+{
+    /* A collecting process that is gone (killed by someone) fails the write: EPIPE,
+     * not SIGPIPE's end of upti, which says so below and ends with the program's status. */
+    signal(SIGPIPE, SIG_IGN);
+    ssize_t n;
+    do
+        n = write(g_apart_fd, &status, sizeof status);
+    while (n < 0 && errno == EINTR);
+    close(g_apart_fd);
+    g_apart_fd = -1;
+    int how = 0;
+    while (waitpid(g_apart, &how, 0) < 0 && errno == EINTR)
+        ;
+    g_apart = 0;
+    if (WIFEXITED(how) && WEXITSTATUS(how) == 0)
+        return 0;
+    /* (Its own messages came first, if it could say anything.) */
+    if (WIFSIGNALED(how))
+        fprintf(stderr, "upti: the collecting process was killed by signal %d: what it had "
+                        "not written stays in %s (upti recover %s)\n",
+                WTERMSIG(how), g_run.folder, g_run.folder);
+    return -1;
 }
 
 int run_collect_end(pid_t program, int status)

@@ -42,6 +42,25 @@ int run_collect_start(pid_t program);
 void run_collect_stop(void);
 
 /**
+ * Starts collecting for the program (pid) in a process of its own, in a
+ * session of its own (run_collect.c says why), which also converts and
+ * writes the outputs once run_collect_apart_end() gave it the program's
+ * status. Called with one thread. 1 in upti; 0 where the process could not
+ * be made (upti then collects itself: run_collect_start()).
+ */
+int run_collect_apart(pid_t program);
+
+/** run_collect_stop() for the collecting process (SIGTERM): async-signal-safe. */
+void run_collect_apart_stop(void);
+
+/**
+ * Once the program ended: gives the collecting process its wait status and
+ * waits for it to end (run_collect_end() and the closing lines are its). 0,
+ * or -1 if it did not end well (killed: said once).
+ */
+int run_collect_apart_end(int status);
+
+/**
  * Once the program ended: waits until every traced process of the run
  * ended (or run_collect_stop), converts, writes the outputs and removes the
  * run folder. A process that did not finalize UPTI (killed, crashed, _exit)

@@ -164,11 +164,20 @@ def case_sigkill(tmp):
 
 
 def children(pid):
+    """The children of upti (pid) but its collecting process, a fork of upti that did not
+    exec (the same executable): the program, as the tests that kill it mean it."""
+    def exe(p):
+        try:
+            return os.readlink('/proc/%d/exe' % p)
+        except OSError:
+            return None
     try:
         with open('/proc/%d/task/%d/children' % (pid, pid)) as f:
-            return [int(x) for x in f.read().split()]
+            kids = [int(x) for x in f.read().split()]
     except OSError:
         return []
+    own = exe(pid)
+    return [k for k in kids if exe(k) != own]
 
 
 def case_sigkill_mid(tmp):
@@ -541,6 +550,60 @@ def case_collector_killed(tmp):
              markers))
 
 
+def case_collecting_killed(tmp):
+    """upti's collecting process (a fork of upti in a session of its own) killed while the
+    program runs: upti says so once, naming the run folder, and ends with the program's
+    status; the program's records stay in its rings and `upti recover` writes them all."""
+    iterations = 3000
+    tmpdir = os.path.join(tmp, 'tmpdir')
+    os.makedirs(tmpdir)
+    e = env()
+    e['TMPDIR'] = tmpdir
+    d = os.path.join(tmp, 'out')
+    cmd = [UPTI, 'run', '--marker-trace', '-d', d, '-o', 'c', '--', UPTX_APP, '--iterations',
+           str(iterations), '--fork-exec', '/bin/sh', '-c', 'sleep 2']
+    p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         errors='replace')
+    time.sleep(0.8)
+    with open('/proc/%d/task/%d/children' % (p.pid, p.pid)) as f:
+        kids = [int(x) for x in f.read().split()]
+    program = children(p.pid)
+    collecting = [k for k in kids if k not in program]
+    if len(collecting) != 1 or len(program) != 1:
+        p.kill()
+        fail('expected the program and the collecting process as upti\'s children, found '
+             '%r (program %r)' % (kids, program))
+    if os.getsid(collecting[0]) != collecting[0] or os.getsid(program[0]) != os.getsid(p.pid):
+        p.kill()
+        fail('sessions: collecting process %d, program %d, upti %d' %
+             (os.getsid(collecting[0]), os.getsid(program[0]), os.getsid(p.pid)))
+    os.kill(collecting[0], signal.SIGKILL)
+    _out, err = p.communicate(timeout=120)
+    folders = [os.path.join(tmpdir, f) for f in os.listdir(tmpdir) if f.startswith('upti-collect-')]
+    if len(folders) != 1:
+        fail('expected one run folder in %s, found %r' % (tmpdir, folders))
+    said = upti_test.said(err)
+    want = ('upti: the collecting process was killed by signal 9: what it had not written stays '
+            'in %s (upti recover %s)' % (folders[0], folders[0]))
+    if p.returncode != 0 or said != [want]:
+        fail('upti exit %d (expected 0, the program\'s), said %r, expected %r'
+             % (p.returncode, said, [want]))
+    r = subprocess.run([UPTI, 'recover', folders[0]], env=e, capture_output=True, text=True,
+                       errors='replace', timeout=120)
+    if r.returncode != 0 or upti_test.said(r.stderr) != ['upti: wrote ' + os.path.join(d, 'c.db')]:
+        fail('upti recover exit %d, stderr %r' % (r.returncode, r.stderr))
+    con = sqlite3.connect('file:%s?mode=ro' % os.path.join(d, 'c.db'), uri=True)
+    markers = con.execute('SELECT count(*) FROM marker').fetchone()[0]
+    dropped = int(con.execute("SELECT value FROM metadata WHERE key = 'records_dropped'")
+                  .fetchone()[0])
+    con.close()
+    want_markers = uptx_markers(2, iterations) + 2  # and the range around the fork
+    if markers != want_markers or dropped != 0:
+        fail('c.db: %d markers (expected %d), %d dropped' % (markers, want_markers, dropped))
+    print('collecting_killed: upti said so and ended with the program\'s status; upti recover '
+          'wrote all %d markers' % markers)
+
+
 def case_recover_full(tmp):
     """`upti recover` of a run folder whose database cannot be written (a file size
     limit of 64 KiB: the spool fits, the database does not, its empty schema alone
@@ -828,6 +891,7 @@ CASES = {
     'tmpdir_unwritable': case_tmpdir_unwritable,
     'kill_in_outputs': case_kill_in_outputs,
     'collector_killed': case_collector_killed,
+    'collecting_killed': case_collecting_killed,
     'recover_full': case_recover_full,
     'run_kill': case_run_kill,
     'run_doorbell': case_run_doorbell,
