@@ -475,13 +475,9 @@ def ended(pid):
         return True
 
 
-def upti_killed(tmp, iterations, sleep, after, wait_program):
+def uptx_run(tmp, iterations, sleep):
     """upti run of upti-test-uptx-app (whose child sleeps sleep s) into tmp/out/c.*, its run
-    folder in tmp/tmpdir, upti SIGKILLed after s in; with wait_program, returns once the
-    program has ended. (The environment, the output folder, the one run folder, upti's
-    children when it was killed.) upti's output goes to files: pipes would be held open by
-    the program, and reading them to their end would wait for it without saying so (it
-    closes them in its exit, before it is seen to have ended)."""
+    folder in tmp/tmpdir: (the environment, the output folder, the command)."""
     tmpdir = os.path.join(tmp, 'tmpdir')
     os.makedirs(tmpdir)
     e = env()
@@ -489,6 +485,17 @@ def upti_killed(tmp, iterations, sleep, after, wait_program):
     d = os.path.join(tmp, 'out')
     cmd = [UPTI, 'run', '--marker-trace', '-d', d, '-o', 'c', '--', UPTX_APP, '--iterations',
            str(iterations), '--fork-exec', '/bin/sh', '-c', 'sleep %d' % sleep]
+    return e, d, cmd
+
+
+def upti_killed(tmp, iterations, sleep, after, wait_program):
+    """uptx_run's upti SIGKILLed after s in; with wait_program, returns once the program has
+    ended. (The environment, the output folder, the one run folder, upti's children when it
+    was killed.) upti's output goes to files: pipes would be held open by the program, and
+    reading them to their end would wait for it without saying so (it closes them in its
+    exit, before it is seen to have ended)."""
+    e, d, cmd = uptx_run(tmp, iterations, sleep)
+    tmpdir = e['TMPDIR']
     with open(os.path.join(tmp, 'run.out'), 'w') as out:
         p = subprocess.Popen(cmd, env=e, stdout=out, stderr=subprocess.STDOUT)
     time.sleep(after)
@@ -555,13 +562,8 @@ def case_collecting_killed(tmp):
     program runs: upti says so once, naming the run folder, and ends with the program's
     status; the program's records stay in its rings and `upti recover` writes them all."""
     iterations = 3000
-    tmpdir = os.path.join(tmp, 'tmpdir')
-    os.makedirs(tmpdir)
-    e = env()
-    e['TMPDIR'] = tmpdir
-    d = os.path.join(tmp, 'out')
-    cmd = [UPTI, 'run', '--marker-trace', '-d', d, '-o', 'c', '--', UPTX_APP, '--iterations',
-           str(iterations), '--fork-exec', '/bin/sh', '-c', 'sleep 2']
+    e, d, cmd = uptx_run(tmp, iterations, 2)
+    tmpdir = e['TMPDIR']
     p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          errors='replace')
     time.sleep(0.8)
