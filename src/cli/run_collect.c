@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <regex.h>
 #include <sched.h>
@@ -28,6 +29,7 @@
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -373,16 +375,19 @@ static void collect_apart(pid_t program, pid_t upti, int from_upti)
     sa.sa_handler = stop_on_signal;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGTERM, &sa, NULL);
-    /* (upti forked it with these blocked, until it knew this process's pid) */
+    if (run_collect_start(program) != 0)
+        fprintf(stderr, "upti: cannot start collecting: the trace is written after the program "
+                        "ended\n");
+    /* upti forked it with these blocked (until it knew this process's pid), and its
+     * threads keep them so: SIGTERM comes to this thread, in calls ThreadSanitizer
+     * knows (read, then wait_drained's condition), where it delivers signals; in the
+     * collecting thread's futex waits it held it back (shapes.daemon_idle_run). */
     sigset_t handled;
     sigemptyset(&handled);
     sigaddset(&handled, SIGINT);
     sigaddset(&handled, SIGHUP);
     sigaddset(&handled, SIGTERM);
-    sigprocmask(SIG_UNBLOCK, &handled, NULL);
-    if (run_collect_start(program) != 0)
-        fprintf(stderr, "upti: cannot start collecting: the trace is written after the program "
-                        "ended\n");
+    pthread_sigmask(SIG_UNBLOCK, &handled, NULL);
     int status = 0;
     size_t got = 0;
     while (got < sizeof status) {
@@ -436,6 +441,16 @@ int run_collect_apart_end(int status)
     while (n < 0 && errno == EINTR);
     close(g_apart_fd);
     g_apart_fd = -1;
+    /* Its end awaited in poll(): a SIGINT or SIGTERM to upti meanwhile runs its handler
+     * (run_collect_apart_stop) there, under ThreadSanitizer too, which delivers signals
+     * only in the calls it knows (not waitpid: shapes.daemon_idle_run waited forever). */
+    int pidfd = (int)syscall(SYS_pidfd_open, g_apart, 0);
+    if (pidfd >= 0) {
+        struct pollfd ended = {pidfd, POLLIN, 0};
+        while (poll(&ended, 1, -1) < 0 && errno == EINTR)
+            ;
+        close(pidfd);
+    }
     int how = 0;
     while (waitpid(g_apart, &how, 0) < 0 && errno == EINTR)
         ;
