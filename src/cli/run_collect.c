@@ -343,8 +343,8 @@ static int rings_left(void)
  * stays in upti's session and process group (its terminal, its job control) and
  * upti's child: upti waits for it and forwards its signals, and hands its wait
  * status to the collecting process through a pipe; once the program ended, a
- * SIGINT or SIGTERM to upti reaches the collecting process as SIGTERM
- * (run_collect_stop). The collecting process dies with upti
+ * SIGINT or SIGTERM to upti reaches the collecting process as SIGUSR2
+ * (run_collect_stop), the one signal it takes. The collecting process dies with upti
  * (PR_SET_PDEATHSIG): a killed upti leaves its run folder to `upti recover`, as
  * before. */
 static pid_t g_apart;       /* in upti: the collecting process, or 0 */
@@ -365,29 +365,30 @@ static void collect_apart(pid_t program, pid_t upti, int from_upti)
     if (getppid() != upti)
         _exit(1);
     (void)setsid(); /* (a fork: never a process group's leader) */
-    /* upti's handlers forward to the program: not this process's (only upti signals it). */
+    /* upti's handlers forward to the program: not this process's. Signals meant for
+     * the program or for upti reach it too (`pkill -f`, whose pattern matches upti's
+     * command line, which it shares): ignored. Only upti stops it, with SIGUSR2. */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
-    sa.sa_handler = SIG_DFL;
+    sa.sa_handler = SIG_IGN;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     sa.sa_handler = stop_on_signal;
     sa.sa_flags = SA_RESTART;
-    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR2, &sa, NULL);
+    /* Its threads keep SIGUSR2 blocked: it comes to this thread, in calls ThreadSanitizer
+     * knows (read, then wait_drained's condition), where it delivers signals; in the
+     * collecting thread's futex waits it held one back (shapes.daemon_idle_run). */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
     if (run_collect_start(program) != 0)
         fprintf(stderr, "upti: cannot start collecting: the trace is written after the program "
                         "ended\n");
-    /* upti forked it with these blocked (until it knew this process's pid), and its
-     * threads keep them so: SIGTERM comes to this thread, in calls ThreadSanitizer
-     * knows (read, then wait_drained's condition), where it delivers signals; in the
-     * collecting thread's futex waits it held it back (shapes.daemon_idle_run). */
-    sigset_t handled;
-    sigemptyset(&handled);
-    sigaddset(&handled, SIGINT);
-    sigaddset(&handled, SIGHUP);
-    sigaddset(&handled, SIGTERM);
-    pthread_sigmask(SIG_UNBLOCK, &handled, NULL);
+    pthread_sigmask(SIG_UNBLOCK, &stop, NULL);
     int status = 0;
     size_t got = 0;
     while (got < sizeof status) {
@@ -427,7 +428,7 @@ int run_collect_apart(pid_t program)
 void run_collect_apart_stop(void)
 {
     if (g_apart > 0)
-        kill(g_apart, SIGTERM);
+        kill(g_apart, SIGUSR2);
 }
 
 int run_collect_apart_end(int status)

@@ -50,7 +50,7 @@ void run_collect_stop(void);
  */
 int run_collect_apart(pid_t program);
 
-/** run_collect_stop() for the collecting process (SIGTERM): async-signal-safe. */
+/** run_collect_stop() for the collecting process (SIGUSR2): async-signal-safe. */
 void run_collect_apart_stop(void);
 
 /**

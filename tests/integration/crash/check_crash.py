@@ -558,9 +558,11 @@ def case_collector_killed(tmp):
 
 
 def case_collecting_killed(tmp):
-    """upti's collecting process (a fork of upti in a session of its own) killed while the
-    program runs: upti says so once, naming the run folder, and ends with the program's
-    status; the program's records stay in its rings and `upti recover` writes them all."""
+    """upti's collecting process (a fork of upti in a session of its own) ignores SIGINT,
+    SIGHUP and SIGTERM (meant for the program or upti: `pkill -f` matches it too); killed
+    while the program runs, upti says so once, naming the run folder, and ends with the
+    program's status; the program's records stay in its rings and `upti recover` writes
+    them all."""
     iterations = 3000
     e, d, cmd = uptx_run(tmp, iterations, 2)
     tmpdir = e['TMPDIR']
@@ -579,6 +581,12 @@ def case_collecting_killed(tmp):
         p.kill()
         fail('sessions: collecting process %d, program %d, upti %d' %
              (os.getsid(collecting[0]), os.getsid(program[0]), os.getsid(p.pid)))
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        os.kill(collecting[0], sig)
+    time.sleep(0.2)
+    if ended(collecting[0]):
+        p.kill()
+        fail('the collecting process ended on SIGINT, SIGHUP or SIGTERM')
     os.kill(collecting[0], signal.SIGKILL)
     _out, err = p.communicate(timeout=120)
     folders = [os.path.join(tmpdir, f) for f in os.listdir(tmpdir) if f.startswith('upti-collect-')]
