@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 struct run_state g_run = {.lock_fd = -1,
@@ -597,6 +598,24 @@ static int detach(void)
     return 0;
 }
 
+/* How long recover waits for a run folder's lock: the collecting process of a
+ * `upti run` just killed holds it until its own SIGKILL (PR_SET_PDEATHSIG) has
+ * ended it, a moment after upti is seen gone (shapes.daemon_idle, once in CI). */
+#define RECOVER_LOCK_WAIT_MS 3000
+
+/* flock(fd, LOCK_EX), tried every 10 ms for ms at most. 0, or -1. */
+static int lock_within(int fd, int ms)
+{
+    for (int waited = 0;; waited += 10) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return 0;
+        if (errno != EWOULDBLOCK || waited >= ms)
+            return -1;
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 /* A folder recover reads and writes in: the caller's, writable by nobody else
  * (private_dir.h). 0, or 2 after one line. */
 static int check_private(const char *folder)
@@ -660,7 +679,7 @@ int run_collect_recover(const char *folder, pid_t wait_pid, int background, unsi
         snprintf(path, sizeof path, "%s/lock", folder);
         g_run.lock_fd = upti_open_file(path, O_RDWR, 0, 0);
     }
-    if (g_run.lock_fd < 0 || flock(g_run.lock_fd, LOCK_EX | LOCK_NB) != 0)
+    if (g_run.lock_fd < 0 || lock_within(g_run.lock_fd, RECOVER_LOCK_WAIT_MS) != 0)
         return cli_error("%s is in use by a running upti", folder);
     /* A spool that cannot be opened (a link planted in its place) is said here:
      * the collector would drain the rings without storing them. */
