@@ -2,19 +2,23 @@
 /* ocl_patterns MODE [ITERATIONS]: an OpenCL program that shows one pattern
  * `upti analyze` looks for, or none (clean). Prints "ocl_patterns MODE: ok".
  *
- *   clean   ITERATIONS (default 20) long kernels enqueued back to back, one
- *           large write before and one blocking read after: no rule holds
- *   sync    a kernel (each ten times the work of clean's), clFinish and a
- *           blocking 4-byte read, 20 times
+ *   clean   ITERATIONS (default 20) long kernels (milliseconds each on PoCL)
+ *           enqueued back to back, one large write before and one blocking
+ *           read after: no rule holds. Long, so that a launch call outlasts
+ *           its kernel only if the host thread waits for a CPU for longer
+ *           than a scheduler's slice in most of them: with kernels of 0.2 ms,
+ *           a CI machine running other tests on both CPUs descheduled more
+ *           than half of the launch calls for longer (launch_overhead held)
+ *   sync    clean's kernel, clFinish and a blocking 4-byte read, 20 times
  *   idle    a kernel, clFinish, then 20 ms of host work, 6 times
  *   small   300 non-blocking 256-byte writes, then one clFinish
  *   errors  3 calls that fail: a bad argument index twice, a 0-byte buffer
  *   tiny    200 launches of a kernel that does nothing, one work-item each
- *   ranked  as clean, but the MPI rank 5 (OMPI_COMM_WORLD_RANK) runs ten times
- *           the kernels, each with ten times the work (kernel times of ranks
- *           oversubscribed on few cores vary severalfold: rank 5's hundredfold
- *           stands out whatever the load); each kernel in a uptx range "step",
- *           the whole in "solve"
+ *   ranked  as clean with a tenth of the work per kernel, but the MPI rank 5
+ *           (OMPI_COMM_WORLD_RANK) runs ten times the kernels, each with ten
+ *           times the work (kernel times of ranks oversubscribed on few cores
+ *           vary severalfold: rank 5's hundredfold stands out whatever the
+ *           load); each kernel in a uptx range "step", the whole in "solve"
  */
 #include "../../apps/ocl_common.h"
 
@@ -63,7 +67,8 @@ int main(int argc, char **argv)
     cl_mem buf = ocl_buffer(ctx, CL_MEM_READ_WRITE, sizeof host);
     const char *rank = getenv("OMPI_COMM_WORLD_RANK");
     int rank5 = strcmp(mode, "ranked") == 0 && rank != NULL && atoi(rank) == 5;
-    int work = strcmp(mode, "sync") == 0 || rank5 ? 1500 : 150;
+    int long_kernel = strcmp(mode, "clean") == 0 || strcmp(mode, "sync") == 0;
+    int work = long_kernel || rank5 ? 1500 : 150;
     size_t global = ELEMENTS, one = 1;
     CHECK(clSetKernelArg(spin, 0, sizeof buf, &buf));
     CHECK(clSetKernelArg(spin, 1, sizeof work, &work));
