@@ -662,6 +662,24 @@ UNIT_TEST(table_pages)
         CHECK_EQ_U64(uo_pages_moved.index_merged, before.index_merged);
     }
     g_keys_mostly_in_order = 0;
+    /* Leaves written by two threads, from 3 entries on (the smallest with
+     * both halves and a separator): every count up to several leaves and
+     * those where a level's last page takes a child, keys in order or not;
+     * the same trees, rows and order. */
+    uo_index_split_entries = 3;
+    for (int c = 0; c <= 3; c++) {
+        g_keys_mostly_in_order = c;
+        before = uo_pages_moved;
+        for (int n = 0; n <= 40; n++)
+            one_tree(path, n);
+        for (int n = 1785; n <= 1800; n++)
+            one_tree(path, n);
+        one_tree(path, 20000);
+        /* (n = 0, 1, 2: too few to split) */
+        CHECK_EQ_U64(uo_pages_moved.index_split, before.index_split + 38 + 16 + 1);
+    }
+    g_keys_mostly_in_order = 0;
+    uo_index_split_entries = UO_INDEX_SPLIT_ENTRIES;
     /* Texts whose serial type takes two bytes, moving the types after it;
      * the same trees, rows and texts. */
     g_medium_texts = 1;

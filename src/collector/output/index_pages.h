@@ -53,6 +53,13 @@ extern size_t uo_index_entries_max;
 /** The limit in force: UO_INDEX_MEMORY_MAX (tests lower it). */
 extern size_t uo_index_memory_max;
 
+/**
+ * Entries from which an index's leaves are written by two threads: 256 Ki
+ * (some 1,000 leaves of 4 KiB; a thread costs some 50 us to make).
+ */
+#define UO_INDEX_SPLIT_ENTRIES ((size_t)256 << 10)
+/** The limit in force: UO_INDEX_SPLIT_ENTRIES (tests lower it). */
+extern size_t uo_index_split_entries;
 /** Bytes of entries the indexes of this process hold now. */
 size_t uo_index_memory(void);
 

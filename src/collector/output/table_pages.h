@@ -174,7 +174,8 @@ extern int uo_pages_renaming;
  * index's entries, few of them out of key order, were sorted by merging those
  * into the rest (index_merged), and how often by placing each at its key, all
  * unique within a span of twice their number (index_placed), or by counting
- * them where some repeat (index_counted, index_pages.c); how
+ * them where some repeat (index_counted, index_pages.c), and how often its
+ * leaves were written by two threads (index_split); how
  * many spooled leaves the attach moved to the end, off pages SQLite's took
  * (leaves_to_end), or into pages SQLite's left (leaves_to_gap); how often a
  * spool became the database file (spools_renamed). Counted for the tests,
@@ -182,7 +183,7 @@ extern int uo_pages_renaming;
  */
 typedef struct uo_pages_moves {
     unsigned long table_levels, index_leaves, index_levels, index_merged, index_placed;
-    unsigned long index_counted;
+    unsigned long index_counted, index_split;
     unsigned long leaves_to_end, leaves_to_gap, spools_renamed;
 } uo_pages_moves;
 extern uo_pages_moves uo_pages_moved;
