@@ -13,6 +13,7 @@
  * many were lost, both counted (uo_db_committed_records).
  */
 #include "collector.h"
+#include "compact_records.h"
 #include "convert_records.h"
 #include "op_names.h"
 #include "output.h"
@@ -312,38 +313,16 @@ static int convert_record(const struct converter *v, struct proc *ring, struct p
         const char *msg = NULL;
         if (m.has_message && (msg = text_in((const char *)body + sizeof m, (const char *)end)) == NULL)
             return -1;
-        int category = m.operation == UPTI_MARKER_API_NAME_CATEGORY;
-        u.marker = (upti_buffer_tracing_marker_api_record_t){
-            .size = sizeof u.marker,
-            .kind = UPTI_TRACING_KIND_MARKER_API,
-            .operation = m.operation,
-            .correlation_id = {m.correlation_id, {m.external}},
-            .thread_id = ring->tid[c->slot],
-            .start_timestamp = m.timestamp,
-            .end_timestamp = m.timestamp,
-            .range_id = category ? 0 : m.value,
-            .domain = category ? m.value : 0,
-            .message = msg,
-        };
+        upti_compact_marker_expand(&m, ring->tid[c->slot], msg, &u.marker);
         kind = UPTI_TRACING_KIND_MARKER_API;
     } else if (kind == UPTI_RING_KIND_COMPACT_API) {
         upti_ring_compact_api_t a;
         if (body_len < sizeof a)
             return -1;
         memcpy(&a, body, sizeof a);
-        if (a.kind != UPTI_TRACING_KIND_OPENCL_API && a.kind != UPTI_TRACING_KIND_VULKAN_API &&
-            a.kind != UPTI_TRACING_KIND_RUNTIME_API)
-            return -1; /* not a kind whose record is upti_buffer_tracing_api_record_t */
-        u.api = (upti_buffer_tracing_api_record_t){
-            .size = sizeof u.api,
-            .kind = a.kind,
-            .operation = a.operation,
-            .correlation_id = {a.correlation_id, {0}},
-            .thread_id = ring->tid[c->slot],
-            .start_timestamp = a.start_timestamp,
-            .end_timestamp = a.end_timestamp,
-            .result = a.result,
-        };
+        if (!upti_compact_api_kind_ok(a.kind))
+            return -1;
+        upti_compact_api_expand(&a, ring->tid[c->slot], &u.api);
         kind = a.kind;
     } else {
         size_t string_offset;

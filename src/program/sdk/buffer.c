@@ -10,8 +10,9 @@
  */
 #include "internal.h"
 #include <upti/compat.h> /* upti_create_buffer, UPTI 0.1's form */
-#include "ring.h"
+#include "compact_records.h"
 #include "fork.h"
+#include "ring.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -72,40 +73,6 @@ static void futex_wait(_Atomic int *word, int expected, uint64_t timeout_ns)
     syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, timeout_ns ? &ts : NULL, NULL, 0);
 }
 
-/* Expands a compact marker record into the public struct. */
-static void decode_marker(const struct upti_producer *p, const upti_compact_marker_t *c,
-                          upti_buffer_tracing_marker_api_record_t *out)
-{
-    *out = (upti_buffer_tracing_marker_api_record_t){
-        .size = sizeof *out,
-        .kind = UPTI_TRACING_KIND_MARKER_API,
-        .operation = c->operation,
-        .correlation_id = {c->correlation_id, {c->external}},
-        .thread_id = p->tid,
-        .start_timestamp = c->timestamp,
-        .end_timestamp = c->timestamp,
-        .range_id = c->operation == UPTI_MARKER_API_NAME_CATEGORY ? 0 : c->value,
-        .domain = c->operation == UPTI_MARKER_API_NAME_CATEGORY ? c->value : 0,
-        .message = c->has_message ? (const char *)(c + 1) : NULL,
-    };
-}
-
-/* Expands a compact API record into the public struct. */
-static void decode_api(const struct upti_producer *p, const upti_ring_compact_api_t *c,
-                       upti_buffer_tracing_api_record_t *out)
-{
-    *out = (upti_buffer_tracing_api_record_t){
-        .size = sizeof *out,
-        .kind = c->kind,
-        .operation = c->operation,
-        .correlation_id = {c->correlation_id, {0}},
-        .thread_id = p->tid,
-        .start_timestamp = c->start_timestamp,
-        .end_timestamp = c->end_timestamp,
-        .result = c->result,
-    };
-}
-
 static void wake_thread(struct callback_thread *t)
 {
     if (atomic_load_explicit(&t->wake, memory_order_relaxed) == 0 &&
@@ -132,7 +99,9 @@ static void deliver(struct upti_buffer *b, struct upti_producer *p, struct callb
         while (tail != head && n < DELIVERY_BATCH) {
             upti_ring_record_t *r = (upti_ring_record_t *)(p->data + (tail & mask));
             if (r->kind == UPTI_RING_COMPACT_MARKER) {
-                decode_marker(p, (const upti_compact_marker_t *)(r + 1), &t->decoded[n].marker);
+                const upti_ring_compact_marker_t *m = (const upti_ring_compact_marker_t *)(r + 1);
+                upti_compact_marker_expand(m, p->tid, m->has_message ? (const char *)(m + 1) : NULL,
+                                           &t->decoded[n].marker);
                 t->headers[n] = (upti_record_header_t){UPTI_BUFFER_CATEGORY_TRACING,
                                                        UPTI_TRACING_KIND_MARKER_API,
                                                        &t->decoded[n].marker};
@@ -140,7 +109,7 @@ static void deliver(struct upti_buffer *b, struct upti_producer *p, struct callb
                 n++;
             } else if (r->kind == UPTI_RING_COMPACT_API) {
                 upti_buffer_tracing_api_record_t *api = &t->decoded[n].api;
-                decode_api(p, (const upti_ring_compact_api_t *)(r + 1), api);
+                upti_compact_api_expand((const upti_ring_compact_api_t *)(r + 1), p->tid, api);
                 t->headers[n] =
                     (upti_record_header_t){UPTI_BUFFER_CATEGORY_TRACING, api->kind, api};
                 t->header_ptrs[n] = &t->headers[n];

@@ -55,7 +55,7 @@ write_marker_record(const upti_plan_buffer_t *pb, upti_thread_state_t *s,
                     const struct marker_event *e, size_t len, uint64_t value)
 {
     struct upti_buffer *b = pb->buffer;
-    upti_compact_marker_t *r =
+    upti_ring_compact_marker_t *r =
         upti_buffer_reserve(b, s, UPTI_RING_COMPACT_MARKER, sizeof *r + len);
     if (r == NULL)
         return;
@@ -181,7 +181,7 @@ marker_fast(const upti_operation_plan_t *plan, upti_thread_state_t *s, uint32_t 
         if (upti_unlikely(n == UPTI_SHORT_TEXT))
             return MARKER_NOT_DONE;
     }
-    size_t len = (sizeof(upti_ring_record_t) + sizeof(upti_compact_marker_t) +
+    size_t len = (sizeof(upti_ring_record_t) + sizeof(upti_ring_compact_marker_t) +
                   (message != NULL ? n + 1 : 0) + 7) & ~(size_t)7;
     size_t head = p->local_head, size = p->size;
     size_t pos = head & (size - 1);
@@ -192,7 +192,7 @@ marker_fast(const upti_operation_plan_t *plan, upti_thread_state_t *s, uint32_t 
     upti_ring_record_t *h = (upti_ring_record_t *)(p->data + pos);
     h->len = (uint32_t)len;
     h->kind = UPTI_RING_COMPACT_MARKER;
-    upti_compact_marker_t *r = (upti_compact_marker_t *)(h + 1);
+    upti_ring_compact_marker_t *r = (upti_ring_compact_marker_t *)(h + 1);
     if (message != NULL) {
         char *dst = (char *)(r + 1);
         copy_short_text(dst, message, n);

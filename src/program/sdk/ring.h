@@ -58,18 +58,10 @@ struct upti_producer {
 
 struct callback_thread;
 
-/** Ring kind of a compact marker record, expanded to the public struct at delivery. */
+/** Ring kind of a compact marker record (upti_ring_compact_marker_t, <upti/ring.h>),
+ *  expanded to the public struct at delivery (compact_records.h). */
 #define UPTI_RING_COMPACT_MARKER 0x100u
 
-/** A marker call as stored in a ring: about half the size of the public record. */
-typedef struct upti_compact_marker_t {
-    uint32_t operation;
-    uint32_t has_message; /* the NUL-terminated text follows the struct */
-    uint64_t correlation_id;
-    uint64_t external;
-    upti_timestamp_t timestamp;
-    uint64_t value; /* range id, or the category of NAME_CATEGORY */
-} upti_compact_marker_t;
 
 /** Ring kind of a compact API record (upti_ring_compact_api_t, <upti/ring.h>: the
  *  shared format's, in-process rings the same), expanded at delivery. Written by the

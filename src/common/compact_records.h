@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* The public records that the compact ring records stand for (<upti/ring.h>):
+ * upti_ring_compact_api_t and upti_ring_compact_marker_t leave out what the
+ * reader knows (the thread: the slot's in a shared buffer, the producer's in
+ * an in-process one; the message: the text after the record). In-process
+ * delivery (src/program/sdk/buffer.c) and the converter
+ * (src/collector/collect/convert.c) expand them here, so that a tool's
+ * callback and the database read the same fields.
+ */
+#ifndef UPTI_COMPACT_RECORDS_H
+#define UPTI_COMPACT_RECORDS_H
+
+#include <upti/buffer_tracing.h>
+#include <upti/ring.h>
+
+#include <stdbool.h>
+
+/** Whether a compact API record may carry kind: the kinds whose public record
+ *  is upti_buffer_tracing_api_record_t. */
+static inline bool upti_compact_api_kind_ok(uint32_t kind)
+{
+    return kind == UPTI_TRACING_KIND_OPENCL_API || kind == UPTI_TRACING_KIND_VULKAN_API ||
+           kind == UPTI_TRACING_KIND_RUNTIME_API;
+}
+
+/** The public record of compact API record c, made by thread tid. */
+static inline void upti_compact_api_expand(const upti_ring_compact_api_t *c, upti_thread_id_t tid,
+                                           upti_buffer_tracing_api_record_t *out)
+{
+    *out = (upti_buffer_tracing_api_record_t){
+        .size = sizeof *out,
+        .kind = c->kind,
+        .operation = c->operation,
+        .correlation_id = {c->correlation_id, {0}},
+        .thread_id = tid,
+        .start_timestamp = c->start_timestamp,
+        .end_timestamp = c->end_timestamp,
+        .result = c->result,
+    };
+}
+
+/** The public record of compact marker record c, made by thread tid, with
+ *  message (NULL where c->has_message is 0). */
+static inline void upti_compact_marker_expand(const upti_ring_compact_marker_t *c,
+                                              upti_thread_id_t tid, const char *message,
+                                              upti_buffer_tracing_marker_api_record_t *out)
+{
+    int category = c->operation == UPTI_MARKER_API_NAME_CATEGORY;
+    *out = (upti_buffer_tracing_marker_api_record_t){
+        .size = sizeof *out,
+        .kind = UPTI_TRACING_KIND_MARKER_API,
+        .operation = c->operation,
+        .correlation_id = {c->correlation_id, {c->external}},
+        .thread_id = tid,
+        .start_timestamp = c->timestamp,
+        .end_timestamp = c->timestamp,
+        .range_id = category ? 0 : c->value,
+        .domain = category ? c->value : 0,
+        .message = message,
+    };
+}
+
+#endif
