@@ -523,10 +523,10 @@ static int write_leaves_split(sqlf_out *out, const uo_index_entry *e, size_t n, 
         }
         rc = write_leaves(out, e, 0, m, 0, up, moved);
         pthread_join(thread, NULL);
-        if (h->rc != 0 && out->error[0] == '\0')
+        if (h->rc != 0) { /* its error first: its pages come first in the file */
             snprintf(out->error, out->errlen, "%s", h->error);
-        if (rc == 0 && h->rc != 0)
             rc = -1;
+        }
         memcpy(up->page + up->n, h->up.page, h->up.n * sizeof *up->page);
         memcpy(up->sep + up->n, h->up.sep, h->up.n * sizeof *up->sep);
         up->n += h->up.n;
