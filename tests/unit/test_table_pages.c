@@ -613,16 +613,17 @@ UNIT_TEST(table_pages)
             fprintf(stderr, "attach: got '%s', want '%s'\n", error, want);
         CHECK(strcmp(error, want) == 0);
         /* The index's leaves written by two threads (uo_index_split_entries):
-         * the file cut in each of the 48 pages the attach writes last (the
-         * index's leaves, the second half's first, and the levels above; the
-         * leaves before them were written before the limit), the first page
-         * past the cut is the one said, whichever thread wrote it. */
+         * the file cut in each of its last 40 pages (the levels above the
+         * leaves, the leaves of the index's first third, then of the rest,
+         * which the other thread wrote before them: all written by the attach,
+         * after the limit was set), the first page past the cut is the one
+         * said, whichever thread wrote it. */
         uo_index_split_entries = 3;
         off_t whole;
         fill_until_full(path, 2000, RLIM_INFINITY, RLIM_INFINITY, 0, error, sizeof error, &whole);
         CHECK(strcmp(error, "") == 0 && whole % 512 == 0);
         uo_pages_moves split_before = uo_pages_moved;
-        for (int k = 1; k <= 48; k++) {
+        for (int k = 1; k <= 40; k++) {
             off_t cut = whole - (off_t)k * 512 + 100;
             snprintf(want, sizeof want, "cannot write page %lld of the database: %s",
                      (long long)(cut / 512 + 1), strerror(EFBIG));
@@ -632,7 +633,7 @@ UNIT_TEST(table_pages)
                         error, want);
             CHECK(strcmp(error, want) == 0);
         }
-        CHECK_EQ_U64(uo_pages_moved.index_split, split_before.index_split + 48);
+        CHECK_EQ_U64(uo_pages_moved.index_split, split_before.index_split + 40);
         uo_index_split_entries = UO_INDEX_SPLIT_ENTRIES;
         return test_result("table_pages.full");
     }
