@@ -643,6 +643,20 @@ UNIT_TEST(table_pages)
         uo_index_entries_max = UO_INDEX_ENTRIES_MAX;
         return test_result("table_pages.rebuild");
     }
+    /* Entries below an earlier key, counted as they come (how the attach
+     * chooses its sort): 3 after 5, 6 after 7, 5 after 8; equal keys are not
+     * below. */
+    {
+        size_t budget = 1000;
+        uo_index_tree ix;
+        CHECK(uo_index_set(&ix, "x", 2, 0, &budget) == 0);
+        const int64_t keys[] = {5, 3, 7, 7, 6, 8, 5, 9};
+        for (int i = 0; i < 8; i++)
+            uo_index_add(&ix, keys[i], i + 1);
+        CHECK_EQ_U64(ix.below, 3);
+        CHECK(ix.top == 9 && ix.n == 8);
+        uo_index_free(&ix);
+    }
     /* Every count up to several leaves, and those where a level's last page
      * takes a child from the page before it (table levels: 1,075..1,094 rows;
      * index levels: from 1,788; found by trying every count up to 8,000): the

@@ -4,14 +4,16 @@
  *
  * An index on one integer column of a table whose rows are written as pages
  * gets its entries (key, row id) kept in memory while the rows are written
- * (big_array.h: past 4 MiB in memory that 2 MiB pages can back); at the
- * attach they are sorted by key, then row id: entries that arrive mostly in
- * key order (a table's correlation ids, in about call order) by merging the
- * few out of order into the rest in place; keys within a span of twice their
- * number (the correlation ids of several threads, their chunks interleaved)
- * by placing each row id at its key in a table of the span where none
- * repeats, else by counting them; others by a stable radix sort of entries
- * that arrive in row id order. Then the b-tree is built bottom-up:
+ * (big_array.h: past 4 MiB in memory that 2 MiB pages can back), counting
+ * those that come below an earlier key; at the attach they are sorted by
+ * key, then row id (not at all where none came below): entries that arrive
+ * mostly in key order (a table's correlation ids, in about call order) by
+ * merging the few out of order into the rest in place; keys within a span
+ * of twice their number (the correlation ids of several threads, their
+ * chunks interleaved: many below an earlier key, this tried first) by
+ * placing each row id at its key in a table of the span where none repeats,
+ * else by counting them; others by a stable radix sort of entries that
+ * arrive in row id order. Then the b-tree is built bottom-up:
  * leaves (type 10) of consecutive entries, and between two neighbours one
  * entry lifted into the level above (type 2), as in every B-tree (an index
  * holds each entry once, interior pages included). The top goes into the
@@ -73,6 +75,10 @@ typedef struct uo_index_tree {
     int key_at;        /**< the row value that is the key */
     uo_index_entry *e; /**< the entries, in row id order */
     size_t n, cap;
+    /** Entries whose key is below an earlier one's (0: in key order), and the
+     *  greatest key so far: how the attach sorts them, counted as they come. */
+    size_t below;
+    int64_t top;
     int rebuild;       /**< the entries were dropped: SQLite rebuilds it (REINDEX) */
     size_t *budget;    /**< entries the database's indexes may still take */
 } uo_index_tree;
@@ -112,6 +118,10 @@ static inline void uo_index_add(uo_index_tree *ix, int64_t key, int64_t rowid)
     ix->e[ix->n].key = key;
     ix->e[ix->n].rowid = rowid;
     ix->n++;
+    if (key < ix->top)
+        ix->below++;
+    else
+        ix->top = key;
 }
 
 /**
