@@ -64,8 +64,10 @@ static const int64_t k_edges[] = {0, 1, -1, 2, 127, 128, -128, -129, 32767, 3276
 enum { EDGES = sizeof k_edges / sizeof k_edges[0] };
 
 /* 1: the keys of t come mostly in order (row_a); 2: as the correlation ids of
- * rows that 8 threads wrote, some repeated; 3: the same, none repeated. */
-static int g_keys_mostly_in_order;
+ * rows that 8 threads wrote, some repeated; 3: the same, none repeated; 4:
+ * as 3, but the last row written as a page has the first row's key (g_rows:
+ * the row count). */
+static int g_keys_mostly_in_order, g_rows;
 /* one_tree: rows through SQLite after the spool is made, about this many
  * pages of them; 1: the name a spool would be renamed through
  * (PATH.pages) is taken, by a file that must stay as it is. */
@@ -83,7 +85,7 @@ static int64_t interleaved_key(int i)
         i--;
     int chunk = i / 16;
     int64_t k = 8 * ((int64_t)(chunk / 8) * 16 + i % 16) + chunk % 8;
-    return g_keys_mostly_in_order == 3 ? k + k / 4 : k;
+    return g_keys_mostly_in_order >= 3 ? k + k / 4 : k;
 }
 
 /* Row i of t: a (the indexed key: every size, in no order; or mostly in
@@ -93,6 +95,8 @@ static int64_t row_a(int i)
 {
     if (!g_keys_mostly_in_order)
         return i % 3 == 0 ? k_edges[i % EDGES] : (int64_t)((i * 7919) % 1000) - 500;
+    if (g_keys_mostly_in_order == 4) /* (a row that row_s gives 600 bytes SQLite inserts) */
+        return interleaved_key(i == g_rows - 1 - ((g_rows - 1) % 35 == 6) ? 0 : i);
     if (g_keys_mostly_in_order >= 2)
         return interleaved_key(i);
     if (i % 101 == 3)
@@ -173,6 +177,7 @@ static sqlite3 *open_db(const char *path)
 /* Writes n rows of t (and of s: ids 10, 20, ... then one out of order), then checks them. */
 static void one_tree(const char *path, int n)
 {
+    g_rows = n;
     unlink(path);
     sqlite3 *db = open_db(path);
     CHECK(db != NULL);
@@ -715,6 +720,17 @@ UNIT_TEST(table_pages)
         /* (n = 0, 1, 2: too few to split) */
         CHECK_EQ_U64(uo_pages_moved.index_split, before.index_split + 38 + 16 + 1);
     }
+    /* Keys unique in each half of the entries, a late one the first's again:
+     * of the two threads that place them (uo_index_split_entries), the
+     * second finds the first's (or, where both store at once, the count of
+     * the slots filled does); counted instead. */
+    g_keys_mostly_in_order = 4;
+    before = uo_pages_moved;
+    for (int n = 1785; n <= 1800; n++)
+        one_tree(path, n);
+    one_tree(path, 20000);
+    CHECK_EQ_U64(uo_pages_moved.index_placed, before.index_placed);
+    CHECK_EQ_U64(uo_pages_moved.index_counted, before.index_counted + 17);
     g_keys_mostly_in_order = 0;
     uo_index_split_entries = UO_INDEX_SPLIT_ENTRIES;
     /* Texts whose serial type takes two bytes, moving the types after it;

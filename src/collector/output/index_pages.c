@@ -69,6 +69,9 @@ int uo_index_set(uo_index_tree *ix, const char *name, uint32_t root, int key_at,
 
 size_t uo_index_entries_max = UO_INDEX_ENTRIES_MAX;
 size_t uo_index_memory_max = UO_INDEX_MEMORY_MAX;
+/* An index of this many entries or more is placed (place_unique) and has its
+ * leaves written (write_leaves_split) by two threads. */
+size_t uo_index_split_entries = UO_INDEX_SPLIT_ENTRIES;
 
 /* Bytes of entries held by every index (one converting thread at a time). */
 static size_t g_index_bytes;
@@ -175,6 +178,85 @@ static uint32_t *zeroed_slots(size_t count)
     return bytes >= UO_BIG_ARRAY_MIN ? uo_big_array_resize(NULL, 0, bytes) : calloc(count, 4);
 }
 
+typedef struct halves {
+    void (*fn)(void *, int);
+    void *arg;
+} halves;
+
+static void *second_half(void *p)
+{
+    const halves *h = p;
+    h->fn(h->arg, 1);
+    return NULL;
+}
+
+/* Runs fn(arg, 1) on a thread of its own and fn(arg, 0) on this one, then
+ * waits for both; with split 0, or without a thread, one after the other. */
+static void both_halves(void (*fn)(void *, int), void *arg, int split)
+{
+    halves h = {fn, arg};
+    pthread_t thread;
+    int made = split && pthread_create(&thread, NULL, second_half, &h) == 0;
+    fn(arg, 0);
+    if (made)
+        pthread_join(thread, NULL);
+    else
+        fn(arg, 1);
+}
+
+/* place_unique's work: each half of the entries placed, each half of the
+ * table read back. The table's slots are read and written atomically (plain
+ * loads and stores, relaxed): two threads store into the same slot only for a
+ * key that repeats, which the count of the slots filled then finds. */
+typedef struct placing {
+    uo_index_entry *e;
+    size_t n, slots;
+    uint32_t *at; /* at[k - lo]: k's row id - first + 1, or 0 */
+    int64_t lo, first;
+    size_t count[2]; /* per half of the table: its slots filled */
+    int repeat[2];   /* per half of the entries: a key found twice */
+    int split;       /* by two threads (else the second half's start is the first's end) */
+} placing;
+
+static void place_half(void *arg, int half)
+{
+    placing *p = arg;
+    size_t from = half ? p->n / 2 : 0, to = half ? p->n : p->n / 2;
+    for (size_t i = from; i < to; i++) {
+        uint32_t *slot = &p->at[(uint64_t)p->e[i].key - (uint64_t)p->lo];
+        if (__atomic_load_n(slot, __ATOMIC_RELAXED) != 0) {
+            p->repeat[half] = 1;
+            return;
+        }
+        __atomic_store_n(slot, (uint32_t)((uint64_t)p->e[i].rowid - (uint64_t)p->first) + 1,
+                         __ATOMIC_RELAXED);
+    }
+}
+
+static void count_half(void *arg, int half)
+{
+    placing *p = arg;
+    size_t from = half ? p->slots / 2 : 0, to = half ? p->slots : p->slots / 2, c = 0;
+    for (size_t k = from; k < to; k++)
+        c += __atomic_load_n(&p->at[k], __ATOMIC_RELAXED) != 0;
+    p->count[half] = c;
+}
+
+/* Reads half of the table back into e, the second from the first's count on. */
+static void read_back_half(void *arg, int half)
+{
+    placing *p = arg;
+    size_t from = half ? p->slots / 2 : 0, to = half ? p->slots : p->slots / 2;
+    size_t w = half ? p->count[0] : 0;
+    for (size_t k = from; k < to; k++) {
+        uint32_t v = __atomic_load_n(&p->at[k], __ATOMIC_RELAXED);
+        if (v != 0)
+            p->e[w++] = (uo_index_entry){p->lo + (int64_t)k, p->first + (int64_t)v - 1};
+    }
+    if (!p->split && !half)
+        p->count[0] = w;
+}
+
 /* Sorts e[0..n) in place where no key repeats, the keys lying within span of lo
  * (narrow_keys) and the row ids within 2^32 - 2 of the first: each entry's row
  * id goes to its key's place in a table of the span, read back in key order
@@ -182,30 +264,31 @@ static uint32_t *zeroed_slots(size_t count)
  * (each call has its own). The table takes 4 bytes a key, where count_sort
  * takes as much for its counts and 16 more for a copy of the entries: fresh
  * memory, which the kernel zeroes at its first touch (for a 2 M-call run of 8
- * threads, a fifth of the time after the program's end). 0, or -1 with e
- * unchanged where a key repeats or there is no memory for the table. */
+ * threads, a fifth of the time after the program's end). From
+ * uo_index_split_entries entries on, two threads place half the entries each,
+ * count the slots filled in half the table each (all n: no key repeats), and
+ * read half the table back each. 0, or -1 with e unchanged where a key repeats
+ * or there is no memory for the table. */
 static int place_unique(uo_index_entry *e, size_t n, int64_t lo, uint64_t span)
 {
     int64_t first = e[0].rowid; /* the least: e is in row id order */
     if ((uint64_t)e[n - 1].rowid - (uint64_t)first >= UINT32_MAX - 1)
         return -1;
-    size_t slots = (size_t)span + 1;
-    uint32_t *at = zeroed_slots(slots); /* at[k - lo]: k's row id - first + 1, or 0 */
-    if (at == NULL)
+    placing p = {.e = e, .n = n, .slots = (size_t)span + 1, .lo = lo, .first = first};
+    if ((p.at = zeroed_slots(p.slots)) == NULL)
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t *slot = &at[(uint64_t)e[i].key - (uint64_t)lo];
-        if (*slot != 0) {
-            uo_big_array_free(at, slots * sizeof *at);
-            return -1;
-        }
-        *slot = (uint32_t)((uint64_t)e[i].rowid - (uint64_t)first) + 1;
+    p.split = n >= uo_index_split_entries;
+    both_halves(place_half, &p, p.split);
+    int unique = !p.repeat[0] && !p.repeat[1];
+    if (unique && p.split) {
+        both_halves(count_half, &p, 1);
+        unique = p.count[0] + p.count[1] == n;
     }
-    size_t w = 0;
-    for (size_t k = 0; k < slots; k++)
-        if (at[k] != 0)
-            e[w++] = (uo_index_entry){lo + (int64_t)k, first + (int64_t)at[k] - 1};
-    uo_big_array_free(at, slots * sizeof *at);
+    if (unique)
+        both_halves(read_back_half, &p, p.split);
+    uo_big_array_free(p.at, p.slots * sizeof *p.at);
+    if (!unique)
+        return -1;
     uo_pages_moved.index_placed++;
     return 0;
 }
@@ -477,10 +560,6 @@ static int write_leaves(sqlf_out *out, const uo_index_entry *e, size_t from, siz
     }
     return 0;
 }
-
-/* An index of this many entries or more has its leaves written by two
- * threads (write_leaves_split). */
-size_t uo_index_split_entries = UO_INDEX_SPLIT_ENTRIES;
 
 /* The second half of an index's leaves, written by a thread of its own. */
 typedef struct leaves_half {
