@@ -561,33 +561,48 @@ static int write_leaves(sqlf_out *out, const uo_index_entry *e, size_t from, siz
     return 0;
 }
 
-/* The second half of an index's leaves, written by a thread of its own. */
-typedef struct leaves_half {
-    sqlf_out out; /* the database's, with a page and an error of its own */
+/* write_leaves_split's work: this thread's half (0) and the other's (1). */
+typedef struct leaves_split {
     const uo_index_entry *e;
-    size_t from, n;
-    level up;
-    unsigned long moved;
-    int rc;
+    size_t m, n;
+    sqlf_out *out; /* half 0's: the database's */
+    level *up;
+    unsigned long *moved;
+    sqlf_out second; /* half 1's: the database's, with a page and an error of its own */
+    level second_up;
+    unsigned long second_moved;
+    int rc[2];
     char error[256];
-} leaves_half;
+} leaves_split;
 
-static void *write_half(void *arg)
+static void leaves_half(void *arg, int half)
 {
-    leaves_half *h = arg;
-    h->rc = write_leaves(&h->out, h->e, h->from, h->n, 0, &h->up, &h->moved);
-    return NULL;
+    leaves_split *s = arg;
+    if (half) {
+        s->rc[1] = write_leaves(&s->second, s->e, s->m + 1, s->n, 0, &s->second_up,
+                                &s->second_moved);
+        return;
+    }
+    unsigned long counted = 0;
+    for (size_t i = s->m + 1; i < s->n;) {
+        size_t j;
+        pack_leaf(NULL, s->out->page_size, s->e, i, s->n, &j, &counted);
+        (void)sqlf_new_page(s->out); /* (past the lock page, as the other half's) */
+        i = j + 1;
+    }
+    s->rc[0] = write_leaves(s->out, s->e, 0, s->m, 0, s->up, s->moved);
 }
 
 /* The leaves of e[0..n) as write_leaves writes them, but by two threads:
  * the first half's leaves (e[0..m)), e[m] the separator between the halves,
  * the second half's leaves (e[m + 1..n)). A thread of its own writes the
- * second half into the pages that come next, while this one counts them,
- * then writes the first half into the pages after them: the same pages in the
+ * second half into the pages that come next (this one does, after its own,
+ * where no thread can be made), while this one counts them, then writes the
+ * first half into the pages after them: the same pages in the
  * same order whatever the timing (m and the packing depend only on the
  * entries), the first half's after the second's in the file, in key order in
  * the level above. After a program's end the second CPU was idle while one
- * thread wrote the leaves of a 2 M-entry index. 1 if no thread could be made
+ * thread wrote the leaves of a 2 M-entry index. 1 where there is no memory
  * (nothing written: the caller writes them alone), else 0 or -1 (out->error
  * says why). */
 static int write_leaves_split(sqlf_out *out, const uo_index_entry *e, size_t n, level *up,
@@ -599,49 +614,39 @@ static int write_leaves_split(sqlf_out *out, const uo_index_entry *e, size_t n, 
     size_t m = n / 3;
     if (m == 0 || m + 1 >= n)
         return 1;
-    leaves_half *h = calloc(1, sizeof *h);
-    if (h == NULL)
+    leaves_split *s = calloc(1, sizeof *s);
+    if (s == NULL)
         return 1;
+    s->e = e;
+    s->m = m;
+    s->n = n;
+    s->out = out;
+    s->up = up;
+    s->moved = moved;
+    s->second = *out;
+    s->second.page = malloc(out->page_size);
+    s->second.error = s->error;
+    s->second.errlen = sizeof s->error;
     size_t max = (n - m) / 2 + 2; /* (as uo_index_attach's levels) */
-    h->up.page = malloc(max * sizeof *h->up.page);
-    h->up.sep = malloc(max * sizeof *h->up.sep);
-    uint8_t *page = malloc(out->page_size);
-    pthread_t thread;
-    int made = 0;
-    if (h->up.page != NULL && h->up.sep != NULL && page != NULL) {
-        h->out = *out;
-        h->out.page = page;
-        h->out.error = h->error;
-        h->out.errlen = sizeof h->error;
-        h->e = e;
-        h->from = m + 1;
-        h->n = n;
-        made = pthread_create(&thread, NULL, write_half, h) == 0;
-    }
+    s->second_up.page = malloc(max * sizeof *s->second_up.page);
+    s->second_up.sep = malloc(max * sizeof *s->second_up.sep);
     int rc = 1;
-    if (made) {
-        unsigned long counted = 0;
-        for (size_t i = m + 1; i < n;) {
-            size_t j;
-            pack_leaf(NULL, out->page_size, e, i, n, &j, &counted);
-            (void)sqlf_new_page(out); /* (past the lock page, as the other thread's) */
-            i = j + 1;
-        }
-        rc = write_leaves(out, e, 0, m, 0, up, moved);
-        pthread_join(thread, NULL);
-        if (h->rc != 0) { /* its error first: its pages come first in the file */
-            snprintf(out->error, out->errlen, "%s", h->error);
+    if (s->second_up.page != NULL && s->second_up.sep != NULL && s->second.page != NULL) {
+        both_halves(leaves_half, s, 1);
+        rc = s->rc[0] != 0 ? -1 : 0;
+        if (s->rc[1] != 0) { /* its error first: its pages come first in the file */
+            snprintf(out->error, out->errlen, "%s", s->error);
             rc = -1;
         }
-        memcpy(up->page + up->n, h->up.page, h->up.n * sizeof *up->page);
-        memcpy(up->sep + up->n, h->up.sep, h->up.n * sizeof *up->sep);
-        up->n += h->up.n;
-        *moved += h->moved;
+        memcpy(up->page + up->n, s->second_up.page, s->second_up.n * sizeof *up->page);
+        memcpy(up->sep + up->n, s->second_up.sep, s->second_up.n * sizeof *up->sep);
+        up->n += s->second_up.n;
+        *moved += s->second_moved;
         uo_pages_moved.index_split++;
     }
-    level_free(&h->up);
-    free(page);
-    free(h);
+    level_free(&s->second_up);
+    free(s->second.page);
+    free(s);
     return rc;
 }
 
