@@ -65,8 +65,8 @@ enum { EDGES = sizeof k_edges / sizeof k_edges[0] };
 
 /* 1: the keys of t come mostly in order (row_a); 2: as the correlation ids of
  * rows that 8 threads wrote, some repeated; 3: the same, none repeated; 4:
- * as 3, but the last row written as a page has the first row's key (g_rows:
- * the row count). */
+ * as 3, but the middle row written as a page has the first row's key
+ * (g_rows: the row count). */
 static int g_keys_mostly_in_order, g_rows;
 /* one_tree: rows through SQLite after the spool is made, about this many
  * pages of them; 1: the name a spool would be renamed through
@@ -96,7 +96,7 @@ static int64_t row_a(int i)
     if (!g_keys_mostly_in_order)
         return i % 3 == 0 ? k_edges[i % EDGES] : (int64_t)((i * 7919) % 1000) - 500;
     if (g_keys_mostly_in_order == 4) /* (a row that row_s gives 600 bytes SQLite inserts) */
-        return interleaved_key(i == g_rows - 1 - ((g_rows - 1) % 35 == 6) ? 0 : i);
+        return interleaved_key(i == g_rows / 2 + (g_rows / 2 % 35 == 6) ? 0 : i);
     if (g_keys_mostly_in_order >= 2)
         return interleaved_key(i);
     if (i % 101 == 3)
@@ -618,11 +618,11 @@ UNIT_TEST(table_pages)
             fprintf(stderr, "attach: got '%s', want '%s'\n", error, want);
         CHECK(strcmp(error, want) == 0);
         /* The index's leaves written by two threads (uo_index_split_entries):
-         * the file cut in each of its last 40 pages (the levels above the
-         * leaves, the leaves of the index's first third, then of the rest,
-         * which the other thread wrote before them: all written by the attach,
-         * after the limit was set), the first page past the cut is the one
-         * said, whichever thread wrote it. */
+         * the file cut in each of its last 40 pages (the table's last leaf and
+         * levels, the index's levels, the leaves of its first third, then
+         * some of the rest's, which the other thread wrote before them: all
+         * written by the attach, after the limit was set), the first page past
+         * the cut is the one said, whichever thread wrote it. */
         uo_index_split_entries = 3;
         off_t whole;
         fill_until_full(path, 2000, RLIM_INFINITY, RLIM_INFINITY, 0, error, sizeof error, &whole);
@@ -649,17 +649,17 @@ UNIT_TEST(table_pages)
         return test_result("table_pages.rebuild");
     }
     /* Entries below an earlier key, counted as they come (how the attach
-     * chooses its sort): 3 after 5, 6 after 7, 5 after 8; equal keys are not
-     * below. */
+     * chooses its sort): none for INT64_MIN first, then -5 after -3, 3 after
+     * 5, 6 after 7, 5 after 8; equal keys are not below. */
     {
         size_t budget = 1000;
         uo_index_tree ix;
         CHECK(uo_index_set(&ix, "x", 2, 0, &budget) == 0);
-        const int64_t keys[] = {5, 3, 7, 7, 6, 8, 5, 9};
-        for (int i = 0; i < 8; i++)
+        const int64_t keys[] = {INT64_MIN, -3, -5, 5, 3, 7, 7, 6, 8, 5, 9};
+        for (int i = 0; i < 11; i++)
             uo_index_add(&ix, keys[i], i + 1);
-        CHECK_EQ_U64(ix.below, 3);
-        CHECK(ix.top == 9 && ix.n == 8);
+        CHECK_EQ_U64(ix.below, 4);
+        CHECK(ix.top == 9 && ix.n == 11);
         uo_index_free(&ix);
     }
     /* Every count up to several leaves, and those where a level's last page
@@ -720,10 +720,10 @@ UNIT_TEST(table_pages)
         /* (n = 0, 1, 2: too few to split) */
         CHECK_EQ_U64(uo_pages_moved.index_split, before.index_split + 38 + 16 + 1);
     }
-    /* Keys unique in each half of the entries, a late one the first's again:
-     * of the two threads that place them (uo_index_split_entries), the
-     * second finds the first's (or, where both store at once, the count of
-     * the slots filled does); counted instead. */
+    /* Keys unique in each half of the entries, the first's again about where
+     * the second half begins: of the two threads that place them
+     * (uo_index_split_entries) one finds the other's, or, where both store it
+     * at once, the count of the slots filled does; counted instead. */
     g_keys_mostly_in_order = 4;
     before = uo_pages_moved;
     for (int n = 1785; n <= 1800; n++)

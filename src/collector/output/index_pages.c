@@ -215,7 +215,7 @@ typedef struct placing {
     int64_t lo, first;
     size_t count[2]; /* per half of the table: its slots filled */
     int repeat[2];   /* per half of the entries: a key found twice */
-    int split;       /* by two threads (else the second half's start is the first's end) */
+    int split;       /* by two threads (else the second half starts where the first ended) */
 } placing;
 
 static void place_half(void *arg, int half)
@@ -438,8 +438,11 @@ static uo_index_entry *sort_entries(uo_index_entry *e, size_t n, size_t below,
     int narrow = narrow_keys(e, n, &lo, &span);
     if (narrow && place_unique(e, n, lo, span) == 0)
         return e;
-    if (many && merge_out_of_order(e, n) == 0)
-        return e; /* (a key far above the rest, then the others below it) */
+    /* Many below, yet few out of order (a key far above the rest, then the
+     * others below it): merged where the keys are not narrow, or where so few
+     * came below that merging may do; else counted. */
+    if (many && (!narrow || below <= n / 8) && merge_out_of_order(e, n) == 0)
+        return e;
     *tmp = uo_big_array_resize(NULL, 0, n * sizeof **tmp);
     if (*tmp != NULL) {
         uo_index_entry *counted = narrow ? count_sort(e, *tmp, n, lo, span) : NULL;
@@ -593,18 +596,19 @@ static void leaves_half(void *arg, int half)
     s->rc[0] = write_leaves(s->out, s->e, 0, s->m, 0, s->up, s->moved);
 }
 
-/* The leaves of e[0..n) as write_leaves writes them, but by two threads:
- * the first half's leaves (e[0..m)), e[m] the separator between the halves,
- * the second half's leaves (e[m + 1..n)). A thread of its own writes the
- * second half into the pages that come next (this one does, after its own,
- * where no thread can be made), while this one counts them, then writes the
- * first half into the pages after them: the same pages in the
- * same order whatever the timing (m and the packing depend only on the
- * entries), the first half's after the second's in the file, in key order in
- * the level above. After a program's end the second CPU was idle while one
- * thread wrote the leaves of a 2 M-entry index. 1 where there is no memory
- * (nothing written: the caller writes them alone), else 0 or -1 (out->error
- * says why). */
+/* The leaves of e[0..n), written in two parts by two threads: the first
+ * part's leaves (e[0..m)), e[m] the separator between the parts, the second
+ * part's leaves (e[m + 1..n)); the first part's last leaf ends at e[m - 1],
+ * where write_leaves alone would have packed on. A thread of its own writes
+ * the second part into the pages that come next (this one does, after its
+ * own, where no thread can be made), while this one counts them, then writes
+ * the first part into the pages after them: the same pages in the same order
+ * whatever the timing (m and the packing depend only on the entries), the
+ * first part's after the second's in the file, in key order in the level
+ * above. After a program's end the second CPU was idle while one thread wrote
+ * the leaves of a 2 M-entry index. 1 where the entries are too few for two
+ * parts or there is no memory for the second (nothing written: the caller
+ * writes them alone), else 0 or -1 (out->error says why). */
 static int write_leaves_split(sqlf_out *out, const uo_index_entry *e, size_t n, level *up,
                               unsigned long *moved)
 {

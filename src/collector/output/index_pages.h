@@ -56,8 +56,9 @@ extern size_t uo_index_entries_max;
 extern size_t uo_index_memory_max;
 
 /**
- * Entries from which an index's leaves are written by two threads: 256 Ki
- * (some 1,000 leaves of 4 KiB; a thread costs some 50 us to make).
+ * Entries from which an index's entries are placed at their keys
+ * (place_unique) and its leaves written by two threads: 256 Ki (some 1,000
+ * leaves of 4 KiB; a thread costs some 50 us to make).
  */
 #define UO_INDEX_SPLIT_ENTRIES ((size_t)256 << 10)
 /** The limit in force: UO_INDEX_SPLIT_ENTRIES (tests lower it). */

@@ -175,7 +175,8 @@ extern int uo_pages_renaming;
  * into the rest (index_merged), and how often by placing each at its key, all
  * unique within a span of twice their number (index_placed), or by counting
  * them where some repeat (index_counted, index_pages.c), and how often its
- * leaves were written by two threads (index_split); how
+ * leaves were written in two parts (index_split: by two threads, where one
+ * could be made); how
  * many spooled leaves the attach moved to the end, off pages SQLite's took
  * (leaves_to_end), or into pages SQLite's left (leaves_to_gap); how often a
  * spool became the database file (spools_renamed). Counted for the tests,

@@ -62,7 +62,6 @@ struct callback_thread;
  *  expanded to the public struct at delivery (compact_records.h). */
 #define UPTI_RING_COMPACT_MARKER 0x100u
 
-
 /** Ring kind of a compact API record (upti_ring_compact_api_t, <upti/ring.h>: the
  *  shared format's, in-process rings the same), expanded at delivery. Written by the
  *  inline case of upti_runtime_call_exit (tracing.c) for the calls it holds. */
