@@ -618,16 +618,11 @@ static int write_leaves_split(sqlf_out *out, const uo_index_entry *e, size_t n, 
     size_t m = n / 3;
     if (m == 0 || m + 1 >= n)
         return 1;
-    leaves_split *s = calloc(1, sizeof *s);
+    leaves_split *s = malloc(sizeof *s);
     if (s == NULL)
         return 1;
-    s->e = e;
-    s->m = m;
-    s->n = n;
-    s->out = out;
-    s->up = up;
-    s->moved = moved;
-    s->second = *out;
+    *s = (leaves_split){.e = e, .m = m, .n = n, .out = out, .up = up, .moved = moved,
+                        .second = *out};
     s->second.page = malloc(out->page_size);
     s->second.error = s->error;
     s->second.errlen = sizeof s->error;
