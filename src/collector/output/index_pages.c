@@ -546,7 +546,7 @@ static inline void pack_leaf(uint8_t *p, uint32_t page_size, const uo_index_entr
 
 /* The leaves of e[from..n): up's pages and separators (indexes into e);
  * *moved counts the last leaves given an entry of the one before. A single
- * leaf goes into root, unless root is 0 (half of the leaves). */
+ * leaf goes into root, unless root is 0 (a part of the leaves). */
 static int write_leaves(sqlf_out *out, const uo_index_entry *e, size_t from, size_t n,
                         uint32_t root, level *up, unsigned long *moved)
 {
