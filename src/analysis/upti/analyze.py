@@ -108,18 +108,25 @@ def _device_busy(trace, proc):
     return cache[key]
 
 
+def _blocked(trace, proc, apis):
+    """proc's calls (of apis, its rows) in which the host waited for the device:
+    synchronizing calls, and transfers whose device work ran inside the call
+    (blocking reads, writes, maps)."""
+    copies = trace.copies
+    waits = apis[apis["name"].isin(SYNC_CALLS)]
+    mine = copies[(copies["database"] == proc.database) & (copies["process"] == proc.process)]
+    inside = apis.merge(mine[["correlation_id", "start", "end"]], on="correlation_id",
+                        suffixes=("", "_op"))
+    blocking = inside[(inside["start_op"] >= inside["start"]) &
+                      (inside["end_op"] <= inside["end"]) & (inside["end_op"] > 0)]
+    return pd.concat([waits, blocking[waits.columns]], ignore_index=True)
+
+
 def rule_sync(trace, cfg):
     """Host threads waiting for the device: synchronizing calls, and transfers
     whose device work ran inside the call (blocking reads, writes, maps)."""
-    copies = trace.copies
     for proc, apis in _per_process(trace, "apis"):
-        waits = apis[apis["name"].isin(SYNC_CALLS)]
-        mine = copies[(copies["database"] == proc.database) & (copies["process"] == proc.process)]
-        inside = apis.merge(mine[["correlation_id", "start", "end"]], on="correlation_id",
-                            suffixes=("", "_op"))
-        blocking = inside[(inside["start_op"] >= inside["start"]) &
-                          (inside["end_op"] <= inside["end"]) & (inside["end_op"] > 0)]
-        blocked = pd.concat([waits, blocking[waits.columns]], ignore_index=True)
+        blocked = _blocked(trace, proc, apis)
         total, span = int(blocked["duration"].sum()), _span(proc)
         if len(blocked) < cfg.sync_min_count or not span or total < cfg.sync_min_share * span:
             continue
@@ -135,12 +142,14 @@ def rule_sync(trace, cfg):
 
 def rule_device_idle(trace, cfg):
     """Gaps between device work longer than gap_ns while the host was not
-    waiting for the device: the host was too slow to feed it."""
-    apis = trace.apis
-    for proc in trace.processes.itertuples(index=False):
+    waiting for the device (in a synchronizing call or a blocking transfer,
+    as rule_sync counts them): the host was too slow to feed it. A gap inside
+    a blocking read that waits for the queue (the device's own scheduling
+    between two kernels, a runtime thread descheduled on a loaded machine) is
+    not the host's doing."""
+    for proc, mine in _per_process(trace, "apis"):
         busy = _device_busy(trace, proc)
-        mine = apis[(apis["database"] == proc.database) & (apis["process"] == proc.process)]
-        waits = mine[mine["name"].isin(SYNC_CALLS)]
+        waits = _blocked(trace, proc, mine)
         gaps = []
         for (_, prev_end), (next_start, _) in zip(busy, busy[1:]):
             if next_start - prev_end < cfg.gap_ns:
