@@ -374,9 +374,8 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
      * now, not lost nor fatal to upti. */
     g_collecting_apart = run_collect_apart(g_child);
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
-    if (!g_collecting_apart && run_collect_start(g_child) != 0)
-        fprintf(stderr, "upti: cannot start collecting: the trace is written after the program "
-                        "ended\n");
+    if (!g_collecting_apart)
+        (void)run_collect_start(g_child);
     int status = 0;
     while (waitpid(g_child, &status, 0) < 0) {
         if (errno != EINTR) {
@@ -388,7 +387,7 @@ static int run_program(const run_options *o, char **program, int nprogram, int c
     if (g_collecting_apart)
         (void)run_collect_apart_end(status);
     else
-        run_say_summary(run_outputs_end(run_collect_end(g_child, status)));
+        run_collect_finish(g_child, status);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status))

@@ -296,8 +296,11 @@ int run_collect_start(pid_t program)
 {
     g_run.program = program;
     run_follow_start(); /* (first: the collecting thread tells it when the rings close) */
-    if (pthread_create(&g_run.thread, NULL, collect_thread, NULL) != 0)
+    if (pthread_create(&g_run.thread, NULL, collect_thread, NULL) != 0) {
+        fprintf(stderr, "upti: cannot start collecting: the trace is written after the program "
+                        "ended\n");
         return -1;
+    }
     g_run.thread_started = 1;
     return 0;
 }
@@ -386,9 +389,7 @@ static void collect_apart(pid_t program, pid_t upti, int from_upti)
     sigemptyset(&stop);
     sigaddset(&stop, SIGUSR2);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    if (run_collect_start(program) != 0)
-        fprintf(stderr, "upti: cannot start collecting: the trace is written after the program "
-                        "ended\n");
+    (void)run_collect_start(program);
     pthread_sigmask(SIG_UNBLOCK, &stop, NULL);
     int status = 0;
     size_t got = 0;
@@ -400,7 +401,7 @@ static void collect_apart(pid_t program, pid_t upti, int from_upti)
             _exit(1); /* upti ended without it: killed (this process too, by now) */
     }
     close(from_upti);
-    run_say_summary(run_outputs_end(run_collect_end(program, status)));
+    run_collect_finish(program, status);
     exit(0);
 }
 
@@ -518,6 +519,11 @@ int run_collect_end(pid_t program, int status)
         remove_folders();
     }
     return written;
+}
+
+void run_collect_finish(pid_t program, int status)
+{
+    run_say_summary(run_outputs_end(run_collect_end(program, status)));
 }
 
 /* A folder of ring files without run.conf (UPTI_TRACE_RING_DIR set by hand, or the

@@ -35,7 +35,8 @@ typedef struct run_collect_cfg {
  */
 int run_collect_begin(const run_collect_cfg *cfg);
 
-/** Starts draining the rings while the program (pid) runs. 0 or -1. */
+/** Starts draining the rings while the program (pid) runs. 0, or -1 after one line
+ *  (the trace is then written after the program's end). */
 int run_collect_start(pid_t program);
 
 /** Ends draining at once (a second SIGINT or SIGTERM to `upti run`): async-signal-safe. */
@@ -71,6 +72,9 @@ int run_collect_apart_end(int status);
  * written", WHY from capture_never).
  */
 int run_collect_end(pid_t program, int status);
+
+/** run_collect_end(), then the outputs' closing lines and the run's summary line. */
+void run_collect_finish(pid_t program, int status);
 
 /** Removes the run folder and the ring folder (the program never ran). */
 void run_collect_discard(void);

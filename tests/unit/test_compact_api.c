@@ -31,6 +31,7 @@
 #endif
 
 #include "check.h"
+#include "compact_records.h"
 #include "test_tool.h"
 #include "unit_tests.h"
 
@@ -103,12 +104,7 @@ static int read_calls(int k, upti_buffer_tracing_api_record_t *out, int max, int
         if (rh.kind == UPTI_RING_KIND_COMPACT_API) {
             upti_ring_compact_api_t c;
             memcpy(&c, data + pos + sizeof rh, sizeof c);
-            out[n++] = (upti_buffer_tracing_api_record_t){.kind = c.kind,
-                                                          .operation = c.operation,
-                                                          .correlation_id = {c.correlation_id, {0}},
-                                                          .start_timestamp = c.start_timestamp,
-                                                          .end_timestamp = c.end_timestamp,
-                                                          .result = c.result};
+            upti_compact_api_expand(&c, 0, &out[n++]); /* (the thread is not compared) */
             CHECK_EQ_U64(rh.len, sizeof rh + sizeof c);
             ++*compacts;
         } else if (rh.kind == UPTI_TRACING_KIND_OPENCL_API) {

@@ -163,6 +163,15 @@ def case_sigkill(tmp):
     print('sigkill: %d kernels of %d..%d, the rest counted in flight' % (kernels, N, N + M))
 
 
+def all_children(pid):
+    """The children of process pid (none once it is gone)."""
+    try:
+        with open('/proc/%d/task/%d/children' % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
 def children(pid):
     """The children of upti (pid) but its collecting process, a fork of upti that did not
     exec (the same executable): the program, as the tests that kill it mean it."""
@@ -171,13 +180,8 @@ def children(pid):
             return os.readlink('/proc/%d/exe' % p)
         except OSError:
             return None
-    try:
-        with open('/proc/%d/task/%d/children' % (pid, pid)) as f:
-            kids = [int(x) for x in f.read().split()]
-    except OSError:
-        return []
     own = exe(pid)
-    return [k for k in kids if exe(k) != own]
+    return [k for k in all_children(pid) if exe(k) != own]
 
 
 def case_sigkill_mid(tmp):
@@ -569,8 +573,7 @@ def case_collecting_killed(tmp):
     p = subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          errors='replace')
     time.sleep(0.8)
-    with open('/proc/%d/task/%d/children' % (p.pid, p.pid)) as f:
-        kids = [int(x) for x in f.read().split()]
+    kids = all_children(p.pid)
     program = children(p.pid)
     collecting = [k for k in kids if k not in program]
     if len(collecting) != 1 or len(program) != 1:
