@@ -43,12 +43,14 @@ Per thread count, paired over the repetitions (each upti run against its own
 bare run): the added wall ns per clSetKernelArg, the whole run's ratio, the
 time after the program's end, upti's own CPU per record (drain, conversion,
 outputs: all the CPU of the command but the program's) and the time the
-program waited for ring room, also as a share of the run; with --big-ring
+program waited for ring room, also as a share of the run, and of it the part
+until upti had made the room (metadata ring_wait_room_ns; the rest the
+threads spent runnable, behind their own program's other threads); with --big-ring
 (default 256m) the same program under upti run with rings of that size
 (mode upti-big). The marker row: MARK_THREADS threads x MARKS uptx_mark calls
 (bench_run_overhead_marks), bare and under `upti run --marker-trace`: the whole
 run, the time after the end, the waits summed over threads and as a share of
-the run, upti's CPU per record. Last, unless --no-callgrind, the instructions a
+the run (both parts), upti's CPU per record. Last, unless --no-callgrind, the instructions a
 traced clSetKernelArg adds (callgrind_per_call.sh; valgrind): counted, not
 timed, so the machine's load does not move them.
 No assertion on any figure: it measures, it does not judge.
@@ -114,14 +116,17 @@ def count_records(db):
 
 
 def ring_waits(db):
-    """How often, and how long in all (ms), the program waited for room in a full ring."""
+    """How often the program waited for room in a full ring, how long in all (ms), and
+    how long of that until upti had made the room (the rest: runnable, waiting for a
+    CPU that its other threads held)."""
     con = sqlite3.connect(db)
     try:
         meta = dict(con.execute("SELECT key, value FROM metadata WHERE key IN "
-                                "('ring_waits', 'ring_wait_ns')").fetchall())
+                                "('ring_waits', 'ring_wait_ns', 'ring_wait_room_ns')").fetchall())
     finally:
         con.close()
-    return int(meta.get("ring_waits", 0)), int(meta.get("ring_wait_ns", 0)) / 1e6
+    return (int(meta.get("ring_waits", 0)), int(meta.get("ring_wait_ns", 0)) / 1e6,
+            int(meta.get("ring_wait_room_ns", 0)) / 1e6)
 
 
 def run_once(a, mode, threads, work):
@@ -163,7 +168,7 @@ def run_once(a, mode, threads, work):
             sys.exit(f"bench: upti run left {len(dbs)} databases in {out}")
         m["convert_s"] = (ended_ns - int(f["child_exited_ns"])) / 1e9
         m["records"] = count_records(dbs[0])
-        m["waits"], m["wait_ms"] = ring_waits(dbs[0])
+        m["waits"], m["wait_ms"], m["room_ms"] = ring_waits(dbs[0])
         m["rate"] = m["records"] / m["convert_s"]
         # upti's own CPU (drain, conversion, outputs, its start): all but the program's.
         m["collector_ns_record"] = (cpu_ms * 1e6 - int(f["child_cpu_ns"])) / m["records"]
@@ -281,7 +286,7 @@ def marker_row(a, work):
                 if len(dbs) != 1:
                     sys.exit(f"bench: the marker row left {len(dbs)} databases")
                 got[mode]["records"] = count_records(dbs[0])
-                got[mode]["waits"], got[mode]["wait_ms"] = ring_waits(dbs[0])
+                got[mode]["waits"], got[mode]["wait_ms"], got[mode]["room_ms"] = ring_waits(dbs[0])
                 os.unlink(dbs[0])
         reps.append(got)
     shutil.rmtree(out)
@@ -294,14 +299,16 @@ def print_marks(a, reps):
     records = reps[0]["upti-run"]["records"]
     coll = statistics.median((r["upti-run"]["cpu_ms"] - r["upti-run"]["program_cpu_ms"]) * 1e6 /
                              r["upti-run"]["records"] for r in reps)
-    wait_ms = med("upti-run", "wait_ms")
+    wait_ms, room_ms = med("upti-run", "wait_ms"), med("upti-run", "room_ms")
     print(f"marker row ({a.mark_threads} threads x {a.marks} uptx_mark, {records} records, "
           f"median of {len(reps)}, load {os.getloadavg()[0]:.2f}): bare {bare:.2f} s, upti run "
           f"{upti:.2f} s ({upti / bare:.2f}x), marking {med('bare', 'marks_s'):.2f} s bare / "
           f"{med('upti-run', 'marks_s'):.2f} s traced, after the program's end "
           f"{med('upti-run', 'after_s'):.2f} s; the threads waited for room "
           f"{med('upti-run', 'waits'):.0f} times, {wait_ms / 1e3:.2f} s summed over threads "
-          f"({wait_ms / 1e3 / upti * 100:.1f}% of the run); collector CPU {coll:.0f} ns per record")
+          f"({wait_ms / 1e3 / upti * 100:.1f}% of the run), of which until upti had made room "
+          f"{room_ms / 1e3:.2f} s ({room_ms / 1e3 / upti * 100:.1f}%); collector CPU {coll:.0f} "
+          f"ns per record")
 
 
 def quartiles(values):
@@ -369,7 +376,8 @@ def main():
                         b[k] = max(b[k], v) if k in ("rate", "records") else min(b[k], v)
                     # The waits of the run whose ns/call is kept.
                     if mode == "upti-run" and m["ns_call"] == b["ns_call"]:
-                        b["waits"], b["wait_ms"] = m["waits"], m["wait_ms"]
+                        for k in ("waits", "wait_ms", "room_ms"):
+                            b[k] = m[k]
         if a.marks > 0:
             marks = marker_row(a, work)
     finally:
@@ -427,7 +435,8 @@ def print_long_rows(a, modes, best, runs):
               f"conversion after the program ended {u['convert_s']:.2f} s, "
               f"records={u['records']} rate={u['rate'] / 1e6:.2f} M records/s; "
               f"the program waited for room {u['waits']} times, {u['wait_ms']:.1f} ms in all "
-              f"({u['wait_ms'] * 1e6 / a.calls:.1f} ns per call)")
+              f"({u['wait_ms'] * 1e6 / a.calls:.1f} ns per call), {u['room_ms']:.1f} ms of them "
+              f"until upti had made room")
     if len(a.threads) > 1:
         lo, hi = a.threads[0], a.threads[-1]
         print(f"ns/call at {hi} threads / at {lo} thread(s): " + ", ".join(
@@ -459,11 +468,14 @@ def print_long_rows(a, modes, best, runs):
         after = statistics.median(m["convert_s"] for m in u)
         waits = statistics.median(m["wait_ms"] for m in u)
         waited = statistics.median(m["wait_ms"] / 1e3 / m["wall_s"] * 100 for m in u)
+        room = statistics.median(m["room_ms"] for m in u)
+        roomed = statistics.median(m["room_ms"] / 1e3 / m["wall_s"] * 100 for m in u)
         print(f"threads={threads} paired over {len(pairs)} repetitions (median, quartiles): "
               f"added wall ns per clSetKernelArg {qm:.1f} ({q1:.1f} to {q3:.1f}); whole run "
               f"{wm:.2f}x bare ({w1:.2f} to {w3:.2f}); after the program's end {after:.3f} s; "
               f"collector CPU {coll:.0f} ns per record; waited for room {waits:.1f} ms "
-              f"({waited:.2f}% of the run)")
+              f"({waited:.2f}% of the run), of which until upti had made room {room:.1f} ms "
+              f"({roomed:.2f}%)")
         if a.big_ring:
             g = runs[(threads, "upti-big")]
             gp = [x["ns_call"] - y["ns_call"] for x, y in zip(g, u)]

@@ -78,6 +78,16 @@ def member_name(decl):
     return re.findall(r"\w+", decl)[-1], flexible
 
 
+def members_of(body):
+    """(name, flexible) of each member of a struct or union body; the members of an
+    anonymous struct or union in it (C11) are the outer type's own."""
+    found = []
+    for decl in split_top(body, ";"):
+        inner = re.match(r"(struct|union)\s*\{(.*)\}$", decl, re.S)
+        found += members_of(inner.group(2)) if inner else [member_name(decl)]
+    return found
+
+
 def definitions(text, structs=None):
     """Types (name -> members) and enums (name -> enumerators) defined in
     text; the names of the structs (not unions) are added to structs."""
@@ -97,7 +107,7 @@ def definitions(text, structs=None):
         if m.group(1) == "enum":
             enums[name] = [re.match(r"\s*(\w+)", e).group(1) for e in split_top(body, ",")]
         else:
-            types[name] = [member_name(d) for d in split_top(body, ";")]
+            types[name] = members_of(body)
             if m.group(1) == "struct" and structs is not None:
                 structs.add(name)
         i = j

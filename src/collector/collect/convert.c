@@ -48,7 +48,9 @@ struct proc {
     char *path;
     uint64_t *tid;      /* per slot: the thread of its records (THREAD records) */
     uint64_t *dropped;  /* per slot: the last drop count */
-    uint64_t *waits, *wait_ns; /* per slot: the program's waits for room (WAITS chunks) */
+    /* per slot: the program's waits for room (WAITS chunks): how many, ns in all, and ns
+     * of those until the collector made the room */
+    uint64_t *waits, *wait_ns, *room_ns;
     uint64_t no_slot_drops;
     uint64_t records, malformed, end;
     uint64_t tool_skipped; /* tool records not the converter's to apply */
@@ -115,7 +117,7 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
         return;
     p->tid = calloc(p->hdr.max_slots, sizeof *p->tid);
     p->dropped = calloc(p->hdr.max_slots, sizeof *p->dropped);
-    p->waits = calloc(2 * (size_t)p->hdr.max_slots, sizeof *p->waits);
+    p->waits = calloc(3 * (size_t)p->hdr.max_slots, sizeof *p->waits);
     p->owner = v->num_procs;
     for (size_t i = 0; i < v->num_procs && p->owner == v->num_procs; i++)
         if (v->procs[i].owner == i && v->procs[i].hdr.pid == p->hdr.pid &&
@@ -123,6 +125,7 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
             p->owner = i; /* another image of a process already seen (exec) */
     if (p->owner != v->num_procs && p->tid != NULL && p->dropped != NULL && p->waits != NULL) {
         p->wait_ns = p->waits + p->hdr.max_slots;
+        p->room_ns = p->wait_ns + p->hdr.max_slots;
         v->num_procs++;
         return;
     }
@@ -146,6 +149,7 @@ static void open_proc(struct converter *v, const ur_chunk_t *c, const uint8_t *p
         return;
     }
     p->wait_ns = p->waits + p->hdr.max_slots;
+    p->room_ns = p->wait_ns + p->hdr.max_slots;
     p->end = p->hdr.clock_start;
     v->num_procs++;
 }
@@ -408,6 +412,8 @@ static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
     if (c->type == UR_CHUNK_WAITS && c->slot < p->hdr.max_slots && c->pos_begin >= p->waits[c->slot]) {
         p->waits[c->slot] = c->pos_begin;
         p->wait_ns[c->slot] = c->pos_end;
+        /* 0: a ring or spool older than that count; all of the wait, as it was counted. */
+        p->room_ns[c->slot] = c->dropped != 0 && c->dropped < c->pos_end ? c->dropped : c->pos_end;
     }
     if (c->type != UR_CHUNK_DATA || c->slot >= p->hdr.max_slots)
         return;
@@ -705,17 +711,19 @@ int ur_converter_finish(ur_converter *c, const ur_loss *losses, size_t num_losse
         set_metadata_count(p->db, "tool_records_skipped", p->tool_skipped);
         set_metadata_count(p->db, "records_dropped_no_slot", no_slot);
         set_metadata_count(p->db, "records_not_stored", not_stored);
-        uint64_t waits = 0, wait_ns = 0;
+        uint64_t waits = 0, wait_ns = 0, room_ns = 0;
         for (size_t r = i; r < v->num_procs; r++) {
             if (v->procs[r].owner != i)
                 continue;
             for (uint32_t s = 0; s < v->procs[r].hdr.max_slots; s++) {
                 waits += v->procs[r].waits[s];
                 wait_ns += v->procs[r].wait_ns[s];
+                room_ns += v->procs[r].room_ns[s];
             }
         }
         set_metadata_count(p->db, "ring_waits", waits);
         set_metadata_count(p->db, "ring_wait_ns", wait_ns);
+        set_metadata_count(p->db, "ring_wait_room_ns", room_ns);
         write_images(v, i);
         if (drops > no_slot)
             uo_report("process %lld: %llu records were dropped (ring full)",

@@ -20,7 +20,7 @@ static const char *const k_owned_keys[] = {
     "records_written", "records_dropped",   "records_filtered",     "committed",
     "schema_version",  "writer",            "clock",                "ended",
     "images",          "records_not_stored", "records_dropped_no_slot", "ring_waits",
-    "ring_wait_ns",
+    "ring_wait_ns",    "ring_wait_room_ns",
 };
 
 /* The string of len bytes (its NUL included) at s, if it ends exactly there; else NULL. */

@@ -511,15 +511,25 @@ static bool create_child_file(struct upti_buffer *b, struct upti_shared_ring *r)
     return ok;
 }
 
-/* Adds a wait that began at `started` (mono_ns) to the slot's counts, which the collector
- * reports; relaxed: only the slot's thread writes them. */
-static void count_wait(upti_ring_slot_t *slot, uint64_t started)
+/* Adds to the slot's counts, which the collector reports, a wait that began at `started`
+ * (mono_ns) and ends now, of which the consumer made the room at room_at (0: it made
+ * none, or the time is not this clock's: all of it counts as waiting for room); relaxed:
+ * only the slot's thread writes them. */
+static void count_wait(upti_ring_slot_t *slot, uint64_t started, uint64_t room_at)
 {
+    uint64_t now = mono_ns(), took = now - started;
+    /* A consumer's time from before the wait, by more than the stamp's lead over its
+     * tail store can explain, or later than now, is another clock's (a time namespace). */
+    uint64_t room = room_at + 1000000u >= started && room_at <= now
+                        ? (room_at > started ? room_at - started : 0)
+                        : took;
     atomic_store_explicit(&slot->waits, atomic_load_explicit(&slot->waits, memory_order_relaxed) + 1,
                           memory_order_relaxed);
     atomic_store_explicit(&slot->wait_ns,
-                          atomic_load_explicit(&slot->wait_ns, memory_order_relaxed) +
-                              (mono_ns() - started),
+                          atomic_load_explicit(&slot->wait_ns, memory_order_relaxed) + took,
+                          memory_order_relaxed);
+    atomic_store_explicit(&slot->room_wait_ns,
+                          atomic_load_explicit(&slot->room_wait_ns, memory_order_relaxed) + room,
                           memory_order_relaxed);
 }
 
@@ -609,7 +619,7 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
     /* (atomic: the slot's previous owner, another thread, wrote it last) */
     __atomic_store_n(&slot->stalled_at, 0, __ATOMIC_RELAXED);
     if (waited)
-        count_wait(slot, waited_from);
+        count_wait(slot, waited_from, 0); /* (a slot's own tail says nothing of this wait) */
     s->producers[b->index] = p;
     /* The slot is empty (fresh, or drained before it was claimed): this fits. */
     upti_ring_thread_t *t = upti_buffer_reserve(b, s, UPTI_RING_KIND_THREAD, sizeof *t);
@@ -714,7 +724,8 @@ bool upti_shared_wait_for_room(struct upti_producer *p, size_t need)
         upti_ring_futex_wait(&p->tail, tail, left < 1000000u ? left : 1000000u);
     }
     atomic_store(&p->starving, false);
-    count_wait(slot, started);
+    /* The room found came with a tail stored after room_at (acquired above). */
+    count_wait(slot, started, ok ? atomic_load_explicit(&slot->room_at, memory_order_relaxed) : 0);
     return ok;
 }
 

@@ -19,7 +19,8 @@ the program runs, twice of them between a spool append and the ring's tail
 store, then started again: it resumes), full_discard (no collector
 during the run, DISCARD: the records that fit, then exactly counted drops),
 full_lossless (a 4 KiB ring with a collector: no drops; without one: drops,
-counted, and the program is not held), fork (the child's records in its own
+counted, and the program is not held), wait_split (a wait for room counted
+apart from the time the producer then waited for a CPU), fork (the child's records in its own
 database, none of the parent's), threads_slots (4 threads alive together, 2 rings: 2 threads' records
 kept, the other 2's all counted as drops),
 cli (usage and error messages of upti-ring), api (what
@@ -307,6 +308,76 @@ def case_full_lossless(root):
     if waits != 1 or wait_ns < 20 * 1000 * 1000:
         fail("full_lossless: without a collector ring_waits %d (expected 1), ring_wait_ns %d "
              "(expected >= 20 ms)" % (waits, wait_ns))
+    # No collector made room: all of the wait was for room.
+    if int(meta.get("ring_wait_room_ns", -1)) != wait_ns:
+        fail("full_lossless: without a collector ring_wait_room_ns %s, ring_wait_ns %d (expected "
+             "equal)" % (meta.get("ring_wait_room_ns"), wait_ns))
+
+
+# Offsets in a ring file of slot 0's fields (upti/ring.h: the header's page, then the slots).
+SLOT0 = 4096
+SLOT_STARVING, SLOT_TAIL, SLOT_ROOM_AT = SLOT0 + 137, SLOT0 + 256, SLOT0 + 360
+
+
+def ring_slot0(work):
+    """(starving, tail) of slot 0 of the one ring file in work, or None before it exists."""
+    rings = glob.glob(os.path.join(work, "*.upti-ring"))
+    if len(rings) != 1:
+        return None
+    with open(rings[0], "rb") as f:
+        data = f.read(SLOT_ROOM_AT + 8)
+    if len(data) < SLOT_ROOM_AT + 8:
+        return None
+    return data[SLOT_STARVING], struct.unpack_from("<Q", data, SLOT_TAIL)[0]
+
+
+def poll(what, test, timeout=20.0):
+    """test()'s first true value, polled every 10 ms; None after failing when timeout passes."""
+    until = time.monotonic() + timeout
+    while time.monotonic() < until:
+        got = test()
+        if got:
+            return got
+        time.sleep(0.01)
+    fail("%s: not within %.0f s" % (what, timeout))
+    return None
+
+
+def case_wait_split(root):
+    """A producer's wait for room is told apart from the time it then waited for a CPU
+    (upti/ring.h, "Full ring"): ring_wait_room_ns counts up to the collector's room, the
+    rest of ring_wait_ns is after it. The producer waits in a full 4 KiB ring with no
+    collector for 0.2 s or more; then it is stopped (SIGSTOP), a collector makes room and
+    wakes it, and it stays stopped 0.3 s more: room >= 0.2 s, wait - room >= 0.3 s."""
+    work = tempfile.mkdtemp(dir=root)
+    prog = start_prog(work, "return", 20000 // SCALE, 1, size=4096, extra=PATIENT)
+    slot = poll("wait_split: the producer waiting for room",
+                lambda: (lambda s: s if s is not None and s[0] == 1 else None)(ring_slot0(work)))
+    if slot is None:
+        prog.kill()
+        finish(prog, "wait_split: ring_prog")
+        return
+    time.sleep(0.2)
+    os.kill(prog.pid, signal.SIGSTOP)
+    coll = start_collector(work, prog.pid)
+    made = poll("wait_split: the collector's room", lambda: ring_slot0(work)[1] != slot[1])
+    if made:
+        time.sleep(0.3)
+    os.kill(prog.pid, signal.SIGCONT)
+    rc, _o, err = finish(prog, "wait_split: ring_prog")
+    crc, _co, cerr = finish(coll, "wait_split: the collector")
+    if rc != 0 or crc != 0 or cerr:
+        fail("wait_split: exit %d / collector %d: %s %s" % (rc, crc, err, cerr))
+    dbs = convert(work)
+    if len(dbs) != 1:
+        fail("wait_split: %d databases" % len(dbs))
+        return
+    _rows, meta, _pid = db_marks(dbs[0])
+    waits = int(meta.get("ring_waits", -1))
+    wait_ns, room_ns = int(meta.get("ring_wait_ns", -1)), int(meta.get("ring_wait_room_ns", -1))
+    if waits < 1 or room_ns < 200 * 1000 * 1000 or wait_ns - room_ns < 300 * 1000 * 1000:
+        fail("wait_split: %d waits, %d ns in all, %d ns of them until the room was made "
+             "(expected >= 200 ms, and >= 300 ms after it)" % (waits, wait_ns, room_ns))
 
 
 def run_fork(work, n, label):
@@ -1259,6 +1330,8 @@ def main():
             case_full_discard(root)
         elif CASE == "full_lossless":
             case_full_lossless(root)
+        elif CASE == "wait_split":
+            case_wait_split(root)
         elif CASE == "cut_short":
             case_cut_short(root)
         elif CASE == "fork":
