@@ -75,11 +75,12 @@
  * one, without waiting, until tail moves again. A waiting producer sets
  * slot->starving and sleeps in FUTEX_WAIT on the low 32 bits of slot->tail
  * (timeout 1 ms); a consumer that moves tail while starving is set calls
- * FUTEX_WAKE on that word (ring_futex.h). Before each store of tail the
- * consumer stores the time in slot->room_at (CLOCK_MONOTONIC ns, relaxed: the
- * tail's release publishes it): a producer that finds the room it waited for
- * reads when it was made, and counts the time it then spent runnable behind
- * other threads apart (slot->room_wait_ns against wait_ns). Every dropped record
+ * FUTEX_WAKE on that word (ring_futex.h). Before each store of tail that
+ * moves it the consumer stores the time in slot->room_at (CLOCK_MONOTONIC ns,
+ * relaxed: the tail's release publishes it): a producer that finds the room it
+ * waited for reads when it was made, and counts the part of its wait after
+ * then (woken, waiting to run again) apart, in slot->after_room_ns, of
+ * wait_ns. Every dropped record
  * is counted, exactly: slot->dropped (the slot's producer), or
  * header->no_slot_drops (a thread found no free slot).
  *
@@ -231,13 +232,15 @@ typedef struct upti_ring_slot_t {
         uint64_t reserved[3]; /**< 360: what UPTI 1.0 left reserved (0), now the fields below */
         struct {
             /** 360: the consumer's: CLOCK_MONOTONIC ns read just before its last store of
-             *  tail (0: never). A producer that waited takes it as when its room was made. */
+             *  tail that moved it (0: never). A producer that waited takes it as when the
+             *  room it found was made. */
             _Atomic uint64_t room_at;
-            /** 368: LOSSLESS, the producer's: of wait_ns, the time until the consumer had
-             *  made the room (room_at); the rest the thread spent runnable, waiting for a
-             *  CPU. Only grows. Added in version 2 without a change of the version: older
-             *  files hold 0 here, and so do both fields where an older side wrote. */
-            _Atomic uint64_t room_wait_ns;
+            /** 368: LOSSLESS, the producer's: of wait_ns, the time after the consumer had
+             *  made the room (room_at) until the thread ran again (woken, it waited for a
+             *  CPU, or was stopped); the rest of wait_ns is the wait for room. Only grows.
+             *  Both fields were added without a change of the version: a consumer that
+             *  never writes room_at leaves this 0, which counts every wait as for room. */
+            _Atomic uint64_t after_room_ns;
             uint64_t reserved_end; /**< 376: 0 */
         };
     };

@@ -80,11 +80,18 @@ def member_name(decl):
 
 def members_of(body):
     """(name, flexible) of each member of a struct or union body; the members of an
-    anonymous struct or union in it (C11) are the outer type's own."""
+    anonymous struct or union in it (C11) are the outer type's own. A member with a body
+    of its own in any other form is not read (its members would go unchecked): it fails."""
     found = []
     for decl in split_top(body, ";"):
-        inner = re.match(r"(struct|union)\s*\{(.*)\}$", decl, re.S)
-        found += members_of(inner.group(2)) if inner else [member_name(decl)]
+        anonymous = re.match(r"(?:__extension__\s+)?(?:struct|union)\s*\{(.*)\}$", decl, re.S)
+        named = re.match(r"(?:struct|union)\s*\{.*\}\s*\w+$", decl, re.S)
+        if anonymous:
+            found += members_of(anonymous.group(1))
+        elif "{" in decl and not named:
+            sys.exit(f"FAIL: check_layouts.py cannot read the member {decl!r}")
+        else:
+            found.append(member_name(decl))
     return found
 
 

@@ -747,16 +747,20 @@ static int slot_data_fits(const struct ring *r, uint64_t offset)
 /* Moves the slot's tail to head (the space is free again), waking its producer
  * if it waits for room. The fence orders the tail store before the starving
  * load, as the producer's orders its starving store before its tail load:
- * one of the two sees the other (ring_futex.h). room_at first, which the tail's
- * release publishes: a producer that waited tells the time until this room
- * from the time it then waited for a CPU (upti/ring.h, "Full ring"). */
+ * one of the two sees the other (ring_futex.h). A tail that moves has room_at
+ * stored first, which the tail's release publishes: a producer that waited
+ * tells the time until this room from the time it then waited to run
+ * (upti/ring.h, "Full ring"); a tail stored again where it was (a discarding
+ * pass) made no room and keeps its time. */
 static void give_back(upti_ring_slot_t *slot, uint64_t head)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    atomic_store_explicit(&slot->room_at,
-                          (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
-                          memory_order_relaxed);
+    if (atomic_load_explicit(&slot->tail, memory_order_relaxed) != head) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        atomic_store_explicit(&slot->room_at,
+                              (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
+                              memory_order_relaxed);
+    }
     atomic_store_explicit(&slot->tail, head, memory_order_release);
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&slot->starving, memory_order_relaxed))
@@ -954,8 +958,8 @@ static void note_waits(struct collector *collector, struct ring *r)
         if (waits == 0)
             continue;
         uint64_t ns = atomic_load_explicit(&slot->wait_ns, memory_order_relaxed);
-        uint64_t room = atomic_load_explicit(&slot->room_wait_ns, memory_order_relaxed);
-        ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_WAITS, 0, r->uid, i, 0, waits, ns, room, 0};
+        uint64_t after = atomic_load_explicit(&slot->after_room_ns, memory_order_relaxed);
+        ur_chunk_t c = {UR_CHUNK_MAGIC, UR_CHUNK_WAITS, 0, r->uid, i, 0, waits, ns, after, 0};
         if (ur_spool_append(collector->fd, &c, NULL, 0) != 0)
             spool_failed(collector);
     }

@@ -412,8 +412,8 @@ static void on_chunk(void *arg, const ur_chunk_t *c, const uint8_t *payload)
     if (c->type == UR_CHUNK_WAITS && c->slot < p->hdr.max_slots && c->pos_begin >= p->waits[c->slot]) {
         p->waits[c->slot] = c->pos_begin;
         p->wait_ns[c->slot] = c->pos_end;
-        /* 0: a ring or spool older than that count; all of the wait, as it was counted. */
-        p->room_ns[c->slot] = c->dropped != 0 && c->dropped < c->pos_end ? c->dropped : c->pos_end;
+        /* (The part after the room was made; 0 where nothing counted it: all for room.) */
+        p->room_ns[c->slot] = c->pos_end - (c->dropped < c->pos_end ? c->dropped : c->pos_end);
     }
     if (c->type != UR_CHUNK_DATA || c->slot >= p->hdr.max_slots)
         return;

@@ -25,9 +25,9 @@ enum {
     UR_CHUNK_DROPS = 3,   /**< no payload: dropped = the slot's count so far (slot UR_NO_SLOT:
                                the header's no_slot_drops) */
     UR_CHUNK_WAITS = 4,   /**< no payload: the slot's waits for room so far (pos_begin: how
-                               many, pos_end: ns in all, dropped: ns of those until the
-                               room was made, 0 from a spool or ring older than that
-                               count), written when its ring is closed */
+                               many, pos_end: ns in all, dropped: ns of those after the
+                               room was made; 0 in a spool or ring older than that count:
+                               all for room), written when its ring is closed */
 };
 #define UR_NO_SLOT 0xffffffffu
 

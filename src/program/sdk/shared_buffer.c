@@ -512,24 +512,25 @@ static bool create_child_file(struct upti_buffer *b, struct upti_shared_ring *r)
 }
 
 /* Adds to the slot's counts, which the collector reports, a wait that began at `started`
- * (mono_ns) and ends now, of which the consumer made the room at room_at (0: it made
- * none, or the time is not this clock's: all of it counts as waiting for room); relaxed:
- * only the slot's thread writes them. */
+ * (mono_ns) and ends now, whose room the consumer made at room_at (0: it made none: all of
+ * the wait was for room); relaxed: only the slot's thread writes them. */
 static void count_wait(upti_ring_slot_t *slot, uint64_t started, uint64_t room_at)
 {
     uint64_t now = mono_ns(), took = now - started;
-    /* A consumer's time from before the wait, by more than the stamp's lead over its
-     * tail store can explain, or later than now, is another clock's (a time namespace). */
-    uint64_t room = room_at + 1000000u >= started && room_at <= now
-                        ? (room_at > started ? room_at - started : 0)
-                        : took;
+    /* Room made before the wait began was there all along (the consumer's stamp precedes
+     * its tail store, by more where it was preempted between them). A stamp later than
+     * now, or earlier than the wait by more than a second, is another clock's (the
+     * consumer in another time namespace): all of the wait counts as for room. */
+    uint64_t after = room_at == 0 || room_at > now || room_at + 1000000000u < started ? 0
+                     : room_at > started ? now - room_at
+                                         : took;
     atomic_store_explicit(&slot->waits, atomic_load_explicit(&slot->waits, memory_order_relaxed) + 1,
                           memory_order_relaxed);
     atomic_store_explicit(&slot->wait_ns,
                           atomic_load_explicit(&slot->wait_ns, memory_order_relaxed) + took,
                           memory_order_relaxed);
-    atomic_store_explicit(&slot->room_wait_ns,
-                          atomic_load_explicit(&slot->room_wait_ns, memory_order_relaxed) + room,
+    atomic_store_explicit(&slot->after_room_ns,
+                          atomic_load_explicit(&slot->after_room_ns, memory_order_relaxed) + after,
                           memory_order_relaxed);
 }
 

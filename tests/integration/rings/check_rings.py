@@ -316,11 +316,13 @@ def case_full_lossless(root):
 
 # Offsets in a ring file of slot 0's fields (upti/ring.h: the header's page, then the slots).
 SLOT0 = 4096
-SLOT_STARVING, SLOT_TAIL, SLOT_ROOM_AT = SLOT0 + 137, SLOT0 + 256, SLOT0 + 360
+SLOT_STARVING, SLOT_TAIL = SLOT0 + 137, SLOT0 + 256
+SLOT_OWNER, SLOT_ROOM_AT = SLOT0 + 320, SLOT0 + 360
 
 
 def ring_slot0(work):
-    """(starving, tail) of slot 0 of the one ring file in work, or None before it exists."""
+    """(starving, tail, owner, room_at) of slot 0 of the one ring file in work, or None
+    before it exists."""
     rings = glob.glob(os.path.join(work, "*.upti-ring"))
     if len(rings) != 1:
         return None
@@ -328,7 +330,9 @@ def ring_slot0(work):
         data = f.read(SLOT_ROOM_AT + 8)
     if len(data) < SLOT_ROOM_AT + 8:
         return None
-    return data[SLOT_STARVING], struct.unpack_from("<Q", data, SLOT_TAIL)[0]
+    return (data[SLOT_STARVING], struct.unpack_from("<Q", data, SLOT_TAIL)[0],
+            struct.unpack_from("<Q", data, SLOT_OWNER)[0],
+            struct.unpack_from("<Q", data, SLOT_ROOM_AT)[0])
 
 
 def poll(what, test, timeout=20.0):
@@ -343,27 +347,54 @@ def poll(what, test, timeout=20.0):
     return None
 
 
+def waits_of(work, spool_bytes, uid, waits, wait_ns, after_ns):
+    """ring_waits, ring_wait_ns and ring_wait_room_ns of the spool with a WAITS chunk for
+    slot 0 of ring uid appended (spool.h: pos_begin, pos_end and dropped carry them)."""
+    chunk = struct.pack("<IIQQIIQQQQ", 0x4b4e4843, 4, 0, uid, 0, 0, waits, wait_ns, after_ns, 0)
+    path = os.path.join(work, "waits.spool")
+    with open(path, "wb") as f:
+        f.write(bytes(spool_bytes) + chunk)
+    p = subprocess.run([RING, "convert", path, os.path.join(work, "waits-%d" % after_ns)],
+                       capture_output=True, text=True, env=env())
+    if p.returncode != 0 or len(p.stdout.split()) != 1:
+        fail("wait_split: convert exited %d, %r" % (p.returncode, p.stderr))
+        return None
+    meta = db_marks(p.stdout.strip())[1]
+    return tuple(int(meta.get(k, -1)) for k in ("ring_waits", "ring_wait_ns", "ring_wait_room_ns"))
+
+
 def case_wait_split(root):
-    """A producer's wait for room is told apart from the time it then waited for a CPU
+    """A producer's wait for room is told apart from the time it then waited to run
     (upti/ring.h, "Full ring"): ring_wait_room_ns counts up to the collector's room, the
     rest of ring_wait_ns is after it. The producer waits in a full 4 KiB ring with no
-    collector for 0.2 s or more; then it is stopped (SIGSTOP), a collector makes room and
-    wakes it, and it stays stopped 0.3 s more: room >= 0.2 s, wait - room >= 0.3 s."""
+    collector for 0.2 s or more; then it is stopped (SIGSTOP), a collector makes room
+    (room_at, within that window) and wakes it, and it stays stopped 0.3 s more:
+    room >= 0.2 s, wait - room >= 0.3 s. Then the converter's reading of WAITS chunks:
+    a part after the room of 0 (a ring or spool older than the count) is all room; one
+    over the wait, none."""
     work = tempfile.mkdtemp(dir=root)
     prog = start_prog(work, "return", 20000 // SCALE, 1, size=4096, extra=PATIENT)
-    slot = poll("wait_split: the producer waiting for room",
-                lambda: (lambda s: s if s is not None and s[0] == 1 else None)(ring_slot0(work)))
-    if slot is None:
-        prog.kill()
-        finish(prog, "wait_split: ring_prog")
-        return
-    time.sleep(0.2)
-    os.kill(prog.pid, signal.SIGSTOP)
-    coll = start_collector(work, prog.pid)
-    made = poll("wait_split: the collector's room", lambda: ring_slot0(work)[1] != slot[1])
-    if made:
-        time.sleep(0.3)
-    os.kill(prog.pid, signal.SIGCONT)
+    waiting = poll("wait_split: the producer waiting for room",
+                   lambda: (lambda s: s if s is not None and s[0] == 1 else None)(ring_slot0(work)))
+    coll = None
+    try:
+        if waiting is None:
+            return
+        if waiting[2] != prog.pid:
+            fail("wait_split: slot 0 is tid %d's, not the program's %d" % (waiting[2], prog.pid))
+        time.sleep(0.2)
+        os.kill(prog.pid, signal.SIGSTOP)
+        stopped = time.monotonic_ns()  # (CLOCK_MONOTONIC, room_at's clock)
+        coll = start_collector(work, prog.pid)
+        made = poll("wait_split: the collector's room",
+                    lambda: (lambda s: s if s is not None and s[1] != waiting[1] else None)(
+                        ring_slot0(work)))
+        if made is not None:
+            time.sleep(0.3)
+            if not stopped < made[3] < time.monotonic_ns():
+                fail("wait_split: room_at %d outside the stop, from %d" % (made[3], stopped))
+    finally:
+        os.kill(prog.pid, signal.SIGCONT)
     rc, _o, err = finish(prog, "wait_split: ring_prog")
     crc, _co, cerr = finish(coll, "wait_split: the collector")
     if rc != 0 or crc != 0 or cerr:
@@ -378,6 +409,16 @@ def case_wait_split(root):
     if waits < 1 or room_ns < 200 * 1000 * 1000 or wait_ns - room_ns < 300 * 1000 * 1000:
         fail("wait_split: %d waits, %d ns in all, %d ns of them until the room was made "
              "(expected >= 200 ms, and >= 300 ms after it)" % (waits, wait_ns, room_ns))
+    with open(os.path.join(work, "spool"), "rb") as f:
+        data = f.read()
+    uid = [struct.unpack_from("<Q", data, off + 16)[0] for off, t, _n in spool_chunks(data)
+           if t == 1]
+    # (The appended chunk's count is above the ring's own, and so replaces it.)
+    for after, room in ((0, 9000), (4000, 5000), (12000, 0)):
+        got = waits_of(work, data, uid[0], waits + 1, 9000, after) if uid else None
+        if got != (waits + 1, 9000, room):
+            fail("wait_split: a WAITS chunk of 9000 ns, %d after the room: %r, expected room %d"
+                 % (after, got, room))
 
 
 def run_fork(work, n, label):
