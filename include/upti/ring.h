@@ -48,6 +48,12 @@
  *   - UPTI_RING_KIND_COMPACT_API (version 2): upti_ring_compact_api_t, an
  *     API call without an external correlation id (the thread is the
  *     slot's); other calls are written as their public record;
+ *   - UPTI_RING_KIND_COMPACT_MARK (version 2): upti_ring_compact_mark_t, a
+ *     marker call without an external correlation id, then its value (8
+ *     bytes) if flags has UPTI_RING_MARK_VALUE, then its NUL-terminated
+ *     message if flags has UPTI_RING_MARK_MESSAGE (the thread is the
+ *     slot's); in a file of version 2 every marker call without an external
+ *     correlation id is written so, the others as compact marker records;
  *   - UPTI_RING_KIND_THREAD: upti_ring_thread_t, the first record a thread
  *     writes into a slot it claimed: the records after it are that thread's.
  *   - UPTI_RING_KIND_AGENT: upti_ring_agent_t then its four strings; libupti
@@ -153,6 +159,7 @@ enum {
     UPTI_RING_KIND_PADDING = 0,
     UPTI_RING_KIND_COMPACT_MARKER = 0x100, /**< same value as libupti's in-process rings */
     UPTI_RING_KIND_COMPACT_API = 0x101,    /**< the same (version 2) */
+    UPTI_RING_KIND_COMPACT_MARK = 0x102,   /**< the same (version 2) */
     UPTI_RING_KIND_THREAD = 0x200,
     UPTI_RING_KIND_AGENT = 0x201,
     UPTI_RING_KIND_TOOL = 0x202,
@@ -264,6 +271,26 @@ typedef struct upti_ring_compact_marker_t {
     uint64_t timestamp;      /**< ns, UPTI's clock */
     uint64_t value;          /**< the range id, or the category of NAME_CATEGORY */
 } upti_ring_compact_marker_t;
+
+/** upti_ring_compact_mark_t.flags: what follows the record. */
+enum {
+    UPTI_RING_MARK_MESSAGE = 1, /**< the NUL-terminated message (last) */
+    UPTI_RING_MARK_VALUE = 2,   /**< the value, 8 bytes (first): the range id, or the
+                                     category of NAME_CATEGORY; absent: 0 */
+};
+
+/**
+ * UPTI_RING_KIND_COMPACT_MARK: a marker call without an external correlation
+ * id, 24 bytes where the compact marker record takes 40 (the 16 M marks of 16
+ * threads: 40-byte records of "tick" instead of 56). A value of 0 and a call
+ * without a message take no room.
+ */
+typedef struct upti_ring_compact_mark_t {
+    uint32_t operation;      /**< upti_marker_api_operation_t */
+    uint32_t flags;          /**< UPTI_RING_MARK_*: what follows */
+    uint64_t correlation_id; /**< the call's correlation id */
+    uint64_t timestamp;      /**< ns, UPTI's clock */
+} upti_ring_compact_mark_t;
 
 /**
  * UPTI_RING_KIND_COMPACT_API: an API call without an external correlation id:

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The public records that the compact ring records stand for (<upti/ring.h>):
- * upti_ring_compact_api_t and upti_ring_compact_marker_t leave out what the
- * reader knows (the thread: the slot's in a shared buffer, the producer's in
+ * upti_ring_compact_api_t, upti_ring_compact_marker_t and upti_ring_compact_mark_t
+ * leave out what the reader knows (the thread: the slot's in a shared buffer, the producer's in
  * an in-process one; the message: the text after the record). In-process
  * delivery (src/program/sdk/buffer.c) and the converter
  * (src/collector/collect/convert.c) expand them here, so that a tool's
@@ -14,6 +14,7 @@
 #include <upti/ring.h>
 
 #include <stdbool.h>
+#include <string.h>
 
 /** Whether a compact API record may carry kind: the kinds whose public record
  *  is upti_buffer_tracing_api_record_t. */
@@ -58,6 +59,41 @@ static inline void upti_compact_marker_expand(const upti_ring_compact_marker_t *
         .domain = category ? c->value : 0,
         .message = message,
     };
+}
+
+/**
+ * The public record of the compact mark record whose payload (after its ring
+ * record header) is body[0..len), made by thread tid; its message, if any,
+ * points into body. 0, or -1 where flags has a bit it does not know, or the
+ * record is shorter than its flags say, or its message has no NUL within it.
+ */
+static inline int upti_compact_mark_expand(const uint8_t *body, size_t len, upti_thread_id_t tid,
+                                           upti_buffer_tracing_marker_api_record_t *out)
+{
+    upti_ring_compact_mark_t m;
+    if (len < sizeof m)
+        return -1;
+    memcpy(&m, body, sizeof m);
+    if ((m.flags & ~(uint32_t)(UPTI_RING_MARK_MESSAGE | UPTI_RING_MARK_VALUE)) != 0)
+        return -1;
+    size_t at = sizeof m;
+    uint64_t value = 0;
+    if (m.flags & UPTI_RING_MARK_VALUE) {
+        if (len - at < sizeof value)
+            return -1;
+        memcpy(&value, body + at, sizeof value);
+        at += sizeof value;
+    }
+    const char *message = NULL;
+    if (m.flags & UPTI_RING_MARK_MESSAGE) {
+        if (at >= len || memchr(body + at, '\0', len - at) == NULL)
+            return -1;
+        message = (const char *)(body + at);
+    }
+    upti_ring_compact_marker_t c = {m.operation, message != NULL, m.correlation_id, 0,
+                                    m.timestamp, value};
+    upti_compact_marker_expand(&c, tid, message, out);
+    return 0;
 }
 
 #endif

@@ -34,8 +34,8 @@ static inline void ring_template_header(uint8_t *file)
     upti_ring_slot(file, 1)->data_offset = 12288;
 }
 
-/** A THREAD record (tid 1234), a compact marker "mark" and a compact API call at p:
- *  their bytes. */
+/** A THREAD record (tid 1234), a compact marker "mark", a compact API call and a compact
+ *  mark of value 9 and text "tick" at p: their bytes. */
 static inline size_t ring_template_records(uint8_t *p)
 {
     upti_ring_record_header_t rh = {sizeof rh + sizeof(upti_ring_thread_t), UPTI_RING_KIND_THREAD};
@@ -53,6 +53,15 @@ static inline size_t ring_template_records(uint8_t *p)
     rh = (upti_ring_record_header_t){sizeof rh + sizeof a, UPTI_RING_KIND_COMPACT_API};
     memcpy(p + n, &rh, sizeof rh);
     memcpy(p + n + sizeof rh, &a, sizeof a);
+    n += rh.len;
+    upti_ring_compact_mark_t k = {1, UPTI_RING_MARK_VALUE | UPTI_RING_MARK_MESSAGE, 9, 20};
+    uint64_t value = 9;
+    rh = (upti_ring_record_header_t){sizeof rh + sizeof k + sizeof value + 8,
+                                     UPTI_RING_KIND_COMPACT_MARK};
+    memcpy(p + n, &rh, sizeof rh);
+    memcpy(p + n + sizeof rh, &k, sizeof k);
+    memcpy(p + n + sizeof rh + sizeof k, &value, sizeof value);
+    memcpy(p + n + sizeof rh + sizeof k + sizeof value, "tick\0\0\0", 8);
     return n + rh.len;
 }
 

@@ -37,6 +37,7 @@ static const unit_case k_cases[] = {
     {"struct_size.result_unknown", unit_test_struct_size},
 #endif
 #ifdef UNIT_HAVE_UPTX
+    {"compact_mark", unit_test_compact_mark},
     {"external_ids", unit_test_external_ids},
     {"buffers.wrap", unit_test_buffers},
     {"buffers.drops", unit_test_buffers},

@@ -40,6 +40,7 @@ UNIT_TEST(buffers);
 UNIT_TEST(capture_current);
 UNIT_TEST(capture_spec);
 UNIT_TEST(compact_api);
+UNIT_TEST(compact_mark);
 UNIT_TEST(config_parse);
 UNIT_TEST(db_errors);
 UNIT_TEST(db_template);

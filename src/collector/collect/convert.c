@@ -319,6 +319,10 @@ static int convert_record(const struct converter *v, struct proc *ring, struct p
             return -1;
         upti_compact_marker_expand(&m, ring->tid[c->slot], msg, &u.marker);
         kind = UPTI_TRACING_KIND_MARKER_API;
+    } else if (kind == UPTI_RING_KIND_COMPACT_MARK) {
+        if (upti_compact_mark_expand(body, body_len, ring->tid[c->slot], &u.marker) != 0)
+            return -1;
+        kind = UPTI_TRACING_KIND_MARKER_API;
     } else if (kind == UPTI_RING_KIND_COMPACT_API) {
         upti_ring_compact_api_t a;
         if (body_len < sizeof a)

@@ -107,6 +107,15 @@ static void deliver(struct upti_buffer *b, struct upti_producer *p, struct callb
                                                        &t->decoded[n].marker};
                 t->header_ptrs[n] = &t->headers[n];
                 n++;
+            } else if (r->kind == UPTI_RING_COMPACT_MARK) {
+                /* (Written here by this process: well formed.) */
+                (void)upti_compact_mark_expand((const uint8_t *)(r + 1), r->len - sizeof *r,
+                                               p->tid, &t->decoded[n].marker);
+                t->headers[n] = (upti_record_header_t){UPTI_BUFFER_CATEGORY_TRACING,
+                                                       UPTI_TRACING_KIND_MARKER_API,
+                                                       &t->decoded[n].marker};
+                t->header_ptrs[n] = &t->headers[n];
+                n++;
             } else if (r->kind == UPTI_RING_COMPACT_API) {
                 upti_buffer_tracing_api_record_t *api = &t->decoded[n].api;
                 upti_compact_api_expand((const upti_ring_compact_api_t *)(r + 1), p->tid, api);

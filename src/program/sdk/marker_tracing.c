@@ -49,12 +49,67 @@ static inline __attribute__((always_inline)) void copy_text(char *dst, const cha
     }
 }
 
-/* Writes e's compact record (len: bytes of its text, NUL included, 0 if none) into pb's buffer. */
+/* Copies n < 32 bytes with two overlapping moves each way at most. Reads only src[0, n). */
+static inline __attribute__((always_inline)) void copy_short_text(char *dst, const char *src,
+                                                                  size_t n)
+{
+    if (n >= 16) {
+        char a[16], z[16];
+        memcpy(a, src, 16);
+        memcpy(z, src + n - 16, 16);
+        memcpy(dst, a, 16);
+        memcpy(dst + n - 16, z, 16);
+    } else {
+        copy_text(dst, src, n);
+    }
+}
+
+/* The flags of a compact mark (<upti/ring.h>): what follows it. */
+static inline uint32_t mark_flags(int has_message, uint64_t value)
+{
+    return (has_message ? UPTI_RING_MARK_MESSAGE : 0u) | (value != 0 ? UPTI_RING_MARK_VALUE : 0u);
+}
+
+/* Writes the value and the text (n bytes before its NUL, none if text is NULL) that follow
+ * a compact mark at `after`. */
+static inline __attribute__((always_inline)) void
+mark_tail(char *after, uint64_t value, const char *text, size_t n, int short_text)
+{
+    if (value != 0) {
+        memcpy(after, &value, sizeof value);
+        after += sizeof value;
+    }
+    if (text != NULL) {
+        if (short_text)
+            copy_short_text(after, text, n);
+        else
+            copy_text(after, text, n);
+        after[n] = '\0';
+    }
+}
+
+/* Writes e's compact record (len: bytes of its text, NUL included, 0 if none) into pb's
+ * buffer: a compact mark where the buffer takes them and no external id is pushed. */
 static inline __attribute__((always_inline)) void
 write_marker_record(const upti_plan_buffer_t *pb, upti_thread_state_t *s,
                     const struct marker_event *e, size_t len, uint64_t value)
 {
     struct upti_buffer *b = pb->buffer;
+    uint64_t external = upti_external_id(s, pb->context);
+    if (b->compact_api && external == 0) {
+        upti_ring_compact_mark_t *m = upti_buffer_reserve(
+            b, s, UPTI_RING_COMPACT_MARK, sizeof *m + (value != 0 ? sizeof value : 0) + len);
+        if (m == NULL)
+            return;
+        struct upti_producer *p = s->producers[b->index]; /* (before the text: as below) */
+        m->operation = e->operation;
+        m->flags = mark_flags(len != 0, value);
+        m->correlation_id = e->correlation_id;
+        m->timestamp = e->timestamp;
+        mark_tail((char *)(m + 1), value, len != 0 ? e->message : NULL, len != 0 ? len - 1 : 0, 0);
+        upti_buffer_commit_producer(b, p);
+        return;
+    }
     upti_ring_compact_marker_t *r =
         upti_buffer_reserve(b, s, UPTI_RING_COMPACT_MARKER, sizeof *r + len);
     if (r == NULL)
@@ -64,7 +119,7 @@ write_marker_record(const upti_plan_buffer_t *pb, upti_thread_state_t *s,
     r->operation = e->operation;
     r->has_message = len != 0;
     r->correlation_id = e->correlation_id;
-    r->external = upti_external_id(s, pb->context);
+    r->external = external;
     r->timestamp = e->timestamp;
     r->value = value;
     if (len != 0) {
@@ -134,21 +189,6 @@ static inline __attribute__((always_inline)) size_t short_text_len(const char *t
     return n;
 }
 
-/* Copies n < 32 bytes with two overlapping moves each way at most. Reads only src[0, n). */
-static inline __attribute__((always_inline)) void copy_short_text(char *dst, const char *src,
-                                                                  size_t n)
-{
-    if (n >= 16) {
-        char a[16], z[16];
-        memcpy(a, src, 16);
-        memcpy(z, src + n - 16, 16);
-        memcpy(dst, a, 16);
-        memcpy(dst + n - 16, z, 16);
-    } else {
-        copy_text(dst, src, n);
-    }
-}
-
 /*
  * The common case of a buffers-only marker call, without a call (no strnlen,
  * no slow path): one buffer, a text shorter than UPTI_SHORT_TEXT, room in
@@ -181,35 +221,49 @@ marker_fast(const upti_operation_plan_t *plan, upti_thread_state_t *s, uint32_t 
         if (upti_unlikely(n == UPTI_SHORT_TEXT))
             return MARKER_NOT_DONE;
     }
-    size_t len = (sizeof(upti_ring_record_t) + sizeof(upti_ring_compact_marker_t) +
-                  (message != NULL ? n + 1 : 0) + 7) & ~(size_t)7;
+    /* No external id pushed on any context (the common case, one test): a compact mark
+     * where the buffer takes them. */
+    int mark = s->external_mask == 0 && b->compact_api;
+    size_t body = mark ? sizeof(upti_ring_compact_mark_t) + (value != 0 ? sizeof value : 0)
+                       : sizeof(upti_ring_compact_marker_t);
+    size_t len = (sizeof(upti_ring_record_t) + body + (message != NULL ? n + 1 : 0) + 7) &
+                 ~(size_t)7;
     size_t head = p->local_head, size = p->size;
     size_t pos = head & (size - 1);
     if (upti_unlikely(pos + len > p->limit || head + len - p->cached_tail > size))
+        return MARKER_NOT_DONE;
+    uint64_t corr = s->corr_next;
+    if (upti_unlikely(corr == s->corr_end))
         return MARKER_NOT_DONE;
     head += len;
     /* Until the commit, what is written is unpublished scratch. */
     upti_ring_record_t *h = (upti_ring_record_t *)(p->data + pos);
     h->len = (uint32_t)len;
-    h->kind = UPTI_RING_COMPACT_MARKER;
-    upti_ring_compact_marker_t *r = (upti_ring_compact_marker_t *)(h + 1);
-    if (message != NULL) {
-        char *dst = (char *)(r + 1);
-        copy_short_text(dst, message, n);
-        dst[n] = '\0';
+    if (upti_likely(mark)) {
+        h->kind = UPTI_RING_COMPACT_MARK;
+        upti_ring_compact_mark_t *m = (upti_ring_compact_mark_t *)(h + 1);
+        mark_tail((char *)(m + 1), value, message, n, 1);
+        m->operation = op;
+        m->flags = mark_flags(message != NULL, value);
+        m->correlation_id = corr;
+        m->timestamp = ts;
+    } else {
+        h->kind = UPTI_RING_COMPACT_MARKER;
+        upti_ring_compact_marker_t *r = (upti_ring_compact_marker_t *)(h + 1);
+        if (message != NULL) {
+            char *dst = (char *)(r + 1);
+            copy_short_text(dst, message, n);
+            dst[n] = '\0';
+        }
+        r->operation = op;
+        r->has_message = message != NULL;
+        r->external = upti_likely(s->external_mask == 0)
+                          ? 0
+                          : upti_external_id(s, plan->buffer0.context);
+        r->value = value;
+        r->correlation_id = corr;
+        r->timestamp = ts;
     }
-    r->operation = op;
-    r->has_message = message != NULL;
-    /* No external id pushed on any context: the common case, one test. */
-    r->external = upti_likely(s->external_mask == 0)
-                      ? 0
-                      : upti_external_id(s, plan->buffer0.context);
-    r->value = value;
-    uint64_t corr = s->corr_next;
-    if (upti_unlikely(corr == s->corr_end))
-        return MARKER_NOT_DONE;
-    r->correlation_id = corr;
-    r->timestamp = ts;
     s->corr_next = corr + 1;
     p->local_head = head;
     atomic_store_explicit(&p->head, head, memory_order_release);

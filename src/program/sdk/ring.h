@@ -16,7 +16,7 @@
 typedef struct upti_ring_record_t {
     uint32_t len;  /* bytes of this record in the ring, header included, multiple of 8 */
     uint32_t kind; /* upti_tracing_kind_t (a full record), UPTI_RING_COMPACT_MARKER,
-                      UPTI_RING_COMPACT_API, UPTI_RING_TOOL_RECORD,
+                      UPTI_RING_COMPACT_MARK, UPTI_RING_COMPACT_API, UPTI_RING_TOOL_RECORD,
                       UPTI_RING_AGENT_RECORD, or 0 = padding */
 } upti_ring_record_t;
 
@@ -66,8 +66,13 @@ struct callback_thread;
  *  shared format's, in-process rings the same), expanded at delivery. Written by the
  *  inline case of upti_runtime_call_exit (tracing.c) for the calls it holds. */
 #define UPTI_RING_COMPACT_API 0x101u
+/** Ring kind of a compact mark (upti_ring_compact_mark_t, <upti/ring.h>: a marker call
+ *  without an external correlation id, in the buffers that take compact API records),
+ *  expanded at delivery. */
+#define UPTI_RING_COMPACT_MARK 0x102u
 _Static_assert(UPTI_RING_COMPACT_API == UPTI_RING_KIND_COMPACT_API &&
-                   UPTI_RING_COMPACT_MARKER == UPTI_RING_KIND_COMPACT_MARKER,
+                   UPTI_RING_COMPACT_MARKER == UPTI_RING_KIND_COMPACT_MARKER &&
+                   UPTI_RING_COMPACT_MARK == UPTI_RING_KIND_COMPACT_MARK,
                "compact kinds: the shared format's values");
 
 /** Ring kind of a tool's own record (upti_write_buffer_record; tool_record.c). The same
@@ -98,8 +103,9 @@ struct upti_buffer {
     void *callback_data;
     _Atomic bool destroyed;
     /* It takes UPTI_RING_COMPACT_API records, which the inline case of
-     * upti_runtime_call_exit writes (one_api_record, context.c): every in-process buffer;
-     * a shared one whose files are of version 2 (shared_buffer.c). */
+     * upti_runtime_call_exit writes (one_api_record, context.c), and UPTI_RING_COMPACT_MARK
+     * records (marker_tracing.c): every in-process buffer; a shared one whose files are of
+     * version 2 (shared_buffer.c). */
     bool compact_api;
     struct callback_thread *_Atomic thread;
     /* The consumer's: guards the producer list, serializes delivery. Taken under
