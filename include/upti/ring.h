@@ -117,10 +117,11 @@
 #include <stdint.h>
 
 #define UPTI_RING_MAGIC 0x474e495249545055ull /* "UPTIRING" little-endian */
-/** 2: UPTI_RING_KIND_COMPACT_API. A reader of version 2 reads version 1 files too
- *  (the same layout, without that kind). libupti writes version 2 files only into
- *  the folder of a collector of upti's (`upti run`'s, UPTI_TRACE_RING_DIR), whose
- *  reader is upti; elsewhere (a tool's own folder, /dev/shm) version 1, as before. */
+/** 2: UPTI_RING_KIND_COMPACT_API and UPTI_RING_KIND_COMPACT_MARK. A reader of
+ *  version 2 reads version 1 files too (the same layout, without those kinds).
+ *  libupti writes version 2 files only into the folder of a collector of upti's
+ *  (`upti run`'s, UPTI_TRACE_RING_DIR), whose reader is upti; elsewhere (a tool's
+ *  own folder, /dev/shm) version 1, as before. */
 #define UPTI_RING_VERSION 2u
 #define UPTI_RING_HEADER_BYTES 4096u
 #define UPTI_RING_SLOT_BYTES 384u

@@ -2,7 +2,8 @@
 /* The public records that the compact ring records stand for (<upti/ring.h>):
  * upti_ring_compact_api_t, upti_ring_compact_marker_t and upti_ring_compact_mark_t
  * leave out what the reader knows (the thread: the slot's in a shared buffer, the producer's in
- * an in-process one; the message: the text after the record). In-process
+ * an in-process one; the message: the text after the record, and after a compact mark's
+ * value). In-process
  * delivery (src/program/sdk/buffer.c) and the converter
  * (src/collector/collect/convert.c) expand them here, so that a tool's
  * callback and the database read the same fields.

@@ -5,7 +5,8 @@
  * never a crash, a hang or a read past the file.
  *
  * The input patches a valid ring (two slots of 4096 bytes; slot 0 holds a
- * THREAD record and a compact marker, committed): an empty input is that
+ * THREAD record, a compact marker, a compact API call and a compact mark,
+ * committed): an empty input is that
  * ring; each 3 bytes XOR a byte at an offset they name (ring_template.h),
  * so that the header, the slot table and the records are all reached. */
 #include "fuzz_workdir.h"

@@ -6,11 +6,12 @@
  * chunk.
  *
  * The input patches a valid spool (the magic, a PROCESS chunk with a ring
- * header, a DATA chunk of slot 0 with a THREAD record, a compact marker and a
- * kernel dispatch record with its name, a DROPS and a WAITS chunk): an empty
- * input is that spool. Its first byte cuts that many bytes off the end (a
- * collector killed while appending); each 3 bytes after it XOR a byte at an
- * offset they name (ring_template.h). */
+ * header, a DATA chunk of slot 0 with a THREAD record, a compact marker, a
+ * compact API call, a compact mark and a kernel dispatch record with its
+ * name, a DROPS and a WAITS chunk): an empty input is that spool. Its first
+ * byte cuts that many bytes off the end (a collector killed while
+ * appending); each 3 bytes after it XOR a byte at an offset they name
+ * (ring_template.h). */
 #include "fuzz_workdir.h"
 #include "collector.h"
 #include "output.h"

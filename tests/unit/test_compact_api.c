@@ -16,13 +16,10 @@
 #include <upti/runtime.h>
 #include <upti/upti.h>
 
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #ifdef UNIT_HAVE_COLLECTOR
@@ -33,6 +30,7 @@
 #include "check.h"
 #include "compact_records.h"
 #include "test_tool.h"
+#include "unit_ring_file.h"
 #include "unit_tests.h"
 
 enum { OP_V2 = 1, OP_V1 = 2, CALLS = 64 };
@@ -84,21 +82,15 @@ TEST_CONFIGURE(configure, init, NULL)
 static int read_calls(int k, upti_buffer_tracing_api_record_t *out, int max, int *compacts,
                       uint32_t *version)
 {
-    char path[PATH_MAX];
-    CHECK_STATUS(upti_get_shared_buffer_path(g_buf[k], path, sizeof path), UPTI_STATUS_SUCCESS);
-    int fd = open(path, O_RDONLY);
-    struct stat st;
-    CHECK(fd >= 0 && fstat(fd, &st) == 0);
-    uint8_t *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-    CHECK(map != MAP_FAILED);
-    const upti_ring_header_t *h = (const upti_ring_header_t *)map;
-    *version = h->version;
-    const upti_ring_slot_t *slot = upti_ring_slot(map, 0);
-    const uint8_t *data = map + slot->data_offset;
-    uint64_t head = atomic_load(&slot->head);
-    int n = 0;
+    unit_ring_file f;
     *compacts = 0;
-    for (uint64_t pos = 0; pos < head && n < max;) {
+    *version = 0;
+    if (unit_ring_file_open(g_buf[k], &f) != 0)
+        return 0;
+    *version = f.version;
+    const uint8_t *data = f.data;
+    int n = 0;
+    for (uint64_t pos = 0; pos < f.head && n < max;) {
         upti_ring_record_header_t rh;
         memcpy(&rh, data + pos, sizeof rh);
         if (rh.kind == UPTI_RING_KIND_COMPACT_API) {
@@ -114,8 +106,7 @@ static int read_calls(int k, upti_buffer_tracing_api_record_t *out, int max, int
         }
         pos += rh.len;
     }
-    munmap(map, (size_t)st.st_size);
-    close(fd);
+    unit_ring_file_close(&f);
     return n;
 }
 
@@ -125,30 +116,12 @@ static int read_calls(int k, upti_buffer_tracing_api_record_t *out, int max, int
  * thread's id. */
 static void check_converted(int k, const upti_buffer_tracing_api_record_t *want, int n)
 {
-    char path[PATH_MAX], spool[128], prefix[128], db[160];
-    CHECK_STATUS(upti_get_shared_buffer_path(g_buf[k], path, sizeof path), UPTI_STATUS_SUCCESS);
-    snprintf(spool, sizeof spool, "%s/spool", g_dirs[k]);
-    snprintf(prefix, sizeof prefix, "%s/db", g_dirs[k]);
-    const char *files[] = {path};
-    volatile int stop = 1;
-    ur_collect_opts o = {.spool = spool,
-                         .files = files,
-                         .num_files = 1,
-                         .keep = 1,
-                         .poll_ns = 1000 * 1000,
-                         .stop = &stop};
-    CHECK(ur_collect(&o) == 0);
-    CHECK(ur_convert(spool, prefix, 0) == 0);
-    snprintf(db, sizeof db, "%s-%d.db", prefix, (int)getpid());
     upti_thread_id_t tid;
     CHECK_STATUS(upti_get_thread_id(&tid), UPTI_STATUS_SUCCESS);
-    sqlite3 *d = NULL;
-    sqlite3_stmt *st = NULL;
-    CHECK(sqlite3_open_v2(db, &d, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
-    CHECK(sqlite3_prepare_v2(d,
-                             "SELECT correlation_id, external_id, start, end, result, tid "
-                             "FROM api ORDER BY id",
-                             -1, &st, NULL) == SQLITE_OK);
+    unit_query q;
+    sqlite3_stmt *st = unit_collect_query(
+        &q, g_buf[k], g_dirs[k],
+        "SELECT correlation_id, external_id, start, end, result, tid FROM api ORDER BY id");
     int rows = 0, bad = 0;
     while (st != NULL && sqlite3_step(st) == SQLITE_ROW) {
         if (rows < n) {
@@ -162,12 +135,9 @@ static void check_converted(int k, const upti_buffer_tracing_api_record_t *want,
         }
         rows++;
     }
-    sqlite3_finalize(st);
-    sqlite3_close(d);
+    unit_query_end(&q);
     CHECK_EQ_U64((uint64_t)rows, (uint64_t)n);
     CHECK_EQ_U64((uint64_t)bad, 0);
-    unlink(db);
-    unlink(spool);
 }
 #endif
 

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The compact mark (<upti/ring.h>, UPTI_RING_KIND_COMPACT_MARK): the same
- * marker calls (every operation with a text, none, a short one and one past
- * the fast path's; values of 0 and not; an external correlation id pushed on
- * some) traced in turn, one buffer at a time (the fast path writes for one), into
+ * marker calls (marks, pushes and pops, ranges, names of threads and
+ * categories; a text, none, a short one and one past the fast path's;
+ * values of 0 and not; an external correlation id pushed on some, on another
+ * context for others) traced in
+ * turn, one buffer at a time (the records after each thread's first take
+ * the fast path but the long text's), then into two at once (the slow
+ * path's loop over the buffers), into
  *   - a shared buffer in the folder of a collector of upti's (a file of
  *     version 2): each call without an external id as a compact mark of
  *     exactly the bytes its flags say, the others as compact marker records;
@@ -18,13 +22,10 @@
 #include <upti/upti.h>
 #include <uptx/uptx.h>
 
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #ifdef UNIT_HAVE_COLLECTOR
@@ -35,9 +36,11 @@
 #include "check.h"
 #include "compact_records.h"
 #include "test_tool.h"
+#include "unit_ring_file.h"
 #include "unit_tests.h"
 
-enum { GROUPS = 24, MAX_CALLS = GROUPS * 2 + 8, V2 = 0, V1 = 1, INPROC = 2, BUFFERS = 3 };
+enum { GROUPS = 28, BOTH = 7, MAX_CALLS = (GROUPS + BOTH) * 2, V2 = 0, V1 = 1, INPROC = 2,
+       BUFFERS = 3 };
 static char g_dirs[2][64] = {"/tmp/upti-collect-mark-XXXXXX", "/tmp/upti-mark-XXXXXX"};
 static upti_context_id_t g_ctx[BUFFERS];
 static upti_buffer_id_t g_buf[BUFFERS];
@@ -107,17 +110,36 @@ static void want(int k, uint32_t op, const char *message, uint64_t value, uint64
     snprintf(w->message, sizeof w->message, "%s", message != NULL ? message : "");
 }
 
-/* The calls of group g into buffer k's context, the only one started. */
-static void calls(int k, int g)
+/* The records of a call into the buffers of the contexts started (mask), as want(). */
+static void want_in(unsigned mask, uint32_t op, const char *message, uint64_t value,
+                    uint64_t external)
+{
+    for (int k = 0; k < BUFFERS; k++)
+        if (mask & (1u << k))
+            want(k, op, message, value, external);
+}
+
+/* The calls of group g into the buffers of the contexts in mask, the ones started. */
+static void calls(unsigned mask, int g)
 {
     char text[32];
     uint64_t external = g % 5 == 4 ? 700u + (uint64_t)g : 0;
-    if (external != 0)
-        CHECK_STATUS(upti_push_external_correlation_id(g_ctx[k],
-                                                       (upti_user_data_t){.value = external}),
+    for (int k = 0; k < BUFFERS && external != 0; k++)
+        if (mask & (1u << k))
+            CHECK_STATUS(upti_push_external_correlation_id(
+                             g_ctx[k], (upti_user_data_t){.value = external}),
+                         UPTI_STATUS_SUCCESS);
+    /* An id pushed on a context not started is none of these calls': still compact marks. */
+    int other = 0;
+    while (mask & (1u << other))
+        other++;
+    if (g % 5 == 2)
+        CHECK_STATUS(upti_push_external_correlation_id(g_ctx[other],
+                                                       (upti_user_data_t){.value = 99}),
                      UPTI_STATUS_SUCCESS);
     snprintf(text, sizeof text, "t%d", g);
-    switch (g % 6) {
+#define want(k, ...) want_in(mask, __VA_ARGS__)
+    switch (g % 7) {
     case 0:
         uptx_mark(text);
         want(k, UPTI_MARKER_API_MARK, text, 0, external);
@@ -143,12 +165,20 @@ static void calls(int k, int g)
         uptx_name_category((uint32_t)g, text);
         want(k, UPTI_MARKER_API_NAME_CATEGORY, text, (uint64_t)g, external);
         break;
+    case 5:
+        uptx_name_thread(text);
+        want(k, UPTI_MARKER_API_NAME_THREAD, text, 0, external);
+        break;
     default:
         uptx_mark(k_long);
         want(k, UPTI_MARKER_API_MARK, k_long, 0, external);
     }
-    if (external != 0)
-        CHECK_STATUS(upti_pop_external_correlation_id(g_ctx[k], NULL), UPTI_STATUS_SUCCESS);
+#undef want
+    if (g % 5 == 2)
+        CHECK_STATUS(upti_pop_external_correlation_id(g_ctx[other], NULL), UPTI_STATUS_SUCCESS);
+    for (int k = 0; k < BUFFERS && external != 0; k++)
+        if (mask & (1u << k))
+            CHECK_STATUS(upti_pop_external_correlation_id(g_ctx[k], NULL), UPTI_STATUS_SUCCESS);
 }
 
 /* Whether record r is call w's (its correlation id above *last, which it becomes). */
@@ -170,21 +200,15 @@ static int same(const upti_buffer_tracing_marker_api_record_t *r, const want_cal
  * were compact marks, each of the bytes its flags say. */
 static void check_file(int k, int *marks)
 {
-    char path[PATH_MAX];
-    CHECK_STATUS(upti_get_shared_buffer_path(g_buf[k], path, sizeof path), UPTI_STATUS_SUCCESS);
-    int fd = open(path, O_RDONLY);
-    struct stat st;
-    CHECK(fd >= 0 && fstat(fd, &st) == 0);
-    uint8_t *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-    CHECK(map != MAP_FAILED);
-    const upti_ring_header_t *h = (const upti_ring_header_t *)map;
-    CHECK_EQ_U64(h->version, k == V2 ? 2 : 1);
-    const upti_ring_slot_t *slot = upti_ring_slot(map, 0);
-    const uint8_t *data = map + slot->data_offset;
-    uint64_t head = atomic_load(&slot->head), last = 0;
-    int n = 0, bad = 0;
+    unit_ring_file f;
     *marks = 0;
-    for (uint64_t pos = 0; pos < head;) {
+    if (unit_ring_file_open(g_buf[k], &f) != 0)
+        return;
+    CHECK_EQ_U64(f.version, k == V2 ? 2 : 1);
+    const uint8_t *data = f.data;
+    uint64_t last = 0;
+    int n = 0, bad = 0;
+    for (uint64_t pos = 0; pos < f.head;) {
         upti_ring_record_header_t rh;
         memcpy(&rh, data + pos, sizeof rh);
         const uint8_t *body = data + pos + sizeof rh;
@@ -208,8 +232,7 @@ static void check_file(int k, int *marks)
         }
         pos += rh.len;
     }
-    munmap(map, (size_t)st.st_size);
-    close(fd);
+    unit_ring_file_close(&f);
     CHECK_EQ_U64((uint64_t)n, (uint64_t)g_calls[k]);
     CHECK_EQ_U64((uint64_t)bad, 0);
 }
@@ -219,24 +242,10 @@ static void check_file(int k, int *marks)
  * into rows[0..max), each row's range id checked against the call's; how many. */
 static int converted(int k, char rows[][96], int max)
 {
-    char path[PATH_MAX], spool[128], prefix[128], db[160];
-    CHECK_STATUS(upti_get_shared_buffer_path(g_buf[k], path, sizeof path), UPTI_STATUS_SUCCESS);
-    snprintf(spool, sizeof spool, "%s/spool", g_dirs[k]);
-    snprintf(prefix, sizeof prefix, "%s/db", g_dirs[k]);
-    const char *files[] = {path};
-    volatile int stop = 1;
-    ur_collect_opts o = {.spool = spool, .files = files, .num_files = 1, .keep = 1,
-                         .poll_ns = 1000 * 1000, .stop = &stop};
-    CHECK(ur_collect(&o) == 0);
-    CHECK(ur_convert(spool, prefix, 0) == 0);
-    snprintf(db, sizeof db, "%s-%d.db", prefix, (int)getpid());
-    sqlite3 *d = NULL;
-    sqlite3_stmt *st = NULL;
-    CHECK(sqlite3_open_v2(db, &d, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
-    CHECK(sqlite3_prepare_v2(d,
-                             "SELECT operation, ifnull(message, '-'), range_id, domain "
-                             "FROM markers ORDER BY id",
-                             -1, &st, NULL) == SQLITE_OK);
+    unit_query q;
+    sqlite3_stmt *st = unit_collect_query(
+        &q, g_buf[k], g_dirs[k],
+        "SELECT operation, ifnull(message, '-'), range_id, domain FROM markers ORDER BY id");
     int n = 0;
     while (st != NULL && sqlite3_step(st) == SQLITE_ROW && n < max) {
         /* (Each file's ranges have ids of their own: uptx_range_start counts on.) */
@@ -245,10 +254,7 @@ static int converted(int k, char rows[][96], int max)
         snprintf(rows[n++], sizeof rows[0], "%s %s %lld", sqlite3_column_text(st, 0),
                  sqlite3_column_text(st, 1), (long long)sqlite3_column_int64(st, 3));
     }
-    sqlite3_finalize(st);
-    sqlite3_close(d);
-    unlink(db);
-    unlink(spool);
+    unit_query_end(&q);
     return n;
 }
 #endif
@@ -259,19 +265,29 @@ UNIT_TEST(compact_mark)
     for (int k = 0; k < BUFFERS; k++) {
         CHECK_STATUS(upti_start_context(g_ctx[k]), UPTI_STATUS_SUCCESS);
         for (int g = 0; g < GROUPS; g++)
-            calls(k, g);
+            calls(1u << k, g);
         CHECK_STATUS(upti_stop_context(g_ctx[k]), UPTI_STATUS_SUCCESS);
     }
+    /* Two buffers at once: every call through the slow path's loop. */
+    CHECK_STATUS(upti_start_context(g_ctx[V2]), UPTI_STATUS_SUCCESS);
+    CHECK_STATUS(upti_start_context(g_ctx[INPROC]), UPTI_STATUS_SUCCESS);
+    for (int g = GROUPS; g < GROUPS + BOTH; g++)
+        calls(1u << V2 | 1u << INPROC, g);
+    CHECK_STATUS(upti_stop_context(g_ctx[V2]), UPTI_STATUS_SUCCESS);
+    CHECK_STATUS(upti_stop_context(g_ctx[INPROC]), UPTI_STATUS_SUCCESS);
     int marks[2];
     for (int k = V2; k <= V1; k++)
         check_file(k, &marks[k]);
-    /* In the version 2 file, the calls without an external id (26 of the 32). */
+    /* In the version 2 file, the calls without an external id: 36 of the 45 (28 groups
+     * alone, 36 calls, then 7 groups, 9 calls, with the in-process buffer; groups 4, 9,
+     * ... 34 push one). */
     int plain = 0;
     for (int i = 0; i < g_calls[V2]; i++)
         plain += g_want[V2][i].external == 0;
-    CHECK_EQ_U64((uint64_t)g_calls[V2], 32);
+    CHECK_EQ_U64((uint64_t)g_calls[V2], 45);
+    CHECK_EQ_U64((uint64_t)g_calls[V1], 36);
     CHECK_EQ_U64((uint64_t)marks[V2], (uint64_t)plain);
-    CHECK_EQ_U64((uint64_t)plain, 26);
+    CHECK_EQ_U64((uint64_t)plain, 36);
     CHECK_EQ_U64((uint64_t)marks[V1], 0);
     CHECK_STATUS(upti_flush_buffer(g_buf[INPROC]), UPTI_STATUS_SUCCESS);
     CHECK_EQ_U64((uint64_t)g_delivered, (uint64_t)g_calls[INPROC]);
@@ -285,7 +301,7 @@ UNIT_TEST(compact_mark)
     int n2 = converted(V2, rows[V2], MAX_CALLS), n1 = converted(V1, rows[V1], MAX_CALLS);
     CHECK_EQ_U64((uint64_t)n2, (uint64_t)g_calls[V2]);
     CHECK_EQ_U64((uint64_t)n1, (uint64_t)g_calls[V1]);
-    for (int i = 0; i < n2 && i < n1; i++)
+    for (int i = 0; i < n1 && i < n2; i++) /* (the version 1 file has no two-buffer calls) */
         if (strcmp(rows[V2][i], rows[V1][i]) != 0) {
             fprintf(stderr, "marker row %d: %s (version 2) against %s\n", i, rows[V2][i],
                     rows[V1][i]);

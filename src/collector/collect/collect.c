@@ -715,8 +715,8 @@ static void add_loss(struct collector *collector, int64_t pid, uint64_t records)
 }
 
 /* The records in [tail, head) of a slot: its tracing records (what the
- * converter counts as records: upti_tracing_kind_t values and compact
- * markers), not padding, THREAD, AGENT or TOOL records. A header that cannot
+ * converter counts as records: upti_tracing_kind_t values and the compact
+ * records), not padding, THREAD, AGENT or TOOL records. A header that cannot
  * be framed ends the count (the rest is corrupt). */
 static uint64_t count_records(const uint8_t *data, uint64_t mask, uint64_t tail, uint64_t head)
 {

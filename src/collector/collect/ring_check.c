@@ -15,7 +15,7 @@ int ur_ring_check(const void *map, uint64_t size, upti_ring_header_t *checked, c
 {
     memcpy(checked, map, sizeof *checked);
     const upti_ring_header_t *h = checked;
-    /* (Version 1 is version 2 without its compact API records.) */
+    /* (Version 1 is version 2 without its compact API records and compact marks.) */
     if (h->version < 1 || h->version > UPTI_RING_VERSION ||
         h->header_bytes != UPTI_RING_HEADER_BYTES || h->slot_bytes != UPTI_RING_SLOT_BYTES) {
         snprintf(why, why_len, "version %u, header %u bytes, slot %u bytes: not this format",

@@ -108,9 +108,12 @@ static void deliver(struct upti_buffer *b, struct upti_producer *p, struct callb
                 t->header_ptrs[n] = &t->headers[n];
                 n++;
             } else if (r->kind == UPTI_RING_COMPACT_MARK) {
-                /* (Written here by this process: well formed.) */
-                (void)upti_compact_mark_expand((const uint8_t *)(r + 1), r->len - sizeof *r,
-                                               p->tid, &t->decoded[n].marker);
+                /* (Written by this process: well formed; one that is not is left out.) */
+                if (upti_compact_mark_expand((const uint8_t *)(r + 1), r->len - sizeof *r, p->tid,
+                                             &t->decoded[n].marker) != 0) {
+                    tail += r->len;
+                    continue;
+                }
                 t->headers[n] = (upti_record_header_t){UPTI_BUFFER_CATEGORY_TRACING,
                                                        UPTI_TRACING_KIND_MARKER_API,
                                                        &t->decoded[n].marker};

@@ -64,6 +64,9 @@ static inline __attribute__((always_inline)) void copy_short_text(char *dst, con
     }
 }
 
+_Static_assert(sizeof(upti_ring_compact_mark_t) == 24,
+               "a compact mark is 24 bytes, then what follows");
+
 /* The flags of a compact mark (<upti/ring.h>): what follows it. */
 static inline uint32_t mark_flags(int has_message, uint64_t value)
 {
@@ -221,9 +224,10 @@ marker_fast(const upti_operation_plan_t *plan, upti_thread_state_t *s, uint32_t 
         if (upti_unlikely(n == UPTI_SHORT_TEXT))
             return MARKER_NOT_DONE;
     }
-    /* No external id pushed on any context (the common case, one test): a compact mark
-     * where the buffer takes them. */
-    int mark = s->external_mask == 0 && b->compact_api;
+    /* No external id pushed on this context (the common case): a compact mark where the
+     * buffer takes them, as write_marker_record decides. */
+    uint64_t external = upti_external_id(s, plan->buffer0.context);
+    int mark = external == 0 && b->compact_api;
     size_t body = mark ? sizeof(upti_ring_compact_mark_t) + (value != 0 ? sizeof value : 0)
                        : sizeof(upti_ring_compact_marker_t);
     size_t len = (sizeof(upti_ring_record_t) + body + (message != NULL ? n + 1 : 0) + 7) &
@@ -257,9 +261,7 @@ marker_fast(const upti_operation_plan_t *plan, upti_thread_state_t *s, uint32_t 
         }
         r->operation = op;
         r->has_message = message != NULL;
-        r->external = upti_likely(s->external_mask == 0)
-                          ? 0
-                          : upti_external_id(s, plan->buffer0.context);
+        r->external = external;
         r->value = value;
         r->correlation_id = corr;
         r->timestamp = ts;
