@@ -98,47 +98,41 @@ static void deliver(struct upti_buffer *b, struct upti_producer *p, struct callb
         size_t n = 0;
         while (tail != head && n < DELIVERY_BATCH) {
             upti_ring_record_t *r = (upti_ring_record_t *)(p->data + (tail & mask));
+            tail += r->len;
+            /* What the callback gets: the record's own payload, or the public record a
+             * compact one stands for, expanded into t->decoded[n]. */
+            upti_buffer_category_t category = UPTI_BUFFER_CATEGORY_TRACING;
+            uint32_t kind = r->kind;
+            void *payload = r + 1;
             if (r->kind == UPTI_RING_COMPACT_MARKER) {
                 const upti_ring_compact_marker_t *m = (const upti_ring_compact_marker_t *)(r + 1);
                 upti_compact_marker_expand(m, p->tid, m->has_message ? (const char *)(m + 1) : NULL,
                                            &t->decoded[n].marker);
-                t->headers[n] = (upti_record_header_t){UPTI_BUFFER_CATEGORY_TRACING,
-                                                       UPTI_TRACING_KIND_MARKER_API,
-                                                       &t->decoded[n].marker};
-                t->header_ptrs[n] = &t->headers[n];
-                n++;
+                kind = UPTI_TRACING_KIND_MARKER_API;
+                payload = &t->decoded[n].marker;
             } else if (r->kind == UPTI_RING_COMPACT_MARK) {
                 /* (Written by this process: well formed; one that is not is left out.) */
                 if (upti_compact_mark_expand((const uint8_t *)(r + 1), r->len - sizeof *r, p->tid,
-                                             &t->decoded[n].marker) != 0) {
-                    tail += r->len;
+                                             &t->decoded[n].marker) != 0)
                     continue;
-                }
-                t->headers[n] = (upti_record_header_t){UPTI_BUFFER_CATEGORY_TRACING,
-                                                       UPTI_TRACING_KIND_MARKER_API,
-                                                       &t->decoded[n].marker};
-                t->header_ptrs[n] = &t->headers[n];
-                n++;
+                kind = UPTI_TRACING_KIND_MARKER_API;
+                payload = &t->decoded[n].marker;
             } else if (r->kind == UPTI_RING_COMPACT_API) {
-                upti_buffer_tracing_api_record_t *api = &t->decoded[n].api;
-                upti_compact_api_expand((const upti_ring_compact_api_t *)(r + 1), p->tid, api);
-                t->headers[n] =
-                    (upti_record_header_t){UPTI_BUFFER_CATEGORY_TRACING, api->kind, api};
-                t->header_ptrs[n] = &t->headers[n];
-                n++;
+                upti_compact_api_expand((const upti_ring_compact_api_t *)(r + 1), p->tid,
+                                        &t->decoded[n].api);
+                kind = t->decoded[n].api.kind;
+                payload = &t->decoded[n].api;
             } else if (r->kind == UPTI_RING_TOOL_RECORD) {
                 upti_inproc_tool_record_t *tr = (upti_inproc_tool_record_t *)(r + 1);
-                t->headers[n] = (upti_record_header_t){UPTI_BUFFER_CATEGORY_TOOL, tr->kind,
-                                                       &tr->size};
-                t->header_ptrs[n] = &t->headers[n];
-                n++;
-            } else if (r->kind != 0) {
-                t->headers[n] = (upti_record_header_t){UPTI_BUFFER_CATEGORY_TRACING, r->kind,
-                                                       r + 1};
-                t->header_ptrs[n] = &t->headers[n];
-                n++;
+                category = UPTI_BUFFER_CATEGORY_TOOL;
+                kind = tr->kind;
+                payload = &tr->size;
+            } else if (r->kind == 0) {
+                continue; /* padding */
             }
-            tail += r->len;
+            t->headers[n] = (upti_record_header_t){category, kind, payload};
+            t->header_ptrs[n] = &t->headers[n];
+            n++;
         }
         if (n > 0 || drops > 0)
             b->callback(b->context, (upti_buffer_id_t){b->index + 1}, t->header_ptrs, n,
@@ -376,9 +370,7 @@ void *upti_buffer_reserve_slow(struct upti_buffer *b, upti_thread_state_t *s, ui
     if (no_storage || head + need - p->cached_tail > p->size) {
         if (no_storage || len > p->size / 2 || b->policy != UPTI_BUFFER_POLICY_LOSSLESS ||
             !(b->shared != NULL ? upti_shared_wait_for_room(p, need) : wait_for_room(p, need))) {
-            atomic_store_explicit(&p->dropped,
-                                  atomic_load_explicit(&p->dropped, memory_order_relaxed) + 1,
-                                  memory_order_relaxed);
+            upti_own_count_add(&p->dropped, 1);
             return NULL;
         }
     }

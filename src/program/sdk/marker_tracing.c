@@ -67,20 +67,43 @@ static inline __attribute__((always_inline)) void copy_short_text(char *dst, con
 _Static_assert(sizeof(upti_ring_compact_mark_t) == 24,
                "a compact mark is 24 bytes, then what follows");
 
-/* The flags of a compact mark (<upti/ring.h>): what follows it. */
-static inline uint32_t mark_flags(int has_message, uint64_t value)
+/* The bytes of a marker call's record after its ring header, its text aside: a compact
+ * mark's (mark) with its value, or a compact marker record's (<upti/ring.h>). */
+static inline size_t marker_body_size(int mark, uint64_t value)
 {
-    return (has_message ? UPTI_RING_MARK_MESSAGE : 0u) | (value != 0 ? UPTI_RING_MARK_VALUE : 0u);
+    return mark ? sizeof(upti_ring_compact_mark_t) + (value != 0 ? sizeof value : 0)
+                : sizeof(upti_ring_compact_marker_t);
 }
 
-/* Writes the value and the text (n bytes before its NUL, none if text is NULL) that follow
- * a compact mark at `after`. */
+/* Writes a marker call's record after its ring header, at body: a compact mark (mark) or a
+ * compact marker record, then the text (n bytes before its NUL; none where text is NULL;
+ * short_text: n < UPTI_SHORT_TEXT). */
 static inline __attribute__((always_inline)) void
-mark_tail(char *after, uint64_t value, const char *text, size_t n, int short_text)
+put_marker_body(void *body, int mark, uint32_t op, uint64_t corr, uint64_t timestamp,
+                uint64_t external, uint64_t value, const char *text, size_t n, int short_text)
 {
-    if (value != 0) {
-        memcpy(after, &value, sizeof value);
-        after += sizeof value;
+    char *after;
+    if (mark) {
+        upti_ring_compact_mark_t *m = body;
+        m->operation = op;
+        m->flags = (text != NULL ? UPTI_RING_MARK_MESSAGE : 0u) |
+                   (value != 0 ? UPTI_RING_MARK_VALUE : 0u);
+        m->correlation_id = corr;
+        m->timestamp = timestamp;
+        after = (char *)(m + 1);
+        if (value != 0) {
+            memcpy(after, &value, sizeof value);
+            after += sizeof value;
+        }
+    } else {
+        upti_ring_compact_marker_t *r = body;
+        r->operation = op;
+        r->has_message = text != NULL;
+        r->correlation_id = corr;
+        r->external = external;
+        r->timestamp = timestamp;
+        r->value = value;
+        after = (char *)(r + 1);
     }
     if (text != NULL) {
         if (short_text)
@@ -99,37 +122,15 @@ write_marker_record(const upti_plan_buffer_t *pb, upti_thread_state_t *s,
 {
     struct upti_buffer *b = pb->buffer;
     uint64_t external = upti_external_id(s, pb->context);
-    if (b->compact_api && external == 0) {
-        upti_ring_compact_mark_t *m = upti_buffer_reserve(
-            b, s, UPTI_RING_COMPACT_MARK, sizeof *m + (value != 0 ? sizeof value : 0) + len);
-        if (m == NULL)
-            return;
-        struct upti_producer *p = s->producers[b->index]; /* (before the text: as below) */
-        m->operation = e->operation;
-        m->flags = mark_flags(len != 0, value);
-        m->correlation_id = e->correlation_id;
-        m->timestamp = e->timestamp;
-        mark_tail((char *)(m + 1), value, len != 0 ? e->message : NULL, len != 0 ? len - 1 : 0, 0);
-        upti_buffer_commit_producer(b, p);
-        return;
-    }
-    upti_ring_compact_marker_t *r =
-        upti_buffer_reserve(b, s, UPTI_RING_COMPACT_MARKER, sizeof *r + len);
-    if (r == NULL)
+    int mark = b->compact_api && external == 0;
+    void *body = upti_buffer_reserve(b, s, mark ? UPTI_RING_COMPACT_MARK : UPTI_RING_COMPACT_MARKER,
+                                     marker_body_size(mark, value) + len);
+    if (body == NULL)
         return;
     /* Loaded before the text is copied (the compiler must assume the copy writes anywhere). */
     struct upti_producer *p = s->producers[b->index];
-    r->operation = e->operation;
-    r->has_message = len != 0;
-    r->correlation_id = e->correlation_id;
-    r->external = external;
-    r->timestamp = e->timestamp;
-    r->value = value;
-    if (len != 0) {
-        char *text = (char *)(r + 1);
-        copy_text(text, e->message, len - 1);
-        text[len - 1] = '\0';
-    }
+    put_marker_body(body, mark, e->operation, e->correlation_id, e->timestamp, external, value,
+                    len != 0 ? e->message : NULL, len != 0 ? len - 1 : 0, 0);
     upti_buffer_commit_producer(b, p);
 }
 
@@ -228,10 +229,8 @@ marker_fast(const upti_operation_plan_t *plan, upti_thread_state_t *s, uint32_t 
      * buffer takes them, as write_marker_record decides. */
     uint64_t external = upti_external_id(s, plan->buffer0.context);
     int mark = external == 0 && b->compact_api;
-    size_t body = mark ? sizeof(upti_ring_compact_mark_t) + (value != 0 ? sizeof value : 0)
-                       : sizeof(upti_ring_compact_marker_t);
-    size_t len = (sizeof(upti_ring_record_t) + body + (message != NULL ? n + 1 : 0) + 7) &
-                 ~(size_t)7;
+    size_t len = (sizeof(upti_ring_record_t) + marker_body_size(mark, value) +
+                  (message != NULL ? n + 1 : 0) + 7) & ~(size_t)7;
     size_t head = p->local_head, size = p->size;
     size_t pos = head & (size - 1);
     if (upti_unlikely(pos + len > p->limit || head + len - p->cached_tail > size))
@@ -243,29 +242,8 @@ marker_fast(const upti_operation_plan_t *plan, upti_thread_state_t *s, uint32_t 
     /* Until the commit, what is written is unpublished scratch. */
     upti_ring_record_t *h = (upti_ring_record_t *)(p->data + pos);
     h->len = (uint32_t)len;
-    if (upti_likely(mark)) {
-        h->kind = UPTI_RING_COMPACT_MARK;
-        upti_ring_compact_mark_t *m = (upti_ring_compact_mark_t *)(h + 1);
-        mark_tail((char *)(m + 1), value, message, n, 1);
-        m->operation = op;
-        m->flags = mark_flags(message != NULL, value);
-        m->correlation_id = corr;
-        m->timestamp = ts;
-    } else {
-        h->kind = UPTI_RING_COMPACT_MARKER;
-        upti_ring_compact_marker_t *r = (upti_ring_compact_marker_t *)(h + 1);
-        if (message != NULL) {
-            char *dst = (char *)(r + 1);
-            copy_short_text(dst, message, n);
-            dst[n] = '\0';
-        }
-        r->operation = op;
-        r->has_message = message != NULL;
-        r->external = external;
-        r->value = value;
-        r->correlation_id = corr;
-        r->timestamp = ts;
-    }
+    h->kind = mark ? UPTI_RING_COMPACT_MARK : UPTI_RING_COMPACT_MARKER;
+    put_marker_body(h + 1, mark, op, corr, ts, external, value, message, n, 1);
     s->corr_next = corr + 1;
     p->local_head = head;
     atomic_store_explicit(&p->head, head, memory_order_release);
