@@ -195,6 +195,14 @@ static inline void *upti_buffer_reserve(struct upti_buffer *b, upti_thread_state
     return upti_buffer_reserve_slow(b, s, kind, (len + sizeof(upti_ring_record_t) + 7) & ~(size_t)7);
 }
 
+/** Adds v to a count that only the calling thread writes (others read it): a relaxed load
+ *  and store, no locked instruction. */
+static inline void upti_own_count_add(_Atomic uint64_t *count, uint64_t v)
+{
+    atomic_store_explicit(count, atomic_load_explicit(count, memory_order_relaxed) + v,
+                          memory_order_relaxed);
+}
+
 /** Publishes the record this thread last reserved in b; p is its producer, s->producers[b->index]. */
 static inline void upti_buffer_commit_producer(struct upti_buffer *b, struct upti_producer *p)
 {

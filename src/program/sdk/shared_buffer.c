@@ -524,14 +524,9 @@ static void count_wait(upti_ring_slot_t *slot, uint64_t started, uint64_t room_a
     uint64_t after = room_at == 0 || room_at > now || room_at + 1000000000u < started ? 0
                      : room_at > started ? now - room_at
                                          : took;
-    atomic_store_explicit(&slot->waits, atomic_load_explicit(&slot->waits, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-    atomic_store_explicit(&slot->wait_ns,
-                          atomic_load_explicit(&slot->wait_ns, memory_order_relaxed) + took,
-                          memory_order_relaxed);
-    atomic_store_explicit(&slot->after_room_ns,
-                          atomic_load_explicit(&slot->after_room_ns, memory_order_relaxed) + after,
-                          memory_order_relaxed);
+    upti_own_count_add(&slot->waits, 1);
+    upti_own_count_add(&slot->wait_ns, took);
+    upti_own_count_add(&slot->after_room_ns, after);
 }
 
 /* No slot was free. Where a slot that a thread left still holds records, the collector

@@ -138,11 +138,16 @@ def one(db, sql, *args):
 
 
 def wait_for(cond, what, fail, timeout=120):
-    """Polls cond every 20 ms; fail('WHAT: not after N s') when it stays false for timeout s."""
+    """Polls cond every 20 ms: its first true value; fail('WHAT: not after N s') and None
+    when it stays false for timeout s (a fail that only records the failure ends the wait)."""
     end = time.monotonic() + timeout
-    while not cond():
+    while True:
+        got = cond()
+        if got:
+            return got
         if time.monotonic() > end:
             fail('%s: not after %d s' % (what, timeout))
+            return None
         time.sleep(0.02)
 
 

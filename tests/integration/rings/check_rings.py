@@ -42,6 +42,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common",
+                                "python"))
+import upti_test  # noqa: E402
+
 BUILD = sys.argv[1]
 CASE = sys.argv[2]
 PROG = os.path.join(BUILD, "bin", "ring_prog")
@@ -335,18 +339,6 @@ def ring_slot0(work):
             struct.unpack_from("<Q", data, SLOT_ROOM_AT)[0])
 
 
-def poll(what, test, timeout=20.0):
-    """test()'s first true value, polled every 10 ms; None after failing when timeout passes."""
-    until = time.monotonic() + timeout
-    while time.monotonic() < until:
-        got = test()
-        if got:
-            return got
-        time.sleep(0.01)
-    fail("%s: not within %.0f s" % (what, timeout))
-    return None
-
-
 def waits_of(work, spool_bytes, uid, waits, wait_ns, after_ns):
     """ring_waits, ring_wait_ns and ring_wait_room_ns of the spool with a WAITS chunk for
     slot 0 of ring uid appended (spool.h: pos_begin, pos_end and dropped carry them)."""
@@ -374,8 +366,9 @@ def case_wait_split(root):
     over the wait, none."""
     work = tempfile.mkdtemp(dir=root)
     prog = start_prog(work, "return", 20000 // SCALE, 1, size=4096, extra=PATIENT)
-    waiting = poll("wait_split: the producer waiting for room",
-                   lambda: (lambda s: s if s is not None and s[0] == 1 else None)(ring_slot0(work)))
+    waiting = upti_test.wait_for(
+        lambda: (lambda s: s if s is not None and s[0] == 1 else None)(ring_slot0(work)),
+        "wait_split: the producer waiting for room", fail, 20)
     coll = None
     try:
         if waiting is None:
@@ -386,9 +379,10 @@ def case_wait_split(root):
         os.kill(prog.pid, signal.SIGSTOP)
         stopped = time.monotonic_ns()  # (CLOCK_MONOTONIC, room_at's clock)
         coll = start_collector(work, prog.pid)
-        made = poll("wait_split: the collector's room",
-                    lambda: (lambda s: s if s is not None and s[1] != waiting[1] else None)(
-                        ring_slot0(work)))
+        made = upti_test.wait_for(
+            lambda: (lambda s: s if s is not None and s[1] != waiting[1] else None)(
+                ring_slot0(work)),
+            "wait_split: the collector's room", fail, 20)
         if made is not None:
             time.sleep(0.3)
             if not stopped < made[3] < time.monotonic_ns():
