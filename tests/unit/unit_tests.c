@@ -70,6 +70,8 @@ static const unit_case k_cases[] = {
     {"table_pages.full", unit_test_table_pages},
     {"table_pages.tmpdir", unit_test_table_pages},
     {"table_pages.memory", unit_test_table_pages},
+    {"page_writer.same", unit_test_page_writer},
+    {"page_writer.full", unit_test_page_writer},
 #endif
 #ifdef UNIT_HAVE_COLLECTOR
     {"spool", unit_test_spool},

@@ -54,6 +54,7 @@ UNIT_TEST(lock_order);
 UNIT_TEST(log);
 UNIT_TEST(log_callback);
 UNIT_TEST(names);
+UNIT_TEST(page_writer);
 UNIT_TEST(placeholders);
 UNIT_TEST(private_dir);
 UNIT_TEST(replace_file);

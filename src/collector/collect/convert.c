@@ -18,6 +18,7 @@
 #include "op_names.h"
 #include "output.h"
 #include "spool.h"
+#include "page_writer.h"
 #include <upti/ring.h>
 
 #include <errno.h>
@@ -68,6 +69,10 @@ struct converter {
     int progress; /* stderr is a terminal */
     int error;
     uint64_t spool_bytes; /* the spool's size: a bound on each process's records */
+    /* At the finish: the thread that writes the databases' page-written rows
+     * (page_writer.h), while this one reads on; NULL while following (at
+     * SCHED_IDLE it would take CPU from the program) and on one CPU. */
+    uo_page_writer *writer;
 };
 
 static struct proc *find_proc(struct converter *v, uint64_t uid)
@@ -168,6 +173,7 @@ static uo_db *create_db(struct converter *v, struct proc *p)
         return NULL;
     }
     p->small = v->spool_bytes > 0 && v->spool_bytes < UO_DB_SMALL_SOURCE_BYTES;
+    uo_db_set_page_writer(db, v->writer);
     uo_db_set_metadata(db, "source", "shared-ring");
     if (v->opts->kernel_filter != NULL)
         uo_db_set_kernel_filter(db, v->opts->kernel_filter, v->opts->kernel_filter_data);
@@ -683,6 +689,9 @@ int ur_converter_finish(ur_converter *c, const ur_loss *losses, size_t num_losse
     if (c->at == 0)
         begin(c, fstat(c->fd, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0);
     v->progress = isatty(2); /* (not while the program runs: its terminal) */
+    if ((v->writer = uo_page_writer_start()) != NULL)
+        for (size_t i = 0; i < v->num_procs; i++)
+            uo_db_set_page_writer(v->procs[i].db, v->writer);
     read_on(c, UINT64_MAX);
     size_t used = (size_t)c->at;
     int read_rc = c->read_failed ? -1 : 0;
@@ -756,6 +765,7 @@ int ur_converter_finish(ur_converter *c, const ur_loss *losses, size_t num_losse
             opts->converted(opts->arg, p->path, p->hdr.pid, complete);
         free(p->path);
     }
+    uo_page_writer_stop(v->writer); /* (every database is closed: it has nothing left) */
     for (size_t i = 0; i < v->num_procs; i++) {
         free(v->procs[i].tid);
         free(v->procs[i].dropped);

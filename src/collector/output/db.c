@@ -3,6 +3,7 @@
  * prepared statements inside big transactions, or as pages (bulk); this file
  * holds the SQLite side: statements, transactions, metadata, create, close. */
 #include "db_internal.h"
+#include "page_writer.h"
 
 #include "out_files.h"
 #include "db_template.h"
@@ -71,8 +72,33 @@ int db_step(uo_db *db, sqlite3_stmt *st)
 
 void db_rows_failed(uo_db *db)
 {
+    if (db->writer != NULL) /* (its error message is then safe to read) */
+        uo_page_writer_sync(db->writer);
     const char *pages = uo_pages_error(db->pages);
     db_keep_error(db, pages != NULL ? pages : sqlite3_errmsg(db->db));
+}
+
+/* Waits for db's page writer (if any) to have written every row handed to
+ * it; rows it could not write fail db (the pages are the caller's again). */
+static void sync_pages(uo_db *db)
+{
+    if (db->writer == NULL)
+        return;
+    uo_page_writer_sync(db->writer);
+    for (int i = 0; i < ST_COUNT; i++)
+        if (atomic_load(&db->batch[i].page_failed))
+            db_rows_failed(db);
+}
+
+void uo_db_set_page_writer(uo_db *db, uo_page_writer *w)
+{
+    if (db == NULL || db->pages == NULL)
+        return;
+    sync_pages(db);
+    db->writer = w;
+    for (int i = 0; i < ST_COUNT; i++)
+        if (db->batch[i].direct != NULL)
+            db->batch[i].writer = w;
 }
 
 /* Inserts the pending rows of every batched table (before a commit, an index, a join). */
@@ -270,6 +296,8 @@ static int write_template(const char *path)
  * bulk database's PATH.part; nothing else was written). */
 static void discard_file(uo_db *db, int remove)
 {
+    if (db->writer != NULL)
+        uo_page_writer_sync(db->writer);
     for (int i = 0; i < ST_COUNT; i++) {
         sqlite3_finalize(db->st[i]);
         db->st[i] = NULL;
@@ -548,6 +576,7 @@ int uo_db_close_with(uo_db *db, uint64_t end, uo_db_last_fn last, void *arg)
         /* Arguments whose call never came, or came long before them. */
         uo_arg_link_release(&db->args, 0, 1, 0, db_write_arg, db);
         flush_rows(db);
+        sync_pages(db);
         /* Those few (api_id 0) are joined to their call by correlation id (with
          * pages: once the rows are in the file, finish_pages). */
         if (db->pages == NULL)
@@ -561,6 +590,8 @@ int uo_db_close_with(uo_db *db, uint64_t end, uo_db_last_fn last, void *arg)
             db->txn_records = 0;
         }
         failed = db->failed;
+    } else if (db->writer != NULL) {
+        uo_page_writer_sync(db->writer);
     }
     for (int i = 0; i < ST_COUNT; i++) {
         sqlite3_finalize(db->st[i]);

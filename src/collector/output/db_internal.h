@@ -48,6 +48,7 @@ struct uo_db {
     /* bulk: the big tables' rows, written as pages (table_pages.h); NULL: all
      * rows go through INSERT (the spool could not be made). */
     uo_page_spool *pages;
+    uo_page_writer *writer; /* writes pages' rows beside the caller, or NULL (page_writer.h) */
     /* Interned strings: text by id, and the ids keyed by their text's hash. */
     char **text;
     size_t nstr, strcap;

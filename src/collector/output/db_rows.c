@@ -2,6 +2,8 @@
 /* The rows of one table, inserted UO_ROWS_BATCH at a time (db_rows.h). */
 #include "db_rows.h"
 
+#include "page_writer.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,16 +116,32 @@ static int run(sqlite3_stmt *st)
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* The pending rows into r->direct's pages. */
+int uo_rows_write_pages(uo_table_tree *t, const int64_t *vals, int ncols, const size_t *text,
+                        const char *arena, int n)
+{
+    for (int i = 0; i < n; i++, vals += ncols)
+        if (uo_tree_add(t, vals, text[i] != 0 ? arena + text[i] - 1 : NULL) != 0)
+            return -1;
+    return 0;
+}
+
+/* The pending rows into r->direct's pages: by its writer where it has one.
+ * Rows a writer could not write are said at the flush after (the writer's
+ * sync makes the pages' error message safe to read). */
 static int write_pages(uo_rows *r)
 {
-    const int64_t *v = r->vals;
-    for (int i = 0; i < r->n; i++, v += r->ncols) {
-        size_t at = r->text_col >= 0 ? r->text[i] : 0;
-        if (uo_tree_add(r->direct, v, at != 0 ? r->arena.data + at - 1 : NULL) != 0)
+    if (r->writer != NULL) {
+        if (atomic_load(&r->page_failed)) {
+            uo_page_writer_sync(r->writer);
             return SQLITE_IOERR;
+        }
+        if (uo_page_writer_submit(r->writer, r) == 0)
+            return SQLITE_OK;
+        uo_page_writer_sync(r->writer); /* (no memory for a job: written here, after its rows) */
     }
-    return SQLITE_OK;
+    return uo_rows_write_pages(r->direct, r->vals, r->ncols, r->text, r->arena.data, r->n) == 0
+               ? SQLITE_OK
+               : SQLITE_IOERR;
 }
 
 int uo_rows_flush(uo_rows *r)

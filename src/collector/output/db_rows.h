@@ -17,6 +17,7 @@
 #include "table_pages.h"
 
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 /**
@@ -43,13 +44,18 @@ typedef struct uo_rows {
      * pages (direct), which bind nothing; each buffer made up front was fresh
      * memory to fault in. */
     int64_t *vals;    /**< UO_ROWS_BATCH rows of ncols values, or NULL */
-    size_t *text;     /**< per pending row: offset + 1 of its text in arena, 0 for NULL */
+    size_t *text;     /**< per pending row: offset + 1 of its text in arena, 0 for NULL (and
+                           for every row of a table without text) */
     uo_buf arena;     /**< the pending rows' texts, NUL-terminated */
     int64_t *bound;   /**< what is bound at each parameter of many, then of one, or NULL */
     int primed_many;  /**< every parameter of many has been bound once */
     int primed_one;
     /** Set (bulk databases, db.c): the rows are written as pages (table_pages.h), not inserted. */
     uo_table_tree *direct;
+    /** Set with direct (db.c, uo_db_set_page_writer): the thread that writes them. */
+    struct uo_page_writer *writer;
+    /** Set by the writer when direct could not take rows it was handed (page_writer.h). */
+    _Atomic int page_failed;
 } uo_rows;
 
 /**
@@ -94,6 +100,14 @@ static inline int uo_rows_full(const uo_rows *r) { return r->n >= UO_ROWS_BATCH;
  * says why; SQLITE_IOERR or SQLITE_NOMEM from direct: uo_pages_error does).
  */
 int uo_rows_flush(uo_rows *r);
+
+/**
+ * Writes n rows into t's pages (uo_tree_add): their values, ncols a row, from
+ * vals, and their texts (text[i]: offset + 1 in arena, 0 for none). 0, or -1
+ * at the first row t could not take (uo_pages_error says why).
+ */
+int uo_rows_write_pages(uo_table_tree *t, const int64_t *vals, int ncols, const size_t *text,
+                        const char *arena, int n);
 
 /** Finalizes the statements and frees the memory (pending rows are dropped). */
 void uo_rows_free(uo_rows *r);

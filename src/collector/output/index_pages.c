@@ -6,6 +6,7 @@
 #include "table_pages.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,15 +74,16 @@ size_t uo_index_memory_max = UO_INDEX_MEMORY_MAX;
  * leaves written (write_leaves_split) by two threads. */
 size_t uo_index_split_entries = UO_INDEX_SPLIT_ENTRIES;
 
-/* Bytes of entries held by every index (one converting thread at a time). */
-static size_t g_index_bytes;
+/* Bytes of entries held by every index: of every database, whichever thread
+ * adds their rows (a converter's and a page writer's, page_writer.h). */
+static _Atomic size_t g_index_bytes;
 
-size_t uo_index_memory(void) { return g_index_bytes; }
+size_t uo_index_memory(void) { return atomic_load_explicit(&g_index_bytes, memory_order_relaxed); }
 
 /* Frees ix's entries and gives their room back to the budget. */
 static void drop_entries(uo_index_tree *ix)
 {
-    g_index_bytes -= ix->cap * sizeof *ix->e;
+    atomic_fetch_sub_explicit(&g_index_bytes, ix->cap * sizeof *ix->e, memory_order_relaxed);
     uo_big_array_free(ix->e, ix->cap * sizeof *ix->e);
     if (ix->budget != NULL)
         *ix->budget += ix->cap;
@@ -99,7 +101,7 @@ void uo_index_grow(uo_index_tree *ix)
     if (more > *ix->budget)
         more = *ix->budget;
     size_t bytes = more * sizeof *ix->e;
-    uo_index_entry *e = more > 0 && g_index_bytes + bytes <= uo_index_memory_max
+    uo_index_entry *e = more > 0 && uo_index_memory() + bytes <= uo_index_memory_max
                             ? uo_big_array_resize(ix->e, ix->cap * sizeof *e,
                                                   (ix->cap + more) * sizeof *e)
                             : NULL;
@@ -109,7 +111,7 @@ void uo_index_grow(uo_index_tree *ix)
         return;
     }
     *ix->budget -= more;
-    g_index_bytes += bytes;
+    atomic_fetch_add_explicit(&g_index_bytes, bytes, memory_order_relaxed);
     ix->e = e;
     ix->cap += more;
 }

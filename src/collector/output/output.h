@@ -207,6 +207,14 @@ const char *uo_db_error(const uo_db *db);
 /** Closes and frees a bulk database (uo_db_create_bulk*) made again at its
  *  path (which removed its file first): nothing more is written to the path. */
 void uo_db_drop(uo_db *db);
+typedef struct uo_page_writer uo_page_writer;
+/**
+ * Has w (page_writer.h; NULL: none) write db's page-written rows from now on,
+ * beside the caller, which goes on adding records; the rows handed to a
+ * writer before are written first. Nothing where db writes no pages. w must
+ * outlive db's close, or another call for db.
+ */
+void uo_db_set_page_writer(uo_db *db, uo_page_writer *w);
 /** Abandons the handle without touching the file (a forked child). */
 void uo_db_abandon(uo_db *db);
 /** The tool's counts of buffer records received and dropped, stored as metadata at each commit. */

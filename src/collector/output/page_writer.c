@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/* The writer thread of page-written rows (page_writer.h). */
+#include "page_writer.h"
+
+#include "db_rows.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Jobs in the ring: at some 2 µs a batch, 64 of them let either side run
+ * ahead of the other for a tenth of a millisecond without a stop. */
+#define JOBS 64
+/* Polls of the other side's counter before sleeping on a condition: a batch
+ * comes every microsecond or two while a spool is converted, and a sleep and
+ * wake-up cost more than that. */
+#define SPINS 4000
+
+typedef struct job {
+    uo_table_tree *tree;
+    _Atomic int *failed;
+    int ncols;
+    int n;
+    int64_t *vals;   /* UO_ROWS_BATCH * UO_TABLE_COLS_MAX */
+    size_t text[UO_ROWS_BATCH];
+    char *arena;     /* the rows' texts (text[i]: offset + 1, 0 for none) */
+    size_t arena_cap;
+} job;
+
+struct uo_page_writer {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t work; /* the writer waits here for a job */
+    pthread_cond_t done; /* the converting thread waits here for a free job, or the last */
+    _Atomic uint64_t head; /* jobs handed over (the converting thread's) */
+    _Atomic uint64_t tail; /* jobs written (the writer's) */
+    _Atomic int writer_sleeps, caller_sleeps, stop;
+    job jobs[JOBS];
+};
+
+/* Waits until ready(w, arg), spinning first, then asleep on cond with *sleeps
+ * set (the other side wakes it when it sees it set: both use sequentially
+ * consistent operations, so one of the two sees the other's store). */
+static void wait_until(uo_page_writer *w, int (*ready)(uo_page_writer *, uint64_t), uint64_t arg,
+                       pthread_cond_t *cond, _Atomic int *sleeps)
+{
+    for (int i = 0; i < SPINS; i++) {
+        if (ready(w, arg))
+            return;
+        sched_yield();
+    }
+    pthread_mutex_lock(&w->lock);
+    atomic_store(sleeps, 1);
+    while (!ready(w, arg))
+        pthread_cond_wait(cond, &w->lock);
+    atomic_store(sleeps, 0);
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void wake(uo_page_writer *w, pthread_cond_t *cond, _Atomic int *sleeps)
+{
+    if (!atomic_load(sleeps))
+        return;
+    pthread_mutex_lock(&w->lock);
+    pthread_cond_broadcast(cond);
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* The writer: a job handed over, or the stop with none left. */
+static int has_work(uo_page_writer *w, uint64_t tail)
+{
+    return atomic_load(&w->head) != tail || atomic_load(&w->stop);
+}
+
+/* The converting thread: at most `most` jobs not yet written. */
+static int at_most(uo_page_writer *w, uint64_t most)
+{
+    return atomic_load(&w->head) - atomic_load(&w->tail) <= most;
+}
+
+static void *writer_main(void *arg)
+{
+    uo_page_writer *w = arg;
+    uint64_t tail = atomic_load(&w->tail);
+    for (;;) {
+        wait_until(w, has_work, tail, &w->work, &w->writer_sleeps);
+        if (atomic_load(&w->head) == tail)
+            return NULL; /* stopped, nothing left */
+        job *j = &w->jobs[tail % JOBS];
+        if (uo_rows_write_pages(j->tree, j->vals, j->ncols, j->text, j->arena, j->n) != 0)
+            atomic_store(j->failed, 1);
+        atomic_store(&w->tail, ++tail);
+        wake(w, &w->done, &w->caller_sleeps);
+    }
+}
+
+/* CPUs this process may run on. */
+static int usable_cpus(void)
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+uo_page_writer *uo_page_writer_start(void)
+{
+    if (usable_cpus() < 2)
+        return NULL;
+    uo_page_writer *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return NULL;
+    for (int i = 0; i < JOBS; i++)
+        if ((w->jobs[i].vals = malloc((size_t)UO_ROWS_BATCH * UO_TABLE_COLS_MAX *
+                                      sizeof *w->jobs[i].vals)) == NULL)
+            goto fail;
+    if (pthread_mutex_init(&w->lock, NULL) != 0)
+        goto fail;
+    if (pthread_cond_init(&w->work, NULL) != 0 || pthread_cond_init(&w->done, NULL) != 0 ||
+        pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+        pthread_cond_destroy(&w->work);
+        pthread_cond_destroy(&w->done);
+        pthread_mutex_destroy(&w->lock);
+        goto fail;
+    }
+    return w;
+fail:
+    for (int i = 0; i < JOBS; i++)
+        free(w->jobs[i].vals);
+    free(w);
+    return NULL;
+}
+
+int uo_page_writer_submit(uo_page_writer *w, uo_rows *r)
+{
+    uint64_t head = atomic_load_explicit(&w->head, memory_order_relaxed);
+    wait_until(w, at_most, JOBS - 1, &w->done, &w->caller_sleeps);
+    job *j = &w->jobs[head % JOBS];
+    size_t text_bytes = r->arena.len;
+    if (text_bytes > j->arena_cap) {
+        char *a = realloc(j->arena, text_bytes);
+        if (a == NULL)
+            return -1;
+        j->arena = a;
+        j->arena_cap = text_bytes;
+    }
+    j->tree = r->direct;
+    j->failed = &r->page_failed;
+    j->ncols = r->ncols;
+    j->n = r->n;
+    memcpy(j->vals, r->vals, (size_t)r->n * (size_t)r->ncols * sizeof *r->vals);
+    memcpy(j->text, r->text, (size_t)r->n * sizeof *r->text);
+    if (text_bytes > 0)
+        memcpy(j->arena, r->arena.data, text_bytes);
+    atomic_store(&w->head, head + 1);
+    wake(w, &w->work, &w->writer_sleeps);
+    r->n = 0;
+    r->arena.len = 0;
+    return 0;
+}
+
+void uo_page_writer_sync(uo_page_writer *w)
+{
+    if (w != NULL)
+        wait_until(w, at_most, 0, &w->done, &w->caller_sleeps);
+}
+
+void uo_page_writer_stop(uo_page_writer *w)
+{
+    if (w == NULL)
+        return;
+    uo_page_writer_sync(w);
+    atomic_store(&w->stop, 1);
+    pthread_mutex_lock(&w->lock);
+    pthread_cond_broadcast(&w->work);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->work);
+    pthread_cond_destroy(&w->done);
+    pthread_mutex_destroy(&w->lock);
+    for (int i = 0; i < JOBS; i++) {
+        free(w->jobs[i].vals);
+        free(w->jobs[i].arena);
+    }
+    free(w);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal: a thread that writes page-written rows (table_pages.h) while the
+ * converting thread goes on decoding the next ones (db_rows.c, db.c).
+ *
+ * Why: converting a spool is two halves of about equal cost: reading records
+ * and turning them into rows of values (the converting thread), and encoding
+ * each row into its table's leaf pages, with its index entries, and writing
+ * the full leaves (uo_tree_add). After a traced program has ended, what its
+ * run left unconverted is what `upti run` makes its user wait for, while the
+ * program's CPUs stand idle: with this thread the two halves run at once.
+ *
+ * How: a full batch of rows (uo_rows, UO_ROWS_BATCH rows) is copied into one
+ * of a ring of jobs, which the writer takes in order and adds to its table's
+ * tree, exactly as uo_rows_flush would have. Every tree and index of every
+ * database given to one writer is the writer's alone until
+ * uo_page_writer_sync() returns: the converting thread syncs before it
+ * touches them itself (a close, an attach, a free). A job whose rows a tree
+ * could not take sets its rows' page_failed; the rows' next flush (or the
+ * close) reports it, with uo_pages_error's message.
+ */
+#ifndef UPTI_OUTPUT_PAGE_WRITER_H
+#define UPTI_OUTPUT_PAGE_WRITER_H
+
+typedef struct uo_page_writer uo_page_writer;
+struct uo_rows;
+
+/**
+ * Starts a writer thread, or returns NULL where it would not help (a single
+ * CPU to run on) or cannot be made (no memory, no thread): rows are then
+ * written by the caller, as without one.
+ */
+uo_page_writer *uo_page_writer_start(void);
+
+/**
+ * Hands r's pending rows (r->direct's) to the writer, waiting for a free job
+ * first if all are taken, and empties r. 0, or -1 (out of memory: nothing
+ * was handed over, r is as it was).
+ */
+int uo_page_writer_submit(uo_page_writer *w, struct uo_rows *r);
+
+/** Returns once every row handed over has been written (or has failed). */
+void uo_page_writer_sync(uo_page_writer *w);
+
+/** Syncs, ends the thread and frees w (NULL: nothing). */
+void uo_page_writer_stop(uo_page_writer *w);
+
+#endif
