@@ -161,6 +161,8 @@ def run_once(a, mode, threads, work):
         "exit_ms": (int(f["child_exited_ns"]) - int(f["exit_start_ns"])) / 1e6,
         "rss_mib": int(f["maxrss_kb"]) / 1024,
         "wall_s": wall_ns / 1e9,
+        "cpu_ms": cpu_ms,  # of the program and, traced, of upti
+        "program_cpu_ms": int(f["child_cpu_ns"]) / 1e6,
     }
     if mode in ("upti-run", "upti-big"):
         dbs = glob.glob(os.path.join(out, "upti-*.db"))
@@ -476,6 +478,17 @@ def print_long_rows(a, modes, best, runs):
               f"collector CPU {coll:.0f} ns per record; waited for room {waits:.1f} ms "
               f"({waited:.2f}% of the run), of which until upti had made room {room:.1f} ms "
               f"({roomed:.2f}%)")
+        # The CPU the whole run takes, against what the machine's CPUs give in the
+        # wall time: no run of that much CPU can end sooner than CPU / CPUs.
+        cpus = len(os.sched_getaffinity(0))
+        b_cpu = statistics.median(m["cpu_ms"] for m in runs[(threads, "bare")])
+        b_wall = statistics.median(m["wall_s"] for m in runs[(threads, "bare")]) * 1e3
+        u_cpu = statistics.median(m["cpu_ms"] for m in u)
+        u_prog = statistics.median(m["program_cpu_ms"] for m in u)
+        print(f"threads={threads} CPU of the whole run (median): bare {b_cpu:.0f} ms in "
+              f"{b_wall:.0f} ms; upti run {u_cpu:.0f} ms (the program {u_prog:.0f}, upti "
+              f"{u_cpu - u_prog:.0f}): on {cpus} CPUs no such run ends before {u_cpu / cpus:.0f} "
+              f"ms, {u_cpu / cpus / b_wall:.2f}x bare's wall")
         if a.big_ring:
             g = runs[(threads, "upti-big")]
             gp = [x["ns_call"] - y["ns_call"] for x, y in zip(g, u)]
