@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "unit_db.h"
 #include "unit_tests.h"
 
 #define API_RECORDS 30000
@@ -80,33 +81,20 @@ static int add_record(uo_db *db, int i, int salt)
     }
     if (uo_db_add_record(db, a.kind, &a) != 0)
         return -1;
-    if (i % 50 == 7) {
-        upti_buffer_tracing_kernel_dispatch_record_t k = {0};
-        k.size = sizeof k;
-        k.kind = UPTI_TRACING_KIND_KERNEL_DISPATCH;
-        k.operation = UPTI_KERNEL_DISPATCH_NDRANGE;
-        k.correlation_id.internal = a.correlation_id.internal;
-        k.thread_id = a.thread_id;
-        k.queue_id = 77;
-        k.kernel_name = i % 100 == 7 ? "vadd" : "scale";
-        k.work_dim = 1;
-        k.global_size[0] = (uint64_t)i;
-        k.start_timestamp = a.end_timestamp + 100;
-        k.end_timestamp = k.start_timestamp + (uint64_t)i;
-        if (uo_db_add_record(db, k.kind, &k) != 0)
-            return -1;
-    }
-    if (i % 97 == 5) {
-        upti_buffer_tracing_marker_api_record_t m = {0};
-        m.size = sizeof m;
-        m.kind = UPTI_TRACING_KIND_MARKER_API;
-        m.operation = UPTI_MARKER_API_MARK;
-        m.thread_id = a.thread_id;
-        m.start_timestamp = m.end_timestamp = a.start_timestamp + 1;
-        m.message = i % 2 ? "odd mark" : "even mark";
-        if (uo_db_add_record(db, m.kind, &m) != 0)
-            return -1;
-    }
+    upti_buffer_tracing_kernel_dispatch_record_t k = {
+        .size = sizeof k, .kind = UPTI_TRACING_KIND_KERNEL_DISPATCH,
+        .operation = UPTI_KERNEL_DISPATCH_NDRANGE, .correlation_id = a.correlation_id,
+        .thread_id = a.thread_id, .queue_id = 77, .kernel_name = i % 100 == 7 ? "vadd" : "scale",
+        .work_dim = 1, .global_size = {(uint64_t)i}, .start_timestamp = a.end_timestamp + 100,
+        .end_timestamp = a.end_timestamp + 100 + (uint64_t)i};
+    if (i % 50 == 7 && uo_db_add_record(db, k.kind, &k) != 0)
+        return -1;
+    upti_buffer_tracing_marker_api_record_t m = {
+        .size = sizeof m, .kind = UPTI_TRACING_KIND_MARKER_API, .operation = UPTI_MARKER_API_MARK,
+        .thread_id = a.thread_id, .start_timestamp = a.start_timestamp + 1,
+        .end_timestamp = a.start_timestamp + 1, .message = i % 2 ? "odd mark" : "even mark"};
+    if (i % 97 == 5 && uo_db_add_record(db, m.kind, &m) != 0)
+        return -1;
     return 0;
 }
 
@@ -255,16 +243,12 @@ static int fill_past_limit(const char *dir, int with_writer)
     if (db == NULL)
         return 0;
     uo_db_set_page_writer(db, w);
-    struct rlimit old, small;
-    CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
-    small = old;
-    small.rlim_cur = 256 * 1024;
-    CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    CHECK(unit_limit_files(256 * 1024) == 0);
     int failed_at = -1;
     for (int i = 0; i < API_RECORDS && failed_at < 0; i++)
         if (add_record(db, i, 0) != 0)
             failed_at = i;
-    CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+    CHECK(unit_limit_files(RLIM_INFINITY) == 0);
     CHECK(failed_at > 0); /* (a later add fails: the writer's error is said at a flush) */
     int rc = uo_db_close(db, 9000000000ull);
     uo_page_writer_stop(w);

@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "unit_db.h"
 #include "unit_tests.h"
 
 #define INSERT_T "INSERT INTO t(a, b, s) VALUES(?,?,?)"
@@ -345,13 +346,7 @@ static void one_tree(const char *path, int n)
 }
 
 /* Sets the file size limit (RLIM_INFINITY: none). */
-static void limit_files(rlim_t bytes)
-{
-    struct rlimit r;
-    CHECK(getrlimit(RLIMIT_FSIZE, &r) == 0);
-    r.rlim_cur = bytes;
-    CHECK(setrlimit(RLIMIT_FSIZE, &r) == 0);
-}
+static void limit_files(rlim_t bytes) { CHECK(unit_limit_files(bytes) == 0); }
 
 /* A database at path with table t (index t_a), its spool and t's tree. */
 typedef struct open_tree {
