@@ -280,6 +280,36 @@ static int inherit_name(const struct converter *v, struct proc *p, uint32_t op)
     return 0;
 }
 
+/* An API call into p's database (the name of a RUNTIME_API operation first,
+ * from the process it inherited it from). 0, or -2 on a database error. */
+static int add_api_call(const struct converter *v, struct proc *p, const uo_api_call *call)
+{
+    if (call->kind == UPTI_TRACING_KIND_RUNTIME_API &&
+        call->operation < UPTI_RUNTIME_API_MAX_OPERATIONS &&
+        !ur_op_names_known(&p->names, call->operation) && inherit_name(v, p, call->operation) != 0)
+        return -2;
+    if (call->end > p->end)
+        p->end = call->end;
+    p->records++;
+    return uo_db_add_api_call(p->db, call) == 0 ? 0 : -2;
+}
+
+/* A compact API record (most of a spool): its fields go to the database as
+ * they are, with the slot's thread, no public record made of them. */
+static int convert_compact_api(const struct converter *v, const struct proc *ring, struct proc *p,
+                               const ur_chunk_t *c, const uint8_t *body, size_t body_len)
+{
+    upti_ring_compact_api_t a;
+    if (body_len < sizeof a)
+        return -1;
+    memcpy(&a, body, sizeof a);
+    if (!upti_compact_api_kind_ok(a.kind))
+        return -1;
+    uo_api_call call = {a.kind, a.operation, a.correlation_id, 0, ring->tid[c->slot],
+                        a.start_timestamp, a.end_timestamp, a.result};
+    return add_api_call(v, p, &call);
+}
+
 /* One ring record (header at r, len bytes, at ring position pos) into p's database.
  * Returns UR_RECORD_DONE, UR_RECORD_MALFORMED or UR_RECORD_DB_ERROR. */
 static int convert_record(const struct converter *v, struct proc *ring, struct proc *p,
@@ -288,6 +318,8 @@ static int convert_record(const struct converter *v, struct proc *ring, struct p
     const upti_ring_record_header_t *h = (const upti_ring_record_header_t *)r;
     const uint8_t *body = r + sizeof *h, *end = r + len;
     size_t body_len = len - sizeof *h;
+    if (h->kind == UPTI_RING_KIND_COMPACT_API)
+        return convert_compact_api(v, ring, p, c, body, body_len);
     union {
         upti_buffer_tracing_api_record_t api;
         upti_buffer_tracing_marker_api_record_t marker;
@@ -329,15 +361,6 @@ static int convert_record(const struct converter *v, struct proc *ring, struct p
         if (upti_compact_mark_expand(body, body_len, ring->tid[c->slot], &u.marker) != 0)
             return -1;
         kind = UPTI_TRACING_KIND_MARKER_API;
-    } else if (kind == UPTI_RING_KIND_COMPACT_API) {
-        upti_ring_compact_api_t a;
-        if (body_len < sizeof a)
-            return -1;
-        memcpy(&a, body, sizeof a);
-        if (!upti_compact_api_kind_ok(a.kind))
-            return -1;
-        upti_compact_api_expand(&a, ring->tid[c->slot], &u.api);
-        kind = a.kind;
     } else {
         size_t string_offset;
         size_t size = kind_layout(kind, &string_offset);
@@ -364,9 +387,18 @@ static int convert_record(const struct converter *v, struct proc *ring, struct p
             memcpy((uint8_t *)&u + string_offset, &s, sizeof s);
         }
     }
-    if (kind == UPTI_TRACING_KIND_RUNTIME_API && u.api.operation < UPTI_RUNTIME_API_MAX_OPERATIONS &&
-        !ur_op_names_known(&p->names, u.api.operation) && inherit_name(v, p, u.api.operation) != 0)
-        return -2;
+    if (kind == UPTI_TRACING_KIND_OPENCL_API || kind == UPTI_TRACING_KIND_VULKAN_API ||
+        kind == UPTI_TRACING_KIND_RUNTIME_API) {
+        uo_api_call call = {kind,
+                            u.api.operation,
+                            u.api.correlation_id.internal,
+                            u.api.correlation_id.external.value,
+                            u.api.thread_id,
+                            u.api.start_timestamp,
+                            u.api.end_timestamp,
+                            u.api.result};
+        return add_api_call(v, p, &call);
+    }
     uint64_t t = record_time(kind, &u);
     if (t > p->end)
         p->end = t;

@@ -110,25 +110,12 @@ static int flush_rows(uo_db *db)
     return db->failed ? -1 : 0;
 }
 
-/* The values of a new row of table st (batched) to fill, then db_row_done(). */
-int64_t *db_row_new(uo_db *db, int st)
+void db_row_refused(uo_db *db, int st)
 {
-    int64_t *v = uo_rows_add(&db->batch[st]);
-    if (v == NULL && db->batch[st].vals == NULL)
+    if (db->batch[st].vals == NULL)
         db_keep_error(db, "out of memory");
-    else if (v == NULL)
+    else
         db_rows_failed(db);
-    return v;
-}
-
-int db_row_done(uo_db *db, int st)
-{
-    uo_rows *r = &db->batch[st];
-    db->rows++;
-    db->txn_rows++;
-    if (uo_rows_full(r) && uo_rows_flush(r) != SQLITE_OK)
-        db_rows_failed(db);
-    return db->failed ? -1 : 0;
 }
 
 /* Binds text (NULL: SQL NULL) made valid UTF-8 to parameter i of st. */

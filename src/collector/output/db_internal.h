@@ -93,8 +93,6 @@ extern const char *const uo_db_directions[5];
 extern const char *const uo_db_alloc_types[10];
 extern const char *const uo_db_agent_types[4];
 
-/** The string id of (kind, op)'s api domain (db_strings.c). */
-int64_t db_domain_id(uo_db *db, uint32_t kind, uint32_t op);
 
 /* db.c */
 /** Keeps db's first error (uo_db_error) and reports it. */
@@ -105,9 +103,28 @@ int db_begin(uo_db *db);
 int db_step(uo_db *db, sqlite3_stmt *st);
 /** A batched table's rows could not be written: db fails. */
 void db_rows_failed(uo_db *db);
+/** db_row_new found no room: db fails (said). */
+void db_row_refused(uo_db *db, int st);
+
 /** The next row of batched table st, NULL on failure; db_row_done() when filled. */
-int64_t *db_row_new(uo_db *db, int st);
-int db_row_done(uo_db *db, int st);
+static inline int64_t *db_row_new(uo_db *db, int st)
+{
+    int64_t *v = uo_rows_add(&db->batch[st]);
+    if (v == NULL)
+        db_row_refused(db, st);
+    return v;
+}
+
+/** The row db_row_new gave is filled: a full batch goes to its table. 0, or -1 once db failed. */
+static inline int db_row_done(uo_db *db, int st)
+{
+    uo_rows *r = &db->batch[st];
+    db->rows++;
+    db->txn_rows++;
+    if (uo_rows_full(r) && uo_rows_flush(r) != SQLITE_OK)
+        db_rows_failed(db);
+    return db->failed ? -1 : 0;
+}
 
 static inline void db_bind_u64(sqlite3_stmt *st, int i, uint64_t v)
 {
@@ -117,12 +134,35 @@ static inline void db_bind_u64(sqlite3_stmt *st, int i, uint64_t v)
 /* db_strings.c */
 /** The string id of raw, the last one (*last) again without a lookup when equal. */
 int64_t db_intern_again(uo_db *db, int64_t *last, const char *raw);
-/** The string id of the name of operation op of kind. */
-int64_t db_op_id(uo_db *db, uint32_t kind, uint32_t op);
+/** db_op_id and db_kind_id where their tables do not hold the id yet; the
+ *  domain of a RUNTIME_API operation (the others': their kind's name). */
+int64_t db_op_id_lookup(uo_db *db, uint32_t kind, uint32_t op);
+int64_t db_kind_id_lookup(uo_db *db, uint32_t kind);
+int64_t db_runtime_domain_id(uo_db *db, uint32_t op);
+
+/** The string id of the name of operation op of kind; the common ones from a table. */
+static inline int64_t db_op_id(uo_db *db, uint32_t kind, uint32_t op)
+{
+    if (kind < OP_KINDS && op < OP_OPS && db->op_small[kind][op] != 0)
+        return db->op_small[kind][op];
+    return db_op_id_lookup(db, kind, op);
+}
 /** The string id of names[v] (n names; ids caches them), or of v in decimal. */
 int64_t db_table_id(uo_db *db, const char *const *names, int64_t *ids, size_t n, uint32_t v);
-/** The string id of a kind's name. */
-int64_t db_kind_id(uo_db *db, uint32_t kind);
+/** The string id of a kind's name (src/names/names.c's; an unknown kind in decimal). */
+static inline int64_t db_kind_id(uo_db *db, uint32_t kind)
+{
+    if (kind < sizeof db->kind_ids / sizeof db->kind_ids[0] && db->kind_ids[kind] != 0)
+        return db->kind_ids[kind];
+    return db_kind_id_lookup(db, kind);
+}
+
+/** The string id of (kind, op)'s api domain. */
+static inline int64_t db_domain_id(uo_db *db, uint32_t kind, uint32_t op)
+{
+    return kind == UPTI_TRACING_KIND_RUNTIME_API ? db_runtime_domain_id(db, op)
+                                                 : db_kind_id(db, kind);
+}
 
 /* db_records.c */
 /** One arg row (uo_arg_write_fn, ctx the db); api_id 0: its call is joined at the close. */

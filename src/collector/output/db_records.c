@@ -7,19 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static thread_state *thread_of(uo_db *db, uint64_t tid, uint64_t ts)
+/* Widens t's span of time to ts (0: none). */
+static inline thread_state *seen_at(thread_state *t, uint64_t ts)
 {
-    /* Records come in runs of one thread's: the last one found, first. */
-    if (db->last_thread != 0 && db->thr[db->last_thread - 1].tid == tid) {
-        thread_state *t = &db->thr[db->last_thread - 1];
-        if (ts != 0) {
-            if (t->first == 0 || ts < t->first)
-                t->first = ts;
-            if (ts > t->last)
-                t->last = ts;
-        }
-        return t;
+    if (ts != 0) {
+        if (t->first == 0 || ts < t->first)
+            t->first = ts;
+        if (ts > t->last)
+            t->last = ts;
     }
+    return t;
+}
+
+/* thread_of for a thread other than the last one found. */
+static thread_state *thread_found(uo_db *db, uint64_t tid, uint64_t ts)
+{
     int inserted;
     uint64_t *v = upti_map_insert(&db->threads, tid, &inserted);
     if (v == NULL)
@@ -50,14 +52,16 @@ static thread_state *thread_of(uo_db *db, uint64_t tid, uint64_t ts)
         }
     }
     db->last_thread = (size_t)*v;
-    thread_state *t = &db->thr[*v - 1];
-    if (ts != 0) {
-        if (t->first == 0 || ts < t->first)
-            t->first = ts;
-        if (ts > t->last)
-            t->last = ts;
-    }
-    return t;
+    return seen_at(&db->thr[*v - 1], ts);
+}
+
+/* The state of thread tid (made at its first record), its span widened to ts. */
+static inline thread_state *thread_of(uo_db *db, uint64_t tid, uint64_t ts)
+{
+    /* Records come in runs of one thread's: the last one found, first. */
+    if (db->last_thread != 0 && db->thr[db->last_thread - 1].tid == tid)
+        return seen_at(&db->thr[db->last_thread - 1], ts);
+    return thread_found(db, tid, ts);
 }
 
 void uo_db_name_thread(uo_db *db, uint64_t tid, const char *name)
@@ -228,6 +232,44 @@ static int keep_kernel(uo_db *db, int64_t name_id)
 
 static int add_record(uo_db *db, uint32_t kind, const void *record);
 
+/* An API call's row, and its arguments' that came before it (db open, in its transaction). */
+static int add_api_call(uo_db *db, const uo_api_call *c)
+{
+    thread_of(db, c->thread_id, c->start);
+    int64_t domain = db_domain_id(db, c->kind, c->operation);
+    int64_t op = db_op_id(db, c->kind, c->operation);
+    int64_t *v = db_row_new(db, ST_API);
+    if (v == NULL)
+        return -1;
+    v[0] = db->process_id;
+    v[1] = (int64_t)c->thread_id;
+    v[2] = domain;
+    v[3] = op;
+    v[4] = (int64_t)c->correlation_id;
+    v[5] = (int64_t)c->external_id;
+    v[6] = (int64_t)c->start;
+    v[7] = (int64_t)c->end;
+    v[8] = c->result;
+    int64_t api_id = uo_arg_link_add_call(&db->args, c->correlation_id);
+    if (db_row_done(db, ST_API) != 0)
+        return -1;
+    /* Its arguments came first (the SDK writes them in its EXIT callbacks). */
+    if (db->args.num_waiting > 0 &&
+        uo_arg_link_release(&db->args, c->correlation_id, 0, api_id, db_write_arg, db) != 0)
+        return -1;
+    return 0;
+}
+
+int uo_db_add_api_call(uo_db *db, const uo_api_call *c)
+{
+    if (db == NULL || db->failed || db_begin(db) != 0)
+        return -1;
+    if (add_api_call(db, c) != 0)
+        return -1;
+    db->txn_records++;
+    return 0;
+}
+
 /* One arg row (uo_arg_write_fn); api_id 0: its call is joined at the close. */
 int db_write_arg(void *ctx, const uo_waiting_arg *a, int64_t api_id)
 {
@@ -270,29 +312,15 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
     case UPTI_TRACING_KIND_VULKAN_API:
     case UPTI_TRACING_KIND_RUNTIME_API: {
         const upti_buffer_tracing_api_record_t *a = record;
-        thread_of(db, a->thread_id, a->start_timestamp);
-        int64_t domain = db_domain_id(db, kind, a->operation);
-        int64_t op = db_op_id(db, kind, a->operation);
-        int64_t *v = db_row_new(db, ST_API);
-        if (v == NULL)
-            return -1;
-        v[0] = db->process_id;
-        v[1] = (int64_t)a->thread_id;
-        v[2] = domain;
-        v[3] = op;
-        v[4] = (int64_t)a->correlation_id.internal;
-        v[5] = (int64_t)a->correlation_id.external.value;
-        v[6] = (int64_t)a->start_timestamp;
-        v[7] = (int64_t)a->end_timestamp;
-        v[8] = a->result;
-        int64_t api_id = uo_arg_link_add_call(&db->args, a->correlation_id.internal);
-        if (db_row_done(db, ST_API) != 0)
-            return -1;
-        /* Its arguments came first (the SDK writes them in its EXIT callbacks). */
-        if (db->args.num_waiting > 0 &&
-            uo_arg_link_release(&db->args, a->correlation_id.internal, 0, api_id, db_write_arg, db) != 0)
-            return -1;
-        return 0;
+        uo_api_call c = {kind,
+                         a->operation,
+                         a->correlation_id.internal,
+                         a->correlation_id.external.value,
+                         a->thread_id,
+                         a->start_timestamp,
+                         a->end_timestamp,
+                         a->result};
+        return add_api_call(db, &c);
     }
     case UPTI_TRACING_KIND_MARKER_API:
         return add_marker(db, record);

@@ -99,27 +99,21 @@ int uo_db_set_operation_name(uo_db *db, uint32_t kind, uint32_t op, const char *
     return *v != 0 && *d != 0 ? 0 : -1;
 }
 
-/* The string id of the api domain of (kind, op): its runtime's name where one was set
- * (uo_db_set_operation_name), else the kind's name. */
-int64_t db_domain_id(uo_db *db, uint32_t kind, uint32_t op)
+/* The string id of the api domain of RUNTIME_API operation op: its runtime's name where
+ * one was set (uo_db_set_operation_name), else the kind's name. */
+int64_t db_runtime_domain_id(uo_db *db, uint32_t op)
 {
-    if (kind == UPTI_TRACING_KIND_RUNTIME_API) {
-        const uint64_t *d = upti_map_find(&db->op_domains, ((uint64_t)kind << 32) | op);
-        if (d != NULL)
-            return (int64_t)*d;
-    }
-    return db_kind_id(db, kind);
+    const uint64_t *d =
+        upti_map_find(&db->op_domains, ((uint64_t)UPTI_TRACING_KIND_RUNTIME_API << 32) | op);
+    return d != NULL ? (int64_t)*d : db_kind_id(db, UPTI_TRACING_KIND_RUNTIME_API);
 }
 
-/* The string id of (kind, operation)'s name; the common ones from a table. */
-int64_t db_op_id(uo_db *db, uint32_t kind, uint32_t op)
+int64_t db_op_id_lookup(uo_db *db, uint32_t kind, uint32_t op)
 {
-    if (kind >= OP_KINDS || op >= OP_OPS)
-        return op_id_slow(db, kind, op);
-    int64_t *id = &db->op_small[kind][op];
-    if (*id == 0)
-        *id = op_id_slow(db, kind, op);
-    return *id;
+    int64_t id = op_id_slow(db, kind, op);
+    if (kind < OP_KINDS && op < OP_OPS)
+        db->op_small[kind][op] = id;
+    return id;
 }
 
 /* The string id of names[v] (or of v in decimal); ids[v] keeps it. */
@@ -150,11 +144,9 @@ const char *uo_upti_operation_name(uint32_t kind, uint32_t operation)
 
 /* The string id of a kind's name, from the names library (src/names/names.c: the one
  * table of kind names, which the CLI and the tool use too); an unknown kind in decimal. */
-int64_t db_kind_id(uo_db *db, uint32_t kind)
+int64_t db_kind_id_lookup(uo_db *db, uint32_t kind)
 {
     size_t n = sizeof db->kind_ids / sizeof db->kind_ids[0];
-    if (kind < n && db->kind_ids[kind] != 0)
-        return db->kind_ids[kind];
     const char *name = NULL;
     char tmp[32];
     if (upti_get_tracing_kind_name((upti_tracing_kind_t)kind, &name) != UPTI_STATUS_SUCCESS ||

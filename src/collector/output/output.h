@@ -163,6 +163,21 @@ const char *uo_db_string(uo_db *db, int64_t id);
 
 /** Appends one buffer record of any tracing kind. Returns 0 or -1 on a database error. */
 int uo_db_add_record(uo_db *db, uint32_t kind, const void *record);
+
+/** An API call's fields: what uo_db_add_record reads of an API record. */
+typedef struct uo_api_call {
+    uint32_t kind; /**< UPTI_TRACING_KIND_OPENCL_API, _VULKAN_API or _RUNTIME_API */
+    uint32_t operation;
+    uint64_t correlation_id, external_id, thread_id, start, end;
+    int64_t result;
+} uo_api_call;
+
+/**
+ * uo_db_add_record of the API record whose fields c holds: a reader of
+ * records that carry only these (the ring's compact API records) makes no
+ * record to hand over. Returns 0 or -1 on a database error.
+ */
+int uo_db_add_api_call(uo_db *db, const uo_api_call *c);
 /**
  * Appends one argument of the API call with this correlation id (arg table;
  * api_id is joined from the api rows when the database is closed).
