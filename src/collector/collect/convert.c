@@ -35,6 +35,9 @@
 #include <upti/upti.h>
 
 #define COMMIT_RECORDS 16384u
+/* The spool left to convert at the finish from which a page writer takes
+ * half of the work (page_writer.h): some 20,000 records. */
+#define WRITER_FROM_BYTES (1u << 20)
 
 /* One ring file (one uid). The ring files of one process (its pid and start
  * time: an exec keeps both, and each image of the program makes its own file)
@@ -721,7 +724,10 @@ int ur_converter_finish(ur_converter *c, const ur_loss *losses, size_t num_losse
     if (c->at == 0)
         begin(c, fstat(c->fd, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0);
     v->progress = isatty(2); /* (not while the program runs: its terminal) */
-    if ((v->writer = uo_page_writer_start()) != NULL)
+    /* A writer for what is left, where that is much: a short process's few
+     * records took longer with one (its start, and its waits for work). */
+    if (fstat(c->fd, &st) == 0 && (uint64_t)st.st_size >= c->at + WRITER_FROM_BYTES &&
+        (v->writer = uo_page_writer_start()) != NULL)
         for (size_t i = 0; i < v->num_procs; i++)
             uo_db_set_page_writer(v->procs[i].db, v->writer);
     read_on(c, UINT64_MAX);
