@@ -6,7 +6,9 @@
  * value). In-process
  * delivery (src/program/sdk/buffer.c) and the converter
  * (src/collector/collect/convert.c) expand them here, so that a tool's
- * callback and the database read the same fields.
+ * callback and the database read the same fields; the converter takes a
+ * compact API record's fields as they are (uo_api_call: the same fields,
+ * the slot's thread, no external id), without making its public record.
  */
 #ifndef UPTI_COMPACT_RECORDS_H
 #define UPTI_COMPACT_RECORDS_H

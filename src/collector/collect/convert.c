@@ -285,7 +285,7 @@ static int inherit_name(const struct converter *v, struct proc *p, uint32_t op)
 
 /* An API call into p's database (the name of a RUNTIME_API operation first,
  * from the process it inherited it from). 0, or -2 on a database error. */
-static int add_api_call(const struct converter *v, struct proc *p, const uo_api_call *call)
+static int store_api_call(const struct converter *v, struct proc *p, const uo_api_call *call)
 {
     if (call->kind == UPTI_TRACING_KIND_RUNTIME_API &&
         call->operation < UPTI_RUNTIME_API_MAX_OPERATIONS &&
@@ -310,7 +310,7 @@ static int convert_compact_api(const struct converter *v, const struct proc *rin
         return -1;
     uo_api_call call = {a.kind, a.operation, a.correlation_id, 0, ring->tid[c->slot],
                         a.start_timestamp, a.end_timestamp, a.result};
-    return add_api_call(v, p, &call);
+    return store_api_call(v, p, &call);
 }
 
 /* One ring record (header at r, len bytes, at ring position pos) into p's database.
@@ -392,15 +392,8 @@ static int convert_record(const struct converter *v, struct proc *ring, struct p
     }
     if (kind == UPTI_TRACING_KIND_OPENCL_API || kind == UPTI_TRACING_KIND_VULKAN_API ||
         kind == UPTI_TRACING_KIND_RUNTIME_API) {
-        uo_api_call call = {kind,
-                            u.api.operation,
-                            u.api.correlation_id.internal,
-                            u.api.correlation_id.external.value,
-                            u.api.thread_id,
-                            u.api.start_timestamp,
-                            u.api.end_timestamp,
-                            u.api.result};
-        return add_api_call(v, p, &call);
+        uo_api_call call = uo_api_call_of(kind, &u.api);
+        return store_api_call(v, p, &call);
     }
     uint64_t t = record_time(kind, &u);
     if (t > p->end)

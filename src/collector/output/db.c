@@ -85,9 +85,8 @@ static void sync_pages(uo_db *db)
     if (db->writer == NULL)
         return;
     uo_page_writer_sync(db->writer);
-    for (int i = 0; i < ST_COUNT; i++)
-        if (atomic_load(&db->batch[i].page_failed))
-            db_rows_failed(db);
+    if (atomic_load(&db->pages_failed))
+        db_rows_failed(db);
 }
 
 void uo_db_set_page_writer(uo_db *db, uo_page_writer *w)
@@ -97,8 +96,10 @@ void uo_db_set_page_writer(uo_db *db, uo_page_writer *w)
     sync_pages(db);
     db->writer = w;
     for (int i = 0; i < ST_COUNT; i++)
-        if (db->batch[i].direct != NULL)
+        if (db->batch[i].direct != NULL) {
             db->batch[i].writer = w;
+            db->batch[i].page_failed = &db->pages_failed;
+        }
 }
 
 /* Inserts the pending rows of every batched table (before a commit, an index, a join). */

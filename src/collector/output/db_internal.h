@@ -49,6 +49,7 @@ struct uo_db {
      * rows go through INSERT (the spool could not be made). */
     uo_page_spool *pages;
     uo_page_writer *writer; /* writes pages' rows beside the caller, or NULL (page_writer.h) */
+    _Atomic int pages_failed; /* the writer's trees could not take rows (page_writer.h) */
     /* Interned strings: text by id, and the ids keyed by their text's hash. */
     char **text;
     size_t nstr, strcap;

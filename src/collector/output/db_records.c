@@ -262,6 +262,9 @@ static int add_api_call(uo_db *db, const uo_api_call *c)
 
 int uo_db_add_api_call(uo_db *db, const uo_api_call *c)
 {
+    if (c->kind != UPTI_TRACING_KIND_OPENCL_API && c->kind != UPTI_TRACING_KIND_VULKAN_API &&
+        c->kind != UPTI_TRACING_KIND_RUNTIME_API)
+        return -1;
     if (db == NULL || db->failed || db_begin(db) != 0)
         return -1;
     if (add_api_call(db, c) != 0)
@@ -311,15 +314,7 @@ static int add_record(uo_db *db, uint32_t kind, const void *record)
     case UPTI_TRACING_KIND_OPENCL_API:
     case UPTI_TRACING_KIND_VULKAN_API:
     case UPTI_TRACING_KIND_RUNTIME_API: {
-        const upti_buffer_tracing_api_record_t *a = record;
-        uo_api_call c = {kind,
-                         a->operation,
-                         a->correlation_id.internal,
-                         a->correlation_id.external.value,
-                         a->thread_id,
-                         a->start_timestamp,
-                         a->end_timestamp,
-                         a->result};
+        uo_api_call c = uo_api_call_of(kind, record);
         return add_api_call(db, &c);
     }
     case UPTI_TRACING_KIND_MARKER_API:

@@ -131,7 +131,7 @@ int uo_rows_write_pages(uo_table_tree *t, const int64_t *vals, int ncols, const 
 static int write_pages(uo_rows *r)
 {
     if (r->writer != NULL) {
-        if (atomic_load(&r->page_failed)) {
+        if (atomic_load(r->page_failed)) {
             uo_page_writer_sync(r->writer);
             return SQLITE_IOERR;
         }

@@ -54,8 +54,9 @@ typedef struct uo_rows {
     uo_table_tree *direct;
     /** Set with direct (db.c, uo_db_set_page_writer): the thread that writes them. */
     struct uo_page_writer *writer;
-    /** Set by the writer when direct could not take rows it was handed (page_writer.h). */
-    _Atomic int page_failed;
+    /** With writer: set when the database's trees could not take rows it was
+     *  handed (its database's pages_failed, page_writer.h). */
+    _Atomic int *page_failed;
 } uo_rows;
 
 /**
@@ -71,7 +72,7 @@ int64_t *uo_rows_add_first(uo_rows *r);
 
 /**
  * The values of a new pending row (ncols of them, to fill), or NULL if the
- * batch is full (flush first: the writer flushes as soon as it fills) or
+ * batch is full (flush first: db_row_done flushes it as soon as it fills) or
  * out of memory.
  */
 static inline int64_t *uo_rows_add(uo_rows *r)

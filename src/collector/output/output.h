@@ -172,10 +172,24 @@ typedef struct uo_api_call {
     int64_t result;
 } uo_api_call;
 
+/** The fields of API record a, of tracing kind `kind`. */
+static inline uo_api_call uo_api_call_of(uint32_t kind, const upti_buffer_tracing_api_record_t *a)
+{
+    return (uo_api_call){kind,
+                         a->operation,
+                         a->correlation_id.internal,
+                         a->correlation_id.external.value,
+                         a->thread_id,
+                         a->start_timestamp,
+                         a->end_timestamp,
+                         a->result};
+}
+
 /**
  * uo_db_add_record of the API record whose fields c holds: a reader of
  * records that carry only these (the ring's compact API records) makes no
- * record to hand over. Returns 0 or -1 on a database error.
+ * record to hand over. Returns 0, or -1 on a database error or where c's
+ * kind is not an API's (nothing added).
  */
 int uo_db_add_api_call(uo_db *db, const uo_api_call *c);
 /**

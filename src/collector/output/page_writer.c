@@ -90,7 +90,9 @@ static void *writer_main(void *arg)
         if (atomic_load(&w->head) == tail)
             return NULL; /* stopped, nothing left */
         job *j = &w->jobs[tail % JOBS];
-        if (uo_rows_write_pages(j->tree, j->vals, j->ncols, j->text, j->arena, j->n) != 0)
+        /* (A database that failed takes no more rows: its close fails anyway.) */
+        if (!atomic_load(j->failed) &&
+            uo_rows_write_pages(j->tree, j->vals, j->ncols, j->text, j->arena, j->n) != 0)
             atomic_store(j->failed, 1);
         atomic_store(&w->tail, ++tail);
         wake(w, &w->done, &w->caller_sleeps);
@@ -117,14 +119,17 @@ uo_page_writer *uo_page_writer_start(void)
             goto fail;
     if (pthread_mutex_init(&w->lock, NULL) != 0)
         goto fail;
-    if (pthread_cond_init(&w->work, NULL) != 0 || pthread_cond_init(&w->done, NULL) != 0 ||
-        pthread_create(&w->thread, NULL, writer_main, w) != 0) {
-        pthread_cond_destroy(&w->work);
-        pthread_cond_destroy(&w->done);
-        pthread_mutex_destroy(&w->lock);
-        goto fail;
-    }
-    return w;
+    if (pthread_cond_init(&w->work, NULL) != 0)
+        goto no_work;
+    if (pthread_cond_init(&w->done, NULL) != 0)
+        goto no_done;
+    if (pthread_create(&w->thread, NULL, writer_main, w) == 0)
+        return w;
+    pthread_cond_destroy(&w->done);
+no_done:
+    pthread_cond_destroy(&w->work);
+no_work:
+    pthread_mutex_destroy(&w->lock);
 fail:
     for (int i = 0; i < JOBS; i++)
         free(w->jobs[i].vals);
@@ -146,7 +151,7 @@ int uo_page_writer_submit(uo_page_writer *w, uo_rows *r)
         j->arena_cap = text_bytes;
     }
     j->tree = r->direct;
-    j->failed = &r->page_failed;
+    j->failed = r->page_failed;
     j->ncols = r->ncols;
     j->n = r->n;
     memcpy(j->vals, r->vals, (size_t)r->n * (size_t)r->ncols * sizeof *r->vals);
@@ -158,6 +163,11 @@ int uo_page_writer_submit(uo_page_writer *w, uo_rows *r)
     r->n = 0;
     r->arena.len = 0;
     return 0;
+}
+
+uint64_t uo_page_writer_jobs(uo_page_writer *w)
+{
+    return w != NULL ? atomic_load(&w->tail) : 0;
 }
 
 void uo_page_writer_sync(uo_page_writer *w)

@@ -15,11 +15,15 @@
  * database given to one writer is the writer's alone until
  * uo_page_writer_sync() returns: the converting thread syncs before it
  * touches them itself (a close, an attach, a free). A job whose rows a tree
- * could not take sets its rows' page_failed; the rows' next flush (or the
- * close) reports it, with uo_pages_error's message.
+ * could not take sets its database's pages_failed (which its later jobs
+ * then skip); the next flush of any of the database's tables, or its close,
+ * fails it with uo_pages_error's message, where without a writer the flush
+ * that failed did. One thread hands jobs over, syncs and stops a writer.
  */
 #ifndef UPTI_OUTPUT_PAGE_WRITER_H
 #define UPTI_OUTPUT_PAGE_WRITER_H
+
+#include <stdint.h>
 
 typedef struct uo_page_writer uo_page_writer;
 struct uo_rows;
@@ -37,6 +41,9 @@ uo_page_writer *uo_page_writer_start(void);
  * was handed over, r is as it was).
  */
 int uo_page_writer_submit(uo_page_writer *w, struct uo_rows *r);
+
+/** The jobs (batches) written so far (0 for NULL): for tests. */
+uint64_t uo_page_writer_jobs(uo_page_writer *w);
 
 /** Returns once every row handed over has been written (or has failed). */
 void uo_page_writer_sync(uo_page_writer *w);
