@@ -194,15 +194,23 @@ static int64_t count_rows(const char *path, const char *sql)
     return n;
 }
 
-static void same(void)
+/* A writer, and a new folder made from dir; NULL where no writer starts (the
+ * case is skipped). */
+static uo_page_writer *writer_in(char *dir)
 {
     uo_page_writer *w = uo_page_writer_start();
-    if (w == NULL) {
-        g_skipped = 1;
-        return;
-    }
+    g_skipped = w == NULL;
+    if (w != NULL)
+        CHECK(mkdtemp(dir) != NULL);
+    return w;
+}
+
+static void same(void)
+{
     char dir[] = "/tmp/upti-page-writer-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
+    uo_page_writer *w = writer_in(dir);
+    if (w == NULL)
+        return;
     uo_db *db[4] = {bulk_db(dir, "a", 10), bulk_db(dir, "b", 11), bulk_db(dir, "ra", 10),
                     bulk_db(dir, "rb", 11)};
     uo_db *a = db[0], *b = db[1], *ra = db[2], *rb = db[3];
@@ -273,13 +281,10 @@ static int fill_past_limit(const char *dir, uo_page_writer *w)
 
 static void full(void)
 {
-    uo_page_writer *w = uo_page_writer_start();
-    if (w == NULL) {
-        g_skipped = 1;
-        return;
-    }
     char dir[] = "/tmp/upti-page-writer-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
+    uo_page_writer *w = writer_in(dir);
+    if (w == NULL)
+        return;
     void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
     for (int with_writer = 0; with_writer < 2; with_writer++) {
         g_reports = 0;
