@@ -17,7 +17,8 @@
  *         not be written, with and without a writer; with one, a database
  *         that shares it and gets its records once the limit is lifted is
  *         whole (the failed one's jobs do not stop the writer).
- * Both skip (77) where the writer would not start: a single CPU to run on.
+ * Both skip (77) where the writer would not start: one CPU to run on (its
+ * affinity, or its cgroup's quota).
  */
 #include "output.h"
 #include "db_rows.h"
@@ -318,7 +319,7 @@ UNIT_TEST(page_writer)
     if (!unit_run_sub_case("page_writer", sub, cases, sizeof cases / sizeof cases[0]))
         return 1;
     if (g_skipped) {
-        printf("page_writer.%s: skipped (a single CPU: no writer)\n", sub);
+        printf("page_writer.%s: skipped (one CPU to run on, or a quota of one: no writer)\n", sub);
         return 77;
     }
     return test_result("page_writer");

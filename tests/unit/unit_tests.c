@@ -58,6 +58,7 @@ static const unit_case k_cases[] = {
     {"private_dir", unit_test_private_dir},
     {"private_dir.proc_stat", unit_test_private_dir},
     {"replace_file", unit_test_replace_file},
+    {"cpu_quota", unit_test_cpu_quota},
 #ifdef UNIT_HAVE_OUTPUT
     {"placeholders", unit_test_placeholders},
     {"intern", unit_test_intern},

@@ -42,6 +42,7 @@ UNIT_TEST(capture_spec);
 UNIT_TEST(compact_api);
 UNIT_TEST(compact_mark);
 UNIT_TEST(config_parse);
+UNIT_TEST(cpu_quota);
 UNIT_TEST(db_errors);
 UNIT_TEST(db_template);
 UNIT_TEST(documented_status);

@@ -2,6 +2,7 @@
 /* The writer thread of page-written rows (page_writer.h). */
 #include "page_writer.h"
 
+#include "cpu_quota.h"
 #include "db_rows.h"
 
 #include <pthread.h>
@@ -99,16 +100,9 @@ static void *writer_main(void *arg)
     }
 }
 
-/* CPUs this process may run on. */
-static int usable_cpus(void)
-{
-    cpu_set_t set;
-    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-}
-
 uo_page_writer *uo_page_writer_start(void)
 {
-    if (usable_cpus() < 2)
+    if (upti_usable_cpus() < 2) /* (a container's quota included: two threads would share one) */
         return NULL;
     uo_page_writer *w = calloc(1, sizeof *w);
     if (w == NULL)

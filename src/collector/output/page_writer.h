@@ -29,9 +29,10 @@ typedef struct uo_page_writer uo_page_writer;
 struct uo_rows;
 
 /**
- * Starts a writer thread, or returns NULL where it would not help (a single
- * CPU to run on) or cannot be made (no memory, no thread): rows are then
- * written by the caller, as without one.
+ * Starts a writer thread, or returns NULL where it would not help (one CPU
+ * to run on: upti_usable_cpus, the cgroup's quota included) or cannot be
+ * made (no memory, no thread): rows are then written by the caller, as
+ * without one.
  */
 uo_page_writer *uo_page_writer_start(void);
 

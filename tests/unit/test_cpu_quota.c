@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* src/common/cpu_quota.c: the CPUs a cgroup's quota allows, from a cgroup
+ * tree made in a temporary folder: v2's cpu.max and v1's cfs files, on the
+ * process's cgroup and on an ancestor (the least wins, rounded up), none
+ * set, and files that say nothing sensible. */
+#include "cpu_quota.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "unit_tests.h"
+
+/* Writes text into root/rel (its folders made). */
+static void put(const char *root, const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')) != NULL; p++) {
+        *p = '\0';
+        mkdir(path, 0700);
+        *p = '/';
+    }
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f != NULL) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+UNIT_TEST(cpu_quota)
+{
+    char root[] = "/tmp/upti-cpu-quota-XXXXXX";
+    CHECK(mkdtemp(root) != NULL);
+    /* v2: none on the leaf, 1.5 CPUs on its parent, 3 on the grandparent. */
+    put(root, "job/a/b/cpu.max", "max 100000\n");
+    put(root, "job/a/cpu.max", "150000 100000\n");
+    put(root, "job/cpu.max", "300000 100000\n");
+    CHECK_EQ_U64(upti_cpu_quota_cpus(root, "0::/job/a/b\n"), 2);
+    CHECK_EQ_U64(upti_cpu_quota_cpus(root, "0::/job\n"), 3);
+    /* No file, "max", nonsense: none. */
+    CHECK_EQ_U64(upti_cpu_quota_cpus(root, "0::/elsewhere\n"), 0);
+    put(root, "free/cpu.max", "max 100000\n");
+    put(root, "odd/cpu.max", "fast\n");
+    CHECK_EQ_U64(upti_cpu_quota_cpus(root, "0::/free\n"), 0);
+    CHECK_EQ_U64(upti_cpu_quota_cpus(root, "0::/odd\n"), 0);
+    CHECK_EQ_U64(upti_cpu_quota_cpus(root, ""), 0);
+    CHECK_EQ_U64(upti_cpu_quota_cpus(root, "garbage without colons"), 0);
+    /* v1, cpu mounted with cpuacct: half a CPU on the cgroup, none (-1) above. */
+    put(root, "cpu,cpuacct/docker/c1/cpu.cfs_quota_us", "50000\n");
+    put(root, "cpu,cpuacct/docker/c1/cpu.cfs_period_us", "100000\n");
+    put(root, "cpu,cpuacct/docker/cpu.cfs_quota_us", "-1\n");
+    put(root, "cpu,cpuacct/docker/cpu.cfs_period_us", "100000\n");
+    const char *v1 = "11:memory:/docker/c1\n4:cpu,cpuacct:/docker/c1\n0::/\n";
+    CHECK_EQ_U64(upti_cpu_quota_cpus(root, v1), 1);
+    /* v1 mounted as "cpu" alone; the cpuset controller is not cpu's. */
+    put(root, "cpu/k8s/pod/cpu.cfs_quota_us", "400000\n");
+    put(root, "cpu/k8s/pod/cpu.cfs_period_us", "100000\n");
+    CHECK_EQ_U64(upti_cpu_quota_cpus(root, "3:cpuset:/k8s/pod\n2:cpu:/k8s/pod\n"), 4);
+    CHECK_EQ_U64(upti_cpu_quota_cpus(root, "3:cpuset:/k8s/pod\n"), 0);
+    /* Both: the least. */
+    CHECK_EQ_U64(upti_cpu_quota_cpus(root, "2:cpu:/k8s/pod\n0::/job/a\n"), 2);
+    /* This process: at least one, at most its mask. */
+    CHECK(upti_usable_cpus() >= 1);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK(system(cmd) == 0);
+    return test_result("cpu_quota");
+}
