@@ -7,44 +7,25 @@
 
 _Static_assert(UO_ARG_LINK_CALLS / UO_ARG_LINK_CHUNK <= 32, "calls_zeroed has a bit per chunk");
 
-/* A call's slot. Correlation ids come in blocks of 1,024 that each thread
- * takes in turn (src/program/sdk/internal.h): the ids of a block keep
- * neighbouring slots, from an offset hashed from the block's number. So a
- * short process's calls touch a few pages of the table, not every one of
- * them as a hash of each id did (page faults are dear on a virtual machine),
- * and threads calling in step do not meet at the same slots, as they would
- * with the id's low bits alone (blocks 4,096 ids apart). */
-static size_t call_slot(uint64_t correlation_id)
-{
-    uint64_t block = correlation_id >> 10;
-    return (size_t)(correlation_id + ((block * 0x9e3779b97f4a7c15ull) >> 32)) &
-           (UO_ARG_LINK_CALLS - 1);
-}
-
-/* The bit of calls_zeroed for slot i's chunk. */
-static uint32_t chunk_bit(size_t i) { return 1u << (i / UO_ARG_LINK_CHUNK); }
-
-int64_t uo_arg_link_add_call(uo_arg_link *l, uint64_t correlation_id)
+int64_t uo_arg_link_add_call_first(uo_arg_link *l, uint64_t correlation_id, size_t i)
 {
     /* The slot's chunk is zeroed first. Without memory the call is not
      * remembered: its arguments are joined to it at the close. */
-    size_t i = call_slot(correlation_id);
-    if (!(l->calls_zeroed & chunk_bit(i)) &&
-        (l->calls != NULL || (l->calls = malloc(UO_ARG_LINK_CALLS * sizeof *l->calls)) != NULL)) {
+    if (l->calls != NULL || (l->calls = malloc(UO_ARG_LINK_CALLS * sizeof *l->calls)) != NULL) {
         memset(&l->calls[i & ~(size_t)(UO_ARG_LINK_CHUNK - 1)], 0,
                UO_ARG_LINK_CHUNK * sizeof *l->calls);
-        l->calls_zeroed |= chunk_bit(i);
+        l->calls_zeroed |= uo_arg_link_chunk_bit(i);
     }
     l->calls_added++;
-    if (l->calls_zeroed & chunk_bit(i))
+    if (l->calls_zeroed & uo_arg_link_chunk_bit(i))
         l->calls[i] = (struct uo_arg_link_call){correlation_id, l->calls_added};
     return l->calls_added;
 }
 
 int64_t uo_arg_link_find_call(const uo_arg_link *l, uint64_t correlation_id)
 {
-    size_t i = call_slot(correlation_id);
-    if (!(l->calls_zeroed & chunk_bit(i))) /* no call landed in that chunk */
+    size_t i = uo_arg_link_slot(correlation_id);
+    if (!(l->calls_zeroed & uo_arg_link_chunk_bit(i))) /* no call landed in that chunk */
         return 0;
     return l->calls[i].api_id != 0 && l->calls[i].correlation_id == correlation_id
                ? l->calls[i].api_id

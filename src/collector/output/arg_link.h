@@ -57,8 +57,36 @@ typedef struct uo_arg_link {
     size_t text_live; /* the bytes of those still waiting */
 } uo_arg_link;
 
+/* A call's slot. Correlation ids come in blocks of 1,024 that each thread
+ * takes in turn (src/program/sdk/internal.h): the ids of a block keep
+ * neighbouring slots, from an offset hashed from the block's number. So a
+ * short process's calls touch a few pages of the table, not every one of
+ * them as a hash of each id did (page faults are dear on a virtual machine),
+ * and threads calling in step do not meet at the same slots, as they would
+ * with the id's low bits alone (blocks 4,096 ids apart). */
+static inline size_t uo_arg_link_slot(uint64_t correlation_id)
+{
+    uint64_t block = correlation_id >> 10;
+    return (size_t)(correlation_id + ((block * 0x9e3779b97f4a7c15ull) >> 32)) &
+           (UO_ARG_LINK_CALLS - 1);
+}
+
+/* The bit of calls_zeroed for slot i's chunk. */
+static inline uint32_t uo_arg_link_chunk_bit(size_t i) { return 1u << (i / UO_ARG_LINK_CHUNK); }
+
+/** uo_arg_link_add_call where slot i's chunk is not yet zeroed (or there is no table). */
+int64_t uo_arg_link_add_call_first(uo_arg_link *l, uint64_t correlation_id, size_t i);
+
 /** A call's row is added: returns its api id (and remembers it). */
-int64_t uo_arg_link_add_call(uo_arg_link *l, uint64_t correlation_id);
+static inline int64_t uo_arg_link_add_call(uo_arg_link *l, uint64_t correlation_id)
+{
+    size_t i = uo_arg_link_slot(correlation_id);
+    if (!(l->calls_zeroed & uo_arg_link_chunk_bit(i)))
+        return uo_arg_link_add_call_first(l, correlation_id, i);
+    l->calls_added++;
+    l->calls[i] = (struct uo_arg_link_call){correlation_id, l->calls_added};
+    return l->calls_added;
+}
 
 /** The api id of a recent call with this correlation id, or 0. */
 int64_t uo_arg_link_find_call(const uo_arg_link *l, uint64_t correlation_id);

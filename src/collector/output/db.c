@@ -47,10 +47,8 @@ static int exec_sql(uo_db *db, const char *sql)
     return 0;
 }
 
-int db_begin(uo_db *db)
+int db_open_txn(uo_db *db)
 {
-    if (db->in_txn)
-        return 0;
     if (exec_sql(db, "BEGIN") != 0)
         return -1;
     db->in_txn = 1;

@@ -98,8 +98,10 @@ extern const char *const uo_db_agent_types[4];
 /* db.c */
 /** Keeps db's first error (uo_db_error) and reports it. */
 void db_keep_error(uo_db *db, const char *msg);
+/** Opens db's transaction (db_begin, where none is open). 0 or -1. */
+int db_open_txn(uo_db *db);
 /** Opens db's transaction if none is open. 0 or -1. */
-int db_begin(uo_db *db);
+static inline int db_begin(uo_db *db) { return db->in_txn ? 0 : db_open_txn(db); }
 /** Steps and resets a statement of a table not batched. 0 or -1. */
 int db_step(uo_db *db, sqlite3_stmt *st);
 /** A batched table's rows could not be written: db fails. */
