@@ -10,7 +10,7 @@
 /* The first line of file path in buf (cap bytes), or NULL. */
 static const char *first_line(const char *path, char *buf, size_t cap)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = fopen(path, "re");
     if (f == NULL)
         return NULL;
     const char *line = fgets(buf, (int)cap, f);
@@ -23,7 +23,7 @@ static int quota_cpus(long long quota, long long period)
 {
     if (quota <= 0 || period <= 0)
         return 0;
-    long long cpus = (quota + period - 1) / period;
+    long long cpus = quota / period + (quota % period != 0);
     return cpus > 4096 ? 4096 : (int)cpus;
 }
 
@@ -53,7 +53,12 @@ static int quota_of(const char *dir, int v2)
     return quota_cpus(quota, period);
 }
 
-/* The least quota over cgroup path (relative to mount) and its ancestors; 0: none. */
+/* The least quota over cgroup path (relative to mount) and its ancestors; 0: none.
+ * The path is taken as /proc/self/cgroup gives it, from the mount's root: right
+ * where the cgroup file system is mounted at its root or a cgroup namespace
+ * makes it so (containers as Docker and Kubernetes run them); a container
+ * that mounts a cgroup of the host's without a namespace is read from the
+ * mount's root up, as far as the path names folders that are there. */
 static int least_quota(const char *mount, const char *cgroup, int v2)
 {
     char dir[4096];
@@ -132,11 +137,15 @@ int upti_usable_cpus(void)
     cpu_set_t set;
     int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
     char text[8192];
-    FILE *f = fopen("/proc/self/cgroup", "r");
+    FILE *f = fopen("/proc/self/cgroup", "re");
     size_t n = f != NULL ? fread(text, 1, sizeof text - 1, f) : 0;
     if (f != NULL)
         fclose(f);
     text[n] = '\0';
+    if (n == sizeof text - 1) { /* cut short: its last line could name another cgroup */
+        char *last = strrchr(text, '\n');
+        *(last != NULL ? last + 1 : text) = '\0';
+    }
     int quota = upti_cpu_quota_cpus("/sys/fs/cgroup", text);
     if (quota > 0 && quota < cpus)
         cpus = quota;

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* src/common/cpu_quota.c: the CPUs a cgroup's quota allows, from a cgroup
  * tree made in a temporary folder: v2's cpu.max and v1's cfs files, on the
- * process's cgroup and on an ancestor (the least wins, rounded up), none
- * set, and files that say nothing sensible. */
+ * process's cgroup and on its ancestors (the least wins, rounded up), on a
+ * namespace's mount root, none set, files that say nothing sensible, other
+ * controllers, and a line too long to read. */
 #include "cpu_quota.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,8 @@ UNIT_TEST(cpu_quota)
 {
     char root[] = "/tmp/upti-cpu-quota-XXXXXX";
     CHECK(mkdtemp(root) != NULL);
+    if (strstr(root, "XXXXXX") != NULL)
+        return test_result("cpu_quota");
     /* v2: none on the leaf, 1.5 CPUs on its parent, 3 on the grandparent. */
     put(root, "job/a/b/cpu.max", "max 100000\n");
     put(root, "job/a/cpu.max", "150000 100000\n");
@@ -64,8 +68,40 @@ UNIT_TEST(cpu_quota)
     CHECK_EQ_U64(upti_cpu_quota_cpus(root, "3:cpuset:/k8s/pod\n"), 0);
     /* Both: the least. */
     CHECK_EQ_U64(upti_cpu_quota_cpus(root, "2:cpu:/k8s/pod\n0::/job/a\n"), 2);
+    /* The least over the ancestors, not the nearest: 4 on the leaf, 1 above. */
+    put(root, "tight/loose/cpu.max", "400000 100000\n");
+    put(root, "tight/cpu.max", "100000 100000");
+    CHECK_EQ_U64(upti_cpu_quota_cpus(root, "0::/tight/loose\n"), 1);
+    CHECK_EQ_U64(upti_cpu_quota_cpus(root, "0::/tight/loose/\n"), 1); /* (a trailing slash) */
+    /* A cgroup namespace: "/" and the limits on the mount's root (v2 there, or
+     * at unified on a hybrid system); v1 with a path the mount does not have. */
+    char ns[600];
+    snprintf(ns, sizeof ns, "%s/ns", root);
+    mkdir(ns, 0700);
+    put(ns, "unified/cpu.max", "250000 100000\n");
+    CHECK_EQ_U64(upti_cpu_quota_cpus(ns, "0::/"), 3); /* (no newline at the end) */
+    put(ns, "cpu.max", "200000 100000\n");
+    CHECK_EQ_U64(upti_cpu_quota_cpus(ns, "0::/\n"), 2);
+    put(ns, "cpu/cpu.cfs_quota_us", "100000\n");
+    put(ns, "cpu/cpu.cfs_period_us", "100000\n");
+    CHECK_EQ_U64(upti_cpu_quota_cpus(ns, "2:cpu:/docker/not-here\n"), 1);
+    /* Not cpu's controllers; a v1 quota without its period. */
+    CHECK_EQ_U64(upti_cpu_quota_cpus(root, "5:cpuacct:/docker/c1\n1:name=systemd:/job\n"), 0);
+    put(root, "cpu/half/cpu.cfs_quota_us", "50000\n");
+    CHECK_EQ_U64(upti_cpu_quota_cpus(root, "2:cpu:/half\n"), 0);
+    /* A line too long to read is skipped; the next one counts. */
+    char *text = malloc(6000);
+    CHECK(text != NULL);
+    if (text != NULL) {
+        memset(text, 'x', 5000);
+        snprintf(text + 5000, 1000, "\n0::/job/a\n");
+        CHECK_EQ_U64(upti_cpu_quota_cpus(root, text), 2);
+        free(text);
+    }
     /* This process: at least one, at most its mask. */
-    CHECK(upti_usable_cpus() >= 1);
+    cpu_set_t set;
+    CHECK(sched_getaffinity(0, sizeof set, &set) == 0);
+    CHECK(upti_usable_cpus() >= 1 && upti_usable_cpus() <= CPU_COUNT(&set));
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     CHECK(system(cmd) == 0);
