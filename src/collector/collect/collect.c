@@ -754,13 +754,8 @@ static int slot_data_fits(const struct ring *r, uint64_t offset)
  * pass) made no room and keeps its time. */
 static void give_back(upti_ring_slot_t *slot, uint64_t head)
 {
-    if (atomic_load_explicit(&slot->tail, memory_order_relaxed) != head) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        atomic_store_explicit(&slot->room_at,
-                              (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
-                              memory_order_relaxed);
-    }
+    if (atomic_load_explicit(&slot->tail, memory_order_relaxed) != head)
+        atomic_store_explicit(&slot->room_at, upti_mono_ns(), memory_order_relaxed);
     atomic_store_explicit(&slot->tail, head, memory_order_release);
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&slot->starving, memory_order_relaxed))

@@ -9,6 +9,7 @@
  * (reserve, write, store-release of head) commits straight into the file. No
  * callback thread delivers it; nothing in the process reads it back.
  */
+#include "clock.h"
 #include "internal.h"
 #include "ring_futex.h"
 #include "env.h"
@@ -101,13 +102,6 @@ struct upti_shared_ring {
 
 static _Atomic uint32_t g_file_counter;
 static _Atomic uint32_t g_claim_ids;
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Field 22 of /proc/self/stat: this process's start time, in clock ticks. */
 static uint64_t proc_start_ticks(void)
@@ -221,7 +215,7 @@ static int ring_file_create(struct upti_shared_ring *r, uint32_t policy, bool au
     h->record_abi = (uint32_t)sizeof(void *);
     h->full_wait_ns = r->full_wait_ns;
     if (getrandom(&h->uid, sizeof h->uid, GRND_NONBLOCK) != (ssize_t)sizeof h->uid)
-        h->uid = mono_ns() ^ ((uint64_t)getpid() << 32);
+        h->uid = upti_mono_ns() ^ ((uint64_t)getpid() << 32);
     h->pid = getpid();
     h->ppid = getppid();
     h->proc_start_ticks = proc_start_ticks();
@@ -512,11 +506,11 @@ static bool create_child_file(struct upti_buffer *b, struct upti_shared_ring *r)
 }
 
 /* Adds to the slot's counts, which the collector reports, a wait that began at `started`
- * (mono_ns) and ends now, whose room the consumer made at room_at (0: it made none: all of
+ * (upti_mono_ns) and ends now, whose room the consumer made at room_at (0: it made none: all of
  * the wait was for room); relaxed: only the slot's thread writes them. */
 static void count_wait(upti_ring_slot_t *slot, uint64_t started, uint64_t room_at)
 {
-    uint64_t now = mono_ns(), took = now - started;
+    uint64_t now = upti_mono_ns(), took = now - started;
     /* Room made before the wait began was there all along (the consumer's stamp precedes
      * its tail store, by more where it was preempted between them). A stamp later than
      * now, or earlier than the wait by more than a second, is another clock's (the
@@ -543,7 +537,7 @@ static bool wait_for_left_slot(struct upti_buffer *b, struct upti_shared_ring *r
 {
     if (atomic_load_explicit(&r->left_wait_stalled, memory_order_relaxed))
         return false;
-    uint64_t deadline = mono_ns() + r->full_wait_ns, progress = 0;
+    uint64_t deadline = upti_mono_ns() + r->full_wait_ns, progress = 0;
     for (bool first = true;; first = false) {
         upti_ring_slot_t *left = NULL;
         uint64_t tails = 0;
@@ -558,7 +552,7 @@ static bool wait_for_left_slot(struct upti_buffer *b, struct upti_shared_ring *r
             left = slot;
             tails += tail;
         }
-        uint64_t now = mono_ns();
+        uint64_t now = upti_mono_ns();
         if (left == NULL || atomic_load(&b->destroyed))
             return false;
         if (first || tails != progress) {
@@ -595,7 +589,7 @@ struct upti_producer *upti_shared_producer_create(struct upti_buffer *b, upti_th
             return NULL;
         }
         if (waited_from == 0)
-            waited_from = mono_ns();
+            waited_from = upti_mono_ns();
         if (!wait_for_left_slot(b, r, &waited)) {
             atomic_fetch_add_explicit(&r->hdr->no_slot_drops, 1, memory_order_relaxed);
             return NULL;
@@ -694,7 +688,7 @@ bool upti_shared_wait_for_room(struct upti_producer *p, size_t need)
     uint64_t last_tail = atomic_load_explicit(&p->tail, memory_order_acquire);
     if (__atomic_load_n(&slot->stalled_at, __ATOMIC_RELAXED) == last_tail + 1)
         return false; /* gave up at this tail already: the collector has not moved since */
-    uint64_t started = mono_ns();
+    uint64_t started = upti_mono_ns();
     uint64_t deadline = started + r->full_wait_ns;
     atomic_store(&p->starving, true);
     atomic_thread_fence(memory_order_seq_cst); /* starving before tail: see give_back() in the collector */
@@ -707,7 +701,7 @@ bool upti_shared_wait_for_room(struct upti_producer *p, size_t need)
             ok = true;
             break;
         }
-        uint64_t now = mono_ns();
+        uint64_t now = upti_mono_ns();
         if (tail != last_tail) {
             last_tail = tail;
             deadline = now + r->full_wait_ns;
