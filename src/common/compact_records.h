@@ -19,9 +19,9 @@
 #include <stdbool.h>
 #include <string.h>
 
-/** Whether a compact API record may carry kind: the kinds whose public record
- *  is upti_buffer_tracing_api_record_t. */
-static inline bool upti_compact_api_kind_ok(uint32_t kind)
+/** Whether kind is an API call's: the kinds whose public record is
+ *  upti_buffer_tracing_api_record_t, the only ones a compact API record carries. */
+static inline bool upti_api_kind(uint32_t kind)
 {
     return kind == UPTI_TRACING_KIND_OPENCL_API || kind == UPTI_TRACING_KIND_VULKAN_API ||
            kind == UPTI_TRACING_KIND_RUNTIME_API;

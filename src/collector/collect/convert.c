@@ -306,7 +306,7 @@ static int convert_compact_api(const struct converter *v, const struct proc *rin
     if (body_len < sizeof a)
         return -1;
     memcpy(&a, body, sizeof a);
-    if (!upti_compact_api_kind_ok(a.kind))
+    if (!upti_api_kind(a.kind))
         return -1;
     uo_api_call call = {a.kind, a.operation, a.correlation_id, 0, ring->tid[c->slot],
                         a.start_timestamp, a.end_timestamp, a.result};
@@ -390,8 +390,7 @@ static int convert_record(const struct converter *v, struct proc *ring, struct p
             memcpy((uint8_t *)&u + string_offset, &s, sizeof s);
         }
     }
-    if (kind == UPTI_TRACING_KIND_OPENCL_API || kind == UPTI_TRACING_KIND_VULKAN_API ||
-        kind == UPTI_TRACING_KIND_RUNTIME_API) {
+    if (upti_api_kind(kind)) {
         uo_api_call call = uo_api_call_of(kind, &u.api);
         return store_api_call(v, p, &call);
     }
@@ -714,13 +713,13 @@ int ur_converter_finish(ur_converter *c, const ur_loss *losses, size_t num_losse
     int stats = opts->stats;
     struct converter *v = &c->v;
     struct stat st;
+    uint64_t size = fstat(c->fd, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
     if (c->at == 0)
-        begin(c, fstat(c->fd, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0);
+        begin(c, size);
     v->progress = isatty(2); /* (not while the program runs: its terminal) */
     /* A writer for what is left, where that is much: a short process's few
      * records took longer with one (its start, and its waits for work). */
-    if (fstat(c->fd, &st) == 0 && (uint64_t)st.st_size >= c->at + WRITER_FROM_BYTES &&
-        (v->writer = uo_page_writer_start()) != NULL)
+    if (size >= c->at + WRITER_FROM_BYTES && (v->writer = uo_page_writer_start()) != NULL)
         for (size_t i = 0; i < v->num_procs; i++)
             uo_db_set_page_writer(v->procs[i].db, v->writer);
     read_on(c, UINT64_MAX);

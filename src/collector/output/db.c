@@ -70,8 +70,7 @@ int db_step(uo_db *db, sqlite3_stmt *st)
 
 void db_rows_failed(uo_db *db)
 {
-    if (db->writer != NULL) /* (its error message is then safe to read) */
-        uo_page_writer_sync(db->writer);
+    uo_page_writer_sync(db->writer); /* (its error message is then safe to read) */
     const char *pages = uo_pages_error(db->pages);
     db_keep_error(db, pages != NULL ? pages : sqlite3_errmsg(db->db));
 }
@@ -80,8 +79,6 @@ void db_rows_failed(uo_db *db)
  * it; rows it could not write fail db (the pages are the caller's again). */
 static void sync_pages(uo_db *db)
 {
-    if (db->writer == NULL)
-        return;
     uo_page_writer_sync(db->writer);
     if (atomic_load(&db->pages_failed))
         db_rows_failed(db);
@@ -282,8 +279,7 @@ static int write_template(const char *path)
  * bulk database's PATH.part; nothing else was written). */
 static void discard_file(uo_db *db, int remove)
 {
-    if (db->writer != NULL)
-        uo_page_writer_sync(db->writer);
+    uo_page_writer_sync(db->writer);
     for (int i = 0; i < ST_COUNT; i++) {
         sqlite3_finalize(db->st[i]);
         db->st[i] = NULL;
@@ -576,7 +572,7 @@ int uo_db_close_with(uo_db *db, uint64_t end, uo_db_last_fn last, void *arg)
             db->txn_records = 0;
         }
         failed = db->failed;
-    } else if (db->writer != NULL) {
+    } else {
         uo_page_writer_sync(db->writer);
     }
     for (int i = 0; i < ST_COUNT; i++) {

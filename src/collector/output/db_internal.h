@@ -94,7 +94,6 @@ extern const char *const uo_db_directions[5];
 extern const char *const uo_db_alloc_types[10];
 extern const char *const uo_db_agent_types[4];
 
-
 /* db.c */
 /** Keeps db's first error (uo_db_error) and reports it. */
 void db_keep_error(uo_db *db, const char *msg);

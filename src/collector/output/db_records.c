@@ -4,6 +4,8 @@
  * filter, agents and API arguments. */
 #include "db_internal.h"
 
+#include "compact_records.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,10 +264,7 @@ static int add_api_call(uo_db *db, const uo_api_call *c)
 
 int uo_db_add_api_call(uo_db *db, const uo_api_call *c)
 {
-    if (c->kind != UPTI_TRACING_KIND_OPENCL_API && c->kind != UPTI_TRACING_KIND_VULKAN_API &&
-        c->kind != UPTI_TRACING_KIND_RUNTIME_API)
-        return -1;
-    if (db == NULL || db->failed || db_begin(db) != 0)
+    if (!upti_api_kind(c->kind) || db == NULL || db->failed || db_begin(db) != 0)
         return -1;
     if (add_api_call(db, c) != 0)
         return -1;

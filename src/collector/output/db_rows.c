@@ -126,15 +126,13 @@ int uo_rows_write_pages(uo_table_tree *t, const int64_t *vals, int ncols, const 
 }
 
 /* The pending rows into r->direct's pages: by its writer where it has one.
- * Rows a writer could not write are said at the flush after (the writer's
- * sync makes the pages' error message safe to read). */
+ * Rows a writer could not write are said at a flush after (db_rows_failed
+ * syncs with the writer before it reads the pages' error message). */
 static int write_pages(uo_rows *r)
 {
     if (r->writer != NULL) {
-        if (atomic_load(r->page_failed)) {
-            uo_page_writer_sync(r->writer);
+        if (atomic_load(r->page_failed))
             return SQLITE_IOERR;
-        }
         if (uo_page_writer_submit(r->writer, r) == 0)
             return SQLITE_OK;
         uo_page_writer_sync(r->writer); /* (no memory for a job: written here, after its rows) */
