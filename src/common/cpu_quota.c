@@ -27,6 +27,9 @@ static int quota_cpus(long long quota, long long period)
     return cpus > 4096 ? 4096 : (int)cpus;
 }
 
+/* The smaller of two quotas in CPUs, 0 standing for none. */
+static int tighter(int a, int b) { return a == 0 || (b != 0 && b < a) ? b : a; }
+
 /* The quota set on cgroup dir (v2 when v2, else v1), in CPUs; 0: none. */
 static int quota_of(const char *dir, int v2)
 {
@@ -71,14 +74,38 @@ static int least_quota(const char *mount, const char *cgroup, int v2)
         size_t len = strlen(dir);
         while (len > base && dir[len - 1] == '/') /* ("/" itself: the mount's root) */
             dir[--len] = '\0';
-        int q = quota_of(dir, v2);
-        if (q > 0 && (least == 0 || q < least))
-            least = q;
+        least = tighter(least, quota_of(dir, v2));
         char *slash = strrchr(dir + base, '/');
         if (len <= base || slash == NULL)
             return least;
         *slash = '\0';
     }
+}
+
+/* least_quota under the mount at root/first, or where that has none under root/second
+ * ("" for root itself). */
+static int quota_under(const char *root, const char *first, const char *second,
+                       const char *cgroup, int v2)
+{
+    char mount[4096];
+    snprintf(mount, sizeof mount, "%s%s%s", root, *first ? "/" : "", first);
+    int q = least_quota(mount, cgroup, v2);
+    if (q != 0)
+        return q;
+    snprintf(mount, sizeof mount, "%s%s%s", root, *second ? "/" : "", second);
+    return least_quota(mount, cgroup, v2);
+}
+
+/* Whether a v1 line's comma-separated controllers list cpu itself. */
+static int lists_cpu(const char *controllers)
+{
+    for (const char *c = controllers; *c != '\0';) {
+        size_t n = strcspn(c, ",");
+        if (n == 3 && strncmp(c, "cpu", 3) == 0)
+            return 1;
+        c += n + (c[n] == ',');
+    }
+    return 0;
 }
 
 int upti_cpu_quota_cpus(const char *root, const char *proc_cgroup)
@@ -92,39 +119,17 @@ int upti_cpu_quota_cpus(const char *root, const char *proc_cgroup)
         if (len < sizeof entry) {
             memcpy(entry, line, len);
             entry[len] = '\0';
-            /* "ID:CONTROLLERS:PATH": v2 is "0::PATH"; v1's cpu controller is
-             * listed alone or with others ("cpu,cpuacct"), mounted under
-             * either name. */
+            /* "ID:CONTROLLERS:PATH": v2 is "0::PATH", mounted at root (or at
+             * unified, on a hybrid system); v1's cpu controller is listed alone
+             * or with others ("cpu,cpuacct"), mounted under either name. */
             char *c1 = strchr(entry, ':'), *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
             if (c2 != NULL && c2[1] == '/') {
                 *c2 = '\0';
                 const char *controllers = c1 + 1, *path = c2 + 1;
-                char mount[4096];
-                int q = 0;
-                if (*controllers == '\0') {
-                    snprintf(mount, sizeof mount, "%s", root);
-                    q = least_quota(mount, path, 1);
-                    if (q == 0) { /* (a hybrid system mounts v2 at unified) */
-                        snprintf(mount, sizeof mount, "%s/unified", root);
-                        q = least_quota(mount, path, 1);
-                    }
-                } else if (strstr(controllers, "cpu") != NULL) {
-                    for (const char *c = controllers; *c != '\0';) {
-                        size_t n = strcspn(c, ",");
-                        if (n == 3 && strncmp(c, "cpu", 3) == 0) {
-                            snprintf(mount, sizeof mount, "%s/%s", root, controllers);
-                            q = least_quota(mount, path, 0);
-                            if (q == 0) {
-                                snprintf(mount, sizeof mount, "%s/cpu", root);
-                                q = least_quota(mount, path, 0);
-                            }
-                            break;
-                        }
-                        c += n + (c[n] == ',');
-                    }
-                }
-                if (q > 0 && (least == 0 || q < least))
-                    least = q;
+                if (*controllers == '\0')
+                    least = tighter(least, quota_under(root, "", "unified", path, 1));
+                else if (lists_cpu(controllers))
+                    least = tighter(least, quota_under(root, controllers, "cpu", path, 0));
             }
         }
         line = end != NULL ? end + 1 : NULL;
@@ -146,8 +151,6 @@ int upti_usable_cpus(void)
         char *last = strrchr(text, '\n');
         *(last != NULL ? last + 1 : text) = '\0';
     }
-    int quota = upti_cpu_quota_cpus("/sys/fs/cgroup", text);
-    if (quota > 0 && quota < cpus)
-        cpus = quota;
+    cpus = tighter(cpus, upti_cpu_quota_cpus("/sys/fs/cgroup", text));
     return cpus > 0 ? cpus : 1;
 }

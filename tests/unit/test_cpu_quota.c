@@ -34,6 +34,16 @@ static void put(const char *root, const char *rel, const char *text)
     }
 }
 
+/* A v1 cgroup's quota and period (µs) under root/rel. */
+static void put_v1(const char *root, const char *rel, const char *quota, const char *period)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", rel);
+    put(root, path, quota);
+    snprintf(path, sizeof path, "%s/cpu.cfs_period_us", rel);
+    put(root, path, period);
+}
+
 UNIT_TEST(cpu_quota)
 {
     char root[] = "/tmp/upti-cpu-quota-XXXXXX";
@@ -55,15 +65,12 @@ UNIT_TEST(cpu_quota)
     CHECK_EQ_U64(upti_cpu_quota_cpus(root, ""), 0);
     CHECK_EQ_U64(upti_cpu_quota_cpus(root, "garbage without colons"), 0);
     /* v1, cpu mounted with cpuacct: half a CPU on the cgroup, none (-1) above. */
-    put(root, "cpu,cpuacct/docker/c1/cpu.cfs_quota_us", "50000\n");
-    put(root, "cpu,cpuacct/docker/c1/cpu.cfs_period_us", "100000\n");
-    put(root, "cpu,cpuacct/docker/cpu.cfs_quota_us", "-1\n");
-    put(root, "cpu,cpuacct/docker/cpu.cfs_period_us", "100000\n");
+    put_v1(root, "cpu,cpuacct/docker/c1", "50000\n", "100000\n");
+    put_v1(root, "cpu,cpuacct/docker", "-1\n", "100000\n");
     const char *v1 = "11:memory:/docker/c1\n4:cpu,cpuacct:/docker/c1\n0::/\n";
     CHECK_EQ_U64(upti_cpu_quota_cpus(root, v1), 1);
     /* v1 mounted as "cpu" alone; the cpuset controller is not cpu's. */
-    put(root, "cpu/k8s/pod/cpu.cfs_quota_us", "400000\n");
-    put(root, "cpu/k8s/pod/cpu.cfs_period_us", "100000\n");
+    put_v1(root, "cpu/k8s/pod", "400000\n", "100000\n");
     CHECK_EQ_U64(upti_cpu_quota_cpus(root, "3:cpuset:/k8s/pod\n2:cpu:/k8s/pod\n"), 4);
     CHECK_EQ_U64(upti_cpu_quota_cpus(root, "3:cpuset:/k8s/pod\n"), 0);
     /* Both: the least. */
@@ -82,8 +89,7 @@ UNIT_TEST(cpu_quota)
     CHECK_EQ_U64(upti_cpu_quota_cpus(ns, "0::/"), 3); /* (no newline at the end) */
     put(ns, "cpu.max", "200000 100000\n");
     CHECK_EQ_U64(upti_cpu_quota_cpus(ns, "0::/\n"), 2);
-    put(ns, "cpu/cpu.cfs_quota_us", "100000\n");
-    put(ns, "cpu/cpu.cfs_period_us", "100000\n");
+    put_v1(ns, "cpu", "100000\n", "100000\n");
     CHECK_EQ_U64(upti_cpu_quota_cpus(ns, "2:cpu:/docker/not-here\n"), 1);
     /* Not cpu's controllers; a v1 quota without its period. */
     CHECK_EQ_U64(upti_cpu_quota_cpus(root, "5:cpuacct:/docker/c1\n1:name=systemd:/job\n"), 0);
