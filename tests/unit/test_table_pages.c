@@ -89,6 +89,55 @@ static int64_t interleaved_key(int i)
     return g_keys_mostly_in_order >= 3 ? k + k / 4 : k;
 }
 
+/* The entries that break the key order, found as they come (uo_index_add):
+ * the key order of the kept ones and the row id order of the taken ones (each
+ * row's entry once); none taken before an entry came below an earlier key;
+ * the scan given up, its entries back in row id order, once one in eight
+ * broke it. */
+static void index_scan_as_entries_come(void)
+{
+    enum { N = 100000 };
+    size_t budget = 2 * N;
+    uo_index_tree ix;
+    /* Keys in row order, but a spike far above at row 30,000 and three late
+     * calls' keys (10) at rows 50,000, 70,000 and 90,000. */
+    CHECK(uo_index_set(&ix, "x", 2, 0, &budget) == 0);
+    for (int i = 0; i < N; i++) {
+        int64_t key = i;
+        if (i == 30000)
+            key = (int64_t)1 << 40;
+        else if (i == 50000 || i == 70000 || i == 90000)
+            key = 10;
+        uo_index_add(&ix, key, i + 1);
+        if (i == 29999)
+            CHECK(ix.scan == 0 && ix.taken == 0 && ix.kept == 0 && ix.n == 30000);
+    }
+    CHECK(ix.scan == 1);
+    CHECK_EQ_U64(ix.taken, 4);
+    CHECK_EQ_U64(ix.n, N - 4);
+    CHECK_EQ_U64(ix.n - ix.kept, UO_INDEX_LOOKAHEAD);
+    CHECK(ix.out[0].rowid == 30001 && ix.out[0].key == (int64_t)1 << 40);
+    CHECK(ix.out[1].rowid == 50001 && ix.out[2].rowid == 70001 && ix.out[3].rowid == 90001);
+    int ordered = 1;
+    for (size_t i = 1; i < ix.kept; i++)
+        ordered &= ix.e[i].key >= ix.e[i - 1].key && ix.e[i].rowid > ix.e[i - 1].rowid;
+    CHECK(ordered);
+    uo_index_free(&ix);
+    /* Eight threads' keys, their chunks of 16 interleaved: given up. */
+    g_keys_mostly_in_order = 3;
+    CHECK(uo_index_set(&ix, "x", 2, 0, &budget) == 0);
+    for (int i = 0; i < N; i++)
+        uo_index_add(&ix, interleaved_key(i), i + 1);
+    CHECK(ix.scan == -1 && ix.taken == 0 && ix.out == NULL);
+    CHECK_EQ_U64(ix.n, N);
+    int as_came = 1;
+    for (int i = 0; i < N; i++)
+        as_came &= ix.e[i].rowid == i + 1 && ix.e[i].key == interleaved_key(i);
+    CHECK(as_came);
+    uo_index_free(&ix);
+    g_keys_mostly_in_order = 0;
+}
+
 /* Row i of t: a (the indexed key: every size, in no order; or mostly in
  * order, as correlation ids come: rising, equal in pairs, with a key below
  * every 97th row, above every 89th, an edge value every 101st), b, s. */
@@ -654,9 +703,10 @@ UNIT_TEST(table_pages)
         for (int i = 0; i < 11; i++)
             uo_index_add(&ix, keys[i], i + 1);
         CHECK_EQ_U64(ix.below, 4);
-        CHECK(ix.top == 9 && ix.n == 11);
+        CHECK(ix.top == 9 && ix.n + ix.taken == 11);
         uo_index_free(&ix);
     }
+    index_scan_as_entries_come();
     /* Every count up to several leaves, and those where a level's last page
      * takes a child from the page before it (table levels: 1,075..1,094 rows;
      * index levels: from 1,788; found by trying every count up to 8,000): the

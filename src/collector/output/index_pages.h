@@ -8,7 +8,8 @@
  * those that come below an earlier key; at the attach they are sorted by
  * key, then row id (not at all where none came below): entries that arrive
  * mostly in key order (a table's correlation ids, in about call order) by
- * merging the few out of order into the rest in place; keys within a span
+ * merging the few out of order into the rest in place (those few found as
+ * the entries come, uo_index_tree.scan); keys within a span
  * of twice their number (the correlation ids of several threads, their
  * chunks interleaved: many below an earlier key, this tried first) by
  * placing each row id at its key in a table of the span where none repeats,
@@ -70,16 +71,35 @@ typedef struct uo_index_entry {
     int64_t key, rowid;
 } uo_index_entry;
 
+/**
+ * Entries an entry's place in key order is judged by, as they come: the one
+ * after it and the one this many after it (index_pages.c, is_spike).
+ */
+#define UO_INDEX_LOOKAHEAD 8
+
 typedef struct uo_index_tree {
     char *name;
     uint32_t root;     /**< the index's root page */
     int key_at;        /**< the row value that is the key */
-    uo_index_entry *e; /**< the entries, in row id order */
-    size_t n, cap;
+    uo_index_entry *e; /**< the entries, in row id order (but those taken out) */
+    size_t n, cap;     /**< entries in e (taken ones aside), room for n + taken */
     /** Entries whose key is below an earlier one's (0: in key order), and the
      *  greatest key so far: how the attach sorts them, counted as they come. */
     size_t below;
     int64_t top;
+    /**
+     * The scan for the entries that break the key order, done as they come
+     * from the first one below an earlier key (scan 0 before it, 1 while it
+     * runs, -1 once too many broke it: the attach sorts them all). e[0..kept)
+     * are in key order, last the greatest of their keys; e[kept..n) wait for
+     * the entries after them to be judged; the ones taken out are
+     * out[0..taken) (room for outcap), in row id order. The attach only sorts
+     * those and merges them in.
+     */
+    int scan;
+    size_t kept, taken, outcap;
+    int64_t last;
+    uo_index_entry *out;
     int rebuild;       /**< the entries were dropped: SQLite rebuilds it (REINDEX) */
     size_t *budget;    /**< entries the database's indexes may still take */
 } uo_index_tree;
@@ -108,10 +128,13 @@ int uo_index_set(uo_index_tree *ix, const char *name, uint32_t root, int key_at,
  */
 void uo_index_grow(uo_index_tree *ix);
 
+/** Judges the entries of ix that wait (uo_index_tree.scan), but the last UO_INDEX_LOOKAHEAD. */
+void uo_index_scan(uo_index_tree *ix);
+
 /** Adds the entry of row rowid whose key is key (rows come in row id order). */
 static inline void uo_index_add(uo_index_tree *ix, int64_t key, int64_t rowid)
 {
-    if (ix->n == ix->cap) {
+    if (ix->n + ix->taken == ix->cap) {
         uo_index_grow(ix);
         if (ix->rebuild)
             return;
@@ -123,6 +146,8 @@ static inline void uo_index_add(uo_index_tree *ix, int64_t key, int64_t rowid)
         ix->below++;
     else
         ix->top = key;
+    if (ix->below != 0 && ix->scan >= 0 && ix->n - ix->kept > UO_INDEX_LOOKAHEAD)
+        uo_index_scan(ix);
 }
 
 /**
