@@ -663,7 +663,7 @@ UNIT_TEST(table_pages)
         CHECK(strcmp(error, want) == 0);
         /* The index's leaves written by two threads (uo_index_split_entries):
          * the file cut in each of its last 40 pages (the table's last leaf and
-         * levels, the index's levels, the leaves of its first third, then
+         * levels, the index's levels, the leaves of its first two fifths, then
          * some of the rest's, which the other thread wrote before them: all
          * written by the attach, after the limit was set), the first page past
          * the cut is the one said, whichever thread wrote it. */
