@@ -112,7 +112,7 @@ static void index_scan_as_entries_come(void)
         if (i == 29999)
             CHECK(ix.scan == 0 && ix.taken == 0 && ix.kept == 0 && ix.n == 30000);
     }
-    CHECK(ix.scan == 1);
+    CHECK(ix.scan == 1 && ix.least == 0 && ix.top == (int64_t)1 << 40);
     CHECK_EQ_U64(ix.taken, 4);
     CHECK_EQ_U64(ix.n, N - 4);
     CHECK_EQ_U64(ix.n - ix.kept, UO_INDEX_LOOKAHEAD);
@@ -703,7 +703,17 @@ UNIT_TEST(table_pages)
         for (int i = 0; i < 11; i++)
             uo_index_add(&ix, keys[i], i + 1);
         CHECK_EQ_U64(ix.below, 4);
-        CHECK(ix.top == 9 && ix.n + ix.taken == 11);
+        CHECK(ix.least == INT64_MIN && ix.top == 9 && ix.n + ix.taken == 11);
+        uo_index_free(&ix);
+        /* The least key: the first one, or one that came below it. */
+        const int64_t later[] = {5, 7, 3, 9, 4};
+        CHECK(uo_index_set(&ix, "x", 2, 0, &budget) == 0);
+        uo_index_add(&ix, later[0], 1);
+        CHECK(ix.least == 5 && ix.top == 5);
+        for (int i = 1; i < 5; i++)
+            uo_index_add(&ix, later[i], i + 1);
+        CHECK(ix.least == 3 && ix.top == 9);
+        CHECK_EQ_U64(ix.below, 2);
         uo_index_free(&ix);
     }
     index_scan_as_entries_come();

@@ -15,6 +15,7 @@ int uo_index_setup(uo_index_tree *ix, sqlite3 *db, const char *name, const int *
                    int text_at, size_t *budget)
 {
     memset(ix, 0, sizeof *ix);
+    ix->least = INT64_MAX;
     ix->top = INT64_MIN;
     ix->budget = budget;
     sqlite3_stmt *st;
@@ -61,6 +62,7 @@ int uo_index_setup(uo_index_tree *ix, sqlite3 *db, const char *name, const int *
 int uo_index_set(uo_index_tree *ix, const char *name, uint32_t root, int key_at, size_t *budget)
 {
     memset(ix, 0, sizeof *ix);
+    ix->least = INT64_MAX;
     ix->top = INT64_MIN;
     ix->budget = budget;
     ix->root = root;
@@ -90,6 +92,7 @@ static void drop_entries(uo_index_tree *ix)
     ix->e = NULL;
     ix->n = ix->cap = 0;
     ix->below = 0;
+    ix->least = INT64_MAX;
     ix->top = INT64_MIN;
     free(ix->out);
     ix->out = NULL;
@@ -177,20 +180,11 @@ static uo_index_entry *radix_sort(uo_index_entry *e, uo_index_entry *tmp, size_t
     return e;
 }
 
-/* Whether the keys of e[0..n) lie within a span under twice their number:
- * then *lo is the least key and *span the greatest minus it. */
-static int narrow_keys(const uo_index_entry *e, size_t n, int64_t *lo, uint64_t *span)
+/* Whether n keys from lo to hi lie within a span under twice their number:
+ * then *span is hi - lo. */
+static int narrow_keys(size_t n, int64_t lo, int64_t hi, uint64_t *span)
 {
-    int64_t least = e[0].key, most = e[0].key;
-    for (size_t i = 1; i < n; i++) {
-        prefetch_ahead(e, i, n);
-        if (e[i].key < least)
-            least = e[i].key;
-        else if (e[i].key > most)
-            most = e[i].key;
-    }
-    *lo = least;
-    *span = (uint64_t)most - (uint64_t)least; /* (two's complement: no overflow) */
+    *span = (uint64_t)hi - (uint64_t)lo; /* (two's complement: no overflow) */
     return n < UINT32_MAX && *span < 2 * (uint64_t)n;
 }
 
@@ -545,8 +539,9 @@ static int finish_scan(uo_index_tree *ix)
     return 1;
 }
 
-/* Sorts e[0..n) (n >= 2, in row id order; below of them below an earlier
- * key, uo_index_add) by key then row id: by merging the few out of order
+/* Sorts ix's entries e[0..n) (n >= 2, in row id order; below of them below
+ * an earlier key, their keys from least to top, uo_index_add) by key then row
+ * id: by merging the few out of order
  * into the rest; where the keys lie within a span of twice their number
  * and none repeats, by placing each at its key; else through *tmp (n
  * entries, made here: the caller frees it with uo_big_array_free), by
@@ -560,15 +555,16 @@ static int finish_scan(uo_index_tree *ix)
  * puts them back, was 9 ms of a 2 M-entry index of 8 threads' calls. A few
  * late calls, or one thread's early calls after another's, are merged first
  * (placing takes a table of the span, memory to fault in). */
-static uo_index_entry *sort_entries(uo_index_entry *e, size_t n, size_t below, int scanned,
-                                    uo_index_entry **tmp)
+static uo_index_entry *sort_entries(const uo_index_tree *ix, int scanned, uo_index_entry **tmp)
 {
+    uo_index_entry *e = ix->e;
+    size_t n = ix->n, below = ix->below;
     int many = below > n / 64;
     if (!scanned && !many && merge_out_of_order(e, n) == 0)
         return e;
-    int64_t lo;
+    int64_t lo = ix->least;
     uint64_t span;
-    int narrow = narrow_keys(e, n, &lo, &span);
+    int narrow = narrow_keys(n, lo, ix->top, &span);
     if (narrow && place_unique(e, n, lo, span) == 0)
         return e;
     /* Many below, yet few out of order (a key far above the rest, then the
@@ -837,7 +833,7 @@ int uo_index_attach(uo_index_tree *ix, sqlf_out *out)
     size_t n = ix->n;
     uo_index_entry *e = ix->e, *tmp = NULL;
     if (!sorted)
-        e = sort_entries(e, n, ix->below, scanned, &tmp);
+        e = sort_entries(ix, scanned, &tmp);
     level a = {0}, b = {0};
     /* Each leaf holds one entry at least, and takes one more as separator. */
     size_t max = n / 2 + 2;

@@ -84,9 +84,9 @@ typedef struct uo_index_tree {
     uo_index_entry *e; /**< the entries, in row id order (but those taken out) */
     size_t n, cap;     /**< entries in e (taken ones aside), room for n + taken */
     /** Entries whose key is below an earlier one's (0: in key order), and the
-     *  greatest key so far: how the attach sorts them, counted as they come. */
+     *  least and greatest keys so far: how the attach sorts them, found as they come. */
     size_t below;
-    int64_t top;
+    int64_t least, top;
     /**
      * The scan for the entries that break the key order, done as they come
      * from the first one below an earlier key (scan 0 before it, 1 while it
@@ -142,10 +142,15 @@ static inline void uo_index_add(uo_index_tree *ix, int64_t key, int64_t rowid)
     ix->e[ix->n].key = key;
     ix->e[ix->n].rowid = rowid;
     ix->n++;
-    if (key < ix->top)
+    if (key < ix->top) {
         ix->below++;
-    else
+        if (key < ix->least)
+            ix->least = key;
+    } else {
+        if (ix->n + ix->taken == 1) /* the first: the least so far */
+            ix->least = key;
         ix->top = key;
+    }
     if (ix->below != 0 && ix->scan >= 0 && ix->n - ix->kept > UO_INDEX_LOOKAHEAD)
         uo_index_scan(ix);
 }
