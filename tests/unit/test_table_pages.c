@@ -96,7 +96,10 @@ static int64_t interleaved_key(int i)
  * broke it. */
 static void index_scan_as_entries_come(void)
 {
-    enum { N = 100000 };
+    /* Past a power of two by less than the entries taken out: an array
+     * grown only when the entries kept in it fill it would be too small to
+     * merge them back (the room is for all of them: uo_index_add). */
+    enum { N = (1 << 17) + 2 };
     size_t budget = 2 * N;
     uo_index_tree ix;
     /* Keys in row order, but a spike far above at row 30,000 and three late
@@ -116,8 +119,11 @@ static void index_scan_as_entries_come(void)
     CHECK_EQ_U64(ix.taken, 4);
     CHECK_EQ_U64(ix.n, N - 4);
     CHECK_EQ_U64(ix.n - ix.kept, UO_INDEX_LOOKAHEAD);
-    CHECK(ix.out[0].rowid == 30001 && ix.out[0].key == (int64_t)1 << 40);
-    CHECK(ix.out[1].rowid == 50001 && ix.out[2].rowid == 70001 && ix.out[3].rowid == 90001);
+    CHECK(ix.cap >= ix.n + ix.taken);
+    if (ix.taken == 4 && ix.out != NULL) {
+        CHECK(ix.out[0].rowid == 30001 && ix.out[0].key == (int64_t)1 << 40);
+        CHECK(ix.out[1].rowid == 50001 && ix.out[2].rowid == 70001 && ix.out[3].rowid == 90001);
+    }
     int ordered = 1;
     for (size_t i = 1; i < ix.kept; i++)
         ordered &= ix.e[i].key >= ix.e[i - 1].key && ix.e[i].rowid > ix.e[i - 1].rowid;

@@ -82,6 +82,15 @@ static _Atomic size_t g_index_bytes;
 
 size_t uo_index_memory(void) { return atomic_load_explicit(&g_index_bytes, memory_order_relaxed); }
 
+/* Frees the entries ix's scan took out (uo_index_tree.out), counted in g_index_bytes. */
+static void free_taken(uo_index_tree *ix)
+{
+    atomic_fetch_sub_explicit(&g_index_bytes, ix->outcap * sizeof *ix->out, memory_order_relaxed);
+    free(ix->out);
+    ix->out = NULL;
+    ix->taken = ix->outcap = 0;
+}
+
 /* Frees ix's entries and gives their room back to the budget. */
 static void drop_entries(uo_index_tree *ix)
 {
@@ -94,10 +103,9 @@ static void drop_entries(uo_index_tree *ix)
     ix->below = 0;
     ix->least = INT64_MAX;
     ix->top = INT64_MIN;
-    free(ix->out);
-    ix->out = NULL;
+    free_taken(ix);
     ix->scan = 0;
-    ix->kept = ix->taken = ix->outcap = 0;
+    ix->kept = 0;
     ix->last = INT64_MIN;
 }
 
@@ -351,7 +359,7 @@ static int entry_cmp(const void *a, const void *b)
  * runs are merged in place from the back.
  *
  * An entry breaks the order if its key is below the last one kept, or if the
- * entry after it or the one LOOKAHEAD after it lies between the two (it is a
+ * entry after it or the one UO_INDEX_LOOKAHEAD after it lies between the two (it is a
  * spike: keeping it would make the entries after it break the order; two
  * probes, not a scan of the window, as this runs for each of millions of
  * entries). Which entries are taken out only decides the cost: the kept ones
@@ -454,15 +462,16 @@ static void stop_scan(uo_index_tree *ix)
     memmove(&ix->e[ix->kept + ix->taken], &ix->e[ix->kept], (ix->n - ix->kept) * sizeof *ix->e);
     merge_back(ix->e, ix->kept, ix->out, ix->taken);
     ix->n += ix->taken;
-    free(ix->out);
-    ix->out = NULL;
-    ix->kept = ix->taken = ix->outcap = 0;
+    free_taken(ix);
+    ix->kept = 0;
     ix->scan = -1;
 }
 
-/* Takes e[kept] out of ix's entries, which end at e[n]. 0, or -1 where the
- * scan was given up: past one in eight of the entries (as merge_out_of_order),
- * or without the memory; unless finishing, when the attach judges so. */
+/* Takes e[kept] out of ix's entries e[0..n). 0, or -1 where the scan was
+ * given up: without the memory, or with one in eight of the entries taken
+ * out (as merge_out_of_order), found where out must grow (the attach judges
+ * the rest, and when finishing); out so holds a quarter of them at most,
+ * counted in g_index_bytes. */
 static int take_front(uo_index_tree *ix, int finishing)
 {
     if (ix->taken == ix->outcap) {
@@ -474,6 +483,8 @@ static int take_front(uo_index_tree *ix, int finishing)
             stop_scan(ix);
             return -1;
         }
+        atomic_fetch_add_explicit(&g_index_bytes, (cap - ix->outcap) * sizeof *out,
+                                  memory_order_relaxed);
         ix->out = out;
         ix->outcap = cap;
     }
@@ -491,8 +502,9 @@ static int take_front(uo_index_tree *ix, int finishing)
 static int judge(uo_index_tree *ix, size_t after, int finishing)
 {
     if (ix->scan == 0) {
-        /* The first entry below an earlier key is the last one: those that
-         * have the entries they are judged by before it are kept. */
+        /* The first entry below an earlier key is the last one, or among the
+         * last UO_INDEX_LOOKAHEAD + 1 (the scan starts once they have come):
+         * those judged by entries before it are kept. */
         ix->scan = 1;
         size_t n = ix->n;
         ix->kept = n > UO_INDEX_LOOKAHEAD + 1 ? n - 1 - UO_INDEX_LOOKAHEAD : 0;
@@ -512,7 +524,11 @@ static int judge(uo_index_tree *ix, size_t after, int finishing)
     return 0;
 }
 
-void uo_index_scan(uo_index_tree *ix) { (void)judge(ix, UO_INDEX_LOOKAHEAD, 0); }
+void uo_index_scan(uo_index_tree *ix)
+{
+    if (ix->scan >= 0) /* (given up: the attach sorts them all) */
+        (void)judge(ix, UO_INDEX_LOOKAHEAD, 0);
+}
 
 /* Ends ix's scan: the entries that wait judged, those taken out sorted and
  * merged into the rest. 1 where its entries are then in key order, else 0
@@ -531,10 +547,9 @@ static int finish_scan(uo_index_tree *ix)
     /* out[0..taken) is in row id order: the radix sort keeps equal keys so. */
     merge_in(ix->e, ix->kept, taken > 1 ? radix_sort(ix->out, tmp, taken) : ix->out, taken);
     free(tmp);
-    free(ix->out);
-    ix->out = NULL;
+    free_taken(ix);
     ix->n = all;
-    ix->kept = ix->taken = ix->outcap = 0;
+    ix->kept = 0;
     uo_pages_moved.index_merged++;
     return 1;
 }

@@ -26,7 +26,9 @@
  * entries (128 MiB; sorting one that is out of order takes as much again for
  * the time it is written): an index that would pass it (or when memory runs
  * out) drops its entries, and SQLite rebuilds it from the table after the
- * attach (REINDEX), in bounded memory.
+ * attach (REINDEX), in bounded memory. The entries taken out of key order
+ * as they come (uo_index_tree.scan) take a quarter as much at most, counted
+ * in uo_index_memory().
  */
 #ifndef UPTI_OUTPUT_INDEX_PAGES_H
 #define UPTI_OUTPUT_INDEX_PAGES_H
@@ -90,7 +92,8 @@ typedef struct uo_index_tree {
     /**
      * The scan for the entries that break the key order, done as they come
      * from the first one below an earlier key (scan 0 before it, 1 while it
-     * runs, -1 once too many broke it: the attach sorts them all). e[0..kept)
+     * runs, -1 once too many broke it or there was no memory for those taken
+     * out: the attach sorts them all). e[0..kept)
      * are in key order, last the greatest of their keys; e[kept..n) wait for
      * the entries after them to be judged; the ones taken out are
      * out[0..taken) (room for outcap), in row id order. The attach only sorts
