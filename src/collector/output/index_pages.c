@@ -11,13 +11,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-int uo_index_setup(uo_index_tree *ix, sqlite3 *db, const char *name, const int *from, int tcols,
-                   int text_at, size_t *budget)
+/* ix empty, with no key yet, its entries taken from budget. */
+static void init_index(uo_index_tree *ix, size_t *budget)
 {
     memset(ix, 0, sizeof *ix);
     ix->least = INT64_MAX;
     ix->top = INT64_MIN;
     ix->budget = budget;
+}
+
+int uo_index_setup(uo_index_tree *ix, sqlite3 *db, const char *name, const int *from, int tcols,
+                   int text_at, size_t *budget)
+{
+    init_index(ix, budget);
     sqlite3_stmt *st;
     int ok = 0;
     if (sqlite3_prepare_v2(db, "SELECT rootpage, sql FROM sqlite_master WHERE type = 'index' AND"
@@ -61,10 +67,7 @@ int uo_index_setup(uo_index_tree *ix, sqlite3 *db, const char *name, const int *
 
 int uo_index_set(uo_index_tree *ix, const char *name, uint32_t root, int key_at, size_t *budget)
 {
-    memset(ix, 0, sizeof *ix);
-    ix->least = INT64_MAX;
-    ix->top = INT64_MIN;
-    ix->budget = budget;
+    init_index(ix, budget);
     ix->root = root;
     ix->key_at = key_at;
     return (ix->name = strdup(name)) != NULL ? 0 : -1;
@@ -104,9 +107,8 @@ static void drop_entries(uo_index_tree *ix)
     ix->least = INT64_MAX;
     ix->top = INT64_MIN;
     free_taken(ix);
-    ix->scan = 0;
+    ix->scan = 0; /* (its start sets last) */
     ix->kept = 0;
-    ix->last = INT64_MIN;
 }
 
 void uo_index_grow(uo_index_tree *ix)
