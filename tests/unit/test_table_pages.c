@@ -67,7 +67,10 @@ enum { EDGES = sizeof k_edges / sizeof k_edges[0] };
 /* 1: the keys of t come mostly in order (row_a); 2: as the correlation ids of
  * rows that 8 threads wrote, some repeated; 3: the same, none repeated; 4:
  * as 3, but the middle row written as a page has the first row's key
- * (g_rows: the row count). */
+ * (g_rows: the row count); 5: as correlation ids are handed out, in blocks
+ * of consecutive ids for each thread (runs_key); 6: rising by one from
+ * INT64_MAX - 3, past it to INT64_MIN; 7: rising by one, then again from a
+ * quarter of the rows. */
 static int g_keys_mostly_in_order, g_rows;
 /* one_tree: rows through SQLite after the spool is made, about this many
  * pages of them; 1: the name a spool would be renamed through
@@ -144,6 +147,88 @@ static void index_scan_as_entries_come(void)
     g_keys_mostly_in_order = 0;
 }
 
+/* Case 5's key of row i: 8 threads take blocks of 50 consecutive ids in
+ * turn; the spool holds 37 rows of one thread, then of the next; in each
+ * thread a call at the 6th of each 23 ends after the one it made (nested:
+ * the two swap ids); the middle row's key is far above all (a spike). Each
+ * key once: runs of up to 50 entries, the leaves written from them. */
+static int64_t runs_key(int i)
+{
+    if (i == g_rows / 2)
+        return ((int64_t)1 << 40) + i;
+    int chunk = i / 37, thread = chunk % 8;
+    int r = (chunk / 8) * 37 + i % 37; /* the thread's r-th row */
+    if (r % 23 == 5)
+        r++;
+    else if (r % 23 == 6)
+        r--;
+    return ((int64_t)(r / 50) * 8 + thread) * 50 + r % 50;
+}
+
+/* Entries kept as runs as they come (uo_index_add): one run while the key
+ * and the row id both go up by one, a new one where either does not (a run
+ * that passes INT64_MAX goes on: found at the attach); given up for entries,
+ * the same ones as if they had come as entries, once past uo_index_runs_min
+ * runs of under UO_INDEX_RUN_AVERAGE entries each, or past the budget; their
+ * memory counted, and given back. */
+static void index_runs_as_entries_come(void)
+{
+    size_t budget = 1 << 20;
+    uo_index_tree ix;
+    CHECK(uo_index_set(&ix, "x", 2, 0, &budget) == 0);
+    CHECK(ix.in_runs == 1);
+    for (int i = 0; i < 1000; i++)
+        uo_index_add(&ix, 100 + i, i + 1);
+    uo_index_add(&ix, 5000, 1001);
+    uo_index_add(&ix, 5001, 1003);
+    uo_index_add(&ix, 5002, 1004);
+    uo_index_add(&ix, INT64_MAX, 1005);
+    uo_index_add(&ix, INT64_MIN, 1006);
+    CHECK(ix.in_runs == 1 && ix.n == 0 && ix.e == NULL);
+    CHECK_EQ_U64(ix.runs, 4);
+    if (ix.runs == 4) {
+        CHECK(ix.run[0].key == 100 && ix.run[0].rowid == 1 && ix.run[0].n == 1000);
+        CHECK(ix.run[1].key == 5000 && ix.run[1].rowid == 1001 && ix.run[1].n == 1);
+        CHECK(ix.run[2].key == 5001 && ix.run[2].rowid == 1003 && ix.run[2].n == 2);
+        CHECK(ix.run[3].key == INT64_MAX && ix.run[3].rowid == 1005 && ix.run[3].n == 2);
+    }
+    CHECK_EQ_U64(uo_index_memory(), ix.runcap * sizeof(uo_index_run));
+    CHECK_EQ_U64(budget, (1 << 20) - ix.runcap * 3 / 2);
+    uo_index_free(&ix);
+    CHECK_EQ_U64(uo_index_memory(), 0);
+    CHECK_EQ_U64(budget, 1 << 20);
+    /* Runs of two: 256 of them grow to 512 (under uo_index_runs_min), 512
+     * are given up; then a key below the others. */
+    uo_index_runs_min = 300;
+    CHECK(uo_index_set(&ix, "x", 2, 0, &budget) == 0);
+    for (int i = 0; i < 2000; i++) {
+        uo_index_add(&ix, (i / 2) * 3 + i % 2, i + 1);
+        if (i == 1022)
+            CHECK(ix.in_runs == 1 && ix.runs == 512 && ix.runcap == 512);
+        if (i == 1024)
+            CHECK(ix.in_runs == 0 && ix.runs == 0 && ix.run == NULL && ix.n == 1025);
+    }
+    uo_index_add(&ix, 1, 2001);
+    CHECK(ix.in_runs == 0 && ix.n + ix.taken == 2001 && ix.below == 1 && ix.least == 0);
+    CHECK(ix.top == 999 * 3 + 1);
+    int same = ix.n + ix.taken == 2001;
+    for (int i = 0; same && i < 2000; i++)
+        same = ix.e[i].key == (i / 2) * 3 + i % 2 && ix.e[i].rowid == i + 1;
+    CHECK(same);
+    CHECK_EQ_U64(uo_index_memory(), ix.cap * 16 + ix.outcap * 16);
+    uo_index_free(&ix);
+    /* A budget too small for 256 runs: entries from the first, then dropped. */
+    budget = 300;
+    CHECK(uo_index_set(&ix, "x", 2, 0, &budget) == 0);
+    for (int i = 0; i < 1000; i++)
+        uo_index_add(&ix, i, i + 1);
+    CHECK(ix.in_runs == 0 && ix.rebuild == 1 && ix.runs == 0 && ix.n == 0);
+    uo_index_free(&ix);
+    CHECK_EQ_U64(budget, 300);
+    CHECK_EQ_U64(uo_index_memory(), 0);
+    uo_index_runs_min = UO_INDEX_RUNS_MIN;
+}
+
 /* Row i of t: a (the indexed key: every size, in no order; or mostly in
  * order, as correlation ids come: rising, equal in pairs, with a key below
  * every 97th row, above every 89th, an edge value every 101st), b, s. */
@@ -151,9 +236,15 @@ static int64_t row_a(int i)
 {
     if (!g_keys_mostly_in_order)
         return i % 3 == 0 ? k_edges[i % EDGES] : (int64_t)((i * 7919) % 1000) - 500;
+    if (g_keys_mostly_in_order == 5)
+        return runs_key(i);
+    if (g_keys_mostly_in_order == 6)
+        return (int64_t)((uint64_t)INT64_MAX - 3 + (uint64_t)i);
+    if (g_keys_mostly_in_order == 7)
+        return i < g_rows / 2 ? i : i - g_rows / 4;
     if (g_keys_mostly_in_order == 4) /* (a row that row_s gives 600 bytes SQLite inserts) */
         return interleaved_key(i == g_rows / 2 + (g_rows / 2 % 35 == 6) ? 0 : i);
-    if (g_keys_mostly_in_order >= 2)
+    if (g_keys_mostly_in_order >= 2 && g_keys_mostly_in_order <= 3)
         return interleaved_key(i);
     if (i % 101 == 3)
         return k_edges[(i / 101) % EDGES];
@@ -698,9 +789,12 @@ UNIT_TEST(table_pages)
         uo_index_entries_max = UO_INDEX_ENTRIES_MAX;
         return test_result("table_pages.rebuild");
     }
+    index_runs_as_entries_come();
     /* Entries below an earlier key, counted as they come (how the attach
      * chooses its sort): none for INT64_MIN first, then -5 after -3, 3 after
-     * 5, 6 after 7, 5 after 8; equal keys are not below. */
+     * 5, 6 after 7, 5 after 8; equal keys are not below. Kept as entries
+     * from the first (uo_index_runs_min), as in every test up to the runs'. */
+    uo_index_runs_min = 0;
     {
         size_t budget = 1000;
         uo_index_tree ix;
@@ -763,8 +857,44 @@ UNIT_TEST(table_pages)
         CHECK_EQ_U64(uo_pages_moved.index_counted, before.index_counted + (c == 2 ? 17 : 0));
         CHECK_EQ_U64(uo_pages_moved.index_placed, before.index_placed + (c == 3 ? 17 : 0));
         CHECK_EQ_U64(uo_pages_moved.index_merged, before.index_merged);
+        CHECK_EQ_U64(uo_pages_moved.index_runs, before.index_runs);
     }
     g_keys_mostly_in_order = 0;
+    uo_index_runs_min = UO_INDEX_RUNS_MIN;
+    /* Kept as runs: written from them where the keys are each once (case 5:
+     * as correlation ids come; case 3: runs of one entry, fewer than
+     * uo_index_runs_min of them); else, overlapping (case 7) or passing
+     * INT64_MAX (case 6), or with keys that repeat (case 2), sorted as
+     * entries; the same trees, rows and order. */
+    for (int c = 2; c <= 7; c++) {
+        if (c == 4)
+            continue;
+        g_keys_mostly_in_order = c;
+        before = uo_pages_moved;
+        for (int n = 0; n <= 40; n++)
+            one_tree(path, n);
+        for (int n = 1785; n <= 1800; n++)
+            one_tree(path, n);
+        /* 40 + 16 from 1 row on; case 2's keys are each once below 23 rows,
+         * case 6's run passes INT64_MAX from 5 rows on (the 7th row is
+         * inserted by SQLite: a row id skipped), case 7's overlap from 4. */
+        unsigned long want = c == 5 || c == 3 ? 56 : c == 2 ? 22 : c == 6 ? 4 : 3;
+        CHECK_EQ_U64(uo_pages_moved.index_runs, before.index_runs + want);
+    }
+    /* Their leaves written by two threads: each part read from the runs. */
+    uo_index_split_entries = 3;
+    g_keys_mostly_in_order = 5;
+    before = uo_pages_moved;
+    for (int n = 0; n <= 40; n++)
+        one_tree(path, n);
+    for (int n = 1785; n <= 1800; n++)
+        one_tree(path, n);
+    one_tree(path, 20000);
+    CHECK_EQ_U64(uo_pages_moved.index_split, before.index_split + 38 + 16 + 1);
+    CHECK_EQ_U64(uo_pages_moved.index_runs, before.index_runs + 40 + 16 + 1);
+    uo_index_split_entries = UO_INDEX_SPLIT_ENTRIES;
+    g_keys_mostly_in_order = 0;
+    uo_index_runs_min = 0;
     /* Leaves written by two threads, from 3 entries on (the smallest with
      * both halves and a separator): every count up to several leaves and
      * those where a level's last page takes a child, keys in order or not;

@@ -15,6 +15,7 @@
 static void init_index(uo_index_tree *ix, size_t *budget)
 {
     memset(ix, 0, sizeof *ix);
+    ix->in_runs = uo_index_runs_min != 0;
     ix->least = INT64_MAX;
     ix->top = INT64_MIN;
     ix->budget = budget;
@@ -75,6 +76,7 @@ int uo_index_set(uo_index_tree *ix, const char *name, uint32_t root, int key_at,
 
 size_t uo_index_entries_max = UO_INDEX_ENTRIES_MAX;
 size_t uo_index_memory_max = UO_INDEX_MEMORY_MAX;
+size_t uo_index_runs_min = UO_INDEX_RUNS_MIN;
 /* An index of this many entries or more is placed (place_unique) and has its
  * leaves written (write_leaves_split) by two threads. */
 size_t uo_index_split_entries = UO_INDEX_SPLIT_ENTRIES;
@@ -94,9 +96,30 @@ static void free_taken(uo_index_tree *ix)
     ix->taken = ix->outcap = 0;
 }
 
-/* Frees ix's entries and gives their room back to the budget. */
+/* The budget (in entries) that room for runs takes: 24 bytes each, 16 an entry. */
+static size_t runs_budget(size_t runs)
+{
+    return (runs * sizeof(uo_index_run) + sizeof(uo_index_entry) - 1) / sizeof(uo_index_entry);
+}
+
+/* ix's runs, no longer its own nor counted: its room back to the budget. *runs: how many. */
+static uo_index_run *take_runs(uo_index_tree *ix, size_t *runs)
+{
+    uo_index_run *run = ix->run;
+    *runs = ix->runs;
+    atomic_fetch_sub_explicit(&g_index_bytes, ix->runcap * sizeof *run, memory_order_relaxed);
+    if (ix->budget != NULL)
+        *ix->budget += runs_budget(ix->runcap);
+    ix->run = NULL;
+    ix->runs = ix->runcap = 0;
+    return run;
+}
+
+/* Frees ix's entries (and runs) and gives their room back to the budget. */
 static void drop_entries(uo_index_tree *ix)
 {
+    size_t runs;
+    free(take_runs(ix, &runs));
     atomic_fetch_sub_explicit(&g_index_bytes, ix->cap * sizeof *ix->e, memory_order_relaxed);
     uo_big_array_free(ix->e, ix->cap * sizeof *ix->e);
     if (ix->budget != NULL)
@@ -132,6 +155,109 @@ void uo_index_grow(uo_index_tree *ix)
     atomic_fetch_add_explicit(&g_index_bytes, bytes, memory_order_relaxed);
     ix->e = e;
     ix->cap += more;
+}
+
+/* ---- runs (uo_index_add_run) ---- */
+
+/* Entries in run[0..runs). */
+static size_t run_entries(const uo_index_run *run, size_t runs)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < runs; r++)
+        n += (size_t)run[r].n;
+    return n;
+}
+
+/* ix's runs given up: their entries added as entries, one by one, as they
+ * came (uo_index_add: counted, scanned, kept in the budget or dropped). */
+static void give_up_runs(uo_index_tree *ix)
+{
+    size_t runs;
+    uo_index_run *run = take_runs(ix, &runs);
+    ix->in_runs = 0;
+    for (size_t r = 0; r < runs && !ix->rebuild; r++)
+        for (int64_t i = 0; i < run[r].n; i++)
+            uo_index_add(ix, (int64_t)((uint64_t)run[r].key + (uint64_t)i), run[r].rowid + i);
+    free(run);
+}
+
+/* Room for more runs in ix. 0, or -1 where they are to be given up: short
+ * (past uo_index_runs_min of them, under UO_INDEX_RUN_AVERAGE entries each:
+ * the keys repeat, or come in no such order), past the budget or the memory
+ * of all indexes (uo_index_grow), or without memory. */
+static int grow_runs(uo_index_tree *ix)
+{
+    if (ix->runs >= uo_index_runs_min &&
+        run_entries(ix->run, ix->runs) < UO_INDEX_RUN_AVERAGE * ix->runs)
+        return -1;
+    size_t more = ix->runcap ? ix->runcap : 256;
+    size_t units = runs_budget(ix->runcap + more) - runs_budget(ix->runcap);
+    size_t bytes = more * sizeof *ix->run;
+    if (units > *ix->budget || uo_index_memory() + bytes > uo_index_memory_max)
+        return -1;
+    uo_index_run *run = realloc(ix->run, (ix->runcap + more) * sizeof *run);
+    if (run == NULL)
+        return -1;
+    *ix->budget -= units;
+    atomic_fetch_add_explicit(&g_index_bytes, bytes, memory_order_relaxed);
+    ix->run = run;
+    ix->runcap += more;
+    return 0;
+}
+
+void uo_index_add_run(uo_index_tree *ix, int64_t key, int64_t rowid)
+{
+    if (ix->runs == ix->runcap && grow_runs(ix) != 0) {
+        give_up_runs(ix);
+        uo_index_add(ix, key, rowid);
+        return;
+    }
+    ix->run[ix->runs++] = (uo_index_run){key, rowid, 1};
+}
+
+static int run_cmp(const void *a, const void *b)
+{
+    const uo_index_run *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
+}
+
+/* ix's runs in key order, into *sorted (made here; the caller frees it), and
+ * the place of each run's first entry among all in key order into *first
+ * (first[r]; first[runs]: all the entries). 0, or -1 where no memory, or
+ * where one run's keys reach into the next one's (keys that repeat) or past
+ * INT64_MAX: then the entries are sorted. */
+static int sort_runs(const uo_index_tree *ix, uo_index_run **sorted, size_t **first)
+{
+    size_t runs = ix->runs;
+    uo_index_run *s = malloc(runs * sizeof *s);
+    size_t *f = malloc((runs + 1) * sizeof *f);
+    int ok = s != NULL && f != NULL;
+    if (ok) {
+        memcpy(s, ix->run, runs * sizeof *s);
+        size_t r = 1;
+        while (r < runs && run_cmp(&s[r - 1], &s[r]) < 0)
+            r++;
+        if (r < runs) /* (one thread's runs come in key order: others' between them) */
+            qsort(s, runs, sizeof *s, run_cmp);
+        size_t at = 0;
+        for (r = 0; r < runs && ok; r++) {
+            int64_t last = INT64_MAX - (s[r].n - 1); /* the greatest first key of such a run */
+            ok = s[r].key <= last && (r == 0 || s[r - 1].key + (s[r - 1].n - 1) < s[r].key);
+            f[r] = at;
+            at += (size_t)s[r].n;
+        }
+        f[runs] = at;
+    }
+    if (!ok) {
+        free(s);
+        free(f);
+        return -1;
+    }
+    *sorted = s;
+    *first = f;
+    return 0;
 }
 
 void uo_index_free(uo_index_tree *ix)
@@ -630,12 +756,96 @@ static uint8_t *put_entry(uint8_t *p, const uo_index_entry *x)
 }
 
 /* A level of the tree being built: its pages, and between two neighbours the
- * entry (an index into the sorted entries) that separates them. */
+ * entry that separates them. */
 typedef struct level {
     uint32_t *page;
-    size_t *sep;
+    uo_index_entry *sep;
     size_t n; /* pages; n - 1 separators */
 } level;
+
+/* The entries in key order that the leaves are written from: e[0..n), or
+ * the runs run[0..runs), run r's entries the first[r]-th on. */
+typedef struct sorted_entries {
+    const uo_index_entry *e;
+    const uo_index_run *run;
+    const size_t *first;
+    size_t runs, n;
+} sorted_entries;
+
+/* Reads a part of the sorted entries, up to end, in order: from e itself,
+ * or from runs through buf, where a window of them is written out
+ * (entries base..base + len, cap at most). */
+typedef struct entry_reader {
+    const sorted_entries *src;
+    size_t end, ahead;
+    uo_index_entry *buf;
+    size_t cap, base, len;
+    size_t run; /* the run that holds entry base */
+} entry_reader;
+
+/* Sets r up to read src up to end, for leaves of page_size bytes. 0, or -1
+ * (out of memory). */
+static int reader_init(entry_reader *r, const sorted_entries *src, size_t end, uint32_t page_size)
+{
+    /* A leaf holds (page_size - its header) / 6 entries at most (a record of
+     * 4 bytes and its place): packing one reads one more, and where the
+     * window stops short of end, the one after (pack_leaf's "j + 1 == n"
+     * must not hold at its end). Four times that: each refill reads the
+     * entries after a leaf at most once more. */
+    *r = (entry_reader){.src = src, .end = end};
+    r->ahead = (page_size - SQLF_LEAF_HEADER) / 6 + 2;
+    r->cap = 4 * r->ahead;
+    if (src->e != NULL)
+        return 0;
+    r->buf = malloc(r->cap * sizeof *r->buf);
+    return r->buf != NULL ? 0 : -1;
+}
+
+/* The i-th of the sorted entries. */
+static uo_index_entry entry_at(const sorted_entries *s, size_t i)
+{
+    if (s->e != NULL)
+        return s->e[i];
+    size_t lo = 0, hi = s->runs; /* the last run whose first entry is at or before i */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->first[mid] <= i)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    int64_t at = (int64_t)(i - s->first[lo]);
+    return (uo_index_entry){s->run[lo].key + at, s->run[lo].rowid + at};
+}
+
+/* The entries from the i-th on (i at or after the one read before, below
+ * end): q[0..*avail), all those to end or r->ahead of them at least. */
+static const uo_index_entry *read_entries(entry_reader *r, size_t i, size_t *avail)
+{
+    const sorted_entries *s = r->src;
+    if (s->e != NULL) {
+        *avail = r->end - i;
+        return s->e + i;
+    }
+    if (i + r->ahead > r->base + r->len && r->base + r->len < r->end) {
+        while (s->first[r->run + 1] <= i)
+            r->run++;
+        size_t len = r->end - i < r->cap ? r->end - i : r->cap;
+        size_t at = i - s->first[r->run];
+        uo_index_entry *w = r->buf;
+        for (size_t run = r->run; w < r->buf + len; run++, at = 0) {
+            const uo_index_run *x = &s->run[run];
+            size_t in = (size_t)x->n - at, room = len - (size_t)(w - r->buf);
+            int64_t key = x->key + (int64_t)at, rowid = x->rowid + (int64_t)at;
+            for (size_t k = 0; k < (in < room ? in : room); k++)
+                *w++ = (uo_index_entry){key + (int64_t)k, rowid + (int64_t)k};
+        }
+        r->base = i;
+        r->len = len;
+    }
+    *avail = r->base + r->len - i;
+    return r->buf + (i - r->base);
+}
 
 static int level_alloc(level *l, size_t max, sqlf_out *out)
 {
@@ -691,29 +901,69 @@ static inline void pack_leaf(uint8_t *p, uint32_t page_size, const uo_index_entr
     *end = j;
 }
 
-/* The leaves of e[from..n): up's pages and separators (indexes into e);
- * *moved counts the last leaves given an entry of the one before. A single
- * leaf goes into root, unless root is 0 (a part of the leaves). */
-static int write_leaves(sqlf_out *out, const uo_index_entry *e, size_t from, size_t n,
-                        uint32_t root, level *up, unsigned long *moved)
+/* Packs the leaves of the entries from the i-th to r's end into pages, one
+ * after the other, or only counts them where p is NULL (fn(arg, pgno) for
+ * each, or nothing where fn is NULL): *moved counts the last leaves given an
+ * entry of the one before. 0, or what fn returned where it was not 0. */
+static int pack_leaves(entry_reader *r, size_t i, uint8_t *p, uint32_t page_size,
+                       int (*fn)(void *, size_t, size_t, const uo_index_entry *), void *arg,
+                       unsigned long *moved)
 {
-    for (size_t i = from; i < n;) {
-        size_t j;
-        pack_leaf(out->page, out->page_size, e, i, n, &j, moved);
-        uint32_t pgno = root != 0 && i == 0 && j == n ? root : sqlf_new_page(out);
-        if (sqlf_write_page(out, pgno, out->page) != 0)
-            return -1;
-        up->page[up->n] = pgno;
-        up->sep[up->n] = j;
-        up->n++;
-        i = j + 1;
+    while (i < r->end) {
+        size_t avail, j;
+        const uo_index_entry *q = read_entries(r, i, &avail);
+        pack_leaf(p, page_size, q, 0, avail, &j, moved);
+        /* the leaf: entries i..i + j - 1; q[j] separates it from the next, if any */
+        int rc = fn != NULL ? fn(arg, i, i + j, &q[j]) : 0;
+        if (rc != 0)
+            return rc;
+        i += j + 1;
     }
+    return 0;
+}
+
+/* write_leaves's state: where the pages go. */
+typedef struct leaf_writer {
+    sqlf_out *out;
+    uint32_t root;
+    size_t n;
+    level *up;
+} leaf_writer;
+
+/* Writes the leaf packed into out->page, of the entries from..to - 1, sep after it (if to < n). */
+static int put_leaf(void *arg, size_t from, size_t to, const uo_index_entry *sep)
+{
+    leaf_writer *w = arg;
+    uint32_t pgno = w->root != 0 && from == 0 && to == w->n ? w->root : sqlf_new_page(w->out);
+    if (sqlf_write_page(w->out, pgno, w->out->page) != 0)
+        return -1;
+    w->up->page[w->up->n] = pgno;
+    w->up->sep[w->up->n] = to < w->n ? *sep : (uo_index_entry){0, 0};
+    w->up->n++;
+    return 0;
+}
+
+/* The leaves of the entries from the from-th to r's end: up's pages and
+ * separators; *moved counts the last leaves given an entry of the one before.
+ * A single leaf goes into root, unless root is 0 (a part of the leaves). */
+static int write_leaves(sqlf_out *out, entry_reader *r, size_t from, uint32_t root, level *up,
+                        unsigned long *moved)
+{
+    leaf_writer w = {out, root, r->end, up};
+    return pack_leaves(r, from, out->page, out->page_size, put_leaf, &w, moved);
+}
+
+/* Takes the page of a leaf that another thread writes (the pages after this one's). */
+static int skip_leaf(void *arg, size_t from, size_t to, const uo_index_entry *sep)
+{
+    (void)from, (void)to, (void)sep;
+    (void)sqlf_new_page(arg); /* (past the lock page, as the other half's) */
     return 0;
 }
 
 /* write_leaves_split's work: this thread's half (0) and the other's (1). */
 typedef struct leaves_split {
-    const uo_index_entry *e;
+    entry_reader read[3]; /* the first part, the second (counted), the second (written) */
     size_t m, n;
     sqlf_out *out; /* half 0's: the database's */
     level *up;
@@ -729,18 +979,14 @@ static void leaves_half(void *arg, int half)
 {
     leaves_split *s = arg;
     if (half) {
-        s->rc[1] = write_leaves(&s->second, s->e, s->m + 1, s->n, 0, &s->second_up,
+        s->rc[1] = write_leaves(&s->second, &s->read[2], s->m + 1, 0, &s->second_up,
                                 &s->second_moved);
         return;
     }
     unsigned long counted = 0;
-    for (size_t i = s->m + 1; i < s->n;) {
-        size_t j;
-        pack_leaf(NULL, s->out->page_size, s->e, i, s->n, &j, &counted);
-        (void)sqlf_new_page(s->out); /* (past the lock page, as the other half's) */
-        i = j + 1;
-    }
-    s->rc[0] = write_leaves(s->out, s->e, 0, s->m, 0, s->up, s->moved);
+    (void)pack_leaves(&s->read[1], s->m + 1, NULL, s->out->page_size, skip_leaf, s->out,
+                      &counted);
+    s->rc[0] = write_leaves(s->out, &s->read[0], 0, 0, s->up, s->moved);
 }
 
 /* The leaves of e[0..n), written in two parts by two threads: the first
@@ -756,9 +1002,10 @@ static void leaves_half(void *arg, int half)
  * the leaves of a 2 M-entry index. 1 where the entries are too few for two
  * parts or there is no memory for the second (nothing written: the caller
  * writes them alone), else 0 or -1 (out->error says why). */
-static int write_leaves_split(sqlf_out *out, const uo_index_entry *e, size_t n, level *up,
+static int write_leaves_split(sqlf_out *out, const sorted_entries *e, level *up,
                               unsigned long *moved)
 {
+    size_t n = e->n;
     /* Counting an entry costs a third of writing it (the 2 M-entry index of a
      * 2 M-call run: 1.8 against 5.8 ms a third of them, prefetch_ahead):
      * with two fifths of the entries, this thread's count of the other three
@@ -770,8 +1017,10 @@ static int write_leaves_split(sqlf_out *out, const uo_index_entry *e, size_t n, 
     leaves_split *s = malloc(sizeof *s);
     if (s == NULL)
         return 1;
-    *s = (leaves_split){.e = e, .m = m, .n = n, .out = out, .up = up, .moved = moved,
-                        .second = *out};
+    *s = (leaves_split){.m = m, .n = n, .out = out, .up = up, .moved = moved, .second = *out};
+    int readers = 0;
+    for (int k = 0; k < 3; k++)
+        readers += reader_init(&s->read[k], e, k == 0 ? m : n, out->page_size) == 0;
     s->second.page = malloc(out->page_size);
     s->second.error = s->error;
     s->second.errlen = sizeof s->error;
@@ -779,9 +1028,12 @@ static int write_leaves_split(sqlf_out *out, const uo_index_entry *e, size_t n, 
     s->second_up.page = malloc(max * sizeof *s->second_up.page);
     s->second_up.sep = malloc(max * sizeof *s->second_up.sep);
     int rc = 1;
-    if (s->second_up.page != NULL && s->second_up.sep != NULL && s->second.page != NULL) {
+    if (readers == 3 && s->second_up.page != NULL && s->second_up.sep != NULL &&
+        s->second.page != NULL) {
         both_halves(leaves_half, s, 1);
         rc = s->rc[0] != 0 ? -1 : 0;
+        if (rc == 0) /* the first part's last leaf, and the separator between the parts */
+            up->sep[up->n - 1] = entry_at(e, m);
         if (s->rc[1] != 0) { /* its error first: its pages come first in the file */
             snprintf(out->error, out->errlen, "%s", s->error);
             rc = -1;
@@ -793,21 +1045,22 @@ static int write_leaves_split(sqlf_out *out, const uo_index_entry *e, size_t n, 
         uo_pages_moved.index_split++;
     }
     level_free(&s->second_up);
+    for (int k = 0; k < 3; k++)
+        free(s->read[k].buf);
     free(s->second.page);
     free(s);
     return rc;
 }
 
 /* The interior pages above below (two pages or more): up's. */
-static int write_interior(sqlf_out *out, const uo_index_entry *e, const level *below,
-                          uint32_t root, level *up)
+static int write_interior(sqlf_out *out, const level *below, uint32_t root, level *up)
 {
     size_t last = below->n - 1;
     for (size_t c = 0; c <= last;) {
         size_t k = c;
         uint32_t room = out->page_size - SQLF_INTERIOR_HEADER;
         while (k < last) { /* the cell of page k and separator k, page k + 1 after it */
-            uint32_t cell = 4 + 1 + entry_payload(&e[below->sep[k]]) + 2;
+            uint32_t cell = 4 + 1 + entry_payload(&below->sep[k]) + 2;
             if (cell > room)
                 break;
             room -= cell;
@@ -821,7 +1074,7 @@ static int write_interior(sqlf_out *out, const uo_index_entry *e, const level *b
         uint8_t *p = out->page;
         uint32_t content = out->page_size;
         for (size_t x = c; x < k; x++) {
-            const uo_index_entry *s = &e[below->sep[x]];
+            const uo_index_entry *s = &below->sep[x];
             content -= 4 + 1 + entry_payload(s);
             sqlf_put_be32(p + content, below->page[x]);
             put_entry(p + content + 4, s);
@@ -833,7 +1086,7 @@ static int write_interior(sqlf_out *out, const uo_index_entry *e, const level *b
         if (sqlf_write_page(out, pgno, p) != 0)
             return -1;
         up->page[up->n] = pgno;
-        up->sep[up->n] = k < last ? below->sep[k] : 0;
+        up->sep[up->n] = k < last ? below->sep[k] : (uo_index_entry){0, 0};
         up->n++;
         c = k + 1;
     }
@@ -842,25 +1095,42 @@ static int write_interior(sqlf_out *out, const uo_index_entry *e, const level *b
 
 int uo_index_attach(uo_index_tree *ix, sqlf_out *out)
 {
-    if (ix->rebuild || ix->n + ix->taken == 0)
+    uo_index_run *run = NULL;
+    size_t *first = NULL;
+    if (ix->in_runs && ix->runs != 0 && sort_runs(ix, &run, &first) != 0)
+        give_up_runs(ix);
+    if (ix->rebuild || (ix->in_runs ? ix->runs : ix->n + ix->taken) == 0) {
+        drop_entries(ix);
         return 0;
-    /* None below an earlier key: in key order, row ids rising. */
-    int scanned = ix->scan == 1;
-    int sorted = ix->below == 0 || finish_scan(ix);
-    size_t n = ix->n;
-    uo_index_entry *e = ix->e, *tmp = NULL;
-    if (!sorted)
-        e = sort_entries(ix, scanned, &tmp);
+    }
+    sorted_entries src = {.run = run, .first = first, .runs = ix->runs};
+    uo_index_entry *tmp = NULL;
+    if (ix->in_runs) {
+        src.n = first[ix->runs];
+        uo_pages_moved.index_runs++;
+    } else {
+        /* None below an earlier key: in key order, row ids rising. */
+        int scanned = ix->scan == 1;
+        int sorted = ix->below == 0 || finish_scan(ix);
+        src.n = ix->n;
+        src.e = sorted ? ix->e : sort_entries(ix, scanned, &tmp);
+    }
+    size_t n = src.n;
     level a = {0}, b = {0};
     /* Each leaf holds one entry at least, and takes one more as separator. */
     size_t max = n / 2 + 2;
     int rc = -1;
     unsigned long moved = 0;
     int leaves = -1;
+    entry_reader r;
     if (level_alloc(&a, max, out) == 0 && level_alloc(&b, max, out) == 0) {
-        leaves = n >= uo_index_split_entries ? write_leaves_split(out, e, n, &a, &moved) : 1;
-        if (leaves == 1)
-            leaves = write_leaves(out, e, 0, n, ix->root, &a, &moved);
+        leaves = n >= uo_index_split_entries ? write_leaves_split(out, &src, &a, &moved) : 1;
+        if (leaves == 1 && reader_init(&r, &src, n, out->page_size) != 0)
+            snprintf(out->error, out->errlen, "out of memory");
+        else if (leaves == 1) {
+            leaves = write_leaves(out, &r, 0, ix->root, &a, &moved);
+            free(r.buf);
+        }
         uo_pages_moved.index_leaves += moved;
     }
     if (leaves == 0) {
@@ -868,7 +1138,7 @@ int uo_index_attach(uo_index_tree *ix, sqlf_out *out)
         rc = 0;
         while (rc == 0 && below->n > 1) {
             up->n = 0;
-            rc = write_interior(out, e, below, ix->root, up);
+            rc = write_interior(out, below, ix->root, up);
             level *swap = below;
             below = up;
             up = swap;
@@ -877,6 +1147,8 @@ int uo_index_attach(uo_index_tree *ix, sqlf_out *out)
     level_free(&a);
     level_free(&b);
     uo_big_array_free(tmp, n * sizeof *tmp);
+    free(run);
+    free(first);
     drop_entries(ix);
     return rc;
 }

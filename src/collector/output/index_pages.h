@@ -3,8 +3,16 @@
  * SQLite index b-tree pages too (index_pages.c).
  *
  * An index on one integer column of a table whose rows are written as pages
- * gets its entries (key, row id) kept in memory while the rows are written
- * (big_array.h: past 4 MiB in memory that 2 MiB pages can back), counting
+ * gets its entries (key, row id) kept in memory while the rows are written.
+ * First as runs: entries whose key and row id both go up by one from the
+ * entry before (the correlation ids of one thread's calls, a block of them
+ * for each thread, its rows written together) are one run, kept as its first
+ * entry and its length; at the attach the runs are sorted by their first key
+ * and, where none overlaps another, the leaves are written from them (no
+ * array of every entry: 32 MB for a 2 M-call run, fresh memory). Where the
+ * runs are short (keys that repeat, or no such order), or overlap at the
+ * attach, they are replayed as entries, as if they had just come: kept one by
+ * one (big_array.h: past 4 MiB in memory that 2 MiB pages can back), counting
  * those that come below an earlier key; at the attach they are sorted by
  * key, then row id (not at all where none came below): entries that arrive
  * mostly in key order (a table's correlation ids, in about call order) by
@@ -73,6 +81,21 @@ typedef struct uo_index_entry {
     int64_t key, rowid;
 } uo_index_entry;
 
+/** Entries (key + i, rowid + i) for i in [0, n). */
+typedef struct uo_index_run {
+    int64_t key, rowid, n;
+} uo_index_run;
+
+/**
+ * Runs an index keeps before it may give them up for entries, where they are
+ * then short (under UO_INDEX_RUN_AVERAGE entries each): 4,096 (96 KiB).
+ */
+#define UO_INDEX_RUNS_MIN ((size_t)4 << 10)
+/** Entries a run must hold on average for runs to be kept past UO_INDEX_RUNS_MIN of them. */
+#define UO_INDEX_RUN_AVERAGE 8
+/** The limit in force: UO_INDEX_RUNS_MIN; 0: entries from the first (tests). */
+extern size_t uo_index_runs_min;
+
 /**
  * Entries an entry's place in key order is judged by, as they come: the one
  * after it and the one this many after it (index_pages.c, is_spike).
@@ -83,6 +106,11 @@ typedef struct uo_index_tree {
     char *name;
     uint32_t root;     /**< the index's root page */
     int key_at;        /**< the row value that is the key */
+    /** 1 while the entries are kept as runs (run[0..runs), room for runcap,
+     *  in row id order); 0 once they are entries (e). */
+    int in_runs;
+    uo_index_run *run;
+    size_t runs, runcap;
     uo_index_entry *e; /**< the entries, in row id order (but those taken out) */
     size_t n, cap;     /**< entries in e (taken ones aside), room for n + taken */
     /** Entries whose key is below an earlier one's (0: in key order), and the
@@ -134,9 +162,26 @@ void uo_index_grow(uo_index_tree *ix);
 /** Judges the entries of ix that wait (uo_index_tree.scan), but the last UO_INDEX_LOOKAHEAD. */
 void uo_index_scan(uo_index_tree *ix);
 
+/**
+ * Adds the entry (key, rowid) to ix's runs where it does not extend the last
+ * (or there is none); gives the runs up for entries where they are too short,
+ * or without the memory for more.
+ */
+void uo_index_add_run(uo_index_tree *ix, int64_t key, int64_t rowid);
+
 /** Adds the entry of row rowid whose key is key (rows come in row id order). */
 static inline void uo_index_add(uo_index_tree *ix, int64_t key, int64_t rowid)
 {
+    if (ix->in_runs) {
+        /* (unsigned: no overflow; a run that passes INT64_MAX is found at the attach) */
+        uo_index_run *r = ix->runs != 0 ? &ix->run[ix->runs - 1] : NULL;
+        if (r != NULL && (uint64_t)key - (uint64_t)r->key == (uint64_t)r->n &&
+            (uint64_t)rowid - (uint64_t)r->rowid == (uint64_t)r->n)
+            r->n++;
+        else
+            uo_index_add_run(ix, key, rowid);
+        return;
+    }
     if (ix->n + ix->taken == ix->cap) {
         uo_index_grow(ix);
         if (ix->rebuild)

@@ -176,7 +176,7 @@ extern int uo_pages_renaming;
  * unique within a span of twice their number (index_placed), or by counting
  * them where some repeat (index_counted, index_pages.c), and how often its
  * leaves were written in two parts (index_split: by two threads, where one
- * could be made); how
+ * could be made), and how often from its runs (index_runs); how
  * many spooled leaves the attach moved to the end, off pages SQLite's took
  * (leaves_to_end), or into pages SQLite's left (leaves_to_gap); how often a
  * spool became the database file (spools_renamed). Counted for the tests,
@@ -184,7 +184,7 @@ extern int uo_pages_renaming;
  */
 typedef struct uo_pages_moves {
     unsigned long table_levels, index_leaves, index_levels, index_merged, index_placed;
-    unsigned long index_counted, index_split;
+    unsigned long index_counted, index_split, index_runs;
     unsigned long leaves_to_end, leaves_to_gap, spools_renamed;
 } uo_pages_moves;
 extern uo_pages_moves uo_pages_moved;
