@@ -6,19 +6,24 @@
 #include "db_rows.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Jobs in the ring: at some 2 µs a batch, 64 of them let either side run
  * ahead of the other for a tenth of a millisecond without a stop. */
 #define JOBS 64
-/* Polls of the other side's counter before sleeping on a condition: a batch
- * comes every microsecond or two while a spool is converted, and a sleep and
- * wake-up cost more than that. */
-#define SPINS 4000
+/* How long a side polls the other's counter before sleeping on a condition:
+ * a batch comes every microsecond or two while a spool is converted, and a
+ * sleep and wake-up cost more than that. It polls without giving up its CPU
+ * (sched_yield): two threads that yielded to each other stayed on one CPU
+ * for the 35 ms the tail of a 2 M-call run took to convert, the other CPU
+ * idle (perf sched timehist: a switch every 100 us, never a sleep, so never
+ * a wake-up that would place one of them on the idle CPU). Past SPIN_NS the
+ * side that waits sleeps, and its wake-up finds it an idle CPU. */
+#define SPIN_NS (50 * 1000)
 
 typedef struct job {
     uo_table_tree *tree;
@@ -42,16 +47,42 @@ struct uo_page_writer {
     job jobs[JOBS];
 };
 
+static uint64_t monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Tells the processor this is a wait loop (the other hardware thread of its
+ * core runs meanwhile). */
+static inline void spin_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 /* Waits until ready(w, arg), spinning first, then asleep on cond with *sleeps
  * set (the other side wakes it when it sees it set: both use sequentially
  * consistent operations, so one of the two sees the other's store). */
 static void wait_until(uo_page_writer *w, int (*ready)(uo_page_writer *, uint64_t), uint64_t arg,
                        pthread_cond_t *cond, _Atomic int *sleeps)
 {
-    for (int i = 0; i < SPINS; i++) {
+    uint64_t until = 0;
+    for (unsigned i = 0;; i++) {
         if (ready(w, arg))
             return;
-        sched_yield();
+        if (i % 64 == 0) { /* (the clock a few times a microsecond at most) */
+            uint64_t now = monotonic_ns();
+            if (until == 0)
+                until = now + SPIN_NS;
+            else if (now >= until)
+                break;
+        }
+        spin_pause();
     }
     pthread_mutex_lock(&w->lock);
     atomic_store(sleeps, 1);
