@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 struct run_state g_run = {.lock_fd = -1,
+                         .follow_paused_at = UINT64_MAX,
                          .drained_lock = PTHREAD_MUTEX_INITIALIZER,
                          .drained_wake = PTHREAD_COND_INITIALIZER};
 
@@ -261,6 +262,12 @@ static void on_closed(void *arg)
     run_follow_closed();
 }
 
+static void on_stored(void *arg, uint64_t complete)
+{
+    (void)arg;
+    run_follow_stored(complete);
+}
+
 static void *collect_thread(void *arg)
 {
     (void)arg;
@@ -271,6 +278,7 @@ static void *collect_thread(void *arg)
                          .stop = &g_run.stop,
                          .discarded = on_discarded,
                          .spool_complete = &g_run.spool_complete,
+                         .stored = on_stored,
                          .wake = &g_run.collect_wake,
                          .drained = on_drained,
                          .leave_mapped = 1,

@@ -54,6 +54,9 @@ struct run_state {
     int follow_busy;      /* a thread converts (the follow thread, or run_follow_closed) */
     int producers_closed; /* every ring was closed once (ur_collect_opts.closed) */
     uint64_t followed;    /* the spool converted so far (by whoever holds follow_busy) */
+    /* While the follow thread pauses: where the spool it converted ended then
+     * (else UINT64_MAX; atomic): run_follow_stored wakes it once a step waits. */
+    uint64_t follow_paused_at;
     pthread_mutex_t follow_lock;
     pthread_cond_t follow_wake;
     ur_converter *converter; /* the follow thread's, finished after it is joined */
@@ -112,6 +115,11 @@ void run_save_not_stored(void);
 
 /** Starts the thread that converts the spool while the program runs (run_finish.c). */
 void run_follow_start(void);
+
+/** The spool is complete up to complete (from the collecting thread,
+ *  ur_collect_opts.stored): wakes the follow thread from its pause if a
+ *  step's worth of it waits. */
+void run_follow_stored(uint64_t complete);
 
 /** Tells the follow thread that every producer closed its ring (from the
  *  collecting thread, ur_collect_opts.closed): it converts a small spool too. */

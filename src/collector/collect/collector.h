@@ -51,6 +51,11 @@ typedef struct ur_collect_opts {
      *  something to the spool's size, where its last complete chunk ends, for
      *  a converter that follows it (ur_converter_follow). */
     uint64_t *spool_complete;
+    /** If not NULL: called (from the collecting thread) after each pass that
+     *  set spool_complete, with its value: a converter that follows the spool
+     *  and pauses while nothing comes can be woken when something does. */
+    void (*stored)(void *arg, uint64_t complete);
+    void *stored_arg;
     /** If not NULL: the collector sleeps between passes on the doorbells of its
      *  rings (upti/ring.h, "Doorbell") and on this word, a futex private to the
      *  process, and its idle sleeps are longer: whoever needs a pass at once
