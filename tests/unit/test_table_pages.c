@@ -14,7 +14,10 @@
  *   table_pages.trees    row counts 0..300, 1,070..1,100, 1,785..1,800, 20,000
  *                        (each way a level's pages are balanced); explicit ids with a
  *                        gap and one out of order; tables refused (a REAL
- *                        column, a UNIQUE index, rows already there)
+ *                        column, a UNIQUE index, rows already there); index
+ *                        entries kept as runs and the leaves written from
+ *                        them (keys as correlation ids come), or replayed as
+ *                        entries (runs short, overlapping, past INT64_MAX)
  *   table_pages.rebuild  the index past its entry limit: dropped, rebuilt
  *                        by SQLite (REINDEX), the same rows and order
  *   table_pages.full     a write that fills the disk halfway through a page
@@ -656,6 +659,19 @@ static void reindex_beside(void)
     rmdir(dir);
 }
 
+/* Trees of every row count up to several leaves (0 to 40), and of those
+ * where an index level's last page takes a child (1,785 to 1,800), then
+ * with big one of 20,000 rows. */
+static void trees_by_count(const char *path, int big)
+{
+    for (int n = 0; n <= 40; n++)
+        one_tree(path, n);
+    for (int n = 1785; n <= 1800; n++)
+        one_tree(path, n);
+    if (big)
+        one_tree(path, 20000);
+}
+
 static void indexes_past_memory(const char *dir)
 {
     enum { ROWS = 20000 };
@@ -871,46 +887,31 @@ UNIT_TEST(table_pages)
             continue;
         g_keys_mostly_in_order = c;
         before = uo_pages_moved;
-        for (int n = 0; n <= 40; n++)
-            one_tree(path, n);
-        for (int n = 1785; n <= 1800; n++)
-            one_tree(path, n);
+        trees_by_count(path, 0);
         /* 40 + 16 from 1 row on; case 2's keys are each once below 23 rows,
          * case 6's run passes INT64_MAX from 5 rows on (the 7th row is
          * inserted by SQLite: a row id skipped), case 7's overlap from 4. */
         unsigned long want = c == 5 || c == 3 ? 56 : c == 2 ? 22 : c == 6 ? 4 : 3;
         CHECK_EQ_U64(uo_pages_moved.index_runs, before.index_runs + want);
     }
-    /* Their leaves written by two threads: each part read from the runs. */
-    uo_index_split_entries = 3;
-    g_keys_mostly_in_order = 5;
-    before = uo_pages_moved;
-    for (int n = 0; n <= 40; n++)
-        one_tree(path, n);
-    for (int n = 1785; n <= 1800; n++)
-        one_tree(path, n);
-    one_tree(path, 20000);
-    CHECK_EQ_U64(uo_pages_moved.index_split, before.index_split + 38 + 16 + 1);
-    CHECK_EQ_U64(uo_pages_moved.index_runs, before.index_runs + 40 + 16 + 1);
-    uo_index_split_entries = UO_INDEX_SPLIT_ENTRIES;
-    g_keys_mostly_in_order = 0;
-    uo_index_runs_min = 0;
     /* Leaves written by two threads, from 3 entries on (the smallest with
      * both halves and a separator): every count up to several leaves and
-     * those where a level's last page takes a child, keys in order or not;
-     * the same trees, rows and order. */
+     * those where a level's last page takes a child, keys in order or not,
+     * from entries (cases 0 to 3) or runs (case 5: each part read from
+     * them); the same trees, rows and order. */
     uo_index_split_entries = 3;
-    for (int c = 0; c <= 3; c++) {
+    for (int c = 0; c <= 5; c++) {
+        if (c == 4)
+            continue;
         g_keys_mostly_in_order = c;
+        uo_index_runs_min = c == 5 ? UO_INDEX_RUNS_MIN : 0;
         before = uo_pages_moved;
-        for (int n = 0; n <= 40; n++)
-            one_tree(path, n);
-        for (int n = 1785; n <= 1800; n++)
-            one_tree(path, n);
-        one_tree(path, 20000);
+        trees_by_count(path, 1);
         /* (n = 0, 1, 2: too few to split) */
         CHECK_EQ_U64(uo_pages_moved.index_split, before.index_split + 38 + 16 + 1);
+        CHECK_EQ_U64(uo_pages_moved.index_runs, before.index_runs + (c == 5 ? 40 + 16 + 1 : 0));
     }
+    uo_index_runs_min = 0;
     /* Keys unique in each half of the entries, the first's again about where
      * the second half begins: of the two threads that place them
      * (uo_index_split_entries) one finds the other's, or, where both store it
