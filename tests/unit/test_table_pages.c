@@ -73,7 +73,8 @@ enum { EDGES = sizeof k_edges / sizeof k_edges[0] };
  * (g_rows: the row count); 5: as correlation ids are handed out, in blocks
  * of consecutive ids for each thread (runs_key); 6: rising by one from
  * INT64_MAX - 3, past it to INT64_MIN; 7: rising by one, then again from a
- * quarter of the rows. */
+ * quarter of the rows; 8: rising by one from minus half the rows (every
+ * serial type's edge from -32,769 to 32,768 crossed within a run). */
 static int g_keys_mostly_in_order, g_rows;
 /* one_tree: rows through SQLite after the spool is made, about this many
  * pages of them; 1: the name a spool would be renamed through
@@ -245,6 +246,8 @@ static int64_t row_a(int i)
         return (int64_t)((uint64_t)INT64_MAX - 3 + (uint64_t)i);
     if (g_keys_mostly_in_order == 7)
         return i < g_rows / 2 ? i : i - g_rows / 4;
+    if (g_keys_mostly_in_order == 8)
+        return i - g_rows / 2;
     if (g_keys_mostly_in_order == 4) /* (a row that row_s gives 600 bytes SQLite inserts) */
         return interleaved_key(i == g_rows / 2 + (g_rows / 2 % 35 == 6) ? 0 : i);
     if (g_keys_mostly_in_order >= 2 && g_keys_mostly_in_order <= 3)
@@ -879,10 +882,10 @@ UNIT_TEST(table_pages)
     uo_index_runs_min = UO_INDEX_RUNS_MIN;
     /* Kept as runs: written from them where the keys are each once (case 5:
      * as correlation ids come; case 3: runs of one entry, fewer than
-     * uo_index_runs_min of them); else, overlapping (case 7) or passing
+     * uo_index_runs_min of them; case 8: one long run); else, overlapping (case 7) or passing
      * INT64_MAX (case 6), or with keys that repeat (case 2), sorted as
      * entries; the same trees, rows and order. */
-    for (int c = 2; c <= 7; c++) {
+    for (int c = 2; c <= 8; c++) {
         if (c == 4)
             continue;
         g_keys_mostly_in_order = c;
@@ -891,25 +894,25 @@ UNIT_TEST(table_pages)
         /* 40 + 16 from 1 row on; case 2's keys are each once below 23 rows,
          * case 6's run passes INT64_MAX from 5 rows on (the 7th row is
          * inserted by SQLite: a row id skipped), case 7's overlap from 4. */
-        unsigned long want = c == 5 || c == 3 ? 56 : c == 2 ? 22 : c == 6 ? 4 : 3;
+        unsigned long want = c == 5 || c == 3 || c == 8 ? 56 : c == 2 ? 22 : c == 6 ? 4 : 3;
         CHECK_EQ_U64(uo_pages_moved.index_runs, before.index_runs + want);
     }
     /* Leaves written by two threads, from 3 entries on (the smallest with
      * both halves and a separator): every count up to several leaves and
      * those where a level's last page takes a child, keys in order or not,
-     * from entries (cases 0 to 3) or runs (case 5: each part read from
-     * them); the same trees, rows and order. */
+     * from entries (cases 0 to 3) or runs (cases 5 and 8: each part read
+     * from them); the same trees, rows and order. */
     uo_index_split_entries = 3;
-    for (int c = 0; c <= 5; c++) {
-        if (c == 4)
+    for (int c = 0; c <= 8; c++) {
+        if (c == 4 || c == 6 || c == 7)
             continue;
         g_keys_mostly_in_order = c;
-        uo_index_runs_min = c == 5 ? UO_INDEX_RUNS_MIN : 0;
+        uo_index_runs_min = c >= 5 ? UO_INDEX_RUNS_MIN : 0;
         before = uo_pages_moved;
         trees_by_count(path, 1);
         /* (n = 0, 1, 2: too few to split) */
         CHECK_EQ_U64(uo_pages_moved.index_split, before.index_split + 38 + 16 + 1);
-        CHECK_EQ_U64(uo_pages_moved.index_runs, before.index_runs + (c == 5 ? 40 + 16 + 1 : 0));
+        CHECK_EQ_U64(uo_pages_moved.index_runs, before.index_runs + (c >= 5 ? 40 + 16 + 1 : 0));
     }
     uo_index_runs_min = 0;
     /* Keys unique in each half of the entries, the first's again about where

@@ -47,32 +47,16 @@ typedef struct level {
 
 
 /* Reads a part of the sorted entries, up to end, in order: from e itself,
- * or from runs through buf, where a window of them is written out
- * (entries base..base + len, cap at most). */
+ * or from the runs (run: the one that holds the entry read last). */
 typedef struct entry_reader {
     const uo_sorted_entries *src;
-    size_t end, ahead;
-    uo_index_entry *buf;
-    size_t cap, base, len;
-    size_t run; /* the run that holds entry base */
+    size_t end;
+    size_t run;
 } entry_reader;
 
-/* Sets r up to read src up to end, for leaves of page_size bytes. 0, or -1
- * (out of memory). */
-static int reader_init(entry_reader *r, const uo_sorted_entries *src, size_t end, uint32_t page_size)
+static void reader_init(entry_reader *r, const uo_sorted_entries *src, size_t end)
 {
-    /* A leaf holds (page_size - its header) / 6 entries at most (a record of
-     * 4 bytes and its place): packing one reads one more, and where the
-     * window stops short of end, the one after (pack_leaf's "j + 1 == n"
-     * must not hold at its end). Four times that: each refill reads the
-     * entries after a leaf at most once more. */
     *r = (entry_reader){.src = src, .end = end};
-    r->ahead = (page_size - SQLF_LEAF_HEADER) / 6 + 2;
-    r->cap = 4 * r->ahead;
-    if (src->e != NULL)
-        return 0;
-    r->buf = malloc(r->cap * sizeof *r->buf);
-    return r->buf != NULL ? 0 : -1;
 }
 
 /* The i-th of the sorted entries. */
@@ -92,33 +76,20 @@ static uo_index_entry entry_at(const uo_sorted_entries *s, size_t i)
     return (uo_index_entry){s->run[lo].key + at, s->run[lo].rowid + at};
 }
 
-/* The entries from the i-th on (i at or after the one read before, below
- * end): q[0..*avail), all those to end or r->ahead of them at least. */
-static const uo_index_entry *read_entries(entry_reader *r, size_t i, size_t *avail)
+/* How many integers from v on (v, v + 1, ...) have v's serial type (at least 1). */
+static uint64_t same_type_from(int64_t v)
 {
-    const uo_sorted_entries *s = r->src;
-    if (s->e != NULL) {
-        *avail = r->end - i;
-        return s->e + i;
-    }
-    if (i + r->ahead > r->base + r->len && r->base + r->len < r->end) {
-        while (s->first[r->run + 1] <= i)
-            r->run++;
-        size_t len = r->end - i < r->cap ? r->end - i : r->cap;
-        size_t at = i - s->first[r->run];
-        uo_index_entry *w = r->buf;
-        for (size_t run = r->run; w < r->buf + len; run++, at = 0) {
-            const uo_index_run *x = &s->run[run];
-            size_t in = (size_t)x->n - at, room = len - (size_t)(w - r->buf);
-            int64_t key = x->key + (int64_t)at, rowid = x->rowid + (int64_t)at;
-            for (size_t k = 0; k < (in < room ? in : room); k++)
-                *w++ = (uo_index_entry){key + (int64_t)k, rowid + (int64_t)k};
-        }
-        r->base = i;
-        r->len = len;
-    }
-    *avail = r->base + r->len - i;
-    return r->buf + (i - r->base);
+    int bytes;
+    sqlf_int_type(v, &bytes);
+    if (bytes == 0) /* 0 and 1: a type each */
+        return 1;
+    /* The greatest of the type: 2^(8 bytes - 1) - 1 up from 0; below it, the
+     * value under the least of the next smaller size (-1 for one byte). */
+    static const int smaller[9] = {0, 0, 1, 2, 3, 0, 4, 0, 6};
+    uint64_t top = v >= 0                 ? ((uint64_t)1 << (8 * bytes - 1)) - 1
+                   : smaller[bytes] == 0 ? (uint64_t)-1
+                                          : -((uint64_t)1 << (8 * smaller[bytes] - 1)) - 1;
+    return top - (uint64_t)v + 1;
 }
 
 static int level_alloc(level *l, size_t max, sqlf_out *out)
@@ -175,23 +146,87 @@ static inline void pack_leaf(uint8_t *p, uint32_t page_size, const uo_index_entr
     *end = j;
 }
 
+/* Packs the leaf of the runs' entries that starts at the i-th (i < r->end)
+ * into p, or only sizes it where p is NULL, as pack_leaf does: returns the
+ * entry that separates it from the next leaf (r->end: none). The runs are
+ * taken a stretch at a time, entries whose keys and row ids keep their
+ * serial types: their records have one size, and how many fit is a
+ * division, so that sizing a leaf costs a few steps, not one per entry. */
+static size_t pack_run_leaf(entry_reader *r, size_t i, uint8_t *p, uint32_t page_size,
+                            unsigned long *moved)
+{
+    const uo_sorted_entries *s = r->src;
+    uint32_t content = page_size, room = page_size - SQLF_LEAF_HEADER, last = 0;
+    size_t j = i, cells = 0;
+    while (j < r->end) {
+        while (s->first[r->run + 1] <= j)
+            r->run++;
+        const uo_index_run *x = &s->run[r->run];
+        uint64_t at = j - s->first[r->run], len = (uint64_t)x->n - at;
+        int64_t key = x->key + (int64_t)at, rowid = x->rowid + (int64_t)at;
+        int kb, rb;
+        int kt = sqlf_int_type(key, &kb), rt = sqlf_int_type(rowid, &rb);
+        uint32_t record = 1 + 3 + (uint32_t)kb + (uint32_t)rb; /* with its size's byte */
+        uint64_t k_same = same_type_from(key), r_same = same_type_from(rowid);
+        len = len < k_same ? len : k_same;
+        len = len < r_same ? len : r_same;
+        len = len < r->end - j ? len : r->end - j;
+        uint64_t fit = room / (record + 2);
+        if (fit > len)
+            fit = len;
+        if (p != NULL) {
+            for (uint64_t k = 0; k < fit; k++) {
+                uint8_t *c = p + content - record * (k + 1);
+                c[0] = (uint8_t)(record - 1);
+                c[1] = 3;
+                c[2] = (uint8_t)kt;
+                c[3] = (uint8_t)rt;
+                sqlf_put_int(sqlf_put_int(c + 4, key + (int64_t)k, kb), rowid + (int64_t)k, rb);
+                sqlf_put_be16(p + SQLF_LEAF_HEADER + 2 * (cells + k), content - record * (uint32_t)(k + 1));
+            }
+        }
+        content -= record * (uint32_t)fit;
+        room -= (record + 2) * (uint32_t)fit;
+        cells += fit;
+        j += fit;
+        if (fit > 0)
+            last = record;
+        if (fit < len)
+            break; /* the next one does not fit */
+    }
+    if (j + 1 == r->end) { /* the separator would leave the next leaf empty */
+        j--;
+        cells--;
+        content += last; /* the last written goes up instead */
+        (*moved)++;
+    }
+    if (p != NULL)
+        sqlf_page_header(p, SQLF_LEAF_INDEX, (uint32_t)cells, content);
+    return j;
+}
+
 /* Packs the leaves of the entries from the i-th to r's end into pages, one
- * after the other, or only counts them where p is NULL (fn(arg, pgno) for
- * each, or nothing where fn is NULL): *moved counts the last leaves given an
- * entry of the one before. 0, or what fn returned where it was not 0. */
+ * after the other, or only sizes them where p is NULL (fn(arg, from, to,
+ * sep) for each: its entries from..to - 1, sep after it if to < r->end; or
+ * nothing where fn is NULL): *moved counts the last leaves given an entry of
+ * the one before. 0, or what fn returned where it was not 0. */
 static int pack_leaves(entry_reader *r, size_t i, uint8_t *p, uint32_t page_size,
                        int (*fn)(void *, size_t, size_t, const uo_index_entry *), void *arg,
                        unsigned long *moved)
 {
+    const uo_sorted_entries *s = r->src;
     while (i < r->end) {
-        size_t avail, j;
-        const uo_index_entry *q = read_entries(r, i, &avail);
-        pack_leaf(p, page_size, q, 0, avail, &j, moved);
-        /* the leaf: entries i..i + j - 1; q[j] separates it from the next, if any */
-        int rc = fn != NULL ? fn(arg, i, i + j, &q[j]) : 0;
+        size_t j;
+        if (s->e != NULL) {
+            pack_leaf(p, page_size, s->e, i, r->end, &j, moved);
+        } else {
+            j = pack_run_leaf(r, i, p, page_size, moved);
+        }
+        uo_index_entry sep = j < r->end ? entry_at(s, j) : (uo_index_entry){0, 0};
+        int rc = fn != NULL ? fn(arg, i, j, &sep) : 0;
         if (rc != 0)
             return rc;
-        i += j + 1;
+        i = j + 1;
     }
     return 0;
 }
@@ -284,17 +319,17 @@ static int write_leaves_split(sqlf_out *out, const uo_sorted_entries *e, level *
      * 2 M-call run: 1.8 against 5.8 ms a third of them, prefetch_ahead):
      * with two fifths of the entries, this thread's count of the other three
      * fifths and its writing end with the other thread's (10.2 to 10.8 ms,
-     * against 11.5 to 12.1 with a third). */
-    size_t m = 2 * n / 5;
+     * against 11.5 to 12.1 with a third). Sizing leaves of runs costs a few
+     * steps a leaf (pack_run_leaf): half each. */
+    size_t m = e->e != NULL ? 2 * n / 5 : n / 2;
     if (m == 0 || m + 1 >= n)
         return 1;
     leaves_split *s = malloc(sizeof *s);
     if (s == NULL)
         return 1;
     *s = (leaves_split){.m = m, .n = n, .out = out, .up = up, .moved = moved, .second = *out};
-    int readers = 0;
     for (int k = 0; k < 3; k++)
-        readers += reader_init(&s->read[k], e, k == 0 ? m : n, out->page_size) == 0;
+        reader_init(&s->read[k], e, k == 0 ? m : n);
     s->second.page = malloc(out->page_size);
     s->second.error = s->error;
     s->second.errlen = sizeof s->error;
@@ -302,8 +337,7 @@ static int write_leaves_split(sqlf_out *out, const uo_sorted_entries *e, level *
     s->second_up.page = malloc(max * sizeof *s->second_up.page);
     s->second_up.sep = malloc(max * sizeof *s->second_up.sep);
     int rc = 1;
-    if (readers == 3 && s->second_up.page != NULL && s->second_up.sep != NULL &&
-        s->second.page != NULL) {
+    if (s->second_up.page != NULL && s->second_up.sep != NULL && s->second.page != NULL) {
         uo_index_both_halves(leaves_half, s, 1);
         rc = s->rc[0] != 0 ? -1 : 0;
         if (rc == 0) /* the first part's last leaf, and the separator between the parts */
@@ -319,8 +353,6 @@ static int write_leaves_split(sqlf_out *out, const uo_sorted_entries *e, level *
         uo_pages_moved.index_split++;
     }
     level_free(&s->second_up);
-    for (int k = 0; k < 3; k++)
-        free(s->read[k].buf);
     free(s->second.page);
     free(s);
     return rc;
@@ -379,11 +411,9 @@ int uo_index_write_tree(const uo_sorted_entries *src, uint32_t root, sqlf_out *o
     entry_reader r;
     if (level_alloc(&a, max, out) == 0 && level_alloc(&b, max, out) == 0) {
         leaves = n >= uo_index_split_entries ? write_leaves_split(out, src, &a, &moved) : 1;
-        if (leaves == 1 && reader_init(&r, src, n, out->page_size) != 0)
-            snprintf(out->error, out->errlen, "out of memory");
-        else if (leaves == 1) {
+        if (leaves == 1) {
+            reader_init(&r, src, n);
             leaves = write_leaves(out, &r, 0, root, &a, &moved);
-            free(r.buf);
         }
         uo_pages_moved.index_leaves += moved;
     }
