@@ -640,6 +640,10 @@ static void *follow_thread(void *arg)
     struct sched_param sp = {0};
     (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
     uint64_t pause_ns = FOLLOW_PAUSE_MIN_NS;
+    /* Where this thread's last step ended: g_run.followed is read only by
+     * the thread that holds follow_busy (the collecting thread converts on
+     * from there in run_follow_closed while this one pauses). */
+    uint64_t followed = 0;
     pthread_mutex_lock(&g_run.follow_lock);
     while (!g_run.collect_done) {
         if (!g_run.follow_busy) { /* (else the collecting thread converts: run_follow_closed) */
@@ -649,7 +653,8 @@ static void *follow_thread(void *arg)
             uint64_t before = g_run.followed;
             int failed = follow_upto(__atomic_load_n(&g_run.spool_complete, __ATOMIC_ACQUIRE),
                                      closed);
-            if (g_run.followed > before)
+            followed = g_run.followed;
+            if (followed > before)
                 pause_ns = FOLLOW_PAUSE_MIN_NS;
             else if (pause_ns < FOLLOW_PAUSE_MAX_NS)
                 pause_ns *= 2; /* nothing new: a program that records little wakes it seldom */
@@ -663,7 +668,7 @@ static void *follow_thread(void *arg)
         until.tv_nsec += (long)pause_ns;
         until.tv_sec += until.tv_nsec / 1000000000L;
         until.tv_nsec %= 1000000000L;
-        __atomic_store_n(&g_run.follow_paused_at, g_run.followed, __ATOMIC_RELEASE);
+        __atomic_store_n(&g_run.follow_paused_at, followed, __ATOMIC_RELEASE);
         if (!g_run.collect_done)
             pthread_cond_timedwait(&g_run.follow_wake, &g_run.follow_lock, &until);
         __atomic_store_n(&g_run.follow_paused_at, UINT64_MAX, __ATOMIC_RELEASE);
@@ -697,12 +702,17 @@ void run_follow_start(void)
 /* The follow thread's pauses grow while nothing comes, to 32 and 64 ms
  * through a program's start (PoCL's takes 45 ms here): a burst of calls
  * after it waited as long to be converted, time the end then spent on it.
- * The collecting thread's pass that leaves a step's worth waiting wakes it
- * (a lock and a signal once per pause; a load per pass otherwise). */
+ * The collecting thread's pass that leaves a step's worth waiting wakes it:
+ * it takes the pause's mark (UINT64_MAX: none), so that it signals once per
+ * pause, however long the thread at SCHED_IDLE takes to run; a load per pass
+ * otherwise. The signal, under the lock the pausing thread holds until it
+ * waits, cannot come before its wait. */
 void run_follow_stored(uint64_t complete)
 {
     uint64_t at = __atomic_load_n(&g_run.follow_paused_at, __ATOMIC_ACQUIRE);
-    if (at == UINT64_MAX || complete < at || complete - at < FOLLOW_STEP_BYTES)
+    if (at == UINT64_MAX || complete < at || complete - at < FOLLOW_STEP_BYTES ||
+        !__atomic_compare_exchange_n(&g_run.follow_paused_at, &at, UINT64_MAX, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return;
     pthread_mutex_lock(&g_run.follow_lock);
     pthread_cond_signal(&g_run.follow_wake);

@@ -17,7 +17,9 @@
  *                        column, a UNIQUE index, rows already there); index
  *                        entries kept as runs and the leaves written from
  *                        them (keys as correlation ids come), or replayed as
- *                        entries (runs short, overlapping, past INT64_MAX)
+ *                        entries (runs short, overlapping, past INT64_MAX);
+ *                        a run of 2 M entries attached with 16 MiB of address
+ *                        space to spare (the levels sized by their leaves)
  *   table_pages.rebuild  the index past its entry limit: dropped, rebuilt
  *                        by SQLite (REINDEX), the same rows and order
  *   table_pages.full     a write that fills the disk halfway through a page
@@ -46,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <errno.h>
 #include <signal.h>
@@ -53,7 +56,18 @@
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+/* Builds whose sanitizer reserves terabytes of address space: no RLIMIT_AS there. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TP_SANITIZED 1
+#endif
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TP_SANITIZED 1
+#endif
+#endif
 
 #include "check.h"
 #include "unit_db.h"
@@ -231,6 +245,69 @@ static void index_runs_as_entries_come(void)
     CHECK_EQ_U64(budget, 300);
     CHECK_EQ_U64(uo_index_memory(), 0);
     uo_index_runs_min = UO_INDEX_RUNS_MIN;
+}
+
+/* One run of 2 M entries (as many correlation ids in a row) attached with
+ * 16 MiB of address space to spare (RLIMIT_AS, in a child): the levels'
+ * arrays are sized by the leaves the entries can fill, not by the entries
+ * (two arrays of 20 bytes per two entries were 40 MB here, and a run is not
+ * bounded by the entries' budget); the tree then reads back whole. */
+static void index_run_in_little_memory(const char *path)
+{
+#ifndef TP_SANITIZED
+    enum { N = 2000000 };
+    const uint32_t page_size = 65536;
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    CHECK(fd >= 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        size_t budget = 1024; /* (the run's room: 256 runs of 24 bytes) */
+        uo_index_tree ix;
+        if (uo_index_set(&ix, "x", 1, 0, &budget) != 0)
+            _exit(2);
+        for (int i = 0; i < N; i++)
+            uo_index_add(&ix, 1000 + i, i + 1);
+        char error[256] = "";
+        sqlf_out o = {.fd = fd, .sqlite_fd = fd, .page_size = page_size, .next = 2,
+                      .page = malloc(page_size), .error = error, .errlen = sizeof error};
+        long pages = 0;
+        FILE *statm = fopen("/proc/self/statm", "r");
+        if (o.page == NULL || statm == NULL || fscanf(statm, "%ld", &pages) != 1)
+            _exit(3);
+        fclose(statm);
+        struct rlimit as = {(rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (16u << 20),
+                            RLIM_INFINITY};
+        if (setrlimit(RLIMIT_AS, &as) != 0)
+            _exit(4);
+        int rc = uo_index_attach(&ix, &o);
+        if (rc != 0)
+            fprintf(stderr, "attach in little memory: %s\n", error);
+        _exit(rc == 0 ? 0 : 5);
+    }
+    int status = -1;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* The leaves after the root (page 1): every entry once, each in a leaf
+     * or as the separator between two. */
+    struct stat st;
+    CHECK(fstat(fd, &st) == 0 && st.st_size % page_size == 0);
+    uint8_t *page = malloc(page_size);
+    uint64_t seen = 0, leaves = 0;
+    for (off_t at = page_size; page != NULL && at < st.st_size; at += page_size) {
+        if (pread(fd, page, page_size, at) != (ssize_t)page_size || page[0] != SQLF_LEAF_INDEX)
+            continue;
+        leaves++;
+        seen += (uint64_t)page[3] << 8 | page[4];
+    }
+    /* Each leaf's entries, and one separator between two leaves. */
+    CHECK_EQ_U64(seen + leaves - 1, N);
+    CHECK(leaves > 300); /* (some 5,460 entries of 12 bytes a leaf) */
+    free(page);
+    close(fd);
+    unlink(path);
+#else
+    (void)path;
+#endif
 }
 
 /* Row i of t: a (the indexed key: every size, in no order; or mostly in
@@ -809,6 +886,7 @@ UNIT_TEST(table_pages)
         return test_result("table_pages.rebuild");
     }
     index_runs_as_entries_come();
+    index_run_in_little_memory(path);
     /* Entries below an earlier key, counted as they come (how the attach
      * chooses its sort): none for INT64_MIN first, then -5 after -3, 3 after
      * 5, 6 after 7, 5 after 8; equal keys are not below. Kept as entries

@@ -92,6 +92,19 @@ static uint64_t same_type_from(int64_t v)
     return top - (uint64_t)v + 1;
 }
 
+/* Room for the pages of a level of n entries' leaves (the levels above have
+ * fewer: each interior page has two children at least). A leaf holds at
+ * least as many entries as records of 20 bytes and their places fit in it
+ * (a key and a row id of 8 bytes each), and takes one more as separator;
+ * the last leaf of n may have fewer, and so may the last of a split's first
+ * part. Not n / 2: entries kept as runs are not bounded by their budget, and
+ * 2 G entries would have asked for 20 GB, where the leaves take 1 MB. */
+static size_t level_room(size_t n, uint32_t page_size)
+{
+    size_t per_leaf = (page_size - SQLF_LEAF_HEADER) / (20 + 2);
+    return n / per_leaf + 3;
+}
+
 static int level_alloc(level *l, size_t max, sqlf_out *out)
 {
     l->page = malloc(max * sizeof *l->page);
@@ -333,7 +346,7 @@ static int write_leaves_split(sqlf_out *out, const uo_sorted_entries *e, level *
     s->second.page = malloc(out->page_size);
     s->second.error = s->error;
     s->second.errlen = sizeof s->error;
-    size_t max = (n - m) / 2 + 2; /* (as uo_index_attach's levels) */
+    size_t max = level_room(n - m, out->page_size);
     s->second_up.page = malloc(max * sizeof *s->second_up.page);
     s->second_up.sep = malloc(max * sizeof *s->second_up.sep);
     int rc = 1;
@@ -403,8 +416,7 @@ int uo_index_write_tree(const uo_sorted_entries *src, uint32_t root, sqlf_out *o
 {
     size_t n = src->n;
     level a = {0}, b = {0};
-    /* Each leaf holds one entry at least, and takes one more as separator. */
-    size_t max = n / 2 + 2;
+    size_t max = level_room(n, out->page_size);
     int rc = -1;
     unsigned long moved = 0;
     int leaves = -1;
