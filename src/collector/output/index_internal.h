@@ -35,6 +35,15 @@ static inline void prefetch_ahead(const uo_index_entry *e, size_t i, size_t n)
         __builtin_prefetch(&e[i + UO_INDEX_PREFETCH]);
 }
 
+/** The order of entries (key a, row id ra) and (key b, row id rb): by key,
+ *  then row id; -1, 0 or 1. */
+static inline int uo_index_order(int64_t a, int64_t ra, int64_t b, int64_t rb)
+{
+    if (a != b)
+        return a < b ? -1 : 1;
+    return ra < rb ? -1 : ra > rb;
+}
+
 /** Runs fn(arg, 1) on a thread of its own and fn(arg, 0) on this one, then
  *  waits for both; with split 0, or without a thread, one after the other. */
 void uo_index_both_halves(void (*fn)(void *, int), void *arg, int split);

@@ -45,7 +45,6 @@ typedef struct level {
     size_t n; /* pages; n - 1 separators */
 } level;
 
-
 /* Reads a part of the sorted entries, up to end, in order: from e itself,
  * or from the runs (run: the one that holds the entry read last). */
 typedef struct entry_reader {
@@ -189,13 +188,10 @@ static size_t pack_run_leaf(entry_reader *r, size_t i, uint8_t *p, uint32_t page
             fit = len;
         if (p != NULL) {
             for (uint64_t k = 0; k < fit; k++) {
-                uint8_t *c = p + content - record * (k + 1);
-                c[0] = (uint8_t)(record - 1);
-                c[1] = 3;
-                c[2] = (uint8_t)kt;
-                c[3] = (uint8_t)rt;
-                sqlf_put_int(sqlf_put_int(c + 4, key + (int64_t)k, kb), rowid + (int64_t)k, rb);
-                sqlf_put_be16(p + SQLF_LEAF_HEADER + 2 * (cells + k), content - record * (uint32_t)(k + 1));
+                uint32_t cell = content - record * (uint32_t)(k + 1);
+                uo_index_entry x = {key + (int64_t)k, rowid + (int64_t)k};
+                put_entry_typed(p + cell, &x, kt, kb, rt, rb);
+                sqlf_put_be16(p + SQLF_LEAF_HEADER + 2 * (cells + k), cell);
             }
         }
         content -= record * (uint32_t)fit;

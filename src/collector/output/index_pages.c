@@ -216,9 +216,7 @@ void uo_index_add_run(uo_index_tree *ix, int64_t key, int64_t rowid)
 static int run_cmp(const void *a, const void *b)
 {
     const uo_index_run *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
+    return uo_index_order(x->key, x->rowid, y->key, y->rowid);
 }
 
 /* ix's runs in key order, into *sorted (made here; the caller frees it), and

@@ -201,9 +201,7 @@ static uo_index_entry *count_sort(uo_index_entry *e, uo_index_entry *tmp, size_t
 static int entry_cmp(const void *a, const void *b)
 {
     const uo_index_entry *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->rowid < y->rowid ? -1 : x->rowid > y->rowid;
+    return uo_index_order(x->key, x->rowid, y->key, y->rowid);
 }
 
 /* Entries that arrive mostly in key order (the correlation ids of a table

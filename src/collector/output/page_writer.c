@@ -2,6 +2,7 @@
 /* The writer thread of page-written rows (page_writer.h). */
 #include "page_writer.h"
 
+#include "clock.h"
 #include "cpu_quota.h"
 #include "db_rows.h"
 
@@ -10,7 +11,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Jobs in the ring: at some 2 µs a batch, 64 of them let either side run
  * ahead of the other for a tenth of a millisecond without a stop. */
@@ -47,13 +47,6 @@ struct uo_page_writer {
     job jobs[JOBS];
 };
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* Tells the processor this is a wait loop (the other hardware thread of its
  * core runs meanwhile). */
 static inline void spin_pause(void)
@@ -76,7 +69,7 @@ static void wait_until(uo_page_writer *w, int (*ready)(uo_page_writer *, uint64_
         if (ready(w, arg))
             return;
         if (i % 64 == 0) { /* (the clock a few times a microsecond at most) */
-            uint64_t now = monotonic_ns();
+            uint64_t now = upti_mono_ns();
             if (until == 0)
                 until = now + SPIN_NS;
             else if (now >= until)
