@@ -154,3 +154,19 @@ int upti_usable_cpus(void)
     cpus = tighter(cpus, upti_cpu_quota_cpus("/sys/fs/cgroup", text));
     return cpus > 0 ? cpus : 1;
 }
+
+void upti_move_off_cpu(int cpu)
+{
+    cpu_set_t allowed, one;
+    if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getcpu() != cpu ||
+        sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2)
+        return;
+    int next = cpu;
+    do
+        next = (next + 1) % CPU_SETSIZE;
+    while (!CPU_ISSET(next, &allowed));
+    CPU_ZERO(&one);
+    CPU_SET(next, &one);
+    if (sched_setaffinity(0, sizeof one, &one) == 0)
+        (void)sched_setaffinity(0, sizeof allowed, &allowed);
+}

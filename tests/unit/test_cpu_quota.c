@@ -3,7 +3,7 @@
  * tree made in a temporary folder: v2's cpu.max and v1's cfs files, on the
  * process's cgroup and on its ancestors (the least wins, rounded up), on a
  * namespace's mount root, none set, files that say nothing sensible, other
- * controllers, and a line too long to read. */
+ * controllers, and a line too long to read; and upti_move_off_cpu. */
 #include "cpu_quota.h"
 
 #include <sched.h>
@@ -42,6 +42,46 @@ static void put_v1(const char *root, const char *rel, const char *quota, const c
     put(root, path, quota);
     snprintf(path, sizeof path, "%s/cpu.cfs_period_us", rel);
     put(root, path, period);
+}
+
+/* upti_move_off_cpu, with the mask made two CPUs a and b: from a, the thread runs on b
+ * with the mask {a, b} given back; from b asked off a, and with the mask {a}, it stays.
+ * (Once back on its whole mask the scheduler may move the thread at any time: a move
+ * seen to fail is tried again, twice.) Nothing to check with one CPU. */
+static void check_move_off_cpu(void)
+{
+    cpu_set_t whole, two, one;
+    CHECK(sched_getaffinity(0, sizeof whole, &whole) == 0);
+    int a = -1, b = -1;
+    for (int c = 0; c < CPU_SETSIZE && b < 0; c++)
+        if (CPU_ISSET(c, &whole))
+            *(a < 0 ? &a : &b) = c;
+    if (b < 0) {
+        printf("cpu_quota: one CPU: upti_move_off_cpu not checked\n");
+        return;
+    }
+    CPU_ZERO(&two);
+    CPU_SET(a, &two);
+    CPU_SET(b, &two);
+    CPU_ZERO(&one);
+    CPU_SET(a, &one);
+    int moved = 0, stayed = 0;
+    cpu_set_t now;
+    for (int tries = 0; tries < 3 && !(moved && stayed); tries++) {
+        CHECK(sched_setaffinity(0, sizeof one, &one) == 0 && sched_getcpu() == a);
+        CHECK(sched_setaffinity(0, sizeof two, &two) == 0);
+        upti_move_off_cpu(a);
+        moved = sched_getcpu() == b;
+        CHECK(sched_getaffinity(0, sizeof now, &now) == 0 && CPU_EQUAL(&now, &two));
+        upti_move_off_cpu(a); /* (from b: nothing to do) */
+        stayed = sched_getcpu() == b;
+    }
+    CHECK(moved && stayed);
+    CHECK(sched_setaffinity(0, sizeof one, &one) == 0);
+    upti_move_off_cpu(a);
+    CHECK(sched_getcpu() == a);
+    CHECK(sched_getaffinity(0, sizeof now, &now) == 0 && CPU_EQUAL(&now, &one));
+    CHECK(sched_setaffinity(0, sizeof whole, &whole) == 0);
 }
 
 UNIT_TEST(cpu_quota)
@@ -111,5 +151,6 @@ UNIT_TEST(cpu_quota)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     CHECK(system(cmd) == 0);
+    check_move_off_cpu();
     return test_result("cpu_quota");
 }

@@ -7,6 +7,7 @@
 #include "db_rows.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +25,8 @@
  * a wake-up that would place one of them on the idle CPU). Past SPIN_NS the
  * side that waits sleeps, and its wake-up finds it an idle CPU. */
 #define SPIN_NS (50 * 1000)
+
+enum { WRITER, CALLER };
 
 typedef struct job {
     uo_table_tree *tree;
@@ -44,6 +47,8 @@ struct uo_page_writer {
     _Atomic uint64_t head; /* jobs handed over (the converting thread's) */
     _Atomic uint64_t tail; /* jobs written (the writer's) */
     _Atomic int writer_sleeps, caller_sleeps, stop;
+    /* Where each side (WRITER, CALLER) ran as it last waited (sched_getcpu). */
+    _Atomic int cpu[2];
     job jobs[JOBS];
 };
 
@@ -62,8 +67,16 @@ static inline void spin_pause(void)
  * set (the other side wakes it when it sees it set: both use sequentially
  * consistent operations, so one of the two sees the other's store). */
 static void wait_until(uo_page_writer *w, int (*ready)(uo_page_writer *, uint64_t), uint64_t arg,
-                       pthread_cond_t *cond, _Atomic int *sleeps)
+                       pthread_cond_t *cond, _Atomic int *sleeps, int side)
 {
+    if (ready(w, arg))
+        return;
+    int here = sched_getcpu();
+    if (here == atomic_load_explicit(&w->cpu[!side], memory_order_relaxed)) {
+        upti_move_off_cpu(here);
+        here = sched_getcpu();
+    }
+    atomic_store_explicit(&w->cpu[side], here, memory_order_relaxed);
     uint64_t until = 0;
     for (unsigned i = 0;; i++) {
         if (ready(w, arg))
@@ -111,7 +124,7 @@ static void *writer_main(void *arg)
     uo_page_writer *w = arg;
     uint64_t tail = atomic_load(&w->tail);
     for (;;) {
-        wait_until(w, has_work, tail, &w->work, &w->writer_sleeps);
+        wait_until(w, has_work, tail, &w->work, &w->writer_sleeps, WRITER);
         if (atomic_load(&w->head) == tail)
             return NULL; /* stopped, nothing left */
         job *j = &w->jobs[tail % JOBS];
@@ -141,6 +154,7 @@ uo_page_writer *uo_page_writer_start(void)
         goto no_work;
     if (pthread_cond_init(&w->done, NULL) != 0)
         goto no_done;
+    w->cpu[WRITER] = w->cpu[CALLER] = -1;
     if (pthread_create(&w->thread, NULL, writer_main, w) == 0)
         return w;
     pthread_cond_destroy(&w->done);
@@ -158,7 +172,7 @@ fail:
 int uo_page_writer_submit(uo_page_writer *w, uo_rows *r)
 {
     uint64_t head = atomic_load_explicit(&w->head, memory_order_relaxed);
-    wait_until(w, at_most, JOBS - 1, &w->done, &w->caller_sleeps);
+    wait_until(w, at_most, JOBS - 1, &w->done, &w->caller_sleeps, CALLER);
     job *j = &w->jobs[head % JOBS];
     size_t text_bytes = r->arena.len;
     if (text_bytes > j->arena_cap) {
@@ -191,7 +205,7 @@ uint64_t uo_page_writer_jobs(uo_page_writer *w)
 void uo_page_writer_sync(uo_page_writer *w)
 {
     if (w != NULL)
-        wait_until(w, at_most, 0, &w->done, &w->caller_sleeps);
+        wait_until(w, at_most, 0, &w->done, &w->caller_sleeps, CALLER);
 }
 
 void uo_page_writer_stop(uo_page_writer *w)
