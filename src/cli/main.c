@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* upti: the command-line tracer. One file per subcommand (cmd_*.c), dispatched from a table. */
 #include "cli.h"
-#include "file_keeper.h"
 #include "options.h"
 #include "output.h"
 
@@ -110,8 +109,6 @@ int main(int argc, char **argv)
      * taken beside the traced program (50 system calls and 10 page faults
      * fewer in all with one heap); the threads seldom allocate at once. */
     mallopt(M_ARENA_MAX, 1);
-    if (argc >= 1 && strcmp(argv[0], UPTI_FILE_KEEPER_ARGV0) == 0)
-        return upti_file_keeper_main(); /* (started by upti itself: file_keeper.h) */
     int rc = run_command(argc, argv);
     return check_stdout(rc, cli_status_is_programs);
 }

@@ -10,7 +10,6 @@
 #include "output.h"
 #include "kv_pairs.h"
 #include "private_dir.h"
-#include "file_keeper.h"
 #include "run_folder.h"
 #include "stats_reports.h"
 #include <upti/ring.h>
@@ -129,25 +128,8 @@ static int make_run_folder(void)
     return 0;
 }
 
-/* The spool goes first, its name at once; where it is large, the freeing of its pages is
- * left to a keeper (file_keeper.h) instead of being the last wait of the run. */
-#define SPOOL_KEEPER_MIN_BYTES (8u << 20)
-
-static void remove_spool(void)
-{
-    int fd = open(g_run.spool, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    struct stat st;
-    int large = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-                st.st_size >= (off_t)SPOOL_KEEPER_MIN_BYTES;
-    if (unlink(g_run.spool) == 0 && large)
-        upti_file_keeper_close(fd);
-    else if (fd >= 0)
-        close(fd);
-}
-
 static void remove_folders(void)
 {
-    remove_spool();
     if (strcmp(g_run.rings, g_run.folder) != 0)
         remove_tree(g_run.rings);
     remove_tree(g_run.folder);
@@ -744,7 +726,7 @@ int run_collect_recover(const char *folder, pid_t wait_pid, int background, unsi
     if (g_run.collect_rc == 0 && rings_left() - skipped <= 0 && !g_run.kept) {
         if (g_run.bare) {
             /* The user's folder stays; what recover made in it goes. */
-            remove_spool();
+            unlink(g_run.spool);
             snprintf(path, sizeof path, "%s/" RECOVER_LOCK, folder);
             unlink(path);
             close(g_run.lock_fd);

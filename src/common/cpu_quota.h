@@ -19,19 +19,20 @@ int upti_cpu_quota_cpus(const char *root, const char *proc_cgroup);
 int upti_usable_cpus(void);
 
 /**
- * For a thread started to work beside another (a page writer, the second half
- * of a sort): where it runs on cpu, the other's (sched_getcpu() as it started
- * it), moves it once to the next CPU of its affinity mask, which it keeps.
+ * For one of two threads that hand work to each other (the converting thread
+ * and its page writer): where the calling thread runs on cpu, the CPU its
+ * partner last waited on, moves it to the next CPU of its affinity mask.
  *
- * Such pairs hand work to each other many times a millisecond. Started after a
- * busy spell (the traced program's end), both stayed on one CPU for 20 to 30 ms
- * while the other was idle (perf sched timehist): the scheduler's utilization
- * of the cache domain, a 32 ms average, still said busy, so a wake-up did not
- * look for an idle CPU, and the balancer does not move a thread that ran less
- * than 0.5 ms ago. Apart once, each is woken on its own CPU while that one is
- * idle. The mask is set to that one CPU, which moves the thread at once, then
- * given back whole: nothing is pinned. Nothing where the mask has one CPU, or
- * cannot be read or set (a cpuset that excludes the next CPU).
+ * Such pairs hand work over many times a millisecond. After a busy spell (the
+ * traced program's end), both stayed on one CPU for 20 to 30 ms while the
+ * other was idle (perf sched timehist): the scheduler's utilization of the
+ * cache domain, a 32 ms average, still said busy, so a wake-up did not look
+ * for an idle CPU, and the balancer does not move a thread that ran less than
+ * 0.5 ms ago. Apart, each is woken on its own CPU while that one is idle. The
+ * mask is set to that one CPU, which moves the thread at once, then given
+ * back whole: nothing is pinned (unless giving it back fails, which leaves
+ * the thread on the one CPU). Nothing where the mask has one CPU or cannot be
+ * read (more CPUs than CPU_SETSIZE), or where cpu is not the caller's.
  */
 void upti_move_off_cpu(int cpu);
 

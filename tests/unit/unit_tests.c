@@ -11,7 +11,6 @@
  * A name with a dot is a sub-case: buffers.wrap runs the buffers case with
  * "wrap". Which cases are built in depends on the libraries this build has
  * (UNIT_HAVE_*, tests/unit/CMakeLists.txt). */
-#include "file_keeper.h"
 #include "unit_tests.h"
 
 #include <stdio.h>
@@ -59,7 +58,6 @@ static const unit_case k_cases[] = {
     {"private_dir", unit_test_private_dir},
     {"private_dir.proc_stat", unit_test_private_dir},
     {"replace_file", unit_test_replace_file},
-    {"file_keeper", unit_test_file_keeper},
     {"cpu_quota", unit_test_cpu_quota},
 #ifdef UNIT_HAVE_OUTPUT
     {"placeholders", unit_test_placeholders},
@@ -126,8 +124,6 @@ static int check_names(char **names, int n)
 
 int main(int argc, char **argv)
 {
-    if (argc >= 1 && strcmp(argv[0], UPTI_FILE_KEEPER_ARGV0) == 0)
-        return upti_file_keeper_main(); /* (file_keeper's case started it) */
     if (argc >= 2 && strcmp(argv[1], "--list") == 0) {
         for (size_t i = 0; i < CASES; i++)
             printf("%s\n", k_cases[i].name);

@@ -59,7 +59,6 @@ UNIT_TEST(page_writer);
 UNIT_TEST(placeholders);
 UNIT_TEST(private_dir);
 UNIT_TEST(replace_file);
-UNIT_TEST(file_keeper);
 UNIT_TEST(ring_check);
 UNIT_TEST(ring_futex);
 UNIT_TEST(runtime_api_names);

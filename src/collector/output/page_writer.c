@@ -65,7 +65,10 @@ static inline void spin_pause(void)
 
 /* Waits until ready(w, arg), spinning first, then asleep on cond with *sleeps
  * set (the other side wakes it when it sees it set: both use sequentially
- * consistent operations, so one of the two sees the other's store). */
+ * consistent operations, so one of the two sees the other's store). side is
+ * the caller's (WRITER or CALLER): where the other side last waited on this
+ * CPU, the caller moves off it first (upti_move_off_cpu): on one CPU, a side
+ * that spins only keeps the other from running. */
 static void wait_until(uo_page_writer *w, int (*ready)(uo_page_writer *, uint64_t), uint64_t arg,
                        pthread_cond_t *cond, _Atomic int *sleeps, int side)
 {
