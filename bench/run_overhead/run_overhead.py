@@ -50,7 +50,8 @@ threads spent runnable, behind their own program's other threads); with --big-ri
 (mode upti-big). The marker row: MARK_THREADS threads x MARKS uptx_mark calls
 (bench_run_overhead_marks), bare and under `upti run --marker-trace`: the whole
 run, the time after the end, the waits summed over threads and as a share of
-the run (both parts), upti's CPU per record. Last, unless --no-callgrind, the instructions a
+the run (both parts; medians of --mark-reps runs, 3 by default, and each share's
+lowest and highest run: it spreads widely from run to run), upti's CPU per record. Last, unless --no-callgrind, the instructions a
 traced clSetKernelArg adds (callgrind_per_call.sh; valgrind): counted, not
 timed, so the machine's load does not move them.
 No assertion on any figure: it measures, it does not judge.
@@ -89,7 +90,8 @@ def parse_args():
     p.add_argument("--marks", type=int, default=1000000,
                    help="the marker row: uptx_mark calls per thread (0: no marker row)")
     p.add_argument("--mark-threads", type=int, default=16)
-    p.add_argument("--mark-reps", type=int, default=1)
+    p.add_argument("--mark-reps", type=int, default=3,
+                   help="runs of the marker row (its waits spread widely from run to run)")
     p.add_argument("--no-callgrind", dest="callgrind", action="store_false",
                    help="leave out the instructions row (callgrind_per_call.sh, about 25 s)")
     a = p.parse_args()
@@ -302,15 +304,18 @@ def print_marks(a, reps):
     coll = statistics.median((r["upti-run"]["cpu_ms"] - r["upti-run"]["program_cpu_ms"]) * 1e6 /
                              r["upti-run"]["records"] for r in reps)
     wait_ms, room_ms = med("upti-run", "wait_ms"), med("upti-run", "room_ms")
+    # Each run's waits as a share of its own run, lowest to highest.
+    share = lambda k: sorted(r["upti-run"][k] / 1e3 / r["upti-run"]["wall_s"] * 100 for r in reps)
+    spread = lambda k: f"{share(k)[0]:.1f} to {share(k)[-1]:.1f}%"
     print(f"marker row ({a.mark_threads} threads x {a.marks} uptx_mark, {records} records, "
           f"median of {len(reps)}, load {os.getloadavg()[0]:.2f}): bare {bare:.2f} s, upti run "
           f"{upti:.2f} s ({upti / bare:.2f}x), marking {med('bare', 'marks_s'):.2f} s bare / "
           f"{med('upti-run', 'marks_s'):.2f} s traced, after the program's end "
           f"{med('upti-run', 'after_s'):.2f} s; the threads waited for room "
           f"{med('upti-run', 'waits'):.0f} times, {wait_ms / 1e3:.2f} s summed over threads "
-          f"({wait_ms / 1e3 / upti * 100:.1f}% of the run), of which until upti had made room "
-          f"{room_ms / 1e3:.2f} s ({room_ms / 1e3 / upti * 100:.1f}%); collector CPU {coll:.0f} "
-          f"ns per record")
+          f"({wait_ms / 1e3 / upti * 100:.1f}% of the run; runs {spread('wait_ms')}), of which "
+          f"until upti had made room {room_ms / 1e3:.2f} s ({room_ms / 1e3 / upti * 100:.1f}%; "
+          f"runs {spread('room_ms')}); collector CPU {coll:.0f} ns per record")
 
 
 def quartiles(values):
