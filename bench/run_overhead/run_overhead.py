@@ -50,8 +50,9 @@ threads spent runnable, behind their own program's other threads); with --big-ri
 (mode upti-big). The marker row: MARK_THREADS threads x MARKS uptx_mark calls
 (bench_run_overhead_marks), bare and under `upti run --marker-trace`: the whole
 run, the time after the end, the waits summed over threads and as a share of
-the run (both parts; medians of --mark-reps runs, 3 by default, and each share's
-lowest and highest run: it spreads widely from run to run), upti's CPU per record. Last, unless --no-callgrind, the instructions a
+the run (both parts; medians of --mark-reps runs, 3 by default, and each
+share's lowest and highest run: it spreads widely from run to run), upti's CPU
+per record. Last, unless --no-callgrind, the instructions a
 traced clSetKernelArg adds (callgrind_per_call.sh; valgrind): counted, not
 timed, so the machine's load does not move them.
 No assertion on any figure: it measures, it does not judge.
