@@ -1233,10 +1233,11 @@ int ur_collect(const ur_collect_opts *opts)
         if (moved > 0 && opts->spool_complete != NULL && !collector->discarding) {
             /* Every chunk of this pass is whole in the spool: a converter may read it. */
             off_t end = lseek(collector->fd, 0, SEEK_CUR);
-            if (end > 0)
+            if (end > 0) {
                 __atomic_store_n(opts->spool_complete, (uint64_t)end, __ATOMIC_RELEASE);
-            if (end > 0 && opts->stored != NULL)
-                opts->stored(opts->stored_arg, (uint64_t)end);
+                if (opts->stored != NULL)
+                    opts->stored(opts->stored_arg, (uint64_t)end);
+            }
         }
         if (opts->closed != NULL)
             say_if_all_closed(collector);

@@ -80,8 +80,7 @@ size_t uo_index_runs_min = UO_INDEX_RUNS_MIN;
  * leaves written (write_leaves_split) by two threads. */
 size_t uo_index_split_entries = UO_INDEX_SPLIT_ENTRIES;
 
-/* Bytes of entries held by every index: of every database, whichever thread
- * adds their rows (a converter's and a page writer's, page_writer.h). */
+/* (index_internal.h) */
 _Atomic size_t uo_index_bytes;
 
 size_t uo_index_memory(void) { return atomic_load_explicit(&uo_index_bytes, memory_order_relaxed); }
