@@ -45,7 +45,9 @@ time after the program's end, upti's own CPU per record (drain, conversion,
 outputs: all the CPU of the command but the program's) and the time the
 program waited for ring room, also as a share of the run, and of it the part
 until upti had made the room (metadata ring_wait_room_ns; the rest the
-threads spent runnable, behind their own program's other threads); with --big-ring
+threads spent runnable, behind their own program's other threads); the added
+wall ns per enqueued command (the probe's KERNELS and WRITES, enqueued from its
+main thread and finished with clFinish, against bare); with --big-ring
 (default 256m) the same program under upti run with rings of that size
 (mode upti-big). The marker row: MARK_THREADS threads x MARKS uptx_mark calls
 (bench_run_overhead_marks), bare and under `upti run --marker-trace`: the whole
@@ -166,6 +168,8 @@ def run_once(a, mode, threads, work):
         "wall_s": wall_ns / 1e9,
         "cpu_ms": cpu_ms,  # of the program and, traced, of upti
         "program_cpu_ms": int(f["child_cpu_ns"]) / 1e6,
+        # The kernels and writes, enqueued then finished (clFinish), per command.
+        "enq_ns": float(f["enqueue_wall_ns"]) / max(1, a.kernels + a.writes),
     }
     if mode in ("upti-run", "upti-big"):
         dbs = glob.glob(os.path.join(out, "upti-*.db"))
@@ -495,6 +499,16 @@ def print_long_rows(a, modes, best, runs):
               f"{b_wall:.0f} ms; upti run {u_cpu:.0f} ms (the program {u_prog:.0f}, upti "
               f"{u_cpu - u_prog:.0f}): on {cpus} CPUs no such run ends before {u_cpu / cpus:.0f} "
               f"ms, {u_cpu / cpus / b_wall:.2f}x bare's wall")
+        if a.kernels + a.writes > 0:
+            # What tracing a device command costs the thread that enqueues it: UPTI's
+            # event and profiling times for each, its record when it completes.
+            bare_runs = runs[(threads, "bare")]
+            ep = [x["enq_ns"] - y["enq_ns"] for y, x in zip(bare_runs, u)]
+            e1, em, e3 = quartiles(ep)
+            eb = statistics.median(m["enq_ns"] for m in bare_runs)
+            print(f"threads={threads} enqueued commands ({a.kernels} kernels, {a.writes} writes, "
+                  f"to their clFinish): bare {eb:.0f} ns per command, added wall ns per command "
+                  f"{em:.0f} ({e1:.0f} to {e3:.0f})")
         if a.big_ring:
             g = runs[(threads, "upti-big")]
             gp = [x["ns_call"] - y["ns_call"] for x, y in zip(g, u)]
