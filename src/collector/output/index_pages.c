@@ -99,14 +99,34 @@ static size_t runs_budget(size_t runs)
     return (runs * sizeof(uo_index_run) + sizeof(uo_index_entry) - 1) / sizeof(uo_index_entry);
 }
 
+/* Whether ix may grow by units of its database's budget and bytes of the memory of
+ * all indexes (uo_index_memory_max). */
+static int has_room(const uo_index_tree *ix, size_t units, size_t bytes)
+{
+    return units <= *ix->budget && uo_index_memory() + bytes <= uo_index_memory_max;
+}
+
+/* ix grew (has_room): units of its budget and bytes of the indexes' memory taken. */
+static void take_room(uo_index_tree *ix, size_t units, size_t bytes)
+{
+    atomic_fetch_add_explicit(&uo_index_bytes, bytes, memory_order_relaxed);
+    *ix->budget -= units;
+}
+
+/* ix let go of what take_room took. */
+static void give_room(uo_index_tree *ix, size_t units, size_t bytes)
+{
+    atomic_fetch_sub_explicit(&uo_index_bytes, bytes, memory_order_relaxed);
+    if (ix->budget != NULL)
+        *ix->budget += units;
+}
+
 /* ix's runs, no longer its own nor counted: its room back to the budget. *runs: how many. */
 static uo_index_run *take_runs(uo_index_tree *ix, size_t *runs)
 {
     uo_index_run *run = ix->run;
     *runs = ix->runs;
-    atomic_fetch_sub_explicit(&uo_index_bytes, ix->runcap * sizeof *run, memory_order_relaxed);
-    if (ix->budget != NULL)
-        *ix->budget += runs_budget(ix->runcap);
+    give_room(ix, runs_budget(ix->runcap), ix->runcap * sizeof *run);
     ix->run = NULL;
     ix->runs = ix->runcap = 0;
     return run;
@@ -117,10 +137,8 @@ static void drop_entries(uo_index_tree *ix)
 {
     size_t runs;
     free(take_runs(ix, &runs));
-    atomic_fetch_sub_explicit(&uo_index_bytes, ix->cap * sizeof *ix->e, memory_order_relaxed);
+    give_room(ix, ix->cap, ix->cap * sizeof *ix->e);
     uo_big_array_free(ix->e, ix->cap * sizeof *ix->e);
-    if (ix->budget != NULL)
-        *ix->budget += ix->cap;
     ix->e = NULL;
     ix->n = ix->cap = 0;
     ix->below = 0;
@@ -139,7 +157,7 @@ void uo_index_grow(uo_index_tree *ix)
     if (more > *ix->budget)
         more = *ix->budget;
     size_t bytes = more * sizeof *ix->e;
-    uo_index_entry *e = more > 0 && uo_index_memory() + bytes <= uo_index_memory_max
+    uo_index_entry *e = more > 0 && has_room(ix, more, bytes)
                             ? uo_big_array_resize(ix->e, ix->cap * sizeof *e,
                                                   (ix->cap + more) * sizeof *e)
                             : NULL;
@@ -148,8 +166,7 @@ void uo_index_grow(uo_index_tree *ix)
         ix->rebuild = 1;
         return;
     }
-    *ix->budget -= more;
-    atomic_fetch_add_explicit(&uo_index_bytes, bytes, memory_order_relaxed);
+    take_room(ix, more, bytes);
     ix->e = e;
     ix->cap += more;
 }
@@ -190,13 +207,12 @@ static int grow_runs(uo_index_tree *ix)
     size_t more = ix->runcap ? ix->runcap : 256;
     size_t units = runs_budget(ix->runcap + more) - runs_budget(ix->runcap);
     size_t bytes = more * sizeof *ix->run;
-    if (units > *ix->budget || uo_index_memory() + bytes > uo_index_memory_max)
+    if (!has_room(ix, units, bytes))
         return -1;
     uo_index_run *run = realloc(ix->run, (ix->runcap + more) * sizeof *run);
     if (run == NULL)
         return -1;
-    *ix->budget -= units;
-    atomic_fetch_add_explicit(&uo_index_bytes, bytes, memory_order_relaxed);
+    take_room(ix, units, bytes);
     ix->run = run;
     ix->runcap += more;
     return 0;
