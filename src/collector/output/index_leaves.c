@@ -122,6 +122,24 @@ static void level_free(level *l)
     free(l->sep);
 }
 
+/* The end of a leaf packed with entries i..j - 1 of those before end, content
+ * its cells' start: where the separator, the j-th, would leave the next leaf
+ * empty (j + 1 == end), the last entry written (last bytes) goes up instead
+ * (*moved counts it). Writes the page's header where p is not NULL; returns
+ * the leaf's end, its separator's place. */
+static inline size_t close_leaf(uint8_t *p, size_t i, size_t j, size_t end, uint32_t content,
+                                uint32_t last, unsigned long *moved)
+{
+    if (j + 1 == end) {
+        j--;
+        content += last;
+        (*moved)++;
+    }
+    if (p != NULL)
+        sqlf_page_header(p, SQLF_LEAF_INDEX, (uint32_t)(j - i), content);
+    return j;
+}
+
 /* Packs the leaf that starts at e[i] (i < n) into p, or only sizes it where p
  * is NULL: its entries are e[i..*end), and e[*end], if *end < n, separates it
  * from the next leaf. Each entry is written as it is found to fit (its serial
@@ -148,14 +166,7 @@ static inline void pack_leaf(uint8_t *p, uint32_t page_size, const uo_index_entr
         last = record;
         j++;
     }
-    if (j + 1 == n) { /* the separator e[j] would leave the next leaf empty */
-        j--;
-        content += last; /* e[j] (the last written) goes up instead */
-        (*moved)++;
-    }
-    if (p != NULL)
-        sqlf_page_header(p, SQLF_LEAF_INDEX, (uint32_t)(j - i), content);
-    *end = j;
+    *end = close_leaf(p, i, j, n, content, last, moved);
 }
 
 /* Packs the leaf of the runs' entries that starts at the i-th (i < r->end)
@@ -169,7 +180,7 @@ static size_t pack_run_leaf(entry_reader *r, size_t i, uint8_t *p, uint32_t page
 {
     const uo_sorted_entries *s = r->src;
     uint32_t content = page_size, room = page_size - SQLF_LEAF_HEADER, last = 0;
-    size_t j = i, cells = 0;
+    size_t j = i;
     while (j < r->end) {
         while (s->first[r->run + 1] <= j)
             r->run++;
@@ -191,27 +202,18 @@ static size_t pack_run_leaf(entry_reader *r, size_t i, uint8_t *p, uint32_t page
                 uint32_t cell = content - record * (uint32_t)(k + 1);
                 uo_index_entry x = {key + (int64_t)k, rowid + (int64_t)k};
                 put_entry_typed(p + cell, &x, kt, kb, rt, rb);
-                sqlf_put_be16(p + SQLF_LEAF_HEADER + 2 * (cells + k), cell);
+                sqlf_put_be16(p + SQLF_LEAF_HEADER + 2 * (j - i + k), cell);
             }
         }
         content -= record * (uint32_t)fit;
         room -= (record + 2) * (uint32_t)fit;
-        cells += fit;
         j += fit;
         if (fit > 0)
             last = record;
         if (fit < len)
             break; /* the next one does not fit */
     }
-    if (j + 1 == r->end) { /* the separator would leave the next leaf empty */
-        j--;
-        cells--;
-        content += last; /* the last written goes up instead */
-        (*moved)++;
-    }
-    if (p != NULL)
-        sqlf_page_header(p, SQLF_LEAF_INDEX, (uint32_t)cells, content);
-    return j;
+    return close_leaf(p, i, j, r->end, content, last, moved);
 }
 
 /* Packs the leaves of the entries from the i-th to r's end into pages, one
