@@ -47,8 +47,9 @@ program waited for ring room, also as a share of the run, and of it the part
 until upti had made the room (metadata ring_wait_room_ns; the rest the
 threads spent runnable, behind their own program's other threads); the added
 wall ns per enqueued command (the probe's KERNELS and WRITES, enqueued from its
-main thread and finished with clFinish, against bare); with --big-ring
-(default 256m) the same program under upti run with rings of that size
+main thread and finished with clFinish, against bare; the phase also holds one
+clSetKernelArg and the buffer's creation, nothing beside 30,000 commands); with
+--big-ring (default 256m) the same program under upti run with rings of that size
 (mode upti-big). The marker row: MARK_THREADS threads x MARKS uptx_mark calls
 (bench_run_overhead_marks), bare and under `upti run --marker-trace`: the whole
 run, the time after the end, the waits summed over threads and as a share of
@@ -503,7 +504,7 @@ def print_long_rows(a, modes, best, runs):
             # What tracing a device command costs the thread that enqueues it: UPTI's
             # event and profiling times for each, its record when it completes.
             bare_runs = runs[(threads, "bare")]
-            ep = [x["enq_ns"] - y["enq_ns"] for y, x in zip(bare_runs, u)]
+            ep = [t["enq_ns"] - b["enq_ns"] for b, t in zip(bare_runs, u)]
             e1, em, e3 = quartiles(ep)
             eb = statistics.median(m["enq_ns"] for m in bare_runs)
             print(f"threads={threads} enqueued commands ({a.kernels} kernels, {a.writes} writes, "
