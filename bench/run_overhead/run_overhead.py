@@ -303,6 +303,11 @@ def marker_row(a, work):
     return reps
 
 
+def share_of_run(m, key):
+    """A run's waits (m[key], in ms, summed over its threads) as a share of its wall time, %."""
+    return m[key] / 1e3 / m["wall_s"] * 100
+
+
 def print_marks(a, reps):
     med = lambda mode, k: statistics.median(r[mode][k] for r in reps)
     bare, upti = med("bare", "wall_s"), med("upti-run", "wall_s")
@@ -310,9 +315,10 @@ def print_marks(a, reps):
     coll = statistics.median((r["upti-run"]["cpu_ms"] - r["upti-run"]["program_cpu_ms"]) * 1e6 /
                              r["upti-run"]["records"] for r in reps)
     wait_ms, room_ms = med("upti-run", "wait_ms"), med("upti-run", "room_ms")
-    # Each run's waits as a share of its own run, lowest to highest.
-    share = lambda k: sorted(r["upti-run"][k] / 1e3 / r["upti-run"]["wall_s"] * 100 for r in reps)
-    spread = lambda k: f"{share(k)[0]:.1f} to {share(k)[-1]:.1f}%"
+    def spread(key):
+        """Each run's waits as a share of its own run: the lowest to the highest."""
+        shares = [share_of_run(r["upti-run"], key) for r in reps]
+        return f"{min(shares):.1f} to {max(shares):.1f}%"
     print(f"marker row ({a.mark_threads} threads x {a.marks} uptx_mark, {records} records, "
           f"median of {len(reps)}, load {os.getloadavg()[0]:.2f}): bare {bare:.2f} s, upti run "
           f"{upti:.2f} s ({upti / bare:.2f}x), marking {med('bare', 'marks_s'):.2f} s bare / "
@@ -480,9 +486,9 @@ def print_long_rows(a, modes, best, runs):
         coll = statistics.median(m["collector_ns_record"] for m in u)
         after = statistics.median(m["convert_s"] for m in u)
         waits = statistics.median(m["wait_ms"] for m in u)
-        waited = statistics.median(m["wait_ms"] / 1e3 / m["wall_s"] * 100 for m in u)
+        waited = statistics.median(share_of_run(m, "wait_ms") for m in u)
         room = statistics.median(m["room_ms"] for m in u)
-        roomed = statistics.median(m["room_ms"] / 1e3 / m["wall_s"] * 100 for m in u)
+        roomed = statistics.median(share_of_run(m, "room_ms") for m in u)
         print(f"threads={threads} paired over {len(pairs)} repetitions (median, quartiles): "
               f"added wall ns per clSetKernelArg {qm:.1f} ({q1:.1f} to {q3:.1f}); whole run "
               f"{wm:.2f}x bare ({w1:.2f} to {w3:.2f}); after the program's end {after:.3f} s; "
